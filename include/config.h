@@ -1,0 +1,85 @@
+/*
+ * config.h - the effective configuration, parsed once in main().
+ *
+ * Every setting comes from an MCP_EXEC_* environment variable (the names of
+ * the Go mcp-exec server are kept) and from an equivalent command-line flag,
+ * which wins. Parsing is strict: unknown flags, unparsable numbers and
+ * out-of-range values are errors with a message naming the setting. The
+ * struct is handed down as const; nothing else reads the environment.
+ */
+#ifndef MCPX_CONFIG_H
+#define MCPX_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "log.h"
+
+#define MCPX_VERSION "0.1.0"
+#define MCPX_NAME "mcp-exec"
+
+enum mcpx_transport { MCPX_TRANSPORT_STDIO, MCPX_TRANSPORT_HTTP, MCPX_TRANSPORT_SSE };
+enum mcpx_action { MCPX_ACTION_RUN, MCPX_ACTION_CHECK_CONFIG, MCPX_ACTION_HELP, MCPX_ACTION_VERSION };
+
+struct mcpx_config {
+	enum mcpx_action action;
+	enum mcpx_transport transport;
+
+	/* Listener (http/sse): host part and port of MCP_EXEC_ADDR. */
+	char addr[300];
+	char listen_host[256];
+	int listen_port;
+	bool listen_loopback;
+
+	/* Auth. auth_token is heap-owned by this struct until the auth module
+	 * takes it (and zeroises it); NULL when unset. */
+	char *auth_token;
+	char auth_token_file[4096];
+	bool insecure_no_auth;
+	char *session_key; /* MCP_EXEC_SESSION_KEY; heap, zeroised on free */
+	unsigned session_ttl_s;
+	char allowed_origins[2048]; /* comma-separated, as given */
+	size_t max_body_bytes;
+
+	/* Execution. */
+	unsigned default_timeout_s;
+	unsigned max_timeout_s;
+	size_t max_output_bytes;
+	size_t max_stdin_bytes;
+	size_t max_code_bytes;
+	char python_arg[4096]; /* as configured */
+	char python[4096];     /* resolved absolute path, set by mcpx_config_load */
+	unsigned memory_mb;
+	unsigned max_procs;
+	unsigned max_file_mb;
+	unsigned cpu_s; /* 0: follow the run's wall-clock timeout */
+	unsigned max_queue;
+	unsigned queue_timeout_s;
+	char workdir_base[4096];
+	bool require_landlock;
+
+	/* Warm interpreters. */
+	bool warm;
+	char preload[1024]; /* comma-separated module names */
+
+	enum mcpx_log_format log_format;
+	enum mcpx_log_level log_level;
+};
+
+/* Fills cfg from the environment and argv. On error returns a negative errno
+ * and describes it in err; the exit status for that case is EX_USAGE (bad flag)
+ * or EX_CONFIG (bad value), reported through *exit_code. */
+int mcpx_config_load(struct mcpx_config *cfg, int argc, char **argv, int *exit_code,
+		     struct mcpx_err *err);
+
+/* Prints the effective configuration, secrets redacted. */
+void mcpx_config_print(const struct mcpx_config *cfg, FILE *out);
+
+void mcpx_config_usage(FILE *out);
+
+/* Zeroises and frees the secrets the struct still owns. */
+void mcpx_config_free(struct mcpx_config *cfg);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * executor.h - one execution at a time, a bounded FIFO queue in front of it.
+ *
+ * The executor owns the run's lifecycle: it takes a job from the queue, asks
+ * the sandbox to spawn it, feeds stdin, captures stdout/stderr under a
+ * combined cap, enforces the wall-clock timeout, kills the whole process tree
+ * and reaps it, classifies why the run ended, writes the audit line and hands
+ * the result to the job's callback. Every wait is an event on the shared loop,
+ * so a long run never blocks ping, health checks or cancellation.
+ */
+#ifndef MCPX_EXECUTOR_H
+#define MCPX_EXECUTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "sandbox.h"
+
+struct mcpx_config;
+struct mcpx_executor;
+struct mcpx_job;
+
+struct mcpx_job_spec {
+	const char *code; /* copied by submit */
+	size_t code_len;
+	const char *stdin_data; /* copied by submit; may be NULL */
+	size_t stdin_len;
+	unsigned timeout_s; /* already clamped by the tool */
+	const char *request_id; /* for the audit line; copied */
+	const char *caller;     /* session or remote address; copied */
+};
+
+enum mcpx_job_status {
+	MCPX_JOB_DONE,      /* ran; see the result fields */
+	MCPX_JOB_FAILED,    /* could not run (sandbox start failed): message */
+	MCPX_JOB_EXPIRED,   /* waited longer than the queue timeout */
+	MCPX_JOB_SHUTDOWN,  /* the server is draining and dropped it */
+};
+
+struct mcpx_job_result {
+	enum mcpx_job_status status;
+	char message[256]; /* for FAILED / EXPIRED / SHUTDOWN */
+
+	const char *stdout_buf; /* raw bytes, valid during the callback */
+	size_t stdout_len;
+	const char *stderr_buf;
+	size_t stderr_len;
+	int exit_code;         /* -1 when timed out or killed by a signal */
+	int signal;            /* 0, or the terminating signal */
+	bool timed_out;
+	bool truncated;
+	const char *limit;     /* "timeout", "memory", "cpu", "output", "processes", "file_size" or NULL */
+	uint64_t duration_ms;
+	uint64_t cpu_ms;
+	uint64_t max_rss_kb;
+	uint64_t queue_wait_ms;
+};
+
+/* Events a caller may want to relay as MCP logging / progress. */
+enum mcpx_job_event {
+	MCPX_JOB_QUEUED,  /* position in *pos */
+	MCPX_JOB_STARTED,
+	MCPX_JOB_OUTPUT,  /* new output arrived (progress); bytes so far in *pos */
+};
+
+struct mcpx_job_callbacks {
+	void (*done)(void *arg, const struct mcpx_job_result *res);
+	void (*event)(void *arg, enum mcpx_job_event ev, size_t pos); /* optional */
+	void *arg;
+};
+
+struct mcpx_executor_stats {
+	size_t queue_depth;
+	bool running;
+	uint64_t completed;
+};
+
+struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
+					const struct mcpx_sandbox *sb);
+void mcpx_executor_free(struct mcpx_executor *ex);
+
+/* Queues a job. Returns 0 and sets *job, or -EBUSY when the queue is full,
+ * -ESHUTDOWN when draining, -ENOMEM. The done callback is always called
+ * exactly once for an accepted job, unless it is cancelled first. */
+int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
+			 const struct mcpx_job_callbacks *cb, struct mcpx_job **job);
+
+/* Cancels a queued or running job: a queued one is dropped, a running one is
+ * killed. No callback follows. */
+void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job);
+
+/* Current partial output of a running job (for progress messages). */
+size_t mcpx_job_output(const struct mcpx_job *job, const char **out);
+
+/* Drain: every queued job completes with MCPX_JOB_SHUTDOWN, the running one
+ * may finish; no new jobs are accepted. */
+void mcpx_executor_drain(struct mcpx_executor *ex);
+bool mcpx_executor_idle(const struct mcpx_executor *ex);
+void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_stats *st);
+
+#endif

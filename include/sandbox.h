@@ -1,0 +1,105 @@
+/*
+ * sandbox.h - start one untrusted Python process inside every isolation layer
+ * the kernel offers, and tear down everything it started.
+ *
+ * This is the only module that forks. The parent side (sandbox.c) prepares a
+ * private workdir, pipes and a pidfd; the child side (sandbox_child.c) is one
+ * straight-line sequence of async-signal-safe steps ending in execve. The
+ * seccomp policy (seccomp_policy.c) is compiled once at start-up; Landlock
+ * (landlock.c) is probed once. Nothing here knows about MCP or the event loop:
+ * the executor watches the returned fds.
+ */
+#ifndef MCPX_SANDBOX_H
+#define MCPX_SANDBOX_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+#define MCPX_SANDBOX_UID 65532
+#define MCPX_SANDBOX_GID 65532
+
+/* Per-run limits. */
+struct mcpx_limits {
+	unsigned cpu_s;         /* RLIMIT_CPU soft; hard = soft + 1 */
+	unsigned long memory_mb; /* RLIMIT_AS */
+	unsigned max_procs;     /* budget added to the uid's current task count */
+	unsigned long file_mb;  /* RLIMIT_FSIZE */
+	unsigned open_files;    /* RLIMIT_NOFILE */
+};
+
+/* What the kernel gave us, decided once at start-up. */
+struct mcpx_sandbox_layers {
+	bool seccomp;
+	bool landlock;
+	int landlock_abi;       /* 0 when unavailable */
+	bool landlock_net;      /* ABI >= 4: TCP bind/connect denied */
+	bool landlock_scope;    /* ABI >= 6: signals and abstract sockets scoped */
+	bool uid_drop;          /* started as root: runs drop to 65532 */
+	bool no_new_privs;
+	bool rlimits;
+	bool subreaper;
+	bool dumpable_off;
+};
+
+struct mcpx_sandbox {
+	struct mcpx_sandbox_layers layers;
+	struct sock_fprog filter; /* compiled seccomp BPF; owned */
+	char python[4096];        /* absolute interpreter path */
+	char workdir_base[4096];
+	pid_t server_pid;
+	uid_t run_uid;
+	gid_t run_gid;
+};
+
+/* One running (or finished, not yet cleaned) sandboxed process. */
+struct mcpx_sandbox_proc {
+	pid_t pid;   /* also the process group and session id */
+	int pidfd;   /* readable when the leader exits; -1 once handed over */
+	int stdin_fd;  /* write end of the child's stdin; -1 if none */
+	int stdout_fd; /* read ends; -1 once handed over */
+	int stderr_fd;
+	char workdir[4096];
+	bool reaped;
+};
+
+/* Probes the layers, compiles the seccomp policy, makes the server itself
+ * non-dumpable and a child subreaper. python must be an absolute path. */
+int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
+		      struct mcpx_err *err);
+void mcpx_sandbox_free(struct mcpx_sandbox *sb);
+
+/* Creates the workdir, writes the code to main.py and starts
+ * `python -I -u -B main.py` in it. The child's stdin is a pipe whose write
+ * end is returned (the caller writes stdin data, then closes it). On success
+ * the process has passed every setup step: a failure in the child is reported
+ * here with the step that failed, never as a run result. */
+int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
+		       struct mcpx_err *err);
+
+/* Kills every process of the run: the process group (repeated until empty,
+ * while the unreaped leader keeps the pgid reserved) and any descendant that
+ * was re-parented to the server. Safe to call more than once. */
+void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
+
+/* Reaps the leader (call after it exited or was killed; it blocks until then)
+ * and any orphans of the run. Fills *status and *ru. */
+int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru);
+
+/* Removes the workdir (never following symlinks) and closes remaining fds. */
+void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc);
+
+/* Runs a probe through the real sandbox and checks every layer marked active
+ * in sb->layers really holds (network denied, writes outside the workdir
+ * denied, ...). Returns 0, or -EPERM with the failing layer in err. */
+int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err);
+
+/* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
+void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);
+
+#endif

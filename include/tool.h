@@ -1,0 +1,51 @@
+/*
+ * tool.h - the tool registry interface between the protocol core and tools.
+ *
+ * The core owns a `struct mcpx_call` for every tools/call in flight. A tool's
+ * `call` either finishes it at once (argument errors) or later (after the
+ * executor ran the code), always through mcpx_call_finish(); after `cancel`
+ * the tool must not finish it. Results are CallToolResult objects in cJSON.
+ */
+#ifndef MCPX_TOOL_H
+#define MCPX_TOOL_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "mcp.h"
+
+struct mcpx_call;
+
+struct mcpx_tool {
+	const char *name;
+	/* Returns the Tool object for tools/list (caller frees). */
+	cJSON *(*describe)(const struct mcpx_tool *tool);
+	/* Starts a call; args may be NULL (no "arguments"). */
+	void (*call)(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args);
+	/* The client cancelled or went away. */
+	void (*cancel)(const struct mcpx_tool *tool, struct mcpx_call *call);
+	void *ctx;
+};
+
+/* Finishes the call with a CallToolResult (ownership passes to the core). */
+void mcpx_call_finish(struct mcpx_call *call, cJSON *result);
+/* Convenience: a tool error result {isError:true, content:[text msg]}. */
+void mcpx_call_fail(struct mcpx_call *call, const char *msg);
+
+/* notifications/message for this call's client, if its level passes. */
+void mcpx_call_log(struct mcpx_call *call, enum mcpx_level level, const char *msg);
+/* notifications/progress, when the request carried a progressToken;
+ * progress must grow between calls. */
+void mcpx_call_progress(struct mcpx_call *call, double progress, const char *message);
+int mcpx_call_has_progress(const struct mcpx_call *call);
+
+/* The request id rendered as text, and the caller identity (for audit). */
+const char *mcpx_call_id_text(const struct mcpx_call *call);
+const char *mcpx_call_caller(const struct mcpx_call *call);
+/* The session's protocol version (input validation rules differ by version). */
+const char *mcpx_call_version(const struct mcpx_call *call);
+
+void mcpx_call_set_data(struct mcpx_call *call, void *data);
+void *mcpx_call_data(const struct mcpx_call *call);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * tool_exec.h - the `exec` tool: the mcp-exec (Go) contract on top of the
+ * executor.
+ *
+ * Input {code, timeout_s?, stdin?} with additionalProperties:false; output
+ * structuredContent {stdout, stderr, exit_code, duration_ms, truncated,
+ * timed_out} plus our additive fields (signal, limit, cpu_ms, max_rss_kb),
+ * and the same JSON in a text block. A non-zero exit or a timeout is a normal
+ * result; only invalid input and infrastructure failures are tool errors.
+ */
+#ifndef MCPX_TOOL_EXEC_H
+#define MCPX_TOOL_EXEC_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "executor.h"
+#include "tool.h"
+
+struct mcpx_config;
+
+struct mcpx_exec_args {
+	const char *code; /* points into the cJSON args */
+	size_t code_len;
+	const char *stdin_data; /* NULL when absent */
+	size_t stdin_len;
+	unsigned timeout_s; /* clamped to [1, max] */
+};
+
+/* Validates arguments against the input schema and the configured caps.
+ * Returns 0, or -EINVAL with a message for the client in msg. */
+int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg, struct mcpx_exec_args *out,
+			 char *msg, size_t msglen);
+
+/* Builds the CallToolResult for a finished job (caller frees). */
+cJSON *mcpx_exec_result(const struct mcpx_job_result *res);
+
+/* The tool, bound to an executor; freed with mcpx_tool_exec_free. */
+struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex);
+void mcpx_tool_exec_free(struct mcpx_tool *tool);
+
+#endif
