@@ -1,0 +1,659 @@
+/*
+ * executor.c - serialized execution with a bounded FIFO queue.
+ *
+ * One job runs at a time; up to max_queue wait behind it, each with its own
+ * queue-timeout timer. A running job is a small state machine driven by loop
+ * events: output readable, leader exited (pidfd), wall-clock timer, stdin
+ * writable-by-retry. Whatever ends the run (exit, timeout, output cap,
+ * cancellation), the whole process tree is killed before the result is
+ * returned, and the job is finished only when the leader is reaped and both
+ * output pipes are closed, so nothing of a run outlives its result.
+ *
+ * This module does not know about MCP or JSON; it reports raw bytes and
+ * numbers to the caller's callback and writes the audit line.
+ */
+#include "executor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "config.h"
+#include "crypto.h"
+#include "log.h"
+
+/* After the leader exits and the tree is killed, the pipes close at once; this
+ * bounds the wait anyway, so a wedged pipe can never hold the executor. */
+#define DRAIN_DEADLINE_US (2u * 1000000u)
+#define STDIN_RETRY_US 2000u
+
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
+
+struct job_stream {
+	struct mcpx_watch watch;
+	struct mcpx_job *job;
+	char *buf;
+	size_t len, cap;
+	bool open;
+};
+
+struct mcpx_job {
+	struct mcpx_executor *ex;
+	struct mcpx_job *next; /* queue link */
+	enum job_state state;
+
+	char *code;
+	size_t code_len;
+	char *stdin_data;
+	size_t stdin_len, stdin_off;
+	unsigned timeout_s;
+	char request_id[128];
+	char caller[160];
+	struct mcpx_job_callbacks cb;
+	bool cancelled;
+
+	uint64_t enqueued_us, started_us, ended_us;
+	struct mcpx_timer queue_timer;
+
+	/* Running state. */
+	struct mcpx_sandbox_proc proc;
+	struct job_stream out, err;
+	struct mcpx_watch pid_watch;
+	bool pid_open;
+	bool leader_exited;
+	bool timed_out;
+	bool output_capped;
+	struct mcpx_timer wall_timer;
+	struct mcpx_timer drain_timer;
+	struct mcpx_timer stdin_timer;
+};
+
+struct mcpx_executor {
+	struct mcpx_loop *loop;
+	const struct mcpx_config *cfg;
+	const struct mcpx_sandbox *sb;
+	struct mcpx_job *queue_head, *queue_tail;
+	size_t queue_len;
+	struct mcpx_job *running;
+	bool draining;
+	bool freeing;
+	uint64_t completed;
+	struct mcpx_timer kick;
+};
+
+static void start_next(struct mcpx_executor *ex);
+
+static void kick_cb(struct mcpx_timer *t)
+{
+	start_next(t->arg);
+}
+
+/* Defers starting the next job to a fresh loop iteration, so callbacks that
+ * submit or cancel never re-enter a job that is being torn down. */
+static void kick(struct mcpx_executor *ex)
+{
+	ex->kick.fn = kick_cb;
+	ex->kick.arg = ex;
+	mcpx_timer_start(ex->loop, &ex->kick, 0);
+}
+
+struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
+					const struct mcpx_sandbox *sb)
+{
+	struct mcpx_executor *ex = calloc(1, sizeof(*ex));
+	if (!ex)
+		return NULL;
+	ex->loop = loop;
+	ex->cfg = cfg;
+	ex->sb = sb;
+	return ex;
+}
+
+static void job_free(struct mcpx_job *job)
+{
+	if (job->code) {
+		mcpx_wipe(job->code, job->code_len);
+		free(job->code);
+	}
+	if (job->stdin_data) {
+		mcpx_wipe(job->stdin_data, job->stdin_len);
+		free(job->stdin_data);
+	}
+	free(job->out.buf);
+	free(job->err.buf);
+	free(job);
+}
+
+static void queue_remove(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	struct mcpx_job **pp = &ex->queue_head, *prev = NULL;
+	for (; *pp; prev = *pp, pp = &(*pp)->next) {
+		if (*pp == job) {
+			*pp = job->next;
+			if (ex->queue_tail == job)
+				ex->queue_tail = prev;
+			ex->queue_len--;
+			job->next = NULL;
+			return;
+		}
+	}
+}
+
+static void audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r)
+{
+	struct mcpx_audit_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.request_id = job->request_id;
+	rec.caller = job->caller;
+	mcpx_sha256_hex(job->code, job->code_len, rec.code_sha256);
+	rec.code_bytes = job->code_len;
+	rec.stdin_bytes = job->stdin_len;
+	rec.status = status;
+	rec.exit_code = r ? r->exit_code : -1;
+	rec.signal = r ? r->signal : 0;
+	rec.limit = r ? r->limit : NULL;
+	rec.wall_ms = r ? r->duration_ms : 0;
+	rec.cpu_ms = r ? r->cpu_ms : 0;
+	rec.max_rss_kb = r ? r->max_rss_kb : 0;
+	rec.queue_wait_ms = r ? r->queue_wait_ms
+			      : (mcpx_now_us() - job->enqueued_us) / 1000u;
+	rec.output_bytes = job->out.len + job->err.len;
+	rec.truncated = r ? r->truncated : false;
+	mcpx_audit_log(&rec);
+}
+
+/* Completes a job that never ran (expired, shutdown, failed to start). */
+static void finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, const char *msg,
+			 const char *audit_status)
+{
+	struct mcpx_job_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.status = status;
+	r.exit_code = -1;
+	r.queue_wait_ms = (mcpx_now_us() - job->enqueued_us) / 1000u;
+	snprintf(r.message, sizeof(r.message), "%s", msg);
+	audit(job, audit_status, &r);
+	if (job->cb.done)
+		job->cb.done(job->cb.arg, &r);
+	job_free(job);
+}
+
+static void queue_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_job *job = t->arg;
+	char msg[160];
+
+	queue_remove(job->ex, job);
+	snprintf(msg, sizeof(msg),
+		 "execution waited %us in the queue without starting (MCP_EXEC_QUEUE_TIMEOUT_S); "
+		 "the server is busy, try again later",
+		 job->ex->cfg->queue_timeout_s);
+	finish_unrun(job, MCPX_JOB_EXPIRED, msg, "expired");
+}
+
+int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
+			 const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
+{
+	struct mcpx_job *job;
+	bool idle = !ex->running && !ex->queue_head;
+
+	if (ex->draining)
+		return -ESHUTDOWN;
+	if (!idle && ex->queue_len >= ex->cfg->max_queue)
+		return -EBUSY;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	job->ex = ex;
+	job->code = malloc(spec->code_len ? spec->code_len : 1);
+	if (!job->code)
+		goto nomem;
+	memcpy(job->code, spec->code, spec->code_len);
+	job->code_len = spec->code_len;
+	if (spec->stdin_data && spec->stdin_len) {
+		job->stdin_data = malloc(spec->stdin_len);
+		if (!job->stdin_data)
+			goto nomem;
+		memcpy(job->stdin_data, spec->stdin_data, spec->stdin_len);
+		job->stdin_len = spec->stdin_len;
+	}
+	job->timeout_s = spec->timeout_s;
+	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
+	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
+	job->cb = *cb;
+	job->state = JOB_QUEUED;
+	job->enqueued_us = mcpx_now_us();
+	if (ex->queue_tail)
+		ex->queue_tail->next = job;
+	else
+		ex->queue_head = job;
+	ex->queue_tail = job;
+	ex->queue_len++;
+	*out = job;
+
+	if (!idle && job->cb.event)
+		job->cb.event(job->cb.arg, MCPX_JOB_QUEUED, ex->queue_len);
+	job->queue_timer.fn = queue_timer_cb;
+	job->queue_timer.arg = job;
+	mcpx_timer_start(ex->loop, &job->queue_timer, (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
+	kick(ex);
+	return 0;
+nomem:
+	job_free(job);
+	return -ENOMEM;
+}
+
+/* ---- running a job ---- */
+
+static void kill_tree(struct mcpx_job *job)
+{
+	mcpx_sandbox_kill(&job->proc);
+}
+
+static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu_ms, unsigned cpu_s)
+{
+	const char *tail;
+	size_t n;
+
+	if (job->timed_out)
+		return "timeout";
+	if (job->output_capped)
+		return "output";
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		if (sig == SIGXCPU || (sig == SIGKILL && cpu_ms + 50 >= (uint64_t)cpu_s * 1000u))
+			return "cpu";
+		if (sig == SIGXFSZ)
+			return "file_size";
+		return NULL;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.len)
+		return NULL;
+	/* Python reports these limits as exceptions; look at the end of stderr,
+	 * where the traceback's last line is. The label only describes the
+	 * caller's own run, so a program printing these words fools no one else. */
+	n = job->err.len < 4096 ? job->err.len : 4096;
+	tail = job->err.buf + job->err.len - n;
+	if (memmem(tail, n, "MemoryError", 11) || memmem(tail, n, "Unable to allocate", 18) ||
+	    memmem(tail, n, "Cannot allocate memory", 22))
+		return "memory";
+	if (memmem(tail, n, "File too large", 14))
+		return "file_size";
+	if (memmem(tail, n, "Resource temporarily unavailable", 32) ||
+	    memmem(tail, n, "can't start new thread", 22))
+		return "processes";
+	return NULL;
+}
+
+static void job_complete(struct mcpx_job *job)
+{
+	struct mcpx_executor *ex = job->ex;
+	struct mcpx_job_result r;
+	struct rusage ru;
+	int status = 0;
+	unsigned cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
+
+	mcpx_timer_cancel(&job->wall_timer);
+	mcpx_timer_cancel(&job->drain_timer);
+	mcpx_timer_cancel(&job->stdin_timer);
+	memset(&ru, 0, sizeof(ru));
+	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	mcpx_sandbox_cleanup(&job->proc);
+	job->ended_us = mcpx_now_us();
+
+	memset(&r, 0, sizeof(r));
+	r.status = MCPX_JOB_DONE;
+	r.stdout_buf = job->out.buf ? job->out.buf : "";
+	r.stdout_len = job->out.len;
+	r.stderr_buf = job->err.buf ? job->err.buf : "";
+	r.stderr_len = job->err.len;
+	r.duration_ms = (job->ended_us - job->started_us) / 1000u;
+	r.queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
+	r.cpu_ms = (uint64_t)ru.ru_utime.tv_sec * 1000u + (uint64_t)ru.ru_utime.tv_usec / 1000u +
+		   (uint64_t)ru.ru_stime.tv_sec * 1000u + (uint64_t)ru.ru_stime.tv_usec / 1000u;
+	r.max_rss_kb = (uint64_t)ru.ru_maxrss;
+	r.timed_out = job->timed_out;
+	r.truncated = job->output_capped;
+	if (WIFEXITED(status) && !job->timed_out && !job->output_capped) {
+		r.exit_code = WEXITSTATUS(status);
+	} else {
+		r.exit_code = -1;
+		r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	}
+	r.limit = classify_limit(job, status, r.cpu_ms, cpu_s);
+
+	ex->running = NULL;
+	ex->completed++;
+	if (job->cancelled) {
+		audit(job, "cancelled", &r);
+	} else {
+		audit(job, job->timed_out ? "timeout" : r.signal ? "killed" : "ok", &r);
+		if (job->cb.done)
+			job->cb.done(job->cb.arg, &r);
+	}
+	job_free(job);
+	kick(ex);
+}
+
+/* Called whenever one of the run's watches closes; the job completes when
+ * the leader has exited and both pipes are drained. */
+static void maybe_complete(struct mcpx_job *job)
+{
+	if (job->state != JOB_FINISHING || job->ex->freeing)
+		return;
+	if (job->out.open || job->err.open || job->pid_open)
+		return;
+	job_complete(job);
+}
+
+static void drain_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_job *job = t->arg;
+	mcpx_warn("output pipes still open after the run's tree was killed; closing them");
+	if (job->out.open)
+		mcpx_loop_unwatch(&job->out.watch);
+	if (job->err.open)
+		mcpx_loop_unwatch(&job->err.watch);
+}
+
+/* The leader exited (or was killed): kill everything else of the run while
+ * the leader's zombie still reserves the process-group id, then wait for the
+ * pipes to drain. */
+static void leader_exited(struct mcpx_job *job)
+{
+	if (job->leader_exited)
+		return;
+	job->leader_exited = true;
+	job->state = JOB_FINISHING;
+	kill_tree(job);
+	mcpx_timer_cancel(&job->wall_timer);
+	mcpx_timer_cancel(&job->stdin_timer);
+	job->drain_timer.fn = drain_timer_cb;
+	job->drain_timer.arg = job;
+	mcpx_timer_start(job->ex->loop, &job->drain_timer, DRAIN_DEADLINE_US);
+}
+
+static void pid_cb(struct mcpx_watch *w, int events)
+{
+	struct mcpx_job *job = w->arg;
+
+	if (events & MCPX_EV_READ) {
+		leader_exited(job);
+		mcpx_loop_unwatch(w);
+		return;
+	}
+	if (events & MCPX_EV_CLOSED) {
+		job->pid_open = false;
+		leader_exited(job);
+		maybe_complete(job);
+	}
+}
+
+static void cap_reached(struct mcpx_job *job)
+{
+	if (job->output_capped)
+		return;
+	job->output_capped = true;
+	kill_tree(job);
+}
+
+static void stream_cb(struct mcpx_watch *w, int events)
+{
+	struct job_stream *s = w->arg;
+	struct mcpx_job *job = s->job;
+	size_t cap = job->ex->cfg->max_output_bytes;
+	char buf[65536];
+
+	if (events & MCPX_EV_READ) {
+		for (;;) {
+			ssize_t n = read(w->fd, buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				break;
+			if (n <= 0) {
+				mcpx_loop_unwatch(w);
+				break;
+			}
+			size_t used = job->out.len + job->err.len;
+			size_t room = used < cap ? cap - used : 0;
+			size_t take = (size_t)n < room ? (size_t)n : room;
+			if (take) {
+				if (s->len + take > s->cap) {
+					size_t ncap = s->cap ? s->cap : 4096;
+					while (ncap < s->len + take)
+						ncap *= 2;
+					if (ncap > cap)
+						ncap = cap;
+					char *nb = realloc(s->buf, ncap);
+					if (!nb) {
+						cap_reached(job);
+						break;
+					}
+					s->buf = nb;
+					s->cap = ncap;
+				}
+				memcpy(s->buf + s->len, buf, take);
+				s->len += take;
+			}
+			if ((size_t)n > take) {
+				/* An output flood ends the run: keeping a runaway
+				 * writer alive only burns the replica's one slot. */
+				cap_reached(job);
+			}
+		}
+		if (s == &job->out && job->cb.event && job->state == JOB_RUNNING && !job->cancelled)
+			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.len + job->err.len);
+		return;
+	}
+	if (events & MCPX_EV_CLOSED) {
+		s->open = false;
+		maybe_complete(job);
+	}
+}
+
+static void wall_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_job *job = t->arg;
+	job->timed_out = true;
+	kill_tree(job);
+}
+
+/* Feeds stdin without blocking: what fits in the pipe now, the rest on retry
+ * timers until the child reads it, exits, or closes its end. */
+static void feed_stdin(struct mcpx_job *job)
+{
+	while (job->stdin_off < job->stdin_len) {
+		ssize_t n = write(job->proc.stdin_fd, job->stdin_data + job->stdin_off,
+				  job->stdin_len - job->stdin_off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			mcpx_timer_start(job->ex->loop, &job->stdin_timer, STDIN_RETRY_US);
+			return;
+		}
+		if (n <= 0)
+			break; /* EPIPE: the program closed stdin; that is its choice. */
+		job->stdin_off += (size_t)n;
+	}
+	close(job->proc.stdin_fd);
+	job->proc.stdin_fd = -1;
+}
+
+static void stdin_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_job *job = t->arg;
+	if (job->proc.stdin_fd >= 0 && !job->leader_exited)
+		feed_stdin(job);
+}
+
+static int watch_fd(struct mcpx_job *job, struct mcpx_watch *w, int *fdp, mcpx_watch_fn fn,
+		    void *arg)
+{
+	int rc;
+	w->fd = *fdp;
+	w->fn = fn;
+	w->arg = arg;
+	rc = mcpx_loop_watch(job->ex->loop, w);
+	if (rc == 0)
+		*fdp = -1; /* the loop owns it now */
+	return rc;
+}
+
+static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	struct mcpx_limits lim;
+	struct mcpx_err err;
+	int rc;
+
+	mcpx_timer_cancel(&job->queue_timer);
+	memset(&lim, 0, sizeof(lim));
+	lim.cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
+	lim.memory_mb = ex->cfg->memory_mb;
+	lim.max_procs = ex->cfg->max_procs;
+	lim.file_mb = ex->cfg->max_file_mb;
+	lim.open_files = 256;
+
+	job->started_us = mcpx_now_us();
+	err.msg[0] = '\0';
+	rc = mcpx_sandbox_spawn(ex->sb, &lim, job->code, job->code_len, &job->proc, &err);
+	if (rc < 0) {
+		char msg[300];
+		mcpx_error("sandbox start failed: %s", err.msg);
+		snprintf(msg, sizeof(msg), "could not start the sandbox: %s", err.msg);
+		finish_unrun(job, MCPX_JOB_FAILED, msg, "failed");
+		kick(ex);
+		return;
+	}
+	ex->running = job;
+	job->state = JOB_RUNNING;
+	job->out.job = job->err.job = job;
+
+	if (watch_fd(job, &job->out.watch, &job->proc.stdout_fd, stream_cb, &job->out) == 0)
+		job->out.open = true;
+	if (watch_fd(job, &job->err.watch, &job->proc.stderr_fd, stream_cb, &job->err) == 0)
+		job->err.open = true;
+	if (watch_fd(job, &job->pid_watch, &job->proc.pidfd, pid_cb, job) == 0)
+		job->pid_open = true;
+	if (!job->out.open || !job->err.open || !job->pid_open) {
+		/* Without its watches the run cannot be supervised: end it now. */
+		mcpx_error("could not watch the run's descriptors");
+		kill_tree(job);
+		leader_exited(job);
+		maybe_complete(job);
+		return;
+	}
+
+	job->wall_timer.fn = wall_timer_cb;
+	job->wall_timer.arg = job;
+	mcpx_timer_start(ex->loop, &job->wall_timer, (uint64_t)job->timeout_s * 1000000u);
+	job->stdin_timer.fn = stdin_timer_cb;
+	job->stdin_timer.arg = job;
+	if (job->proc.stdin_fd >= 0) {
+		if (job->stdin_len > 65536)
+			(void)fcntl(job->proc.stdin_fd, F_SETPIPE_SZ, (int)job->stdin_len);
+		feed_stdin(job);
+	}
+	if (job->cb.event)
+		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
+}
+
+static void start_next(struct mcpx_executor *ex)
+{
+	struct mcpx_job *job;
+
+	if (ex->running || !ex->queue_head)
+		return;
+	job = ex->queue_head;
+	queue_remove(ex, job);
+	start_job(ex, job);
+}
+
+void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	if (!job || job->cancelled)
+		return;
+	job->cancelled = true;
+	if (job->state == JOB_QUEUED) {
+		mcpx_timer_cancel(&job->queue_timer);
+		queue_remove(ex, job);
+		audit(job, "cancelled", NULL);
+		job_free(job);
+		return;
+	}
+	kill_tree(job);
+}
+
+size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
+{
+	*out = job->out.buf ? job->out.buf : "";
+	return job->out.len;
+}
+
+void mcpx_executor_drain(struct mcpx_executor *ex)
+{
+	ex->draining = true;
+	while (ex->queue_head) {
+		struct mcpx_job *job = ex->queue_head;
+		queue_remove(ex, job);
+		mcpx_timer_cancel(&job->queue_timer);
+		finish_unrun(job, MCPX_JOB_SHUTDOWN,
+			     "the server is shutting down and did not run this execution; retry on "
+			     "another replica",
+			     "shutdown");
+	}
+}
+
+bool mcpx_executor_idle(const struct mcpx_executor *ex)
+{
+	return !ex->running && !ex->queue_head;
+}
+
+void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_stats *st)
+{
+	st->queue_depth = ex->queue_len;
+	st->running = ex->running != NULL;
+	st->completed = ex->completed;
+}
+
+void mcpx_executor_free(struct mcpx_executor *ex)
+{
+	if (!ex)
+		return;
+	mcpx_timer_cancel(&ex->kick);
+	while (ex->queue_head) {
+		struct mcpx_job *job = ex->queue_head;
+		queue_remove(ex, job);
+		mcpx_timer_cancel(&job->queue_timer);
+		job_free(job);
+	}
+	if (ex->running) {
+		struct mcpx_job *job = ex->running;
+		int status;
+		struct rusage ru;
+		ex->freeing = true;
+		job->cancelled = true;
+		kill_tree(job);
+		mcpx_timer_cancel(&job->wall_timer);
+		mcpx_timer_cancel(&job->drain_timer);
+		mcpx_timer_cancel(&job->stdin_timer);
+		if (job->out.open)
+			mcpx_loop_unwatch(&job->out.watch);
+		if (job->err.open)
+			mcpx_loop_unwatch(&job->err.watch);
+		if (job->pid_open)
+			mcpx_loop_unwatch(&job->pid_watch);
+		mcpx_sandbox_reap(&job->proc, &status, &ru);
+		mcpx_sandbox_cleanup(&job->proc);
+		audit(job, "shutdown", NULL);
+		job_free(job);
+	}
+	free(ex);
+}

@@ -1,0 +1,209 @@
+/*
+ * loop_lws.c - the event loop interface (loop.h) on libwebsockets 4.1.6.
+ *
+ * Debian's lws has one service thread and no spawn helper, so child pipes,
+ * pidfds, stdin and signalfds are adopted as RAW_FILE descriptors into the
+ * same poll loop as the sockets, and timers are lws "sorted usec lists".
+ * lws closes an adopted fd when its wsi closes; a watch therefore owns its
+ * fd, and the watcher learns exactly once (MCPX_EV_CLOSED) that it is gone.
+ * A wsi may not be closed synchronously while it is being serviced, so an
+ * unwatch from inside its own callback is deferred to the callback's return.
+ */
+#include "loop.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "loop_lws.h"
+
+struct mcpx_loop {
+	struct lws_context *ctx;
+	struct lws_vhost *vhost;
+	bool owns_ctx;
+	volatile int stop;
+};
+
+/* Per-watch state kept beside the caller's struct. */
+struct watch_impl {
+	struct lws *wsi;
+	struct mcpx_loop *loop;
+	bool in_callback;
+	bool close_requested;
+};
+
+_Static_assert(sizeof(lws_sorted_usec_list_t) <= sizeof(((struct mcpx_timer *)0)->impl),
+	       "mcpx_timer.impl too small for an lws sul");
+
+static int fd_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		       size_t len)
+{
+	struct mcpx_watch *w = lws_get_opaque_user_data(wsi);
+	struct watch_impl *impl;
+
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+		if (!w)
+			return -1;
+		impl = w->impl;
+		impl->in_callback = true;
+		w->fn(w, MCPX_EV_READ);
+		impl->in_callback = false;
+		return impl->close_requested ? -1 : 0;
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		if (!w)
+			return 0;
+		lws_set_opaque_user_data(wsi, NULL);
+		impl = w->impl;
+		w->impl = NULL;
+		w->fd = -1;
+		free(impl);
+		w->fn(w, MCPX_EV_CLOSED);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+const struct lws_protocols mcpx_loop_fd_protocol = {MCPX_FD_PROTOCOL_NAME, fd_callback, 0, 0, 0,
+						     NULL, 0};
+
+struct mcpx_loop *mcpx_loop_new(void)
+{
+	static const struct lws_protocols protocols[] = {
+		{MCPX_FD_PROTOCOL_NAME, fd_callback, 0, 0, 0, NULL, 0},
+		{NULL, NULL, 0, 0, 0, NULL, 0},
+	};
+	struct lws_context_creation_info info;
+	struct mcpx_loop *loop = calloc(1, sizeof(*loop));
+
+	if (!loop)
+		return NULL;
+	memset(&info, 0, sizeof(info));
+	info.port = CONTEXT_PORT_NO_LISTEN;
+	info.protocols = protocols;
+	info.gid = (gid_t)-1;
+	info.uid = (uid_t)-1;
+	lws_set_log_level(LLL_ERR, NULL);
+	loop->ctx = lws_create_context(&info);
+	if (!loop->ctx) {
+		free(loop);
+		return NULL;
+	}
+	loop->owns_ctx = true;
+	loop->vhost = lws_get_vhost_by_name(loop->ctx, "default");
+	return loop;
+}
+
+struct mcpx_loop *mcpx_loop_wrap(struct lws_context *ctx)
+{
+	struct mcpx_loop *loop = calloc(1, sizeof(*loop));
+	if (!loop)
+		return NULL;
+	loop->ctx = ctx;
+	loop->vhost = lws_get_vhost_by_name(ctx, "default");
+	return loop;
+}
+
+struct lws_context *mcpx_loop_lws(struct mcpx_loop *loop)
+{
+	return loop->ctx;
+}
+
+void mcpx_loop_free(struct mcpx_loop *loop)
+{
+	if (!loop)
+		return;
+	if (loop->owns_ctx)
+		lws_context_destroy(loop->ctx);
+	free(loop);
+}
+
+int mcpx_loop_run(struct mcpx_loop *loop)
+{
+	while (!loop->stop)
+		if (lws_service(loop->ctx, 0) < 0)
+			return -EIO;
+	return 0;
+}
+
+void mcpx_loop_stop(struct mcpx_loop *loop)
+{
+	loop->stop = 1;
+	lws_cancel_service(loop->ctx);
+}
+
+int mcpx_loop_watch(struct mcpx_loop *loop, struct mcpx_watch *w)
+{
+	lws_sock_file_fd_type u;
+	struct watch_impl *impl = calloc(1, sizeof(*impl));
+	struct lws *wsi;
+
+	if (!impl)
+		return -ENOMEM;
+	if (!loop->vhost) {
+		free(impl);
+		return -ENODEV;
+	}
+	impl->loop = loop;
+	u.filefd = w->fd;
+	wsi = lws_adopt_descriptor_vhost(loop->vhost, LWS_ADOPT_RAW_FILE_DESC, u,
+					 MCPX_FD_PROTOCOL_NAME, NULL);
+	if (!wsi) {
+		free(impl);
+		return -EIO;
+	}
+	impl->wsi = wsi;
+	w->impl = impl;
+	lws_set_opaque_user_data(wsi, w);
+	return 0;
+}
+
+void mcpx_loop_unwatch(struct mcpx_watch *w)
+{
+	struct watch_impl *impl = w->impl;
+
+	if (!impl)
+		return;
+	if (impl->in_callback) {
+		impl->close_requested = true;
+		return;
+	}
+	lws_set_timeout(impl->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
+}
+
+static void sul_cb(lws_sorted_usec_list_t *sul)
+{
+	struct mcpx_timer *t = (struct mcpx_timer *)((char *)sul - offsetof(struct mcpx_timer, impl));
+	t->armed = false;
+	t->fn(t);
+}
+
+void mcpx_timer_start(struct mcpx_loop *loop, struct mcpx_timer *t, uint64_t usec)
+{
+	lws_sorted_usec_list_t *sul = (lws_sorted_usec_list_t *)(void *)t->impl;
+	if (t->armed)
+		lws_sul_cancel(sul);
+	else
+		memset(sul, 0, sizeof(*sul));
+	t->armed = true;
+	lws_sul_schedule(loop->ctx, 0, sul, sul_cb, (lws_usec_t)usec);
+}
+
+void mcpx_timer_cancel(struct mcpx_timer *t)
+{
+	if (t->armed) {
+		lws_sul_cancel((lws_sorted_usec_list_t *)(void *)t->impl);
+		t->armed = false;
+	}
+}
+
+uint64_t mcpx_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
