@@ -40,8 +40,18 @@ bool mcpx_version_stateless(const char *v); /* 2026-07-28 and later */
  */
 struct mcpx_sink {
 	/* One complete JSON-RPC message (no trailing newline). `response` is
-	 * true for responses (results and errors), false for notifications. */
+	 * true for responses (results and errors), false for notifications.
+	 * `pending` is already decremented when a response is sent, so
+	 * pending == 0 inside send means "this was the last one". send must not
+	 * call back into the core (e.g. mcpx_core_sink_gone on a write error):
+	 * note the failure and act on it after the core returns. */
 	void (*send)(struct mcpx_sink *sink, const char *json, size_t len, bool response);
+	/* Optional (may be NULL): a request received through this sink was
+	 * cancelled by notifications/cancelled and will never get a response;
+	 * pending is already decremented. An HTTP transport uses it to end a
+	 * POST stream that would otherwise wait forever. Same no-re-entry rule
+	 * as send. */
+	void (*unanswered)(struct mcpx_sink *sink);
 	unsigned pending;
 	bool gone; /* set by mcpx_core_sink_gone */
 };
@@ -78,6 +88,28 @@ struct mcpx_handle_info {
 	bool initialized_now;  /* an initialize succeeded: session->version is set */
 	bool stateless;        /* the message used 2026-07-28 */
 	char method[64];       /* the (first) method, for metrics and headers checks */
+	/* For a single (non-batch) message answered synchronously with an
+	 * error: its JSON-RPC code; 0 otherwise. */
+	int error_code;
+	/* The HTTP status the 2026-07-28 spec mandates for this message, or 0
+	 * when the transport's usual rules apply: 400 for
+	 * UnsupportedProtocolVersion (-32022), HeaderMismatch (-32020) and
+	 * missing/invalid _meta fields (-32602); 404 for an unknown method
+	 * (-32601) in a 2026-07-28 request (transports/streamable-http,
+	 * "Protocol Version Header"). */
+	unsigned http_status;
+};
+
+/*
+ * Streamable HTTP request headers the core validates against a 2026-07-28
+ * body ("Server Validation" in basic/transports/streamable-http). NULL
+ * members mean the header was absent. Values are as received: the core
+ * decodes Mcp-Name's =?base64?...?= form itself.
+ */
+struct mcpx_req_headers {
+	const char *protocol_version; /* MCP-Protocol-Version */
+	const char *method;           /* Mcp-Method */
+	const char *name;             /* Mcp-Name */
 };
 
 struct mcpx_core_opts {
@@ -97,8 +129,22 @@ void mcpx_core_free(struct mcpx_core *core);
 void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, struct mcpx_sink *sink,
 		      const char *msg, size_t len, struct mcpx_handle_info *info);
 
+/* The same, for Streamable HTTP POSTs: hdr (may be NULL, which means "no
+ * headers", as on stdio) is checked against the body. For a 2026-07-28
+ * request, MCP-Protocol-Version and Mcp-Method must be present and equal to
+ * the body's _meta version and method, and Mcp-Name to params.name for
+ * tools/call; otherwise the reply is HeaderMismatch (-32020) with
+ * info->http_status 400. For any request, an MCP-Protocol-Version the server
+ * does not support gets UnsupportedProtocolVersion (-32022), 400. Checking
+ * the header against a legacy session's negotiated version stays with the
+ * transport. */
+void mcpx_core_handle_http(struct mcpx_core *core, struct mcpx_session *session,
+			   struct mcpx_sink *sink, const char *msg, size_t len,
+			   const struct mcpx_req_headers *hdr, struct mcpx_handle_info *info);
+
 /* The sink is going away (client disconnected, stream closed): its in-flight
- * calls are cancelled and nothing is sent to it again. */
+ * calls are cancelled and nothing is sent to it again. mcpx_core_free also
+ * cancels what is still in flight, so free the core before the tools. */
 void mcpx_core_sink_gone(struct mcpx_core *core, struct mcpx_sink *sink);
 
 /* Number of tool calls in flight (queued or running), for drain. */

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "err.h"
 
@@ -65,6 +66,10 @@ struct mcpx_sandbox_proc {
 	int stderr_fd;
 	char workdir[4096];
 	bool reaped;
+	/* Set by spawn for cleanup: whose files to wipe from /dev/shm, and
+	 * since when (CLOCK_REALTIME_COARSE, compared with ctime). */
+	uid_t run_uid;
+	struct timespec started;
 };
 
 /* Probes the layers, compiles the seccomp policy, makes the server itself
@@ -88,10 +93,20 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
 
 /* Reaps the leader (call after it exited or was killed; it blocks until then)
- * and any orphans of the run. Fills *status and *ru. */
+ * and any orphans of the run. Fills *status and *ru (either may be NULL).
+ * Between the leader's exit and its reaping the group is swept with SIGKILL,
+ * so a background process left by a run that exited normally ends here too.
+ * Never waits for pids it did not find itself (no waitpid(-1)). Returns 0,
+ * or -ECHILD when there is nothing to reap. */
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru);
 
-/* Removes the workdir (never following symlinks) and closes remaining fds. */
+/* Removes the workdir (never following symlinks) and closes remaining fds.
+ * Also removes what the run left in /dev/shm: entries owned by the run uid
+ * whose ctime is at or after the spawn. With concurrent runs (all of one uid)
+ * that can include another live run's shared-memory segments; multiprocessing
+ * locks are not affected (SemLock unlinks its name at once). If the leader was
+ * not reaped yet, it kills and reaps the run first, so nothing of the run
+ * outlives its cleanup. */
 void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc);
 
 /* Runs a probe through the real sandbox and checks every layer marked active

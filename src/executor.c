@@ -26,6 +26,7 @@
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
+#include "metrics.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
  * bounds the wait anyway, so a wedged pipe can never hold the executor. */
@@ -166,6 +167,8 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.output_bytes = job->out.len + job->err.len;
 	rec.truncated = r ? r->truncated : false;
 	mcpx_audit_log(&rec);
+	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
+			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
 }
 
 /* Completes a job that never ran (expired, shutdown, failed to start). */
@@ -206,8 +209,10 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 
 	if (ex->draining)
 		return -ESHUTDOWN;
-	if (!idle && ex->queue_len >= ex->cfg->max_queue)
+	if (!idle && ex->queue_len >= ex->cfg->max_queue) {
+		mcpx_metrics_execution("busy", NULL, 0, 0);
 		return -EBUSY;
+	}
 	job = calloc(1, sizeof(*job));
 	if (!job)
 		return -ENOMEM;

@@ -1,0 +1,70 @@
+# mcp-exec container image.
+#
+#   build:   Debian bookworm with the -dev packages; CMake Release build of
+#            mcp-exec and mcp-exec-client, stripped.
+#   runtime: Debian bookworm-slim with python3 and the libraries user code
+#            expects (numpy, pandas, matplotlib, PyYAML, Jinja2, Pillow), the
+#            shared libraries the binaries link, and nothing else added: no
+#            compiler, no curl, no package lists. Runs as uid/gid 65532.
+#
+# Build:   podman build -t mcp-exec:0.1.0 .     (or docker build)
+# Run:     see docs/deployment.md; the production posture is
+#          --read-only --cap-drop ALL --security-opt no-new-privileges
+#          --user 65532:65532 --tmpfs /tmp
+#
+# BASE_IMAGE may be pinned by digest (debian:bookworm-slim@sha256:...) for
+# reproducible builds; scripts/container-test.sh passes a locally
+# debootstrapped bookworm base instead.
+ARG BASE_IMAGE=debian:bookworm-slim
+
+FROM ${BASE_IMAGE} AS build
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      build-essential cmake pkg-config \
+      libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY CMakeLists.txt ./
+COPY include ./include
+COPY src ./src
+COPY cmd ./cmd
+COPY tests ./tests
+RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr/local \
+ && cmake --build /build -j"$(nproc)" --target mcp-exec mcp-exec-client \
+ && cmake --install /build --strip \
+ && /usr/local/bin/mcp-exec --version
+
+FROM ${BASE_IMAGE}
+ARG DEBIAN_FRONTEND=noninteractive
+LABEL org.opencontainers.image.title="mcp-exec" \
+      org.opencontainers.image.description="Kubernetes-native MCP code-execution server (Python 3 in a per-execution sandbox)" \
+      org.opencontainers.image.version="0.1.0"
+# Runtime libraries of the binaries, python3 and the preloaded modules.
+# ca-certificates lets mcp-exec-client talk to https endpoints.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      libwebsockets17 libcjson1 libseccomp2 libssl3 libcurl4 ca-certificates \
+      python3 python3-numpy python3-pandas python3-matplotlib python3-yaml \
+      python3-jinja2 python3-pil \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \
+           /var/log/apt /var/log/dpkg.log \
+ # The service user: uid/gid 65532, no home, no login shell.
+ && groupadd --gid 65532 nonroot \
+ && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin nonroot \
+ # No set-uid/set-gid programs: nothing in the image can regain privileges
+ # even where no_new_privs is not set.
+ && find / -xdev -type f -perm /6000 -exec chmod a-s {} + \
+ # /tmp holds the per-run workdirs (a tmpfs or emptyDir at run time; runc
+ # copies this mode onto the tmpfs).
+ && chmod 1777 /tmp
+COPY --from=build /usr/local/bin/mcp-exec /usr/local/bin/mcp-exec-client /usr/local/bin/
+ENV MCP_EXEC_TRANSPORT=http \
+    MCP_EXEC_ADDR=0.0.0.0:8080 \
+    MCP_EXEC_PYTHON=/usr/bin/python3
+USER 65532:65532
+WORKDIR /tmp
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/mcp-exec"]

@@ -1,0 +1,35 @@
+/*
+ * metrics.h - the process's Prometheus metrics, rendered as text.
+ *
+ * One registry per process (metrics are process-wide by nature). Modules
+ * report events; /metrics renders them. Counters are plain integers: the
+ * process is single-threaded.
+ */
+#ifndef MCPX_METRICS_H
+#define MCPX_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* outcome: "ok", "error_exit", "timeout", "killed", "cancelled", "failed",
+ * "expired", "shutdown", "busy". limit may be NULL. */
+void mcpx_metrics_execution(const char *outcome, const char *limit, double duration_s,
+			    double queue_wait_s);
+void mcpx_metrics_http_response(int status);
+void mcpx_metrics_set_layer(const char *layer, int active);
+void mcpx_metrics_set_info(const char *key, const char *value); /* e.g. warm mode */
+
+/* Gauges read at render time. */
+struct mcpx_metrics_gauges {
+	size_t queue_depth;
+	int running;
+	size_t active_sessions;
+	size_t sse_streams;
+	int ready;
+	int draining;
+};
+
+/* Renders the text exposition format into a malloc'd string (caller frees). */
+char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len);
+
+#endif

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages mcp-exec needs to build, run and test.
+# Idempotent: packages already present are not reinstalled. Needs root (or sudo).
+set -euo pipefail
+
+BUILD="build-essential cmake pkg-config libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev"
+RUNTIME="python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil"
+TEST="nodejs npm unzip"
+want="$BUILD $RUNTIME"
+case "${1:-}" in
+  --test) want="$want $TEST" ;;
+esac
+
+missing=""
+for p in $want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+# Node may come from outside Debian (a preinstalled toolchain); accept any node >= 18 with npm.
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  missing=$(echo "$missing" | tr ' ' '\n' | grep -vx -e nodejs -e npm | tr '\n' ' ')
+fi
+missing=$(echo $missing)
+if [ -n "$missing" ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "deps: installing $missing" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# One command: install what the tests need, build, and run every test under
+# ctest (unit, end-to-end over each transport, escape probes, interop with the
+# official TypeScript SDK, conformance, chart checks), then the unit and
+# end-to-end tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh --test
+bash scripts/build.sh
+(cd build && ctest --output-on-failure -j2 "$@")
+if [ "${MCPX_SKIP_ASAN:-0}" != 1 ]; then
+  BUILD_DIR=build-asan BUILD_TYPE=Debug bash scripts/build.sh -DMCPX_SANITIZE=ON
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j2 -L 'unit|e2e' "$@")
+fi

@@ -1,0 +1,383 @@
+/*
+ * app.c - wires the modules together for one run of the server.
+ *
+ * Order of start-up: sandbox (layers probed, seccomp compiled, self-test
+ * proves them), then the transport's loop (stdio, or the HTTP listener with
+ * auth and sessions), then executor -> exec tool -> protocol core on that
+ * loop. Shutdown is the reverse. SIGTERM drains: new work is refused (503 /
+ * not ready), queued executions are answered with a clear error, the running
+ * one finishes, responses are flushed, then the loop stops and the process
+ * exits 0.
+ */
+#include "app.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+
+#include "auth.h"
+#include "config.h"
+#include "executor.h"
+#include "log.h"
+#include "loop.h"
+#include "mcp.h"
+#include "metrics.h"
+#include "sandbox.h"
+#include "server_http.h"
+#include "session.h"
+#include "signals.h"
+#include "tool_exec.h"
+#include "transport_http.h"
+#include "transport_stdio.h"
+
+#define DRAIN_POLL_US 50000u
+
+struct app {
+	struct mcpx_config *cfg;
+	struct mcpx_sandbox sb;
+	bool selftest_ok;
+	struct mcpx_loop *loop;
+	struct mcpx_executor *ex;
+	struct mcpx_tool *tool;
+	struct mcpx_core *core;
+	struct mcpx_signals *sig;
+	/* stdio */
+	struct mcpx_stdio *stdio;
+	/* http */
+	struct mcpx_auth *auth;
+	struct mcpx_sessions *sessions;
+	struct mcpx_http_server *http;
+	struct mcpx_streamable *streamable;
+	struct mcpx_sse *sse;
+	bool draining;
+	uint64_t drain_deadline_us;
+	struct mcpx_timer drain_timer;
+};
+
+static const char *const INSTRUCTIONS =
+	"Call the exec tool with Python 3 source in `code`; each call runs in a fresh sandboxed "
+	"process without network access and returns stdout, stderr and the exit code.";
+
+static void publish_layers(const struct mcpx_sandbox *sb)
+{
+	mcpx_metrics_set_layer("seccomp", sb->layers.seccomp);
+	mcpx_metrics_set_layer("landlock", sb->layers.landlock);
+	mcpx_metrics_set_layer("landlock_net", sb->layers.landlock_net);
+	mcpx_metrics_set_layer("landlock_scope", sb->layers.landlock_scope);
+	mcpx_metrics_set_layer("uid_drop", sb->layers.uid_drop);
+	mcpx_metrics_set_layer("no_new_privs", sb->layers.no_new_privs);
+	mcpx_metrics_set_layer("rlimits", sb->layers.rlimits);
+	mcpx_metrics_set_layer("subreaper", sb->layers.subreaper);
+	mcpx_metrics_set_layer("dumpable_off", sb->layers.dumpable_off);
+}
+
+static int start_sandbox(struct app *app)
+{
+	struct mcpx_err err = {{0}};
+	int rc;
+
+	rc = mcpx_sandbox_init(&app->sb, app->cfg->python, app->cfg->workdir_base, &err);
+	if (rc < 0) {
+		mcpx_error("sandbox: %s", err.msg);
+		return EX_OSERR;
+	}
+	rc = mcpx_sandbox_selftest(&app->sb, &err);
+	if (rc < 0) {
+		mcpx_error("sandbox self-test failed, refusing to start: %s", err.msg);
+		return EX_SOFTWARE;
+	}
+	if (app->cfg->require_landlock && !app->sb.layers.landlock) {
+		mcpx_error("MCP_EXEC_REQUIRE_LANDLOCK is set but this kernel has no Landlock");
+		return EX_UNAVAILABLE;
+	}
+	app->selftest_ok = true;
+	publish_layers(&app->sb);
+	return 0;
+}
+
+static int build_core(struct app *app)
+{
+	struct mcpx_tool *tools[1];
+	struct mcpx_core_opts o;
+
+	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb);
+	if (!app->ex)
+		return -1;
+	app->tool = mcpx_tool_exec_new(app->cfg, app->ex);
+	if (!app->tool)
+		return -1;
+	tools[0] = app->tool;
+	memset(&o, 0, sizeof(o));
+	o.server_name = MCPX_NAME;
+	o.server_version = MCPX_VERSION;
+	o.instructions = INSTRUCTIONS;
+	o.tools = tools;
+	o.ntools = 1;
+	app->core = mcpx_core_new(&o);
+	return app->core ? 0 : -1;
+}
+
+/* ---- draining ---- */
+
+static bool drained(struct app *app)
+{
+	if (!mcpx_executor_idle(app->ex) || mcpx_core_inflight(app->core))
+		return false;
+	if (app->http && (mcpx_streamable_open(app->streamable) || mcpx_http_server_busy(app->http) >
+									     mcpx_sse_streams(app->sse)))
+		return false;
+	return true;
+}
+
+static void drain_timer_cb(struct mcpx_timer *t)
+{
+	struct app *app = t->arg;
+
+	if (app->sse)
+		mcpx_sse_close_idle(app->sse);
+	if (drained(app) || mcpx_now_us() > app->drain_deadline_us) {
+		if (!drained(app))
+			mcpx_warn("drain grace period over; exiting with work in flight");
+		mcpx_loop_stop(app->loop);
+		return;
+	}
+	mcpx_timer_start(app->loop, &app->drain_timer, DRAIN_POLL_US);
+}
+
+static void on_signal(void *arg, int signo)
+{
+	struct app *app = arg;
+
+	if (app->draining) {
+		if (signo == SIGINT) {
+			mcpx_warn("second interrupt: exiting now");
+			mcpx_loop_stop(app->loop);
+		}
+		return;
+	}
+	app->draining = true;
+	mcpx_info("received %s: draining (running execution finishes, queued ones are answered)",
+		  signo == SIGTERM ? "SIGTERM" : "SIGINT");
+	if (app->http)
+		mcpx_http_server_drain(app->http);
+	mcpx_executor_drain(app->ex);
+	if (app->stdio) {
+		mcpx_stdio_shutdown(app->stdio);
+		return;
+	}
+	/* The running execution may take up to its own timeout. */
+	app->drain_deadline_us = mcpx_now_us() + ((uint64_t)app->cfg->max_timeout_s + 10u) * 1000000u;
+	app->drain_timer.fn = drain_timer_cb;
+	app->drain_timer.arg = app;
+	mcpx_timer_start(app->loop, &app->drain_timer, 0);
+}
+
+/* ---- HTTP handlers ---- */
+
+static void h_mcp(void *arg, struct mcpx_http_conn *c, const struct mcpx_http_req *req)
+{
+	struct app *app = arg;
+	mcpx_streamable_handle(app->streamable, c, req);
+}
+
+static void h_sse_open(void *arg, struct mcpx_http_conn *c, const struct mcpx_http_req *req)
+{
+	struct app *app = arg;
+	mcpx_sse_open(app->sse, c, req);
+}
+
+static void h_sse_post(void *arg, struct mcpx_http_conn *c, const struct mcpx_http_req *req)
+{
+	struct app *app = arg;
+	mcpx_sse_post(app->sse, c, req);
+}
+
+static bool h_ready(void *arg, char *reason, size_t len)
+{
+	struct app *app = arg;
+	struct mcpx_executor_stats st;
+
+	if (!app->selftest_ok) {
+		snprintf(reason, len, "sandbox self-test has not passed");
+		return false;
+	}
+	if (app->draining) {
+		snprintf(reason, len, "draining");
+		return false;
+	}
+	mcpx_executor_stats(app->ex, &st);
+	if (st.running && st.queue_depth >= app->cfg->max_queue) {
+		snprintf(reason, len, "execution queue is full");
+		return false;
+	}
+	return true;
+}
+
+static char *h_metrics(void *arg, size_t *len)
+{
+	struct app *app = arg;
+	struct mcpx_executor_stats st;
+	struct mcpx_metrics_gauges g;
+	char reason[64];
+
+	mcpx_executor_stats(app->ex, &st);
+	memset(&g, 0, sizeof(g));
+	g.queue_depth = st.queue_depth;
+	g.running = st.running;
+	g.sse_streams = mcpx_sse_streams(app->sse);
+	g.active_sessions = mcpx_session_active(app->sessions, time(NULL), 600) + g.sse_streams;
+	g.ready = h_ready(app, reason, sizeof(reason));
+	g.draining = app->draining;
+	return mcpx_metrics_render(&g, len);
+}
+
+static int start_http(struct app *app)
+{
+	struct mcpx_config *cfg = app->cfg;
+	struct mcpx_err err = {{0}};
+	struct mcpx_http_handlers h;
+
+	if (mcpx_auth_new(&app->auth, &cfg->auth_token, cfg->auth_token_file, &err) < 0) {
+		mcpx_error("auth: %s", err.msg);
+		return EX_CONFIG;
+	}
+	if (!mcpx_auth_enabled(app->auth) && !cfg->listen_loopback && !cfg->insecure_no_auth) {
+		mcpx_error("refusing to listen on %s without a token: set MCP_EXEC_AUTH_TOKEN or "
+			   "MCP_EXEC_AUTH_TOKEN_FILE, or pass --insecure-no-auth",
+			   cfg->addr);
+		return EX_CONFIG;
+	}
+	if (!mcpx_auth_enabled(app->auth))
+		mcpx_warn("HTTP without auth (%s)", cfg->listen_loopback ? "loopback listener"
+									 : "--insecure-no-auth");
+	app->sessions = mcpx_sessions_new_digest(cfg->session_key, mcpx_auth_digest(app->auth),
+						  cfg->session_ttl_s);
+	if (!app->sessions)
+		return EX_OSERR;
+	if (!mcpx_sessions_shared_key(app->sessions))
+		mcpx_info("session ids are signed with a per-process key: set MCP_EXEC_SESSION_KEY "
+			  "or a token so replicas accept each other's sessions");
+
+	memset(&h, 0, sizeof(h));
+	h.mcp = h_mcp;
+	h.sse_open = h_sse_open;
+	h.sse_post = h_sse_post;
+	h.ready = h_ready;
+	h.metrics = h_metrics;
+	h.arg = app;
+	if (mcpx_http_server_new(&app->http, cfg, app->auth, &h, &err) < 0) {
+		mcpx_error("http: %s", err.msg);
+		return EX_UNAVAILABLE;
+	}
+	app->loop = mcpx_http_server_loop(app->http);
+	return 0;
+}
+
+static void teardown(struct app *app)
+{
+	mcpx_timer_cancel(&app->drain_timer);
+	mcpx_stdio_free(app->stdio);
+	mcpx_signals_free(app->sig);
+	mcpx_sse_free(app->sse);
+	mcpx_streamable_free(app->streamable);
+	mcpx_core_free(app->core);
+	if (app->tool)
+		mcpx_tool_exec_free(app->tool);
+	mcpx_executor_free(app->ex);
+	if (app->http)
+		mcpx_http_server_free(app->http);
+	else
+		mcpx_loop_free(app->loop);
+	mcpx_sessions_free(app->sessions);
+	mcpx_auth_free(app->auth);
+	mcpx_sandbox_free(&app->sb);
+}
+
+int mcpx_app_run(struct mcpx_config *cfg)
+{
+	static struct app app;
+	char layers[512];
+	int rc;
+
+	memset(&app, 0, sizeof(app));
+	app.cfg = cfg;
+	mcpx_log_setup(cfg->log_format, cfg->log_level);
+	rc = start_sandbox(&app);
+	if (rc)
+		goto out;
+
+	if (cfg->transport == MCPX_TRANSPORT_STDIO) {
+		app.loop = mcpx_loop_new();
+		if (!app.loop) {
+			rc = EX_OSERR;
+			goto out;
+		}
+	} else if ((rc = start_http(&app)) != 0) {
+		goto out;
+	}
+	if (build_core(&app) < 0) {
+		mcpx_error("out of memory");
+		rc = EX_OSERR;
+		goto out;
+	}
+	app.sig = mcpx_signals_watch(app.loop, on_signal, &app);
+	mcpx_sandbox_describe(&app.sb, layers, sizeof(layers));
+	if (cfg->transport == MCPX_TRANSPORT_STDIO) {
+		app.stdio = mcpx_stdio_start(app.loop, app.core, cfg->max_body_bytes);
+		if (!app.stdio) {
+			mcpx_error("could not read stdin");
+			rc = EX_OSERR;
+			goto out;
+		}
+		mcpx_info("mcp-exec %s ready on stdio; python %s; sandbox: %s", MCPX_VERSION,
+			  cfg->python, layers);
+	} else {
+		app.streamable = mcpx_streamable_new(app.core, app.sessions);
+		app.sse = mcpx_sse_new(app.core, app.loop);
+		if (!app.streamable || !app.sse) {
+			rc = EX_OSERR;
+			goto out;
+		}
+		mcpx_info("mcp-exec %s listening on http://%s:%d (Streamable HTTP at /mcp, legacy "
+			  "SSE at /sse); python %s; sandbox: %s",
+			  MCPX_VERSION, strchr(cfg->listen_host, ':') ? "[ipv6]" : cfg->listen_host,
+			  mcpx_http_server_port(app.http), cfg->python, layers);
+	}
+	rc = mcpx_loop_run(app.loop) < 0 ? EX_SOFTWARE : 0;
+	if (rc == 0)
+		mcpx_info("stopped");
+out:
+	teardown(&app);
+	return rc;
+}
+
+int mcpx_app_check_config(struct mcpx_config *cfg)
+{
+	struct mcpx_sandbox sb;
+	struct mcpx_err err = {{0}};
+	char layers[512];
+	int rc;
+
+	mcpx_log_setup(cfg->log_format, MCPX_LOG_WARN);
+	mcpx_config_print(cfg, stdout);
+	rc = mcpx_sandbox_init(&sb, cfg->python, cfg->workdir_base, &err);
+	if (rc < 0) {
+		printf("sandbox: FAILED: %s\n", err.msg);
+		return EX_OSERR;
+	}
+	mcpx_sandbox_describe(&sb, layers, sizeof(layers));
+	printf("sandbox layers: %s\n", layers);
+	rc = mcpx_sandbox_selftest(&sb, &err);
+	printf("self-test: %s%s%s\n", rc == 0 ? "passed" : "FAILED", rc == 0 ? "" : ": ",
+	       rc == 0 ? "" : err.msg);
+	if (cfg->transport != MCPX_TRANSPORT_STDIO && !cfg->auth_token && !cfg->auth_token_file[0] &&
+	    !cfg->listen_loopback && !cfg->insecure_no_auth) {
+		printf("auth: MISSING: a non-loopback listener needs a token (fail closed)\n");
+		rc = -1;
+	}
+	mcpx_sandbox_free(&sb);
+	return rc == 0 ? 0 : EX_CONFIG;
+}

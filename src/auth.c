@@ -1,0 +1,267 @@
+/*
+ * auth.c - the shared-secret check for the HTTP transports.
+ *
+ * The token arrives from the environment (already copied into a heap string
+ * by the config module) or from a file such as a mounted Kubernetes Secret.
+ * Only its SHA-256 is kept: the plaintext is wiped as soon as it has been
+ * hashed, so a core dump or a stray read of this struct reveals nothing that
+ * opens the door. Presented values are hashed too and the digests compared in
+ * constant time, which hides both the content and the length of the token.
+ * A token file is re-read when it changes, at most once a second. This module
+ * does not decide which requests need auth, does not parse HTTP, and never
+ * logs a token or a header value.
+ */
+#include "auth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crypto.h"
+#include "log.h"
+
+/* A token is a password, not a document; a larger file is a mistake (the
+ * wrong path, say) and is refused rather than truncated into a token the
+ * operator never chose. */
+#define TOKEN_FILE_MAX 4096
+
+/* What identifies one version of the token file. A Secret rotation swaps a
+ * symlink, which changes the inode; an in-place edit changes size or times. */
+struct file_id {
+	bool present;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+struct mcpx_auth {
+	bool enabled;
+	uint8_t digest[MCPX_SHA256_LEN];
+	char *path; /* NULL unless the token came from a file */
+	struct file_id seen;
+	time_t last_check;
+	bool checked;
+};
+
+static void file_id_from_stat(struct file_id *f, const struct stat *st)
+{
+	f->present = true;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
+}
+
+static bool file_id_equal(const struct file_id *a, const struct file_id *b)
+{
+	if (a->present != b->present)
+		return false;
+	if (!a->present)
+		return true;
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/* Reads the token file, strips trailing whitespace (editors and `echo` add a
+ * newline nobody means as part of the token) and hashes it into digest. The
+ * identity recorded is that of the descriptor actually read, so a change
+ * between stat and read is noticed on the next check. */
+static int read_token_file(const char *path, uint8_t digest[MCPX_SHA256_LEN], struct file_id *id,
+                           struct mcpx_err *err)
+{
+	char buf[TOKEN_FILE_MAX + 1];
+	struct stat st;
+	size_t len = 0;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return mcpx_err_set(err, errno, "MCP_EXEC_AUTH_TOKEN_FILE %s: %s", path,
+		                    strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		rc = mcpx_err_set(err, errno, "MCP_EXEC_AUTH_TOKEN_FILE %s: %s", path,
+		                  strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = mcpx_err_set(err, EINVAL, "MCP_EXEC_AUTH_TOKEN_FILE %s: not a regular file",
+		                  path);
+		goto out;
+	}
+	/* One byte more than allowed is read so an oversized file shows. */
+	while (len < sizeof(buf)) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = mcpx_err_set(err, errno, "MCP_EXEC_AUTH_TOKEN_FILE %s: %s", path,
+			                  strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > TOKEN_FILE_MAX) {
+		rc =
+		    mcpx_err_set(err, EFBIG, "MCP_EXEC_AUTH_TOKEN_FILE %s holds more than %d bytes",
+		                 path, TOKEN_FILE_MAX);
+		goto out;
+	}
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
+	                   buf[len - 1] == '\t'))
+		len--;
+	if (len == 0) {
+		rc = mcpx_err_set(err, EINVAL, "MCP_EXEC_AUTH_TOKEN_FILE %s is empty", path);
+		goto out;
+	}
+	mcpx_sha256(buf, len, digest);
+	file_id_from_stat(id, &st);
+out:
+	mcpx_wipe(buf, sizeof(buf));
+	close(fd);
+	return rc;
+}
+
+int mcpx_auth_new(struct mcpx_auth **out, char **token, const char *token_file,
+                  struct mcpx_err *err)
+{
+	struct mcpx_auth *a;
+	char *t = token ? *token : NULL;
+	int rc = 0;
+
+	/* The plaintext is taken over first, so every return path below has
+	 * already wiped it. */
+	if (token)
+		*token = NULL;
+	*out = NULL;
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		rc = mcpx_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	if (t && t[0] && token_file && token_file[0]) {
+		rc = mcpx_err_set(err, EINVAL,
+		                  "set MCP_EXEC_AUTH_TOKEN or MCP_EXEC_AUTH_TOKEN_FILE, not both");
+		goto out;
+	}
+	if (t && t[0]) {
+		mcpx_sha256(t, strlen(t), a->digest);
+		a->enabled = true;
+	} else if (token_file && token_file[0]) {
+		a->path = strdup(token_file);
+		if (!a->path) {
+			rc = mcpx_err_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = read_token_file(a->path, a->digest, &a->seen, err);
+		if (rc < 0)
+			goto out;
+		a->enabled = true;
+	}
+	*out = a;
+	a = NULL;
+out:
+	if (t) {
+		mcpx_wipe(t, strlen(t));
+		free(t);
+	}
+	mcpx_auth_free(a);
+	return rc;
+}
+
+void mcpx_auth_free(struct mcpx_auth *a)
+{
+	if (!a)
+		return;
+	mcpx_wipe(a->digest, sizeof(a->digest));
+	free(a->path);
+	free(a);
+}
+
+bool mcpx_auth_enabled(const struct mcpx_auth *a)
+{
+	return a && a->enabled;
+}
+
+const unsigned char *mcpx_auth_digest(const struct mcpx_auth *a)
+{
+	return mcpx_auth_enabled(a) ? a->digest : NULL;
+}
+
+/* Picks up a rotated token file. A failed or empty re-read keeps the old
+ * token: a half-written file must not lock every client out, let alone turn
+ * auth off. The failure is logged once per change of the file, not once per
+ * request. */
+static void maybe_reload(struct mcpx_auth *a, time_t now)
+{
+	struct file_id cur = {0};
+	struct mcpx_err err;
+	uint8_t digest[MCPX_SHA256_LEN];
+	struct stat st;
+
+	if (a->checked && now >= a->last_check && now - a->last_check < 1)
+		return;
+	a->checked = true;
+	a->last_check = now;
+
+	if (stat(a->path, &st) == 0)
+		file_id_from_stat(&cur, &st);
+	if (file_id_equal(&cur, &a->seen))
+		return;
+	if (read_token_file(a->path, digest, &cur, &err) < 0) {
+		/* err names the file and the reason, never the content. */
+		mcpx_warn("auth token file changed but was not reloaded; keeping the previous "
+		          "token: %s",
+		          err.msg);
+		a->seen = cur;
+		return;
+	}
+	memcpy(a->digest, digest, sizeof(digest));
+	mcpx_wipe(digest, sizeof(digest));
+	a->seen = cur;
+	mcpx_info("auth token file %s reloaded", a->path);
+}
+
+/* Hashes the presented value and compares digests in constant time. Hashing
+ * first means the comparison always covers 32 bytes, so neither the time
+ * taken nor an early exit reveals the token's length or a matching prefix. */
+static bool token_matches(const struct mcpx_auth *a, const char *v, size_t len)
+{
+	uint8_t d[MCPX_SHA256_LEN];
+	bool ok;
+
+	if (len == 0)
+		return false;
+	mcpx_sha256(v, len, d);
+	ok = mcpx_ct_equal(d, a->digest, sizeof(d));
+	mcpx_wipe(d, sizeof(d));
+	return ok;
+}
+
+bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, const char *authorization,
+                     time_t now)
+{
+	bool ok = false;
+
+	if (!mcpx_auth_enabled(a))
+		return true;
+	if (a->path)
+		maybe_reload(a, now);
+	if (x_mcp_auth && token_matches(a, x_mcp_auth, strlen(x_mcp_auth)))
+		ok = true;
+	/* RFC 6750: the scheme is case-insensitive and followed by one space.
+	 * Anything looser would accept values no client sends. */
+	if (!ok && authorization && strncasecmp(authorization, "Bearer ", 7) == 0 &&
+	    token_matches(a, authorization + 7, strlen(authorization + 7)))
+		ok = true;
+	return ok;
+}

@@ -1,0 +1,136 @@
+/*
+ * jsonrpc.c - JSON-RPC 2.0 message building blocks for the MCP core.
+ *
+ * Every outbound message the core sends is assembled here, so the envelope
+ * ("jsonrpc":"2.0", the id echo, the error object) is written in exactly one
+ * place. Nothing here parses inbound messages or decides which error applies;
+ * that is mcp.c's job.
+ */
+#include "jsonrpc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+bool mcpx_jsonrpc_id_valid(const cJSON *id)
+{
+	/* MCP narrows JSON-RPC: "Requests MUST include a string or integer ID"
+	 * and "the ID MUST NOT be null" (basic/index, Requests). Numbers that
+	 * are not integers are accepted because the schema types RequestId as
+	 * string | number, and echoing them back is harmless. */
+	return id && (cJSON_IsString(id) || (cJSON_IsNumber(id) && isfinite(id->valuedouble)));
+}
+
+bool mcpx_jsonrpc_id_equal(const cJSON *a, const cJSON *b)
+{
+	if (!mcpx_jsonrpc_id_valid(a) || !mcpx_jsonrpc_id_valid(b))
+		return false;
+	if (cJSON_IsString(a) && cJSON_IsString(b))
+		return strcmp(a->valuestring, b->valuestring) == 0;
+	/* A string "1" and a number 1 are different ids. */
+	if (cJSON_IsNumber(a) && cJSON_IsNumber(b))
+		return a->valuedouble == b->valuedouble;
+	return false;
+}
+
+void mcpx_utf8_copy_trunc(char *dst, size_t cap, const char *src)
+{
+	size_t n;
+
+	if (cap == 0)
+		return;
+	n = strlen(src);
+	if (n >= cap) {
+		n = cap - 1;
+		/* Back up over continuation bytes (10xxxxxx) so we never end in
+		 * the middle of a multi-byte character. */
+		while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+			n--;
+	}
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+void mcpx_jsonrpc_id_text(const cJSON *id, char *buf, size_t cap)
+{
+	if (cap == 0)
+		return;
+	if (cJSON_IsString(id)) {
+		mcpx_utf8_copy_trunc(buf, cap, id->valuestring);
+	} else if (cJSON_IsNumber(id) && isfinite(id->valuedouble)) {
+		double d = id->valuedouble;
+		/* Integers (the usual id) print without a fraction or exponent. */
+		/* Below 1e15 the value fits a long long exactly; the cast is
+		 * the integer test (no libm needed). */
+		if ((d < 0 ? -d : d) < 1e15 && d == (double)(long long)d)
+			snprintf(buf, cap, "%.0f", d);
+		else
+			snprintf(buf, cap, "%.17g", d);
+	} else {
+		snprintf(buf, cap, "null");
+	}
+}
+
+static cJSON *envelope(const cJSON *id)
+{
+	cJSON *msg = cJSON_CreateObject();
+	cJSON *idc = id ? cJSON_Duplicate(id, true) : cJSON_CreateNull();
+
+	if (!msg || !idc || !cJSON_AddStringToObject(msg, "jsonrpc", "2.0") ||
+	    !cJSON_AddItemToObject(msg, "id", idc)) {
+		if (!cJSON_GetObjectItemCaseSensitive(msg, "id"))
+			cJSON_Delete(idc);
+		cJSON_Delete(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+cJSON *mcpx_jsonrpc_result(const cJSON *id, cJSON *result)
+{
+	cJSON *msg;
+
+	if (!result)
+		return NULL;
+	msg = envelope(id);
+	if (!msg || !cJSON_AddItemToObject(msg, "result", result)) {
+		cJSON_Delete(msg);
+		cJSON_Delete(result);
+		return NULL;
+	}
+	return msg;
+}
+
+cJSON *mcpx_jsonrpc_error(const cJSON *id, int code, const char *message, cJSON *data)
+{
+	cJSON *msg = envelope(id);
+	cJSON *err = cJSON_CreateObject();
+
+	if (!msg || !err || !cJSON_AddNumberToObject(err, "code", code) ||
+	    !cJSON_AddStringToObject(err, "message", message) ||
+	    (data && !cJSON_AddItemToObject(err, "data", data)) ||
+	    !cJSON_AddItemToObject(msg, "error", err)) {
+		if (data && !cJSON_GetObjectItemCaseSensitive(err, "data"))
+			cJSON_Delete(data);
+		if (!cJSON_GetObjectItemCaseSensitive(msg, "error"))
+			cJSON_Delete(err);
+		cJSON_Delete(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+cJSON *mcpx_jsonrpc_notification(const char *method, cJSON *params)
+{
+	cJSON *msg = cJSON_CreateObject();
+
+	if (!msg || !cJSON_AddStringToObject(msg, "jsonrpc", "2.0") ||
+	    !cJSON_AddStringToObject(msg, "method", method) ||
+	    (params && !cJSON_AddItemToObject(msg, "params", params))) {
+		if (params && !cJSON_GetObjectItemCaseSensitive(msg, "params"))
+			cJSON_Delete(params);
+		cJSON_Delete(msg);
+		return NULL;
+	}
+	return msg;
+}

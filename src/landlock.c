@@ -1,0 +1,177 @@
+/*
+ * landlock.c - the Landlock ruleset of a run.
+ *
+ * What it does: probes the ABI (parent, once) and, in the forked child, builds
+ * and enforces one ruleset: every write-type filesystem right is handled and
+ * granted only beneath the run's workdir, plus /dev/null (writable) and
+ * /dev/shm (multiprocessing's SemLock calls sem_open there). From ABI 4 TCP
+ * bind and connect are handled with no rule, so both are denied; from ABI 6
+ * signals and abstract unix sockets are scoped to the run's own domain, so
+ * run code can neither signal nor reach the server or another run.
+ *
+ * What it does not do: restrict reads or execution (the interpreter needs
+ * the whole runtime), or decide whether Landlock is required; sandbox.c and
+ * the self-test do that. Everything after the probe is async-signal-safe:
+ * plain syscalls on stack memory, no malloc, no stdio.
+ */
+#include "landlock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <linux/types.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Syscall numbers are the same on every architecture (generic table). */
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+
+/* Filesystem rights newer than Debian 12's header. */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13) /* ABI 2 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#endif
+/* Network rights (ABI 4) and scopes (ABI 6). */
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#endif
+#ifndef LANDLOCK_ACCESS_NET_CONNECT_TCP
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
+/* The ABI 6 layout of struct landlock_ruleset_attr. The kernel accepts a
+ * larger struct than it knows as long as the unknown tail is zero, so one
+ * layout serves every ABI: fields an old kernel does not know stay 0. */
+struct mcpx_landlock_ruleset_attr {
+	__u64 handled_access_fs;
+	__u64 handled_access_net;
+	__u64 scoped;
+};
+
+/* The ABI 1 layout is packed; redeclared so we do not depend on the header's
+ * name for it either. */
+struct mcpx_landlock_path_beneath_attr {
+	__u64 allowed_access;
+	__s32 parent_fd;
+} __attribute__((packed));
+
+#define MCPX_LANDLOCK_RULE_PATH_BENEATH 1
+
+/* Rights that create, change or remove filesystem content. */
+#define FS_WRITE_ABI1                                                                              \
+	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |                           \
+	 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |                           \
+	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | \
+	 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
+
+/* Rights Landlock accepts on a single file (not a directory) in a rule. */
+#define FS_FILE_RIGHTS                                                                             \
+	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+int mcpx_landlock_abi(void)
+{
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	return abi > 0 ? (int)abi : 0;
+}
+
+/* The write rights this kernel knows; handling a right the kernel does not
+ * know makes landlock_create_ruleset fail with EINVAL. */
+static __u64 handled_fs(int abi)
+{
+	__u64 fs = FS_WRITE_ABI1;
+
+	if (abi >= 2)
+		fs |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	/* ioctl on device files (ttys, block devices) is an old source of
+	 * kernel bugs; the run only needs ioctl on pipes and its own files. */
+	if (abi >= 5)
+		fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return fs;
+}
+
+/* Grants rights beneath path. A path that does not exist (a minimal
+ * container without /dev/shm) is skipped: not granting is the safe side. */
+static int allow_path(int ruleset, const char *path, __u64 rights, int optional)
+{
+	struct mcpx_landlock_path_beneath_attr pb;
+	int fd, rc, saved;
+
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return optional && errno == ENOENT ? 0 : -errno;
+	pb.allowed_access = rights;
+	pb.parent_fd = fd;
+	rc = (int)syscall(__NR_landlock_add_rule, ruleset, MCPX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+	saved = errno;
+	close(fd);
+	return rc < 0 ? -saved : 0;
+}
+
+int mcpx_landlock_apply(int abi, const char *workdir)
+{
+	struct mcpx_landlock_ruleset_attr attr = {0};
+	__u64 fs = handled_fs(abi);
+	int ruleset, rc;
+
+	if (abi <= 0)
+		return -EOPNOTSUPP;
+	attr.handled_access_fs = fs;
+	/* TCP is handled with no rule at all: every bind and connect fails,
+	 * a second wall behind seccomp's socket-family filter. */
+	if (abi >= 4)
+		attr.handled_access_net =
+			LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	/* Without scoping, same-uid code (the pod case) could kill the server
+	 * or the next run's warm interpreter, or connect to an abstract socket. */
+	if (abi >= 6)
+		attr.scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+
+	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (ruleset < 0)
+		return -errno;
+
+	/* The workdir is the run's own: every handled right. */
+	rc = allow_path(ruleset, workdir, fs, 0);
+	/* Writes to /dev/null are how programs discard output. */
+	if (!rc)
+		rc = allow_path(ruleset, "/dev/null", fs & FS_FILE_RIGHTS, 1);
+	/* multiprocessing's SemLock needs sem_open in /dev/shm. Device nodes
+	 * and cross-directory renames are left out; the server wipes what the
+	 * run leaves there. */
+	if (!rc)
+		rc = allow_path(ruleset, "/dev/shm",
+				fs & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+				       LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV),
+				1);
+	if (!rc && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
+		rc = -errno;
+	close(ruleset);
+	return rc;
+}

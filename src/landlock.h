@@ -1,0 +1,24 @@
+/*
+ * landlock.h - the Landlock layer of the sandbox: probe the ABI once in the
+ * parent, apply the per-run ruleset in the child.
+ *
+ * Private to the sandbox module. Debian 12's <linux/landlock.h> stops at
+ * ABI 1-2, so landlock.c defines the newer constants and its own attribute
+ * struct itself and calls the syscalls by number.
+ */
+#ifndef MCPX_LANDLOCK_H
+#define MCPX_LANDLOCK_H
+
+/* Returns the kernel's Landlock ABI version (1, 2, ...), or 0 when Landlock is
+ * not built in or disabled at boot. */
+int mcpx_landlock_abi(void);
+
+/* Restricts the calling process (and everything it later execs or forks):
+ * writes only beneath workdir, /dev/null and /dev/shm; TCP bind/connect
+ * denied (ABI >= 4); signals and abstract unix sockets scoped (ABI >= 6).
+ * Reads and execution stay unrestricted. Requires no_new_privs. Only
+ * async-signal-safe syscalls: it runs in the forked child. Returns 0 or
+ * -errno. */
+int mcpx_landlock_apply(int abi, const char *workdir);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * metrics.c - the process's Prometheus metrics, in text exposition format
+ * 0.0.4.
+ *
+ * Modules report events through small functions; /metrics calls
+ * mcpx_metrics_render(). Every label set is bounded by a fixed table, and
+ * values outside it are folded into "other", so no client can create an
+ * unbounded number of series (a cardinality explosion is a denial of service
+ * on the monitoring system). State is process-wide and unsynchronised: the
+ * server is single-threaded. This module does not serve HTTP and does not
+ * read any other module's state; gauges are handed in at render time.
+ */
+#include "metrics.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "killed", "cancelled",
+                                       "failed", "expired",    "shutdown", "busy",   "other"};
+static const char *const limits[] = {"none",   "timeout",   "memory",    "cpu",
+                                     "output", "processes", "file_size", "other"};
+#define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
+#define N_LIMITS (sizeof(limits) / sizeof(limits[0]))
+
+static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                 2.5,   5,    10,    30,   60,  120,  300};
+#define N_BUCKETS (sizeof(buckets) / sizeof(buckets[0]))
+
+/* Status codes outside 100..599 are not HTTP; they share one "other" slot. */
+#define HTTP_MIN 100
+#define HTTP_MAX 599
+#define HTTP_SLOTS (HTTP_MAX - HTTP_MIN + 2)
+
+/* Layers and info keys come from our own code, not from clients, but the
+ * tables are still fixed so a bug cannot grow them without bound. */
+#define MAX_LAYERS 16
+#define MAX_INFO 16
+#define NAME_MAX_LEN 48
+#define VALUE_MAX_LEN 128
+
+/* The rendered text never legitimately approaches this; the cap keeps a bug
+ * from turning /metrics into an unbounded allocation. */
+#define RENDER_CAP (1u << 20)
+
+struct histogram {
+	uint64_t counts[N_BUCKETS + 1]; /* per bucket, not cumulative; last is +Inf */
+	uint64_t count;
+	double sum;
+};
+
+struct named {
+	char name[NAME_MAX_LEN];
+	char value[VALUE_MAX_LEN];
+	int active;
+	bool used;
+};
+
+static struct {
+	uint64_t executions[N_OUTCOMES][N_LIMITS];
+	struct histogram duration, queue_wait;
+	uint64_t http[HTTP_SLOTS];
+	struct named layers[MAX_LAYERS];
+	struct named info[MAX_INFO];
+} m;
+
+static size_t lookup(const char *const *table, size_t n, const char *s)
+{
+	for (size_t i = 0; i + 1 < n; i++)
+		if (strcmp(table[i], s) == 0)
+			return i;
+	return n - 1; /* "other" is always last */
+}
+
+static void observe(struct histogram *h, double v)
+{
+	size_t i = 0;
+
+	/* A NaN or negative duration is a clock bug upstream; counting it as
+	 * zero keeps _sum meaningful and the buckets monotonic. */
+	if (!(v >= 0))
+		v = 0;
+	while (i < N_BUCKETS && v > buckets[i])
+		i++;
+	h->counts[i]++;
+	h->count++;
+	h->sum += v;
+}
+
+void mcpx_metrics_execution(const char *outcome, const char *limit, double duration_s,
+                            double queue_wait_s)
+{
+	size_t o = lookup(outcomes, N_OUTCOMES, outcome ? outcome : "other");
+	size_t l = limit ? lookup(limits, N_LIMITS, limit) : 0;
+
+	m.executions[o][l]++;
+	/* A "busy" rejection never entered the queue nor ran; observing its
+	 * zeros would drag both distributions towards nothing. */
+	if (strcmp(outcomes[o], "busy") == 0)
+		return;
+	observe(&m.duration, duration_s);
+	observe(&m.queue_wait, queue_wait_s);
+}
+
+void mcpx_metrics_http_response(int status)
+{
+	if (status >= HTTP_MIN && status <= HTTP_MAX)
+		m.http[status - HTTP_MIN]++;
+	else
+		m.http[HTTP_SLOTS - 1]++;
+}
+
+/* Finds or claims the slot for name; NULL when the table is full or the name
+ * too long (it is dropped rather than truncated into a different name). */
+static struct named *named_slot(struct named *t, size_t n, const char *name)
+{
+	struct named *free_slot = NULL;
+
+	if (strlen(name) >= NAME_MAX_LEN)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].used && strcmp(t[i].name, name) == 0)
+			return &t[i];
+		if (!t[i].used && !free_slot)
+			free_slot = &t[i];
+	}
+	if (free_slot) {
+		free_slot->used = true;
+		snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
+	}
+	return free_slot;
+}
+
+void mcpx_metrics_set_layer(const char *layer, int active)
+{
+	struct named *s;
+
+	if (!layer || !layer[0])
+		return;
+	s = named_slot(m.layers, MAX_LAYERS, layer);
+	if (s)
+		s->active = active ? 1 : 0;
+}
+
+/* Label names must match [a-zA-Z_][a-zA-Z0-9_]*; anything else would make
+ * the whole exposition unparsable, so offending characters become '_'. */
+static void sanitize_label_name(char *s)
+{
+	for (char *p = s; *p; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+		          (p != s && *p >= '0' && *p <= '9');
+		if (!ok)
+			*p = '_';
+	}
+}
+
+void mcpx_metrics_set_info(const char *key, const char *value)
+{
+	char name[NAME_MAX_LEN];
+	struct named *s;
+
+	if (!key || !key[0] || !value || strlen(key) >= sizeof(name))
+		return;
+	snprintf(name, sizeof(name), "%s", key);
+	sanitize_label_name(name);
+	s = named_slot(m.info, MAX_INFO, name);
+	if (s)
+		snprintf(s->value, sizeof(s->value), "%s", value);
+}
+
+/* A growable buffer with a hard cap, in the spirit of curl's dynbuf. */
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = true;
+			return;
+		}
+		if ((size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t want = b->cap ? b->cap * 2 : 4096;
+		while (want < b->len + (size_t)n + 1)
+			want *= 2;
+		if (want > RENDER_CAP) {
+			b->failed = true;
+			return;
+		}
+		char *np = realloc(b->p, want);
+		if (!np) {
+			b->failed = true;
+			return;
+		}
+		b->p = np;
+		b->cap = want;
+	}
+}
+
+/* Label values escape backslash, double quote and newline (format 0.0.4). */
+static void put_label_value(struct buf *b, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\')
+			put(b, "\\\\");
+		else if (*v == '"')
+			put(b, "\\\"");
+		else if (*v == '\n')
+			put(b, "\\n");
+		else
+			put(b, "%c", *v);
+	}
+}
+
+/* Prints the shortest decimal that reads back as the same double, laid out
+ * like the Go client library's strconv 'g' format (plain digits for
+ * exponents -4..5, else scientific), so "10" stays "10" and sums stay exact
+ * without trailing noise. */
+static void put_double(struct buf *b, double v)
+{
+	char s[48];
+	int prec, exp10;
+
+	if (isinf(v)) {
+		put(b, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (isnan(v)) {
+		put(b, "NaN");
+		return;
+	}
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(s, sizeof(s), "%.*e", prec - 1, v);
+		if (strtod(s, NULL) == v)
+			break;
+	}
+	snprintf(s, sizeof(s), "%.*e", prec - 1, v);
+	exp10 = atoi(strchr(s, 'e') + 1);
+	if (exp10 >= -4 && exp10 < 6)
+		snprintf(s, sizeof(s), "%.*f", prec - 1 - exp10 > 0 ? prec - 1 - exp10 : 0, v);
+	put(b, "%s", s);
+}
+
+static void put_header(struct buf *b, const char *name, const char *type, const char *help)
+{
+	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_gauge(struct buf *b, const char *name, const char *help, unsigned long long v)
+{
+	put_header(b, name, "gauge", help);
+	put(b, "%s %llu\n", name, v);
+}
+
+static void put_histogram(struct buf *b, const char *name, const char *help,
+                          const struct histogram *h)
+{
+	uint64_t cum = 0;
+
+	put_header(b, name, "histogram", help);
+	for (size_t i = 0; i <= N_BUCKETS; i++) {
+		cum += h->counts[i];
+		put(b, "%s_bucket{le=\"", name);
+		put_double(b, i < N_BUCKETS ? buckets[i] : INFINITY);
+		put(b, "\"} %" PRIu64 "\n", cum);
+	}
+	put(b, "%s_sum ", name);
+	put_double(b, h->sum);
+	put(b, "\n%s_count %" PRIu64 "\n", name, h->count);
+}
+
+static unsigned long long nonneg(long long v)
+{
+	return v < 0 ? 0 : (unsigned long long)v;
+}
+
+char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
+{
+	static const struct mcpx_metrics_gauges zero;
+	struct buf b = {0};
+	bool any_info = false;
+
+	if (!g)
+		g = &zero;
+
+	put_header(&b, "mcp_exec_executions_total", "counter",
+	           "Executions finished, by outcome and the limit that was hit.");
+	for (size_t o = 0; o < N_OUTCOMES; o++)
+		for (size_t l = 0; l < N_LIMITS; l++)
+			if (m.executions[o][l])
+				put(&b,
+				    "mcp_exec_executions_total{outcome=\"%s\",limit=\"%s\"} "
+				    "%" PRIu64 "\n",
+				    outcomes[o], limits[l], m.executions[o][l]);
+
+	put_histogram(&b, "mcp_exec_execution_duration_seconds",
+	              "Wall-clock time of executions in the sandbox.", &m.duration);
+	put_histogram(&b, "mcp_exec_queue_wait_seconds",
+	              "Time executions waited in the queue before starting.", &m.queue_wait);
+
+	put_gauge(&b, "mcp_exec_queue_depth", "Executions waiting in the queue.", g->queue_depth);
+	put_gauge(&b, "mcp_exec_running", "Executions running now.", nonneg(g->running));
+	put_gauge(&b, "mcp_exec_active_sessions", "Sessions seen recently on this replica.",
+	          g->active_sessions);
+	put_gauge(&b, "mcp_exec_sse_streams", "Open SSE streams.", g->sse_streams);
+	put_gauge(&b, "mcp_exec_ready", "1 when the replica accepts work.", g->ready ? 1 : 0);
+	put_gauge(&b, "mcp_exec_draining", "1 while shutting down.", g->draining ? 1 : 0);
+
+	put_header(&b, "mcp_exec_http_responses_total", "counter",
+	           "HTTP responses sent, by status code.");
+	for (int i = 0; i < HTTP_SLOTS; i++) {
+		if (!m.http[i])
+			continue;
+		if (i < HTTP_SLOTS - 1)
+			put(&b, "mcp_exec_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
+			    HTTP_MIN + i, m.http[i]);
+		else
+			put(&b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
+			    m.http[i]);
+	}
+
+	put_header(&b, "mcp_exec_sandbox_layer", "gauge",
+	           "1 for each sandbox layer that is active, 0 for each that is not.");
+	for (size_t i = 0; i < MAX_LAYERS; i++) {
+		if (!m.layers[i].used)
+			continue;
+		put(&b, "mcp_exec_sandbox_layer{layer=\"");
+		put_label_value(&b, m.layers[i].name);
+		put(&b, "\"} %d\n", m.layers[i].active);
+	}
+
+	put_header(&b, "mcp_exec_build_info", "gauge", "The version of this build.");
+	put(&b, "mcp_exec_build_info{version=\"");
+	put_label_value(&b, MCPX_VERSION);
+	put(&b, "\"} 1\n");
+
+	put_header(&b, "mcp_exec_info", "gauge", "Settings of this replica, as labels.");
+	for (size_t i = 0; i < MAX_INFO; i++) {
+		if (!m.info[i].used)
+			continue;
+		put(&b, "%s%s=\"", any_info ? "," : "mcp_exec_info{", m.info[i].name);
+		put_label_value(&b, m.info[i].value);
+		put(&b, "\"");
+		any_info = true;
+	}
+	if (any_info)
+		put(&b, "} 1\n");
+
+	if (b.failed) {
+		free(b.p);
+		return NULL;
+	}
+	if (len)
+		*len = b.len;
+	return b.p;
+}

@@ -1,0 +1,687 @@
+/*
+ * sandbox.c - the parent side of the sandbox: start-up probe, spawn, kill,
+ * reap and clean up one run.
+ *
+ * What it does: at start-up it makes the server non-dumpable (same-uid code
+ * cannot read its /proc files) and a child subreaper (orphans of a run come
+ * back to us instead of init), probes Landlock and seccomp and compiles the
+ * filter once. Per run it creates the workdir, writes main.py, prepares every
+ * string and limit the child needs, forks, and waits on a close-on-exec error
+ * pipe until the child has either exec'd the interpreter or reported the step
+ * that failed. Killing is by process group (the child called setsid and
+ * seccomp keeps it there) plus a /proc sweep for anything re-parented to us;
+ * reaping waits only for pids it found itself.
+ *
+ * What it does not do: watch fds or enforce wall-clock time (the executor
+ * does, with the returned pipes and pidfd), or know anything about MCP.
+ *
+ * Bookkeeping: a small registry of live run leaders, guarded by a mutex held
+ * across fork, tells the /proc sweep which children of the server are run
+ * leaders (never touched by another run's sweep) and which are orphans.
+ */
+#include "sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "log.h"
+#include "sandbox_child.h"
+#include "seccomp_policy.h"
+#include "workdir.h"
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+
+/* Concurrent runs (and warm interpreters) the registry can track. */
+#define MAX_LIVE_RUNS 256
+/* Orphans handled per sweep round, and rounds per reap. */
+#define MAX_ORPHANS 256
+#define MAX_SWEEP_ROUNDS 64
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t live_leaders[MAX_LIVE_RUNS];
+
+/* Caller holds registry_lock. */
+static bool registry_has(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_LIVE_RUNS; i++)
+		if (live_leaders[i] == pid)
+			return true;
+	return false;
+}
+
+/* Caller holds registry_lock. */
+static int registry_add(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_LIVE_RUNS; i++) {
+		if (live_leaders[i] == 0) {
+			live_leaders[i] = pid;
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
+static bool registry_full(void)
+{
+	return !registry_has(0);
+}
+
+static void registry_remove(pid_t pid)
+{
+	size_t i;
+
+	pthread_mutex_lock(&registry_lock);
+	for (i = 0; i < MAX_LIVE_RUNS; i++)
+		if (live_leaders[i] == pid)
+			live_leaders[i] = 0;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* ---- /proc scanning ---------------------------------------------------- */
+
+struct proc_stat {
+	pid_t pid;
+	char state;
+	pid_t ppid;
+	pid_t pgrp;
+};
+
+/* Parses /proc/<pid>/stat. comm may contain spaces and ')', so the fields
+ * are read after the last ')'. */
+static int read_proc_stat(int procfd, const char *name, struct proc_stat *ps)
+{
+	char path[64], buf[512];
+	const char *p;
+	ssize_t n;
+	int fd;
+	long ppid, pgrp;
+
+	snprintf(path, sizeof(path), "%s/stat", name);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %ld %ld", &ps->state, &ppid, &pgrp) != 3)
+		return -EIO;
+	ps->pid = (pid_t)strtol(name, NULL, 10);
+	ps->ppid = (pid_t)ppid;
+	ps->pgrp = (pid_t)pgrp;
+	return 0;
+}
+
+/* Calls fn for every process in /proc; stops early when fn returns non-zero. */
+static int scan_procs(int (*fn)(const struct proc_stat *ps, void *arg), void *arg)
+{
+	struct proc_stat ps;
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!rc && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		if (read_proc_stat(dirfd(d), de->d_name, &ps) == 0)
+			rc = fn(&ps, arg);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int live_member(const struct proc_stat *ps, void *arg)
+{
+	pid_t pgid = *(pid_t *)arg;
+
+	return ps->pgrp == pgid && ps->state != 'Z' && ps->state != 'X';
+}
+
+static bool group_has_live_member(pid_t pgid)
+{
+	return scan_procs(live_member, &pgid) > 0;
+}
+
+struct orphan_scan {
+	pid_t pgid;    /* the run's group */
+	pid_t self;    /* getpid() of the server */
+	bool kill_only; /* kill: members of the group even if not our children */
+	pid_t pids[MAX_ORPHANS];
+	size_t n;
+};
+
+/* A child of ours that is neither a run leader nor in a live run's group can
+ * only be a process that escaped a run (setsid, when seccomp is missing) and
+ * was re-parented to us; the design says this module is the only one that
+ * forks. Caller holds registry_lock. */
+static bool is_stray_child(const struct proc_stat *ps, pid_t self)
+{
+	return ps->ppid == self && !registry_has(ps->pid) && !registry_has(ps->pgrp);
+}
+
+static int collect_orphan(const struct proc_stat *ps, void *arg)
+{
+	struct orphan_scan *s = arg;
+	bool ours;
+
+	if (ps->pid == s->pgid)
+		return 0; /* the leader is handled by wait4 */
+	if (ps->pgrp == s->pgid)
+		ours = s->kill_only ? ps->state != 'Z' : ps->ppid == s->self;
+	else
+		ours = is_stray_child(ps, s->self) && (s->kill_only ? ps->state != 'Z' : true);
+	if (ours && s->n < MAX_ORPHANS)
+		s->pids[s->n++] = ps->pid;
+	return 0;
+}
+
+/* Kills (and with reap, waits for) the run's remaining processes. The
+ * decision is made under registry_lock so a leader being forked right now is
+ * never mistaken for a stray. Returns how many were found. */
+static size_t sweep(pid_t pgid, bool reap)
+{
+	struct orphan_scan s = {.pgid = pgid, .self = getpid(), .kill_only = !reap};
+	size_t i;
+
+	pthread_mutex_lock(&registry_lock);
+	(void)scan_procs(collect_orphan, &s);
+	for (i = 0; i < s.n; i++)
+		(void)kill(s.pids[i], SIGKILL);
+	pthread_mutex_unlock(&registry_lock);
+	for (i = 0; reap && i < s.n; i++) {
+		while (waitpid(s.pids[i], NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	return s.n;
+}
+
+/* SIGKILLs the group until no live member is left. Only valid while the
+ * leader is unreaped: its zombie keeps the pgid from being reused. A fork
+ * racing with the kill is aborted by the kernel, so this converges quickly;
+ * the loop is bounded for processes stuck in uninterruptible sleep. */
+static void kill_group(pid_t pgid)
+{
+	struct timespec ts = {0, 1000000};
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (kill(-pgid, SIGKILL) < 0 && errno == ESRCH)
+			return;
+		if (!group_has_live_member(pgid))
+			return;
+		nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 32000000)
+			ts.tv_nsec *= 2;
+	}
+}
+
+/* RLIMIT_NPROC counts every task (thread) of the real uid, in the pod
+ * including the server's threads and other containers' processes of 65532.
+ * The budget is therefore added to what the uid has right now. */
+static unsigned long count_uid_tasks(uid_t uid)
+{
+	unsigned long total = 0;
+	struct dirent *de;
+	char path[300], buf[4096];
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		const char *u, *t;
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/status", de->d_name);
+		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		u = strstr(buf, "\nUid:");
+		t = strstr(buf, "\nThreads:");
+		if (u && t && strtoul(u + 5, NULL, 10) == uid)
+			total += strtoul(t + 9, NULL, 10);
+	}
+	closedir(d);
+	return total;
+}
+
+/* ---- start-up ---------------------------------------------------------- */
+
+int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
+		      struct mcpx_err *err)
+{
+	struct stat st;
+	int rc;
+
+	memset(sb, 0, sizeof(*sb));
+	if (!python || python[0] != '/')
+		return mcpx_err_set(err, EINVAL, "python must be an absolute path");
+	if (!workdir_base || workdir_base[0] != '/')
+		return mcpx_err_set(err, EINVAL, "workdir base must be an absolute path");
+	if (strlen(python) >= sizeof(sb->python) ||
+	    strlen(workdir_base) >= sizeof(sb->workdir_base) - 64)
+		return mcpx_err_set(err, ENAMETOOLONG, "python or workdir base path too long");
+	if (access(python, X_OK) < 0)
+		return mcpx_err_set(err, errno, "python %s is not executable: %s", python,
+				    strerror(errno));
+	if (stat(workdir_base, &st) < 0 || !S_ISDIR(st.st_mode))
+		return mcpx_err_set(err, errno ? errno : ENOTDIR,
+				    "workdir base %s is not a directory", workdir_base);
+	strcpy(sb->python, python);
+	strcpy(sb->workdir_base, workdir_base);
+	sb->server_pid = getpid();
+
+	/* Without this, same-uid run code reads /proc/<server>/environ and
+	 * maps (measured in the pod simulation). */
+	sb->layers.dumpable_off = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
+	/* Orphans of a run come back to us, so the sweep can find them. */
+	sb->layers.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+	sb->layers.no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) >= 0;
+	sb->layers.rlimits = true;
+	sb->layers.uid_drop = geteuid() == 0;
+	sb->run_uid = sb->layers.uid_drop ? MCPX_SANDBOX_UID : geteuid();
+	sb->run_gid = sb->layers.uid_drop ? MCPX_SANDBOX_GID : getegid();
+
+	sb->layers.landlock_abi = mcpx_landlock_abi();
+	sb->layers.landlock = sb->layers.landlock_abi > 0;
+	sb->layers.landlock_net = sb->layers.landlock_abi >= 4;
+	sb->layers.landlock_scope = sb->layers.landlock_abi >= 6;
+
+	if (mcpx_seccomp_available()) {
+		rc = mcpx_seccomp_policy_build(sb->server_pid, &sb->filter, err);
+		if (rc)
+			return rc;
+		sb->layers.seccomp = true;
+	}
+	return 0;
+}
+
+void mcpx_sandbox_free(struct mcpx_sandbox *sb)
+{
+	mcpx_seccomp_policy_free(&sb->filter);
+}
+
+void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
+{
+	const struct mcpx_sandbox_layers *l = &sb->layers;
+	char ll[64];
+
+	if (l->landlock)
+		snprintf(ll, sizeof(ll), "landlock(abi=%d%s%s)", l->landlock_abi,
+			 l->landlock_net ? ",net" : "", l->landlock_scope ? ",scope" : "");
+	else
+		snprintf(ll, sizeof(ll), "landlock=off");
+	snprintf(buf, len, "%s %s uid=%u%s %s %s %s %s", l->seccomp ? "seccomp" : "seccomp=off", ll,
+		 (unsigned)sb->run_uid, l->uid_drop ? "(dropped-from-root)" : "(same-as-server)",
+		 l->no_new_privs ? "no_new_privs" : "no_new_privs=off",
+		 l->rlimits ? "rlimits" : "rlimits=off", l->subreaper ? "subreaper" : "subreaper=off",
+		 l->dumpable_off ? "nondumpable" : "dumpable");
+}
+
+/* ---- spawn -------------------------------------------------------------- */
+
+/* Everything the child reads lives here, filled before fork. */
+struct spawn_buf {
+	struct mcpx_child_args args;
+	char home[4200], tmpdir[4200], mplconfig[4200];
+	char *envp[16];
+	char *argv[6];
+};
+
+/* Adds one limit, never above the current hard limit: the child sets its
+ * limits after dropping privileges, when it can only lower them. */
+static void add_rlimit(struct mcpx_child_args *a, int resource, rlim_t soft, rlim_t hard)
+{
+	struct rlimit cur;
+
+	if (a->n_rlimits >= MCPX_CHILD_MAX_RLIMITS)
+		return;
+	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+		if (hard > cur.rlim_max)
+			hard = cur.rlim_max;
+		if (soft > hard)
+			soft = hard;
+	}
+	a->rlimits[a->n_rlimits].resource = resource;
+	a->rlimits[a->n_rlimits].lim.rlim_cur = soft;
+	a->rlimits[a->n_rlimits].lim.rlim_max = hard;
+	a->n_rlimits++;
+}
+
+/* A zero field leaves that limit as inherited (except NPROC, see below). */
+static void prepare_rlimits(struct mcpx_child_args *a, const struct mcpx_limits *lim, uid_t uid)
+{
+	add_rlimit(a, RLIMIT_CORE, 0, 0);
+	if (lim->memory_mb)
+		add_rlimit(a, RLIMIT_AS, (rlim_t)lim->memory_mb << 20, (rlim_t)lim->memory_mb << 20);
+	if (lim->cpu_s)
+		add_rlimit(a, RLIMIT_CPU, lim->cpu_s, (rlim_t)lim->cpu_s + 1);
+	if (lim->file_mb)
+		add_rlimit(a, RLIMIT_FSIZE, (rlim_t)lim->file_mb << 20, (rlim_t)lim->file_mb << 20);
+	if (lim->open_files)
+		add_rlimit(a, RLIMIT_NOFILE, lim->open_files, lim->open_files);
+	if (lim->max_procs) {
+		rlim_t n = (rlim_t)count_uid_tasks(uid) + lim->max_procs;
+
+		add_rlimit(a, RLIMIT_NPROC, n, n);
+	}
+	add_rlimit(a, RLIMIT_MSGQUEUE, 0, 0);
+	add_rlimit(a, RLIMIT_MEMLOCK, 0, 0);
+}
+
+static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd)
+{
+	size_t i = 0;
+
+	snprintf(b->home, sizeof(b->home), "HOME=%s", wd);
+	snprintf(b->tmpdir, sizeof(b->tmpdir), "TMPDIR=%s", wd);
+	snprintf(b->mplconfig, sizeof(b->mplconfig), "MPLCONFIGDIR=%s", wd);
+	/* The complete environment: nothing is inherited from the server. */
+	b->envp[i++] = (char *)"PATH=/usr/bin:/bin";
+	b->envp[i++] = b->home;
+	b->envp[i++] = b->tmpdir;
+	b->envp[i++] = (char *)"LANG=C.UTF-8";
+	b->envp[i++] = (char *)"PYTHONIOENCODING=utf-8";
+	/* One BLAS/OpenMP thread: each extra OpenBLAS thread reserves ~140 MB
+	 * of address space (RLIMIT_AS), and OpenBLAS spins at exit under a
+	 * tight RLIMIT_AS with more than one. */
+	b->envp[i++] = (char *)"OPENBLAS_NUM_THREADS=1";
+	b->envp[i++] = (char *)"OMP_NUM_THREADS=1";
+	b->envp[i++] = (char *)"MKL_NUM_THREADS=1";
+	/* glibc reserves 64 MiB of address space per malloc arena. */
+	b->envp[i++] = (char *)"MALLOC_ARENA_MAX=2";
+	b->envp[i++] = (char *)"MPLBACKEND=Agg";
+	b->envp[i++] = b->mplconfig;
+	b->envp[i] = NULL;
+
+	/* -I: ignore PYTHON* variables, no user site, no cwd on sys.path;
+	 * -u: unbuffered output, so it streams; -B: no .pyc writes. */
+	b->argv[0] = (char *)sb->python;
+	b->argv[1] = (char *)"-I";
+	b->argv[2] = (char *)"-u";
+	b->argv[3] = (char *)"-B";
+	b->argv[4] = (char *)"main.py";
+	b->argv[5] = NULL;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Reads the child's verdict: 0 when execve succeeded, else -errno with the
+ * failed step in err. */
+static int read_verdict(int fd, struct mcpx_err *err)
+{
+	int code = 0, step, e;
+	ssize_t n;
+
+	do
+		n = read(fd, &code, sizeof(code));
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(code))
+		return mcpx_err_set(err, EIO, "sandbox setup failed: unreadable error pipe");
+	step = code >> 16;
+	e = code & 0xffff;
+	if (!e)
+		e = EIO;
+	return mcpx_err_set(err, e, "sandbox setup failed at step %s: %s",
+			    mcpx_sandbox_child_step_name(step), strerror(e));
+}
+
+static void proc_reset(struct mcpx_sandbox_proc *proc)
+{
+	memset(proc, 0, sizeof(*proc));
+	proc->pid = -1;
+	proc->pidfd = -1;
+	proc->stdin_fd = -1;
+	proc->stdout_fd = -1;
+	proc->stderr_fd = -1;
+}
+
+int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
+		       struct mcpx_err *err)
+{
+	struct spawn_buf *b;
+	/* [0] read end, [1] write end */
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1};
+	pid_t pid = -1;
+	int rc, st;
+
+	proc_reset(proc);
+	proc->run_uid = sb->run_uid;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
+
+	rc = mcpx_workdir_create(sb->workdir_base, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
+				 proc->workdir, sizeof(proc->workdir));
+	if (rc) {
+		mcpx_err_set(err, -rc, "sandbox: cannot create workdir in %s: %s",
+			     sb->workdir_base, strerror(-rc));
+		goto fail;
+	}
+	rc = mcpx_workdir_write_file(proc->workdir, "main.py", code, code_len,
+				     sb->layers.uid_drop, sb->run_uid, sb->run_gid);
+	if (rc) {
+		mcpx_err_set(err, -rc, "sandbox: cannot write main.py: %s", strerror(-rc));
+		goto fail;
+	}
+
+	prepare_rlimits(&b->args, lim, sb->run_uid);
+	prepare_exec(b, sb, proc->workdir);
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    pipe2(ep, O_CLOEXEC) < 0) {
+		rc = mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
+		goto fail;
+	}
+	b->args.parent = getpid();
+	b->args.stdin_fd = in[0];
+	b->args.stdout_fd = out[1];
+	b->args.stderr_fd = errp[1];
+	b->args.errpipe_fd = ep[1];
+	b->args.drop_uid = sb->layers.uid_drop;
+	b->args.uid = sb->run_uid;
+	b->args.gid = sb->run_gid;
+	b->args.workdir = proc->workdir;
+	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
+	b->args.filter = sb->layers.seccomp ? &sb->filter : NULL;
+	b->args.python = sb->python;
+	b->args.argv = b->argv;
+	b->args.envp = b->envp;
+
+	/* ctime of what the run creates is at or after this (same coarse
+	 * clock the filesystem uses). */
+	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
+
+	/* The registry lock is held across fork so that no concurrent sweep
+	 * sees the new leader before it is registered. fork, not vfork: the
+	 * child runs real setup code. */
+	pthread_mutex_lock(&registry_lock);
+	if (registry_full()) {
+		pthread_mutex_unlock(&registry_lock);
+		rc = mcpx_err_set(err, EAGAIN, "sandbox: too many live runs");
+		goto fail;
+	}
+	pid = fork();
+	if (pid == 0)
+		mcpx_sandbox_child_exec(&b->args);
+	if (pid > 0)
+		(void)registry_add(pid);
+	pthread_mutex_unlock(&registry_lock);
+	if (pid < 0) {
+		rc = mcpx_err_set(err, errno, "sandbox: fork: %s", strerror(errno));
+		goto fail;
+	}
+	proc->pid = pid;
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&errp[1]);
+	close_fd(&ep[1]);
+
+	/* Race-free: an unreaped child's pid cannot be recycled. */
+	proc->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	if (proc->pidfd < 0) {
+		rc = mcpx_err_set(err, errno, "sandbox: pidfd_open: %s", strerror(errno));
+		goto fail;
+	}
+	rc = read_verdict(ep[0], err);
+	close_fd(&ep[0]);
+	if (rc)
+		goto fail;
+
+	if (set_nonblock(in[1]) || set_nonblock(out[0]) || set_nonblock(errp[0])) {
+		rc = mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
+		goto fail;
+	}
+	proc->stdin_fd = in[1];
+	proc->stdout_fd = out[0];
+	proc->stderr_fd = errp[0];
+	free(b);
+	return 0;
+
+fail:
+	if (pid > 0) {
+		/* The child either exited with 127 or is killed here; either
+		 * way it is reaped before we return. */
+		(void)kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		registry_remove(pid);
+	}
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	close_fd(&errp[0]);
+	close_fd(&errp[1]);
+	close_fd(&ep[0]);
+	close_fd(&ep[1]);
+	close_fd(&proc->pidfd);
+	if (proc->workdir[0])
+		(void)mcpx_workdir_remove(proc->workdir);
+	proc->workdir[0] = '\0';
+	proc->pid = -1;
+	free(b);
+	return rc < 0 ? rc : -EIO;
+}
+
+/* ---- kill, reap, cleanup ------------------------------------------------ */
+
+void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
+{
+	if (!proc || proc->pid <= 0)
+		return;
+	/* After the leader is reaped its pgid may be reused by an unrelated
+	 * process, so the group kill is only sent before that. */
+	if (!proc->reaped)
+		kill_group(proc->pid);
+	(void)sweep(proc->pid, false);
+}
+
+int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru)
+{
+	struct rusage r = {0};
+	siginfo_t si;
+	int st = 0, round;
+
+	if (!proc || proc->pid <= 0 || proc->reaped)
+		return -ECHILD;
+	/* Wait for the exit but leave the zombie: it holds the pgid while
+	 * the group is swept. */
+	while (waitid(P_PID, (id_t)proc->pid, &si, WEXITED | WNOWAIT) < 0)
+		if (errno != EINTR)
+			return -errno;
+	kill_group(proc->pid);
+	while (wait4(proc->pid, &st, 0, &r) < 0)
+		if (errno != EINTR)
+			return -errno;
+	proc->reaped = true;
+	registry_remove(proc->pid);
+	/* Killed members became zombies re-parented to us (subreaper); each
+	 * round also catches the children of strays killed in the one before. */
+	for (round = 0; round < MAX_SWEEP_ROUNDS; round++)
+		if (sweep(proc->pid, true) == 0)
+			break;
+	if (status)
+		*status = st;
+	if (ru)
+		*ru = r;
+	return 0;
+}
+
+void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
+{
+	int rc;
+
+	if (!proc)
+		return;
+	if (proc->pid > 0 && !proc->reaped) {
+		mcpx_sandbox_kill(proc);
+		(void)mcpx_sandbox_reap(proc, NULL, NULL);
+	}
+	close_fd(&proc->stdin_fd);
+	close_fd(&proc->stdout_fd);
+	close_fd(&proc->stderr_fd);
+	close_fd(&proc->pidfd);
+	if (proc->workdir[0]) {
+		rc = mcpx_workdir_remove(proc->workdir);
+		if (rc)
+			mcpx_warn("sandbox: cannot remove workdir %s: %s", proc->workdir,
+				  strerror(-rc));
+		proc->workdir[0] = '\0';
+	}
+	if (proc->started.tv_sec) {
+		rc = mcpx_workdir_wipe_owned_since("/dev/shm", proc->run_uid, &proc->started);
+		if (rc)
+			mcpx_warn("sandbox: cannot wipe /dev/shm: %s", strerror(-rc));
+		proc->started.tv_sec = 0;
+	}
+}

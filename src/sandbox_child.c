@@ -1,0 +1,293 @@
+/*
+ * sandbox_child.c - the child side of a sandboxed run: one straight-line
+ * sequence from fork() to execve().
+ *
+ * What it does: after fork() the child ties its life to the server, resets
+ * what it inherited (signals, fds), gets its own session and process group,
+ * drops root when started as root, enters the workdir, lowers its limits,
+ * sets no_new_privs, enforces Landlock, installs the seccomp filter and only
+ * then execs the interpreter with a scrubbed environment. Each step is one
+ * small function whose comment names the threat it stops. Any failure writes
+ * (step << 16) | errno to the close-on-exec error pipe and exits with 127, so
+ * the parent can tell "could not start" from "ran and failed" (as libuv's
+ * uv__process_child_init does): 0 bytes on the pipe means execve succeeded.
+ *
+ * What it does not do: allocate, format or log. The server is multithreaded,
+ * so between fork and execve only async-signal-safe calls are allowed; every
+ * string and table was prepared by the parent (sandbox.c). Seccomp goes last
+ * so it never filters the setup itself (bubblewrap does the same).
+ */
+#include "sandbox_child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "landlock.h"
+
+#ifndef __NR_close_range
+#define __NR_close_range 436
+#endif
+
+static const char *const step_names[] = {
+	[MCPX_STEP_PDEATHSIG] = "pdeathsig",
+	[MCPX_STEP_SIGNALS] = "signals",
+	[MCPX_STEP_SETSID] = "setsid",
+	[MCPX_STEP_FDS] = "fds",
+	[MCPX_STEP_CLOSE_FDS] = "close_fds",
+	[MCPX_STEP_OOM_SCORE] = "oom_score_adj",
+	[MCPX_STEP_DROP_UID] = "drop_uid",
+	[MCPX_STEP_VERIFY_UID] = "verify_uid",
+	[MCPX_STEP_CHDIR] = "chdir",
+	[MCPX_STEP_RLIMITS] = "rlimits",
+	[MCPX_STEP_NO_NEW_PRIVS] = "no_new_privs",
+	[MCPX_STEP_LANDLOCK] = "landlock",
+	[MCPX_STEP_SECCOMP] = "seccomp",
+	[MCPX_STEP_EXECVE] = "execve",
+};
+
+const char *mcpx_sandbox_child_step_name(int step)
+{
+	if (step <= 0 || step >= (int)(sizeof(step_names) / sizeof(step_names[0])) ||
+	    !step_names[step])
+		return "unknown";
+	return step_names[step];
+}
+
+/* Reports the failed step to the parent and exits without running atexit
+ * handlers or flushing stdio buffers copied from the server. */
+__attribute__((noreturn)) static void fail(int errfd, int step, int err)
+{
+	int code = (step << 16) | (err & 0xffff);
+	ssize_t n;
+
+	do
+		n = write(errfd, &code, sizeof(code));
+	while (n < 0 && errno == EINTR);
+	_exit(127);
+}
+
+/* Threat: the server dies (crash, OOM kill) and the run keeps going with
+ * nobody to enforce its time limit. The getppid check closes the race where
+ * the server died before the prctl. */
+static int die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return -errno;
+	return getppid() == parent ? 0 : -ESRCH;
+}
+
+/* Threat: dispositions and the mask survive execve; an inherited SIG_IGN
+ * (the server ignores SIGPIPE) or a blocked SIGTERM/SIGXCPU would change how
+ * the run reacts to limits and to the server's kill. */
+static int reset_signals(void)
+{
+	struct sigaction dfl = {0};
+	sigset_t none;
+	int sig;
+
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	/* glibc refuses its internal real-time signals with EINVAL; those are
+	 * never ignored, so the error is expected and harmless. */
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	return sigprocmask(SIG_SETMASK, &none, NULL) < 0 ? -errno : 0;
+}
+
+/* Threat: a run that shares the server's session or process group cannot be
+ * killed as a unit. After setsid pgid == sid == pid, which is what the
+ * parent's kill(-pid) relies on (seccomp then forbids leaving it). */
+static int new_session(void)
+{
+	return setsid() < 0 ? -errno : 0;
+}
+
+/* Threat: the run talking to the server through an inherited fd. Exactly
+ * four fds survive: the stdin pipe, the two output pipes and the error pipe
+ * (fd 3, closed by execve). Everything is first copied above 3 so that a
+ * pipe that happens to be fd 0..3 is not overwritten by another one. */
+static int install_fds(const struct mcpx_child_args *a, int *errfd)
+{
+	int in, out, err, ep;
+
+	ep = fcntl(a->errpipe_fd, F_DUPFD_CLOEXEC, 4);
+	if (ep < 0)
+		return -errno;
+	*errfd = ep;
+	in = fcntl(a->stdin_fd, F_DUPFD_CLOEXEC, 4);
+	out = fcntl(a->stdout_fd, F_DUPFD_CLOEXEC, 4);
+	err = fcntl(a->stderr_fd, F_DUPFD_CLOEXEC, 4);
+	if (in < 0 || out < 0 || err < 0)
+		return -errno;
+	/* dup2 clears close-on-exec on 0, 1 and 2; dup3 keeps it on 3. */
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		return -errno;
+	if (dup3(ep, 3, O_CLOEXEC) < 0)
+		return -errno;
+	*errfd = 3;
+	return 0;
+}
+
+/* Threat: any other fd of the server (listening socket, client connections,
+ * other runs' pipes, the audit log) leaking into the run. Most are already
+ * close-on-exec; this does not rely on every library getting that right. */
+static int close_other_fds(void)
+{
+	struct rlimit rl;
+	long fd, max;
+
+	if (syscall(__NR_close_range, 4U, ~0U, 0U) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	/* Kernels before 5.9: close one by one up to the fd limit. */
+	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1U << 20) ? (long)rl.rlim_cur
+									       : (1L << 20);
+	for (fd = 4; fd < max; fd++)
+		(void)close((int)fd);
+	return 0;
+}
+
+/* Threat: a memory-hungry run making the kernel OOM killer pick the server.
+ * Raising one's own score needs no privilege. It runs before the uid drop
+ * because dropping root makes the process non-dumpable, which turns its
+ * /proc/self files root-owned and unwritable for the dropped uid. */
+static int raise_oom_score(void)
+{
+	static const char val[] = "1000";
+	ssize_t n;
+	int fd, rc = 0;
+
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, sizeof(val) - 1);
+	if (n < 0)
+		rc = -errno;
+	else if (n != (ssize_t)(sizeof(val) - 1))
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+/* Threat: run code with root's power over the host (started as root, in CI
+ * or locally). Raw syscalls rather than glibc wrappers: the wrappers
+ * broadcast credential changes to all threads, and after fork this thread is
+ * the only one. In the pod the server already runs as 65532 and cannot
+ * change uid, so this step is skipped. */
+static int drop_uid(const struct mcpx_child_args *a)
+{
+	if (!a->drop_uid)
+		return 0;
+	if (syscall(SYS_setgroups, 0, NULL) < 0)
+		return -errno;
+	if (syscall(SYS_setresgid, a->gid, a->gid, a->gid) < 0)
+		return -errno;
+	if (syscall(SYS_setresuid, a->uid, a->uid, a->uid) < 0)
+		return -errno;
+	/* Changing the euid cleared the parent-death signal; arm it again. */
+	return die_with_parent(a->parent);
+}
+
+/* Threat: a drop that silently did not happen (securebits that keep
+ * capabilities across setuid, a seccomp or LSM quirk). If we can become
+ * root again, we stop. */
+static int verify_uid(const struct mcpx_child_args *a)
+{
+	if (!a->drop_uid)
+		return 0;
+	if (getuid() != a->uid || geteuid() != a->uid || getgid() != a->gid ||
+	    getegid() != a->gid)
+		return -EPERM;
+	if (syscall(SYS_setuid, 0) == 0 || syscall(SYS_setgid, 0) == 0)
+		return -EPERM;
+	return 0;
+}
+
+/* Threat: relative paths resolving in the server's cwd, and files the run
+ * creates being readable by others (umask 077). */
+static int enter_workdir(const char *workdir)
+{
+	if (chdir(workdir) < 0)
+		return -errno;
+	umask(077);
+	return 0;
+}
+
+/* Threat: a run exhausting the machine: CPU (SIGXCPU, then SIGKILL one
+ * second later at the hard limit), address space, file size, fds, processes,
+ * core dumps, POSIX message queues and locked memory. */
+static int set_rlimits(const struct mcpx_child_args *a)
+{
+	int i;
+
+	for (i = 0; i < a->n_rlimits; i++)
+		if (setrlimit(a->rlimits[i].resource, &a->rlimits[i].lim) < 0)
+			return -errno;
+	return 0;
+}
+
+/* Threat: gaining privileges through a setuid binary (or file capabilities)
+ * at exec. It is also what lets an unprivileged process install Landlock and
+ * seccomp. */
+static int no_new_privs(void)
+{
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
+
+/* Threat: writes outside the workdir (planting files for the next run or the
+ * server), TCP, and signals or abstract sockets aimed outside the run. */
+static int enforce_landlock(const struct mcpx_child_args *a)
+{
+	if (a->landlock_abi <= 0)
+		return 0;
+	return mcpx_landlock_apply(a->landlock_abi, a->workdir);
+}
+
+/* Threat: the syscalls in seccomp_policy.c (network, namespaces, ptrace,
+ * escaping the process group, signalling the server, foreign ABIs). Last,
+ * so the filter constrains the run and not our own setup. */
+static int install_seccomp(const struct mcpx_child_args *a)
+{
+	if (!a->filter)
+		return 0;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, a->filter) < 0)
+		return -errno;
+	return 0;
+}
+
+#define STEP(id, call)                                                                             \
+	do {                                                                                       \
+		int rc_ = (call);                                                                  \
+		if (rc_ < 0)                                                                       \
+			fail(errfd, (id), -rc_);                                                   \
+	} while (0)
+
+void mcpx_sandbox_child_exec(const struct mcpx_child_args *a)
+{
+	int errfd = a->errpipe_fd;
+
+	STEP(MCPX_STEP_PDEATHSIG, die_with_parent(a->parent));
+	STEP(MCPX_STEP_SIGNALS, reset_signals());
+	STEP(MCPX_STEP_SETSID, new_session());
+	STEP(MCPX_STEP_FDS, install_fds(a, &errfd));
+	STEP(MCPX_STEP_CLOSE_FDS, close_other_fds());
+	STEP(MCPX_STEP_OOM_SCORE, raise_oom_score());
+	STEP(MCPX_STEP_DROP_UID, drop_uid(a));
+	STEP(MCPX_STEP_VERIFY_UID, verify_uid(a));
+	STEP(MCPX_STEP_CHDIR, enter_workdir(a->workdir));
+	STEP(MCPX_STEP_RLIMITS, set_rlimits(a));
+	STEP(MCPX_STEP_NO_NEW_PRIVS, no_new_privs());
+	STEP(MCPX_STEP_LANDLOCK, enforce_landlock(a));
+	STEP(MCPX_STEP_SECCOMP, install_seccomp(a));
+	execve(a->python, a->argv, a->envp);
+	fail(errfd, MCPX_STEP_EXECVE, errno);
+}

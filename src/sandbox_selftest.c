@@ -1,0 +1,326 @@
+/*
+ * sandbox_selftest.c - start-up proof that every active sandbox layer holds.
+ *
+ * What it does: runs a small Python probe through the real spawn path and
+ * checks, for each layer marked active in sb->layers, that the probe really
+ * was stopped: no AF_INET socket (seccomp), no write outside the workdir
+ * (Landlock), no signal to the server, no read of the server's environ, a
+ * scrubbed environment, uid 65532 when started as root, no_new_privs and a
+ * zero core limit. When both seccomp and Landlock are active, a second probe
+ * runs with seccomp off, so Landlock's own TCP and scope rules are proven and
+ * not hidden behind seccomp's socket filter. A layer the kernel lacks is not
+ * a failure here (the caller decides what is required); a layer that claims
+ * to be active and does not hold is.
+ *
+ * What it does not do: measure resource limits beyond RLIMIT_CORE, or run
+ * concurrently with anything (it blocks; call it before serving).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+#define PROBE_TIMEOUT_MS 20000
+#define PROBE_OUT_MAX 8192
+
+/* The probe reads its parameters from stdin (not spliced into the code, so a
+ * base path with quotes cannot break it) and prints key=value lines. */
+static const char probe_py[] =
+	"import os, sys, socket, resource\n"
+	"server, base, abstract = sys.stdin.read().split('\\n')[:3]\n"
+	"server = int(server)\n"
+	"def t(name, fn):\n"
+	"    try:\n"
+	"        fn()\n"
+	"        print(name + '=ok')\n"
+	"    except OSError as e:\n"
+	"        print('%s=errno:%d' % (name, e.errno))\n"
+	"t('inet', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())\n"
+	"def bind_tcp():\n"
+	"    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+	"    try:\n"
+	"        s.bind(('127.0.0.1', 0))\n"
+	"    finally:\n"
+	"        s.close()\n"
+	"t('bind_tcp', bind_tcp)\n"
+	"def write_in(d):\n"
+	"    p = os.path.join(d, 'mcpx-selftest-%d' % os.getpid())\n"
+	"    os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))\n"
+	"    os.unlink(p)\n"
+	"t('write_base', lambda: write_in(base))\n"
+	"t('write_tmp', lambda: write_in('/tmp'))\n"
+	"t('write_wd', lambda: write_in(os.getcwd()))\n"
+	"t('kill_server', lambda: os.kill(server, 0))\n"
+	"t('environ_server', lambda: open('/proc/%d/environ' % server, 'rb').read(1))\n"
+	"def abstract_connect():\n"
+	"    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+	"    try:\n"
+	"        s.connect('\\0' + abstract)\n"
+	"    finally:\n"
+	"        s.close()\n"
+	"if abstract:\n"
+	"    t('abstract', abstract_connect)\n"
+	"print('uid=%d' % os.getuid())\n"
+	"print('gid=%d' % os.getgid())\n"
+	"print('groups=%d' % len(os.getgroups()))\n"
+	"print('env=' + ','.join(sorted(os.environ)))\n"
+	"print('home_is_cwd=%d' % (os.environ.get('HOME') == os.getcwd()))\n"
+	"for line in open('/proc/self/status'):\n"
+	"    k, _, v = line.partition(':')\n"
+	"    if k in ('NoNewPrivs', 'Seccomp'):\n"
+	"        print('%s=%s' % (k, v.strip()))\n"
+	"print('core=%d' % resource.getrlimit(resource.RLIMIT_CORE)[1])\n"
+	"print('done=1')\n";
+
+static const char expected_env[] = "HOME,LANG,MALLOC_ARENA_MAX,MKL_NUM_THREADS,MPLBACKEND,"
+				   "MPLCONFIGDIR,OMP_NUM_THREADS,OPENBLAS_NUM_THREADS,PATH,"
+				   "PYTHONIOENCODING,TMPDIR";
+
+struct probe_out {
+	char buf[PROBE_OUT_MAX];
+	size_t len;
+	int status;
+};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Returns the value of "key=value" in the output, or NULL. */
+static const char *value_of(const struct probe_out *o, const char *key, char *val, size_t len)
+{
+	size_t klen = strlen(key);
+	const char *p = o->buf;
+
+	while (p && *p) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (l > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			size_t vl = l - klen - 1;
+
+			if (vl >= len)
+				vl = len - 1;
+			memcpy(val, p + klen + 1, vl);
+			val[vl] = '\0';
+			return val;
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct probe_out *o,
+		     struct mcpx_err *err)
+{
+	struct mcpx_limits lim = {
+		.cpu_s = 10, .memory_mb = 512, .max_procs = 16, .file_mb = 1, .open_files = 64};
+	struct mcpx_sandbox_proc proc;
+	char input[4300];
+	char scratch[4096];
+	long deadline = now_ms() + PROBE_TIMEOUT_MS;
+	int n, rc, open_fds = 2;
+
+	memset(o, 0, sizeof(*o));
+	rc = mcpx_sandbox_spawn(sb, &lim, probe_py, sizeof(probe_py) - 1, &proc, err);
+	if (rc)
+		return rc;
+	/* Fits the pipe buffer, so the non-blocking write completes at once. */
+	n = snprintf(input, sizeof(input), "%d\n%s\n%s\n", (int)sb->server_pid, sb->workdir_base,
+		     abstract);
+	if (n > 0 && write(proc.stdin_fd, input, (size_t)n) != n) {
+		mcpx_sandbox_cleanup(&proc);
+		return mcpx_err_set(err, EIO, "sandbox self-test: cannot write probe stdin");
+	}
+	close(proc.stdin_fd);
+	proc.stdin_fd = -1;
+
+	while (open_fds > 0 && now_ms() < deadline) {
+		struct pollfd pfd[2] = {{proc.stdout_fd, POLLIN, 0}, {proc.stderr_fd, POLLIN, 0}};
+		int i;
+
+		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < 2; i++) {
+			ssize_t r;
+
+			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (i == 0 && o->len < sizeof(o->buf) - 1)
+				r = read(pfd[i].fd, o->buf + o->len, sizeof(o->buf) - 1 - o->len);
+			else
+				r = read(pfd[i].fd, scratch, sizeof(scratch)); /* stderr: drained */
+			if (r > 0 && i == 0)
+				o->len += (size_t)r;
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				close(pfd[i].fd);
+				if (i == 0)
+					proc.stdout_fd = -1;
+				else
+					proc.stderr_fd = -1;
+				open_fds--;
+			}
+		}
+	}
+	o->buf[o->len] = '\0';
+	mcpx_sandbox_kill(&proc);
+	rc = mcpx_sandbox_reap(&proc, &o->status, NULL);
+	mcpx_sandbox_cleanup(&proc);
+	if (rc)
+		return mcpx_err_set(err, -rc, "sandbox self-test: reap failed");
+	if (!strstr(o->buf, "done=1\n"))
+		return mcpx_err_set(err, EPERM,
+				    "sandbox self-test: probe did not finish (status 0x%x)",
+				    (unsigned)o->status);
+	return 0;
+}
+
+/* Fails unless key's value is want (or, with negate, unless it is not). */
+static int expect(const struct probe_out *o, const char *layer, const char *key, const char *want,
+		  bool negate, struct mcpx_err *err)
+{
+	char val[512];
+	bool match;
+
+	if (!value_of(o, key, val, sizeof(val)))
+		return mcpx_err_set(err, EPERM, "sandbox self-test: layer %s: no result for %s",
+				    layer, key);
+	match = !strcmp(val, want);
+	if (match == negate)
+		return mcpx_err_set(err, EPERM,
+				    "sandbox self-test: layer %s does not hold: %s=%s (expected %s%s)",
+				    layer, key, val, negate ? "not " : "", want);
+	return 0;
+}
+
+/* An abstract socket in the server's network namespace: with Landlock's
+ * scope the probe must not be able to connect to it. */
+static int listen_abstract(char *name, size_t len)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	socklen_t salen;
+	int fd;
+
+	snprintf(name, len, "mcpx-selftest-%d-%ld", (int)getpid(), now_ms());
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+	if (bind(fd, (struct sockaddr *)&sa, salen) < 0 || listen(fd, 4) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, bool abstract,
+		      struct mcpx_err *err)
+{
+	const struct mcpx_sandbox_layers *l = &sb->layers;
+	char uid[32];
+	int rc = 0;
+
+	if (!WIFEXITED(o->status) || WEXITSTATUS(o->status) != 0)
+		return mcpx_err_set(err, EPERM, "sandbox self-test: probe exited with status 0x%x",
+				    (unsigned)o->status);
+	/* The workdir must be usable, or every check below proves nothing. */
+	rc = expect(o, "workdir", "write_wd", "ok", false, err);
+	if (!rc)
+		rc = expect(o, "workdir", "home_is_cwd", "1", false, err);
+	if (!rc)
+		rc = expect(o, "environment", "env", expected_env, false, err);
+	if (!rc && l->seccomp)
+		rc = expect(o, "seccomp", "inet", "errno:1", false, err);
+	if (!rc && l->seccomp)
+		rc = expect(o, "seccomp", "Seccomp", "2", false, err);
+	if (!rc && l->landlock)
+		rc = expect(o, "landlock", "write_base", "ok", true, err);
+	if (!rc && l->landlock)
+		rc = expect(o, "landlock", "write_tmp", "ok", true, err);
+	if (!rc && (l->seccomp || l->landlock_scope || l->uid_drop))
+		rc = expect(o, "signals", "kill_server", "ok", true, err);
+	if (!rc && (l->dumpable_off || l->uid_drop || l->landlock))
+		rc = expect(o, "dumpable", "environ_server", "ok", true, err);
+	if (!rc && l->landlock_scope && abstract)
+		rc = expect(o, "landlock-scope", "abstract", "ok", true, err);
+	if (!rc && l->uid_drop) {
+		snprintf(uid, sizeof(uid), "%u", (unsigned)MCPX_SANDBOX_UID);
+		rc = expect(o, "uid-drop", "uid", uid, false, err);
+		if (!rc)
+			rc = expect(o, "uid-drop", "groups", "0", false, err);
+	}
+	if (!rc && l->no_new_privs)
+		rc = expect(o, "no_new_privs", "NoNewPrivs", "1", false, err);
+	if (!rc && l->rlimits)
+		rc = expect(o, "rlimits", "core", "0", false, err);
+	return rc;
+}
+
+/* Landlock alone (seccomp off): its TCP rule and scopes must hold by
+ * themselves. */
+static int check_landlock_only(const struct mcpx_sandbox *sb, const struct probe_out *o,
+			       bool abstract, struct mcpx_err *err)
+{
+	const struct mcpx_sandbox_layers *l = &sb->layers;
+	int rc;
+
+	rc = expect(o, "landlock", "write_base", "ok", true, err);
+	if (!rc)
+		rc = expect(o, "landlock", "write_tmp", "ok", true, err);
+	if (!rc && l->landlock_net)
+		rc = expect(o, "landlock-net", "bind_tcp", "errno:13", false, err);
+	if (!rc && l->landlock_scope)
+		rc = expect(o, "landlock-scope", "kill_server", "ok", true, err);
+	if (!rc && l->landlock_scope && abstract)
+		rc = expect(o, "landlock-scope", "abstract", "ok", true, err);
+	return rc;
+}
+
+int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err)
+{
+	struct probe_out *o;
+	struct mcpx_sandbox *alone = NULL;
+	char name[96];
+	int lfd, rc;
+
+	o = malloc(sizeof(*o));
+	if (!o)
+		return mcpx_err_set(err, ENOMEM, "sandbox self-test: out of memory");
+	lfd = listen_abstract(name, sizeof(name));
+	rc = run_probe(sb, lfd >= 0 ? name : "", o, err);
+	if (!rc)
+		rc = check_full(sb, o, lfd >= 0, err);
+	if (!rc && sb->layers.seccomp && sb->layers.landlock) {
+		alone = malloc(sizeof(*alone));
+		if (!alone) {
+			rc = mcpx_err_set(err, ENOMEM, "sandbox self-test: out of memory");
+		} else {
+			/* A shallow copy: the filter stays owned by sb. */
+			memcpy(alone, sb, sizeof(*alone));
+			alone->layers.seccomp = false;
+			rc = run_probe(alone, lfd >= 0 ? name : "", o, err);
+			if (!rc)
+				rc = check_landlock_only(alone, o, lfd >= 0, err);
+		}
+	}
+	if (lfd >= 0)
+		close(lfd);
+	free(alone);
+	free(o);
+	return rc;
+}

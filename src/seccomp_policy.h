@@ -1,0 +1,27 @@
+/*
+ * seccomp_policy.h - the sandbox's seccomp filter, compiled once at start-up.
+ *
+ * Private to the sandbox module; the only file that includes libseccomp.
+ */
+#ifndef MCPX_SECCOMP_POLICY_H
+#define MCPX_SECCOMP_POLICY_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* True when the kernel can install a filter returning errno and killing the
+ * process (SECCOMP_GET_ACTION_AVAIL). */
+bool mcpx_seccomp_available(void);
+
+/* Compiles the deny-list policy into classic BPF. Signals aimed at
+ * server_pid, at the server's process group and at every thread the server
+ * has right now are denied, so call it after the server's long-lived threads
+ * exist. On success out->filter is heap memory owned by the caller; release
+ * it with mcpx_seccomp_policy_free. Returns 0 or -errno (message in err). */
+int mcpx_seccomp_policy_build(pid_t server_pid, struct sock_fprog *out, struct mcpx_err *err);
+void mcpx_seccomp_policy_free(struct sock_fprog *prog);
+
+#endif

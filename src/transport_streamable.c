@@ -1,0 +1,383 @@
+/*
+ * transport_streamable.c - MCP Streamable HTTP at /mcp.
+ *
+ * Session-based revisions (2025-03-26, 2025-06-18, 2025-11-25): initialize
+ * returns an Mcp-Session-Id that is self-validating (session.h), so any
+ * replica verifies it without shared state; a bad, expired or revoked id gets
+ * 404 and the client re-initializes. The stateless 2026-07-28 revision needs
+ * no session at all: each request names its version in _meta and the
+ * MCP-Protocol-Version header.
+ *
+ * Each POST gets its own sink. A POST with only notifications or responses is
+ * answered 202. A request is answered as one JSON object, or as an SSE stream
+ * when notifications will flow during it (a tools/call that asked for
+ * progress, or a session that set a logging level) and the client accepts
+ * text/event-stream. GET /mcp answers 405: this server never initiates
+ * messages, which the spec allows and SDK clients expect.
+ */
+#include "transport_http.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crypto.h"
+#include "log.h"
+#include "session.h"
+
+#define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
+
+struct mcpx_streamable {
+	struct mcpx_core *core;
+	struct mcpx_sessions *sessions;
+	size_t open;
+	unsigned long seq;
+};
+
+struct post {
+	struct mcpx_sink sink; /* first: the core hands it back */
+	struct mcpx_streamable *t;
+	struct mcpx_http_conn *conn;
+	bool sse;
+	bool handled;   /* mcpx_core_handle returned */
+	bool finished;  /* the HTTP response is complete */
+	bool batch;
+	char headers[256];
+	char *json;     /* JSON mode: collected response(s) */
+	size_t json_len;
+	unsigned responses;
+	unsigned expected;
+};
+
+static void post_free(struct post *p)
+{
+	free(p->json);
+	free(p);
+}
+
+static void post_finish(struct post *p)
+{
+	if (p->finished)
+		return;
+	p->finished = true;
+	p->t->open--;
+	if (p->sse) {
+		mcpx_http_sse_end(p->conn);
+	} else if (p->batch) {
+		size_t n = p->json_len;
+		char *body = malloc(n + 3);
+		if (body) {
+			body[0] = '[';
+			if (n)
+				memcpy(body + 1, p->json, n);
+			body[n + 1] = ']';
+			mcpx_http_respond(p->conn, 200, "application/json", body, n + 2,
+					  p->headers[0] ? p->headers : NULL);
+			free(body);
+		} else {
+			mcpx_http_respond(p->conn, 500, "text/plain", "out of memory\n", 14, NULL);
+		}
+	} else if (p->json_len) {
+		mcpx_http_respond(p->conn, 200, "application/json", p->json, p->json_len,
+				  p->headers[0] ? p->headers : NULL);
+	} else {
+		/* Every request was cancelled: nothing to say, but the POST must end. */
+		mcpx_http_respond(p->conn, 202, NULL, "", 0, p->headers[0] ? p->headers : NULL);
+	}
+	mcpx_http_forget(p->conn);
+	post_free(p);
+}
+
+static void post_send(struct mcpx_sink *sink, const char *json, size_t len, bool response)
+{
+	struct post *p = (struct post *)sink;
+
+	if (p->finished)
+		return;
+	if (p->sse) {
+		if (response)
+			p->responses++;
+		mcpx_http_sse_event(p->conn, "message", NULL, json, len);
+	} else if (response) {
+		/* Notifications have no place in a JSON reply; they are dropped. */
+		char *nb = realloc(p->json, p->json_len + len + 1);
+		if (!nb)
+			return;
+		p->json = nb;
+		if (p->json_len)
+			p->json[p->json_len++] = ',';
+		memcpy(p->json + p->json_len, json, len);
+		p->json_len += len;
+		p->responses++;
+	}
+	if (p->handled && p->sink.pending == 0)
+		post_finish(p);
+}
+
+static void post_closed(void *arg)
+{
+	struct post *p = arg;
+	/* The client went away: its calls are cancelled by the core. The
+	 * execution slot is the replica's only one, so running on for nobody
+	 * would only delay everyone else. */
+	p->finished = true;
+	p->t->open--;
+	mcpx_core_sink_gone(p->t->core, &p->sink);
+	post_free(p);
+}
+
+static void rpc_error(struct mcpx_http_conn *c, int status, int code, const char *msg)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,\"message\":\"%s\"}}",
+			 code, msg);
+	mcpx_http_respond(c, status, "application/json", body, (size_t)n, NULL);
+}
+
+static bool accepts(const char *accept, const char *type)
+{
+	return !accept[0] || strstr(accept, type) || strstr(accept, "*/*");
+}
+
+/* Looks at the message without acting on it: its method, whether it is an
+ * initialize, and whether it asks for progress or declares 2026-07-28. */
+struct peek {
+	bool parsed;
+	bool batch;
+	bool initialize;
+	bool tools_call;
+	bool progress;
+	char method[128];
+	char tool_name[256];
+	char meta_version[32];
+};
+
+static void peek_message(const char *body, size_t len, struct peek *pk)
+{
+	cJSON *root = cJSON_ParseWithLength(body, len);
+	const cJSON *msg, *params, *meta, *v;
+
+	memset(pk, 0, sizeof(*pk));
+	if (!root)
+		return;
+	pk->parsed = true;
+	pk->batch = cJSON_IsArray(root);
+	msg = pk->batch ? cJSON_GetArrayItem(root, 0) : root;
+	if (cJSON_IsObject(msg)) {
+		v = cJSON_GetObjectItemCaseSensitive(msg, "method");
+		if (cJSON_IsString(v))
+			snprintf(pk->method, sizeof(pk->method), "%s", v->valuestring);
+		params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+		meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+		pk->initialize = !pk->batch && !strcmp(pk->method, "initialize");
+		pk->tools_call = !strcmp(pk->method, "tools/call");
+		pk->progress = cJSON_GetObjectItemCaseSensitive(meta, "progressToken") != NULL;
+		v = cJSON_GetObjectItemCaseSensitive(meta, META_PROTOCOL_VERSION);
+		if (cJSON_IsString(v))
+			snprintf(pk->meta_version, sizeof(pk->meta_version), "%s", v->valuestring);
+		v = cJSON_GetObjectItemCaseSensitive(params, "name");
+		if (cJSON_IsString(v))
+			snprintf(pk->tool_name, sizeof(pk->tool_name), "%s", v->valuestring);
+	}
+	cJSON_Delete(root);
+}
+
+static void caller_from_session(const char *sid, const char *remote, char *out, size_t len)
+{
+	char hex[65];
+	mcpx_sha256_hex(sid, strlen(sid), hex);
+	/* A hash prefix names the session in logs without revealing the id,
+	 * which is a bearer credential for the session. */
+	snprintf(out, len, "session:%.12s@%s", hex, remote);
+}
+
+static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			const struct mcpx_http_req *req)
+{
+	struct mcpx_session session;
+	struct mcpx_handle_info info;
+	struct peek pk;
+	struct post *p;
+	bool stateless;
+	time_t now = time(NULL);
+
+	if (strncasecmp(req->content_type, "application/json", 16) != 0) {
+		rpc_error(c, 415, -32600, "Content-Type must be application/json");
+		return;
+	}
+	if (!accepts(req->accept, "application/json") && !accepts(req->accept, "text/event-stream")) {
+		rpc_error(c, 406, -32600, "Accept must include application/json or text/event-stream");
+		return;
+	}
+	peek_message(req->body, req->body_len, &pk);
+	if (!pk.parsed) {
+		rpc_error(c, 400, -32700, "Parse error");
+		return;
+	}
+	if (req->protocol_version[0] && !mcpx_version_supported(req->protocol_version)) {
+		rpc_error(c, 400, -32600, "Unsupported MCP-Protocol-Version");
+		return;
+	}
+
+	memset(&session, 0, sizeof(session));
+	session.log_level = MCPX_LEVEL_OFF;
+	stateless = mcpx_version_stateless(req->protocol_version) ||
+		    (!req->protocol_version[0] && mcpx_version_stateless(pk.meta_version));
+	if (stateless) {
+		/* 2026-07-28: the headers must agree with the body, so
+		 * intermediaries can route on them (basic/transports). */
+		if (!pk.batch && strcmp(req->mcp_method, pk.method) != 0) {
+			rpc_error(c, 400, -32600, "Mcp-Method header missing or does not match the body");
+			return;
+		}
+		if (pk.tools_call && strcmp(req->mcp_name, pk.tool_name) != 0) {
+			rpc_error(c, 400, -32600, "Mcp-Name header missing or does not match params.name");
+			return;
+		}
+		snprintf(session.version, sizeof(session.version), "%.15s",
+			 req->protocol_version[0] ? req->protocol_version : pk.meta_version);
+		session.allow_stateless = true;
+		snprintf(session.key, sizeof(session.key), "stateless:%lu", ++t->seq);
+		snprintf(session.caller, sizeof(session.caller), "stateless@%s", req->remote);
+	} else if (pk.initialize) {
+		snprintf(session.key, sizeof(session.key), "init:%lu", ++t->seq);
+		snprintf(session.caller, sizeof(session.caller), "init@%s", req->remote);
+	} else if (!req->session_id[0]) {
+		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
+		return;
+	} else {
+		int rc = mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), now,
+					     session.version);
+		if (rc < 0) {
+			rpc_error(c, 404, -32001, "Session not found");
+			return;
+		}
+		session.initialized = true;
+		session.log_level = (enum mcpx_level)mcpx_session_get_level(t->sessions, req->session_id,
+									    MCPX_LEVEL_OFF);
+		mcpx_session_touch(t->sessions, req->session_id, now);
+		snprintf(session.key, sizeof(session.key), "%s", req->session_id);
+		caller_from_session(req->session_id, req->remote, session.caller, sizeof(session.caller));
+	}
+	if (pk.batch && !stateless && strcmp(session.version, MCPX_PV_2025_03_26) != 0 &&
+	    !pk.initialize) {
+		rpc_error(c, 400, -32600, "Batches are only accepted under protocol 2025-03-26");
+		return;
+	}
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		rpc_error(c, 500, -32603, "Internal error");
+		return;
+	}
+	p->t = t;
+	p->conn = c;
+	p->sink.send = post_send;
+	p->batch = pk.batch;
+	p->sse = pk.tools_call && (pk.progress || session.log_level != MCPX_LEVEL_OFF) &&
+		 strstr(req->accept, "text/event-stream");
+	t->open++;
+	mcpx_http_on_close(c, post_closed, p);
+	if (p->sse) {
+		/* Headers go first so progress can flow while the code runs. */
+		mcpx_http_sse_begin(c, NULL);
+	}
+
+	memset(&info, 0, sizeof(info));
+	mcpx_core_handle(t->core, &session, &p->sink, req->body, req->body_len, &info);
+	if (p->finished)
+		return; /* cannot happen before handled is set, but stay safe */
+	p->handled = true;
+
+	if (info.initialized_now) {
+		char sid[MCPX_SESSION_ID_MAX];
+		if (mcpx_session_mint(t->sessions, session.version, now, sid) == 0) {
+			snprintf(p->headers, sizeof(p->headers), "Mcp-Session-Id: %s\r\n", sid);
+			mcpx_session_touch(t->sessions, sid, now);
+		}
+	}
+	if (!stateless && !pk.initialize && req->session_id[0] && !strcmp(pk.method, "logging/setLevel"))
+		mcpx_session_set_level(t->sessions, req->session_id, session.log_level);
+
+	if (info.requests == 0 && !info.invalid && !info.parse_error) {
+		/* Only notifications and responses: accepted, nothing to return. */
+		p->finished = true;
+		t->open--;
+		mcpx_http_forget(c);
+		if (p->sse)
+			mcpx_http_sse_end(c);
+		else
+			mcpx_http_respond(c, 202, NULL, "", 0, NULL);
+		post_free(p);
+		return;
+	}
+	if (info.requests == 0 && !p->sse) {
+		/* Rejected input: the JSON-RPC error body with status 400. */
+		p->finished = true;
+		t->open--;
+		mcpx_http_forget(c);
+		mcpx_http_respond(c, 400, "application/json", p->json ? p->json : "", p->json_len, NULL);
+		post_free(p);
+		return;
+	}
+	if (p->sink.pending == 0)
+		post_finish(p);
+}
+
+static void handle_delete(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			  const struct mcpx_http_req *req)
+{
+	char version[16];
+	time_t now = time(NULL);
+
+	if (!req->session_id[0]) {
+		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
+		return;
+	}
+	if (mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), now, version) < 0) {
+		rpc_error(c, 404, -32001, "Session not found");
+		return;
+	}
+	mcpx_session_revoke(t->sessions, req->session_id, strlen(req->session_id), now);
+	mcpx_http_respond(c, 200, NULL, "", 0, NULL);
+}
+
+void mcpx_streamable_handle(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			    const struct mcpx_http_req *req)
+{
+	switch (req->method) {
+	case MCPX_HTTP_POST:
+		handle_post(t, c, req);
+		break;
+	case MCPX_HTTP_DELETE:
+		handle_delete(t, c, req);
+		break;
+	default:
+		mcpx_http_respond(c, 405, "text/plain", "method not allowed\n", 19,
+				  "Allow: POST, DELETE\r\n");
+	}
+}
+
+struct mcpx_streamable *mcpx_streamable_new(struct mcpx_core *core, struct mcpx_sessions *sessions)
+{
+	struct mcpx_streamable *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->core = core;
+	t->sessions = sessions;
+	return t;
+}
+
+void mcpx_streamable_free(struct mcpx_streamable *t)
+{
+	free(t);
+}
+
+size_t mcpx_streamable_open(const struct mcpx_streamable *t)
+{
+	return t->open;
+}

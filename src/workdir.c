@@ -1,0 +1,277 @@
+/*
+ * workdir.c - the per-run working directory.
+ *
+ * What it does: creates a private directory (mkdtemp, 0700) for each run,
+ * writes main.py into it, and removes whatever the run left behind, there and
+ * in /dev/shm. Removal walks the tree with openat/unlinkat and O_NOFOLLOW, so a
+ * symlink the run planted (to /etc, to the server's files) is removed as a
+ * link and never followed. Directories the run made unreadable are given back
+ * their owner bits when the server owns them (the pod case), and a run that
+ * nests directories thousands deep cannot exhaust the server's fds or stack:
+ * anything deeper than MAX_DEPTH is renamed up to the top and removed in a
+ * later pass.
+ *
+ * What it does not do: decide where runs live (the caller passes the base
+ * directory) or wipe directories other than the ones it is given.
+ */
+#include "workdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Levels walked with open fds before a subtree is lifted to the top. */
+#define MAX_DEPTH 32
+
+struct rm_ctx {
+	int topfd;        /* the directory being emptied; lifted subtrees go here */
+	unsigned removed; /* entries removed or lifted in this pass */
+	unsigned lifted;  /* counter for unique names of lifted subtrees */
+	int first_err;
+};
+
+int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, char *out,
+			size_t outlen)
+{
+	char tmpl[PATH_MAX];
+	int n, fd, rc = 0;
+
+	n = snprintf(tmpl, sizeof(tmpl), "%s/run-XXXXXX", base);
+	if (n < 0 || (size_t)n >= sizeof(tmpl) || (size_t)n >= outlen)
+		return -ENAMETOOLONG;
+	if (!mkdtemp(tmpl))
+		return -errno;
+	if (chown_to) {
+		/* Through an fd opened without following links: the name lives
+		 * in a shared base directory. */
+		fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fchown(fd, uid, gid) < 0)
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		if (rc) {
+			rmdir(tmpl);
+			return rc;
+		}
+	}
+	memcpy(out, tmpl, (size_t)n + 1);
+	return 0;
+}
+
+int mcpx_workdir_write_file(const char *dir, const char *name, const void *data, size_t len,
+			    bool chown_to, uid_t uid, gid_t gid)
+{
+	const char *p = data;
+	int dfd, fd, rc = 0;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = w < 0 ? -errno : -EIO;
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (!rc && chown_to && fchown(fd, uid, gid) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* Opens name (relative to dirfd) as a directory for reading, or fails with
+ * -ENOTDIR/-ELOOP if it is anything else, symlinks included. */
+static int open_dir_at(int dirfd, const char *name)
+{
+	struct stat st;
+	char self[64];
+	int pfd, fd, saved;
+
+	pfd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	/* The run may have chmod'ed its own directory to 0 or 0500. When the
+	 * server shares its uid (the pod) it may chmod it back; chmod through
+	 * /proc/self/fd names exactly the inode opened above, so nothing
+	 * swapped in since can be affected. As root the bits do not matter. */
+	if (fstat(pfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		(void)chmod(self, (st.st_mode & 07777) | 0700);
+	}
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	saved = errno;
+	close(pfd);
+	return fd < 0 ? -saved : fd;
+}
+
+static int remove_at(struct rm_ctx *c, int dirfd, const char *name, int depth);
+
+/* Removes the entries of the directory open as fd. */
+static void empty_dir(struct rm_ctx *c, int fd, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int dfd, rc;
+
+	dfd = dup(fd);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		if (!c->first_err)
+			c->first_err = -errno;
+		return;
+	}
+	/* The dup shares the file offset, which an earlier pass left at the
+	 * end of the directory. */
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		rc = remove_at(c, fd, de->d_name, depth + 1);
+		if (rc && !c->first_err)
+			c->first_err = rc;
+	}
+	closedir(d);
+}
+
+/* Moves a too-deep subtree to the top directory, to be emptied in the next
+ * pass with fresh fds and stack. */
+static int lift(struct rm_ctx *c, int dirfd, const char *name)
+{
+	char tmp[32];
+	int tries;
+
+	for (tries = 0; tries < 16; tries++) {
+		snprintf(tmp, sizeof(tmp), ".mcpx-deep-%u", c->lifted++);
+		if (renameat2(dirfd, name, c->topfd, tmp, RENAME_NOREPLACE) == 0) {
+			c->removed++;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static int remove_at(struct rm_ctx *c, int dirfd, const char *name, int depth)
+{
+	int fd;
+
+	/* unlinkat without AT_REMOVEDIR removes files, symlinks, sockets and
+	 * fifos as themselves, and fails with EISDIR on a directory. */
+	if (unlinkat(dirfd, name, 0) == 0) {
+		c->removed++;
+		return 0;
+	}
+	if (errno == ENOENT)
+		return 0;
+	if (errno != EISDIR)
+		return -errno;
+	if (depth > MAX_DEPTH)
+		return lift(c, dirfd, name);
+	fd = open_dir_at(dirfd, name);
+	if (fd < 0)
+		return fd;
+	empty_dir(c, fd, depth);
+	close(fd);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) {
+		c->removed++;
+		return 0;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* Removes name (relative to parentfd) and its whole tree. */
+static int remove_tree_at(int parentfd, const char *name)
+{
+	struct rm_ctx c = {0};
+	int top;
+
+	top = open_dir_at(parentfd, name);
+	if (top == -ENOENT)
+		return 0;
+	if (top == -ENOTDIR || top == -ELOOP)
+		return unlinkat(parentfd, name, 0) == 0 || errno == ENOENT ? 0 : -errno;
+	if (top < 0)
+		return top;
+	c.topfd = top;
+	/* Each pass removes at least one entry or lifts one subtree, so the
+	 * loop ends; a pass without progress means an error we cannot fix. */
+	for (;;) {
+		c.removed = 0;
+		c.first_err = 0;
+		empty_dir(&c, top, 0);
+		if (unlinkat(parentfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+			close(top);
+			return 0;
+		}
+		if (errno != ENOTEMPTY || c.removed == 0)
+			break;
+	}
+	close(top);
+	return c.first_err ? c.first_err : -ENOTEMPTY;
+}
+
+int mcpx_workdir_remove(const char *path)
+{
+	if (!path || !path[0])
+		return 0;
+	return remove_tree_at(AT_FDCWD, path);
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+int mcpx_workdir_wipe_owned_since(const char *dir, uid_t uid, const struct timespec *since)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int dfd, rc = 0, r;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(dup(dfd));
+	if (!d) {
+		rc = -errno;
+		close(dfd);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (st.st_uid != uid || ts_before(&st.st_ctim, since))
+			continue;
+		if (S_ISDIR(st.st_mode))
+			r = remove_tree_at(dfd, de->d_name);
+		else
+			r = unlinkat(dfd, de->d_name, 0) == 0 || errno == ENOENT ? 0 : -errno;
+		if (r && !rc)
+			rc = r;
+	}
+	closedir(d);
+	close(dfd);
+	return rc;
+}

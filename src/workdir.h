@@ -1,0 +1,35 @@
+/*
+ * workdir.h - the per-run working directory: create, fill, remove.
+ *
+ * Private to the sandbox module. Removal never follows a symlink: the tree
+ * was written by untrusted code.
+ */
+#ifndef MCPX_WORKDIR_H
+#define MCPX_WORKDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* Creates <base>/run-XXXXXX with mode 0700 and writes its path to out. When
+ * chown_to is true (the server runs as root and the run drops to uid/gid),
+ * the directory is handed to uid:gid so the run can write in it. */
+int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, char *out,
+			size_t outlen);
+
+/* Writes len bytes to <dir>/<name> (created exclusively, mode 0600, owned by
+ * uid:gid when chown_to). */
+int mcpx_workdir_write_file(const char *dir, const char *name, const void *data, size_t len,
+			    bool chown_to, uid_t uid, gid_t gid);
+
+/* Removes path and everything beneath it without following symlinks. A
+ * missing path is success. */
+int mcpx_workdir_remove(const char *path);
+
+/* Removes every entry directly in dir (recursively for directories) that is
+ * owned by uid and whose ctime is at or after since. ctime, unlike mtime,
+ * cannot be set back by the owner, so a run cannot hide a file from this. */
+int mcpx_workdir_wipe_owned_since(const char *dir, uid_t uid, const struct timespec *since);
+
+#endif

@@ -1,0 +1,325 @@
+"""Shared helpers for the end-to-end tests: start the real mcp-exec binary,
+talk MCP to it over stdio (and, in other files, HTTP), collect results.
+
+Every process a test starts is tracked by pid and killed at exit.
+"""
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+BIN = os.environ.get("MCPX_BIN") or os.path.join(
+    os.environ.get("MCPX_BUILD_DIR", "build"), "mcp-exec")
+PYTHON = "/usr/bin/python3"
+
+_procs = []
+
+
+def _cleanup():
+    for p in _procs:
+        if p.poll() is None:
+            try:
+                p.kill()
+                p.wait(timeout=5)
+            except Exception:
+                pass
+
+
+atexit.register(_cleanup)
+
+
+def base_env(**extra):
+    env = {"PATH": "/usr/bin:/bin", "MCP_EXEC_LOG_FORMAT": "json",
+           "MCP_EXEC_PYTHON": PYTHON}
+    for k, v in extra.items():
+        env[k] = str(v)
+    return env
+
+
+class Failures:
+    """Collects check results; prints `N passed, N failed` and sets the exit code."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, cond, what, got=None):
+        if cond:
+            self.passed += 1
+            print(f"ok   {what}")
+        else:
+            self.failed += 1
+            print(f"FAIL {what}" + (f": got {got!r}" if got is not None else ""))
+        return cond
+
+    def done(self):
+        print(f"{self.passed} passed, {self.failed} failed")
+        sys.exit(1 if self.failed else 0)
+
+
+class StdioServer:
+    def __init__(self, env=None, args=()):
+        self.proc = subprocess.Popen([BIN, *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=env or base_env())
+        _procs.append(self.proc)
+        self.buf = b""
+        self.errbuf = b""
+        self.next_id = 1
+        self.pending = {}
+
+    def send(self, obj):
+        data = obj if isinstance(obj, (bytes, str)) else json.dumps(obj)
+        if isinstance(data, str):
+            data = data.encode()
+        self.proc.stdin.write(data + b"\n")
+        self.proc.stdin.flush()
+
+    def _pump(self, timeout):
+        r, _, _ = select.select([self.proc.stdout, self.proc.stderr], [], [], timeout)
+        for f in r:
+            chunk = os.read(f.fileno(), 65536)
+            if f is self.proc.stdout:
+                self.buf += chunk
+            else:
+                self.errbuf += chunk
+        return bool(r)
+
+    def recv(self, timeout=30):
+        """Next message from stdout, or None on timeout/EOF."""
+        deadline = time.time() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.time()
+            if left <= 0:
+                return None
+            if not self._pump(left) and self.proc.poll() is not None:
+                return None
+            if self.proc.poll() is not None and not select.select([self.proc.stdout], [], [], 0)[0]:
+                if b"\n" not in self.buf:
+                    return None
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def request(self, method, params=None, timeout=60):
+        rid = self.next_id
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.wait_for(rid, timeout)
+
+    def wait_for(self, rid, timeout=60):
+        if rid in self.pending:
+            return self.pending.pop(rid)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            m = self.recv(deadline - time.time())
+            if m is None:
+                return None
+            if m.get("id") == rid and ("result" in m or "error" in m):
+                return m
+            if "id" in m and ("result" in m or "error" in m):
+                self.pending[m["id"]] = m
+        return None
+
+    def initialize(self, version="2025-11-25"):
+        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "e2e", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r
+
+    def call(self, code=None, timeout=60, **args):
+        a = dict(args)
+        if code is not None:
+            a["code"] = code
+        return self.request("tools/call", {"name": "exec", "arguments": a}, timeout=timeout)
+
+    def close(self, timeout=30):
+        try:
+            self.proc.stdin.close()
+        except Exception:
+            pass
+        deadline = time.time() + timeout
+        while self.proc.poll() is None and time.time() < deadline:
+            self._pump(0.1)
+        while self._pump(0):
+            pass
+        return self.proc.poll()
+
+    def stderr_text(self):
+        while self._pump(0):
+            pass
+        return self.errbuf.decode(errors="replace")
+
+
+def structured(resp):
+    """structuredContent of a tools/call response, or None."""
+    try:
+        return resp["result"]["structuredContent"]
+    except (KeyError, TypeError):
+        return None
+
+
+def tool_error_text(resp):
+    try:
+        r = resp["result"]
+        if r.get("isError"):
+            return r["content"][0]["text"]
+    except (KeyError, TypeError, IndexError):
+        pass
+    return None
+
+
+def processes_of_uid(uid):
+    """PIDs of live processes owned by uid (zombies excluded)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/status") as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = dict(l.split(":", 1) for l in st.splitlines() if ":" in l)
+        if fields.get("Uid", "").split()[0:1] == [str(uid)] and "Z" not in fields.get("State", ""):
+            out.append(int(d))
+    return out
+
+
+# ---------------------------------------------------------------- HTTP ----
+import http.client
+import re
+import socket as _socket
+
+
+class HttpServer:
+    """The real binary serving HTTP on a loopback port chosen by the kernel."""
+
+    def __init__(self, env_extra=None, args=(), transport="http", expect_start=True):
+        env = base_env(MCP_EXEC_TRANSPORT=transport, MCP_EXEC_ADDR="127.0.0.1:0")
+        env.update({k: str(v) for k, v in (env_extra or {}).items()})
+        self.proc = subprocess.Popen([BIN, *args], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        _procs.append(self.proc)
+        self.err = b""
+        self.port = None
+        if expect_start:
+            deadline = time.time() + 60
+            while time.time() < deadline and self.port is None:
+                r, _, _ = select.select([self.proc.stderr], [], [], 0.5)
+                if r:
+                    chunk = os.read(self.proc.stderr.fileno(), 65536)
+                    if not chunk:
+                        break
+                    self.err += chunk
+                    m = re.search(rb"listening on http://[^:]+:(\d+)", self.err)
+                    if m:
+                        self.port = int(m.group(1))
+            if self.port is None:
+                raise RuntimeError("server did not start: " + self.err.decode(errors="replace"))
+
+    def drain_stderr(self):
+        while True:
+            r, _, _ = select.select([self.proc.stderr], [], [], 0)
+            if not r:
+                break
+            chunk = os.read(self.proc.stderr.fileno(), 65536)
+            if not chunk:
+                break
+            self.err += chunk
+        return self.err.decode(errors="replace")
+
+    def conn(self, timeout=60):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        c = self.conn(timeout)
+        h = {"Host": f"127.0.0.1:{self.port}"}
+        h.update(headers or {})
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+            h.setdefault("Content-Type", "application/json")
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
+
+    def stop(self, sig=signal.SIGTERM, timeout=60):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return None
+
+
+def parse_sse(data):
+    """List of (event, data) from an SSE body."""
+    events = []
+    for block in data.decode(errors="replace").split("\n\n"):
+        ev, lines = "message", []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                ev = line[6:].strip()
+            elif line.startswith("data:"):
+                lines.append(line[5:].lstrip(" ") if line.startswith("data: ") else line[5:])
+        if lines:
+            events.append((ev, "\n".join(lines)))
+    return events
+
+
+class McpHttpClient:
+    """A minimal Streamable HTTP client for the tests."""
+
+    def __init__(self, server, token=None, version="2025-11-25"):
+        self.s = server
+        self.token = token
+        self.version = version
+        self.sid = None
+        self.next_id = 1
+
+    def headers(self, extra=None):
+        h = {"Accept": "application/json, text/event-stream",
+             "Content-Type": "application/json"}
+        if self.token:
+            h["X-MCP-AUTH"] = self.token
+        if self.sid:
+            h["Mcp-Session-Id"] = self.sid
+            h["MCP-Protocol-Version"] = self.version
+        h.update(extra or {})
+        return h
+
+    def post(self, msg, extra=None, timeout=120):
+        st, hdrs, body = self.s.request("POST", "/mcp", json.dumps(msg), self.headers(extra), timeout)
+        parsed = None
+        if hdrs.get("content-type", "").startswith("application/json") and body:
+            parsed = json.loads(body)
+        elif hdrs.get("content-type", "").startswith("text/event-stream"):
+            parsed = [json.loads(d) for e, d in parse_sse(body) if e == "message"]
+        return st, hdrs, parsed
+
+    def initialize(self):
+        st, hdrs, body = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": self.version, "capabilities": {},
+            "clientInfo": {"name": "e2e", "version": "1"}}})
+        self.sid = hdrs.get("mcp-session-id")
+        if body and "result" in body:
+            self.version = body["result"]["protocolVersion"]
+        st2, _, _ = self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return st, hdrs, body, st2
+
+    def call(self, code, extra=None, **args):
+        rid = self.next_id
+        self.next_id += 1
+        a = {"code": code}
+        a.update(args)
+        return self.post({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                          "params": {"name": "exec", "arguments": a}}, extra)

@@ -1,0 +1,445 @@
+#!/usr/bin/python3
+"""Security and shape checks on rendered Kubernetes manifests.
+
+The schema validator (tools/k8s-validate) proves the manifests are well
+formed; this proves they still carry the defences the project promises
+(design.md section 5, docs/deployment.md), so that a change to the chart that
+weakens one fails CI:
+
+  pods:     runAsNonRoot + non-zero uid, RuntimeDefault seccomp, no service
+            account token, no host namespaces or hostPath, every container
+            read-only root, no privilege escalation, capabilities drop ALL and
+            add none, not privileged, a memory limit, /tmp a sized emptyDir
+  server:   liveness /healthz and readiness /readyz on the http port, grace
+            period above MCP_EXEC_MAX_TIMEOUT_S, memory limit above
+            MCP_EXEC_MEMORY_MB + /tmp size, every MCP_EXEC_* setting present,
+            the token only as a mounted Secret file (never an env value)
+  network:  a NetworkPolicy selecting the server pods with Ingress+Egress,
+            egress [] (unless the profile allows more), ingress only to the
+            http port and only from non-empty peer lists
+
+Usage:
+  check_manifests.py --profile default|full|netpol FILE...
+  check_manifests.py --self-test FILE   (FILE: a default render) mutates the
+      manifests one weakness at a time and checks each one is caught.
+Prints ok/FAIL lines and a summary line "checks: N passed, N failed".
+"""
+import argparse
+import base64
+import copy
+import re
+import sys
+
+import yaml
+
+SERVER_ENV = [
+    "MCP_EXEC_TRANSPORT", "MCP_EXEC_ADDR", "MCP_EXEC_AUTH_TOKEN_FILE", "MCP_EXEC_SESSION_KEY",
+    "MCP_EXEC_DEFAULT_TIMEOUT_S", "MCP_EXEC_MAX_TIMEOUT_S", "MCP_EXEC_MAX_OUTPUT_BYTES",
+    "MCP_EXEC_MAX_STDIN_BYTES", "MCP_EXEC_MAX_CODE_BYTES", "MCP_EXEC_MAX_BODY_BYTES",
+    "MCP_EXEC_PYTHON", "MCP_EXEC_MEMORY_MB", "MCP_EXEC_MAX_PROCS", "MCP_EXEC_MAX_FILE_MB",
+    "MCP_EXEC_CPU_S", "MCP_EXEC_MAX_QUEUE", "MCP_EXEC_QUEUE_TIMEOUT_S", "MCP_EXEC_ALLOWED_ORIGINS",
+    "MCP_EXEC_LOG_FORMAT", "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_WARM", "MCP_EXEC_PRELOAD",
+    "MCP_EXEC_SESSION_TTL_S", "MCP_EXEC_WORKDIR_BASE", "MCP_EXEC_REQUIRE_LANDLOCK",
+]
+# Defaults the chart must render (design.md section 3 plus the chart's choices).
+DEFAULT_ENV = {
+    "MCP_EXEC_TRANSPORT": "http", "MCP_EXEC_ADDR": "0.0.0.0:8080",
+    "MCP_EXEC_AUTH_TOKEN_FILE": "/var/run/secrets/mcp-exec/token",
+    "MCP_EXEC_DEFAULT_TIMEOUT_S": "30", "MCP_EXEC_MAX_TIMEOUT_S": "300",
+    "MCP_EXEC_MAX_OUTPUT_BYTES": "1048576", "MCP_EXEC_MAX_STDIN_BYTES": "1048576",
+    "MCP_EXEC_PYTHON": "/usr/bin/python3", "MCP_EXEC_MEMORY_MB": "512", "MCP_EXEC_MAX_PROCS": "64",
+    "MCP_EXEC_MAX_FILE_MB": "64", "MCP_EXEC_CPU_S": "0", "MCP_EXEC_MAX_QUEUE": "16",
+    "MCP_EXEC_QUEUE_TIMEOUT_S": "60", "MCP_EXEC_ALLOWED_ORIGINS": "", "MCP_EXEC_LOG_FORMAT": "json",
+    "MCP_EXEC_LOG_LEVEL": "info", "MCP_EXEC_WARM": "1",
+    "MCP_EXEC_PRELOAD": "numpy,pandas,matplotlib,yaml,jinja2,PIL",
+    "MCP_EXEC_MAX_BODY_BYTES": "4194304", "MCP_EXEC_SESSION_TTL_S": "86400",
+}
+SECRETISH = re.compile(r"TOKEN|SECRET|PASSWORD|SESSION_KEY|API_KEY", re.I)
+
+_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "m": 10**-3}
+
+
+def quantity_bytes(q):
+    """Kubernetes Quantity -> number (bytes for memory)."""
+    if isinstance(q, (int, float)):
+        return float(q)
+    m = re.fullmatch(r"([+-]?[0-9.]+)(e[+-]?[0-9]+)?([a-zA-Z]*)", str(q).strip())
+    if not m or m.group(3) not in _SUFFIX:
+        raise ValueError(f"bad quantity {q!r}")
+    n = float(m.group(1) + (m.group(2) or ""))
+    return n * _SUFFIX[m.group(3)]
+
+
+class Report:
+    def __init__(self, quiet=False):
+        self.passed = 0
+        self.failed = []
+        self.quiet = quiet
+
+    def check(self, cond, what):
+        if cond:
+            self.passed += 1
+            if not self.quiet:
+                print(f"ok   {what}")
+        else:
+            self.failed.append(what)
+            if not self.quiet:
+                print(f"FAIL {what}")
+        return cond
+
+
+def load(files):
+    docs = []
+    for f in files:
+        with open(f) as fh:
+            docs += [d for d in yaml.safe_load_all(fh) if d]
+    return docs
+
+
+def pod_specs(docs):
+    """(label, pod spec, pod metadata) for every workload in the render."""
+    out = []
+    for d in docs:
+        kind = d.get("kind")
+        name = f"{kind}/{d.get('metadata', {}).get('name')}"
+        if kind == "Pod":
+            out.append((name, d.get("spec", {}), d.get("metadata", {})))
+        elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):
+            t = d.get("spec", {}).get("template", {})
+            out.append((name, t.get("spec", {}), t.get("metadata", {})))
+        elif kind == "CronJob":
+            t = d["spec"]["jobTemplate"]["spec"]["template"]
+            out.append((name, t.get("spec", {}), t.get("metadata", {})))
+    return out
+
+
+def env_map(container):
+    return {e["name"]: e for e in container.get("env", []) or []}
+
+
+def selector_matches(match_labels, labels):
+    return bool(match_labels) and all(labels.get(k) == v for k, v in match_labels.items())
+
+
+def check_pod(r, label, spec, secret_values):
+    psc = spec.get("securityContext", {}) or {}
+    r.check(spec.get("automountServiceAccountToken") is False,
+            f"{label}: automountServiceAccountToken is false")
+    for f in ("hostNetwork", "hostPID", "hostIPC"):
+        r.check(not spec.get(f), f"{label}: no {f}")
+    vols = {v["name"]: v for v in spec.get("volumes", []) or []}
+    r.check(not any("hostPath" in v for v in vols.values()), f"{label}: no hostPath volume")
+    r.check(psc.get("runAsNonRoot") is True, f"{label}: pod runAsNonRoot")
+    r.check(psc.get("runAsUser") not in (None, 0), f"{label}: pod runAsUser is set and not 0")
+    r.check((psc.get("seccompProfile") or {}).get("type") == "RuntimeDefault",
+            f"{label}: pod seccompProfile RuntimeDefault")
+    containers = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+    r.check(len(containers) > 0, f"{label}: has containers")
+    for c in containers:
+        cl = f"{label}/{c.get('name')}"
+        sc = c.get("securityContext", {}) or {}
+        caps = sc.get("capabilities", {}) or {}
+        r.check(sc.get("readOnlyRootFilesystem") is True, f"{cl}: readOnlyRootFilesystem")
+        r.check(sc.get("allowPrivilegeEscalation") is False, f"{cl}: allowPrivilegeEscalation false")
+        r.check("ALL" in (caps.get("drop") or []), f"{cl}: capabilities drop ALL")
+        r.check(not caps.get("add"), f"{cl}: no capabilities added")
+        r.check(sc.get("privileged") is not True, f"{cl}: not privileged")
+        r.check(sc.get("runAsNonRoot", psc.get("runAsNonRoot")) is True and
+                sc.get("runAsUser", psc.get("runAsUser")) not in (None, 0),
+                f"{cl}: runs as non-root")
+        ctype = (sc.get("seccompProfile") or psc.get("seccompProfile") or {}).get("type")
+        r.check(ctype == "RuntimeDefault", f"{cl}: effective seccomp RuntimeDefault")
+        mem = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+        r.check(mem is not None, f"{cl}: memory limit set")
+        tmp = [m for m in c.get("volumeMounts", []) or [] if m.get("mountPath") == "/tmp"]
+        ok_tmp = False
+        if tmp:
+            v = vols.get(tmp[0]["name"], {})
+            ed = v.get("emptyDir")
+            ok_tmp = isinstance(ed, dict) and ed.get("medium") == "Memory" and bool(ed.get("sizeLimit"))
+        r.check(ok_tmp, f"{cl}: /tmp is a memory emptyDir with a sizeLimit")
+        env = env_map(c)
+        r.check("MCP_EXEC_AUTH_TOKEN" not in env, f"{cl}: no MCP_EXEC_AUTH_TOKEN env")
+        plain_secrets = [n for n, e in env.items()
+                         if SECRETISH.search(n) and not n.endswith("_FILE") and "value" in e]
+        r.check(not plain_secrets, f"{cl}: no secret-looking env with a plain value {plain_secrets or ''}")
+        flat = yaml.safe_dump(c)
+        r.check(not any(s and s in flat for s in secret_values),
+                f"{cl}: the token/session key do not appear in the container spec")
+
+
+def check_server(r, d, docs, profile):
+    label = f"Deployment/{d['metadata']['name']}"
+    spec = d["spec"]["template"]["spec"]
+    c = spec["containers"][0]
+    env = env_map(c)
+    vals = {n: e.get("value") for n, e in env.items()}
+    missing = [n for n in SERVER_ENV if n not in env]
+    r.check(not missing, f"{label}: every MCP_EXEC_* setting is set {missing or ''}")
+    r.check(vals.get("MCP_EXEC_TRANSPORT") == "http", f"{label}: MCP_EXEC_TRANSPORT=http")
+    if profile == "default":
+        wrong = {k: (vals.get(k), v) for k, v in DEFAULT_ENV.items() if vals.get(k) != v}
+        r.check(not wrong, f"{label}: default MCP_EXEC_* values {wrong or ''}")
+    sk = (env.get("MCP_EXEC_SESSION_KEY") or {}).get("valueFrom", {}).get("secretKeyRef")
+    r.check(bool(sk) and sk.get("optional") is True, f"{label}: session key from an optional secretKeyRef")
+    # The token file lives in a mounted Secret volume.
+    tfile = vals.get("MCP_EXEC_AUTH_TOKEN_FILE") or ""
+    vols = {v["name"]: v for v in spec.get("volumes", [])}
+    ok = False
+    for m in c.get("volumeMounts", []):
+        if tfile.startswith(m["mountPath"].rstrip("/") + "/"):
+            sec = vols.get(m["name"], {}).get("secret")
+            rel = tfile[len(m["mountPath"].rstrip("/")) + 1:]
+            ok = bool(sec) and m.get("readOnly") is True and \
+                any(i.get("path") == rel for i in sec.get("items", []))
+    r.check(ok, f"{label}: MCP_EXEC_AUTH_TOKEN_FILE is a read-only mounted Secret key")
+    # Probes.
+    ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
+    r.check("http" in ports, f"{label}: container port named http")
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        g = (c.get(probe) or {}).get("httpGet") or {}
+        r.check(g.get("path") == path and g.get("port") in ("http", ports.get("http")),
+                f"{label}: {probe} GET {path} on the http port")
+    # Grace period and memory.
+    maxt = int(vals.get("MCP_EXEC_MAX_TIMEOUT_S") or 300)
+    r.check(int(spec.get("terminationGracePeriodSeconds", 30)) > maxt,
+            f"{label}: terminationGracePeriodSeconds > MCP_EXEC_MAX_TIMEOUT_S ({maxt})")
+    tmpv = [v for v in spec.get("volumes", []) if v["name"] ==
+            next((m["name"] for m in c.get("volumeMounts", []) if m["mountPath"] == "/tmp"), None)]
+    tmp_bytes = quantity_bytes((tmpv[0].get("emptyDir") or {}).get("sizeLimit", 0)) if tmpv else 0
+    mem = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+    budget = int(vals.get("MCP_EXEC_MEMORY_MB") or 512) * 2**20 + tmp_bytes
+    r.check(mem is not None and quantity_bytes(mem) > budget,
+            f"{label}: memory limit {mem} > MCP_EXEC_MEMORY_MB + /tmp sizeLimit ({budget / 2**20:.0f}Mi)")
+    tsc = spec.get("topologySpreadConstraints") or []
+    labels = d["spec"]["template"]["metadata"]["labels"]
+    r.check(bool(tsc) and all(selector_matches((t.get("labelSelector") or {}).get("matchLabels"), labels)
+                              for t in tsc),
+            f"{label}: topologySpreadConstraints select the server pods")
+    r.check(selector_matches(d["spec"]["selector"].get("matchLabels"), labels),
+            f"{label}: selector matches the pod template")
+
+
+def check_netpol(r, np_doc, server_labels, http_port, allow_egress=False):
+    label = f"NetworkPolicy/{np_doc['metadata']['name']}"
+    spec = np_doc.get("spec", {})
+    pt = spec.get("policyTypes") or []
+    r.check("Ingress" in pt and "Egress" in pt, f"{label}: policyTypes Ingress and Egress")
+    if server_labels is not None:
+        r.check(selector_matches((spec.get("podSelector") or {}).get("matchLabels"), server_labels),
+                f"{label}: podSelector selects the server pods")
+    if not allow_egress:
+        r.check(spec.get("egress") == [], f"{label}: egress is [] (deny all)")
+    ing = spec.get("ingress")
+    if ing is None:
+        return
+    for i, rule in enumerate(ing):
+        ports = rule.get("ports") or []
+        r.check(bool(ports) and all(p.get("port") in ("http", http_port) for p in ports),
+                f"{label}: ingress[{i}] only to the http port")
+        frm = rule.get("from") or []
+        r.check(bool(frm) and all(p for p in frm), f"{label}: ingress[{i}] has explicit, non-empty peers")
+        for j, peer in enumerate(frm):
+            if "ipBlock" in peer:
+                continue
+            ps = peer.get("podSelector")
+            r.check(ps is not None and bool(ps.get("matchLabels") or ps.get("matchExpressions")) or
+                    peer.get("namespaceSelector") not in (None, {}),
+                    f"{label}: ingress[{i}].from[{j}] is not an any-pod wildcard")
+
+
+def run_checks(docs, profile, r):
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], []).append(d)
+    if profile == "netpol":
+        # The plain manifests split the concerns: one policy denies egress,
+        # one admits clients; an optional one denies everything namespace-wide.
+        nps = by_kind.get("NetworkPolicy", [])
+        r.check(bool(nps), "networkpolicy/: has NetworkPolicies")
+        server = {"app.kubernetes.io/name": "mcp-exec", "app.kubernetes.io/component": "server"}
+
+        def selects_server(np):
+            ml = (np["spec"].get("podSelector") or {}).get("matchLabels")
+            return ml == {} or ml is None or selector_matches(ml, server)
+        r.check(any(selects_server(np) and "Egress" in np["spec"].get("policyTypes", []) and
+                    np["spec"].get("egress") == [] for np in nps),
+                "networkpolicy/: a policy selecting the server denies all egress (egress: [])")
+        r.check(any(selects_server(np) and "Ingress" in np["spec"].get("policyTypes", []) for np in nps),
+                "networkpolicy/: a policy selecting the server isolates ingress")
+        for np in nps:
+            name = f"NetworkPolicy/{np['metadata']['name']}"
+            spec = np["spec"]
+            r.check(selects_server(np), f"{name}: selects the server pods (or the whole namespace)")
+            r.check(bool(spec.get("policyTypes")), f"{name}: policyTypes explicit")
+            r.check(spec.get("egress") in (None, []), f"{name}: opens no egress")
+            for i, rule in enumerate(spec.get("ingress") or []):
+                ports = rule.get("ports") or []
+                r.check(bool(ports) and all(p.get("port") in ("http", 8080) for p in ports),
+                        f"{name}: ingress[{i}] only to port 8080")
+                frm = rule.get("from") or []
+                r.check(bool(frm) and all(
+                    bool(((p.get("podSelector") or {}).get("matchLabels"))) for p in frm),
+                    f"{name}: ingress[{i}] only from labelled pods")
+        return
+
+    secret_values = []
+    for s in by_kind.get("Secret", []):
+        for v in (s.get("data") or {}).values():
+            secret_values.append(base64.b64decode(v).decode())
+    for label, spec, _meta in pod_specs(docs):
+        check_pod(r, label, spec, secret_values)
+    deps = by_kind.get("Deployment", [])
+    r.check(len(deps) == 1, "exactly one Deployment")
+    if not deps:
+        return
+    dep = deps[0]
+    check_server(r, dep, docs, profile)
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    nps = by_kind.get("NetworkPolicy", [])
+    r.check(len(nps) == 1, "a NetworkPolicy is rendered")
+    for np in nps:
+        check_netpol(r, np, labels, 8080, allow_egress=False)
+    svc = (by_kind.get("Service") or [{}])[0]
+    sp = svc.get("spec", {})
+    r.check(sp.get("type") == "ClusterIP", "Service is ClusterIP")
+    r.check(any(p.get("name") == "http" and p.get("port") == 8080 for p in sp.get("ports", [])),
+            "Service port 8080 named http")
+    r.check(selector_matches(sp.get("selector"), labels), "Service selects the server pods")
+    for sa in by_kind.get("ServiceAccount", []):
+        r.check(sa.get("automountServiceAccountToken") is False,
+                f"ServiceAccount/{sa['metadata']['name']}: automountServiceAccountToken false")
+    tests = [d for d in by_kind.get("Pod", [])
+             if (d["metadata"].get("annotations") or {}).get("helm.sh/hook") == "test"]
+    r.check(len(tests) == 1, "a helm test pod is rendered")
+    for t in tests:
+        tl = t["metadata"].get("labels", {})
+        admitted = any(selector_matches((peer.get("podSelector") or {}).get("matchLabels"), tl)
+                       for np in nps for rule in np["spec"].get("ingress", [])
+                       for peer in rule.get("from", []))
+        r.check(admitted, "helm test pod carries labels the NetworkPolicy admits")
+        cmd = " ".join(t["spec"]["containers"][0].get("command", []))
+        r.check("mcp-exec-client call" in cmd and "--token-file /token/token" in cmd and
+                "print(6*7)" in cmd and "42" in cmd, "helm test pod calls exec with the token, expects 42")
+        r.check(t["spec"]["containers"][0]["image"] == dep["spec"]["template"]["spec"]["containers"][0]["image"],
+                "helm test pod uses the server image")
+
+    kinds = set(by_kind)
+    if profile == "default":
+        r.check(dep["spec"].get("replicas") == 2, "default: replicas 2")
+        r.check(not kinds & {"HorizontalPodAutoscaler", "PodDisruptionBudget", "ServiceMonitor"},
+                "default: no HPA, PDB or ServiceMonitor")
+        r.check(sp.get("sessionAffinity") == "None", "default: sessionAffinity None")
+        sec = by_kind.get("Secret", [])
+        tok = base64.b64decode(sec[0]["data"]["token"]).decode() if sec else ""
+        r.check(len(tok) >= 32, "default: the chart creates a Secret with a generated token (>= 32 chars)")
+        ann = dep["spec"]["template"]["metadata"].get("annotations") or {}
+        r.check(re.fullmatch(r"[0-9a-f]{64}", ann.get("checksum/secret", "")) is not None,
+                "default: checksum/secret annotation on the pod template")
+    elif profile == "full":
+        r.check("replicas" not in dep["spec"], "full: HPA owns replicas (no spec.replicas)")
+        hpa = (by_kind.get("HorizontalPodAutoscaler") or [{}])[0]
+        r.check(hpa.get("apiVersion") == "autoscaling/v2" and
+                hpa.get("spec", {}).get("scaleTargetRef", {}).get("name") == dep["metadata"]["name"],
+                "full: autoscaling/v2 HPA targets the Deployment")
+        pdb = (by_kind.get("PodDisruptionBudget") or [{}])[0]
+        r.check(pdb.get("apiVersion") == "policy/v1" and
+                selector_matches(pdb.get("spec", {}).get("selector", {}).get("matchLabels"), labels),
+                "full: policy/v1 PDB selects the server pods")
+        sm = (by_kind.get("ServiceMonitor") or [{}])[0]
+        r.check(sm.get("apiVersion") == "monitoring.coreos.com/v1" and
+                any(e.get("path") == "/metrics" and e.get("port") == "http"
+                    for e in sm.get("spec", {}).get("endpoints", [])),
+                "full: ServiceMonitor scrapes /metrics on the http port")
+        r.check("Secret" not in kinds, "full: existingSecret -> no chart-made Secret")
+        c = dep["spec"]["template"]["spec"]["containers"][0]
+        sk = env_map(c)["MCP_EXEC_SESSION_KEY"]["valueFrom"]["secretKeyRef"]
+        vol = [v for v in dep["spec"]["template"]["spec"]["volumes"] if "secret" in v]
+        r.check(sk["name"] == "my-mcp-token" and all(v["secret"]["secretName"] == "my-mcp-token" for v in vol),
+                "full: existingSecret is used for the token file and the session key")
+        r.check(sp.get("sessionAffinity") == "ClientIP" and
+                sp.get("sessionAffinityConfig", {}).get("clientIP", {}).get("timeoutSeconds") == 3600,
+                "full: Service sessionAffinity ClientIP with its timeout")
+        ann = dep["spec"]["template"]["metadata"].get("annotations") or {}
+        r.check("checksum/secret" not in ann, "full: no checksum annotation for an existing Secret")
+
+
+# Each mutation weakens one property; the checks must catch every one.
+def _ctr(docs):
+    return next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
+
+
+def _pod(docs):
+    return next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+
+
+def _np(docs):
+    return next(d for d in docs if d["kind"] == "NetworkPolicy")["spec"]
+
+
+MUTATIONS = {
+    "readOnlyRootFilesystem false": lambda d: _ctr(d)["securityContext"].update(readOnlyRootFilesystem=False),
+    "allowPrivilegeEscalation true": lambda d: _ctr(d)["securityContext"].update(allowPrivilegeEscalation=True),
+    "capabilities drop []": lambda d: _ctr(d)["securityContext"]["capabilities"].update(drop=[]),
+    "capabilities add NET_RAW": lambda d: _ctr(d)["securityContext"]["capabilities"].update(add=["NET_RAW"]),
+    "privileged true": lambda d: _ctr(d)["securityContext"].update(privileged=True),
+    "runAsNonRoot removed": lambda d: (_ctr(d)["securityContext"].pop("runAsNonRoot"),
+                                       _pod(d)["securityContext"].pop("runAsNonRoot")),
+    "runAsUser 0": lambda d: _ctr(d)["securityContext"].update(runAsUser=0),
+    "seccomp Unconfined": lambda d: (_ctr(d)["securityContext"].update(seccompProfile={"type": "Unconfined"})),
+    "automountServiceAccountToken true": lambda d: _pod(d).update(automountServiceAccountToken=True),
+    "hostNetwork true": lambda d: _pod(d).update(hostNetwork=True),
+    "hostPath volume": lambda d: _pod(d)["volumes"].append({"name": "h", "hostPath": {"path": "/"}}),
+    "/tmp sizeLimit removed": lambda d: next(v for v in _pod(d)["volumes"] if v["name"] == "tmp")["emptyDir"].pop("sizeLimit"),
+    "memory limit removed": lambda d: _ctr(d)["resources"]["limits"].pop("memory"),
+    "memory limit below the run budget": lambda d: _ctr(d)["resources"]["limits"].update(memory="512Mi"),
+    "liveness probe removed": lambda d: _ctr(d).pop("livenessProbe"),
+    "readiness probe on /healthz": lambda d: _ctr(d)["readinessProbe"]["httpGet"].update(path="/healthz"),
+    "grace period 300": lambda d: _pod(d).update(terminationGracePeriodSeconds=300),
+    "token as a plain env value": lambda d: _ctr(d)["env"].append({"name": "MCP_EXEC_AUTH_TOKEN", "value": "x" * 32}),
+    "session key as a plain env value": lambda d: next(e for e in _ctr(d)["env"] if e["name"] == "MCP_EXEC_SESSION_KEY").update(value="k" * 32) or next(e for e in _ctr(d)["env"] if e["name"] == "MCP_EXEC_SESSION_KEY").pop("valueFrom"),
+    "MCP_EXEC_MAX_QUEUE missing": lambda d: _ctr(d).update(env=[e for e in _ctr(d)["env"] if e["name"] != "MCP_EXEC_MAX_QUEUE"]),
+    "egress allow-all": lambda d: _np(d).update(egress=[{}]),
+    "egress rules dropped": lambda d: _np(d).pop("egress"),
+    "policyTypes Ingress only": lambda d: _np(d).update(policyTypes=["Ingress"]),
+    "ingress from anywhere": lambda d: _np(d)["ingress"][0].pop("from"),
+    "ingress to every port": lambda d: _np(d)["ingress"][0].pop("ports"),
+    "ingress from any pod": lambda d: _np(d)["ingress"][0].update(**{"from": [{"podSelector": {}}]}),
+    "NetworkPolicy removed": lambda d: d.remove(next(x for x in d if x["kind"] == "NetworkPolicy")),
+}
+
+
+def self_test(files):
+    base = load(files)
+    r = Report()
+    baseline = Report(quiet=True)
+    run_checks(copy.deepcopy(base), "default", baseline)
+    r.check(not baseline.failed, f"self-test: the unmodified render passes ({baseline.passed} checks)")
+    for name, mutate in MUTATIONS.items():
+        docs = copy.deepcopy(base)
+        mutate(docs)
+        rr = Report(quiet=True)
+        run_checks(docs, "default", rr)
+        r.check(bool(rr.failed), f"self-test: caught '{name}'" +
+                (f" -> {rr.failed[0]}" if rr.failed else " (NOT caught)"))
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", choices=["default", "full", "netpol"], default="default")
+    ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    if a.self_test:
+        r = self_test(a.files)
+    else:
+        r = Report()
+        run_checks(load(a.files), a.profile, r)
+    print(f"checks: {r.passed} passed, {len(r.failed)} failed")
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

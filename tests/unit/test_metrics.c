@@ -1,0 +1,278 @@
+/*
+ * test_metrics.c - renders the exposition after a known series of events and
+ * compares it line by line: counters, cumulative buckets, _sum and _count,
+ * label clamping and escaping.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "metrics.h"
+
+/* Compares line by line so a failure names the first line that differs. */
+static void check_text(const char *got, const char *want)
+{
+	int line = 1;
+
+	while (*got || *want) {
+		size_t g = strcspn(got, "\n"), w = strcspn(want, "\n");
+		if (g != w || memcmp(got, want, g) != 0) {
+			fprintf(stderr, "line %d differs:\n  got:  %.*s\n  want: %.*s\n", line,
+			        (int)g, got, (int)w, want);
+			CHECK(!"rendered text matches");
+			return;
+		}
+		got += g + (got[g] == '\n');
+		want += w + (want[w] == '\n');
+		line++;
+	}
+}
+
+static const char empty_text[] =
+    "# HELP mcp_exec_executions_total Executions finished, by outcome and the limit that "
+    "was hit.\n"
+    "# TYPE mcp_exec_executions_total counter\n"
+    "# HELP mcp_exec_execution_duration_seconds Wall-clock time of executions in the "
+    "sandbox.\n"
+    "# TYPE mcp_exec_execution_duration_seconds histogram\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.005\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.01\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.025\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.05\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.1\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.25\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.5\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"1\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"2.5\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"5\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"10\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"30\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"60\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"120\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"300\"} 0\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"+Inf\"} 0\n"
+    "mcp_exec_execution_duration_seconds_sum 0\n"
+    "mcp_exec_execution_duration_seconds_count 0\n"
+    "# HELP mcp_exec_queue_wait_seconds Time executions waited in the queue before "
+    "starting.\n"
+    "# TYPE mcp_exec_queue_wait_seconds histogram\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.005\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.01\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.025\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.05\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.1\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.25\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.5\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"1\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"2.5\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"5\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"10\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"30\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"60\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"120\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"300\"} 0\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"+Inf\"} 0\n"
+    "mcp_exec_queue_wait_seconds_sum 0\n"
+    "mcp_exec_queue_wait_seconds_count 0\n"
+    "# HELP mcp_exec_queue_depth Executions waiting in the queue.\n"
+    "# TYPE mcp_exec_queue_depth gauge\n"
+    "mcp_exec_queue_depth 0\n"
+    "# HELP mcp_exec_running Executions running now.\n"
+    "# TYPE mcp_exec_running gauge\n"
+    "mcp_exec_running 0\n"
+    "# HELP mcp_exec_active_sessions Sessions seen recently on this replica.\n"
+    "# TYPE mcp_exec_active_sessions gauge\n"
+    "mcp_exec_active_sessions 0\n"
+    "# HELP mcp_exec_sse_streams Open SSE streams.\n"
+    "# TYPE mcp_exec_sse_streams gauge\n"
+    "mcp_exec_sse_streams 0\n"
+    "# HELP mcp_exec_ready 1 when the replica accepts work.\n"
+    "# TYPE mcp_exec_ready gauge\n"
+    "mcp_exec_ready 0\n"
+    "# HELP mcp_exec_draining 1 while shutting down.\n"
+    "# TYPE mcp_exec_draining gauge\n"
+    "mcp_exec_draining 0\n"
+    "# HELP mcp_exec_http_responses_total HTTP responses sent, by status code.\n"
+    "# TYPE mcp_exec_http_responses_total counter\n"
+    "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
+    "is not.\n"
+    "# TYPE mcp_exec_sandbox_layer gauge\n"
+    "# HELP mcp_exec_build_info The version of this build.\n"
+    "# TYPE mcp_exec_build_info gauge\n"
+    "mcp_exec_build_info{version=\"0.1.0\"} 1\n"
+    "# HELP mcp_exec_info Settings of this replica, as labels.\n"
+    "# TYPE mcp_exec_info gauge\n";
+
+static const char full_text[] =
+    "# HELP mcp_exec_executions_total Executions finished, by outcome and the limit that "
+    "was hit.\n"
+    "# TYPE mcp_exec_executions_total counter\n"
+    "mcp_exec_executions_total{outcome=\"ok\",limit=\"none\"} 2\n"
+    "mcp_exec_executions_total{outcome=\"timeout\",limit=\"timeout\"} 1\n"
+    "mcp_exec_executions_total{outcome=\"killed\",limit=\"memory\"} 1\n"
+    "mcp_exec_executions_total{outcome=\"busy\",limit=\"none\"} 1\n"
+    "mcp_exec_executions_total{outcome=\"other\",limit=\"none\"} 1\n"
+    "mcp_exec_executions_total{outcome=\"other\",limit=\"other\"} 1\n"
+    "# HELP mcp_exec_execution_duration_seconds Wall-clock time of executions in the "
+    "sandbox.\n"
+    "# TYPE mcp_exec_execution_duration_seconds histogram\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.005\"} 2\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.01\"} 2\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.025\"} 2\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.05\"} 2\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.1\"} 2\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.25\"} 2\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"0.5\"} 3\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"1\"} 3\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"2.5\"} 4\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"5\"} 4\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"10\"} 4\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"30\"} 5\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"60\"} 5\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"120\"} 5\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"300\"} 5\n"
+    "mcp_exec_execution_duration_seconds_bucket{le=\"+Inf\"} 6\n"
+    "mcp_exec_execution_duration_seconds_sum 432.50390625\n"
+    "mcp_exec_execution_duration_seconds_count 6\n"
+    "# HELP mcp_exec_queue_wait_seconds Time executions waited in the queue before "
+    "starting.\n"
+    "# TYPE mcp_exec_queue_wait_seconds histogram\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.005\"} 4\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.01\"} 4\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.025\"} 4\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.05\"} 4\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.1\"} 4\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.25\"} 5\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"0.5\"} 5\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"1\"} 5\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"2.5\"} 6\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"5\"} 6\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"10\"} 6\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"30\"} 6\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"60\"} 6\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"120\"} 6\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"300\"} 6\n"
+    "mcp_exec_queue_wait_seconds_bucket{le=\"+Inf\"} 6\n"
+    "mcp_exec_queue_wait_seconds_sum 1.75\n"
+    "mcp_exec_queue_wait_seconds_count 6\n"
+    "# HELP mcp_exec_queue_depth Executions waiting in the queue.\n"
+    "# TYPE mcp_exec_queue_depth gauge\n"
+    "mcp_exec_queue_depth 3\n"
+    "# HELP mcp_exec_running Executions running now.\n"
+    "# TYPE mcp_exec_running gauge\n"
+    "mcp_exec_running 1\n"
+    "# HELP mcp_exec_active_sessions Sessions seen recently on this replica.\n"
+    "# TYPE mcp_exec_active_sessions gauge\n"
+    "mcp_exec_active_sessions 12\n"
+    "# HELP mcp_exec_sse_streams Open SSE streams.\n"
+    "# TYPE mcp_exec_sse_streams gauge\n"
+    "mcp_exec_sse_streams 4\n"
+    "# HELP mcp_exec_ready 1 when the replica accepts work.\n"
+    "# TYPE mcp_exec_ready gauge\n"
+    "mcp_exec_ready 1\n"
+    "# HELP mcp_exec_draining 1 while shutting down.\n"
+    "# TYPE mcp_exec_draining gauge\n"
+    "mcp_exec_draining 0\n"
+    "# HELP mcp_exec_http_responses_total HTTP responses sent, by status code.\n"
+    "# TYPE mcp_exec_http_responses_total counter\n"
+    "mcp_exec_http_responses_total{code=\"200\"} 3\n"
+    "mcp_exec_http_responses_total{code=\"404\"} 1\n"
+    "mcp_exec_http_responses_total{code=\"599\"} 1\n"
+    "mcp_exec_http_responses_total{code=\"other\"} 3\n"
+    "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
+    "is not.\n"
+    "# TYPE mcp_exec_sandbox_layer gauge\n"
+    "mcp_exec_sandbox_layer{layer=\"seccomp\"} 1\n"
+    "mcp_exec_sandbox_layer{layer=\"landlock\"} 0\n"
+    "mcp_exec_sandbox_layer{layer=\"we\\\"ird\\\\\\n\"} 1\n"
+    "# HELP mcp_exec_build_info The version of this build.\n"
+    "# TYPE mcp_exec_build_info gauge\n"
+    "mcp_exec_build_info{version=\"0.1.0\"} 1\n"
+    "# HELP mcp_exec_info Settings of this replica, as labels.\n"
+    "# TYPE mcp_exec_info gauge\n"
+    "mcp_exec_info{warm_mode=\"on\",bad_key=\"a\\nb \\\"q\\\" \\\\\",_lives=\"x\"} 1\n";
+
+int main(void)
+{
+	struct mcpx_metrics_gauges g = {0};
+	size_t len = 0;
+	char *text;
+
+	/* Before any event: every family is declared, gauges read zero. */
+	text = mcpx_metrics_render(NULL, &len);
+	CHECK(text != NULL);
+	if (text) {
+		CHECK_INT(len, strlen(text));
+		check_text(text, empty_text);
+	}
+	free(text);
+
+	/* Durations and waits chosen to be exact in binary, so _sum is exact. */
+	mcpx_metrics_execution("ok", NULL, 0.00390625, 0);
+	mcpx_metrics_execution("ok", NULL, 0.5, 1.5);
+	mcpx_metrics_execution("timeout", "timeout", 30, 0.25);
+	mcpx_metrics_execution("weird-outcome", "gpu", 400, 0);
+	mcpx_metrics_execution(NULL, NULL, 2, 0);
+	/* A busy rejection counts but is not observed in the histograms. */
+	mcpx_metrics_execution("busy", NULL, 99, 99);
+	/* Nonsense durations count as zero. */
+	mcpx_metrics_execution("killed", "memory", -1, NAN);
+
+	mcpx_metrics_http_response(200);
+	mcpx_metrics_http_response(200);
+	mcpx_metrics_http_response(404);
+	mcpx_metrics_http_response(200);
+	mcpx_metrics_http_response(599);
+	mcpx_metrics_http_response(0);
+	mcpx_metrics_http_response(600);
+	mcpx_metrics_http_response(-1);
+
+	mcpx_metrics_set_layer("seccomp", 0);
+	mcpx_metrics_set_layer("landlock", 0);
+	mcpx_metrics_set_layer("seccomp", 1);
+	mcpx_metrics_set_layer("we\"ird\\\n", 7);
+	mcpx_metrics_set_layer("", 1);
+	mcpx_metrics_set_layer(NULL, 1);
+
+	mcpx_metrics_set_info("warm_mode", "off");
+	mcpx_metrics_set_info("bad-key", "a\nb \"q\" \\");
+	mcpx_metrics_set_info("warm_mode", "on");
+	mcpx_metrics_set_info("9lives", "x");
+	mcpx_metrics_set_info("", "ignored");
+	mcpx_metrics_set_info("k", NULL);
+
+	g.queue_depth = 3;
+	g.running = 1;
+	g.active_sessions = 12;
+	g.sse_streams = 4;
+	g.ready = 1;
+	g.draining = 0;
+	text = mcpx_metrics_render(&g, &len);
+	CHECK(text != NULL);
+	if (text) {
+		CHECK_INT(len, strlen(text));
+		check_text(text, full_text);
+	}
+	free(text);
+
+	/* The layer and info tables are bounded: flooding them neither grows
+	 * the output without limit nor disturbs the existing series. */
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "layer%d", i);
+		mcpx_metrics_set_layer(name, 1);
+		snprintf(name, sizeof(name), "key%d", i);
+		mcpx_metrics_set_info(name, "v");
+	}
+	text = mcpx_metrics_render(&g, &len);
+	CHECK(text != NULL);
+	if (text) {
+		CHECK(strstr(text, "mcp_exec_sandbox_layer{layer=\"seccomp\"} 1\n") != NULL);
+		CHECK(strstr(text, "layer12\"") != NULL);
+		CHECK(strstr(text, "layer13\"") == NULL);
+		CHECK(strstr(text, "warm_mode=\"on\"") != NULL);
+		CHECK(len < 16384);
+	}
+	free(text);
+	CHECK_DONE();
+}

@@ -1,0 +1,685 @@
+/*
+ * test_sandbox.c - drives the real sandbox API with /usr/bin/python3: output,
+ * exit codes, the scrubbed environment, workdir removal, and escape probes
+ * that print what they got. The Python probes live in tests/probes/.
+ *
+ * Expectations follow the layers the kernel offers (sb.layers): where a layer
+ * is absent, the probe result is reported as SKIP instead of failing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sandbox.h"
+
+#define PYTHON "/usr/bin/python3"
+#define SECRET_NAME "MCPX_TEST_SECRET_TOKEN"
+#define SECRET_VALUE "hunter2-must-not-leak"
+
+static char probes_dir[PATH_MAX];
+static char base_dir[PATH_MAX];
+
+struct run {
+	int spawn_rc;
+	struct mcpx_err err;
+	int status;
+	struct rusage ru;
+	pid_t pid;
+	bool timed_out;
+	char workdir[4096];
+	char out[1 << 16];
+	size_t out_len;
+	char errout[1 << 16];
+	size_t err_len;
+};
+
+static const struct mcpx_limits default_limits = {
+	.cpu_s = 20, .memory_mb = 1024, .max_procs = 64, .file_mb = 16, .open_files = 256};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static char *load_probe(const char *name, size_t *len)
+{
+	char path[PATH_MAX + 64];
+	char *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", probes_dir, name);
+	f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "cannot open probe %s\n", path);
+		exit(1);
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+		exit(1);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void drain(int *fd, char *buf, size_t *len, size_t cap, bool *eof)
+{
+	char scratch[4096];
+	ssize_t r;
+
+	for (;;) {
+		if (*len < cap - 1)
+			r = read(*fd, buf + *len, cap - 1 - *len);
+		else
+			r = read(*fd, scratch, sizeof(scratch));
+		if (r > 0) {
+			if (*len < cap - 1)
+				*len += (size_t)r;
+			continue;
+		}
+		if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+			close(*fd);
+			*fd = -1;
+			*eof = true;
+		}
+		buf[*len] = '\0';
+		return;
+	}
+}
+
+/* Spawns code, feeds input, collects output until the leader exited and the
+ * pipes reached EOF (or 300 ms after the exit, when a background process
+ * keeps them open), kills on timeout, then reaps and cleans up like the
+ * executor will. */
+static void run_code(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+		     const char *code, size_t len, const char *input, long timeout_ms,
+		     struct run *r)
+{
+	struct mcpx_sandbox_proc proc;
+	bool out_eof = false, err_eof = false, exited = false;
+	long deadline = now_ms() + timeout_ms, exit_at = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->spawn_rc = mcpx_sandbox_spawn(sb, lim, code, len, &proc, &r->err);
+	if (r->spawn_rc)
+		return;
+	r->pid = proc.pid;
+	snprintf(r->workdir, sizeof(r->workdir), "%s", proc.workdir);
+	if (input && input[0])
+		CHECK(write(proc.stdin_fd, input, strlen(input)) == (ssize_t)strlen(input));
+	close(proc.stdin_fd);
+	proc.stdin_fd = -1;
+
+	for (;;) {
+		struct pollfd pfd[3] = {{proc.stdout_fd, POLLIN, 0},
+					{proc.stderr_fd, POLLIN, 0},
+					{exited ? -1 : proc.pidfd, POLLIN, 0}};
+		long now = now_ms();
+
+		if (exited && out_eof && err_eof)
+			break;
+		if (exited && now - exit_at > 300)
+			break;
+		if (now >= deadline) {
+			r->timed_out = true;
+			mcpx_sandbox_kill(&proc);
+			break;
+		}
+		if (poll(pfd, 3, 50) < 0)
+			continue;
+		if (pfd[0].revents)
+			drain(&proc.stdout_fd, r->out, &r->out_len, sizeof(r->out), &out_eof);
+		if (pfd[1].revents)
+			drain(&proc.stderr_fd, r->errout, &r->err_len, sizeof(r->errout),
+			      &err_eof);
+		if (pfd[2].revents & POLLIN) {
+			exited = true;
+			exit_at = now_ms();
+		}
+	}
+	CHECK_INT(mcpx_sandbox_reap(&proc, &r->status, &r->ru), 0);
+	mcpx_sandbox_cleanup(&proc);
+	CHECK(proc.stdout_fd == -1 && proc.stderr_fd == -1 && proc.pidfd == -1);
+}
+
+static void run_probe(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+		      const char *probe, const char *input, long timeout_ms, struct run *r)
+{
+	size_t len;
+	char *code = load_probe(probe, &len);
+
+	run_code(sb, lim, code, len, input, timeout_ms, r);
+	free(code);
+	if (r->spawn_rc)
+		fprintf(stderr, "%s: spawn failed: %s\n", probe, r->err.msg);
+}
+
+/* The value of "key=value" in the run's stdout, or "(missing)". Rotates
+ * through a few buffers so one printf can show several values. */
+static const char *val(const struct run *r, const char *key)
+{
+	static char bufs[8][512];
+	static unsigned next;
+	char *v = bufs[next++ % 8];
+	size_t klen = strlen(key);
+	const char *p = r->out;
+
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (l > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			size_t n = l - klen - 1 < sizeof(bufs[0]) - 1 ? l - klen - 1
+								       : sizeof(bufs[0]) - 1;
+
+			memcpy(v, p + klen + 1, n);
+			v[n] = '\0';
+			return v;
+		}
+		if (!eol)
+			break;
+		p = eol + 1;
+	}
+	return "(missing)";
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* Prints what the probe got; checks it when the layer is active. */
+static void expect_probe(const struct run *r, const char *name, const char *want, bool active,
+			 const char *layer)
+{
+	const char *got = val(r, name);
+
+	if (!active) {
+		printf("  %-22s %-28s SKIP (%s not active)\n", name, got, layer);
+		return;
+	}
+	printf("  %-22s %-28s want %s [%s]\n", name, got, want, layer);
+	if (!starts_with(got, want)) {
+		fprintf(stderr, "probe %s: got %s, want %s (layer %s)\n", name, got, want, layer);
+		check_failures++;
+	}
+}
+
+static bool path_exists(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0;
+}
+
+/* True if some process is still in process group pgid. */
+static bool group_alive(pid_t pgid)
+{
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir("/proc");
+
+	while (d && (de = readdir(d))) {
+		char path[300], buf[512], *p;
+		long pgrp;
+		char state;
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+		    sscanf(p + 1, " %c %*d %ld", &state, &pgrp) == 2 && pgrp == pgid) {
+			fprintf(stderr, "  still alive in group %d: %s state %c\n", (int)pgid,
+				de->d_name, state);
+			found = true;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void test_basic(const struct mcpx_sandbox *sb)
+{
+	static const char code[] = "import sys\n"
+				   "data = sys.stdin.read()\n"
+				   "print('out:' + data)\n"
+				   "print('err-line', file=sys.stderr)\n"
+				   "sys.exit(3)\n";
+	struct run *r = malloc(sizeof(*r));
+
+	printf("basic run\n");
+	run_code(sb, &default_limits, code, sizeof(code) - 1, "hello-stdin", 20000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	CHECK_STR(r->out, "out:hello-stdin\n");
+	CHECK_STR(r->errout, "err-line\n");
+	CHECK(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 3);
+	printf("  stdout=%s  exit=%d workdir=%s removed=%d\n", r->out, WEXITSTATUS(r->status),
+	       r->workdir, !path_exists(r->workdir));
+	CHECK(r->workdir[0] == '/');
+	CHECK(!path_exists(r->workdir));
+	free(r);
+}
+
+static void test_env(const struct mcpx_sandbox *sb)
+{
+	static const char code[] = "import os\n"
+				   "for k, v in sorted(os.environ.items()):\n"
+				   "    print('%s=%s' % (k, v))\n"
+				   "print('uid=%d' % os.getuid())\n"
+				   "print('groups=%d' % len(os.getgroups()))\n"
+				   "print('cwd=' + os.getcwd())\n"
+				   "import resource as r, signal\n"
+				   "print('fds=' + ','.join(sorted(os.listdir('/proc/self/fd'), key=int)))\n"
+				   "print('oom=' + open('/proc/self/oom_score_adj').read().strip())\n"
+				   "print('sigterm_default=%d' % (signal.getsignal(signal.SIGTERM) == "
+				   "signal.SIG_DFL))\n"
+				   "for line in open('/proc/self/status'):\n"
+				   "    k, _, v = line.partition(':')\n"
+				   "    if k in ('NoNewPrivs', 'Seccomp', 'SigBlk'):\n"
+				   "        print('%s=%s' % (k, v.strip()))\n"
+				   "for n in ('CORE', 'CPU', 'AS', 'FSIZE', 'NOFILE', 'NPROC', 'MSGQUEUE', "
+				   "'MEMLOCK'):\n"
+				   "    print('rlimit_%s=%d,%d' % ((n,) + r.getrlimit(getattr(r, 'RLIMIT_' + "
+				   "n))))\n";
+	struct run *r = malloc(sizeof(*r));
+	char want[16384], uid[32];
+
+	printf("environment\n");
+	run_code(sb, &default_limits, code, sizeof(code) - 1, NULL, 20000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	snprintf(want, sizeof(want),
+		 "HOME=%s\nLANG=C.UTF-8\nMALLOC_ARENA_MAX=2\nMKL_NUM_THREADS=1\n"
+		 "MPLBACKEND=Agg\nMPLCONFIGDIR=%s\nOMP_NUM_THREADS=1\n"
+		 "OPENBLAS_NUM_THREADS=1\nPATH=/usr/bin:/bin\nPYTHONIOENCODING=utf-8\n"
+		 "TMPDIR=%s\n",
+		 r->workdir, r->workdir, r->workdir);
+	CHECK(starts_with(r->out, want));
+	CHECK(!strstr(r->out, SECRET_NAME) && !strstr(r->out, SECRET_VALUE));
+	CHECK_STR(val(r, "cwd"), r->workdir);
+	/* fd 3 is the directory listdir itself opened: nothing leaked. */
+	CHECK_STR(val(r, "fds"), "0,1,2,3");
+	CHECK_STR(val(r, "oom"), "1000");
+	CHECK_STR(val(r, "sigterm_default"), "1");
+	CHECK_STR(val(r, "SigBlk"), "0000000000000000");
+	CHECK_STR(val(r, "NoNewPrivs"), "1");
+	CHECK_STR(val(r, "Seccomp"), sb->layers.seccomp ? "2" : "0");
+	CHECK_STR(val(r, "rlimit_CORE"), "0,0");
+	CHECK_STR(val(r, "rlimit_CPU"), "20,21");
+	CHECK_STR(val(r, "rlimit_AS"), "1073741824,1073741824");
+	CHECK_STR(val(r, "rlimit_FSIZE"), "16777216,16777216");
+	CHECK_STR(val(r, "rlimit_NOFILE"), "256,256");
+	CHECK_STR(val(r, "rlimit_MSGQUEUE"), "0,0");
+	CHECK_STR(val(r, "rlimit_MEMLOCK"), "0,0");
+	CHECK(atoi(val(r, "rlimit_NPROC")) >= 64);
+	printf("%s  secret visible: %s\n", r->out, strstr(r->out, SECRET_VALUE) ? "YES" : "no");
+	if (sb->layers.uid_drop) {
+		snprintf(uid, sizeof(uid), "%d", MCPX_SANDBOX_UID);
+		CHECK_STR(val(r, "uid"), uid);
+		CHECK_STR(val(r, "groups"), "0");
+	}
+	free(r);
+}
+
+static void test_spawn_failure(const struct mcpx_sandbox *sb)
+{
+	struct mcpx_sandbox *bad = malloc(sizeof(*bad));
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	int rc, before = 0, after = 0;
+	struct dirent *de;
+	DIR *d;
+
+	printf("spawn failure is reported with its step\n");
+	memcpy(bad, sb, sizeof(*bad));
+	snprintf(bad->python, sizeof(bad->python), "/nonexistent/python3");
+	d = opendir(base_dir);
+	while (d && (de = readdir(d)))
+		before++;
+	if (d)
+		closedir(d);
+	rc = mcpx_sandbox_spawn(bad, &default_limits, "print(1)", 8, &proc, &err);
+	printf("  rc=%d err=\"%s\"\n", rc, err.msg);
+	CHECK_INT(rc, -ENOENT);
+	CHECK(strstr(err.msg, "step execve") != NULL);
+	CHECK_INT(proc.pid, -1);
+	d = opendir(base_dir);
+	while (d && (de = readdir(d)))
+		after++;
+	if (d)
+		closedir(d);
+	CHECK_INT(after, before); /* the workdir was removed again */
+	free(bad);
+}
+
+static void check_escape(const struct mcpx_sandbox *sb, const struct run *r, bool seccomp)
+{
+	const struct mcpx_sandbox_layers *l = &sb->layers;
+	bool ll = l->landlock;
+
+	CHECK_INT(r->spawn_rc, 0);
+	CHECK_STR(val(r, "done"), "1");
+	expect_probe(r, "sock_inet", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sock_inet6", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sock_netlink", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sock_unix", "ok", true, "allowed");
+	expect_probe(r, "socketpair_unix", "ok", true, "allowed");
+	expect_probe(r, "tcp_bind", seccomp ? "errno:1:" : "errno:13:", seccomp || l->landlock_net,
+		     seccomp ? "seccomp" : "landlock-net");
+	expect_probe(r, "tcp_connect", seccomp ? "errno:1:" : "errno:13:",
+		     seccomp || l->landlock_net, seccomp ? "seccomp" : "landlock-net");
+	expect_probe(r, "write_tmp", "errno:13:", ll, "landlock");
+	expect_probe(r, "mkdir_tmp", "errno:13:", ll, "landlock");
+	expect_probe(r, "write_dev_shm", "ok", true, "allowed");
+	expect_probe(r, "write_workdir", "ok", true, "allowed");
+	expect_probe(r, "read_server_environ", "errno:13:",
+		     l->dumpable_off || l->uid_drop || ll, "dumpable/uid/landlock");
+	expect_probe(r, "kill_server", "errno:1:", seccomp || l->landlock_scope || l->uid_drop,
+		     "seccomp/scope/uid");
+	expect_probe(r, "kill_server_group", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "kill_all", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "kill_all_raw32", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "setsid", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "setpgid", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "ptrace_attach", "errno:1:", seccomp || l->uid_drop, "seccomp/uid");
+	expect_probe(r, "ptrace_traceme", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "unshare_user", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "unshare_net", "errno:1:", seccomp || l->uid_drop, "seccomp/uid");
+	expect_probe(r, "clone_newnet", "errno:1:", seccomp || l->uid_drop, "seccomp/uid");
+	expect_probe(r, "setns", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "mount", "errno:1:", seccomp || l->uid_drop, "seccomp/uid");
+	expect_probe(r, "io_uring_setup", "errno:38:", seccomp, "seccomp");
+	expect_probe(r, "clone3", "errno:38:", seccomp, "seccomp");
+	expect_probe(r, "keyctl", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "bpf", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "perf_event_open", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "userfaultfd", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "personality_query", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "pidfd_open_server", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "process_vm_readv", "errno:1:", seccomp || l->uid_drop || l->dumpable_off,
+		     "seccomp/uid/dumpable");
+	expect_probe(r, "kcmp", "errno:1:", seccomp || l->uid_drop, "seccomp/uid");
+	expect_probe(r, "prlimit_server", "errno:1:", seccomp || l->uid_drop, "seccomp/uid");
+	expect_probe(r, "setpriority_user", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "tiocsti", "errno:1:", seccomp, "seccomp");
+}
+
+static void test_escape(const struct mcpx_sandbox *sb)
+{
+	struct run *r = malloc(sizeof(*r));
+	struct mcpx_sandbox *alone;
+	char input[32];
+
+	snprintf(input, sizeof(input), "%d\n", (int)sb->server_pid);
+	printf("escape probes, all layers\n");
+	run_probe(sb, &default_limits, "escape.py", input, 60000, r);
+	check_escape(sb, r, sb->layers.seccomp);
+	if (r->err_len)
+		printf("  stderr: %s\n", r->errout);
+
+	/* Landlock must hold on its own, not only behind seccomp. */
+	if (sb->layers.landlock) {
+		alone = malloc(sizeof(*alone));
+		memcpy(alone, sb, sizeof(*alone));
+		alone->layers.seccomp = false;
+		printf("escape probes, seccomp off (Landlock, uid and rlimits alone)\n");
+		run_probe(alone, &default_limits, "escape.py", input, 60000, r);
+		check_escape(alone, r, false);
+		free(alone);
+	} else {
+		printf("escape probes without seccomp: SKIP (no Landlock)\n");
+	}
+	free(r);
+}
+
+static void test_pgroup(const struct mcpx_sandbox *sb, const char *mode)
+{
+	struct run *r = malloc(sizeof(*r));
+	char input[16];
+	pid_t g;
+
+	printf("double-forked grandchild, leader %s\n", mode);
+	snprintf(input, sizeof(input), "%s\n", mode);
+	run_probe(sb, &default_limits, "pgroup.py", input, !strcmp(mode, "stay") ? 3000 : 20000,
+		  r);
+	CHECK_INT(r->spawn_rc, 0);
+	g = (pid_t)atoi(val(r, "grandchild"));
+	printf("  grandchild=%d setsid=%s timed_out=%d alive_after_reap=%d group_alive=%d\n",
+	       (int)g, val(r, "grandchild_setsid"), r->timed_out,
+	       g > 0 && kill(g, 0) == 0, group_alive(r->pid));
+	CHECK(g > 0);
+	CHECK(g > 0 && kill(g, 0) < 0 && errno == ESRCH);
+	CHECK(!group_alive(r->pid));
+	if (sb->layers.seccomp)
+		CHECK_STR(val(r, "grandchild_setsid"), "errno:1");
+	CHECK_INT(r->timed_out, !strcmp(mode, "stay"));
+	free(r);
+}
+
+static void test_forkbomb(const struct mcpx_sandbox *sb)
+{
+	struct mcpx_limits lim = default_limits;
+	struct run *r = malloc(sizeof(*r));
+
+	lim.max_procs = 20;
+	printf("fork bomb, max_procs=%u\n", lim.max_procs);
+	run_probe(sb, &lim, "forkbomb.py", NULL, 30000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	printf("  forks=%s stop=%s group_alive_after_reap=%d\n", val(r, "forks"), val(r, "stop"),
+	       group_alive(r->pid));
+	CHECK(atoi(val(r, "forks")) < (int)lim.max_procs);
+	CHECK_STR(val(r, "stop"), "errno:11");
+	CHECK(!group_alive(r->pid));
+	free(r);
+}
+
+static void test_membomb(const struct mcpx_sandbox *sb)
+{
+	struct mcpx_limits lim = default_limits;
+	struct run *r = malloc(sizeof(*r));
+
+	lim.memory_mb = 256;
+	printf("memory bomb, memory_mb=%lu\n", lim.memory_mb);
+	run_probe(sb, &lim, "membomb.py", NULL, 30000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	printf("  big=%s loop=%s after %s MiB, exit=0x%x maxrss=%ld KiB\n", val(r, "big"),
+	       val(r, "loop"), val(r, "loop_mib"), (unsigned)r->status, r->ru.ru_maxrss);
+	CHECK_STR(val(r, "big"), "MemoryError");
+	CHECK_STR(val(r, "loop"), "MemoryError");
+	CHECK(atoi(val(r, "loop_mib")) < 256);
+	free(r);
+}
+
+static void test_filler(const struct mcpx_sandbox *sb)
+{
+	struct mcpx_limits lim = default_limits;
+	struct run *r = malloc(sizeof(*r));
+
+	lim.file_mb = 1;
+	printf("file filler, file_mb=%lu\n", lim.file_mb);
+	run_probe(sb, &lim, "filler.py", NULL, 30000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	printf("  fill=%s written=%s KiB\n", val(r, "fill"), val(r, "written_kib"));
+	CHECK_STR(val(r, "fill"), "errno:27");
+	CHECK(atoi(val(r, "written_kib")) <= 1024);
+	free(r);
+}
+
+static void test_compat(const struct mcpx_sandbox *sb)
+{
+	struct run *r = malloc(sizeof(*r));
+
+	printf("compatibility: numpy, multiprocessing.Pool(2), threads, subprocess, matplotlib\n");
+	run_probe(sb, &default_limits, "compat.py", NULL, 90000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	printf("  numpy=%s pool=%s threads=%s subprocess=%s matplotlib=%s exit=0x%x\n",
+	       val(r, "numpy"), val(r, "pool"), val(r, "threads"), val(r, "subprocess"),
+	       val(r, "matplotlib"), (unsigned)r->status);
+	CHECK_STR(val(r, "numpy"), "8.0");
+	CHECK_STR(val(r, "pool"), "285");
+	CHECK_STR(val(r, "threads"), "285");
+	CHECK_STR(val(r, "subprocess"), "0");
+	CHECK_STR(val(r, "matplotlib"), "ok");
+	CHECK(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+	if (r->err_len)
+		printf("  stderr: %s\n", r->errout);
+	free(r);
+}
+
+/* A syscall through a foreign ABI must be killed by seccomp (SIGSYS). The
+ * probe first runs without seccomp: a kernel without IA32 emulation turns
+ * int 0x80 into SIGSEGV before seccomp ever sees it, and then there is
+ * nothing to test. */
+static void test_foreign_abi(const struct mcpx_sandbox *sb, const char *mode)
+{
+	struct mcpx_sandbox *plain = malloc(sizeof(*plain));
+	struct run *r = malloc(sizeof(*r));
+	char input[16];
+	int base_status;
+
+	snprintf(input, sizeof(input), "%s\n", mode);
+	memcpy(plain, sb, sizeof(*plain));
+	plain->layers.seccomp = false;
+	run_probe(plain, &default_limits, "foreign_abi.py", input, 20000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	base_status = r->status;
+	printf("  %s without seccomp: %s%d, stdout \"%.60s\"\n", mode,
+	       WIFSIGNALED(base_status) ? "signal " : "exit ",
+	       WIFSIGNALED(base_status) ? WTERMSIG(base_status) : WEXITSTATUS(base_status),
+	       r->out);
+	if (!sb->layers.seccomp || WIFSIGNALED(base_status)) {
+		printf("  %s with seccomp: SKIP (%s)\n", mode,
+		       sb->layers.seccomp ? "ABI not reachable on this kernel" : "no seccomp");
+		goto out;
+	}
+	run_probe(sb, &default_limits, "foreign_abi.py", input, 20000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	printf("  %s with seccomp: %s %d, stdout \"%s\"\n", mode,
+	       WIFSIGNALED(r->status) ? "killed by signal" : "exit",
+	       WIFSIGNALED(r->status) ? WTERMSIG(r->status) : WEXITSTATUS(r->status), r->out);
+	CHECK(WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGSYS);
+out:
+	free(plain);
+	free(r);
+}
+
+static void test_leftovers(const struct mcpx_sandbox *sb)
+{
+	struct run *r = malloc(sizeof(*r));
+	char victim_dir[PATH_MAX], victim_file[PATH_MAX + 16], input[2 * PATH_MAX + 32];
+	char shm[PATH_MAX];
+	int fd;
+
+	printf("cleanup of hostile leftovers\n");
+	snprintf(victim_dir, sizeof(victim_dir), "/tmp/mcpx-victim-XXXXXX");
+	CHECK(mkdtemp(victim_dir) != NULL);
+	snprintf(victim_file, sizeof(victim_file), "%s/precious", victim_dir);
+	fd = open(victim_file, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	snprintf(input, sizeof(input), "%s\n%s\n", victim_file, victim_dir);
+	run_probe(sb, &default_limits, "leftovers.py", input, 30000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	CHECK_STR(val(r, "made"), "1");
+	snprintf(shm, sizeof(shm), "/dev/shm/%s", val(r, "shm"));
+	printf("  workdir removed=%d victim intact=%d %s removed=%d\n", !path_exists(r->workdir),
+	       path_exists(victim_file), shm, !path_exists(shm));
+	CHECK(!path_exists(r->workdir));
+	CHECK(path_exists(victim_file));
+	CHECK(!path_exists(shm));
+	unlink(victim_file);
+	rmdir(victim_dir);
+	free(r);
+}
+
+int main(void)
+{
+	struct mcpx_sandbox *sb = malloc(sizeof(*sb));
+	struct mcpx_err err = {{0}};
+	char desc[256], *slash;
+	sigset_t blocked;
+	int rc, leak_fd;
+
+	/* tests/unit/test_sandbox.c -> tests/probes */
+	snprintf(probes_dir, sizeof(probes_dir), "%s", __FILE__);
+	slash = strrchr(probes_dir, '/');
+	if (slash)
+		*slash = '\0';
+	slash = strrchr(probes_dir, '/');
+	if (slash)
+		snprintf(slash, sizeof(probes_dir) - (size_t)(slash - probes_dir), "/probes");
+
+	/* A secret in the server's environment must never reach a run. */
+	setenv(SECRET_NAME, SECRET_VALUE, 1);
+	/* What a real server leaves behind: an inheritable fd, an ignored
+	 * signal, a blocked one. None of it may reach a run. */
+	leak_fd = open("/etc/hostname", O_RDONLY);
+	signal(SIGTERM, SIG_IGN);
+	sigemptyset(&blocked);
+	sigaddset(&blocked, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &blocked, NULL);
+
+	snprintf(base_dir, sizeof(base_dir), "/tmp/mcpx-sbtest-XXXXXX");
+	if (!mkdtemp(base_dir) || chmod(base_dir, 0711) < 0) {
+		perror("mkdtemp");
+		return 1;
+	}
+	rc = mcpx_sandbox_init(sb, PYTHON, base_dir, &err);
+	if (rc) {
+		fprintf(stderr, "init: %s\n", err.msg);
+		return 1;
+	}
+	mcpx_sandbox_describe(sb, desc, sizeof(desc));
+	printf("layers: %s\n", desc);
+
+	rc = mcpx_sandbox_selftest(sb, &err);
+	printf("selftest: rc=%d %s\n", rc, rc ? err.msg : "all active layers hold");
+	CHECK_INT(rc, 0);
+
+	test_basic(sb);
+	test_env(sb);
+	test_spawn_failure(sb);
+	test_escape(sb);
+	test_pgroup(sb, "exit");
+	test_pgroup(sb, "stay");
+	test_forkbomb(sb);
+	test_membomb(sb);
+	test_filler(sb);
+	test_compat(sb);
+	printf("foreign ABIs\n");
+	test_foreign_abi(sb, "x32");
+	test_foreign_abi(sb, "i386");
+	test_leftovers(sb);
+
+	mcpx_sandbox_free(sb);
+	free(sb);
+	if (leak_fd >= 0)
+		close(leak_fd);
+	CHECK(rmdir(base_dir) == 0); /* every workdir is gone */
+	CHECK_DONE();
+}
