@@ -67,6 +67,17 @@ static bool add_owned(cJSON *obj, const char *key, cJSON *item)
 
 /* ---- argument validation ---------------------------------------------- */
 
+/* A finite number without a fraction. Doubles of 2^63 and beyond have no
+ * fraction bits at all; below, the long long round trip is exact. */
+static bool is_integral(double d)
+{
+	double a = d < 0 ? -d : d;
+
+	if (!isfinite(d))
+		return false;
+	return a >= 9.2e18 || d == (double)(long long)d;
+}
+
 /* The JSON Schema type of a value; a number with no fraction is an
  * "integer", as JSON Schema 2020-12 (and go-sdk's validator) count it. */
 static const char *json_type(const cJSON *v)
@@ -82,9 +93,7 @@ static const char *json_type(const cJSON *v)
 	if (cJSON_IsObject(v))
 		return "object";
 	if (cJSON_IsNumber(v))
-		return isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble)
-		           ? "integer"
-		           : "number";
+		return is_integral(v->valuedouble) ? "integer" : "number";
 	return "unknown";
 }
 
@@ -94,7 +103,7 @@ static void json_repr(const cJSON *v, char *buf, size_t cap)
 {
 	if (cJSON_IsNumber(v)) {
 		double d = v->valuedouble;
-		if (d == floor(d) && fabs(d) < 1e15)
+		if ((d < 0 ? -d : d) < 1e15 && is_integral(d))
 			snprintf(buf, cap, "%.0f", d);
 		else
 			snprintf(buf, cap, "%g", d);
@@ -686,6 +695,35 @@ static void on_done(void *arg, const struct mcpx_job_result *res)
 		free(run);
 }
 
+/* The progress message: valid UTF-8, and NUL bytes (which would cut a C
+ * string short) shown as U+FFFD. Caller frees; NULL when out of memory. */
+static char *progress_text(const char *buf, size_t len)
+{
+	size_t n, nuls = 0, o = 0;
+	char *s = mcpx_utf8_sanitize(buf, len, &n), *t;
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		nuls += s[i] == '\0';
+	if (!nuls)
+		return s;
+	t = malloc(n + nuls * 2 + 1);
+	if (t) {
+		for (size_t i = 0; i < n; i++) {
+			if (s[i] == '\0') {
+				memcpy(t + o, "\xEF\xBF\xBD", 3);
+				o += 3;
+			} else {
+				t[o++] = s[i];
+			}
+		}
+		t[o] = '\0';
+	}
+	free(s);
+	return t;
+}
+
 static void relay_progress(struct exec_run *run, size_t bytes)
 {
 	const char *out = NULL;
@@ -706,7 +744,7 @@ static void relay_progress(struct exec_run *run, size_t bytes)
 	/* Start on a character boundary, not inside a multi-byte one. */
 	while (start < n && start > 0 && ((unsigned char)out[start] & 0xC0) == 0x80)
 		start++;
-	tail = mcpx_utf8_sanitize(out ? out + start : "", out ? n - start : 0, NULL);
+	tail = progress_text(out ? out + start : "", out ? n - start : 0);
 	/* The byte count only grows, which is what progress must do. */
 	mcpx_call_progress(run->call, (double)bytes, tail ? tail : "");
 	free(tail);
