@@ -85,8 +85,9 @@ struct mcpx_landlock_path_beneath_attr {
 #define FS_WRITE_ABI1                                                                              \
 	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |                           \
 	 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |                           \
-	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | \
-	 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
+	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |                               \
+	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |                             \
+	 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
 
 /* Rights Landlock accepts on a single file (not a directory) in a rule. */
 #define FS_FILE_RIGHTS                                                                             \
@@ -147,7 +148,7 @@ int mcpx_landlock_apply(int abi, const char *workdir)
 	 * a second wall behind seccomp's socket-family filter. */
 	if (abi >= 4)
 		attr.handled_access_net =
-			LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		    LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	/* Without scoping, same-uid code (the pod case) could kill the server
 	 * or the next run's warm interpreter, or connect to an abstract socket. */
 	if (abi >= 6)
@@ -166,10 +167,11 @@ int mcpx_landlock_apply(int abi, const char *workdir)
 	 * and cross-directory renames are left out; the server wipes what the
 	 * run leaves there. */
 	if (!rc)
-		rc = allow_path(ruleset, "/dev/shm",
-				fs & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-				       LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV),
-				1);
+		rc =
+		    allow_path(ruleset, "/dev/shm",
+		               fs & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		                      LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV),
+		               1);
 	if (!rc && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
 		rc = -errno;
 	close(ruleset);

@@ -167,8 +167,8 @@ static bool group_has_live_member(pid_t pgid)
 }
 
 struct orphan_scan {
-	pid_t pgid;    /* the run's group */
-	pid_t self;    /* getpid() of the server */
+	pid_t pgid;     /* the run's group */
+	pid_t self;     /* getpid() of the server */
 	bool kill_only; /* kill: members of the group even if not our children */
 	pid_t pids[MAX_ORPHANS];
 	size_t n;
@@ -280,7 +280,7 @@ static unsigned long count_uid_tasks(uid_t uid)
 /* ---- start-up ---------------------------------------------------------- */
 
 int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
-		      struct mcpx_err *err)
+                      struct mcpx_err *err)
 {
 	struct stat st;
 	int rc;
@@ -295,10 +295,10 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 		return mcpx_err_set(err, ENAMETOOLONG, "python or workdir base path too long");
 	if (access(python, X_OK) < 0)
 		return mcpx_err_set(err, errno, "python %s is not executable: %s", python,
-				    strerror(errno));
+		                    strerror(errno));
 	if (stat(workdir_base, &st) < 0 || !S_ISDIR(st.st_mode))
 		return mcpx_err_set(err, errno ? errno : ENOTDIR,
-				    "workdir base %s is not a directory", workdir_base);
+		                    "workdir base %s is not a directory", workdir_base);
 	strcpy(sb->python, python);
 	strcpy(sb->workdir_base, workdir_base);
 	sb->server_pid = getpid();
@@ -340,14 +340,15 @@ void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
 
 	if (l->landlock)
 		snprintf(ll, sizeof(ll), "landlock(abi=%d%s%s)", l->landlock_abi,
-			 l->landlock_net ? ",net" : "", l->landlock_scope ? ",scope" : "");
+		         l->landlock_net ? ",net" : "", l->landlock_scope ? ",scope" : "");
 	else
 		snprintf(ll, sizeof(ll), "landlock=off");
 	snprintf(buf, len, "%s %s uid=%u%s %s %s %s %s", l->seccomp ? "seccomp" : "seccomp=off", ll,
-		 (unsigned)sb->run_uid, l->uid_drop ? "(dropped-from-root)" : "(same-as-server)",
-		 l->no_new_privs ? "no_new_privs" : "no_new_privs=off",
-		 l->rlimits ? "rlimits" : "rlimits=off", l->subreaper ? "subreaper" : "subreaper=off",
-		 l->dumpable_off ? "nondumpable" : "dumpable");
+	         (unsigned)sb->run_uid, l->uid_drop ? "(dropped-from-root)" : "(same-as-server)",
+	         l->no_new_privs ? "no_new_privs" : "no_new_privs=off",
+	         l->rlimits ? "rlimits" : "rlimits=off",
+	         l->subreaper ? "subreaper" : "subreaper=off",
+	         l->dumpable_off ? "nondumpable" : "dumpable");
 }
 
 /* ---- spawn -------------------------------------------------------------- */
@@ -385,7 +386,8 @@ static void prepare_rlimits(struct mcpx_child_args *a, const struct mcpx_limits 
 {
 	add_rlimit(a, RLIMIT_CORE, 0, 0);
 	if (lim->memory_mb)
-		add_rlimit(a, RLIMIT_AS, (rlim_t)lim->memory_mb << 20, (rlim_t)lim->memory_mb << 20);
+		add_rlimit(a, RLIMIT_AS, (rlim_t)lim->memory_mb << 20,
+		           (rlim_t)lim->memory_mb << 20);
 	if (lim->cpu_s)
 		add_rlimit(a, RLIMIT_CPU, lim->cpu_s, (rlim_t)lim->cpu_s + 1);
 	if (lim->file_mb)
@@ -472,7 +474,30 @@ static int read_verdict(int fd, struct mcpx_err *err)
 	if (!e)
 		e = EIO;
 	return mcpx_err_set(err, e, "sandbox setup failed at step %s: %s",
-			    mcpx_sandbox_child_step_name(step), strerror(e));
+	                    mcpx_sandbox_child_step_name(step), strerror(e));
+}
+
+/* The pod case of the child's oom_score_adj step: once the child has exec'd
+ * it is dumpable again and its /proc files belong to the shared uid, so the
+ * parent can write them. The interpreter needs tens of milliseconds before
+ * user code runs; this write lands well within that. */
+static int raise_oom_score_of(pid_t pid)
+{
+	char path[64];
+	ssize_t n;
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, "1000", 4);
+	if (n < 0)
+		rc = -errno;
+	else if (n != 4)
+		rc = -EIO;
+	close(fd);
+	return rc;
 }
 
 static void proc_reset(struct mcpx_sandbox_proc *proc)
@@ -486,8 +511,8 @@ static void proc_reset(struct mcpx_sandbox_proc *proc)
 }
 
 int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
-		       struct mcpx_err *err)
+                       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
+                       struct mcpx_err *err)
 {
 	struct spawn_buf *b;
 	/* [0] read end, [1] write end */
@@ -502,14 +527,14 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
 
 	rc = mcpx_workdir_create(sb->workdir_base, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
-				 proc->workdir, sizeof(proc->workdir));
+	                         proc->workdir, sizeof(proc->workdir));
 	if (rc) {
-		mcpx_err_set(err, -rc, "sandbox: cannot create workdir in %s: %s",
-			     sb->workdir_base, strerror(-rc));
+		mcpx_err_set(err, -rc, "sandbox: cannot create workdir in %s: %s", sb->workdir_base,
+		             strerror(-rc));
 		goto fail;
 	}
-	rc = mcpx_workdir_write_file(proc->workdir, "main.py", code, code_len,
-				     sb->layers.uid_drop, sb->run_uid, sb->run_gid);
+	rc = mcpx_workdir_write_file(proc->workdir, "main.py", code, code_len, sb->layers.uid_drop,
+	                             sb->run_uid, sb->run_gid);
 	if (rc) {
 		mcpx_err_set(err, -rc, "sandbox: cannot write main.py: %s", strerror(-rc));
 		goto fail;
@@ -576,6 +601,14 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 	close_fd(&ep[0]);
 	if (rc)
 		goto fail;
+	if (!sb->layers.uid_drop) {
+		rc = raise_oom_score_of(pid);
+		if (rc) {
+			mcpx_err_set(err, -rc, "sandbox setup failed at step oom_score_adj: %s",
+			             strerror(-rc));
+			goto fail;
+		}
+	}
 
 	if (set_nonblock(in[1]) || set_nonblock(out[0]) || set_nonblock(errp[0])) {
 		rc = mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
@@ -609,6 +642,7 @@ fail:
 		(void)mcpx_workdir_remove(proc->workdir);
 	proc->workdir[0] = '\0';
 	proc->pid = -1;
+	proc->started.tv_sec = 0;
 	free(b);
 	return rc < 0 ? rc : -EIO;
 }
@@ -617,12 +651,12 @@ fail:
 
 void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 {
-	if (!proc || proc->pid <= 0)
-		return;
 	/* After the leader is reaped its pgid may be reused by an unrelated
-	 * process, so the group kill is only sent before that. */
-	if (!proc->reaped)
-		kill_group(proc->pid);
+	 * process, so nothing is sent by pgid after that; reap has already
+	 * swept the run by then. */
+	if (!proc || proc->pid <= 0 || proc->reaped)
+		return;
+	kill_group(proc->pid);
 	(void)sweep(proc->pid, false);
 }
 
@@ -636,9 +670,19 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 		return -ECHILD;
 	/* Wait for the exit but leave the zombie: it holds the pgid while
 	 * the group is swept. */
-	while (waitid(P_PID, (id_t)proc->pid, &si, WEXITED | WNOWAIT) < 0)
-		if (errno != EINTR)
-			return -errno;
+	while (waitid(P_PID, (id_t)proc->pid, &si, WEXITED | WNOWAIT) < 0) {
+		int e = errno;
+
+		if (e == EINTR)
+			continue;
+		/* Someone else reaped it (a waitpid(-1) elsewhere): the pgid
+		 * is no longer ours to signal. */
+		if (e == ECHILD) {
+			proc->reaped = true;
+			registry_remove(proc->pid);
+		}
+		return -e;
+	}
 	kill_group(proc->pid);
 	while (wait4(proc->pid, &st, 0, &r) < 0)
 		if (errno != EINTR)
@@ -675,7 +719,7 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 		rc = mcpx_workdir_remove(proc->workdir);
 		if (rc)
 			mcpx_warn("sandbox: cannot remove workdir %s: %s", proc->workdir,
-				  strerror(-rc));
+			          strerror(-rc));
 		proc->workdir[0] = '\0';
 	}
 	if (proc->started.tv_sec) {

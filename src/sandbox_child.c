@@ -34,6 +34,7 @@
 #define __NR_close_range 436
 #endif
 
+/* clang-format off */
 static const char *const step_names[] = {
 	[MCPX_STEP_PDEATHSIG] = "pdeathsig",
 	[MCPX_STEP_SIGNALS] = "signals",
@@ -50,6 +51,7 @@ static const char *const step_names[] = {
 	[MCPX_STEP_SECCOMP] = "seccomp",
 	[MCPX_STEP_EXECVE] = "execve",
 };
+/* clang-format on */
 
 const char *mcpx_sandbox_child_step_name(int step)
 {
@@ -150,22 +152,27 @@ static int close_other_fds(void)
 		return -errno;
 	/* Kernels before 5.9: close one by one up to the fd limit. */
 	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1U << 20) ? (long)rl.rlim_cur
-									       : (1L << 20);
+	                                                                     : (1L << 20);
 	for (fd = 4; fd < max; fd++)
 		(void)close((int)fd);
 	return 0;
 }
 
 /* Threat: a memory-hungry run making the kernel OOM killer pick the server.
- * Raising one's own score needs no privilege. It runs before the uid drop
- * because dropping root makes the process non-dumpable, which turns its
- * /proc/self files root-owned and unwritable for the dropped uid. */
-static int raise_oom_score(void)
+ * Raising one's own score needs no privilege, but /proc/self/oom_score_adj
+ * is root-owned while the process is non-dumpable: that is the case after a
+ * uid drop (so this runs before it) and, in the pod, for the whole time
+ * between fork and exec, because the server made itself non-dumpable. In
+ * the pod the parent therefore writes the score after exec (sandbox.c); we
+ * do not make this copy of the server's memory dumpable to do it here. */
+static int raise_oom_score(const struct mcpx_child_args *a)
 {
 	static const char val[] = "1000";
 	ssize_t n;
 	int fd, rc = 0;
 
+	if (!a->drop_uid)
+		return 0;
 	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -204,8 +211,7 @@ static int verify_uid(const struct mcpx_child_args *a)
 {
 	if (!a->drop_uid)
 		return 0;
-	if (getuid() != a->uid || geteuid() != a->uid || getgid() != a->gid ||
-	    getegid() != a->gid)
+	if (getuid() != a->uid || geteuid() != a->uid || getgid() != a->gid || getegid() != a->gid)
 		return -EPERM;
 	if (syscall(SYS_setuid, 0) == 0 || syscall(SYS_setgid, 0) == 0)
 		return -EPERM;
@@ -280,7 +286,7 @@ void mcpx_sandbox_child_exec(const struct mcpx_child_args *a)
 	STEP(MCPX_STEP_SETSID, new_session());
 	STEP(MCPX_STEP_FDS, install_fds(a, &errfd));
 	STEP(MCPX_STEP_CLOSE_FDS, close_other_fds());
-	STEP(MCPX_STEP_OOM_SCORE, raise_oom_score());
+	STEP(MCPX_STEP_OOM_SCORE, raise_oom_score(a));
 	STEP(MCPX_STEP_DROP_UID, drop_uid(a));
 	STEP(MCPX_STEP_VERIFY_UID, verify_uid(a));
 	STEP(MCPX_STEP_CHDIR, enter_workdir(a->workdir));

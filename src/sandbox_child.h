@@ -40,12 +40,12 @@ struct mcpx_child_rlimit {
 };
 
 struct mcpx_child_args {
-	pid_t parent;      /* the server; the child dies with it */
-	int stdin_fd;      /* read end of the stdin pipe -> fd 0 */
-	int stdout_fd;     /* write ends -> fds 1 and 2 */
+	pid_t parent;  /* the server; the child dies with it */
+	int stdin_fd;  /* read end of the stdin pipe -> fd 0 */
+	int stdout_fd; /* write ends -> fds 1 and 2 */
 	int stderr_fd;
-	int errpipe_fd;    /* -> fd 3, close-on-exec */
-	bool drop_uid;     /* started as root: become uid/gid with no groups */
+	int errpipe_fd; /* -> fd 3, close-on-exec */
+	bool drop_uid;  /* started as root: become uid/gid with no groups */
 	uid_t uid;
 	gid_t gid;
 	const char *workdir;

@@ -36,55 +36,55 @@
 /* The probe reads its parameters from stdin (not spliced into the code, so a
  * base path with quotes cannot break it) and prints key=value lines. */
 static const char probe_py[] =
-	"import os, sys, socket, resource\n"
-	"server, base, abstract = sys.stdin.read().split('\\n')[:3]\n"
-	"server = int(server)\n"
-	"def t(name, fn):\n"
-	"    try:\n"
-	"        fn()\n"
-	"        print(name + '=ok')\n"
-	"    except OSError as e:\n"
-	"        print('%s=errno:%d' % (name, e.errno))\n"
-	"t('inet', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())\n"
-	"def bind_tcp():\n"
-	"    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
-	"    try:\n"
-	"        s.bind(('127.0.0.1', 0))\n"
-	"    finally:\n"
-	"        s.close()\n"
-	"t('bind_tcp', bind_tcp)\n"
-	"def write_in(d):\n"
-	"    p = os.path.join(d, 'mcpx-selftest-%d' % os.getpid())\n"
-	"    os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))\n"
-	"    os.unlink(p)\n"
-	"t('write_base', lambda: write_in(base))\n"
-	"t('write_tmp', lambda: write_in('/tmp'))\n"
-	"t('write_wd', lambda: write_in(os.getcwd()))\n"
-	"t('kill_server', lambda: os.kill(server, 0))\n"
-	"t('environ_server', lambda: open('/proc/%d/environ' % server, 'rb').read(1))\n"
-	"def abstract_connect():\n"
-	"    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
-	"    try:\n"
-	"        s.connect('\\0' + abstract)\n"
-	"    finally:\n"
-	"        s.close()\n"
-	"if abstract:\n"
-	"    t('abstract', abstract_connect)\n"
-	"print('uid=%d' % os.getuid())\n"
-	"print('gid=%d' % os.getgid())\n"
-	"print('groups=%d' % len(os.getgroups()))\n"
-	"print('env=' + ','.join(sorted(os.environ)))\n"
-	"print('home_is_cwd=%d' % (os.environ.get('HOME') == os.getcwd()))\n"
-	"for line in open('/proc/self/status'):\n"
-	"    k, _, v = line.partition(':')\n"
-	"    if k in ('NoNewPrivs', 'Seccomp'):\n"
-	"        print('%s=%s' % (k, v.strip()))\n"
-	"print('core=%d' % resource.getrlimit(resource.RLIMIT_CORE)[1])\n"
-	"print('done=1')\n";
+    "import os, sys, socket, resource\n"
+    "server, base, abstract = sys.stdin.read().split('\\n')[:3]\n"
+    "server = int(server)\n"
+    "def t(name, fn):\n"
+    "    try:\n"
+    "        fn()\n"
+    "        print(name + '=ok')\n"
+    "    except OSError as e:\n"
+    "        print('%s=errno:%d' % (name, e.errno))\n"
+    "t('inet', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())\n"
+    "def bind_tcp():\n"
+    "    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+    "    try:\n"
+    "        s.bind(('127.0.0.1', 0))\n"
+    "    finally:\n"
+    "        s.close()\n"
+    "t('bind_tcp', bind_tcp)\n"
+    "def write_in(d):\n"
+    "    p = os.path.join(d, 'mcpx-selftest-%d' % os.getpid())\n"
+    "    os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))\n"
+    "    os.unlink(p)\n"
+    "t('write_base', lambda: write_in(base))\n"
+    "t('write_tmp', lambda: write_in('/tmp'))\n"
+    "t('write_wd', lambda: write_in(os.getcwd()))\n"
+    "t('kill_server', lambda: os.kill(server, 0))\n"
+    "t('environ_server', lambda: open('/proc/%d/environ' % server, 'rb').read(1))\n"
+    "def abstract_connect():\n"
+    "    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+    "    try:\n"
+    "        s.connect('\\0' + abstract)\n"
+    "    finally:\n"
+    "        s.close()\n"
+    "if abstract:\n"
+    "    t('abstract', abstract_connect)\n"
+    "print('uid=%d' % os.getuid())\n"
+    "print('gid=%d' % os.getgid())\n"
+    "print('groups=%d' % len(os.getgroups()))\n"
+    "print('env=' + ','.join(sorted(os.environ)))\n"
+    "print('home_is_cwd=%d' % (os.environ.get('HOME') == os.getcwd()))\n"
+    "for line in open('/proc/self/status'):\n"
+    "    k, _, v = line.partition(':')\n"
+    "    if k in ('NoNewPrivs', 'Seccomp'):\n"
+    "        print('%s=%s' % (k, v.strip()))\n"
+    "print('core=%d' % resource.getrlimit(resource.RLIMIT_CORE)[1])\n"
+    "print('done=1')\n";
 
 static const char expected_env[] = "HOME,LANG,MALLOC_ARENA_MAX,MKL_NUM_THREADS,MPLBACKEND,"
-				   "MPLCONFIGDIR,OMP_NUM_THREADS,OPENBLAS_NUM_THREADS,PATH,"
-				   "PYTHONIOENCODING,TMPDIR";
+                                   "MPLCONFIGDIR,OMP_NUM_THREADS,OPENBLAS_NUM_THREADS,PATH,"
+                                   "PYTHONIOENCODING,TMPDIR";
 
 struct probe_out {
 	char buf[PROBE_OUT_MAX];
@@ -125,10 +125,10 @@ static const char *value_of(const struct probe_out *o, const char *key, char *va
 }
 
 static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct probe_out *o,
-		     struct mcpx_err *err)
+                     struct mcpx_err *err)
 {
 	struct mcpx_limits lim = {
-		.cpu_s = 10, .memory_mb = 512, .max_procs = 16, .file_mb = 1, .open_files = 64};
+	    .cpu_s = 10, .memory_mb = 512, .max_procs = 16, .file_mb = 1, .open_files = 64};
 	struct mcpx_sandbox_proc proc;
 	char input[4300];
 	char scratch[4096];
@@ -141,7 +141,7 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 		return rc;
 	/* Fits the pipe buffer, so the non-blocking write completes at once. */
 	n = snprintf(input, sizeof(input), "%d\n%s\n%s\n", (int)sb->server_pid, sb->workdir_base,
-		     abstract);
+	             abstract);
 	if (n > 0 && write(proc.stdin_fd, input, (size_t)n) != n) {
 		mcpx_sandbox_cleanup(&proc);
 		return mcpx_err_set(err, EIO, "sandbox self-test: cannot write probe stdin");
@@ -184,26 +184,26 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 		return mcpx_err_set(err, -rc, "sandbox self-test: reap failed");
 	if (!strstr(o->buf, "done=1\n"))
 		return mcpx_err_set(err, EPERM,
-				    "sandbox self-test: probe did not finish (status 0x%x)",
-				    (unsigned)o->status);
+		                    "sandbox self-test: probe did not finish (status 0x%x)",
+		                    (unsigned)o->status);
 	return 0;
 }
 
 /* Fails unless key's value is want (or, with negate, unless it is not). */
 static int expect(const struct probe_out *o, const char *layer, const char *key, const char *want,
-		  bool negate, struct mcpx_err *err)
+                  bool negate, struct mcpx_err *err)
 {
 	char val[512];
 	bool match;
 
 	if (!value_of(o, key, val, sizeof(val)))
 		return mcpx_err_set(err, EPERM, "sandbox self-test: layer %s: no result for %s",
-				    layer, key);
+		                    layer, key);
 	match = !strcmp(val, want);
 	if (match == negate)
-		return mcpx_err_set(err, EPERM,
-				    "sandbox self-test: layer %s does not hold: %s=%s (expected %s%s)",
-				    layer, key, val, negate ? "not " : "", want);
+		return mcpx_err_set(
+		    err, EPERM, "sandbox self-test: layer %s does not hold: %s=%s (expected %s%s)",
+		    layer, key, val, negate ? "not " : "", want);
 	return 0;
 }
 
@@ -229,7 +229,7 @@ static int listen_abstract(char *name, size_t len)
 }
 
 static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, bool abstract,
-		      struct mcpx_err *err)
+                      struct mcpx_err *err)
 {
 	const struct mcpx_sandbox_layers *l = &sb->layers;
 	char uid[32];
@@ -237,7 +237,7 @@ static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, 
 
 	if (!WIFEXITED(o->status) || WEXITSTATUS(o->status) != 0)
 		return mcpx_err_set(err, EPERM, "sandbox self-test: probe exited with status 0x%x",
-				    (unsigned)o->status);
+		                    (unsigned)o->status);
 	/* The workdir must be usable, or every check below proves nothing. */
 	rc = expect(o, "workdir", "write_wd", "ok", false, err);
 	if (!rc)
@@ -274,7 +274,7 @@ static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, 
 /* Landlock alone (seccomp off): its TCP rule and scopes must hold by
  * themselves. */
 static int check_landlock_only(const struct mcpx_sandbox *sb, const struct probe_out *o,
-			       bool abstract, struct mcpx_err *err)
+                               bool abstract, struct mcpx_err *err)
 {
 	const struct mcpx_sandbox_layers *l = &sb->layers;
 	int rc;

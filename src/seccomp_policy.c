@@ -21,8 +21,8 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <sched.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,6 +56,7 @@ struct deny_rule {
 	const char *why;
 };
 
+/* clang-format off */
 #define DENY(sys, e, reason)                                                                       \
 	{                                                                                          \
 		#sys, SCMP_SYS(sys), e, -1, SCMP_CMP_EQ, 0, 0, reason                              \
@@ -193,6 +194,7 @@ static const struct deny_rule deny_rules[] = {
 	DENY(setsid, EPERM, "A new session leaves the process group the server kills."),
 	DENY(setpgid, EPERM, "Moving to another process group escapes the group kill."),
 };
+/* clang-format on */
 
 /* Signals aimed at the server. pid arguments are ints: masked 32-bit
  * compares, because glibc sign-extends -1 to 0xffffffffffffffff and a raw
@@ -212,6 +214,7 @@ struct signal_rule {
 	const char *why;
 };
 
+/* clang-format off */
 static const struct signal_rule signal_rules[] = {
 	{"kill", SCMP_SYS(kill), 0, TGT_ALL | TGT_SERVER | TGT_SERVER_GRP | TGT_THREADS,
 	 "kill(-1) reaches every process of the uid; kill(tid) of any server thread "
@@ -224,6 +227,7 @@ static const struct signal_rule signal_rules[] = {
 	{"rt_tgsigqueueinfo", SCMP_SYS(rt_tgsigqueueinfo), 0, TGT_SERVER,
 	 "A queued signal to a server thread."},
 };
+/* clang-format on */
 
 #define MAX_SERVER_TIDS 256
 
@@ -285,19 +289,19 @@ static size_t server_tids(pid_t server_pid, uint32_t *tids, size_t cap)
 }
 
 static int add_signal_target(scmp_filter_ctx ctx, const struct signal_rule *r, uint32_t pid,
-			     struct mcpx_err *err)
+                             struct mcpx_err *err)
 {
 	struct scmp_arg_cmp cmp = {
-		.arg = (unsigned)r->arg,
-		.op = SCMP_CMP_MASKED_EQ,
-		.datum_a = 0xffffffffULL,
-		.datum_b = pid,
+	    .arg = (unsigned)r->arg,
+	    .op = SCMP_CMP_MASKED_EQ,
+	    .datum_a = 0xffffffffULL,
+	    .datum_b = pid,
 	};
 	int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), r->nr, 1, &cmp);
 
 	if (rc < 0)
 		return mcpx_err_set(err, -rc, "seccomp: signal rule for %s(%d): %s", r->name,
-				    (int)pid, strerror(-rc));
+		                    (int)pid, strerror(-rc));
 	return 0;
 }
 
@@ -350,7 +354,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out, struct mcpx_e
 	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) ||
 	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS) {
 		rc = mcpx_err_set(err, EINVAL, "seccomp: exported program has %lld bytes",
-				  (long long)size);
+		                  (long long)size);
 		goto out;
 	}
 	insns = malloc((size_t)size);
@@ -364,7 +368,8 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *out, struct mcpx_e
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			rc = mcpx_err_set(err, n < 0 ? errno : EIO, "seccomp: reading export failed");
+			rc = mcpx_err_set(err, n < 0 ? errno : EIO,
+			                  "seccomp: reading export failed");
 			goto out;
 		}
 		got += (size_t)n;

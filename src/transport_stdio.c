@@ -35,6 +35,11 @@ struct mcpx_stdio {
 	bool stdout_broken;
 	bool closing;
 	struct mcpx_timer eof_timer;
+	/* While a batch is being handled, its synchronous responses are
+	 * collected and written as one JSON array (JSON-RPC 2.0 batches). */
+	bool collecting;
+	char *batch;
+	size_t batch_len;
 };
 
 static int write_all(int fd, const char *p, size_t len)
@@ -63,6 +68,17 @@ static void stdio_send(struct mcpx_sink *sink, const char *json, size_t len, boo
 
 	if (t->stdout_broken)
 		return;
+	if (t->collecting && response) {
+		char *nb = realloc(t->batch, t->batch_len + len + 2);
+		if (nb) {
+			char sep = t->batch_len ? ',' : '[';
+			t->batch = nb;
+			t->batch[t->batch_len++] = sep;
+			memcpy(t->batch + t->batch_len, json, len);
+			t->batch_len += len;
+			return;
+		}
+	}
 	/* One write per message keeps lines whole even if stdout is shared. */
 	line = malloc(len + 1);
 	if (!line) {
@@ -88,7 +104,24 @@ static void handle_line(struct mcpx_stdio *t, const char *line, size_t len)
 	if (len == 0)
 		return;
 	memset(&info, 0, sizeof(info));
+	{
+		size_t i = 0;
+		while (i < len && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		t->collecting = i < len && line[i] == '[';
+	}
 	mcpx_core_handle(t->core, &t->session, &t->sink, line, len, &info);
+	t->collecting = false;
+	if (t->batch_len && info.batch && !info.invalid) {
+		t->batch[t->batch_len++] = ']';
+		stdio_send(&t->sink, t->batch, t->batch_len, true);
+	} else if (t->batch_len) {
+		/* A batch rejected as a whole gets its single error as is. */
+		stdio_send(&t->sink, t->batch + 1, t->batch_len - 1, true);
+	}
+	free(t->batch);
+	t->batch = NULL;
+	t->batch_len = 0;
 }
 
 static void too_long(struct mcpx_stdio *t)

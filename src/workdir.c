@@ -37,7 +37,7 @@ struct rm_ctx {
 };
 
 int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, char *out,
-			size_t outlen)
+                        size_t outlen)
 {
 	char tmpl[PATH_MAX];
 	int n, fd, rc = 0;
@@ -65,7 +65,7 @@ int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, c
 }
 
 int mcpx_workdir_write_file(const char *dir, const char *name, const void *data, size_t len,
-			    bool chown_to, uid_t uid, gid_t gid)
+                            bool chown_to, uid_t uid, gid_t gid)
 {
 	const char *p = data;
 	int dfd, fd, rc = 0;

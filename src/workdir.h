@@ -16,12 +16,12 @@
  * chown_to is true (the server runs as root and the run drops to uid/gid),
  * the directory is handed to uid:gid so the run can write in it. */
 int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, char *out,
-			size_t outlen);
+                        size_t outlen);
 
 /* Writes len bytes to <dir>/<name> (created exclusively, mode 0600, owned by
  * uid:gid when chown_to). */
 int mcpx_workdir_write_file(const char *dir, const char *name, const void *data, size_t len,
-			    bool chown_to, uid_t uid, gid_t gid);
+                            bool chown_to, uid_t uid, gid_t gid);
 
 /* Removes path and everything beneath it without following symlinks. A
  * missing path is success. */

@@ -17,6 +17,7 @@ BIN = os.environ.get("MCPX_BIN") or os.path.join(
 PYTHON = "/usr/bin/python3"
 
 _procs = []
+sys.stdout.reconfigure(line_buffering=True)
 
 
 def _cleanup():
@@ -69,6 +70,7 @@ class StdioServer:
         _procs.append(self.proc)
         self.buf = b""
         self.errbuf = b""
+        self.eof = set()
         self.next_id = 1
         self.pending = {}
 
@@ -80,14 +82,23 @@ class StdioServer:
         self.proc.stdin.flush()
 
     def _pump(self, timeout):
-        r, _, _ = select.select([self.proc.stdout, self.proc.stderr], [], [], timeout)
+        open_ = [f for f in (self.proc.stdout, self.proc.stderr) if f not in self.eof]
+        if not open_:
+            time.sleep(min(timeout, 0.05))
+            return False
+        r, _, _ = select.select(open_, [], [], timeout)
+        got = False
         for f in r:
             chunk = os.read(f.fileno(), 65536)
+            if not chunk:
+                self.eof.add(f)
+                continue
+            got = True
             if f is self.proc.stdout:
                 self.buf += chunk
             else:
                 self.errbuf += chunk
-        return bool(r)
+        return got
 
     def recv(self, timeout=30):
         """Next message from stdout, or None on timeout/EOF."""
@@ -96,9 +107,7 @@ class StdioServer:
             left = deadline - time.time()
             if left <= 0:
                 return None
-            if not self._pump(left) and self.proc.poll() is not None:
-                return None
-            if self.proc.poll() is not None and not select.select([self.proc.stdout], [], [], 0)[0]:
+            if not self._pump(left) and self.proc.stdout in self.eof:
                 if b"\n" not in self.buf:
                     return None
         line, self.buf = self.buf.split(b"\n", 1)

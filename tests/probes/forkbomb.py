@@ -1,5 +1,6 @@
 # Forks sleeping children until fork fails; RLIMIT_NPROC must stop it.
 import os
+import resource
 import time
 
 n, stop = 0, "none"
@@ -13,5 +14,6 @@ while n < 2000:
         time.sleep(60)
         os._exit(0)
     n += 1
+print("nproc_limit=%d" % resource.getrlimit(resource.RLIMIT_NPROC)[0])
 print("forks=%d" % n)
 print("stop=" + stop)
