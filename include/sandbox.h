@@ -73,16 +73,27 @@ struct mcpx_sandbox_proc {
 };
 
 /* Probes the layers, compiles the seccomp policy, makes the server itself
- * non-dumpable and a child subreaper. python must be an absolute path. */
+ * non-dumpable and a child subreaper. python must be an absolute path;
+ * workdir_base an absolute, existing directory (when started as root, uid
+ * 65532 needs search permission on it and its parents). Call it after the
+ * server's long-lived threads exist: the filter denies kill/tkill aimed at
+ * every thread id present at that moment (later ones rely on Landlock's
+ * signal scope and the uid drop). Never set SIGCHLD to SIG_IGN: that
+ * auto-reaps and breaks reap and the pidfd. */
 int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
 		      struct mcpx_err *err);
 void mcpx_sandbox_free(struct mcpx_sandbox *sb);
 
 /* Creates the workdir, writes the code to main.py and starts
  * `python -I -u -B main.py` in it. The child's stdin is a pipe whose write
- * end is returned (the caller writes stdin data, then closes it). On success
- * the process has passed every setup step: a failure in the child is reported
- * here with the step that failed, never as a run result. */
+ * end is returned (the caller writes stdin data, then closes it; writes to a
+ * dead run raise SIGPIPE, so the server must ignore it). On success the
+ * process has passed every setup step: a failure in the child is reported
+ * here with the step that failed ("sandbox setup failed at step <name>:
+ * <strerror>"), never as a run result. A zero field in lim leaves that limit
+ * as inherited. The returned fds are O_NONBLOCK and close-on-exec; the pidfd
+ * is close-on-exec. Call from a long-lived thread: the child's parent-death
+ * signal fires when the forking thread exits. Thread-safe. */
 int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err);

@@ -443,11 +443,14 @@ static int on_http(struct mcpx_http_server *s, struct lws *wsi, const char *path
 		simple(c, 431, "request header too large\n", NULL);
 		return 0;
 	}
-	if (lws_get_urlarg_by_name(wsi, "sessionId=", c->req.session_query,
-				   (int)sizeof(c->req.session_query)) == NULL &&
-	    lws_get_urlarg_by_name(wsi, "sessionid=", c->req.session_query,
-				   (int)sizeof(c->req.session_query)) == NULL)
-		c->req.session_query[0] = '\0';
+	{
+		/* lws returns a pointer just past "name=" inside the buffer. */
+		char q[sizeof(c->req.session_query) + 16];
+		const char *v = lws_get_urlarg_by_name(wsi, "sessionId=", q, (int)sizeof(q));
+		if (!v)
+			v = lws_get_urlarg_by_name(wsi, "sessionid=", q, (int)sizeof(q));
+		snprintf(c->req.session_query, sizeof(c->req.session_query), "%s", v ? v : "");
+	}
 	lws_get_peer_simple(wsi, c->req.remote, sizeof(c->req.remote));
 
 	/* Operations endpoints: no auth, so probes and scrapers need no secret. */

@@ -117,6 +117,14 @@ static void post_send(struct mcpx_sink *sink, const char *json, size_t len, bool
 		post_finish(p);
 }
 
+static void post_unanswered(struct mcpx_sink *sink)
+{
+	struct post *p = (struct post *)sink;
+	/* A cancelled request never gets a response; the POST must still end. */
+	if (p->handled && p->sink.pending == 0)
+		post_finish(p);
+}
+
 static void post_closed(void *arg)
 {
 	struct post *p = arg;
@@ -228,16 +236,6 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	stateless = mcpx_version_stateless(req->protocol_version) ||
 		    (!req->protocol_version[0] && mcpx_version_stateless(pk.meta_version));
 	if (stateless) {
-		/* 2026-07-28: the headers must agree with the body, so
-		 * intermediaries can route on them (basic/transports). */
-		if (!pk.batch && strcmp(req->mcp_method, pk.method) != 0) {
-			rpc_error(c, 400, -32600, "Mcp-Method header missing or does not match the body");
-			return;
-		}
-		if (pk.tools_call && strcmp(req->mcp_name, pk.tool_name) != 0) {
-			rpc_error(c, 400, -32600, "Mcp-Name header missing or does not match params.name");
-			return;
-		}
 		snprintf(session.version, sizeof(session.version), "%.15s",
 			 req->protocol_version[0] ? req->protocol_version : pk.meta_version);
 		session.allow_stateless = true;
@@ -277,6 +275,7 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	p->t = t;
 	p->conn = c;
 	p->sink.send = post_send;
+	p->sink.unanswered = post_unanswered;
 	p->batch = pk.batch;
 	p->sse = pk.tools_call && (pk.progress || session.log_level != MCPX_LEVEL_OFF) &&
 		 strstr(req->accept, "text/event-stream");
@@ -288,7 +287,15 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	}
 
 	memset(&info, 0, sizeof(info));
-	mcpx_core_handle(t->core, &session, &p->sink, req->body, req->body_len, &info);
+	{
+		struct mcpx_req_headers hdr = {
+			.protocol_version = req->protocol_version[0] ? req->protocol_version : NULL,
+			.method = req->mcp_method[0] ? req->mcp_method : NULL,
+			.name = req->mcp_name[0] ? req->mcp_name : NULL,
+		};
+		mcpx_core_handle_http(t->core, &session, &p->sink, req->body, req->body_len,
+				      stateless ? &hdr : NULL, &info);
+	}
 	if (p->finished)
 		return; /* cannot happen before handled is set, but stay safe */
 	p->handled = true;
@@ -312,6 +319,16 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 			mcpx_http_sse_end(c);
 		else
 			mcpx_http_respond(c, 202, NULL, "", 0, NULL);
+		post_free(p);
+		return;
+	}
+	if (info.http_status && !p->sse && p->sink.pending == 0) {
+		/* 2026-07-28 mandates the status for these errors. */
+		p->finished = true;
+		t->open--;
+		mcpx_http_forget(c);
+		mcpx_http_respond(c, (int)info.http_status, "application/json", p->json ? p->json : "",
+				  p->json_len, NULL);
 		post_free(p);
 		return;
 	}

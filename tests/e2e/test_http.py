@@ -188,6 +188,8 @@ def sse_session(server, path="/sse", token=TOKEN):
                f"X-MCP-AUTH: {token}\r\n\r\n").encode())
     buf = b""
     while b"event: endpoint" not in buf or b"\n\n" not in buf.split(b"event: endpoint", 1)[1]:
+        if b"\r\n\r\n" in buf and not buf.startswith(b"HTTP/1.1 200"):
+            break
         chunk = s.recv(65536)
         if not chunk:
             break

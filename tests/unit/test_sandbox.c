@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -259,6 +261,40 @@ static bool group_alive(pid_t pgid)
 	if (d)
 		closedir(d);
 	return found;
+}
+
+/* The self-test must notice a layer that claims to be active but is not:
+ * an allow-everything filter posing as seccomp, Landlock with no ruleset. */
+static void test_selftest_detects(const struct mcpx_sandbox *sb)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct mcpx_sandbox *fake = malloc(sizeof(*fake));
+	struct mcpx_err err = {{0}};
+	int rc;
+
+	printf("self-test detects broken layers\n");
+	if (sb->layers.seccomp) {
+		memcpy(fake, sb, sizeof(*fake));
+		fake->filter.len = 1;
+		fake->filter.filter = &allow;
+		rc = mcpx_sandbox_selftest(fake, &err);
+		printf("  allow-all filter as seccomp: rc=%d %s\n", rc, err.msg);
+		CHECK_INT(rc, -EPERM);
+		CHECK(strstr(err.msg, "seccomp") != NULL);
+	} else {
+		printf("  seccomp: SKIP (not active)\n");
+	}
+	if (sb->layers.landlock) {
+		memcpy(fake, sb, sizeof(*fake));
+		fake->layers.landlock_abi = 0; /* claimed active, never applied */
+		rc = mcpx_sandbox_selftest(fake, &err);
+		printf("  landlock never applied: rc=%d %s\n", rc, err.msg);
+		CHECK_INT(rc, -EPERM);
+		CHECK(strstr(err.msg, "landlock") != NULL);
+	} else {
+		printf("  landlock: SKIP (not active)\n");
+	}
+	free(fake);
 }
 
 static void test_basic(const struct mcpx_sandbox *sb)
@@ -662,6 +698,7 @@ int main(void)
 	printf("selftest: rc=%d %s\n", rc, rc ? err.msg : "all active layers hold");
 	CHECK_INT(rc, 0);
 
+	test_selftest_detects(sb);
 	test_basic(sb);
 	test_env(sb);
 	test_spawn_failure(sb);
