@@ -42,11 +42,17 @@ LABEL org.opencontainers.image.title="mcp-exec" \
       org.opencontainers.image.version="0.1.0"
 # Runtime libraries of the binaries, python3 and the preloaded modules.
 # ca-certificates lets mcp-exec-client talk to https endpoints.
+# python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"
+# dependency; without it apt picks scipy, whose python3-pythran dependency
+# drags gcc, g++ and the Boost headers (~500 MB) into the runtime image.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libwebsockets17 libcjson1 libseccomp2 libssl3 libcurl4 ca-certificates \
       python3 python3-numpy python3-pandas python3-matplotlib python3-yaml \
-      python3-jinja2 python3-pil \
+      python3-jinja2 python3-pil python3-munkres \
+ && for cc in cc gcc g++ c++ cpp; do \
+      if command -v "$cc" >/dev/null; then echo "$cc was pulled into the runtime image" >&2; exit 1; fi; \
+    done \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \
            /var/log/apt /var/log/dpkg.log \

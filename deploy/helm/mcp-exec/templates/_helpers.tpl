@@ -120,9 +120,6 @@ freshly generated random string.
 {{- if gt (int64 .Values.config.defaultTimeoutS) (int64 .Values.config.maxTimeoutS) }}
 {{- fail (printf "config.defaultTimeoutS (%d) exceeds config.maxTimeoutS (%d)" (int64 .Values.config.defaultTimeoutS) (int64 .Values.config.maxTimeoutS)) }}
 {{- end }}
-{{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) }}
-{{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both" }}
-{{- end }}
 {{- if and .Values.autoscaling.enabled (gt (int64 .Values.autoscaling.minReplicas) (int64 .Values.autoscaling.maxReplicas)) }}
 {{- fail "autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
 {{- end }}
