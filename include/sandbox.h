@@ -51,6 +51,7 @@ struct mcpx_sandbox {
 	struct mcpx_sandbox_layers layers;
 	struct sock_fprog filter; /* compiled seccomp BPF; owned */
 	char python[4096];        /* absolute interpreter path */
+	char runtime_root[4096];  /* the interpreter's prefix when outside /usr etc., else "" */
 	char workdir_base[4096];
 	pid_t server_pid;
 	uid_t run_uid;

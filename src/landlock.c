@@ -4,13 +4,17 @@
  * What it does: probes the ABI (parent, once) and, in the forked child, builds
  * and enforces one ruleset: every write-type filesystem right is handled and
  * granted only beneath the run's workdir, plus /dev/null (writable) and
- * /dev/shm (multiprocessing's SemLock calls sem_open there). From ABI 4 TCP
+ * /dev/shm (multiprocessing's SemLock calls sem_open there). Reading and
+ * executing are handled too and granted only beneath the runtime's
+ * directories (/usr, /lib*, /bin, /sbin, /etc, /proc, /sys, /dev and the
+ * interpreter's own prefix): a run cannot read a mounted Secret such as the
+ * auth token file, other runs' leftovers in /tmp, or anything else the
+ * server's uid can read. From ABI 4 TCP
  * bind and connect are handled with no rule, so both are denied; from ABI 6
  * signals and abstract unix sockets are scoped to the run's own domain, so
  * run code can neither signal nor reach the server or another run.
  *
- * What it does not do: restrict reads or execution (the interpreter needs
- * the whole runtime), or decide whether Landlock is required; sandbox.c and
+ * What it does not do: decide whether Landlock is required; sandbox.c and
  * the self-test do that. Everything after the probe is async-signal-safe:
  * plain syscalls on stack memory, no malloc, no stdio.
  */
@@ -89,9 +93,27 @@ struct mcpx_landlock_path_beneath_attr {
 	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |                             \
 	 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
 
+/* Rights that read or run what exists. */
+#define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_READ_EXEC (FS_READ | LANDLOCK_ACCESS_FS_EXECUTE)
+
 /* Rights Landlock accepts on a single file (not a directory) in a rule. */
 #define FS_FILE_RIGHTS                                                                             \
-	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |                             \
+	 LANDLOCK_ACCESS_FS_IOCTL_DEV | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE)
+
+/* Where the interpreter, its libraries and the system's configuration live:
+ * readable (and, except /dev, /proc and /sys, executable). Paths missing on
+ * a given system are skipped. */
+static const struct {
+	const char *path;
+	__u64 rights;
+} read_roots[] = {
+	{"/usr", FS_READ_EXEC},   {"/bin", FS_READ_EXEC},  {"/sbin", FS_READ_EXEC},
+	{"/lib", FS_READ_EXEC},   {"/lib32", FS_READ_EXEC}, {"/lib64", FS_READ_EXEC},
+	{"/libx32", FS_READ_EXEC}, {"/etc", FS_READ},       {"/proc", FS_READ},
+	{"/sys", FS_READ},        {"/dev", FS_READ},
+};
 
 int mcpx_landlock_abi(void)
 {
@@ -104,7 +126,7 @@ int mcpx_landlock_abi(void)
  * know makes landlock_create_ruleset fail with EINVAL. */
 static __u64 handled_fs(int abi)
 {
-	__u64 fs = FS_WRITE_ABI1;
+	__u64 fs = FS_WRITE_ABI1 | FS_READ_EXEC;
 
 	if (abi >= 2)
 		fs |= LANDLOCK_ACCESS_FS_REFER;
@@ -135,7 +157,7 @@ static int allow_path(int ruleset, const char *path, __u64 rights, int optional)
 	return rc < 0 ? -saved : 0;
 }
 
-int mcpx_landlock_apply(int abi, const char *workdir)
+int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root)
 {
 	struct mcpx_landlock_ruleset_attr attr = {0};
 	__u64 fs = handled_fs(abi);
@@ -172,6 +194,11 @@ int mcpx_landlock_apply(int abi, const char *workdir)
 		               fs & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
 		                      LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV),
 		               1);
+	for (size_t i = 0; !rc && i < sizeof(read_roots) / sizeof(read_roots[0]); i++)
+		rc = allow_path(ruleset, read_roots[i].path, read_roots[i].rights, 1);
+	/* An interpreter outside the standard roots (/opt/python, say). */
+	if (!rc && runtime_root && runtime_root[0])
+		rc = allow_path(ruleset, runtime_root, FS_READ_EXEC, 1);
 	if (!rc && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
 		rc = -errno;
 	close(ruleset);

@@ -19,6 +19,6 @@ int mcpx_landlock_abi(void);
  * Reads and execution stay unrestricted. Requires no_new_privs. Only
  * async-signal-safe syscalls: it runs in the forked child. Returns 0 or
  * -errno. */
-int mcpx_landlock_apply(int abi, const char *workdir);
+int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root);
 
 #endif

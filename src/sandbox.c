@@ -279,6 +279,29 @@ static unsigned long count_uid_tasks(uid_t uid)
 
 /* ---- start-up ---------------------------------------------------------- */
 
+/* Landlock lets runs read only the runtime's directories. An interpreter
+ * that lives elsewhere (/opt/python/bin/python3) brings its prefix along:
+ * the parent of its bin directory, resolved through symlinks. */
+static void set_runtime_root(struct mcpx_sandbox *sb)
+{
+	static const char *const std_roots[] = {"/usr/", "/bin/", "/sbin/", "/lib"};
+	char real[PATH_MAX], *slash;
+
+	sb->runtime_root[0] = '\0';
+	if (!realpath(sb->python, real))
+		return;
+	for (size_t i = 0; i < sizeof(std_roots) / sizeof(std_roots[0]); i++)
+		if (strncmp(real, std_roots[i], strlen(std_roots[i])) == 0)
+			return;
+	for (int up = 0; up < 2; up++) {
+		slash = strrchr(real, '/');
+		if (!slash || slash == real)
+			return;
+		*slash = '\0';
+	}
+	snprintf(sb->runtime_root, sizeof(sb->runtime_root), "%s", real);
+}
+
 int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
                       struct mcpx_err *err)
 {
@@ -301,6 +324,7 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 		                    "workdir base %s is not a directory", workdir_base);
 	strcpy(sb->python, python);
 	strcpy(sb->workdir_base, workdir_base);
+	set_runtime_root(sb);
 	sb->server_pid = getpid();
 
 	/* Without this, same-uid run code reads /proc/<server>/environ and
@@ -557,6 +581,7 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 	b->args.gid = sb->run_gid;
 	b->args.workdir = proc->workdir;
 	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
+	b->args.runtime_root = sb->runtime_root[0] ? sb->runtime_root : NULL;
 	b->args.filter = sb->layers.seccomp ? &sb->filter : NULL;
 	b->args.python = sb->python;
 	b->args.argv = b->argv;

@@ -255,7 +255,7 @@ static int enforce_landlock(const struct mcpx_child_args *a)
 {
 	if (a->landlock_abi <= 0)
 		return 0;
-	return mcpx_landlock_apply(a->landlock_abi, a->workdir);
+	return mcpx_landlock_apply(a->landlock_abi, a->workdir, a->runtime_root);
 }
 
 /* Threat: the syscalls in seccomp_policy.c (network, namespaces, ptrace,

@@ -52,6 +52,7 @@ struct mcpx_child_args {
 	struct mcpx_child_rlimit rlimits[MCPX_CHILD_MAX_RLIMITS];
 	int n_rlimits;
 	int landlock_abi;                /* 0: no Landlock */
+	const char *runtime_root;        /* extra readable prefix, or NULL */
 	const struct sock_fprog *filter; /* NULL: no seccomp */
 	const char *python;
 	char *const *argv;

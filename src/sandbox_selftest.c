@@ -60,6 +60,7 @@ static const char probe_py[] =
     "t('write_base', lambda: write_in(base))\n"
     "t('write_tmp', lambda: write_in('/tmp'))\n"
     "t('write_wd', lambda: write_in(os.getcwd()))\n"
+    "t('list_base', lambda: os.listdir(base))\n"
     "t('kill_server', lambda: os.kill(server, 0))\n"
     "t('environ_server', lambda: open('/proc/%d/environ' % server, 'rb').read(1))\n"
     "def abstract_connect():\n"
@@ -252,6 +253,8 @@ static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, 
 		rc = expect(o, "landlock", "write_base", "ok", true, err);
 	if (!rc && l->landlock)
 		rc = expect(o, "landlock", "write_tmp", "ok", true, err);
+	if (!rc && l->landlock)
+		rc = expect(o, "landlock-read", "list_base", "ok", true, err);
 	if (!rc && (l->seccomp || l->landlock_scope || l->uid_drop))
 		rc = expect(o, "signals", "kill_server", "ok", true, err);
 	if (!rc && (l->dumpable_off || l->uid_drop || l->landlock))

@@ -63,6 +63,26 @@ t.check("WROTE" not in sc["stdout"] and not os.path.exists(name), "cannot write 
 t.check("cwd True" in sc["stdout"] and "own workdir writable" in sc["stdout"],
         "workdir is cwd, HOME and TMPDIR and is writable")
 
+secret_path = "/tmp/mcpx-secret-" + uuid.uuid4().hex
+with open(secret_path, "w") as f:
+    f.write("TOP-SECRET-TOKEN")
+os.chmod(secret_path, 0o644)
+sc = run(f"""
+import os
+for p in ['{secret_path}', '/etc/shadow']:
+    try:
+        print('READ', open(p).read()[:40])
+    except OSError as e:
+        print('denied', p, e.errno)
+try:
+    print('LISTED', len(os.listdir('/tmp')))
+except OSError as e:
+    print('list denied', e.errno)
+""")
+os.unlink(secret_path)
+t.check("TOP-SECRET" not in sc["stdout"] and "READ" not in sc["stdout"],
+        "cannot read files outside the runtime (a mounted token, other runs' files)", sc["stdout"])
+
 sc = run("""
 import os, glob
 open('persist.txt', 'w').write('x')
