@@ -21,6 +21,7 @@
 #define MCPX_NAME "mcp-exec"
 
 enum mcpx_transport { MCPX_TRANSPORT_STDIO, MCPX_TRANSPORT_HTTP, MCPX_TRANSPORT_SSE };
+enum mcpx_warm { MCPX_WARM_OFF, MCPX_WARM_AUTO, MCPX_WARM_AFTER_REAP };
 enum mcpx_action { MCPX_ACTION_RUN, MCPX_ACTION_CHECK_CONFIG, MCPX_ACTION_HELP, MCPX_ACTION_VERSION };
 
 struct mcpx_config {
@@ -60,8 +61,10 @@ struct mcpx_config {
 	char workdir_base[4096];
 	bool require_landlock;
 
-	/* Warm interpreters. */
-	bool warm;
+	/* Warm interpreters: auto prepares the next one while a run executes
+	 * when the kernel isolates them (Landlock ABI >= 6), otherwise only
+	 * after the previous run was reaped; after-reap forces the latter. */
+	enum mcpx_warm warm;
 	char preload[1024]; /* comma-separated module names */
 
 	enum mcpx_log_format log_format;

@@ -99,6 +99,13 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err);
 
+/* Starts a warm interpreter: the same sandbox, but `python -I -u -B -c
+ * bootstrap` and no main.py; the bootstrap (warm.h) preloads modules and
+ * waits for the code on stdin. */
+int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			    const char *bootstrap, struct mcpx_sandbox_proc *proc,
+			    struct mcpx_err *err);
+
 /* Kills every process of the run: the process group (repeated until empty,
  * while the unreaped leader keeps the pgid reserved) and any descendant that
  * was re-parented to the server. Safe to call more than once. */

