@@ -95,6 +95,7 @@ static int start_sandbox(struct app *app)
 	}
 	app->selftest_ok = true;
 	publish_layers(&app->sb);
+	mcpx_metrics_set_info("warm_mode", mcpx_warm_mode_name(mcpx_warm_mode_for(app->cfg, &app->sb)));
 	return 0;
 }
 
@@ -332,8 +333,8 @@ int mcpx_app_run(struct mcpx_config *cfg)
 			rc = EX_OSERR;
 			goto out;
 		}
-		mcpx_info("mcp-exec %s ready on stdio; python %s; sandbox: %s", MCPX_VERSION,
-			  cfg->python, layers);
+		mcpx_info("mcp-exec %s ready on stdio; python %s; sandbox: %s; warm: %s", MCPX_VERSION,
+			  cfg->python, layers, mcpx_warm_mode_name(mcpx_warm_mode_for(cfg, &app.sb)));
 	} else {
 		app.streamable = mcpx_streamable_new(app.core, app.sessions);
 		app.sse = mcpx_sse_new(app.core, app.loop);
@@ -373,6 +374,15 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 	rc = mcpx_sandbox_selftest(&sb, &err);
 	printf("self-test: %s%s%s\n", rc == 0 ? "passed" : "FAILED", rc == 0 ? "" : ": ",
 	       rc == 0 ? "" : err.msg);
+	{
+		enum mcpx_warm_mode m = mcpx_warm_mode_for(cfg, &sb);
+		printf("warm interpreters: %s%s\n", mcpx_warm_mode_name(m),
+		       m == MCPX_WARM_MODE_CONCURRENT
+			       ? " (prepared while a run executes: Landlock keeps runs apart)"
+		       : m == MCPX_WARM_MODE_AFTER_REAP
+			       ? " (prepared only after the previous run is reaped)"
+			       : "");
+	}
 	if (cfg->transport != MCPX_TRANSPORT_STDIO && !cfg->auth_token && !cfg->auth_token_file[0] &&
 	    !cfg->listen_loopback && !cfg->insecure_no_auth) {
 		printf("auth: MISSING: a non-loopback listener needs a token (fail closed)\n");

@@ -41,7 +41,7 @@ TOKEN="interop-token-$$-0123456789abcdef"
 #     resources-*, prompts-*, completion-*, elicitation-*: fixture tools or
 #     capabilities a tools-only server does not have. Progress and
 #     cancellation are covered by client.mjs instead.
-SCENARIOS="server-initialize ping tools-list logging-set-level server-sse-multiple-streams dns-rebinding-protection"
+SCENARIOS=${MCPX_INTEROP_SCENARIOS:-"server-initialize ping tools-list logging-set-level server-sse-multiple-streams dns-rebinding-protection"}
 
 PASS=0
 FAIL=0
