@@ -80,6 +80,23 @@ watchdog.unref();
 const REQ = { timeout: 30_000 }; // per-request timeout for the ordinary calls
 let stdioErr = '';
 
+// Stopped from outside (run.sh's trap, ctest): take the stdio server down at
+// once. Closing its stdin would let it finish a running call first, and
+// SIGKILL takes its sandboxed children with it.
+let stdioPid = null;
+for (const sig of ['SIGTERM', 'SIGINT']) {
+  process.on(sig, () => {
+    if (stdioPid) {
+      try {
+        process.kill(stdioPid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    process.exit(130);
+  });
+}
+
 function makeTransport(token) {
   if (opts.transport === 'stdio') {
     const t = new StdioClientTransport({
@@ -89,6 +106,8 @@ function makeTransport(token) {
         PATH: '/usr/bin:/bin',
         MCP_EXEC_PYTHON: '/usr/bin/python3',
         MCP_EXEC_LOG_FORMAT: 'json',
+        // warm (default: auto) or cold interpreters, as run.sh was asked
+        ...(process.env.MCP_EXEC_WARM ? { MCP_EXEC_WARM: process.env.MCP_EXEC_WARM } : {}),
       },
       stderr: 'pipe',
     });
@@ -172,6 +191,7 @@ async function main() {
     check(false, 'initialize', errText(e));
     finish();
   }
+  if (opts.transport === 'stdio') stdioPid = transport.pid;
   if (opts.transport === 'stdio' && transport.stderr) {
     transport.stderr.on('data', (d) => {
       stdioErr += d.toString();
@@ -284,7 +304,13 @@ async function main() {
     const t0 = Date.now();
     const p = exec(client, { code: 'import time\ntime.sleep(60)', timeout_s: 120 },
       { signal: ac.signal, timeout: 90_000 });
-    setTimeout(() => ac.abort('interop test cancels'), 700);
+    // The server's processes while the sleep runs: the sandboxed Python
+    // running it and, with warm interpreters, one waiting for the next call.
+    let during = [];
+    setTimeout(() => {
+      if (opts.transport === 'stdio' && transport.pid) during = descendants(transport.pid);
+      ac.abort('interop test cancels');
+    }, 700);
     let rejected = false;
     try {
       await p;
@@ -298,14 +324,17 @@ async function main() {
     check(r.structuredContent?.stdout === 'after\n' && dt < 5000,
       `next exec after the abort works promptly (${dt} ms)`, { r, dt });
     // The sandboxed sleep(60) must really be gone, not just forgotten.
+    // Interpreters are one-shot, so after the abort and one more call none
+    // of them may be left.
     if (opts.transport === 'stdio' && transport.pid) {
-      let kids = [];
-      for (let i = 0; i < 30; i++) {
-        kids = descendants(transport.pid);
-        if (kids.length === 0) break;
-        await new Promise((res) => setTimeout(res, 100));
+      let left = during;
+      for (let i = 0; i < 30 && left.length; i++) {
+        const now = new Set(descendants(transport.pid));
+        left = during.filter((p) => now.has(p));
+        if (left.length) await new Promise((res) => setTimeout(res, 100));
       }
-      check(kids.length === 0, 'cancelled run ended on the server (no child processes left)', kids);
+      check(during.length > 0 && left.length === 0,
+        `cancelled run ended on the server (its processes ${during.join(',')} are gone)`, { during, left });
     } else if (opts.transport !== 'stdio') {
       let n = NaN;
       for (let i = 0; i < 30; i++) {

@@ -26,6 +26,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${1:-${MCPX_BIN:-$ROOT/build/mcp-exec}}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac # the script cd's into tests/interop
 TOKEN="interop-token-$$-0123456789abcdef"
 
 # The conformance scenarios that apply to a tools-only server (exec is the
@@ -135,6 +136,9 @@ start_server() {
   local envs=(PATH=/usr/bin:/bin MCP_EXEC_PYTHON=/usr/bin/python3 MCP_EXEC_LOG_FORMAT=json
     MCP_EXEC_TRANSPORT=http MCP_EXEC_ADDR=127.0.0.1:0)
   [ -n "$token" ] && envs+=("MCP_EXEC_AUTH_TOKEN=$token")
+  # MCP_EXEC_WARM=0 runs everything with cold interpreters (client.mjs
+  # passes it to the stdio server too).
+  [ -n "${MCP_EXEC_WARM:-}" ] && envs+=("MCP_EXEC_WARM=$MCP_EXEC_WARM")
   # env execs the binary, so $! is the server's own pid.
   env -i "${envs[@]}" "$BIN" </dev/null >/dev/null 2>"$err" &
   SERVER_PID=$!
@@ -151,12 +155,23 @@ start_server() {
   return 1
 }
 
+# forget PID: a reaped server's pid may be reused; the trap must not kill it.
+forget() {
+  local p keep=()
+  for p in "${PIDS[@]}"; do
+    [ "$p" = "$1" ] || keep+=("$p")
+  done
+  PIDS=("${keep[@]}")
+}
+
 # stop_server NAME PID: SIGTERM must drain and exit 0 within 10 s.
 stop_server() {
   local name=$1 pid=$2 rc
   if ! kill -0 "$pid" 2>/dev/null; then
     wait "$pid"
-    fail "$name server still running after the tests (exit status $?)"
+    rc=$?
+    forget "$pid"
+    fail "$name server still running after the tests (exit status $rc)"
     tail -n 20 "$WORK/$name.err" | indent
     return
   fi
@@ -171,6 +186,7 @@ stop_server() {
   fi
   wait "$pid"
   rc=$?
+  forget "$pid"
   if [ "$rc" -eq 0 ]; then
     pass "$name server exits 0 on SIGTERM"
   else
@@ -179,11 +195,25 @@ stop_server() {
   fi
 }
 
+# run_bg CMD...: runs CMD in the background and waits for it, so that a
+# signal to this script is handled at once (bash runs a trap only after a
+# foreground command ends); the trap kills CMD. Returns CMD's status.
+run_bg() {
+  local p rc
+  "$@" &
+  p=$!
+  PIDS+=("$p")
+  wait "$p"
+  rc=$?
+  forget "$p"
+  return "$rc"
+}
+
 # run_client LABEL ARGS...: client.mjs; its checks are added to the totals.
 run_client() {
   local label=$1 out=$WORK/client-$1.out rc p f
   shift
-  timeout 180 "$NODE" "$HERE/client.mjs" "$@" >"$out" 2>&1
+  run_bg timeout 180 "$NODE" "$HERE/client.mjs" "$@" >"$out" 2>&1
   rc=$?
   indent <"$out"
   read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -n1)
@@ -230,7 +260,7 @@ if start_server conformance; then
   for sc in $SCENARIOS; do
     out=$WORK/conf-$sc
     mkdir -p "$out"
-    timeout 120 "$NODE" "$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
+    run_bg timeout 120 "$NODE" "$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
       server --url "$CONF_URL" --scenario "$sc" -o "$out" >"$out.log" 2>&1
     rc=$?
     # Every check as "STATUS id: description [error]".
@@ -253,8 +283,9 @@ if start_server conformance; then
       pass "conformance $sc"
     else
       fail "conformance $sc (exit $rc)"
-      # The runner's own report; its "Passed: x/y" lines stay indented.
-      indent <"$out.log" | tail -n 40
+      # The runner's own report without its colour codes; its "Passed: x/y"
+      # and "Total:" lines stay indented.
+      sed 's/\x1b\[[0-9;]*m//g' "$out.log" | indent | tail -n 40
     fi
   done
   stop_server conformance "$CONF_PID"
