@@ -7,7 +7,9 @@ scoping) and prepared only after the attacker was reaped."""
 import json
 import os
 
-from mcpx_harness import Failures, StdioServer, base_env, structured
+import subprocess
+
+from mcpx_harness import BIN, Failures, StdioServer, base_env, structured
 
 t = Failures()
 
@@ -64,6 +66,11 @@ import os
 print('victim', sorted(os.listdir('.')))
 """
 
+cc = subprocess.run([BIN, "--check-config"], env=base_env(MCP_EXEC_WARM="auto"),
+                    capture_output=True, text=True, timeout=60).stdout
+concurrent = "warm interpreters: concurrent" in cc
+print("   auto mode on this kernel:", "concurrent" if concurrent else "after-reap")
+
 for mode in ("auto", "after-reap"):
     s = StdioServer(base_env(MCP_EXEC_WARM=mode))
     s.initialize()
@@ -76,6 +83,9 @@ for mode in ("auto", "after-reap"):
             f"[{mode}] the running code cannot write to, read, plant into or signal the next interpreter", out)
     if mode == "after-reap":
         t.check("candidates 0" in out, "[after-reap] no interpreter exists while untrusted code runs", out)
+    elif concurrent:
+        t.check("candidates 0" not in out and "candidates" in out,
+                "[auto] the attack really met the next interpreter (the probe is not vacuous)", out)
     r = s.call(VICTIM)
     sc = structured(r) or {}
     t.check(sc.get("stdout") == "victim ['main.py']\n" and "INJECTED" not in sc.get("stdout", "") + sc.get("stderr", ""),
