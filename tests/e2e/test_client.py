@@ -183,18 +183,44 @@ rc, out, err = client("probe", "--url", f"http://127.0.0.1:{free_port()}/mcp")
 t.check(rc != 0 and "cannot connect" in err, "probe on a dead port -> non-zero", (rc, out, err))
 
 # ---- bench ----
+def bench_kv(out):
+    """The key=value line bench/run.sh greps for (it starts with p50_ms=)."""
+    for line in out.decode(errors="replace").splitlines():
+        if line.startswith("p50_ms="):
+            return dict(p.split("=", 1) for p in line.split() if "=" in p)
+    return {}
+
+
 rc, out, err = client("bench", "--url", URL, "--token-file", token_file, "--clients", "2", "--calls", "3")
-first = out.decode(errors="replace").split("\n", 1)[0]
-kv = dict(p.split("=", 1) for p in first.split() if "=" in p)
+kv = bench_kv(out)
 t.check(rc == 0 and "p50_ms" in kv and kv.get("errors") == "0" and kv.get("calls") == "6"
-        and kv.get("ok") == "6", "bench 2 clients x 3 calls: p50 and 0 errors", (rc, first, err))
-t.check(all(float(kv.get(k, "0")) > 0 for k in ("p50_ms", "p99_ms", "max_ms", "throughput_cps")),
+        and kv.get("ok") == "6", "bench 2 clients x 3 calls: p50 and 0 errors", (rc, out[:300], err))
+t.check(all(float(kv.get(k, "0")) > 0 for k in ("p50_ms", "p99_ms", "max_ms", "calls_per_s")),
         "bench numbers are positive", kv)
 t.check(float(kv.get("p50_ms", 0)) <= float(kv.get("p90_ms", 0)) <= float(kv.get("p99_ms", 0))
         <= float(kv.get("max_ms", 0)), "bench percentiles are ordered", kv)
+t.check(b"latency (ms)" in out and b"calls/s" in out, "bench prints a table for people", out[-300:])
 rc, out, err = client("bench", "--url", URL, "--token-file", token_file, "--clients", "1", "--calls",
                       "2", "--code", "import sys; sys.exit(1)")
-t.check(rc == 1 and b"errors=2" in out, "bench counts failing programs as errors", (rc, out[:200], err))
+t.check(rc == 1 and bench_kv(out).get("errors") == "2", "bench counts failing programs as errors",
+        (rc, out[:200], err))
+# The form bench/run.sh uses, also against other MCP servers.
+rc, out, err = client("bench", "--url", URL, "--token-file", token_file, "--clients", "2", "--calls",
+                      "2", "--warmup", "1", "--tool", "exec", "--args", '{"code":"print(1)"}',
+                      "--expect", '"exit_code":0')
+kv = bench_kv(out)
+t.check(rc == 0 and kv.get("ok") == "4" and kv.get("errors") == "0",
+        "bench --tool/--args/--expect/--warmup: warm-up calls are not counted", (rc, out[:300], err))
+rc, out, err = client("bench", "--url", URL, "--token-file", token_file, "--calls", "2",
+                      "--args", '{"code":"print(1)"}', "--expect", "never in the result")
+t.check(rc == 1 and bench_kv(out).get("errors") == "2", "bench --expect that does not match -> errors",
+        (rc, out[:200], err))
+rc, out, err = client("bench", "--url", URL, "--token-file", token_file, "--calls", "1",
+                      "--tool", "no_such_tool", "--args", "{}")
+t.check(rc == 1 and bench_kv(out).get("errors") == "1", "bench against an unknown tool -> errors",
+        (rc, out[:200], err))
+rc, out, err = client("bench", "--url", URL, "--args", "[1]")
+t.check(rc == 64 and "JSON object" in err, "bench --args that is not an object -> 64", (rc, err))
 
 srv.stop()
 log = srv.drain_stderr()
