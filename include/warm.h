@@ -3,8 +3,8 @@
  *
  * A warm interpreter is a sandboxed Python started before a request arrives
  * (sandbox.h, mcpx_sandbox_spawn_warm) running a small bootstrap: it preloads
- * the configured modules, makes itself non-dumpable while it waits, then
- * reads one header line "<code bytes> <cpu seconds>\n" and the code from
+ * the configured modules, makes itself non-dumpable while it waits, writes
+ * one NUL byte to stdout to say it is ready, then reads one header line "<code bytes> <cpu seconds>\n" and the code from
  * stdin; whatever follows on stdin is the program's own stdin. It then
  * re-bases RLIMIT_CPU on the CPU it has used so far (the limit counts from
  * the code's arrival), writes main.py, and runs the code as the real

@@ -305,16 +305,16 @@ except OSError as e:
     indent <"$WORK/o"
   fi
 
-  # Reported, not asserted: run code shares the server's uid, and the
-  # Landlock ruleset confines writes, not reads (docs/deployment.md).
+  # Run code shares the server's uid; Landlock confines its reads to the
+  # runtime's directories, so the mounted token must be unreadable.
   call "$WORK/o" 'try:
     open("/var/run/secrets/mcp-exec/token").read(); print("READABLE")
 except OSError as e:
     print("denied", type(e).__name__)'
   if grep -q '^denied' "$WORK/o"; then
-    echo "info run code cannot read the mounted token file ($(head -n1 "$WORK/o"))"
+    pass "run code cannot read the mounted token file ($(head -n1 "$WORK/o"))"
   else
-    echo "warn run code CAN read the mounted token file (reads are not confined; see docs/deployment.md)"
+    fail "run code CAN read the mounted token file (is Landlock active? see docs/deployment.md)"
   fi
 fi
 

@@ -84,6 +84,12 @@ static int start_sandbox(struct app *app)
 		mcpx_error("sandbox: %s", err.msg);
 		return EX_OSERR;
 	}
+	/* seccomp is the layer that holds everywhere (Landlock depends on the
+	 * kernel): without it the network promise is gone, so no start. */
+	if (!app->sb.layers.seccomp) {
+		mcpx_error("seccomp is unavailable (kernel or runtime profile), refusing to start");
+		return EX_UNAVAILABLE;
+	}
 	rc = mcpx_sandbox_selftest(&app->sb, &err);
 	if (rc < 0) {
 		mcpx_error("sandbox self-test failed, refusing to start: %s", err.msg);
@@ -305,6 +311,9 @@ int mcpx_app_run(struct mcpx_config *cfg)
 
 	memset(&app, 0, sizeof(app));
 	app.cfg = cfg;
+	/* Writes to a closed pipe or socket must fail with EPIPE, not kill the
+	 * server (libwebsockets does this too, but not in every build). */
+	signal(SIGPIPE, SIG_IGN);
 	mcpx_log_setup(cfg->log_format, cfg->log_level);
 	rc = start_sandbox(&app);
 	if (rc)

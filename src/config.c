@@ -410,6 +410,10 @@ int mcpx_config_load(struct mcpx_config *c, int argc, char **argv, int *exit_cod
 		rc = apply(c, o, val ? val : "", src, err);
 		if (rc < 0)
 			return rc;
+		/* A secret given as a flag is overwritten in argv, which is what
+		 * /proc/<pid>/cmdline shows (the env file is still better). */
+		if (o->type == T_SECRET && val)
+			mcpx_wipe((char *)val, strlen(val));
 	}
 	if (c->action == MCPX_ACTION_HELP || c->action == MCPX_ACTION_VERSION)
 		return 0;

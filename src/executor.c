@@ -426,6 +426,20 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc)
 		discard_warm(ex);
 		return false;
 	}
+	/* Still preloading? Then this run starts cold rather than wait for
+	 * the preload, and the interpreter stays for the next one: under
+	 * back-to-back load warm never costs more latency than cold. */
+	{
+		char marker;
+		ssize_t n = read(ex->warm.stdout_fd, &marker, 1);
+		if (n < 0 && errno == EAGAIN)
+			return false;
+		if (n != 1 || marker != '\0') {
+			mcpx_warn("the warm interpreter is not in a usable state; starting cold");
+			discard_warm(ex);
+			return false;
+		}
+	}
 	mcpx_timer_cancel(&ex->warm_timer);
 	*proc = ex->warm;
 	ex->warm_ready = false;

@@ -14,9 +14,10 @@
 int mcpx_landlock_abi(void);
 
 /* Restricts the calling process (and everything it later execs or forks):
- * writes only beneath workdir, /dev/null and /dev/shm; TCP bind/connect
- * denied (ABI >= 4); signals and abstract unix sockets scoped (ABI >= 6).
- * Reads and execution stay unrestricted. Requires no_new_privs. Only
+ * writes only beneath workdir, /dev/null and /dev/shm; reads and execution
+ * only beneath the runtime's directories, the workdir and runtime_root (may
+ * be NULL); TCP bind/connect denied (ABI >= 4); signals and abstract unix
+ * sockets scoped (ABI >= 6). Requires no_new_privs. Only
  * async-signal-safe syscalls: it runs in the forked child. Returns 0 or
  * -errno. */
 int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root);

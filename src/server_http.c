@@ -467,7 +467,7 @@ static int on_http(struct mcpx_http_server *s, struct lws *wsi, const char *path
 	if (!strcmp(c->req.path, "/mcp")) {
 		c->route = R_MCP;
 		if (c->req.method == MCPX_HTTP_OTHER) {
-			simple(c, 405, "method not allowed\n", "Allow: GET, POST, DELETE\r\n");
+			simple(c, 405, "method not allowed\n", "Allow: POST, DELETE\r\n");
 			return 0;
 		}
 	} else if (c->req.method == MCPX_HTTP_GET &&

@@ -44,7 +44,8 @@ _Static_assert(ID_LEN < MCPX_SESSION_ID_MAX, "a session id must fit MCPX_SESSION
 
 /* The protocol versions that have Streamable HTTP sessions. Older clients
  * use the legacy SSE transport; the stateless revision has no sessions. */
-static const char *const session_versions[] = {"2025-03-26", "2025-06-18", "2025-11-25"};
+static const char *const session_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18",
+						     "2025-11-25"};
 
 struct revoked {
 	uint8_t digest[MCPX_SHA256_LEN]; /* SHA-256 of the id */

@@ -40,6 +40,9 @@ static const char boot_head[] = "import os, sys\n"
 				"            pass\n"
 				"    os.dup2(saved, 2)\n"
 				"    os.close(saved)\n"
+				/* One NUL byte on stdout says "preloaded, waiting": the
+				 * server hands code only to a ready interpreter. */
+				"    os.write(1, b'\\0')\n"
 				"    hdr = b''\n"
 				"    while not hdr.endswith(b'\\n'):\n"
 				"        c = os.read(0, 1)\n"
