@@ -50,6 +50,7 @@ struct job_stream {
 	char *buf;
 	size_t len, cap;
 	bool open;
+	bool skip_marker; /* a warm interpreter's ready byte is still to come */
 };
 
 struct mcpx_job {
@@ -412,9 +413,12 @@ static uint64_t proc_cpu_ms(pid_t pid)
 
 /* Takes the prepared interpreter if it is still alive (it may have died:
  * then the run starts cold). */
-static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc)
+static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
+		      bool *marker_pending)
 {
 	struct pollfd pfd;
+
+	*marker_pending = false;
 
 	if (!ex->warm_ready)
 		return false;
@@ -432,9 +436,14 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc)
 	{
 		char marker;
 		ssize_t n = read(ex->warm.stdout_fd, &marker, 1);
-		if (n < 0 && errno == EAGAIN)
+		/* In after-reap mode no second interpreter may exist while a
+		 * run executes, so a preloading one is used (and waited for)
+		 * rather than set aside. */
+		if (n < 0 && errno == EAGAIN && ex->warm_mode == MCPX_WARM_MODE_AFTER_REAP)
+			*marker_pending = true;
+		else if (n < 0 && errno == EAGAIN)
 			return false;
-		if (n != 1 || marker != '\0') {
+		else if (n != 1 || marker != '\0') {
 			mcpx_warn("the warm interpreter is not in a usable state; starting cold");
 			discard_warm(ex);
 			return false;
@@ -448,7 +457,7 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc)
 
 static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	if (!take_warm(ex, &job->proc))
+	if (!take_warm(ex, &job->proc, &job->out.skip_marker))
 		return false;
 	job->cpu_base_ms = proc_cpu_ms(job->proc.pid);
 	return true;
@@ -627,6 +636,15 @@ static void stream_cb(struct mcpx_watch *w, int events)
 			if (n <= 0) {
 				mcpx_loop_unwatch(w);
 				break;
+			}
+			if (s->skip_marker) {
+				/* The bootstrap's ready byte precedes the run's output. */
+				s->skip_marker = false;
+				if (buf[0] == '\0') {
+					memmove(buf, buf + 1, (size_t)n - 1);
+					if (--n == 0)
+						continue;
+				}
 			}
 			size_t used = job->out.len + job->err.len;
 			size_t room = used < cap ? cap - used : 0;
