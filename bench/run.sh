@@ -8,13 +8,14 @@
 # All traffic stays on 127.0.0.1. Prints a table and writes it to
 # $OUT/table.md; raw numbers are in $OUT/*.txt.
 #
-#   bash bench/run.sh                  # ROUNDS=3 N=200 CLIENTS=4 LEAK_N=10000
+#   bash bench/run.sh                  # ROUNDS=3 N=200 CLIENTS=4 LEAK_N=10000 THINK_MS=300
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 N=${N:-200}
 CLIENTS=${CLIENTS:-4}
 LEAK_N=${LEAK_N:-10000}
+THINK_MS=${THINK_MS:-300}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.txt
@@ -56,11 +57,11 @@ for _ in $(seq 1 100); do grep -q listening "$OUT/server-peer.log" 2>/dev/null &
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 echo "idle_rss_kb_warm=$(rss_kb "$PID_warm") idle_rss_kb_cold=$(rss_kb "$PID_cold")" | tee "$OUT/rss-idle.txt"
 
-bench() { # label url clients calls tool args expect
-  local label=$1 url=$2 c=$3 n=$4 tool=$5 args=$6 expect=$7
+bench() { # label url clients calls tool args expect [think-ms]
+  local label=$1 url=$2 c=$3 n=$4 tool=$5 args=$6 expect=$7 think=${8:-0}
   local line
   line=$("$CLIENT" bench --url "$url" --clients "$c" --calls "$n" --tool "$tool" --args "$args" \
-         --expect "$expect" --warmup 5 | grep '^p50_ms=' || true)
+         --expect "$expect" --warmup 5 --think-ms "$think" | grep '^p50_ms=' || true)
   echo "$label $line" | tee -a "$OUT/bench.txt"
 }
 
@@ -77,6 +78,11 @@ for r in $(seq 1 "$ROUNDS"); do
   bench "r$r ours-cold print1 seq" "http://127.0.0.1:$PORT_cold/mcp" 1 "$N" exec "$PRINT" '"exit_code":0'
   bench "r$r peer print1 seq" "http://127.0.0.1:$PEER_PORT/mcp" 1 "$N" exec_command "$PEER_PRINT" 'exitCode'
   bench "r$r ours-warm numpy seq" "http://127.0.0.1:$PORT_warm/mcp" 1 $((N / 4)) exec "$NUMPY" '"exit_code":0'
+  # An agent thinks between tool calls: THINK_MS (default 300) apart.
+  bench "r$r ours-warm print1 spaced" "http://127.0.0.1:$PORT_warm/mcp" 1 $((N / 4)) exec "$PRINT" '"exit_code":0' "$THINK_MS"
+  bench "r$r ours-cold print1 spaced" "http://127.0.0.1:$PORT_cold/mcp" 1 $((N / 4)) exec "$PRINT" '"exit_code":0' "$THINK_MS"
+  bench "r$r peer print1 spaced" "http://127.0.0.1:$PEER_PORT/mcp" 1 $((N / 4)) exec_command "$PEER_PRINT" 'exitCode' "$THINK_MS"
+  bench "r$r ours-warm numpy spaced" "http://127.0.0.1:$PORT_warm/mcp" 1 $((N / 4)) exec "$NUMPY" '"exit_code":0' "$THINK_MS"
   bench "r$r ours-warm print1 conc" "http://127.0.0.1:$PORT_warm/mcp" "$CLIENTS" $((N / CLIENTS)) exec "$PRINT" '"exit_code":0'
   bench "r$r ours-cold print1 conc" "http://127.0.0.1:$PORT_cold/mcp" "$CLIENTS" $((N / CLIENTS)) exec "$PRINT" '"exit_code":0'
   bench "r$r peer print1 conc" "http://127.0.0.1:$PEER_PORT/mcp" "$CLIENTS" $((N / CLIENTS)) exec_command "$PEER_PRINT" 'exitCode'

@@ -36,6 +36,7 @@ enum {
 	OPT_ARGS,
 	OPT_EXPECT,
 	OPT_WARMUP,
+	OPT_THINK,
 };
 
 #define FOR_CALL (1u << CLI_CALL)
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
     {"args", required_argument, NULL, OPT_ARGS},
     {"expect", required_argument, NULL, OPT_EXPECT},
     {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"think-ms", required_argument, NULL, OPT_THINK},
     {NULL, 0, NULL, 0},
 };
 
@@ -80,6 +82,7 @@ static const struct {
     {OPT_ARGS, FOR_BENCH},
     {OPT_EXPECT, FOR_BENCH},
     {OPT_WARMUP, FOR_BENCH},
+    {OPT_THINK, FOR_BENCH},
 };
 
 static const char *const command_names[] = {
@@ -149,7 +152,8 @@ static const char usage_probe[] =
 
 static const char usage_bench[] =
     "usage: mcp-exec-client bench --url URL [--token-file F] [--clients N]\n"
-    "                             [--calls M] [--warmup K] [--timeout S]\n"
+    "                             [--calls M] [--warmup K] [--think-ms T]\n"
+    "                             [--timeout S]\n"
     "                             [--code CODE | --tool NAME --args JSON]\n"
     "                             [--expect TEXT]\n"
     "\n"
@@ -163,6 +167,8 @@ static const char usage_bench[] =
     "  --clients N    concurrent clients (default 1)\n"
     "  --calls M      measured calls per client (default 10)\n"
     "  --warmup K     unmeasured calls per client first (default 0)\n"
+    "  --think-ms T   pause T ms between a client's calls, as an agent\n"
+    "                 thinking between tool calls would (default 0)\n"
     "  --code CODE    the code each exec call runs (default: pass)\n"
     "  --tool NAME    the tool to call (default exec); works against any MCP\n"
     "                 server, for side-by-side measurements\n"
@@ -378,6 +384,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, struct mcpx_err *err)
 			break;
 		case OPT_WARMUP:
 			rc = parse_uint(optarg, "--warmup", 0, 1000000, &o->warmup, err);
+			break;
+		case OPT_THINK:
+			rc = parse_uint(optarg, "--think-ms", 0, 3600000, &o->think_ms, err);
 			break;
 		case OPT_TOOL:
 			o->tool = optarg;

@@ -36,6 +36,7 @@ struct cli_opts {
 	unsigned clients;       /* bench */
 	unsigned calls;         /* bench: per client */
 	unsigned warmup;        /* bench: unmeasured calls per client */
+	unsigned think_ms;      /* bench: pause between a client's calls */
 	const char *tool;       /* bench: NULL for exec */
 	const char *args;       /* bench: JSON object, instead of --code */
 	const char *expect;     /* bench: success marker in the result text */

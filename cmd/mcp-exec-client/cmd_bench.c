@@ -130,6 +130,11 @@ static void *worker_main(void *arg)
 	for (unsigned i = 0; i < b->o->calls; i++) {
 		struct timespec t0, t1;
 
+		if (i && b->o->think_ms) {
+			struct timespec pause = {b->o->think_ms / 1000,
+						 (long)(b->o->think_ms % 1000) * 1000000L};
+			nanosleep(&pause, NULL);
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc = one_call(w, &session, false);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
