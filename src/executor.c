@@ -41,6 +41,7 @@
  * at code arrival the bootstrap re-bases the limit on what it used. */
 #define WARM_PRELOAD_CPU_S 120u
 #define WARM_MAX_FAILURES 3
+#define WARM_CONCURRENT_DELAY_US 100000u
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
@@ -336,13 +337,18 @@ static void warm_kick_cb(struct mcpx_timer *t)
 
 /* Prepares the next interpreter on a fresh loop iteration, after the
  * current run's handover or response is on its way. */
-static void schedule_warm(struct mcpx_executor *ex)
+static void schedule_warm_in(struct mcpx_executor *ex, uint64_t usec)
 {
 	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready)
 		return;
 	ex->warm_kick.fn = warm_kick_cb;
 	ex->warm_kick.arg = ex;
-	mcpx_timer_start(ex->loop, &ex->warm_kick, 0);
+	mcpx_timer_start(ex->loop, &ex->warm_kick, usec);
+}
+
+static void schedule_warm(struct mcpx_executor *ex)
+{
+	schedule_warm_in(ex, 0);
 }
 
 static void warm_timer_cb(struct mcpx_timer *t)
@@ -809,10 +815,12 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
-	/* The next run's interpreter starts now, while this one runs, when the
-	 * kernel keeps the two apart; otherwise after this run is reaped. */
+	/* The next run's interpreter starts while this one runs, when the
+	 * kernel keeps the two apart; otherwise after this run is reaped. A
+	 * short run is done before the delay, so preparing (a fork and a /proc
+	 * scan in this loop) never sits on its critical path. */
 	if (ex->warm_mode == MCPX_WARM_MODE_CONCURRENT)
-		schedule_warm(ex);
+		schedule_warm_in(ex, WARM_CONCURRENT_DELAY_US);
 }
 
 static void start_next(struct mcpx_executor *ex)

@@ -219,6 +219,52 @@ static size_t sweep(pid_t pgid, bool reap)
 	return s.n;
 }
 
+/* The server is a child subreaper, so once a run's leader has exited, every
+ * process of the run still alive has an ancestor among the server's own
+ * children. If the server has no child besides registered run leaders (and
+ * warm interpreters), the run left nothing behind, and the /proc scans below
+ * are not needed. /proc/self/task/<tid>/children is read for each thread.
+ * Caller holds registry_lock. Errs towards "yes" when it cannot tell. */
+static bool has_unregistered_children(void)
+{
+	char path[300], buf[4096];
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir("/proc/self/task");
+
+	if (!d)
+		return true;
+	while (!found && (de = readdir(d))) {
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			found = true;
+			break;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n < 0 || n == (ssize_t)sizeof(buf) - 1) {
+			found = true;
+			break;
+		}
+		buf[n] = '\0';
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (!registry_has((pid_t)pid))
+				found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
 /* SIGKILLs the group until no live member is left. Only valid while the
  * leader is unreaped: its zombie keeps the pgid from being reused. A fork
  * racing with the kill is aborted by the kernel, so this converges quickly;
@@ -698,6 +744,25 @@ int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_lim
 
 /* ---- kill, reap, cleanup ------------------------------------------------ */
 
+static bool stray_children(void)
+{
+	bool found;
+
+	pthread_mutex_lock(&registry_lock);
+	found = has_unregistered_children();
+	pthread_mutex_unlock(&registry_lock);
+	return found;
+}
+
+/* True once the leader has exited (a zombie waiting to be reaped). */
+static bool leader_gone(const struct mcpx_sandbox_proc *proc)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)proc->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == proc->pid;
+}
+
 void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 {
 	/* After the leader is reaped its pgid may be reused by an unrelated
@@ -705,6 +770,11 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 	 * swept the run by then. */
 	if (!proc || proc->pid <= 0 || proc->reaped)
 		return;
+	/* One group kill reaches every process of the run: setsid and
+	 * setpgid are denied, and a fork racing with it is aborted. */
+	(void)kill(-proc->pid, SIGKILL);
+	if (leader_gone(proc) && !stray_children())
+		return; /* nothing of the run is left: skip the /proc scans */
 	kill_group(proc->pid);
 	(void)sweep(proc->pid, false);
 }
@@ -714,6 +784,7 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 	struct rusage r = {0};
 	siginfo_t si;
 	int st = 0, round;
+	bool strays;
 
 	if (!proc || proc->pid <= 0 || proc->reaped)
 		return -ECHILD;
@@ -732,7 +803,10 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 		}
 		return -e;
 	}
-	kill_group(proc->pid);
+	(void)kill(-proc->pid, SIGKILL);
+	strays = stray_children();
+	if (strays)
+		kill_group(proc->pid);
 	while (wait4(proc->pid, &st, 0, &r) < 0)
 		if (errno != EINTR)
 			return -errno;
@@ -740,7 +814,7 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 	registry_remove(proc->pid);
 	/* Killed members became zombies re-parented to us (subreaper); each
 	 * round also catches the children of strays killed in the one before. */
-	for (round = 0; round < MAX_SWEEP_ROUNDS; round++)
+	for (round = 0; strays && round < MAX_SWEEP_ROUNDS; round++)
 		if (sweep(proc->pid, true) == 0)
 			break;
 	if (status)
