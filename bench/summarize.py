@@ -24,7 +24,7 @@ def floor(kind):
 rows = {}
 for line in open(os.path.join(out, "bench.txt")):
     m = re.match(r"(\S+) (.+?) (p50_ms=.*)$", line.strip())
-    if not m:
+    if not m or m.group(1) == "leak":
         continue
     kv = dict(x.split("=", 1) for x in m.group(3).split())
     rows.setdefault(m.group(2), []).append({k: float(v) for k, v in kv.items() if re.match(r"^[\d.]+$", v)})
