@@ -10,6 +10,7 @@
 #define MCPX_TOOL_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mcp.h"
@@ -29,6 +30,10 @@ struct mcpx_tool {
 
 /* Finishes the call with a CallToolResult (ownership passes to the core). */
 void mcpx_call_finish(struct mcpx_call *call, cJSON *result);
+/* A CallToolResult with one text block (caller owns it); NULL when out of
+ * memory. */
+cJSON *mcpx_text_result(const char *text, bool is_error);
+
 /* Convenience: a tool error result {isError:true, content:[text msg]}. */
 void mcpx_call_fail(struct mcpx_call *call, const char *msg);
 

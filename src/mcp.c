@@ -357,8 +357,7 @@ void mcpx_call_finish(struct mcpx_call *call, cJSON *result)
 	call_free(call);
 }
 
-/* A CallToolResult carrying one text block. */
-static cJSON *text_result(const char *text, bool is_error)
+cJSON *mcpx_text_result(const char *text, bool is_error)
 {
 	cJSON *res = cJSON_CreateObject();
 	cJSON *content = cJSON_AddArrayToObject(res, "content");
@@ -394,7 +393,7 @@ static const char *valid_text(const char *text, char **copy)
 void mcpx_call_fail(struct mcpx_call *call, const char *msg)
 {
 	char *copy;
-	cJSON *res = text_result(valid_text(msg, &copy), true);
+	cJSON *res = mcpx_text_result(valid_text(msg, &copy), true);
 
 	free(copy);
 	mcpx_call_finish(call, res);

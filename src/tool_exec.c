@@ -410,22 +410,7 @@ static cJSON *output_string(const char *buf, size_t len)
 
 static cJSON *error_result(const char *text)
 {
-	cJSON *res = cJSON_CreateObject();
-	cJSON *content = cJSON_AddArrayToObject(res, "content");
-	cJSON *block = cJSON_CreateObject();
-
-	if (!content || !block || !cJSON_AddItemToArray(content, block)) {
-		cJSON_Delete(block);
-		cJSON_Delete(res);
-		return NULL;
-	}
-	if (!cJSON_AddStringToObject(block, "type", "text") ||
-	    !cJSON_AddStringToObject(block, "text", text) ||
-	    !cJSON_AddTrueToObject(res, "isError")) {
-		cJSON_Delete(res);
-		return NULL;
-	}
-	return res;
+	return mcpx_text_result(text, true);
 }
 
 static cJSON *nullable_string(const char *s)
