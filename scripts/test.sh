@@ -12,3 +12,6 @@ if [ "${MCPX_SKIP_ASAN:-0}" != 1 ]; then
   BUILD_DIR=build-asan BUILD_TYPE=Debug bash scripts/build.sh -DMCPX_SANITIZE=ON
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j2 -L 'unit|e2e' "$@")
 fi
+if [ "${MCPX_SKIP_CONTAINER:-0}" != 1 ]; then
+  MCPX_CONTAINER_INSTALL=1 bash scripts/container-test.sh
+fi
