@@ -2,7 +2,9 @@
 # One command: install what the tests need, build, and run every test under
 # ctest (unit, end-to-end over each transport, escape probes, interop with the
 # official TypeScript SDK, conformance, chart checks), then the unit and
-# end-to-end tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# end-to-end tests again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# and last the container image in its production posture with rootful podman
+# (skipped, saying why, where podman cannot run; MCPX_SKIP_CONTAINER=1 skips).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh --test
