@@ -12,7 +12,7 @@
  * It does not read or write file descriptors, know about HTTP status codes
  * (it only reports what it saw in struct mcpx_handle_info), run tools (tool.h)
  * or keep state across HTTP requests: a session is whatever the transport
- * hands in. Spec references are to /work/shared/mcp-spec/<version>/.
+ * hands in. Spec references are to the MCP specification, by version and page.
  */
 #include "mcp.h"
 
