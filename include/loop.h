@@ -43,7 +43,8 @@ struct mcpx_timer {
 	unsigned char impl[64]; /* private to the loop (holds an lws_sorted_usec_list_t) */
 };
 
-/* Creates a loop. With listen == NULL it has no network listener (stdio). */
+/* Creates a loop without a network listener (stdio); the HTTP server makes
+ * its own context and wraps it with mcpx_loop_wrap. */
 struct mcpx_loop *mcpx_loop_new(void);
 void mcpx_loop_free(struct mcpx_loop *loop);
 
