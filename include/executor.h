@@ -74,8 +74,8 @@ struct mcpx_job_callbacks {
 /* How the next run's interpreter is prepared (see docs/architecture.md). */
 enum mcpx_warm_mode {
 	MCPX_WARM_MODE_OFF,        /* every run starts a fresh interpreter cold */
-	MCPX_WARM_MODE_CONCURRENT, /* prepared while the current run executes */
-	MCPX_WARM_MODE_AFTER_REAP, /* prepared only once the previous run is gone */
+	MCPX_WARM_MODE_FORK,       /* forked from a preloaded zygote (forkserver.h) */
+	MCPX_WARM_MODE_AFTER_REAP, /* a fresh interpreter, started once the previous run is gone */
 };
 
 struct mcpx_executor_stats {

@@ -33,6 +33,13 @@ struct mcpx_limits {
 	unsigned open_files;    /* RLIMIT_NOFILE */
 };
 
+/* One resource limit as the child applies it (setrlimit). */
+#define MCPX_MAX_RLIMITS 8
+struct mcpx_rlimit {
+	int resource;
+	struct rlimit lim;
+};
+
 /* What the kernel gave us, decided once at start-up. */
 struct mcpx_sandbox_layers {
 	bool seccomp;
@@ -50,6 +57,7 @@ struct mcpx_sandbox_layers {
 struct mcpx_sandbox {
 	struct mcpx_sandbox_layers layers;
 	struct sock_fprog filter; /* compiled seccomp BPF; owned */
+	struct sock_fprog zygote_filter; /* the same minus the setsid denial; owned */
 	char python[4096];        /* absolute interpreter path */
 	char runtime_root[4096];  /* the interpreter's prefix when outside /usr etc., else "" */
 	char workdir_base[4096];
@@ -57,6 +65,10 @@ struct mcpx_sandbox {
 	uid_t run_uid;
 	gid_t run_gid;
 };
+
+/* Reaps a run leader that is not the server's child (one the fork server's
+ * zygote forked): fills *status and *ru like wait4. Returns 0 or -errno. */
+typedef int (*mcpx_reap_fn)(void *ctx, pid_t pid, int *status, struct rusage *ru);
 
 /* One running (or finished, not yet cleaned) sandboxed process. */
 struct mcpx_sandbox_proc {
@@ -67,6 +79,11 @@ struct mcpx_sandbox_proc {
 	int stderr_fd;
 	char workdir[4096];
 	bool reaped;
+	/* A leader forked by the zygote: a pidfd kept for waiting (the server
+	 * cannot waitid a grandchild) and who reaps it. NULL reaper: our child. */
+	int exit_fd;
+	mcpx_reap_fn reaper;
+	void *reaper_ctx;
 	/* Set by spawn for cleanup: whose files to wipe from /dev/shm, and
 	 * since when (CLOCK_REALTIME_COARSE, compared with ctime). */
 	uid_t run_uid;
@@ -105,6 +122,30 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 			    const char *bootstrap, struct mcpx_sandbox_proc *proc,
 			    struct mcpx_err *err);
+
+/* Starts the fork server's zygote: like spawn_warm, but with the zygote's
+ * seccomp variant, no CPU limit of its own, and control_fd (one end of a
+ * socketpair) as its fd 4. The zygote only preloads and forks; it never runs
+ * user code (sandbox_fork.c, warm.c). */
+int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			      const char *bootstrap, int control_fd,
+			      struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
+
+/* Takes charge of a run leader the zygote forked: proc's fds and workdir
+ * are already set; this opens the pidfds (race-free, the zygote reaps only
+ * when reaper asks it to) and registers the leader for the sweep. Then
+ * kill, reap and cleanup treat it like a spawned run. */
+int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn reaper,
+		       void *reaper_ctx, struct mcpx_err *err);
+
+/* Empties proc (every fd -1, no pid), as spawn does before it starts. */
+void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc);
+
+/* The limits a run gets for lim (what spawn applies): RLIMIT_CORE,
+ * MSGQUEUE and MEMLOCK always 0; NPROC as the uid's current task count plus
+ * the budget; none above the server's own hard limits. Returns the count. */
+size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
+			    struct mcpx_rlimit out[MCPX_MAX_RLIMITS]);
 
 /* Kills every process of the run: the process group (repeated until empty,
  * while the unreaped leader keeps the pgid reserved) and any descendant that

@@ -20,8 +20,11 @@
 bool mcpx_warm_preload_valid(const char *csv);
 
 /* The bootstrap source for -c, with the preload list baked in (caller
- * frees). NULL on allocation failure. */
-char *mcpx_warm_bootstrap(const char *preload_csv);
+ * frees). With fork_server, the interpreter is the fork server's zygote: it
+ * preloads, then forks one child per request on its control socket, and
+ * each child continues as a warm interpreter (sandbox_fork.c). NULL on
+ * allocation failure. */
+char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server);
 
 /* Formats the header line for a run; returns its length. */
 size_t mcpx_warm_header(char *buf, size_t len, size_t code_len, unsigned cpu_s);

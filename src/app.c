@@ -386,10 +386,12 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 	{
 		enum mcpx_warm_mode m = mcpx_warm_mode_for(cfg, &sb);
 		printf("warm interpreters: %s%s\n", mcpx_warm_mode_name(m),
-		       m == MCPX_WARM_MODE_CONCURRENT
-			       ? " (prepared while a run executes: Landlock keeps runs apart)"
+		       m == MCPX_WARM_MODE_FORK
+			       ? " (each run forked from a preloaded zygote that never runs user "
+				 "code; Landlock scoping keeps runs away from it)"
 		       : m == MCPX_WARM_MODE_AFTER_REAP
-			       ? " (prepared only after the previous run is reaped)"
+			       ? " (a fresh interpreter per run, prepared only after the previous run "
+				 "is reaped)"
 			       : "");
 	}
 	if (cfg->transport != MCPX_TRANSPORT_STDIO && !cfg->auth_token && !cfg->auth_token_file[0] &&

@@ -28,6 +28,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "metrics.h"
+#include "forkserver.h"
 #include "warm.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
@@ -41,7 +42,8 @@
  * at code arrival the bootstrap re-bases the limit on what it used. */
 #define WARM_PRELOAD_CPU_S 120u
 #define WARM_MAX_FAILURES 3
-#define WARM_CONCURRENT_DELAY_US 100000u
+/* How often a fork server that is still preloading is asked again. */
+#define WARM_ZYGOTE_POLL_US 10000u
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
@@ -109,6 +111,7 @@ struct mcpx_executor {
 	struct mcpx_timer warm_timer;
 	struct mcpx_timer warm_kick;
 	unsigned warm_failures;
+	struct mcpx_forkserver *fs; /* fork mode: the zygote, once started */
 };
 
 static void start_next(struct mcpx_executor *ex);
@@ -140,7 +143,8 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->sb = sb;
 	ex->warm_mode = mcpx_warm_mode_for(cfg, sb);
 	if (ex->warm_mode != MCPX_WARM_MODE_OFF) {
-		ex->bootstrap = mcpx_warm_bootstrap(cfg->preload);
+		ex->bootstrap = mcpx_warm_bootstrap(cfg->preload,
+						    ex->warm_mode == MCPX_WARM_MODE_FORK);
 		if (!ex->bootstrap)
 			ex->warm_mode = MCPX_WARM_MODE_OFF;
 	}
@@ -298,7 +302,7 @@ nomem:
 
 const char *mcpx_warm_mode_name(enum mcpx_warm_mode m)
 {
-	return m == MCPX_WARM_MODE_CONCURRENT ? "concurrent"
+	return m == MCPX_WARM_MODE_FORK ? "fork-server"
 	       : m == MCPX_WARM_MODE_AFTER_REAP ? "after-reap"
 						: "off";
 }
@@ -307,12 +311,14 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const stru
 {
 	if (cfg->warm == MCPX_WARM_OFF)
 		return MCPX_WARM_MODE_OFF;
-	/* Preparing the next interpreter while untrusted code runs is only
-	 * safe when that code can neither write the interpreter's workdir nor
-	 * signal or ptrace it: Landlock with signal scoping (ABI 6). Anywhere
-	 * else the interpreter is prepared only after the run was reaped. */
-	if (cfg->warm == MCPX_WARM_AUTO && sb->layers.landlock && sb->layers.landlock_scope)
-		return MCPX_WARM_MODE_CONCURRENT;
+	/* A zygote that outlives runs is only safe when run code can neither
+	 * write its workdir nor signal or ptrace it: Landlock with signal
+	 * scoping (ABI 6), and seccomp for the filter each child stacks.
+	 * Anywhere else a fresh interpreter is prepared per run, only after
+	 * the previous run was reaped. */
+	if (cfg->warm == MCPX_WARM_AUTO && sb->layers.landlock && sb->layers.landlock_scope &&
+	    sb->layers.seccomp)
+		return MCPX_WARM_MODE_FORK;
 	return MCPX_WARM_MODE_AFTER_REAP;
 }
 
@@ -358,15 +364,69 @@ static void warm_timer_cb(struct mcpx_timer *t)
 	prepare_warm(ex);
 }
 
+/* Counts a failure to prepare; after a few in a row warm mode degrades
+ * (fork server to fresh interpreters, those to cold starts). */
+static void warm_failed(struct mcpx_executor *ex, const char *why)
+{
+	mcpx_warn("could not prepare a warm interpreter: %s", why);
+	if (++ex->warm_failures < WARM_MAX_FAILURES)
+		return;
+	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
+		char *boot = mcpx_warm_bootstrap(ex->cfg->preload, false);
+
+		mcpx_forkserver_stop(ex->fs);
+		ex->fs = NULL;
+		if (boot) {
+			mcpx_error("the fork server failed %u times; preparing a fresh interpreter "
+				   "per run from now on", ex->warm_failures);
+			free(ex->bootstrap);
+			ex->bootstrap = boot;
+			ex->warm_mode = MCPX_WARM_MODE_AFTER_REAP;
+			ex->warm_failures = 0;
+			return;
+		}
+	}
+	mcpx_error("warm interpreters failed %u times; running cold from now on",
+		   ex->warm_failures);
+	ex->warm_mode = MCPX_WARM_MODE_OFF;
+}
+
+/* Fork mode: the zygote is started on first use and replaced when it dies.
+ * Returns 1 when it can fork now, 0 when it is still preloading (asked
+ * again shortly), -1 on failure. */
+static int zygote_ready(struct mcpx_executor *ex, const struct mcpx_limits *lim)
+{
+	struct mcpx_err err = {{0}};
+	int r;
+
+	if (!ex->fs && mcpx_forkserver_start(ex->sb, ex->bootstrap, lim, &ex->fs, &err) < 0) {
+		warm_failed(ex, err.msg);
+		return -1;
+	}
+	r = mcpx_forkserver_poll(ex->fs);
+	if (r < 0) {
+		mcpx_forkserver_stop(ex->fs);
+		ex->fs = NULL;
+		warm_failed(ex, "the fork server's zygote exited");
+		schedule_warm(ex);
+		return -1;
+	}
+	if (r == 0)
+		schedule_warm_in(ex, WARM_ZYGOTE_POLL_US);
+	return r;
+}
+
 static void prepare_warm(struct mcpx_executor *ex)
 {
 	struct mcpx_limits lim;
 	struct mcpx_err err = {{0}};
 	unsigned cpu = ex->cfg->cpu_s ? ex->cfg->cpu_s : ex->cfg->max_timeout_s;
+	int rc;
 
-	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready || ex->draining || ex->freeing)
-		return;
-	if (ex->warm_mode == MCPX_WARM_MODE_AFTER_REAP && ex->running)
+	/* Never while a run executes: the next interpreter only exists once
+	 * the previous run is gone (the zygote, which runs nothing, may). */
+	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready || ex->draining || ex->freeing ||
+	    ex->running)
 		return;
 	memset(&lim, 0, sizeof(lim));
 	lim.cpu_s = cpu + WARM_PRELOAD_CPU_S;
@@ -374,13 +434,15 @@ static void prepare_warm(struct mcpx_executor *ex)
 	lim.max_procs = ex->cfg->max_procs;
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
-	if (mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->bootstrap, &ex->warm, &err) < 0) {
-		mcpx_warn("could not prepare a warm interpreter: %s", err.msg);
-		if (++ex->warm_failures >= WARM_MAX_FAILURES) {
-			mcpx_error("warm interpreters failed %u times; running cold from now on",
-				   ex->warm_failures);
-			ex->warm_mode = MCPX_WARM_MODE_OFF;
-		}
+	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
+		if (zygote_ready(ex, &lim) <= 0)
+			return;
+		rc = mcpx_forkserver_fork(ex->fs, &lim, &ex->warm, &err);
+	} else {
+		rc = mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->bootstrap, &ex->warm, &err);
+	}
+	if (rc < 0) {
+		warm_failed(ex, err.msg);
 		return;
 	}
 	ex->warm_failures = 0;
@@ -436,19 +498,15 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 		discard_warm(ex);
 		return false;
 	}
-	/* Still preloading? Then this run starts cold rather than wait for
-	 * the preload, and the interpreter stays for the next one: under
-	 * back-to-back load warm never costs more latency than cold. */
+	/* Still preloading (or, forked, still entering its sandbox)? No
+	 * second interpreter may exist while a run executes, so this one is
+	 * used and its ready byte waited for rather than set aside. */
 	{
 		char marker;
 		ssize_t n = read(ex->warm.stdout_fd, &marker, 1);
-		/* In after-reap mode no second interpreter may exist while a
-		 * run executes, so a preloading one is used (and waited for)
-		 * rather than set aside. */
-		if (n < 0 && errno == EAGAIN && ex->warm_mode == MCPX_WARM_MODE_AFTER_REAP)
+
+		if (n < 0 && errno == EAGAIN)
 			*marker_pending = true;
-		else if (n < 0 && errno == EAGAIN)
-			return false;
 		else if (n != 1 || marker != '\0') {
 			mcpx_warn("the warm interpreter is not in a usable state; starting cold");
 			discard_warm(ex);
@@ -815,12 +873,6 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
-	/* The next run's interpreter starts while this one runs, when the
-	 * kernel keeps the two apart; otherwise after this run is reaped. A
-	 * short run is done before the delay, so preparing (a fork and a /proc
-	 * scan in this loop) never sits on its critical path. */
-	if (ex->warm_mode == MCPX_WARM_MODE_CONCURRENT)
-		schedule_warm_in(ex, WARM_CONCURRENT_DELAY_US);
 }
 
 static void start_next(struct mcpx_executor *ex)
@@ -918,6 +970,7 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		audit(job, "shutdown", NULL);
 		job_free(job);
 	}
+	mcpx_forkserver_stop(ex->fs);
 	free(ex->bootstrap);
 	free(ex);
 }

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -141,7 +142,7 @@ static __u64 handled_fs(int abi)
 
 /* Grants rights beneath path. A path that does not exist (a minimal
  * container without /dev/shm) is skipped: not granting is the safe side. */
-static int allow_path(int ruleset, const char *path, __u64 rights, int optional)
+static int allow_path(int ruleset, const char *path, __u64 rights, bool optional)
 {
 	struct mcpx_landlock_path_beneath_attr pb;
 	int fd, rc, saved;
@@ -157,50 +158,76 @@ static int allow_path(int ruleset, const char *path, __u64 rights, int optional)
 	return rc < 0 ? -saved : 0;
 }
 
-int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root)
+/* Appends one rule to the plan (the table has room for every rule below). */
+static void plan_rule(struct mcpx_landlock_plan *p, const char *path, uint64_t rights,
+		      bool optional)
 {
-	struct mcpx_landlock_ruleset_attr attr = {0};
-	__u64 fs = handled_fs(abi);
-	int ruleset, rc;
+	if (p->n_rules >= MCPX_LANDLOCK_MAX_RULES)
+		return;
+	p->rules[p->n_rules].path = path;
+	p->rules[p->n_rules].rights = rights;
+	p->rules[p->n_rules].optional = optional;
+	p->n_rules++;
+}
 
-	if (abi <= 0)
-		return -EOPNOTSUPP;
-	attr.handled_access_fs = fs;
+void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root,
+			struct mcpx_landlock_plan *p)
+{
+	uint64_t fs = handled_fs(abi);
+
+	p->handled_fs = fs;
 	/* TCP is handled with no rule at all: every bind and connect fails,
 	 * a second wall behind seccomp's socket-family filter. */
-	if (abi >= 4)
-		attr.handled_access_net =
-		    LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	p->handled_net = abi >= 4 ? LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP : 0;
 	/* Without scoping, same-uid code (the pod case) could kill the server
-	 * or the next run's warm interpreter, or connect to an abstract socket. */
-	if (abi >= 6)
-		attr.scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
-
-	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
-	if (ruleset < 0)
-		return -errno;
+	 * or the fork server, or connect to an abstract socket. */
+	p->scoped = abi >= 6 ? LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET : 0;
+	p->n_rules = 0;
 
 	/* The workdir is the run's own: every handled right. */
-	rc = allow_path(ruleset, workdir, fs, 0);
+	plan_rule(p, workdir, fs, false);
 	/* Writes to /dev/null are how programs discard output. */
-	if (!rc)
-		rc = allow_path(ruleset, "/dev/null", fs & FS_FILE_RIGHTS, 1);
+	plan_rule(p, "/dev/null", fs & FS_FILE_RIGHTS, true);
 	/* multiprocessing's SemLock needs sem_open in /dev/shm. Device nodes
 	 * and cross-directory renames are left out; the server wipes what the
 	 * run leaves there. */
-	if (!rc)
-		rc =
-		    allow_path(ruleset, "/dev/shm",
-		               fs & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-		                      LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV),
-		               1);
-	for (size_t i = 0; !rc && i < sizeof(read_roots) / sizeof(read_roots[0]); i++)
-		rc = allow_path(ruleset, read_roots[i].path, read_roots[i].rights, 1);
+	plan_rule(p, "/dev/shm",
+		  fs & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+			 LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV),
+		  true);
+	for (size_t i = 0; i < sizeof(read_roots) / sizeof(read_roots[0]); i++)
+		plan_rule(p, read_roots[i].path, read_roots[i].rights, true);
 	/* An interpreter outside the standard roots (/opt/python, say). */
-	if (!rc && runtime_root && runtime_root[0])
-		rc = allow_path(ruleset, runtime_root, FS_READ_EXEC, 1);
+	if (runtime_root && runtime_root[0])
+		plan_rule(p, runtime_root, FS_READ_EXEC, true);
+}
+
+int mcpx_landlock_enforce(const struct mcpx_landlock_plan *p)
+{
+	struct mcpx_landlock_ruleset_attr attr = {0};
+	int ruleset, rc = 0;
+
+	attr.handled_access_fs = p->handled_fs;
+	attr.handled_access_net = p->handled_net;
+	attr.scoped = p->scoped;
+	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (ruleset < 0)
+		return -errno;
+	for (size_t i = 0; !rc && i < p->n_rules; i++)
+		rc = allow_path(ruleset, p->rules[i].path, p->rules[i].rights,
+				p->rules[i].optional);
 	if (!rc && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
 		rc = -errno;
 	close(ruleset);
 	return rc;
+}
+
+int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root)
+{
+	struct mcpx_landlock_plan plan;
+
+	if (abi <= 0)
+		return -EOPNOTSUPP;
+	mcpx_landlock_plan(abi, workdir, runtime_root, &plan);
+	return mcpx_landlock_enforce(&plan);
 }

@@ -9,6 +9,27 @@
 #ifndef MCPX_LANDLOCK_H
 #define MCPX_LANDLOCK_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MCPX_LANDLOCK_MAX_RULES 16
+
+/* One ruleset as data: what it handles and which paths it grants. Built on
+ * the stack (async-signal-safe), so the child can enforce it, and the fork
+ * server can hand the same rules to its zygote (sandbox_fork.c). */
+struct mcpx_landlock_plan {
+	uint64_t handled_fs;
+	uint64_t handled_net;
+	uint64_t scoped;
+	struct {
+		const char *path; /* rules[0] is always the run's workdir */
+		uint64_t rights;
+		bool optional;    /* skipped when the path does not exist */
+	} rules[MCPX_LANDLOCK_MAX_RULES];
+	size_t n_rules;
+};
+
 /* Returns the kernel's Landlock ABI version (1, 2, ...), or 0 when Landlock is
  * not built in or disabled at boot. */
 int mcpx_landlock_abi(void);
@@ -21,5 +42,12 @@ int mcpx_landlock_abi(void);
  * async-signal-safe syscalls: it runs in the forked child. Returns 0 or
  * -errno. */
 int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root);
+
+/* The ruleset mcpx_landlock_apply enforces, for abi >= 1 (workdir may be
+ * NULL when only the shape is wanted). */
+void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root,
+			struct mcpx_landlock_plan *plan);
+/* Enforces a plan on the calling process. Async-signal-safe. */
+int mcpx_landlock_enforce(const struct mcpx_landlock_plan *plan);
 
 #endif

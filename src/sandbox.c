@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -390,9 +391,14 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	sb->layers.landlock_scope = sb->layers.landlock_abi >= 6;
 
 	if (mcpx_seccomp_available()) {
-		rc = mcpx_seccomp_policy_build(sb->server_pid, &sb->filter, err);
-		if (rc)
+		rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_RUN, &sb->filter, err);
+		if (!rc)
+			rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_ZYGOTE,
+						       &sb->zygote_filter, err);
+		if (rc) {
+			mcpx_seccomp_policy_free(&sb->filter);
 			return rc;
+		}
 		sb->layers.seccomp = true;
 	}
 	return 0;
@@ -401,6 +407,7 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 void mcpx_sandbox_free(struct mcpx_sandbox *sb)
 {
 	mcpx_seccomp_policy_free(&sb->filter);
+	mcpx_seccomp_policy_free(&sb->zygote_filter);
 }
 
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
@@ -433,11 +440,11 @@ struct spawn_buf {
 
 /* Adds one limit, never above the current hard limit: the child sets its
  * limits after dropping privileges, when it can only lower them. */
-static void add_rlimit(struct mcpx_child_args *a, int resource, rlim_t soft, rlim_t hard)
+static void add_rlimit(struct mcpx_rlimit *out, size_t *n, int resource, rlim_t soft, rlim_t hard)
 {
 	struct rlimit cur;
 
-	if (a->n_rlimits >= MCPX_CHILD_MAX_RLIMITS)
+	if (*n >= MCPX_MAX_RLIMITS)
 		return;
 	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
 		if (hard > cur.rlim_max)
@@ -445,32 +452,36 @@ static void add_rlimit(struct mcpx_child_args *a, int resource, rlim_t soft, rli
 		if (soft > hard)
 			soft = hard;
 	}
-	a->rlimits[a->n_rlimits].resource = resource;
-	a->rlimits[a->n_rlimits].lim.rlim_cur = soft;
-	a->rlimits[a->n_rlimits].lim.rlim_max = hard;
-	a->n_rlimits++;
+	out[*n].resource = resource;
+	out[*n].lim.rlim_cur = soft;
+	out[*n].lim.rlim_max = hard;
+	(*n)++;
 }
 
-/* A zero field leaves that limit as inherited (except NPROC, see below). */
-static void prepare_rlimits(struct mcpx_child_args *a, const struct mcpx_limits *lim, uid_t uid)
+size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
+			    struct mcpx_rlimit out[MCPX_MAX_RLIMITS])
 {
-	add_rlimit(a, RLIMIT_CORE, 0, 0);
+	size_t n = 0;
+
+	add_rlimit(out, &n, RLIMIT_CORE, 0, 0);
 	if (lim->memory_mb)
-		add_rlimit(a, RLIMIT_AS, (rlim_t)lim->memory_mb << 20,
+		add_rlimit(out, &n, RLIMIT_AS, (rlim_t)lim->memory_mb << 20,
 		           (rlim_t)lim->memory_mb << 20);
 	if (lim->cpu_s)
-		add_rlimit(a, RLIMIT_CPU, lim->cpu_s, (rlim_t)lim->cpu_s + 1);
+		add_rlimit(out, &n, RLIMIT_CPU, lim->cpu_s, (rlim_t)lim->cpu_s + 1);
 	if (lim->file_mb)
-		add_rlimit(a, RLIMIT_FSIZE, (rlim_t)lim->file_mb << 20, (rlim_t)lim->file_mb << 20);
+		add_rlimit(out, &n, RLIMIT_FSIZE, (rlim_t)lim->file_mb << 20,
+		           (rlim_t)lim->file_mb << 20);
 	if (lim->open_files)
-		add_rlimit(a, RLIMIT_NOFILE, lim->open_files, lim->open_files);
+		add_rlimit(out, &n, RLIMIT_NOFILE, lim->open_files, lim->open_files);
 	if (lim->max_procs) {
-		rlim_t n = (rlim_t)count_uid_tasks(uid) + lim->max_procs;
+		rlim_t procs = (rlim_t)count_uid_tasks(uid) + lim->max_procs;
 
-		add_rlimit(a, RLIMIT_NPROC, n, n);
+		add_rlimit(out, &n, RLIMIT_NPROC, procs, procs);
 	}
-	add_rlimit(a, RLIMIT_MSGQUEUE, 0, 0);
-	add_rlimit(a, RLIMIT_MEMLOCK, 0, 0);
+	add_rlimit(out, &n, RLIMIT_MSGQUEUE, 0, 0);
+	add_rlimit(out, &n, RLIMIT_MEMLOCK, 0, 0);
+	return n;
 }
 
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
@@ -579,7 +590,7 @@ static int raise_oom_score_of(pid_t pid)
 	return rc;
 }
 
-static void proc_reset(struct mcpx_sandbox_proc *proc)
+void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 {
 	memset(proc, 0, sizeof(*proc));
 	proc->pid = -1;
@@ -587,19 +598,31 @@ static void proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->stdin_fd = -1;
 	proc->stdout_fd = -1;
 	proc->stderr_fd = -1;
+	proc->exit_fd = -1;
 }
 
-static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim, const char *code,
-		 size_t code_len, const char *bootstrap, struct mcpx_sandbox_proc *proc,
+/* What a spawn starts: a run (code), a warm interpreter (bootstrap) or the
+ * zygote (bootstrap and a control fd). */
+struct spawn_what {
+	const char *code;
+	size_t code_len;
+	const char *bootstrap;
+	int control_fd;
+};
+
+static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+		 const struct spawn_what *what, struct mcpx_sandbox_proc *proc,
 		 struct mcpx_err *err)
 {
+	const char *code = what->code, *bootstrap = what->bootstrap;
+	size_t code_len = what->code_len;
 	struct spawn_buf *b;
 	/* [0] read end, [1] write end */
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1};
 	pid_t pid = -1;
 	int rc, st;
 
-	proc_reset(proc);
+	mcpx_sandbox_proc_reset(proc);
 	proc->run_uid = sb->run_uid;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -620,7 +643,7 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim, c
 		goto fail;
 	}
 
-	prepare_rlimits(&b->args, lim, sb->run_uid);
+	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
 	prepare_exec(b, sb, proc->workdir, bootstrap);
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
 	    pipe2(ep, O_CLOEXEC) < 0) {
@@ -632,13 +655,16 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim, c
 	b->args.stdout_fd = out[1];
 	b->args.stderr_fd = errp[1];
 	b->args.errpipe_fd = ep[1];
+	b->args.control_fd = what->control_fd;
 	b->args.drop_uid = sb->layers.uid_drop;
 	b->args.uid = sb->run_uid;
 	b->args.gid = sb->run_gid;
 	b->args.workdir = proc->workdir;
 	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
 	b->args.runtime_root = sb->runtime_root[0] ? sb->runtime_root : NULL;
-	b->args.filter = sb->layers.seccomp ? &sb->filter : NULL;
+	b->args.filter = !sb->layers.seccomp   ? NULL
+			 : what->control_fd >= 0 ? &sb->zygote_filter
+						 : &sb->filter;
 	b->args.python = sb->python;
 	b->args.argv = b->argv;
 	b->args.envp = b->envp;
@@ -732,14 +758,60 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err)
 {
-	return spawn(sb, lim, code, code_len, NULL, proc, err);
+	struct spawn_what what = {.code = code, .code_len = code_len, .control_fd = -1};
+
+	return spawn(sb, lim, &what, proc, err);
 }
 
 int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 			    const char *bootstrap, struct mcpx_sandbox_proc *proc,
 			    struct mcpx_err *err)
 {
-	return spawn(sb, lim, NULL, 0, bootstrap, proc, err);
+	struct spawn_what what = {.bootstrap = bootstrap, .control_fd = -1};
+
+	return spawn(sb, lim, &what, proc, err);
+}
+
+int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			      const char *bootstrap, int control_fd,
+			      struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	struct spawn_what what = {.bootstrap = bootstrap, .control_fd = control_fd};
+
+	if (control_fd < 0)
+		return mcpx_err_set(err, EBADF, "sandbox: the zygote needs a control socket");
+	return spawn(sb, lim, &what, proc, err);
+}
+
+int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn reaper,
+		       void *reaper_ctx, struct mcpx_err *err)
+{
+	int rc;
+
+	if (pid <= 0 || !reaper)
+		return mcpx_err_set(err, EINVAL, "sandbox: nothing to adopt");
+	proc->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	proc->exit_fd = proc->pidfd >= 0 ? (int)syscall(__NR_pidfd_open, pid, 0) : -1;
+	if (proc->pidfd < 0 || proc->exit_fd < 0) {
+		rc = mcpx_err_set(err, errno, "sandbox: pidfd_open(%d): %s", (int)pid,
+				  strerror(errno));
+		close_fd(&proc->pidfd);
+		close_fd(&proc->exit_fd);
+		return rc;
+	}
+	pthread_mutex_lock(&registry_lock);
+	rc = registry_add(pid);
+	pthread_mutex_unlock(&registry_lock);
+	if (rc) {
+		close_fd(&proc->pidfd);
+		close_fd(&proc->exit_fd);
+		return mcpx_err_set(err, EAGAIN, "sandbox: too many live runs");
+	}
+	proc->pid = pid;
+	proc->reaper = reaper;
+	proc->reaper_ctx = reaper_ctx;
+	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
+	return 0;
 }
 
 /* ---- kill, reap, cleanup ------------------------------------------------ */
@@ -754,13 +826,36 @@ static bool stray_children(void)
 	return found;
 }
 
+/* Waits (timeout_ms -1: as long as it takes) until the leader has exited,
+ * leaving the zombie. An adopted leader is the zygote's child, so its pidfd
+ * is polled instead. Returns 0, -ETIMEDOUT, or -errno. */
+static int wait_leader(const struct mcpx_sandbox_proc *proc, int timeout_ms)
+{
+	siginfo_t si;
+	int rc;
+
+	if (proc->reaper) {
+		struct pollfd pfd = {.fd = proc->exit_fd, .events = POLLIN};
+
+		do
+			rc = poll(&pfd, 1, timeout_ms);
+		while (rc < 0 && errno == EINTR);
+		return rc > 0 ? 0 : rc == 0 ? -ETIMEDOUT : -errno;
+	}
+	memset(&si, 0, sizeof(si));
+	while ((rc = waitid(P_PID, (id_t)proc->pid, &si,
+			    WEXITED | WNOWAIT | (timeout_ms == 0 ? WNOHANG : 0))) < 0 &&
+	       errno == EINTR)
+		;
+	if (rc < 0)
+		return -errno;
+	return si.si_pid == proc->pid ? 0 : -ETIMEDOUT;
+}
+
 /* True once the leader has exited (a zombie waiting to be reaped). */
 static bool leader_gone(const struct mcpx_sandbox_proc *proc)
 {
-	siginfo_t si;
-
-	memset(&si, 0, sizeof(si));
-	return waitid(P_PID, (id_t)proc->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == proc->pid;
+	return wait_leader(proc, 0) == 0;
 }
 
 void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
@@ -782,34 +877,41 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru)
 {
 	struct rusage r = {0};
-	siginfo_t si;
-	int st = 0, round;
+	int st = 0, round, rc;
 	bool strays;
 
 	if (!proc || proc->pid <= 0 || proc->reaped)
 		return -ECHILD;
 	/* Wait for the exit but leave the zombie: it holds the pgid while
 	 * the group is swept. */
-	while (waitid(P_PID, (id_t)proc->pid, &si, WEXITED | WNOWAIT) < 0) {
-		int e = errno;
-
-		if (e == EINTR)
-			continue;
+	rc = wait_leader(proc, -1);
+	if (rc < 0) {
 		/* Someone else reaped it (a waitpid(-1) elsewhere): the pgid
 		 * is no longer ours to signal. */
-		if (e == ECHILD) {
+		if (rc == -ECHILD) {
 			proc->reaped = true;
 			registry_remove(proc->pid);
 		}
-		return -e;
+		return rc;
 	}
 	(void)kill(-proc->pid, SIGKILL);
 	strays = stray_children();
 	if (strays)
 		kill_group(proc->pid);
-	while (wait4(proc->pid, &st, 0, &r) < 0)
-		if (errno != EINTR)
-			return -errno;
+	if (proc->reaper) {
+		rc = proc->reaper(proc->reaper_ctx, proc->pid, &st, &r);
+		if (rc < 0) {
+			/* The zygote is gone: the zombie came back to us. */
+			while ((rc = wait4(proc->pid, &st, 0, &r)) < 0 && errno == EINTR)
+				;
+			if (rc < 0)
+				st = SIGKILL; /* unknown: reported as killed */
+		}
+	} else {
+		while (wait4(proc->pid, &st, 0, &r) < 0)
+			if (errno != EINTR)
+				return -errno;
+	}
 	proc->reaped = true;
 	registry_remove(proc->pid);
 	/* Killed members became zombies re-parented to us (subreaper); each
@@ -838,6 +940,7 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 	close_fd(&proc->stdout_fd);
 	close_fd(&proc->stderr_fd);
 	close_fd(&proc->pidfd);
+	close_fd(&proc->exit_fd);
 	if (proc->workdir[0]) {
 		rc = mcpx_workdir_remove(proc->workdir);
 		if (rc)

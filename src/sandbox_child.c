@@ -114,23 +114,28 @@ static int new_session(void)
 
 /* Threat: the run talking to the server through an inherited fd. Exactly
  * four fds survive: the stdin pipe, the two output pipes and the error pipe
- * (fd 3, closed by execve). Everything is first copied above 3 so that a
- * pipe that happens to be fd 0..3 is not overwritten by another one. */
+ * (fd 3, closed by execve); the fork server's zygote also keeps its control
+ * socket as fd 4. Everything is first copied above 4 so that a pipe that
+ * happens to be fd 0..4 is not overwritten by another one. */
 static int install_fds(const struct mcpx_child_args *a, int *errfd)
 {
-	int in, out, err, ep;
+	int in, out, err, ep, ctl = -1;
 
-	ep = fcntl(a->errpipe_fd, F_DUPFD_CLOEXEC, 4);
+	ep = fcntl(a->errpipe_fd, F_DUPFD_CLOEXEC, 5);
 	if (ep < 0)
 		return -errno;
 	*errfd = ep;
-	in = fcntl(a->stdin_fd, F_DUPFD_CLOEXEC, 4);
-	out = fcntl(a->stdout_fd, F_DUPFD_CLOEXEC, 4);
-	err = fcntl(a->stderr_fd, F_DUPFD_CLOEXEC, 4);
+	in = fcntl(a->stdin_fd, F_DUPFD_CLOEXEC, 5);
+	out = fcntl(a->stdout_fd, F_DUPFD_CLOEXEC, 5);
+	err = fcntl(a->stderr_fd, F_DUPFD_CLOEXEC, 5);
 	if (in < 0 || out < 0 || err < 0)
 		return -errno;
-	/* dup2 clears close-on-exec on 0, 1 and 2; dup3 keeps it on 3. */
+	if (a->control_fd >= 0 && (ctl = fcntl(a->control_fd, F_DUPFD_CLOEXEC, 5)) < 0)
+		return -errno;
+	/* dup2 clears close-on-exec on 0, 1, 2 and 4; dup3 keeps it on 3. */
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		return -errno;
+	if (ctl >= 0 && dup2(ctl, 4) < 0)
 		return -errno;
 	if (dup3(ep, 3, O_CLOEXEC) < 0)
 		return -errno;
@@ -141,19 +146,20 @@ static int install_fds(const struct mcpx_child_args *a, int *errfd)
 /* Threat: any other fd of the server (listening socket, client connections,
  * other runs' pipes, the audit log) leaking into the run. Most are already
  * close-on-exec; this does not rely on every library getting that right. */
-static int close_other_fds(void)
+static int close_other_fds(const struct mcpx_child_args *a)
 {
+	unsigned first = a->control_fd >= 0 ? 5U : 4U;
 	struct rlimit rl;
 	long fd, max;
 
-	if (syscall(__NR_close_range, 4U, ~0U, 0U) == 0)
+	if (syscall(__NR_close_range, first, ~0U, 0U) == 0)
 		return 0;
 	if (errno != ENOSYS)
 		return -errno;
 	/* Kernels before 5.9: close one by one up to the fd limit. */
 	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1U << 20) ? (long)rl.rlim_cur
 	                                                                     : (1L << 20);
-	for (fd = 4; fd < max; fd++)
+	for (fd = first; fd < max; fd++)
 		(void)close((int)fd);
 	return 0;
 }
@@ -285,7 +291,7 @@ void mcpx_sandbox_child_exec(const struct mcpx_child_args *a)
 	STEP(MCPX_STEP_SIGNALS, reset_signals());
 	STEP(MCPX_STEP_SETSID, new_session());
 	STEP(MCPX_STEP_FDS, install_fds(a, &errfd));
-	STEP(MCPX_STEP_CLOSE_FDS, close_other_fds());
+	STEP(MCPX_STEP_CLOSE_FDS, close_other_fds(a));
 	STEP(MCPX_STEP_OOM_SCORE, raise_oom_score(a));
 	STEP(MCPX_STEP_DROP_UID, drop_uid(a));
 	STEP(MCPX_STEP_VERIFY_UID, verify_uid(a));

@@ -13,6 +13,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "sandbox.h"
+
 /* The steps, in order. On failure the child writes (step << 16) | errno, as
  * a 32-bit int, to its error pipe and exits with 127. */
 enum mcpx_child_step {
@@ -32,24 +34,18 @@ enum mcpx_child_step {
 	MCPX_STEP_EXECVE,
 };
 
-#define MCPX_CHILD_MAX_RLIMITS 8
-
-struct mcpx_child_rlimit {
-	int resource;
-	struct rlimit lim;
-};
-
 struct mcpx_child_args {
 	pid_t parent;  /* the server; the child dies with it */
 	int stdin_fd;  /* read end of the stdin pipe -> fd 0 */
 	int stdout_fd; /* write ends -> fds 1 and 2 */
 	int stderr_fd;
 	int errpipe_fd; /* -> fd 3, close-on-exec */
+	int control_fd; /* -> fd 4 (the fork server's zygote), or -1 */
 	bool drop_uid;  /* started as root: become uid/gid with no groups */
 	uid_t uid;
 	gid_t gid;
 	const char *workdir;
-	struct mcpx_child_rlimit rlimits[MCPX_CHILD_MAX_RLIMITS];
+	struct mcpx_rlimit rlimits[MCPX_MAX_RLIMITS];
 	int n_rlimits;
 	int landlock_abi;                /* 0: no Landlock */
 	const char *runtime_root;        /* extra readable prefix, or NULL */

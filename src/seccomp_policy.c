@@ -54,28 +54,35 @@ struct deny_rule {
 	scmp_datum_t a; /* NE/EQ operand, or the mask for MASKED_EQ */
 	scmp_datum_t b; /* the value for MASKED_EQ */
 	const char *why;
+	bool run_only; /* left out of the zygote's variant */
 };
 
 /* clang-format off */
 #define DENY(sys, e, reason)                                                                       \
 	{                                                                                          \
-		#sys, SCMP_SYS(sys), e, -1, SCMP_CMP_EQ, 0, 0, reason                              \
+		#sys, SCMP_SYS(sys), e, -1, SCMP_CMP_EQ, 0, 0, reason, false                       \
 	}
 #define DENY_IF_NE(sys, e, argi, val, reason)                                                      \
 	{                                                                                          \
-		#sys, SCMP_SYS(sys), e, argi, SCMP_CMP_NE, (scmp_datum_t)(val), 0, reason          \
+		#sys, SCMP_SYS(sys), e, argi, SCMP_CMP_NE, (scmp_datum_t)(val), 0, reason, false   \
 	}
 #define DENY_IF_BITS(sys, e, argi, bits, reason)                                                   \
 	{                                                                                          \
 		#sys, SCMP_SYS(sys), e, argi, SCMP_CMP_MASKED_EQ, (scmp_datum_t)(bits),            \
-			(scmp_datum_t)(bits), reason                                               \
+			(scmp_datum_t)(bits), reason, false                                        \
+	}
+/* Denied to runs, allowed to the fork server's zygote, which calls it once
+ * per child before the child installs the run's filter on top. */
+#define DENY_RUN_ONLY(sys, e, reason)                                                              \
+	{                                                                                          \
+		#sys, SCMP_SYS(sys), e, -1, SCMP_CMP_EQ, 0, 0, reason, true                        \
 	}
 /* A 32-bit argument (an int or unsigned int) equal to val, whatever the
  * caller left in the upper half of the register. */
 #define DENY_IF_EQ32(sys, e, argi, val, reason)                                                    \
 	{                                                                                          \
 		#sys, SCMP_SYS(sys), e, argi, SCMP_CMP_MASKED_EQ, 0xffffffffULL,                   \
-			(scmp_datum_t)(uint32_t)(val), reason                                      \
+			(scmp_datum_t)(uint32_t)(val), reason, false                               \
 	}
 
 static const struct deny_rule deny_rules[] = {
@@ -191,7 +198,9 @@ static const struct deny_rule deny_rules[] = {
 	DENY_IF_EQ32(ioctl, EPERM, 1, TIOCLINUX, "TIOCLINUX can also inject console input."),
 
 	/* The process group is how the server kills the whole run. */
-	DENY(setsid, EPERM, "A new session leaves the process group the server kills."),
+	DENY_RUN_ONLY(setsid, EPERM,
+		      "A new session leaves the process group the server kills (the zygote "
+		      "needs it once per child, before the child stacks this filter)."),
 	DENY(setpgid, EPERM, "Moving to another process group escapes the group kill."),
 };
 /* clang-format on */
@@ -384,7 +393,8 @@ out:
 	return rc;
 }
 
-int mcpx_seccomp_policy_build(pid_t server_pid, struct sock_fprog *out, struct mcpx_err *err)
+int mcpx_seccomp_policy_build(pid_t server_pid, enum mcpx_seccomp_variant variant,
+			      struct sock_fprog *out, struct mcpx_err *err)
 {
 	scmp_filter_ctx ctx;
 	size_t i;
@@ -405,6 +415,8 @@ int mcpx_seccomp_policy_build(pid_t server_pid, struct sock_fprog *out, struct m
 		goto out;
 	}
 	for (i = 0; i < sizeof(deny_rules) / sizeof(deny_rules[0]); i++) {
+		if (deny_rules[i].run_only && variant == MCPX_SECCOMP_ZYGOTE)
+			continue;
 		rc = add_deny_rule(ctx, &deny_rules[i], err);
 		if (rc)
 			goto out;

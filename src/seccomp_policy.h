@@ -16,12 +16,21 @@
  * process (SECCOMP_GET_ACTION_AVAIL). */
 bool mcpx_seccomp_available(void);
 
+/* The run's policy, or the fork server zygote's: the same minus the setsid
+ * denial (the zygote puts each child in its own session, and the child
+ * stacks the run's filter before any user code). */
+enum mcpx_seccomp_variant {
+	MCPX_SECCOMP_RUN,
+	MCPX_SECCOMP_ZYGOTE,
+};
+
 /* Compiles the deny-list policy into classic BPF. Signals aimed at
  * server_pid, at the server's process group and at every thread the server
  * has right now are denied, so call it after the server's long-lived threads
  * exist. On success out->filter is heap memory owned by the caller; release
  * it with mcpx_seccomp_policy_free. Returns 0 or -errno (message in err). */
-int mcpx_seccomp_policy_build(pid_t server_pid, struct sock_fprog *out, struct mcpx_err *err);
+int mcpx_seccomp_policy_build(pid_t server_pid, enum mcpx_seccomp_variant variant,
+			      struct sock_fprog *out, struct mcpx_err *err);
 void mcpx_seccomp_policy_free(struct sock_fprog *prog);
 
 #endif

@@ -17,7 +17,7 @@
 #include <string.h>
 
 static const char boot_head[] = "import os, sys\n"
-				"def _mcpx_boot(preload):\n"
+				"def _mcpx_boot(preload, fork_server):\n"
 				"    import resource\n"
 				"    try:\n"
 				"        import ctypes\n"
@@ -40,6 +40,10 @@ static const char boot_head[] = "import os, sys\n"
 				"            pass\n"
 				"    os.dup2(saved, 2)\n"
 				"    os.close(saved)\n"
+				/* A zygote serves forks until the server closes the
+				 * control socket; only its children return here. */
+				"    if fork_server:\n"
+				"        _mcpx_zygote()\n"
 				/* One NUL byte on stdout says "preloaded, waiting": the
 				 * server hands code only to a ready interpreter. */
 				"    os.write(1, b'\\0')\n"
@@ -73,6 +77,142 @@ static const char boot_head[] = "import os, sys\n"
 				"    with open(path, 'wb') as f:\n"
 				"        f.write(src)\n"
 				"    return src, path\n";
+
+/* The fork server's zygote (sandbox_fork.c speaks the other end). It runs
+ * after the preload, inside the zygote's own sandbox, and never runs user
+ * code: it only answers requests on its control socket (fd 4), one JSON
+ * object per SOCK_SEQPACKET message. {"fork": ...} with the run's three pipe
+ * ends attached forks a child that enters the run's sandbox (_mcpx_enter)
+ * and then returns into _mcpx_boot, which waits for the code like any warm
+ * interpreter. {"reap": pid} reaps a child the server has finished with; the
+ * zygote never reaps on its own, so a run leader's zombie keeps its pid and
+ * process group reserved while the server sweeps the run. */
+static const char boot_zygote[] =
+	"def _mcpx_zygote():\n"
+	"    import ctypes, gc, json, socket\n"
+	"    libc = ctypes.CDLL(None, use_errno=True)\n"
+	"    libc.syscall.restype = ctypes.c_long\n"
+	"    ctl = socket.socket(fileno=4)\n"
+	"    init = json.loads(ctl.recv(1 << 20))\n"
+	"    me = os.getpid()\n"
+	/* What the preload built is never collected in a child; keeping the
+	 * collector off it keeps those pages shared (copy-on-write). */
+	"    gc.freeze()\n"
+	"    ctl.send(b'{\"ready\": true}')\n"
+	"    while True:\n"
+	"        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 3)\n"
+	"        if not msg:\n"
+	"            os._exit(0)\n"
+	"        req = json.loads(msg)\n"
+	"        if 'reap' in req:\n"
+	"            try:\n"
+	"                _, st, ru = os.wait4(req['reap'], 0)\n"
+	"                rep = {'status': st, 'utime_us': round(ru.ru_utime * 1e6),\n"
+	"                       'stime_us': round(ru.ru_stime * 1e6), 'maxrss_kb': ru.ru_maxrss}\n"
+	"            except OSError as e:\n"
+	"                rep = {'errno': e.errno}\n"
+	"            ctl.send(json.dumps(rep).encode())\n"
+	"            continue\n"
+	"        pid = -1\n"
+	"        if len(fds) == 3:\n"
+	"            try:\n"
+	"                pid = os.fork()\n"
+	"            except OSError as e:\n"
+	"                rep = {'errno': e.errno}\n"
+	"        else:\n"
+	"            rep = {'errno': 22}\n"
+	"        if pid == 0:\n"
+	"            ctl.detach()\n"
+	"            _mcpx_enter(libc, req, fds, init, me)\n"
+	"            return\n"
+	"        for fd in fds:\n"
+	"            os.close(fd)\n"
+	"        if pid > 0:\n"
+	"            rep = {'pid': pid}\n"
+	"        ctl.send(json.dumps(rep).encode())\n"
+	/* The child's way into the run's sandbox, in the order sandbox_child.c
+	 * uses: its own session, only the run's fds, its workdir and limits,
+	 * then a nested Landlock ruleset (writes only in its own workdir; the
+	 * zygote's layer still applies beneath it) and, last, the run's
+	 * seccomp filter stacked on the zygote's (which lacks the setsid
+	 * denial). Any failure ends the child with 127 before it says ready. */
+	"def _mcpx_enter(libc, req, fds, init, zygote):\n"
+	"    import ctypes, resource\n"
+	"    L = ctypes.c_long\n"
+	"    wd = req['workdir']\n"
+	"    step = 'pdeathsig'\n"
+	"    try:\n"
+	"        if libc.prctl(1, L(9), L(0), L(0), L(0)) != 0 or os.getppid() != zygote:\n"
+	"            raise OSError(3, 'the zygote is gone')\n"
+	"        step = 'setsid'\n"
+	"        os.setsid()\n"
+	"        step = 'fds'\n"
+	"        for i, fd in enumerate(fds):\n"
+	"            os.dup2(fd, i)\n"
+	"        if libc.syscall(L(436), L(3), L(0xffffffff), L(0)) != 0:\n"
+	"            os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
+	"        step = 'chdir'\n"
+	"        os.chdir(wd)\n"
+	"        step = 'rlimits'\n"
+	"        inf = resource.RLIM_INFINITY\n"
+	"        for res, soft, hard in req['rlimits']:\n"
+	"            cur = resource.getrlimit(res)[1]\n"
+	"            hard = cur if hard < 0 or (cur != inf and hard > cur) else hard\n"
+	"            soft = hard if soft < 0 or (hard != inf and soft > hard) else soft\n"
+	"            resource.setrlimit(res, (soft, hard))\n"
+	"        ll = init.get('landlock')\n"
+	"        if ll:\n"
+	"            step = 'landlock'\n"
+	"            class Attr(ctypes.Structure):\n"
+	"                _fields_ = [('fs', ctypes.c_uint64), ('net', ctypes.c_uint64),\n"
+	"                            ('scoped', ctypes.c_uint64)]\n"
+	"            class Beneath(ctypes.Structure):\n"
+	"                _pack_ = 1\n"
+	"                _fields_ = [('allowed', ctypes.c_uint64), ('fd', ctypes.c_int32)]\n"
+	"            attr = Attr(ll['fs'], ll['net'], ll['scoped'])\n"
+	"            rs = libc.syscall(L(444), ctypes.byref(attr), L(ctypes.sizeof(attr)), L(0))\n"
+	"            if rs < 0:\n"
+	"                raise OSError(ctypes.get_errno(), 'landlock_create_ruleset')\n"
+	"            for path, rights, optional in ll['rules']:\n"
+	"                try:\n"
+	"                    fd = os.open(path or wd, os.O_PATH | os.O_CLOEXEC)\n"
+	"                except FileNotFoundError:\n"
+	"                    if optional:\n"
+	"                        continue\n"
+	"                    raise\n"
+	"                b = Beneath(rights, fd)\n"
+	"                rc = libc.syscall(L(445), L(rs), L(1), ctypes.byref(b), L(0))\n"
+	"                os.close(fd)\n"
+	"                if rc != 0:\n"
+	"                    raise OSError(ctypes.get_errno(), 'landlock_add_rule ' + (path or wd))\n"
+	"            if libc.syscall(L(446), L(rs), L(0)) != 0:\n"
+	"                raise OSError(ctypes.get_errno(), 'landlock_restrict_self')\n"
+	"            os.close(rs)\n"
+	"        if init.get('bpf'):\n"
+	"            step = 'seccomp'\n"
+	"            class Prog(ctypes.Structure):\n"
+	"                _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]\n"
+	"            bpf = bytes.fromhex(init['bpf'])\n"
+	"            buf = ctypes.create_string_buffer(bpf, len(bpf))\n"
+	"            prog = Prog(len(bpf) // 8, ctypes.addressof(buf))\n"
+	"            if libc.prctl(22, L(2), ctypes.byref(prog), L(0), L(0)) != 0:\n"
+	"                raise OSError(ctypes.get_errno(), 'PR_SET_SECCOMP')\n"
+	/* What a fresh interpreter would have: its own HOME and TMPDIR, and
+	 * fresh random state (random reseeds itself at fork). */
+	"        step = 'environment'\n"
+	"        for k in ('HOME', 'TMPDIR', 'MPLCONFIGDIR'):\n"
+	"            os.environ[k] = wd\n"
+	"        m = sys.modules.get('tempfile')\n"
+	"        if m:\n"
+	"            m.tempdir = None\n"
+	"        m = sys.modules.get('numpy.random')\n"
+	"        if m:\n"
+	"            m.seed()\n"
+	"    except BaseException as e:\n"
+	"        try:\n"
+	"            os.write(2, ('mcp-exec: sandbox setup failed at step %s: %s\\n' % (step, e)).encode())\n"
+	"        finally:\n"
+	"            os._exit(127)\n";
 
 static const char boot_tail[] =
 	"def _mcpx_run(src, path):\n"
@@ -118,7 +258,7 @@ static const char boot_tail[] =
 	"        except BaseException:\n"
 	"            pass\n"
 	"    _os._exit(rc)\n"
-	"_mcpx_run(*_mcpx_boot(_MCPX_PRELOAD))\n";
+	"_mcpx_run(*_mcpx_boot(_MCPX_PRELOAD, _MCPX_FORK))\n";
 
 bool mcpx_warm_preload_valid(const char *csv)
 {
@@ -143,18 +283,20 @@ bool mcpx_warm_preload_valid(const char *csv)
 	return !start || p == csv;
 }
 
-char *mcpx_warm_bootstrap(const char *preload_csv)
+char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server)
 {
 	/* The list is validated (module names only), so it can be quoted
 	 * into Python source without escaping. */
-	size_t n = strlen(boot_head) + strlen(boot_tail) + 4 * strlen(preload_csv) + 64;
+	size_t n = strlen(boot_head) + strlen(boot_zygote) + strlen(boot_tail) +
+		   4 * strlen(preload_csv) + 64;
 	char *out = malloc(n);
 	size_t off;
 	const char *p;
 
 	if (!out)
 		return NULL;
-	off = (size_t)snprintf(out, n, "%s_MCPX_PRELOAD = [", boot_head);
+	off = (size_t)snprintf(out, n, "%s%s_MCPX_FORK = %s\n_MCPX_PRELOAD = [", boot_head,
+			       fork_server ? boot_zygote : "", fork_server ? "True" : "False");
 	p = preload_csv;
 	while (*p) {
 		const char *comma = strchr(p, ',');

@@ -1,0 +1,51 @@
+/*
+ * forkserver.h - warm runs forked from a zygote that has never run user code.
+ *
+ * The zygote is a sandboxed interpreter (sandbox.h, mcpx_sandbox_spawn_zygote)
+ * that preloads the configured modules once and then, on request, forks a
+ * child per run. The child enters the run's sandbox itself (its own session,
+ * workdir, limits, a nested Landlock ruleset and the run's seccomp filter
+ * stacked on the zygote's) and then behaves exactly like a warm interpreter
+ * (warm.h): ready byte, header, code, one run, discarded. The server adopts
+ * the child (mcpx_sandbox_adopt), so kill, reap and cleanup are the same as
+ * for any run; reaping goes through the zygote, which never reaps on its own.
+ *
+ * Only for kernels where run code can neither signal nor ptrace the zygote
+ * (Landlock ABI >= 6 with signal scoping); the executor decides that. Not
+ * thread-safe: one thread (the executor's loop) drives it.
+ */
+#ifndef MCPX_FORKSERVER_H
+#define MCPX_FORKSERVER_H
+
+#include "err.h"
+#include "sandbox.h"
+
+struct mcpx_forkserver;
+
+/* Starts the zygote with bootstrap (mcpx_warm_bootstrap(preload, true)) under
+ * lim (its CPU limit is ignored: each child sets its own). Returns at once;
+ * the preload goes on in the background (see mcpx_forkserver_poll). */
+int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
+			  const struct mcpx_limits *lim, struct mcpx_forkserver **out,
+			  struct mcpx_err *err);
+
+/* 1 when the zygote is ready to fork, 0 while it is still preloading,
+ * -EPIPE when it is gone (stop it and start another). Never blocks. */
+int mcpx_forkserver_poll(struct mcpx_forkserver *fs);
+
+/* Forks the next run: a fresh workdir beneath the zygote's, three pipes, and
+ * a child that is sandboxed before it reports ready on its stdout. On
+ * success proc is an adopted run (see sandbox.h) whose stdin/stdout/stderr
+ * ends are O_NONBLOCK. Fails with -EAGAIN before the zygote is ready and
+ * with -EPIPE when it is gone. */
+int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
+			 struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
+
+/* Number of runs forked so far. */
+unsigned long mcpx_forkserver_forks(const struct mcpx_forkserver *fs);
+
+/* Ends the zygote (its children are the caller's to reap first; any left
+ * come back to the server as the subreaper) and frees fs. NULL is fine. */
+void mcpx_forkserver_stop(struct mcpx_forkserver *fs);
+
+#endif

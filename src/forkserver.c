@@ -1,0 +1,499 @@
+/*
+ * forkserver.c - the server's side of the fork server (forkserver.h).
+ *
+ * What it does: starts the zygote through the sandbox (its own workdir,
+ * limits, Landlock ruleset and the zygote variant of the seccomp filter),
+ * hands it once what every child must enforce (the run's seccomp program and
+ * the shape of the run's Landlock ruleset, both computed by the same code the
+ * cold path uses), and then, per run, creates the run's workdir beneath the
+ * zygote's and its pipes, computes its rlimits, sends one request with the
+ * child's pipe ends attached (SCM_RIGHTS) and adopts the child it gets back.
+ *
+ * The control channel is a SOCK_SEQPACKET socketpair: one JSON object per
+ * message, requests and answers strictly alternating. Every wait for an
+ * answer is bounded, so a wedged zygote costs a timeout, never a hung server.
+ *
+ * What it does not do: decide when forking is safe (executor.c), or run
+ * anything itself: the child's setup is Python in the zygote (warm.c).
+ */
+#include "forkserver.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "log.h"
+#include "workdir.h"
+
+/* How long an answer may take: a fork of the preloaded zygote is a few
+ * milliseconds, a reap of an exited child less. */
+#define ANSWER_TIMEOUT_MS 5000
+#define MAX_MESSAGE 65536
+
+struct mcpx_forkserver {
+	const struct mcpx_sandbox *sb;
+	struct mcpx_sandbox_proc zygote;
+	int ctl;
+	bool ready;
+	bool dead;
+	unsigned long forks;
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Logs what the zygote wrote to its stderr (a traceback, say), once it has
+ * failed. */
+static void log_zygote_stderr(struct mcpx_forkserver *fs)
+{
+	char buf[2048];
+	ssize_t n;
+
+	if (fs->zygote.stderr_fd < 0)
+		return;
+	n = read(fs->zygote.stderr_fd, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		mcpx_warn("fork server: the zygote said: %s", buf);
+	}
+}
+
+static int mark_dead(struct mcpx_forkserver *fs, struct mcpx_err *err, const char *what)
+{
+	if (!fs->dead) {
+		fs->dead = true;
+		log_zygote_stderr(fs);
+	}
+	return mcpx_err_set(err, EPIPE, "fork server: %s", what);
+}
+
+static int send_json(struct mcpx_forkserver *fs, const cJSON *msg, const int *fds, size_t nfds)
+{
+	char *text = cJSON_PrintUnformatted(msg);
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+	} ctrl;
+	struct iovec iov;
+	struct msghdr mh = {0};
+	ssize_t n;
+
+	if (!text)
+		return -ENOMEM;
+	iov.iov_base = text;
+	iov.iov_len = strlen(text);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&ctrl, 0, sizeof(ctrl));
+		mh.msg_control = ctrl.buf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	do
+		n = sendmsg(fs->ctl, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	free(text);
+	return n == (ssize_t)iov.iov_len ? 0 : -EPIPE;
+}
+
+/* Receives one answer, waiting at most timeout_ms (0: do not wait). Returns
+ * the parsed object, or NULL with *rc = -EAGAIN (nothing yet) or -EPIPE. */
+static cJSON *recv_json(struct mcpx_forkserver *fs, int timeout_ms, int *rc)
+{
+	struct pollfd pfd = {.fd = fs->ctl, .events = POLLIN};
+	char *buf;
+	cJSON *msg;
+	ssize_t n;
+	int r;
+
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		*rc = timeout_ms ? -EPIPE : -EAGAIN;
+		return NULL;
+	}
+	buf = malloc(MAX_MESSAGE + 1);
+	if (!buf) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	do
+		n = recv(fs->ctl, buf, MAX_MESSAGE, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		free(buf);
+		*rc = n < 0 && errno == EAGAIN ? -EAGAIN : -EPIPE;
+		return NULL;
+	}
+	buf[n] = '\0';
+	msg = cJSON_Parse(buf);
+	free(buf);
+	*rc = msg ? 0 : -EPIPE;
+	return msg;
+}
+
+/* ---- start -------------------------------------------------------------- */
+
+static cJSON *landlock_json(const struct mcpx_sandbox *sb)
+{
+	struct mcpx_landlock_plan plan;
+	cJSON *ll = cJSON_CreateObject(), *rules = cJSON_CreateArray();
+
+	mcpx_landlock_plan(sb->layers.landlock_abi, NULL,
+			   sb->runtime_root[0] ? sb->runtime_root : NULL, &plan);
+	cJSON_AddNumberToObject(ll, "fs", (double)plan.handled_fs);
+	cJSON_AddNumberToObject(ll, "net", (double)plan.handled_net);
+	cJSON_AddNumberToObject(ll, "scoped", (double)plan.scoped);
+	for (size_t i = 0; i < plan.n_rules; i++) {
+		cJSON *r = cJSON_CreateArray();
+
+		/* null: the child's own workdir */
+		cJSON_AddItemToArray(r, plan.rules[i].path ? cJSON_CreateString(plan.rules[i].path)
+							   : cJSON_CreateNull());
+		cJSON_AddItemToArray(r, cJSON_CreateNumber((double)plan.rules[i].rights));
+		cJSON_AddItemToArray(r, cJSON_CreateBool(plan.rules[i].optional));
+		cJSON_AddItemToArray(rules, r);
+	}
+	cJSON_AddItemToObject(ll, "rules", rules);
+	return ll;
+}
+
+static cJSON *bpf_json(const struct sock_fprog *prog)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t len = (size_t)prog->len * sizeof(struct sock_filter);
+	const unsigned char *p = (const unsigned char *)prog->filter;
+	char *s = malloc(2 * len + 1);
+	cJSON *out;
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		s[2 * i] = hex[p[i] >> 4];
+		s[2 * i + 1] = hex[p[i] & 15];
+	}
+	s[2 * len] = '\0';
+	out = cJSON_CreateString(s);
+	free(s);
+	return out;
+}
+
+/* What every child enforces, sent once. The Landlock rights are below 2^53,
+ * so JSON numbers carry them exactly. */
+static int send_init(struct mcpx_forkserver *fs)
+{
+	const struct mcpx_sandbox *sb = fs->sb;
+	cJSON *init = cJSON_CreateObject();
+	int rc;
+
+	if (!init)
+		return -ENOMEM;
+	if (sb->layers.landlock)
+		cJSON_AddItemToObject(init, "landlock", landlock_json(sb));
+	if (sb->layers.seccomp)
+		cJSON_AddItemToObject(init, "bpf", bpf_json(&sb->filter));
+	rc = send_json(fs, init, NULL, 0);
+	cJSON_Delete(init);
+	return rc;
+}
+
+int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
+			  const struct mcpx_limits *lim, struct mcpx_forkserver **out,
+			  struct mcpx_err *err)
+{
+	struct mcpx_forkserver *fs;
+	struct mcpx_limits zl = *lim;
+	int sv[2], rc;
+
+	*out = NULL;
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
+	fs->sb = sb;
+	mcpx_sandbox_proc_reset(&fs->zygote);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		rc = mcpx_err_set(err, errno, "fork server: socketpair: %s", strerror(errno));
+		free(fs);
+		return rc;
+	}
+	fs->ctl = sv[0];
+	/* The zygote lives across runs: no CPU limit of its own (each child
+	 * sets the run's), no process budget (each child gets the run's). */
+	zl.cpu_s = 0;
+	zl.max_procs = 0;
+	rc = mcpx_sandbox_spawn_zygote(sb, &zl, bootstrap, sv[1], &fs->zygote, err);
+	close(sv[1]);
+	if (rc < 0) {
+		close(fs->ctl);
+		free(fs);
+		return rc;
+	}
+	/* It reads nothing on stdin and writes nothing on stdout. */
+	close_fd(&fs->zygote.stdin_fd);
+	close_fd(&fs->zygote.stdout_fd);
+	rc = send_init(fs);
+	if (rc < 0) {
+		mcpx_forkserver_stop(fs);
+		return mcpx_err_set(err, -rc, "fork server: cannot send the zygote its setup");
+	}
+	*out = fs;
+	return 0;
+}
+
+int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
+{
+	cJSON *msg;
+	int rc;
+
+	if (fs->dead)
+		return -EPIPE;
+	if (fs->ready)
+		return 1;
+	msg = recv_json(fs, 0, &rc);
+	if (!msg) {
+		if (rc == -EAGAIN)
+			return 0;
+		return mark_dead(fs, NULL, "the zygote exited while preloading");
+	}
+	fs->ready = cJSON_IsTrue(cJSON_GetObjectItem(msg, "ready"));
+	cJSON_Delete(msg);
+	if (!fs->ready)
+		return mark_dead(fs, NULL, "unexpected message from the zygote");
+	return 1;
+}
+
+/* ---- fork and reap ------------------------------------------------------ */
+
+/* An answer must be an object with a number in field (or "errno"). */
+static int answer_number(struct mcpx_forkserver *fs, const char *field, double *val,
+			 cJSON **msgp, struct mcpx_err *err)
+{
+	cJSON *msg, *v;
+	int rc;
+
+	msg = recv_json(fs, ANSWER_TIMEOUT_MS, &rc);
+	if (!msg)
+		return mark_dead(fs, err, "no answer from the zygote");
+	v = cJSON_GetObjectItem(msg, field);
+	if (!cJSON_IsNumber(v)) {
+		cJSON *e = cJSON_GetObjectItem(msg, "errno");
+		int code = cJSON_IsNumber(e) && e->valueint > 0 ? e->valueint : EPROTO;
+
+		cJSON_Delete(msg);
+		if (!cJSON_IsNumber(e))
+			return mark_dead(fs, err, "malformed answer from the zygote");
+		return mcpx_err_set(err, code, "fork server: the zygote could not %s: %s",
+				    field[0] == 'p' ? "fork" : "reap", strerror(code));
+	}
+	*val = v->valuedouble;
+	if (msgp)
+		*msgp = msg;
+	else
+		cJSON_Delete(msg);
+	return 0;
+}
+
+static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
+{
+	struct mcpx_forkserver *fs = ctx;
+	struct mcpx_err err = {{0}};
+	cJSON *req, *msg = NULL;
+	double st;
+	int rc;
+
+	if (fs->dead)
+		return -EPIPE;
+	req = cJSON_CreateObject();
+	if (!req)
+		return -ENOMEM;
+	cJSON_AddNumberToObject(req, "reap", pid);
+	rc = send_json(fs, req, NULL, 0);
+	cJSON_Delete(req);
+	if (rc < 0)
+		return mark_dead(fs, &err, "cannot ask the zygote to reap");
+	rc = answer_number(fs, "status", &st, &msg, &err);
+	if (rc < 0) {
+		mcpx_warn("%s", err.msg);
+		return rc;
+	}
+	memset(ru, 0, sizeof(*ru));
+	*status = (int)st;
+	{
+		double ut = cJSON_GetNumberValue(cJSON_GetObjectItem(msg, "utime_us"));
+		double stime = cJSON_GetNumberValue(cJSON_GetObjectItem(msg, "stime_us"));
+		double rss = cJSON_GetNumberValue(cJSON_GetObjectItem(msg, "maxrss_kb"));
+
+		if (ut == ut && ut >= 0) {
+			ru->ru_utime.tv_sec = (time_t)(ut / 1e6);
+			ru->ru_utime.tv_usec = (suseconds_t)((long long)ut % 1000000);
+		}
+		if (stime == stime && stime >= 0) {
+			ru->ru_stime.tv_sec = (time_t)(stime / 1e6);
+			ru->ru_stime.tv_usec = (suseconds_t)((long long)stime % 1000000);
+		}
+		if (rss == rss && rss >= 0)
+			ru->ru_maxrss = (long)rss;
+	}
+	cJSON_Delete(msg);
+	return 0;
+}
+
+static cJSON *fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			   const char *workdir)
+{
+	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
+	size_t n = mcpx_sandbox_rlimits(lim, sb->run_uid, rl);
+	cJSON *req = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+
+	cJSON_AddBoolToObject(req, "fork", 1);
+	cJSON_AddStringToObject(req, "workdir", workdir);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *r = cJSON_CreateArray();
+
+		/* -1 stands for RLIM_INFINITY, which a double cannot carry. */
+		cJSON_AddItemToArray(r, cJSON_CreateNumber(rl[i].resource));
+		cJSON_AddItemToArray(r, cJSON_CreateNumber(rl[i].lim.rlim_cur == RLIM_INFINITY
+								? -1
+								: (double)rl[i].lim.rlim_cur));
+		cJSON_AddItemToArray(r, cJSON_CreateNumber(rl[i].lim.rlim_max == RLIM_INFINITY
+								? -1
+								: (double)rl[i].lim.rlim_max));
+		cJSON_AddItemToArray(arr, r);
+	}
+	cJSON_AddItemToObject(req, "rlimits", arr);
+	return req;
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
+			 struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	const struct mcpx_sandbox *sb = fs->sb;
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+	cJSON *req;
+	double pid = 0;
+	int rc;
+
+	mcpx_sandbox_proc_reset(proc);
+	if (fs->dead)
+		return mcpx_err_set(err, EPIPE, "fork server: the zygote is gone");
+	if (!fs->ready)
+		return mcpx_err_set(err, EAGAIN, "fork server: the zygote is still preloading");
+	proc->run_uid = sb->run_uid;
+	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
+				 proc->workdir, sizeof(proc->workdir));
+	if (rc) {
+		proc->workdir[0] = '\0';
+		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
+				    strerror(-rc));
+	}
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
+		goto fail;
+	}
+	req = fork_request(sb, lim, proc->workdir);
+	if (!req) {
+		rc = mcpx_err_set(err, ENOMEM, "fork server: out of memory");
+		goto fail;
+	}
+	{
+		int fds[3] = {in[0], out[1], errp[1]};
+
+		rc = send_json(fs, req, fds, 3);
+	}
+	cJSON_Delete(req);
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&errp[1]);
+	if (rc < 0) {
+		rc = mark_dead(fs, err, "cannot reach the zygote");
+		goto fail;
+	}
+	rc = answer_number(fs, "pid", &pid, NULL, err);
+	if (rc < 0)
+		goto fail;
+	if (pid < 2 || pid > 1 << 30) {
+		rc = mark_dead(fs, err, "the zygote answered a bad pid");
+		goto fail;
+	}
+	rc = mcpx_sandbox_adopt(proc, (pid_t)pid, reap_via_zygote, fs, err);
+	if (rc < 0) {
+		int st;
+		struct rusage ru;
+
+		/* Cannot supervise it: end it before anything runs. */
+		(void)kill((pid_t)pid, SIGKILL);
+		(void)reap_via_zygote(fs, (pid_t)pid, &st, &ru);
+		goto fail;
+	}
+	if (set_nonblock(in[1]) || set_nonblock(out[0]) || set_nonblock(errp[0])) {
+		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
+		proc->stdin_fd = in[1];
+		proc->stdout_fd = out[0];
+		proc->stderr_fd = errp[0];
+		mcpx_sandbox_cleanup(proc);
+		return rc;
+	}
+	proc->stdin_fd = in[1];
+	proc->stdout_fd = out[0];
+	proc->stderr_fd = errp[0];
+	fs->forks++;
+	return 0;
+
+fail:
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	close_fd(&errp[0]);
+	close_fd(&errp[1]);
+	if (proc->workdir[0])
+		(void)mcpx_workdir_remove(proc->workdir);
+	proc->workdir[0] = '\0';
+	return rc < 0 ? rc : -EIO;
+}
+
+unsigned long mcpx_forkserver_forks(const struct mcpx_forkserver *fs)
+{
+	return fs ? fs->forks : 0;
+}
+
+void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
+{
+	if (!fs)
+		return;
+	/* EOF on the control socket ends the zygote's loop; the kill covers a
+	 * zygote that is not listening. */
+	close_fd(&fs->ctl);
+	mcpx_sandbox_kill(&fs->zygote);
+	(void)mcpx_sandbox_reap(&fs->zygote, NULL, NULL);
+	mcpx_sandbox_cleanup(&fs->zygote);
+	free(fs);
+}
