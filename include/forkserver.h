@@ -17,6 +17,8 @@
 #ifndef MCPX_FORKSERVER_H
 #define MCPX_FORKSERVER_H
 
+#include <stdbool.h>
+
 #include "err.h"
 #include "sandbox.h"
 
@@ -33,13 +35,21 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
  * -EPIPE when it is gone (stop it and start another). Never blocks. */
 int mcpx_forkserver_poll(struct mcpx_forkserver *fs);
 
-/* Forks the next run: a fresh workdir beneath the zygote's, three pipes, and
- * a child that is sandboxed before it reports ready on its stdout. On
- * success proc is an adopted run (see sandbox.h) whose stdin/stdout/stderr
- * ends are O_NONBLOCK. Fails with -EAGAIN before the zygote is ready and
- * with -EPIPE when it is gone. */
+/* Asks for the next run and returns without waiting: a fresh workdir
+ * beneath the zygote's, three pipes, and a child that is sandboxed before it
+ * reports ready on its stdout. At most one fork is pending. Fails with
+ * -EAGAIN before the zygote is ready and with -EPIPE when it is gone. */
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
-			 struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
+			 struct mcpx_err *err);
+
+/* Takes the pending fork (waiting, bounded, for the zygote's answer): proc
+ * becomes an adopted run (see sandbox.h) with O_NONBLOCK stdin/stdout/stderr
+ * ends. On failure nothing of the fork is left. */
+int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
+			 struct mcpx_err *err);
+
+/* True while a fork is asked for and not yet taken. */
+bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs);
 
 /* Number of runs forked so far. */
 unsigned long mcpx_forkserver_forks(const struct mcpx_forkserver *fs);

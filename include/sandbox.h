@@ -31,6 +31,7 @@ struct mcpx_limits {
 	unsigned max_procs;     /* budget added to the uid's current task count */
 	unsigned long file_mb;  /* RLIMIT_FSIZE */
 	unsigned open_files;    /* RLIMIT_NOFILE */
+	pid_t uncounted_pgrp;   /* 0, or the group of a run about to end: not counted for NPROC */
 };
 
 /* One resource limit as the child applies it (setrlimit). */

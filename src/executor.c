@@ -107,6 +107,7 @@ struct mcpx_executor {
 	enum mcpx_warm_mode warm_mode;
 	char *bootstrap;
 	bool warm_ready;
+	bool warm_pending; /* fork mode: asked for, not yet taken from the zygote */
 	struct mcpx_sandbox_proc warm;
 	struct mcpx_timer warm_timer;
 	struct mcpx_timer warm_kick;
@@ -115,6 +116,7 @@ struct mcpx_executor {
 };
 
 static void start_next(struct mcpx_executor *ex);
+static void warm_failed(struct mcpx_executor *ex, const char *why);
 static void prepare_warm(struct mcpx_executor *ex);
 static void schedule_warm(struct mcpx_executor *ex);
 
@@ -291,6 +293,7 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	job->queue_timer.arg = job;
 	mcpx_timer_start(ex->loop, &job->queue_timer, (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
 	kick(ex);
+	schedule_warm(ex);
 	return 0;
 nomem:
 	job_free(job);
@@ -322,6 +325,20 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const stru
 	return MCPX_WARM_MODE_AFTER_REAP;
 }
 
+/* Fork mode: takes the child asked for in prepare_warm from the zygote. */
+static bool take_pending(struct mcpx_executor *ex)
+{
+	struct mcpx_err err = {{0}};
+
+	ex->warm_pending = false;
+	if (mcpx_forkserver_take(ex->fs, &ex->warm, &err) == 0)
+		return true;
+	ex->warm_ready = false;
+	mcpx_timer_cancel(&ex->warm_timer);
+	warm_failed(ex, err.msg);
+	return false;
+}
+
 static void discard_warm(struct mcpx_executor *ex)
 {
 	int status;
@@ -331,6 +348,8 @@ static void discard_warm(struct mcpx_executor *ex)
 		return;
 	ex->warm_ready = false;
 	mcpx_timer_cancel(&ex->warm_timer);
+	if (ex->warm_pending && !take_pending(ex))
+		return;
 	mcpx_sandbox_kill(&ex->warm);
 	mcpx_sandbox_reap(&ex->warm, &status, &ru);
 	mcpx_sandbox_cleanup(&ex->warm);
@@ -423,10 +442,14 @@ static void prepare_warm(struct mcpx_executor *ex)
 	unsigned cpu = ex->cfg->cpu_s ? ex->cfg->cpu_s : ex->cfg->max_timeout_s;
 	int rc;
 
-	/* Never while a run executes: the next interpreter only exists once
-	 * the previous run is gone (the zygote, which runs nothing, may). */
-	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready || ex->draining || ex->freeing ||
-	    ex->running)
+	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready || ex->draining || ex->freeing)
+		return;
+	/* While a run executes, only a forked child, and only when a job is
+	 * already waiting for it: Landlock keeps the two apart (each in its
+	 * own domain, signals and ptrace scoped, neither can touch the other's
+	 * workdir), and the fork then overlaps the run. Otherwise the next
+	 * interpreter is prepared once the previous run is gone. */
+	if (ex->running && !(ex->warm_mode == MCPX_WARM_MODE_FORK && ex->queue_head))
 		return;
 	memset(&lim, 0, sizeof(lim));
 	lim.cpu_s = cpu + WARM_PRELOAD_CPU_S;
@@ -434,10 +457,16 @@ static void prepare_warm(struct mcpx_executor *ex)
 	lim.max_procs = ex->cfg->max_procs;
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
+	/* The running run's tasks are gone by the time this one starts. */
+	lim.uncounted_pgrp = ex->running ? ex->running->proc.pid : 0;
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
 		if (zygote_ready(ex, &lim) <= 0)
 			return;
-		rc = mcpx_forkserver_fork(ex->fs, &lim, &ex->warm, &err);
+		/* Asked for now, taken (and waited for, if need be) when the
+		 * next run starts: the fork overlaps the response and the
+		 * client's next request. */
+		rc = mcpx_forkserver_fork(ex->fs, &lim, &err);
+		ex->warm_pending = rc == 0;
 	} else {
 		rc = mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->bootstrap, &ex->warm, &err);
 	}
@@ -489,6 +518,8 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 	*marker_pending = false;
 
 	if (!ex->warm_ready)
+		return false;
+	if (ex->warm_pending && !take_pending(ex))
 		return false;
 	pfd.fd = ex->warm.pidfd;
 	pfd.events = POLLIN;
@@ -814,6 +845,11 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	job->started_us = mcpx_now_us();
 	err.msg[0] = '\0';
 	rc = 0;
+	/* A queued job follows its predecessor at once, before the fork that
+	 * prepare_warm schedules after each run: with a zygote ready, a fork
+	 * on demand still beats a cold start by far. */
+	if (ex->warm_mode == MCPX_WARM_MODE_FORK && !ex->warm_ready)
+		prepare_warm(ex);
 	if (take_warm_for(ex, job)) {
 		char hdr[64];
 		size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, lim.cpu_s);
@@ -873,6 +909,8 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
+	if (ex->queue_head)
+		schedule_warm(ex);
 }
 
 static void start_next(struct mcpx_executor *ex)

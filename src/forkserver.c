@@ -38,6 +38,17 @@
 #define ANSWER_TIMEOUT_MS 5000
 #define MAX_MESSAGE 65536
 
+/* A fork asked for and not yet taken: the server's ends of the child's
+ * pipes and its workdir, then the zygote's answer. */
+struct pending_fork {
+	bool active;
+	bool answered;
+	pid_t pid;      /* from the answer; 0 when the fork failed */
+	int err;        /* errno of a failed fork */
+	int stdin_w, stdout_r, stderr_r;
+	char workdir[4096];
+};
+
 struct mcpx_forkserver {
 	const struct mcpx_sandbox *sb;
 	struct mcpx_sandbox_proc zygote;
@@ -45,6 +56,7 @@ struct mcpx_forkserver {
 	bool ready;
 	bool dead;
 	unsigned long forks;
+	struct pending_fork next;
 };
 
 static void close_fd(int *fd)
@@ -231,6 +243,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 	if (!fs)
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	fs->sb = sb;
+	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = -1;
 	mcpx_sandbox_proc_reset(&fs->zygote);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = mcpx_err_set(err, errno, "fork server: socketpair: %s", strerror(errno));
@@ -314,6 +327,37 @@ static int answer_number(struct mcpx_forkserver *fs, const char *field, double *
 	return 0;
 }
 
+/* Reads the answer to an outstanding fork request, so that the next
+ * request's answer is the next message. */
+static void settle(struct mcpx_forkserver *fs)
+{
+	struct pending_fork *p = &fs->next;
+	double pid = 0;
+	int rc;
+
+	if (!p->active || p->answered)
+		return;
+	p->answered = true;
+	rc = answer_number(fs, "pid", &pid, NULL, NULL);
+	if (rc == 0 && (pid < 2 || pid > 1 << 30))
+		rc = mark_dead(fs, NULL, "the zygote answered a bad pid");
+	p->pid = rc == 0 ? (pid_t)pid : 0;
+	p->err = rc == 0 ? 0 : -rc;
+}
+
+static void drop_pending(struct mcpx_forkserver *fs)
+{
+	struct pending_fork *p = &fs->next;
+
+	close_fd(&p->stdin_w);
+	close_fd(&p->stdout_r);
+	close_fd(&p->stderr_r);
+	if (p->workdir[0])
+		(void)mcpx_workdir_remove(p->workdir);
+	p->workdir[0] = '\0';
+	p->active = false;
+}
+
 static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
 {
 	struct mcpx_forkserver *fs = ctx;
@@ -322,6 +366,7 @@ static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
 	double st;
 	int rc;
 
+	settle(fs);
 	if (fs->dead)
 		return -EPIPE;
 	req = cJSON_CreateObject();
@@ -393,32 +438,43 @@ static int set_nonblock(int fd)
 }
 
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
-			 struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+			 struct mcpx_err *err)
 {
 	const struct mcpx_sandbox *sb = fs->sb;
+	struct pending_fork *p = &fs->next;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	cJSON *req;
-	double pid = 0;
 	int rc;
 
-	mcpx_sandbox_proc_reset(proc);
 	if (fs->dead)
 		return mcpx_err_set(err, EPIPE, "fork server: the zygote is gone");
 	if (!fs->ready)
 		return mcpx_err_set(err, EAGAIN, "fork server: the zygote is still preloading");
-	proc->run_uid = sb->run_uid;
+	if (p->active)
+		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
+	memset(p, 0, sizeof(*p));
+	p->stdin_w = p->stdout_r = p->stderr_r = -1;
 	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
-				 proc->workdir, sizeof(proc->workdir));
+				 p->workdir, sizeof(p->workdir));
 	if (rc) {
-		proc->workdir[0] = '\0';
+		p->workdir[0] = '\0';
 		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
 				    strerror(-rc));
 	}
+	p->active = true;
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
 		goto fail;
 	}
-	req = fork_request(sb, lim, proc->workdir);
+	p->stdin_w = in[1];
+	p->stdout_r = out[0];
+	p->stderr_r = errp[0];
+	in[1] = out[0] = errp[0] = -1;
+	if (set_nonblock(p->stdin_w) || set_nonblock(p->stdout_r) || set_nonblock(p->stderr_r)) {
+		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
+		goto fail;
+	}
+	req = fork_request(sb, lim, p->workdir);
 	if (!req) {
 		rc = mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 		goto fail;
@@ -429,42 +485,13 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 		rc = send_json(fs, req, fds, 3);
 	}
 	cJSON_Delete(req);
-	close_fd(&in[0]);
-	close_fd(&out[1]);
-	close_fd(&errp[1]);
 	if (rc < 0) {
 		rc = mark_dead(fs, err, "cannot reach the zygote");
 		goto fail;
 	}
-	rc = answer_number(fs, "pid", &pid, NULL, err);
-	if (rc < 0)
-		goto fail;
-	if (pid < 2 || pid > 1 << 30) {
-		rc = mark_dead(fs, err, "the zygote answered a bad pid");
-		goto fail;
-	}
-	rc = mcpx_sandbox_adopt(proc, (pid_t)pid, reap_via_zygote, fs, err);
-	if (rc < 0) {
-		int st;
-		struct rusage ru;
-
-		/* Cannot supervise it: end it before anything runs. */
-		(void)kill((pid_t)pid, SIGKILL);
-		(void)reap_via_zygote(fs, (pid_t)pid, &st, &ru);
-		goto fail;
-	}
-	if (set_nonblock(in[1]) || set_nonblock(out[0]) || set_nonblock(errp[0])) {
-		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
-		proc->stdin_fd = in[1];
-		proc->stdout_fd = out[0];
-		proc->stderr_fd = errp[0];
-		mcpx_sandbox_cleanup(proc);
-		return rc;
-	}
-	proc->stdin_fd = in[1];
-	proc->stdout_fd = out[0];
-	proc->stderr_fd = errp[0];
-	fs->forks++;
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&errp[1]);
 	return 0;
 
 fail:
@@ -474,10 +501,52 @@ fail:
 	close_fd(&out[1]);
 	close_fd(&errp[0]);
 	close_fd(&errp[1]);
-	if (proc->workdir[0])
-		(void)mcpx_workdir_remove(proc->workdir);
-	proc->workdir[0] = '\0';
+	drop_pending(fs);
 	return rc < 0 ? rc : -EIO;
+}
+
+int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
+			 struct mcpx_err *err)
+{
+	struct pending_fork *p = &fs->next;
+	int rc;
+
+	mcpx_sandbox_proc_reset(proc);
+	if (!p->active)
+		return mcpx_err_set(err, ENOENT, "fork server: no fork was asked for");
+	settle(fs);
+	if (!p->pid) {
+		rc = mcpx_err_set(err, p->err ? p->err : EIO, "fork server: the fork failed: %s",
+				  strerror(p->err ? p->err : EIO));
+		drop_pending(fs);
+		return rc;
+	}
+	proc->run_uid = fs->sb->run_uid;
+	rc = mcpx_sandbox_adopt(proc, p->pid, reap_via_zygote, fs, err);
+	if (rc < 0) {
+		int st;
+		struct rusage ru;
+
+		/* Cannot supervise it: end it before anything runs. */
+		(void)kill(p->pid, SIGKILL);
+		(void)reap_via_zygote(fs, p->pid, &st, &ru);
+		drop_pending(fs);
+		return rc;
+	}
+	memcpy(proc->workdir, p->workdir, sizeof(proc->workdir));
+	proc->stdin_fd = p->stdin_w;
+	proc->stdout_fd = p->stdout_r;
+	proc->stderr_fd = p->stderr_r;
+	p->stdin_w = p->stdout_r = p->stderr_r = -1;
+	p->workdir[0] = '\0';
+	p->active = false;
+	fs->forks++;
+	return 0;
+}
+
+bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs)
+{
+	return fs && fs->next.active;
 }
 
 unsigned long mcpx_forkserver_forks(const struct mcpx_forkserver *fs)
@@ -489,6 +558,13 @@ void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
 {
 	if (!fs)
 		return;
+	if (fs->next.active) {
+		struct mcpx_sandbox_proc proc;
+
+		/* A child nobody will use: adopted only to be ended and reaped. */
+		if (mcpx_forkserver_take(fs, &proc, NULL) == 0)
+			mcpx_sandbox_cleanup(&proc);
+	}
 	/* EOF on the control socket ends the zygote's loop; the kill covers a
 	 * zygote that is not listening. */
 	close_fd(&fs->ctl);

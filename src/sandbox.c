@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,8 +289,10 @@ static void kill_group(pid_t pgid)
 
 /* RLIMIT_NPROC counts every task (thread) of the real uid, in the pod
  * including the server's threads and other containers' processes of 65532.
- * The budget is therefore added to what the uid has right now. */
-static unsigned long count_uid_tasks(uid_t uid)
+ * The budget is therefore added to what the uid has right now, leaving out
+ * the process group skip_pgrp (a run that will be gone before the new run's
+ * code starts). */
+static unsigned long count_uid_tasks(uid_t uid, pid_t skip_pgrp)
 {
 	unsigned long total = 0;
 	struct dirent *de;
@@ -300,7 +303,7 @@ static unsigned long count_uid_tasks(uid_t uid)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		const char *u, *t;
+		const char *u, *t, *g;
 		ssize_t n;
 		int fd;
 
@@ -317,11 +320,44 @@ static unsigned long count_uid_tasks(uid_t uid)
 		buf[n] = '\0';
 		u = strstr(buf, "\nUid:");
 		t = strstr(buf, "\nThreads:");
+		g = strstr(buf, "\nNSpgid:");
+		if (skip_pgrp > 0 && g && strtol(g + 8, NULL, 10) == skip_pgrp)
+			continue;
 		if (u && t && strtoul(u + 5, NULL, 10) == uid)
 			total += strtoul(t + 9, NULL, 10);
 	}
 	closedir(d);
 	return total;
+}
+
+/* The scan reads every process's status file (half a millisecond on a
+ * busy machine, on the path of every run), so it is repeated at most once
+ * per second. What it counts is everything but runs (the server, the zygote,
+ * other processes of the uid), which changes rarely: the budget may be off by
+ * what those started or ended within that second. */
+#define TASK_COUNT_TTL_MS 1000
+
+static unsigned long uid_tasks(uid_t uid, pid_t skip_pgrp)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned long count;
+	static uid_t count_uid;
+	static uint64_t count_ms; /* 0: never counted */
+	struct timespec ts;
+	uint64_t now;
+	unsigned long n;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1;
+	pthread_mutex_lock(&lock);
+	if (!count_ms || count_uid != uid || now - count_ms >= TASK_COUNT_TTL_MS) {
+		count = count_uid_tasks(uid, skip_pgrp);
+		count_uid = uid;
+		count_ms = now;
+	}
+	n = count;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 /* ---- start-up ---------------------------------------------------------- */
@@ -475,7 +511,7 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
 	if (lim->open_files)
 		add_rlimit(out, &n, RLIMIT_NOFILE, lim->open_files, lim->open_files);
 	if (lim->max_procs) {
-		rlim_t procs = (rlim_t)count_uid_tasks(uid) + lim->max_procs;
+		rlim_t procs = (rlim_t)uid_tasks(uid, lim->uncounted_pgrp) + lim->max_procs;
 
 		add_rlimit(out, &n, RLIMIT_NPROC, procs, procs);
 	}
@@ -868,6 +904,11 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 	/* One group kill reaches every process of the run: setsid and
 	 * setpgid are denied, and a fork racing with it is aborted. */
 	(void)kill(-proc->pid, SIGKILL);
+	/* A forked child still entering its sandbox has not called setsid
+	 * yet, so the group does not exist; it has started nothing either.
+	 * Its pid is safe to use: the zygote reaps only when asked. */
+	if (proc->reaper)
+		(void)kill(proc->pid, SIGKILL);
 	if (leader_gone(proc) && !stray_children())
 		return; /* nothing of the run is left: skip the /proc scans */
 	kill_group(proc->pid);
