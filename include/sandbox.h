@@ -124,6 +124,11 @@ int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_lim
 			    const char *bootstrap, struct mcpx_sandbox_proc *proc,
 			    struct mcpx_err *err);
 
+/* Writes the code to main.py in a warm interpreter's workdir (a cold spawn
+ * does this itself), owned by the run's uid. Returns 0 or -errno. */
+int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
+			    const char *code, size_t code_len, struct mcpx_err *err);
+
 /* Starts the fork server's zygote: like spawn_warm, but with the zygote's
  * seccomp variant, no CPU limit of its own, and control_fd (one end of a
  * socketpair) as its fd 4. The zygote only preloads and forks; it never runs

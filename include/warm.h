@@ -4,11 +4,12 @@
  * A warm interpreter is a sandboxed Python started before a request arrives
  * (sandbox.h, mcpx_sandbox_spawn_warm) running a small bootstrap: it preloads
  * the configured modules, makes itself non-dumpable while it waits, writes
- * one NUL byte to stdout to say it is ready, then reads one header line "<code bytes> <cpu seconds>\n" and the code from
- * stdin; whatever follows on stdin is the program's own stdin. It then
- * re-bases RLIMIT_CPU on the CPU it has used so far (the limit counts from
- * the code's arrival), writes main.py, and runs the code as the real
- * __main__, exactly once. The process is discarded afterwards.
+ * one NUL byte to stdout to say it is ready, then reads a fixed-size header
+ * and the code from stdin; whatever follows on stdin is the program's own
+ * stdin. It then re-bases RLIMIT_CPU on the CPU it has used so far (the
+ * limit counts from the code's arrival) and runs the code as the real
+ * __main__ (from main.py, which the server wrote into the workdir), exactly
+ * once. The process is discarded afterwards.
  */
 #ifndef MCPX_WARM_H
 #define MCPX_WARM_H
@@ -26,7 +27,11 @@ bool mcpx_warm_preload_valid(const char *csv);
  * allocation failure. */
 char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server);
 
-/* Formats the header line for a run; returns its length. */
+/* The header is "<code bytes, 20 digits> <cpu seconds, 10 digits>\n". */
+#define MCPX_WARM_HEADER_LEN 32
+
+/* Formats the header line for a run; returns its length (0 if it does not
+ * fit). */
 size_t mcpx_warm_header(char *buf, size_t len, size_t code_len, unsigned cpu_s);
 
 #endif

@@ -444,12 +444,13 @@ static void prepare_warm(struct mcpx_executor *ex)
 
 	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready || ex->draining || ex->freeing)
 		return;
-	/* While a run executes, only a forked child, and only when a job is
-	 * already waiting for it: Landlock keeps the two apart (each in its
-	 * own domain, signals and ptrace scoped, neither can touch the other's
-	 * workdir), and the fork then overlaps the run. Otherwise the next
-	 * interpreter is prepared once the previous run is gone. */
-	if (ex->running && !(ex->warm_mode == MCPX_WARM_MODE_FORK && ex->queue_head))
+	/* A forked child is prepared while a run executes (the fork and its
+	 * sandbox setup then overlap the run instead of delaying the next
+	 * call): Landlock keeps the two apart, each in its own domain with
+	 * signals, abstract sockets and ptrace scoped, neither able to touch
+	 * the other's workdir; fork mode requires that (mcpx_warm_mode_for).
+	 * A fresh interpreter is prepared only once the previous run is gone. */
+	if (ex->running && ex->warm_mode != MCPX_WARM_MODE_FORK)
 		return;
 	memset(&lim, 0, sizeof(lim));
 	lim.cpu_s = cpu + WARM_PRELOAD_CPU_S;
@@ -845,20 +846,24 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	job->started_us = mcpx_now_us();
 	err.msg[0] = '\0';
 	rc = 0;
-	/* A queued job follows its predecessor at once, before the fork that
-	 * prepare_warm schedules after each run: with a zygote ready, a fork
-	 * on demand still beats a cold start by far. */
+	/* No child waiting yet (the first run once the zygote is ready, or
+	 * after a failed fork): forking on demand still beats a cold start by
+	 * far. */
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK && !ex->warm_ready)
 		prepare_warm(ex);
 	if (take_warm_for(ex, job)) {
 		char hdr[64];
 		size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, lim.cpu_s);
 		job->feed_len = hlen + job->code_len + job->stdin_len;
-		job->feed = malloc(job->feed_len);
-		if (!job->feed) {
+		job->feed = hlen ? malloc(job->feed_len) : NULL;
+		if (!job->feed)
+			rc = mcpx_err_set(&err, ENOMEM, "out of memory");
+		else
+			rc = mcpx_sandbox_write_main(ex->sb, &job->proc, job->code, job->code_len,
+						     &err);
+		if (rc < 0) {
 			mcpx_sandbox_kill(&job->proc);
 			mcpx_sandbox_cleanup(&job->proc);
-			rc = mcpx_err_set(&err, ENOMEM, "out of memory");
 		} else {
 			memcpy(job->feed, hdr, hlen);
 			memcpy(job->feed + hlen, job->code, job->code_len);
@@ -909,7 +914,8 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
-	if (ex->queue_head)
+	/* The next run's child is forked while this one runs (prepare_warm). */
+	if (ex->warm_mode == MCPX_WARM_MODE_FORK)
 		schedule_warm(ex);
 }
 

@@ -293,6 +293,7 @@ int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 	cJSON_Delete(msg);
 	if (!fs->ready)
 		return mark_dead(fs, NULL, "unexpected message from the zygote");
+	mcpx_info("fork server ready: zygote %d preloaded", (int)fs->zygote.pid);
 	return 1;
 }
 

@@ -808,6 +808,17 @@ int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_lim
 	return spawn(sb, lim, &what, proc, err);
 }
 
+int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
+			    const char *code, size_t code_len, struct mcpx_err *err)
+{
+	int rc = mcpx_workdir_write_file(proc->workdir, "main.py", code, code_len,
+					 sb->layers.uid_drop, sb->run_uid, sb->run_gid);
+
+	if (rc)
+		return mcpx_err_set(err, -rc, "sandbox: cannot write main.py: %s", strerror(-rc));
+	return 0;
+}
+
 int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 			      const char *bootstrap, int control_fd,
 			      struct mcpx_sandbox_proc *proc, struct mcpx_err *err)

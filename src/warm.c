@@ -47,10 +47,12 @@ static const char boot_head[] = "import os, sys\n"
 				/* One NUL byte on stdout says "preloaded, waiting": the
 				 * server hands code only to a ready interpreter. */
 				"    os.write(1, b'\\0')\n"
+				/* A fixed-size header: one read, and no byte of the
+				 * program's own stdin is consumed. */
 				"    hdr = b''\n"
-				"    while not hdr.endswith(b'\\n'):\n"
-				"        c = os.read(0, 1)\n"
-				"        if not c or len(hdr) > 64:\n"
+				"    while len(hdr) < 32:\n"
+				"        c = os.read(0, 32 - len(hdr))\n"
+				"        if not c:\n"
 				"            os._exit(0)\n"
 				"        hdr += c\n"
 				"    n, cpu = (int(x) for x in hdr.split())\n"
@@ -73,10 +75,8 @@ static const char boot_head[] = "import os, sys\n"
 				"    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))\n"
 				"    if _prctl:\n"
 				"        _prctl(4, 1, 0, 0, 0)\n"
-				"    path = os.path.join(os.getcwd(), 'main.py')\n"
-				"    with open(path, 'wb') as f:\n"
-				"        f.write(src)\n"
-				"    return src, path\n";
+				/* The server wrote main.py (as for a cold run). */
+				"    return src, os.path.join(os.getcwd(), 'main.py')\n";
 
 /* The fork server's zygote (sandbox_fork.c speaks the other end). It runs
  * after the preload, inside the zygote's own sandbox, and never runs user
@@ -208,6 +208,14 @@ static const char boot_zygote[] =
 	"        m = sys.modules.get('numpy.random')\n"
 	"        if m:\n"
 	"            m.seed()\n"
+	/* Touch what every run uses (compile, exec, the exit path) while
+	 * waiting, so its copy-on-write page faults are paid before the
+	 * request rather than after it. */
+	"        step = 'warm-up'\n"
+	"        exec(compile('pass', '<warm-up>', 'exec', dont_inherit=True), {})\n"
+	"        import atexit, threading\n"
+	"        atexit._ncallbacks()\n"
+	"        threading.main_thread()\n"
 	"    except BaseException as e:\n"
 	"        try:\n"
 	"            os.write(2, ('mcp-exec: sandbox setup failed at step %s: %s\\n' % (step, e)).encode())\n"
@@ -310,6 +318,6 @@ char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server)
 
 size_t mcpx_warm_header(char *buf, size_t len, size_t code_len, unsigned cpu_s)
 {
-	int n = snprintf(buf, len, "%zu %u\n", code_len, cpu_s);
-	return n > 0 && (size_t)n < len ? (size_t)n : 0;
+	int n = snprintf(buf, len, "%020zu %010u\n", code_len, cpu_s);
+	return n == MCPX_WARM_HEADER_LEN && (size_t)n < len ? (size_t)n : 0;
 }

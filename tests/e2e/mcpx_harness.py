@@ -43,6 +43,24 @@ def base_env(**extra):
     return env
 
 
+_warm_mode = None
+
+
+def warm_mode(env=None):
+    """The warm mode the server picks on this machine for env (from --check-config):
+    "fork-server", "after-reap" or "off"."""
+    global _warm_mode
+    if env is None and _warm_mode is not None:
+        return _warm_mode
+    out = subprocess.run([BIN, "--check-config"], env=env or base_env(), capture_output=True,
+                         text=True, timeout=60).stdout
+    mode = next((l.split(":", 1)[1].split()[0] for l in out.splitlines()
+                 if l.startswith("warm interpreters:")), "off")
+    if env is None:
+        _warm_mode = mode
+    return mode
+
+
 class Failures:
     """Collects check results; prints `N passed, N failed` and sets the exit code."""
 
@@ -143,6 +161,15 @@ class StdioServer:
                                         "clientInfo": {"name": "e2e", "version": "1"}})
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return r
+
+    def wait_fork_server(self, timeout=60):
+        """In fork-server mode, waits until the zygote has preloaded, so the calls
+        that follow are forked from it (not started cold). True when it is ready."""
+        deadline = time.time() + timeout
+        while b"fork server ready" not in self.errbuf and time.time() < deadline:
+            if not self._pump(0.2) and self.proc.poll() is not None:
+                break
+        return b"fork server ready" in self.errbuf
 
     def call(self, code=None, timeout=60, **args):
         a = dict(args)

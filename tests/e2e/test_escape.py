@@ -5,11 +5,17 @@ import socket
 import time
 import uuid
 
-from mcpx_harness import Failures, StdioServer, base_env, structured
+from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
 
 t = Failures()
-s = StdioServer(base_env(MCP_EXEC_MAX_PROCS=32, MCP_EXEC_MEMORY_MB=256, MCP_EXEC_MAX_FILE_MB=8))
+env = base_env(MCP_EXEC_MAX_PROCS=32, MCP_EXEC_MEMORY_MB=256, MCP_EXEC_MAX_FILE_MB=8)
+s = StdioServer(env)
 s.initialize()
+# Where the kernel allows it, every probe below runs in a child forked from
+# the zygote: wait for it, so the probes attack that path and not a cold start.
+forked = warm_mode(env) == "fork-server"
+if forked:
+    t.check(s.wait_fork_server(), "the fork server's zygote became ready")
 
 
 def run(code, **kw):
@@ -221,5 +227,10 @@ t.check(sc["stdout"].split() == ["285", "thread", "ok", "10"],
 
 rc = s.close()
 t.check(rc == 0, "server exits cleanly after all probes", rc)
+if forked:
+    import json
+    audit = [json.loads(l) for l in s.stderr_text().splitlines() if '"audit"' in l]
+    t.check(audit and all(a.get("warm") for a in audit),
+            "every probe ran in a forked child (fork-server mode)", [a.get("warm") for a in audit])
 lsock.close()
 t.done()

@@ -1,47 +1,48 @@
-"""Warm interpreters open no channel between executions: a run attacks the
-interpreter that will serve the next run (signal it, write code into its
-stdin through /proc, read its environment, plant files in its workdir), and
-the next run proves nothing got through. Checked in both warm modes: the
-next interpreter prepared while the attacker runs (Landlock with signal
-scoping) and prepared only after the attacker was reaped."""
-import json
-import os
+"""Warm execution opens no channel between executions.
 
-import subprocess
+A run attacks every process of its uid it can find around it: its parent (the
+fork server's zygote in fork-server mode, the server otherwise) and its
+parent's other children (the child already forked for the next run, in
+fork-server mode). It tries to write code into their stdin through /proc, read
+their environment, plant files in their working directories and signal them;
+the next run proves nothing got through. Checked in every warm mode this
+kernel offers: fork-server (Landlock ABI >= 6) and after-reap (a fresh
+interpreter, prepared only after the previous run was reaped).
+
+In fork-server mode the forked child is also checked for what a fork could
+leak: the run's seccomp filter stacked on the zygote's, setsid denied, the
+zygote's workdir out of reach, no shared writable mapping, and fresh random
+state in every run."""
+import json
 import time
 
-from mcpx_harness import BIN, Failures, StdioServer, base_env, structured
+from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
 
 t = Failures()
 
 ATTACK = r"""
-import os, signal, time
-time.sleep(1.0)   # let the server prepare the next interpreter
-me = os.getpid()
-server = os.getppid()
-mine = {me}
+import os, time
+time.sleep(1.0)   # let the server prepare the next interpreter, if it does so now
+me, parent = os.getpid(), os.getppid()
 found = []
 for d in os.listdir('/proc'):
-    if not d.isdigit() or int(d) in mine:
+    if not d.isdigit() or int(d) == me:
         continue
     pid = int(d)
     try:
         st = open(f'/proc/{pid}/status').read()
     except OSError:
         continue
-    uid = [l for l in st.splitlines() if l.startswith('Uid:')]
-    if not uid or uid[0].split()[1] != str(os.getuid()):
-        continue
     ppid = int([l for l in st.splitlines() if l.startswith('PPid:')][0].split()[1])
-    # Only this server's other children: other servers on the machine
-    # (parallel tests) have their own warm interpreters.
-    if ppid != server:
+    # Only our parent and its other children: other servers on the machine
+    # (parallel tests) have their own.
+    if pid != parent and ppid != parent:
         continue
     found.append(pid)
     res = {}
     try:
         fd = os.open(f'/proc/{pid}/fd/0', os.O_WRONLY)
-        os.write(fd, b"21 30\nprint('INJECTED-XYZ')\n")
+        os.write(fd, b"00000000000000000021 0000000030\nprint('INJECTED-XYZ')\n")
         res['stdin'] = 'WROTE'
     except OSError as e:
         res['stdin'] = e.errno
@@ -58,8 +59,8 @@ for d in os.listdir('/proc'):
         os.kill(pid, 0); res['signal'] = 'SIGNALLED'
     except OSError as e:
         res['signal'] = e.errno
-    print(pid, res)
-print('candidates', len(found))
+    print(pid, 'parent' if pid == parent else 'sibling', res)
+print('siblings', sum(1 for p in found if p != parent))
 """
 
 VICTIM = r"""
@@ -67,35 +68,80 @@ import os
 print('victim', sorted(os.listdir('.')))
 """
 
-cc = subprocess.run([BIN, "--check-config"], env=base_env(MCP_EXEC_WARM="auto"),
-                    capture_output=True, text=True, timeout=60).stdout
-concurrent = "warm interpreters: concurrent" in cc
-print("   auto mode on this kernel:", "concurrent" if concurrent else "after-reap")
+FORK_PROBE = r"""
+import os, random
+st = open('/proc/self/status').read()
+print('filters', [l.split()[1] for l in st.splitlines() if l.startswith('Seccomp_filters:')])
+try:
+    os.setsid(); print('SETSID')
+except OSError as e:
+    print('setsid denied', e.errno)
+try:
+    open(os.path.join(os.path.dirname(os.getcwd()), 'planted'), 'w').write('x'); print('ZYGOTE-DIR WRITTEN')
+except OSError as e:
+    print('zygote dir denied', e.errno)
+try:
+    os.listdir(os.path.dirname(os.getcwd())); print('ZYGOTE-DIR LISTED')
+except OSError as e:
+    print('zygote dir unlistable', e.errno)
+shared = [l for l in open('/proc/self/maps') if l.split()[1].startswith('rw') and l.split()[1][3] == 's']
+print('shared-writable', len(shared))
+import numpy
+print('rng', random.random(), numpy.random.random(), os.urandom(8).hex())
+"""
 
-for mode in ("auto", "after-reap"):
+modes = ["after-reap"]
+auto = warm_mode(base_env(MCP_EXEC_WARM="auto"))
+print("   auto mode on this kernel:", auto)
+if auto == "fork-server":
+    modes.insert(0, "auto")
+
+for mode in modes:
     s = StdioServer(base_env(MCP_EXEC_WARM=mode))
     s.initialize()
+    if mode == "auto":
+        t.check(s.wait_fork_server(), "[fork-server] the zygote became ready")
     s.call("print('prime')")                 # the first run; the next interpreter follows
     time.sleep(3)                            # let it finish preloading
     r = s.call(ATTACK, timeout_s=20)
     sc = structured(r) or {}
-    print(f"   [{mode}] attacker saw:", sc.get("stdout", "").strip().replace("\n", " | "))
     out = sc.get("stdout", "")
-    t.check("WROTE" not in out and "READ" not in out and "PLANTED" not in out and "SIGNALLED" not in out,
-            f"[{mode}] the running code cannot write to, read, plant into or signal the next interpreter", out)
+    print(f"   [{mode}] attacker saw:", out.strip().replace("\n", " | "))
+    t.check("parent" in out and "WROTE" not in out and "READ" not in out and "PLANTED" not in out
+            and "SIGNALLED" not in out,
+            f"[{mode}] the running code cannot write to, read, plant into or signal its parent "
+            "or the next interpreter", out)
     if mode == "after-reap":
-        t.check("candidates 0" in out, "[after-reap] no interpreter exists while untrusted code runs", out)
-    elif concurrent:
-        t.check("candidates 0" not in out and "candidates" in out,
-                "[auto] the attack really met the next interpreter (the probe is not vacuous)", out)
+        t.check("siblings 0" in out, "[after-reap] no other interpreter exists while untrusted code runs", out)
+    else:
+        t.check("siblings 1" in out,
+                "[fork-server] the attack really met the next run's child (the probe is not vacuous)", out)
     time.sleep(3)
     r = s.call(VICTIM)
     sc = structured(r) or {}
     t.check(sc.get("stdout") == "victim ['main.py']\n" and "INJECTED" not in sc.get("stdout", "") + sc.get("stderr", ""),
             f"[{mode}] the next run sees only its own code and a clean workdir", sc)
+    calls = 3
+    if mode == "auto":
+        outs = []
+        for _ in range(2):
+            sc = structured(s.call(FORK_PROBE)) or {}
+            outs.append(sc.get("stdout", ""))
+            calls += 1
+        o = outs[0]
+        print("   [fork-server] forked child saw:", o.strip().replace("\n", " | "))
+        t.check("filters ['2']" in o, "[fork-server] the run's seccomp filter is stacked on the zygote's", o)
+        t.check("setsid denied 1" in o, "[fork-server] the forked run cannot leave its session", o)
+        t.check("zygote dir denied" in o and "zygote dir unlistable" in o,
+                "[fork-server] the zygote's workdir (holding other runs' workdirs) is out of reach", o)
+        t.check("shared-writable 0" in o, "[fork-server] no shared writable mapping is inherited from the zygote", o)
+        rng = [next((l for l in x.splitlines() if l.startswith("rng ")), "") for x in outs]
+        a, b = (x.split()[1:] for x in rng)
+        t.check(len(a) == 3 and len(b) == 3 and all(x != y for x, y in zip(a, b)),
+                "[fork-server] random, numpy.random and os.urandom differ between runs", rng)
     s.close()
     audit = [json.loads(l) for l in s.stderr_text().splitlines() if '"audit"' in l]
-    t.check(len(audit) == 3 and audit[2].get("warm"),
-            f"[{mode}] the run after the attack was served warm", [a.get("warm") for a in audit])
+    t.check(len(audit) == calls and all(a.get("warm") for a in audit[1:]),
+            f"[{mode}] the runs after the first were served warm", [a.get("warm") for a in audit])
 
 t.done()
