@@ -1,0 +1,227 @@
+/*
+ * test_forkserver.c - drives the fork server against /usr/bin/python3: a run
+ * forked from the zygote enters its sandbox, gets its code and stdin, exits
+ * with its own status and is reaped through the zygote; a child killed while
+ * still entering its sandbox is reaped without hanging; a dead zygote turns
+ * into errors, never into a hang.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "forkserver.h"
+#include "sandbox.h"
+#include "warm.h"
+
+#define PYTHON "/usr/bin/python3"
+
+static const struct mcpx_limits limits = {
+    .cpu_s = 20, .memory_mb = 1024, .max_procs = 64, .file_mb = 16, .open_files = 256};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static bool wait_ready(struct mcpx_forkserver *fs)
+{
+	long deadline = now_ms() + 60000;
+	struct timespec ts = {0, 10000000};
+	int r;
+
+	while ((r = mcpx_forkserver_poll(fs)) == 0 && now_ms() < deadline)
+		nanosleep(&ts, NULL);
+	return r == 1;
+}
+
+/* Reads fd to EOF (it is O_NONBLOCK) within the deadline. */
+static size_t read_all(int fd, char *buf, size_t cap, long deadline)
+{
+	size_t len = 0;
+
+	while (now_ms() < deadline) {
+		struct pollfd p = {fd, POLLIN, 0};
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n > 0) {
+			len += (size_t)n;
+			if (len >= cap - 1)
+				break;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			break;
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
+{
+	static const char code[] =
+		"import os, sys\n"
+		"st = open('/proc/self/status').read()\n"
+		"print('filters', [l.split()[1] for l in st.splitlines() if l.startswith('Seccomp_filters:')][0])\n"
+		"print('sid', os.getsid(0) == os.getpid())\n"
+		"print('home', os.environ['HOME'] == os.getcwd())\n"
+		"print('main', __name__, os.path.basename(__file__))\n"
+		"print('stdin', sys.stdin.read().strip())\n"
+		"sys.exit(3)\n";
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	char out[4096], hdr[64], marker = 1;
+	struct rusage ru;
+	size_t hlen;
+	int status = -1;
+	long deadline = now_ms() + 30000;
+
+	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
+	CHECK(mcpx_forkserver_pending(fs));
+	CHECK_INT(mcpx_forkserver_take(fs, &proc, &err), 0);
+	CHECK(!mcpx_forkserver_pending(fs));
+	CHECK(proc.pid > 0 && proc.pidfd >= 0 && proc.workdir[0] == '/');
+	CHECK_INT(mcpx_forkserver_forks(fs), 1);
+
+	/* The child reports ready (one NUL byte) once it is sandboxed. */
+	{
+		struct pollfd p = {proc.stdout_fd, POLLIN, 0};
+
+		CHECK(poll(&p, 1, 30000) == 1);
+		CHECK(read(proc.stdout_fd, &marker, 1) == 1);
+		CHECK_INT(marker, 0);
+	}
+	CHECK_INT(mcpx_sandbox_write_main(sb, &proc, code, strlen(code), &err), 0);
+	hlen = mcpx_warm_header(hdr, sizeof(hdr), strlen(code), 10);
+	CHECK_INT(hlen, MCPX_WARM_HEADER_LEN);
+	CHECK(write(proc.stdin_fd, hdr, hlen) == (ssize_t)hlen);
+	CHECK(write(proc.stdin_fd, code, strlen(code)) == (ssize_t)strlen(code));
+	CHECK(write(proc.stdin_fd, "from-stdin\n", 11) == 11);
+	close(proc.stdin_fd);
+	proc.stdin_fd = -1;
+
+	read_all(proc.stdout_fd, out, sizeof(out), deadline);
+	printf("forked run said:\n%s", out);
+	if (sb->layers.seccomp)
+		CHECK(strstr(out, "filters 2\n") != NULL);
+	CHECK(strstr(out, "sid True\n") != NULL);
+	CHECK(strstr(out, "home True\n") != NULL);
+	CHECK(strstr(out, "main __main__ main.py\n") != NULL);
+	CHECK(strstr(out, "stdin from-stdin\n") != NULL);
+
+	CHECK_INT(mcpx_sandbox_reap(&proc, &status, &ru), 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+	CHECK(ru.ru_maxrss > 0);
+	mcpx_sandbox_cleanup(&proc);
+}
+
+/* A child killed before it reached setsid: kill must reach it directly, and
+ * reap must not wait forever. */
+static void test_kill_early(struct mcpx_forkserver *fs)
+{
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	struct rusage ru;
+	char workdir[4096];
+	struct stat st;
+	int status = 0;
+
+	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
+	CHECK_INT(mcpx_forkserver_take(fs, &proc, &err), 0);
+	snprintf(workdir, sizeof(workdir), "%s", proc.workdir);
+	mcpx_sandbox_kill(&proc);
+	CHECK_INT(mcpx_sandbox_reap(&proc, &status, &ru), 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	mcpx_sandbox_cleanup(&proc);
+	CHECK(stat(workdir, &st) < 0 && errno == ENOENT);
+}
+
+int main(void)
+{
+	struct mcpx_sandbox *sb = malloc(sizeof(*sb));
+	struct mcpx_forkserver *fs = NULL;
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	char base[] = "/tmp/mcpx-fstest-XXXXXX";
+	char *boot;
+	int rc;
+
+	if (!mkdtemp(base) || chmod(base, 0711) < 0) {
+		perror("mkdtemp");
+		return 1;
+	}
+	rc = mcpx_sandbox_init(sb, PYTHON, base, &err);
+	if (rc) {
+		fprintf(stderr, "init: %s\n", err.msg);
+		return 1;
+	}
+	boot = mcpx_warm_bootstrap("json", true);
+	CHECK(boot != NULL);
+
+	CHECK_INT(mcpx_forkserver_start(sb, boot, &limits, &fs, &err), 0);
+	CHECK(fs != NULL);
+	/* Before the zygote is ready nothing can be forked. */
+	if (mcpx_forkserver_poll(fs) == 0)
+		CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), -EAGAIN);
+	CHECK(wait_ready(fs));
+	test_run(sb, fs);
+	test_kill_early(fs);
+
+	/* A pending fork is cleaned up by stop. */
+	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
+	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), -EBUSY);
+	mcpx_forkserver_stop(fs);
+
+	/* A zygote that died: errors, not hangs. */
+	fs = NULL;
+	CHECK_INT(mcpx_forkserver_start(sb, boot, &limits, &fs, &err), 0);
+	CHECK(wait_ready(fs));
+	{
+		/* Find the zygote: the one child of ours that is not a run. */
+		char path[64], buf[256];
+		FILE *f;
+		pid_t zyg = 0;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+		f = fopen(path, "r");
+		if (f && fgets(buf, sizeof(buf), f))
+			zyg = (pid_t)strtol(buf, NULL, 10);
+		if (f)
+			fclose(f);
+		CHECK(zyg > 0);
+		if (zyg > 0)
+			kill(zyg, SIGKILL);
+	}
+	{
+		struct timespec ts = {0, 200000000};
+
+		nanosleep(&ts, NULL);
+	}
+	rc = mcpx_forkserver_fork(fs, &limits, &err);
+	if (rc == 0)
+		rc = mcpx_forkserver_take(fs, &proc, &err);
+	CHECK(rc < 0);
+	printf("after the zygote died: %s\n", err.msg);
+	CHECK_INT(mcpx_forkserver_poll(fs), -EPIPE);
+	mcpx_forkserver_stop(fs);
+
+	free(boot);
+	mcpx_sandbox_free(sb);
+	free(sb);
+	rmdir(base);
+	CHECK_DONE();
+}
