@@ -93,6 +93,12 @@ static const char boot_zygote[] =
 	"    libc = ctypes.CDLL(None, use_errno=True)\n"
 	"    libc.syscall.restype = ctypes.c_long\n"
 	"    ctl = socket.socket(fileno=4)\n"
+	/* Only the forking thread survives a fork: if the preload started
+	 * threads, a child could inherit a lock one of them held. Refuse, and
+	 * the server falls back to a fresh interpreter per run. */
+	"    if len(os.listdir('/proc/self/task')) > 1:\n"
+	"        os.write(2, b'mcp-exec: the preload started threads; a zygote cannot fork safely\\n')\n"
+	"        os._exit(3)\n"
 	"    init = json.loads(ctl.recv(1 << 20))\n"
 	"    me = os.getpid()\n"
 	/* What the preload built is never collected in a child; keeping the
