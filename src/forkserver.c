@@ -364,7 +364,7 @@ static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
 	struct mcpx_forkserver *fs = ctx;
 	struct mcpx_err err = {{0}};
 	cJSON *req, *msg = NULL;
-	double st;
+	double st = 0;
 	int rc;
 
 	settle(fs);
