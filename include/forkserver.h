@@ -51,6 +51,12 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs);
 
+/* Proves a ready zygote: forks a child and runs the start-up self-test's
+ * probe in it (mcpx_sandbox_selftest_in), checking every active layer the
+ * way a cold run is checked at start-up. Blocks for one short run. Returns
+ * 0, or -EPERM with the failing layer in err. */
+int mcpx_forkserver_selftest(struct mcpx_forkserver *fs, struct mcpx_err *err);
+
 /* Number of runs forked so far. */
 unsigned long mcpx_forkserver_forks(const struct mcpx_forkserver *fs);
 

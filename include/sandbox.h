@@ -180,6 +180,19 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc);
  * denied, ...). Returns 0, or -EPERM with the failing layer in err. */
 int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err);
 
+/* Hands a warm process the probe: its code and its stdin (the process reads
+ * the code the way it reads a run's). Returns 0 or -errno with err set. */
+typedef int (*mcpx_probe_feed_fn)(void *ctx, struct mcpx_sandbox_proc *proc, const char *code,
+				  size_t code_len, const char *input, size_t input_len,
+				  struct mcpx_err *err);
+
+/* The same probe and checks as mcpx_sandbox_selftest (the full layer set)
+ * in proc, a process started another way (a child forked from the zygote),
+ * fed through feed. Kills, reaps and cleans up proc. Returns 0, or -EPERM
+ * with the failing layer in err. */
+int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
+			     mcpx_probe_feed_fn feed, void *ctx, struct mcpx_err *err);
+
 /* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);
 

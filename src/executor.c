@@ -113,6 +113,7 @@ struct mcpx_executor {
 	struct mcpx_timer warm_kick;
 	unsigned warm_failures;
 	struct mcpx_forkserver *fs; /* fork mode: the zygote, once started */
+	bool zygote_proven;         /* its first child passed the self-test probe */
 };
 
 static void start_next(struct mcpx_executor *ex);
@@ -418,11 +419,28 @@ static int zygote_ready(struct mcpx_executor *ex, const struct mcpx_limits *lim)
 	struct mcpx_err err = {{0}};
 	int r;
 
+	if (!ex->fs)
+		ex->zygote_proven = false;
 	if (!ex->fs && mcpx_forkserver_start(ex->sb, ex->bootstrap, lim, &ex->fs, &err) < 0) {
 		warm_failed(ex, err.msg);
 		return -1;
 	}
 	r = mcpx_forkserver_poll(ex->fs);
+	if (r == 1 && !ex->zygote_proven) {
+		/* Each new zygote's first child must pass the start-up probe;
+		 * if it does not, no run is ever forked. */
+		if (mcpx_forkserver_selftest(ex->fs, &err) < 0) {
+			mcpx_error("the fork server failed its self-test (%s); preparing a fresh "
+				   "interpreter per run from now on", err.msg);
+			ex->warm_failures = WARM_MAX_FAILURES - 1;
+			warm_failed(ex, "fork server self-test failed");
+			schedule_warm(ex);
+			return -1;
+		}
+		ex->zygote_proven = true;
+		mcpx_info("fork server ready: the zygote has preloaded and its first child "
+			  "passed the self-test");
+	}
 	if (r < 0) {
 		mcpx_forkserver_stop(ex->fs);
 		ex->fs = NULL;

@@ -31,6 +31,7 @@
 
 #include "landlock.h"
 #include "log.h"
+#include "warm.h"
 #include "workdir.h"
 
 /* How long an answer may take: a fork of the preloaded zygote is a few
@@ -293,7 +294,6 @@ int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 	cJSON_Delete(msg);
 	if (!fs->ready)
 		return mark_dead(fs, NULL, "unexpected message from the zygote");
-	mcpx_info("fork server ready: zygote %d preloaded", (int)fs->zygote.pid);
 	return 1;
 }
 
@@ -548,6 +548,48 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs)
 {
 	return fs && fs->next.active;
+}
+
+/* ---- self-test ---------------------------------------------------------- */
+
+/* Hands a forked child the probe the way the executor hands it a run: wait
+ * for its ready byte, main.py, then header, code and stdin. */
+static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *code,
+		      size_t code_len, const char *input, size_t input_len, struct mcpx_err *err)
+{
+	struct mcpx_forkserver *fs = ctx;
+	struct pollfd pfd = {.fd = proc->stdout_fd, .events = POLLIN};
+	char hdr[64], marker = 1;
+	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), code_len, 10);
+	int rc;
+
+	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
+	    marker != '\0')
+		return mcpx_err_set(err, EPERM, "fork server self-test: the child never became ready");
+	rc = mcpx_sandbox_write_main(fs->sb, proc, code, code_len, err);
+	if (rc)
+		return rc;
+	/* Header, probe and its input fit the pipe buffer together. */
+	if (!hlen || write(proc->stdin_fd, hdr, hlen) != (ssize_t)hlen ||
+	    write(proc->stdin_fd, code, code_len) != (ssize_t)code_len ||
+	    write(proc->stdin_fd, input, input_len) != (ssize_t)input_len)
+		return mcpx_err_set(err, EIO, "fork server self-test: cannot feed the probe");
+	return 0;
+}
+
+int mcpx_forkserver_selftest(struct mcpx_forkserver *fs, struct mcpx_err *err)
+{
+	static const struct mcpx_limits lim = {
+	    .cpu_s = 10, .memory_mb = 512, .max_procs = 16, .file_mb = 1, .open_files = 64};
+	struct mcpx_sandbox_proc proc;
+	int rc;
+
+	rc = mcpx_forkserver_fork(fs, &lim, err);
+	if (!rc)
+		rc = mcpx_forkserver_take(fs, &proc, err);
+	if (!rc)
+		rc = mcpx_sandbox_selftest_in(fs->sb, &proc, feed_probe, fs, err);
+	return rc;
 }
 
 unsigned long mcpx_forkserver_forks(const struct mcpx_forkserver *fs)

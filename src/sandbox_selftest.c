@@ -12,6 +12,10 @@
  * a failure here (the caller decides what is required); a layer that claims
  * to be active and does not hold is.
  *
+ * The same probe and checks also run in a process started another way: the
+ * fork server proves each new zygote's first child with it
+ * (mcpx_sandbox_selftest_in).
+ *
  * What it does not do: measure resource limits beyond RLIMIT_CORE, or run
  * concurrently with anything (it blocks; call it before serving).
  */
@@ -125,11 +129,16 @@ static const char *value_of(const struct probe_out *o, const char *key, char *va
 	return NULL;
 }
 
+/* Runs the probe in a spawned process, or in given (a warm process that
+ * feed hands the code and stdin to), and collects its output. Consumes
+ * given. */
 static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct probe_out *o,
+                     struct mcpx_sandbox_proc *given, mcpx_probe_feed_fn feed, void *ctx,
                      struct mcpx_err *err)
 {
 	struct mcpx_limits lim = {
 	    .cpu_s = 10, .memory_mb = 512, .max_procs = 16, .file_mb = 1, .open_files = 64};
+	struct mcpx_sandbox_proc spawned, *p = given ? given : &spawned;
 	struct mcpx_sandbox_proc proc;
 	char input[4300];
 	char scratch[4096];
@@ -137,15 +146,24 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	int n, rc, open_fds = 2;
 
 	memset(o, 0, sizeof(*o));
-	rc = mcpx_sandbox_spawn(sb, &lim, probe_py, sizeof(probe_py) - 1, &proc, err);
-	if (rc)
-		return rc;
+	if (!given) {
+		rc = mcpx_sandbox_spawn(sb, &lim, probe_py, sizeof(probe_py) - 1, &spawned, err);
+		if (rc)
+			return rc;
+	}
+	proc = *p;
 	/* Fits the pipe buffer, so the non-blocking write completes at once. */
 	n = snprintf(input, sizeof(input), "%d\n%s\n%s\n", (int)sb->server_pid, sb->workdir_base,
 	             abstract);
-	if (n > 0 && write(proc.stdin_fd, input, (size_t)n) != n) {
+	if (given)
+		rc = feed(ctx, &proc, probe_py, sizeof(probe_py) - 1, input, (size_t)n, err);
+	else
+		rc = n > 0 && write(proc.stdin_fd, input, (size_t)n) != n
+			 ? mcpx_err_set(err, EIO, "sandbox self-test: cannot write probe stdin")
+			 : 0;
+	if (rc) {
 		mcpx_sandbox_cleanup(&proc);
-		return mcpx_err_set(err, EIO, "sandbox self-test: cannot write probe stdin");
+		return rc;
 	}
 	close(proc.stdin_fd);
 	proc.stdin_fd = -1;
@@ -305,7 +323,7 @@ int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err)
 	if (!o)
 		return mcpx_err_set(err, ENOMEM, "sandbox self-test: out of memory");
 	lfd = listen_abstract(name, sizeof(name));
-	rc = run_probe(sb, lfd >= 0 ? name : "", o, err);
+	rc = run_probe(sb, lfd >= 0 ? name : "", o, NULL, NULL, NULL, err);
 	if (!rc)
 		rc = check_full(sb, o, lfd >= 0, err);
 	if (!rc && sb->layers.seccomp && sb->layers.landlock) {
@@ -316,7 +334,7 @@ int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err)
 			/* A shallow copy: the filter stays owned by sb. */
 			memcpy(alone, sb, sizeof(*alone));
 			alone->layers.seccomp = false;
-			rc = run_probe(alone, lfd >= 0 ? name : "", o, err);
+			rc = run_probe(alone, lfd >= 0 ? name : "", o, NULL, NULL, NULL, err);
 			if (!rc)
 				rc = check_landlock_only(alone, o, lfd >= 0, err);
 		}
@@ -324,6 +342,28 @@ int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err)
 	if (lfd >= 0)
 		close(lfd);
 	free(alone);
+	free(o);
+	return rc;
+}
+
+int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
+			     mcpx_probe_feed_fn feed, void *ctx, struct mcpx_err *err)
+{
+	struct probe_out *o;
+	char name[96];
+	int lfd, rc;
+
+	o = malloc(sizeof(*o));
+	if (!o) {
+		mcpx_sandbox_cleanup(proc);
+		return mcpx_err_set(err, ENOMEM, "sandbox self-test: out of memory");
+	}
+	lfd = listen_abstract(name, sizeof(name));
+	rc = run_probe(sb, lfd >= 0 ? name : "", o, proc, feed, ctx, err);
+	if (!rc)
+		rc = check_full(sb, o, lfd >= 0, err);
+	if (lfd >= 0)
+		close(lfd);
 	free(o);
 	return rc;
 }

@@ -95,7 +95,7 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 	CHECK_INT(mcpx_forkserver_take(fs, &proc, &err), 0);
 	CHECK(!mcpx_forkserver_pending(fs));
 	CHECK(proc.pid > 0 && proc.pidfd >= 0 && proc.workdir[0] == '/');
-	CHECK_INT(mcpx_forkserver_forks(fs), 1);
+	CHECK_INT(mcpx_forkserver_forks(fs), 2); /* the self-test's child, then this one */
 
 	/* The child reports ready (one NUL byte) once it is sandboxed. */
 	{
@@ -178,6 +178,10 @@ int main(void)
 	if (mcpx_forkserver_poll(fs) == 0)
 		CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), -EAGAIN);
 	CHECK(wait_ready(fs));
+	/* The start-up probe holds in a forked child too. */
+	rc = mcpx_forkserver_selftest(fs, &err);
+	printf("fork server self-test: %s\n", rc ? err.msg : "passed");
+	CHECK_INT(rc, 0);
 	test_run(sb, fs);
 	test_kill_early(fs);
 
