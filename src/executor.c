@@ -21,14 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
-#include "metrics.h"
 #include "forkserver.h"
+#include "metrics.h"
 #include "warm.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
@@ -42,8 +43,10 @@
  * at code arrival the bootstrap re-bases the limit on what it used. */
 #define WARM_PRELOAD_CPU_S 120u
 #define WARM_MAX_FAILURES 3
-/* How often a fork server that is still preloading is asked again. */
+/* How often a fork server that is still preloading is asked again, and how
+ * long start-up waits for the first one. */
 #define WARM_ZYGOTE_POLL_US 10000u
+#define WARM_ZYGOTE_START_US (30u * 1000000u)
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
@@ -118,6 +121,7 @@ struct mcpx_executor {
 
 static void start_next(struct mcpx_executor *ex);
 static void warm_failed(struct mcpx_executor *ex, const char *why);
+static void wait_first_zygote(struct mcpx_executor *ex);
 static void prepare_warm(struct mcpx_executor *ex);
 static void schedule_warm(struct mcpx_executor *ex);
 
@@ -151,6 +155,8 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 		if (!ex->bootstrap)
 			ex->warm_mode = MCPX_WARM_MODE_OFF;
 	}
+	if (ex->warm_mode == MCPX_WARM_MODE_FORK)
+		wait_first_zygote(ex);
 	prepare_warm(ex);
 	return ex;
 }
@@ -453,11 +459,43 @@ static int zygote_ready(struct mcpx_executor *ex, const struct mcpx_limits *lim)
 	return r;
 }
 
+/* The limits a warm process is prepared with (the CPU limit is re-based
+ * when the code arrives). */
+static void warm_limits(const struct mcpx_executor *ex, struct mcpx_limits *lim)
+{
+	unsigned cpu = ex->cfg->cpu_s ? ex->cfg->cpu_s : ex->cfg->max_timeout_s;
+
+	memset(lim, 0, sizeof(*lim));
+	lim->cpu_s = cpu + WARM_PRELOAD_CPU_S;
+	lim->memory_mb = ex->cfg->memory_mb;
+	lim->max_procs = ex->cfg->max_procs;
+	lim->file_mb = ex->cfg->max_file_mb;
+	lim->open_files = 256;
+	/* The running run's tasks are gone by the time this one starts. */
+	lim->uncounted_pgrp = ex->running ? ex->running->proc.pid : 0;
+}
+
+/* At start-up, before anything is served: waits for the first zygote's
+ * preload and its self-test (zygote_ready), as the cold path's self-test is
+ * run before serving. Done later, the probe would hold up the loop while
+ * clients wait. A zygote still preloading after the deadline is proven
+ * whenever it is ready. */
+static void wait_first_zygote(struct mcpx_executor *ex)
+{
+	struct timespec ts = {0, 5000000};
+	uint64_t deadline = mcpx_now_us() + WARM_ZYGOTE_START_US;
+	struct mcpx_limits lim;
+
+	warm_limits(ex, &lim);
+	while (ex->warm_mode == MCPX_WARM_MODE_FORK && zygote_ready(ex, &lim) == 0 &&
+	       mcpx_now_us() < deadline)
+		nanosleep(&ts, NULL);
+}
+
 static void prepare_warm(struct mcpx_executor *ex)
 {
 	struct mcpx_limits lim;
 	struct mcpx_err err = {{0}};
-	unsigned cpu = ex->cfg->cpu_s ? ex->cfg->cpu_s : ex->cfg->max_timeout_s;
 	int rc;
 
 	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready || ex->draining || ex->freeing)
@@ -470,14 +508,7 @@ static void prepare_warm(struct mcpx_executor *ex)
 	 * A fresh interpreter is prepared only once the previous run is gone. */
 	if (ex->running && ex->warm_mode != MCPX_WARM_MODE_FORK)
 		return;
-	memset(&lim, 0, sizeof(lim));
-	lim.cpu_s = cpu + WARM_PRELOAD_CPU_S;
-	lim.memory_mb = ex->cfg->memory_mb;
-	lim.max_procs = ex->cfg->max_procs;
-	lim.file_mb = ex->cfg->max_file_mb;
-	lim.open_files = 256;
-	/* The running run's tasks are gone by the time this one starts. */
-	lim.uncounted_pgrp = ex->running ? ex->running->proc.pid : 0;
+	warm_limits(ex, &lim);
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
 		if (zygote_ready(ex, &lim) <= 0)
 			return;

@@ -111,11 +111,10 @@ t.check(structured(r) and structured(r)["stdout"] == "t\n", "huge timeout_s is c
 s.send({"jsonrpc": "2.0", "id": 5000, "method": "tools/call",
         "params": {"name": "exec", "arguments": {"code": "import time; time.sleep(3); print('slow')"}}})
 time.sleep(0.3)
-t0 = time.time()
 s.send({"jsonrpc": "2.0", "id": 5001, "method": "ping"})
 first = s.recv(10)
+# Ordering, not timing: the ping's answer comes before the run's.
 t.check(first and first.get("id") == 5001, "ping is answered while a run is in progress", first)
-t.check(time.time() - t0 < 2.5, "ping is not delayed by the run")
 r = s.wait_for(5000, 20)
 t.check(structured(r) and structured(r)["stdout"] == "slow\n", "the slow run still completes", r)
 
