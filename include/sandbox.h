@@ -132,7 +132,7 @@ int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_san
 /* Starts the fork server's zygote: like spawn_warm, but with the zygote's
  * seccomp variant, no CPU limit of its own, and control_fd (one end of a
  * socketpair) as its fd 4. The zygote only preloads and forks; it never runs
- * user code (sandbox_fork.c, warm.c). */
+ * user code (forkserver.c, warm.c). */
 int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 			      const char *bootstrap, int control_fd,
 			      struct mcpx_sandbox_proc *proc, struct mcpx_err *err);

@@ -23,7 +23,7 @@ bool mcpx_warm_preload_valid(const char *csv);
 /* The bootstrap source for -c, with the preload list baked in (caller
  * frees). With fork_server, the interpreter is the fork server's zygote: it
  * preloads, then forks one child per request on its control socket, and
- * each child continues as a warm interpreter (sandbox_fork.c). NULL on
+ * each child continues as a warm interpreter (forkserver.h). NULL on
  * allocation failure. */
 char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server);
 

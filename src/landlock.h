@@ -17,7 +17,7 @@
 
 /* One ruleset as data: what it handles and which paths it grants. Built on
  * the stack (async-signal-safe), so the child can enforce it, and the fork
- * server can hand the same rules to its zygote (sandbox_fork.c). */
+ * server can hand the same rules to its zygote (forkserver.c). */
 struct mcpx_landlock_plan {
 	uint64_t handled_fs;
 	uint64_t handled_net;

@@ -1,11 +1,13 @@
 /*
- * warm.c - the bootstrap a warm interpreter runs, and its one-line header.
+ * warm.c - the bootstrap a warm interpreter runs (and, in fork-server mode,
+ * the zygote's request loop and its children's way into the run's sandbox),
+ * and the fixed-size header that hands a run its code.
  *
  * The bootstrap is trusted code that runs before any user code, inside the
  * full sandbox. It does not touch the network or files outside its workdir;
- * it only imports modules, waits on stdin, and hands control to the user's
- * code in the real __main__ module (so pickling and multiprocessing behave as
- * in a cold `python main.py`). Tracebacks skip the bootstrap's frame, and
+ * it only imports modules, waits on stdin (the zygote: on its control
+ * socket), and hands control to the user's code in the real __main__ module
+ * (so pickling and multiprocessing behave as in a cold `python main.py`). Tracebacks skip the bootstrap's frame, and
  * after the code the process exits the way Python would (threads joined,
  * atexit run, streams flushed) but without tearing down preloaded modules,
  * which would cost more than the code itself.
@@ -78,7 +80,7 @@ static const char boot_head[] = "import os, sys\n"
 				/* The server wrote main.py (as for a cold run). */
 				"    return src, os.path.join(os.getcwd(), 'main.py')\n";
 
-/* The fork server's zygote (sandbox_fork.c speaks the other end). It runs
+/* The fork server's zygote (forkserver.c speaks the other end). It runs
  * after the preload, inside the zygote's own sandbox, and never runs user
  * code: it only answers requests on its control socket (fd 4), one JSON
  * object per SOCK_SEQPACKET message. {"fork": ...} with the run's three pipe
