@@ -47,6 +47,8 @@
  * long start-up waits for the first one. */
 #define WARM_ZYGOTE_POLL_US 10000u
 #define WARM_ZYGOTE_START_US (30u * 1000000u)
+/* After-reap mode: how long after a run the next interpreter is started. */
+#define WARM_AFTER_REAP_DELAY_US 50000u
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
@@ -378,9 +380,14 @@ static void schedule_warm_in(struct mcpx_executor *ex, uint64_t usec)
 	mcpx_timer_start(ex->loop, &ex->warm_kick, usec);
 }
 
+/* A fresh interpreter is started a little after a run, so that back-to-back
+ * calls (which would find it still preloading, discard it and start cold)
+ * do not pay for starting and killing one each time; an agent's pause
+ * between calls is far longer than this plus the preload. */
 static void schedule_warm(struct mcpx_executor *ex)
 {
-	schedule_warm_in(ex, 0);
+	schedule_warm_in(ex, ex->warm_mode == MCPX_WARM_MODE_AFTER_REAP ? WARM_AFTER_REAP_DELAY_US
+									 : 0);
 }
 
 static void warm_timer_cb(struct mcpx_timer *t)
@@ -579,16 +586,21 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 		discard_warm(ex);
 		return false;
 	}
-	/* Still preloading (or, forked, still entering its sandbox)? No
-	 * second interpreter may exist while a run executes, so this one is
-	 * used and its ready byte waited for rather than set aside. */
+	/* Not ready yet? A forked child is still entering its sandbox (a
+	 * millisecond): its ready byte is waited for. A fresh interpreter is
+	 * still preloading, which can take longer than a cold start: it is
+	 * discarded and the run starts cold (no second interpreter may exist
+	 * beside a run in after-reap mode, so it cannot be kept for later). */
 	{
 		char marker;
 		ssize_t n = read(ex->warm.stdout_fd, &marker, 1);
 
-		if (n < 0 && errno == EAGAIN)
+		if (n < 0 && errno == EAGAIN && ex->warm_mode == MCPX_WARM_MODE_FORK) {
 			*marker_pending = true;
-		else if (n != 1 || marker != '\0') {
+		} else if (n < 0 && errno == EAGAIN) {
+			discard_warm(ex);
+			return false;
+		} else if (n != 1 || marker != '\0') {
 			mcpx_warn("the warm interpreter is not in a usable state; starting cold");
 			discard_warm(ex);
 			return false;
