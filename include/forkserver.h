@@ -57,9 +57,6 @@ bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs);
  * 0, or -EPERM with the failing layer in err. */
 int mcpx_forkserver_selftest(struct mcpx_forkserver *fs, struct mcpx_err *err);
 
-/* Number of runs forked so far. */
-unsigned long mcpx_forkserver_forks(const struct mcpx_forkserver *fs);
-
 /* Ends the zygote (its children are the caller's to reap first; any left
  * come back to the server as the subreaper) and frees fs. NULL is fine. */
 void mcpx_forkserver_stop(struct mcpx_forkserver *fs);

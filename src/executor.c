@@ -302,7 +302,6 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	job->queue_timer.arg = job;
 	mcpx_timer_start(ex->loop, &job->queue_timer, (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
 	kick(ex);
-	schedule_warm(ex);
 	return 0;
 nomem:
 	job_free(job);

@@ -56,7 +56,6 @@ struct mcpx_forkserver {
 	int ctl;
 	bool ready;
 	bool dead;
-	unsigned long forks;
 	struct pending_fork next;
 };
 
@@ -359,6 +358,21 @@ static void drop_pending(struct mcpx_forkserver *fs)
 	p->active = false;
 }
 
+/* A non-negative count from an answer; 0 when missing. */
+static long long count_field(const cJSON *msg, const char *name)
+{
+	double v = cJSON_GetNumberValue(cJSON_GetObjectItem(msg, name));
+
+	return v == v && v >= 0 && v < 9e15 ? (long long)v : 0;
+}
+
+static struct timeval timeval_us(long long us)
+{
+	struct timeval tv = {.tv_sec = (time_t)(us / 1000000), .tv_usec = (suseconds_t)(us % 1000000)};
+
+	return tv;
+}
+
 static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
 {
 	struct mcpx_forkserver *fs = ctx;
@@ -385,22 +399,9 @@ static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
 	}
 	memset(ru, 0, sizeof(*ru));
 	*status = (int)st;
-	{
-		double ut = cJSON_GetNumberValue(cJSON_GetObjectItem(msg, "utime_us"));
-		double stime = cJSON_GetNumberValue(cJSON_GetObjectItem(msg, "stime_us"));
-		double rss = cJSON_GetNumberValue(cJSON_GetObjectItem(msg, "maxrss_kb"));
-
-		if (ut == ut && ut >= 0) {
-			ru->ru_utime.tv_sec = (time_t)(ut / 1e6);
-			ru->ru_utime.tv_usec = (suseconds_t)((long long)ut % 1000000);
-		}
-		if (stime == stime && stime >= 0) {
-			ru->ru_stime.tv_sec = (time_t)(stime / 1e6);
-			ru->ru_stime.tv_usec = (suseconds_t)((long long)stime % 1000000);
-		}
-		if (rss == rss && rss >= 0)
-			ru->ru_maxrss = (long)rss;
-	}
+	ru->ru_utime = timeval_us(count_field(msg, "utime_us"));
+	ru->ru_stime = timeval_us(count_field(msg, "stime_us"));
+	ru->ru_maxrss = (long)count_field(msg, "maxrss_kb");
 	cJSON_Delete(msg);
 	return 0;
 }
@@ -541,7 +542,6 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 	p->stdin_w = p->stdout_r = p->stderr_r = -1;
 	p->workdir[0] = '\0';
 	p->active = false;
-	fs->forks++;
 	return 0;
 }
 
@@ -590,11 +590,6 @@ int mcpx_forkserver_selftest(struct mcpx_forkserver *fs, struct mcpx_err *err)
 	if (!rc)
 		rc = mcpx_sandbox_selftest_in(fs->sb, &proc, feed_probe, fs, err);
 	return rc;
-}
-
-unsigned long mcpx_forkserver_forks(const struct mcpx_forkserver *fs)
-{
-	return fs ? fs->forks : 0;
 }
 
 void mcpx_forkserver_stop(struct mcpx_forkserver *fs)

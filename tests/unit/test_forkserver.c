@@ -95,7 +95,6 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 	CHECK_INT(mcpx_forkserver_take(fs, &proc, &err), 0);
 	CHECK(!mcpx_forkserver_pending(fs));
 	CHECK(proc.pid > 0 && proc.pidfd >= 0 && proc.workdir[0] == '/');
-	CHECK_INT(mcpx_forkserver_forks(fs), 2); /* the self-test's child, then this one */
 
 	/* The child reports ready (one NUL byte) once it is sandboxed. */
 	{
