@@ -396,6 +396,23 @@ static void warm_timer_cb(struct mcpx_timer *t)
 	prepare_warm(ex);
 }
 
+/* Fork mode gives up for the rest of the process's life: the zygote goes,
+ * and each run gets a fresh interpreter (after-reap), or starts cold when
+ * not even the bootstrap can be built. */
+static void leave_fork_mode(struct mcpx_executor *ex, const char *why)
+{
+	char *boot = mcpx_warm_bootstrap(ex->cfg->preload, false);
+
+	mcpx_forkserver_stop(ex->fs);
+	ex->fs = NULL;
+	ex->warm_failures = 0;
+	free(ex->bootstrap);
+	ex->bootstrap = boot;
+	ex->warm_mode = boot ? MCPX_WARM_MODE_AFTER_REAP : MCPX_WARM_MODE_OFF;
+	mcpx_error("fork server given up (%s); %s from now on", why,
+		   boot ? "a fresh interpreter per run" : "every run starts cold");
+}
+
 /* Counts a failure to prepare; after a few in a row warm mode degrades
  * (fork server to fresh interpreters, those to cold starts). */
 static void warm_failed(struct mcpx_executor *ex, const char *why)
@@ -404,19 +421,8 @@ static void warm_failed(struct mcpx_executor *ex, const char *why)
 	if (++ex->warm_failures < WARM_MAX_FAILURES)
 		return;
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
-		char *boot = mcpx_warm_bootstrap(ex->cfg->preload, false);
-
-		mcpx_forkserver_stop(ex->fs);
-		ex->fs = NULL;
-		if (boot) {
-			mcpx_error("the fork server failed %u times; preparing a fresh interpreter "
-				   "per run from now on", ex->warm_failures);
-			free(ex->bootstrap);
-			ex->bootstrap = boot;
-			ex->warm_mode = MCPX_WARM_MODE_AFTER_REAP;
-			ex->warm_failures = 0;
-			return;
-		}
+		leave_fork_mode(ex, "it failed three times in a row");
+		return;
 	}
 	mcpx_error("warm interpreters failed %u times; running cold from now on",
 		   ex->warm_failures);
@@ -442,10 +448,7 @@ static int zygote_ready(struct mcpx_executor *ex, const struct mcpx_limits *lim)
 		/* Each new zygote's first child must pass the start-up probe;
 		 * if it does not, no run is ever forked. */
 		if (mcpx_forkserver_selftest(ex->fs, &err) < 0) {
-			mcpx_error("the fork server failed its self-test (%s); preparing a fresh "
-				   "interpreter per run from now on", err.msg);
-			ex->warm_failures = WARM_MAX_FAILURES - 1;
-			warm_failed(ex, "fork server self-test failed");
+			leave_fork_mode(ex, err.msg);
 			schedule_warm(ex);
 			return -1;
 		}

@@ -671,13 +671,9 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		             strerror(-rc));
 		goto fail;
 	}
-	rc = bootstrap ? 0
-		       : mcpx_workdir_write_file(proc->workdir, "main.py", code, code_len,
-						 sb->layers.uid_drop, sb->run_uid, sb->run_gid);
-	if (rc) {
-		mcpx_err_set(err, -rc, "sandbox: cannot write main.py: %s", strerror(-rc));
+	rc = bootstrap ? 0 : mcpx_sandbox_write_main(sb, proc, code, code_len, err);
+	if (rc)
 		goto fail;
-	}
 
 	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
 	prepare_exec(b, sb, proc->workdir, bootstrap);
@@ -915,11 +911,10 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 	/* One group kill reaches every process of the run: setsid and
 	 * setpgid are denied, and a fork racing with it is aborted. */
 	(void)kill(-proc->pid, SIGKILL);
-	/* A forked child still entering its sandbox has not called setsid
-	 * yet, so the group does not exist; it has started nothing either.
-	 * Its pid is safe to use: the zygote reaps only when asked. */
-	if (proc->reaper)
-		(void)kill(proc->pid, SIGKILL);
+	/* And the leader itself: a forked child still entering its sandbox
+	 * has not called setsid yet, so its group does not exist (it has
+	 * started nothing either). An unreaped pid cannot be reused. */
+	(void)kill(proc->pid, SIGKILL);
 	if (leader_gone(proc) && !stray_children())
 		return; /* nothing of the run is left: skip the /proc scans */
 	kill_group(proc->pid);
