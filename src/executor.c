@@ -30,6 +30,7 @@
 #include "log.h"
 #include "forkserver.h"
 #include "metrics.h"
+#include "procstat.h"
 #include "warm.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
@@ -540,31 +541,13 @@ static void prepare_warm(struct mcpx_executor *ex)
 	mcpx_timer_start(ex->loop, &ex->warm_timer, WARM_RECYCLE_US);
 }
 
-/* CPU time a process has used so far (utime + stime from /proc/<pid>/stat),
- * so a warm run reports only what its code used, not the preload. */
+/* CPU time a process has used so far, so a warm run reports only what its
+ * code used, not the preload. */
 static uint64_t proc_cpu_ms(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	ssize_t n;
-	int fd;
+	struct mcpx_procstat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* Fields after the command name, which may contain spaces: state is
-	 * field 3, utime 14 and stime 15. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return 0;
-	return hz > 0 ? (ut + st) * 1000u / (unsigned long long)hz : 0;
+	return mcpx_procstat_read(pid, &ps) == 0 ? ps.cpu_ms : 0;
 }
 
 /* Takes the prepared interpreter if it is still alive (it may have died:

@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fdutil.h"
 #include "landlock.h"
 #include "log.h"
 #include "warm.h"
@@ -58,14 +59,6 @@ struct mcpx_forkserver {
 	bool dead;
 	struct pending_fork next;
 };
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
 
 /* Logs what the zygote wrote to its stderr (a traceback, say), once it has
  * failed. */
@@ -263,8 +256,8 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 		return rc;
 	}
 	/* It reads nothing on stdin and writes nothing on stdout. */
-	close_fd(&fs->zygote.stdin_fd);
-	close_fd(&fs->zygote.stdout_fd);
+	mcpx_close_fd(&fs->zygote.stdin_fd);
+	mcpx_close_fd(&fs->zygote.stdout_fd);
 	rc = send_init(fs);
 	if (rc < 0) {
 		mcpx_forkserver_stop(fs);
@@ -349,9 +342,9 @@ static void drop_pending(struct mcpx_forkserver *fs)
 {
 	struct pending_fork *p = &fs->next;
 
-	close_fd(&p->stdin_w);
-	close_fd(&p->stdout_r);
-	close_fd(&p->stderr_r);
+	mcpx_close_fd(&p->stdin_w);
+	mcpx_close_fd(&p->stdout_r);
+	mcpx_close_fd(&p->stderr_r);
 	if (p->workdir[0])
 		(void)mcpx_workdir_remove(p->workdir);
 	p->workdir[0] = '\0';
@@ -432,13 +425,6 @@ static cJSON *fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limi
 	return req;
 }
 
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
-}
-
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
 			 struct mcpx_err *err)
 {
@@ -472,7 +458,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	p->stdout_r = out[0];
 	p->stderr_r = errp[0];
 	in[1] = out[0] = errp[0] = -1;
-	if (set_nonblock(p->stdin_w) || set_nonblock(p->stdout_r) || set_nonblock(p->stderr_r)) {
+	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) || mcpx_set_nonblock(p->stderr_r)) {
 		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
 		goto fail;
 	}
@@ -491,18 +477,18 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 		rc = mark_dead(fs, err, "cannot reach the zygote");
 		goto fail;
 	}
-	close_fd(&in[0]);
-	close_fd(&out[1]);
-	close_fd(&errp[1]);
+	mcpx_close_fd(&in[0]);
+	mcpx_close_fd(&out[1]);
+	mcpx_close_fd(&errp[1]);
 	return 0;
 
 fail:
-	close_fd(&in[0]);
-	close_fd(&in[1]);
-	close_fd(&out[0]);
-	close_fd(&out[1]);
-	close_fd(&errp[0]);
-	close_fd(&errp[1]);
+	mcpx_close_fd(&in[0]);
+	mcpx_close_fd(&in[1]);
+	mcpx_close_fd(&out[0]);
+	mcpx_close_fd(&out[1]);
+	mcpx_close_fd(&errp[0]);
+	mcpx_close_fd(&errp[1]);
 	drop_pending(fs);
 	return rc < 0 ? rc : -EIO;
 }
@@ -605,7 +591,7 @@ void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
 	}
 	/* EOF on the control socket ends the zygote's loop; the kill covers a
 	 * zygote that is not listening. */
-	close_fd(&fs->ctl);
+	mcpx_close_fd(&fs->ctl);
 	mcpx_sandbox_kill(&fs->zygote);
 	(void)mcpx_sandbox_reap(&fs->zygote, NULL, NULL);
 	mcpx_sandbox_cleanup(&fs->zygote);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "base64.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "tool.h"
@@ -703,47 +704,6 @@ static void do_tools_call(struct req *r, enum mcpx_level log_level)
 
 /* ---- 2026-07-28 requests ------------------------------------------------- */
 
-static int b64val(int ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-/* Decodes standard Base64 (padding optional) into out; returns the length or
- * -EINVAL. */
-static ssize_t b64_decode(const char *in, size_t len, char *out, size_t cap)
-{
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t o = 0;
-
-	while (len > 0 && in[len - 1] == '=')
-		len--;
-	for (size_t i = 0; i < len; i++) {
-		int v = b64val((unsigned char)in[i]);
-		if (v < 0)
-			return -EINVAL;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= cap)
-				return -EINVAL;
-			out[o++] = (char)((acc >> bits) & 0xFF);
-		}
-	}
-	return (ssize_t)o;
-}
-
 /* Header values must be visible ASCII, space or tab (RFC 9110, as
  * streamable-http "Value Encoding" restates). */
 static bool header_chars_ok(const char *v)
@@ -774,7 +734,7 @@ static bool header_name_matches(const char *hdr, const char *body)
 
 		if (!buf)
 			return false;
-		n = b64_decode(hdr + sizeof(pre) - 1, enc, buf, cap);
+		n = mcpx_base64_decode(hdr + sizeof(pre) - 1, enc, buf, cap);
 		eq = n >= 0 && (size_t)n == strlen(body) && memcmp(buf, body, (size_t)n) == 0;
 		free(buf);
 		return eq;

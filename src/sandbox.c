@@ -38,8 +38,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdutil.h"
 #include "landlock.h"
 #include "log.h"
+#include "procstat.h"
 #include "sandbox_child.h"
 #include "seccomp_policy.h"
 #include "workdir.h"
@@ -100,63 +102,7 @@ static void registry_remove(pid_t pid)
 
 /* ---- /proc scanning ---------------------------------------------------- */
 
-struct proc_stat {
-	pid_t pid;
-	char state;
-	pid_t ppid;
-	pid_t pgrp;
-};
-
-/* Parses /proc/<pid>/stat. comm may contain spaces and ')', so the fields
- * are read after the last ')'. */
-static int read_proc_stat(int procfd, const char *name, struct proc_stat *ps)
-{
-	char path[64], buf[512];
-	const char *p;
-	ssize_t n;
-	int fd;
-	long ppid, pgrp;
-
-	snprintf(path, sizeof(path), "%s/stat", name);
-	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %ld %ld", &ps->state, &ppid, &pgrp) != 3)
-		return -EIO;
-	ps->pid = (pid_t)strtol(name, NULL, 10);
-	ps->ppid = (pid_t)ppid;
-	ps->pgrp = (pid_t)pgrp;
-	return 0;
-}
-
-/* Calls fn for every process in /proc; stops early when fn returns non-zero. */
-static int scan_procs(int (*fn)(const struct proc_stat *ps, void *arg), void *arg)
-{
-	struct proc_stat ps;
-	struct dirent *de;
-	DIR *d;
-	int rc = 0;
-
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while (!rc && (de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		if (read_proc_stat(dirfd(d), de->d_name, &ps) == 0)
-			rc = fn(&ps, arg);
-	}
-	closedir(d);
-	return rc;
-}
-
-static int live_member(const struct proc_stat *ps, void *arg)
+static int live_member(const struct mcpx_procstat *ps, void *arg)
 {
 	pid_t pgid = *(pid_t *)arg;
 
@@ -165,7 +111,7 @@ static int live_member(const struct proc_stat *ps, void *arg)
 
 static bool group_has_live_member(pid_t pgid)
 {
-	return scan_procs(live_member, &pgid) > 0;
+	return mcpx_procstat_scan(live_member, &pgid) > 0;
 }
 
 struct orphan_scan {
@@ -180,12 +126,12 @@ struct orphan_scan {
  * only be a process that escaped a run (setsid, when seccomp is missing) and
  * was re-parented to us; the design says this module is the only one that
  * forks. Caller holds registry_lock. */
-static bool is_stray_child(const struct proc_stat *ps, pid_t self)
+static bool is_stray_child(const struct mcpx_procstat *ps, pid_t self)
 {
 	return ps->ppid == self && !registry_has(ps->pid) && !registry_has(ps->pgrp);
 }
 
-static int collect_orphan(const struct proc_stat *ps, void *arg)
+static int collect_orphan(const struct mcpx_procstat *ps, void *arg)
 {
 	struct orphan_scan *s = arg;
 	bool ours;
@@ -210,7 +156,7 @@ static size_t sweep(pid_t pgid, bool reap)
 	size_t i;
 
 	pthread_mutex_lock(&registry_lock);
-	(void)scan_procs(collect_orphan, &s);
+	(void)mcpx_procstat_scan(collect_orphan, &s);
 	for (i = 0; i < s.n; i++)
 		(void)kill(s.pids[i], SIGKILL);
 	pthread_mutex_unlock(&registry_lock);
@@ -564,23 +510,6 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	}
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
 /* Reads the child's verdict: 0 when execve succeeded, else -errno with the
  * failed step in err. */
 static int read_verdict(int fd, struct mcpx_err *err)
@@ -725,10 +654,10 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		goto fail;
 	}
 	proc->pid = pid;
-	close_fd(&in[0]);
-	close_fd(&out[1]);
-	close_fd(&errp[1]);
-	close_fd(&ep[1]);
+	mcpx_close_fd(&in[0]);
+	mcpx_close_fd(&out[1]);
+	mcpx_close_fd(&errp[1]);
+	mcpx_close_fd(&ep[1]);
 
 	/* Race-free: an unreaped child's pid cannot be recycled. */
 	proc->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
@@ -737,7 +666,7 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		goto fail;
 	}
 	rc = read_verdict(ep[0], err);
-	close_fd(&ep[0]);
+	mcpx_close_fd(&ep[0]);
 	if (rc)
 		goto fail;
 	if (!sb->layers.uid_drop) {
@@ -749,7 +678,7 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		}
 	}
 
-	if (set_nonblock(in[1]) || set_nonblock(out[0]) || set_nonblock(errp[0])) {
+	if (mcpx_set_nonblock(in[1]) || mcpx_set_nonblock(out[0]) || mcpx_set_nonblock(errp[0])) {
 		rc = mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
 		goto fail;
 	}
@@ -768,15 +697,15 @@ fail:
 			;
 		registry_remove(pid);
 	}
-	close_fd(&in[0]);
-	close_fd(&in[1]);
-	close_fd(&out[0]);
-	close_fd(&out[1]);
-	close_fd(&errp[0]);
-	close_fd(&errp[1]);
-	close_fd(&ep[0]);
-	close_fd(&ep[1]);
-	close_fd(&proc->pidfd);
+	mcpx_close_fd(&in[0]);
+	mcpx_close_fd(&in[1]);
+	mcpx_close_fd(&out[0]);
+	mcpx_close_fd(&out[1]);
+	mcpx_close_fd(&errp[0]);
+	mcpx_close_fd(&errp[1]);
+	mcpx_close_fd(&ep[0]);
+	mcpx_close_fd(&ep[1]);
+	mcpx_close_fd(&proc->pidfd);
 	if (proc->workdir[0])
 		(void)mcpx_workdir_remove(proc->workdir);
 	proc->workdir[0] = '\0';
@@ -838,16 +767,16 @@ int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn r
 	if (proc->pidfd < 0 || proc->exit_fd < 0) {
 		rc = mcpx_err_set(err, errno, "sandbox: pidfd_open(%d): %s", (int)pid,
 				  strerror(errno));
-		close_fd(&proc->pidfd);
-		close_fd(&proc->exit_fd);
+		mcpx_close_fd(&proc->pidfd);
+		mcpx_close_fd(&proc->exit_fd);
 		return rc;
 	}
 	pthread_mutex_lock(&registry_lock);
 	rc = registry_add(pid);
 	pthread_mutex_unlock(&registry_lock);
 	if (rc) {
-		close_fd(&proc->pidfd);
-		close_fd(&proc->exit_fd);
+		mcpx_close_fd(&proc->pidfd);
+		mcpx_close_fd(&proc->exit_fd);
 		return mcpx_err_set(err, EAGAIN, "sandbox: too many live runs");
 	}
 	proc->pid = pid;
@@ -983,11 +912,11 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 		mcpx_sandbox_kill(proc);
 		(void)mcpx_sandbox_reap(proc, NULL, NULL);
 	}
-	close_fd(&proc->stdin_fd);
-	close_fd(&proc->stdout_fd);
-	close_fd(&proc->stderr_fd);
-	close_fd(&proc->pidfd);
-	close_fd(&proc->exit_fd);
+	mcpx_close_fd(&proc->stdin_fd);
+	mcpx_close_fd(&proc->stdout_fd);
+	mcpx_close_fd(&proc->stderr_fd);
+	mcpx_close_fd(&proc->pidfd);
+	mcpx_close_fd(&proc->exit_fd);
 	if (proc->workdir[0]) {
 		rc = mcpx_workdir_remove(proc->workdir);
 		if (rc)

@@ -1,0 +1,35 @@
+/*
+ * procstat.h - what the server reads about other processes from /proc, in
+ * one place: /proc/<pid>/stat (state, parent, group, CPU time, resident
+ * memory). The command name in stat may contain spaces and ')', so every
+ * field is read after the last ')'.
+ */
+#ifndef MCPX_PROCSTAT_H
+#define MCPX_PROCSTAT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mcpx_procstat {
+	pid_t pid;
+	char state; /* 'R', 'S', 'Z', ... */
+	pid_t ppid;
+	pid_t pgrp;
+	pid_t session;
+	uint64_t cpu_ms;  /* utime + stime */
+	uint64_t rss_kb;  /* resident set size */
+};
+
+/* Reads /proc/<name>/stat relative to procfd (an open /proc directory, or
+ * AT_FDCWD with name "/proc/<pid>"). Returns 0 or -errno (-ENOENT when the
+ * process is gone, -EIO when the file does not parse). */
+int mcpx_procstat_read_at(int procfd, const char *name, struct mcpx_procstat *ps);
+
+/* The same for a pid. */
+int mcpx_procstat_read(pid_t pid, struct mcpx_procstat *ps);
+
+/* Calls fn for every process in /proc; stops early and returns fn's value
+ * when fn returns non-zero. Returns 0 after a full scan, or -errno. */
+int mcpx_procstat_scan(int (*fn)(const struct mcpx_procstat *ps, void *arg), void *arg);
+
+#endif

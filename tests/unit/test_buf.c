@@ -1,0 +1,142 @@
+/*
+ * test_buf.c - the shared building blocks: the capped buffer (buf.h), base64
+ * (base64.h), /proc stat parsing (procstat.h) and fd chores (fdutil.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base64.h"
+#include "buf.h"
+#include "check.h"
+#include "fdutil.h"
+#include "procstat.h"
+
+static void test_buf(void)
+{
+	struct mcpx_buf b;
+	char *p;
+	size_t n;
+
+	mcpx_buf_init(&b, 10);
+	CHECK(strcmp(mcpx_buf_str(&b), "") == 0);
+	CHECK(mcpx_buf_add(&b, "hello", 5) == 0);
+	CHECK(mcpx_buf_addf(&b, "%d", 1234) == 0);
+	CHECK(b.len == 9 && strcmp(mcpx_buf_str(&b), "hello1234") == 0);
+	/* The cap holds: nothing of an append that would pass it is kept. */
+	CHECK(mcpx_buf_add(&b, "ab", 2) == -E2BIG);
+	CHECK(mcpx_buf_addf(&b, "%s", "xy") == -E2BIG);
+	CHECK(b.len == 9);
+	/* add_some keeps what fits and says how much. */
+	CHECK(mcpx_buf_add_some(&b, "xyz", 3) == 1);
+	CHECK(b.len == 10 && strcmp(mcpx_buf_str(&b), "hello1234x") == 0);
+	CHECK(mcpx_buf_add_some(&b, "z", 1) == 0);
+	CHECK(b.alloc <= 11);
+	p = mcpx_buf_take(&b, &n);
+	CHECK(p && n == 10 && memcmp(p, "hello1234x", 10) == 0 && p[10] == '\0');
+	free(p);
+	CHECK(b.len == 0 && b.data == NULL && b.max == 10);
+	/* Binary data with NULs is kept as (data, len). */
+	CHECK(mcpx_buf_add(&b, "a\0b", 3) == 0 && b.len == 3 && b.data[1] == '\0');
+	mcpx_buf_reset(&b);
+	CHECK(b.len == 0 && strcmp(mcpx_buf_str(&b), "") == 0);
+	mcpx_buf_free(&b);
+	CHECK(mcpx_buf_take(&b, &n) == NULL && n == 0);
+
+	/* Growth over many small appends up to a large cap. */
+	mcpx_buf_init(&b, 1 << 20);
+	{
+		int bad = 0;
+		for (int i = 0; i < 110000; i++)
+			bad += mcpx_buf_add(&b, "0123456789", 10) != (i < 104857 ? 0 : -E2BIG);
+		CHECK_INT(bad, 0);
+	}
+	CHECK_INT(b.len, 1048570);
+	mcpx_buf_free(&b);
+}
+
+static void test_base64(void)
+{
+	static const struct {
+		const char *plain, *enc;
+	} v[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
+		 {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+	char out[64];
+	ssize_t n;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		size_t len = strlen(v[i].plain);
+		CHECK(mcpx_base64_encoded_len(len) == strlen(v[i].enc));
+		CHECK(mcpx_base64_encode(v[i].plain, len, out) == strlen(v[i].enc));
+		CHECK(strcmp(out, v[i].enc) == 0);
+		n = mcpx_base64_decode(v[i].enc, strlen(v[i].enc), out, sizeof(out));
+		CHECK(n == (ssize_t)len && memcmp(out, v[i].plain, len) == 0);
+	}
+	/* Unpadded input is accepted; malformed input is refused. */
+	CHECK(mcpx_base64_decode("Zm8", 3, out, sizeof(out)) == 2);
+	CHECK(mcpx_base64_decode("Z", 1, out, sizeof(out)) == -EINVAL);
+	CHECK(mcpx_base64_decode("Zm9v!", 5, out, sizeof(out)) == -EINVAL);
+	CHECK(mcpx_base64_decode("Zm 9v", 5, out, sizeof(out)) == -EINVAL);
+	CHECK(mcpx_base64_decode("Zm8==", 5, out, sizeof(out)) == -EINVAL);
+	CHECK(mcpx_base64_decode("Zh==", 4, out, sizeof(out)) == -EINVAL); /* non-zero tail bits */
+	CHECK(mcpx_base64_decode("Zm9vYmFy", 8, out, 5) == -EINVAL);     /* over cap */
+	/* Every byte value survives a round trip. */
+	{
+		unsigned char all[256], back[256];
+		char enc[400];
+		for (int i = 0; i < 256; i++)
+			all[i] = (unsigned char)i;
+		mcpx_base64_encode(all, sizeof(all), enc);
+		CHECK(mcpx_base64_decode(enc, strlen(enc), back, sizeof(back)) == 256);
+		CHECK(memcmp(all, back, 256) == 0);
+	}
+}
+
+static int find_self(const struct mcpx_procstat *ps, void *arg)
+{
+	return ps->pid == *(pid_t *)arg;
+}
+
+static void test_procstat(void)
+{
+	struct mcpx_procstat ps;
+	pid_t self = getpid();
+	volatile unsigned long spin = 0;
+
+	while (spin < 50000000ul)
+		spin++;
+	CHECK(mcpx_procstat_read(self, &ps) == 0);
+	CHECK(ps.pid == self && ps.ppid == getppid() && ps.pgrp == getpgrp());
+	CHECK(ps.session == getsid(0));
+	CHECK(ps.state == 'R');
+	CHECK(ps.rss_kb > 0);
+	CHECK(ps.cpu_ms > 0);
+	CHECK(mcpx_procstat_scan(find_self, &self) == 1);
+	CHECK(mcpx_procstat_read(0x7ffffff0, &ps) == -ENOENT);
+}
+
+static void test_fdutil(void)
+{
+	int p[2], fd;
+
+	CHECK(pipe(p) == 0);
+	CHECK(mcpx_set_nonblock(p[0]) == 0 && (fcntl(p[0], F_GETFL) & O_NONBLOCK));
+	CHECK(mcpx_set_cloexec(p[0]) == 0 && (fcntl(p[0], F_GETFD) & FD_CLOEXEC));
+	fd = p[0];
+	mcpx_close_fd(&p[0]);
+	CHECK(p[0] == -1 && fcntl(fd, F_GETFD) < 0);
+	mcpx_close_fd(&p[0]);
+	mcpx_close_fd(&p[1]);
+	CHECK(mcpx_set_nonblock(-1) == -EBADF);
+}
+
+int main(void)
+{
+	test_buf();
+	test_base64();
+	test_procstat();
+	test_fdutil();
+	CHECK_DONE();
+}
