@@ -41,7 +41,7 @@ int mcpx_buf_adds(struct mcpx_buf *b, const char *s);
 /* Appends formatted text. Same returns as mcpx_buf_add. */
 int mcpx_buf_addf(struct mcpx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int mcpx_buf_vaddf(struct mcpx_buf *b, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+    __attribute__((format(printf, 2, 0)));
 
 /* The contents as a NUL-terminated string ("" when empty; never NULL). */
 const char *mcpx_buf_str(const struct mcpx_buf *b);

@@ -16,8 +16,8 @@ struct mcpx_procstat {
 	pid_t ppid;
 	pid_t pgrp;
 	pid_t session;
-	uint64_t cpu_ms;  /* utime + stime */
-	uint64_t rss_kb;  /* resident set size */
+	uint64_t cpu_ms; /* utime + stime */
+	uint64_t rss_kb; /* resident set size */
 };
 
 /* Reads /proc/<name>/stat relative to procfd (an open /proc directory, or

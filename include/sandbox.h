@@ -61,6 +61,7 @@ struct mcpx_sandbox {
 	struct sock_fprog zygote_filter; /* the same minus the setsid denial; owned */
 	char python[4096];        /* absolute interpreter path */
 	char runtime_root[4096];  /* the interpreter's prefix when outside /usr etc., else "" */
+	const char *runner;       /* the cold run's -c program (runner.h); static storage */
 	char workdir_base[4096];
 	pid_t server_pid;
 	uid_t run_uid;

@@ -26,9 +26,9 @@ static int parse_stat(const char *buf, struct mcpx_procstat *ps)
 		page_kb = sysconf(_SC_PAGESIZE) / 1024;
 	}
 	if (!p || sscanf(p + 1,
-			 " %c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d"
-			 " %*d %*d %*u %*u %ld",
-			 &ps->state, &ppid, &pgrp, &sid, &ut, &st, &rss) != 7)
+	                 " %c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d"
+	                 " %*d %*d %*u %*u %ld",
+	                 &ps->state, &ppid, &pgrp, &sid, &ut, &st, &rss) != 7)
 		return -EIO;
 	ps->ppid = (pid_t)ppid;
 	ps->pgrp = (pid_t)pgrp;

@@ -42,6 +42,7 @@
 #include "landlock.h"
 #include "log.h"
 #include "procstat.h"
+#include "runner.h"
 #include "sandbox_child.h"
 #include "seccomp_policy.h"
 #include "workdir.h"
@@ -351,6 +352,9 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	if (stat(workdir_base, &st) < 0 || !S_ISDIR(st.st_mode))
 		return mcpx_err_set(err, errno ? errno : ENOTDIR,
 		                    "workdir base %s is not a directory", workdir_base);
+	sb->runner = mcpx_runner_cold();
+	if (!sb->runner)
+		return mcpx_err_set(err, ENOMEM, "out of memory building the run's runner");
 	strcpy(sb->python, python);
 	strcpy(sb->workdir_base, workdir_base);
 	set_runtime_root(sb);
@@ -505,8 +509,11 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 		b->argv[5] = (char *)bootstrap;
 		b->argv[6] = NULL;
 	} else {
-		b->argv[4] = (char *)"main.py";
-		b->argv[5] = NULL;
+		/* A cold run: the runner (runner.h) runs main.py as __main__,
+		 * exactly as a warm interpreter does. */
+		b->argv[4] = (char *)"-c";
+		b->argv[5] = (char *)sb->runner;
+		b->argv[6] = NULL;
 	}
 }
 

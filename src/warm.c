@@ -18,6 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "runner.h"
+
+/* Below one argv string's limit (MAX_ARG_STRLEN, 128 KiB). */
+#define BOOTSTRAP_MAX (126u * 1024u)
+
 static const char boot_head[] = "import os, sys\n"
 				"def _mcpx_boot(preload, fork_server):\n"
 				"    import resource\n"
@@ -233,52 +239,6 @@ static const char boot_zygote[] =
 	"        finally:\n"
 	"            os._exit(127)\n";
 
-static const char boot_tail[] =
-	"def _mcpx_run(src, path):\n"
-	/* Locals only: the loop below empties this module's globals. */
-	"    import __main__, importlib.machinery, os as _os, sys as _sys\n"
-	"    g = __main__.__dict__\n"
-	"    for k in [k for k in g if not (k.startswith('__') and k.endswith('__'))]:\n"
-	"        del g[k]\n"
-	"    g['__file__'] = path\n"
-	"    g['__cached__'] = None\n"
-	"    g['__loader__'] = importlib.machinery.SourceFileLoader('__main__', path)\n"
-	"    _sys.argv[:] = ['main.py']\n"
-	"    rc = 0\n"
-	"    try:\n"
-	"        code = compile(src, path, 'exec', dont_inherit=True)\n"
-	"        exec(code, g)\n"
-	"    except SystemExit as e:\n"
-	"        c = e.code\n"
-	"        if c is None:\n"
-	"            rc = 0\n"
-	"        elif isinstance(c, int):\n"
-	"            rc = c & 0xff\n"
-	"        else:\n"
-	"            print(c, file=_sys.stderr)\n"
-	"            rc = 1\n"
-	"    except BaseException as e:\n"
-	/* Drop this function's frame from the traceback, so it reads as in
-	 * a cold `python main.py`. */
-	"        tb = e.__traceback__\n"
-	"        tb = tb.tb_next if tb is not None else None\n"
-	"        _sys.excepthook(type(e), e.with_traceback(tb), tb)\n"
-	"        rc = 1\n"
-	"    try:\n"
-	"        import threading\n"
-	"        threading._shutdown()\n"
-	"    except BaseException:\n"
-	"        pass\n"
-	"    import atexit\n"
-	"    atexit._run_exitfuncs()\n"
-	"    for s in (_sys.stdout, _sys.stderr):\n"
-	"        try:\n"
-	"            s.flush()\n"
-	"        except BaseException:\n"
-	"            pass\n"
-	"    _os._exit(rc)\n"
-	"_mcpx_run(*_mcpx_boot(_MCPX_PRELOAD, _MCPX_FORK))\n";
-
 bool mcpx_warm_preload_valid(const char *csv)
 {
 	const char *p = csv;
@@ -306,25 +266,32 @@ char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server)
 {
 	/* The list is validated (module names only), so it can be quoted
 	 * into Python source without escaping. */
-	size_t n = strlen(boot_head) + strlen(boot_zygote) + strlen(boot_tail) +
-		   4 * strlen(preload_csv) + 64;
-	char *out = malloc(n);
-	size_t off;
-	const char *p;
+	struct mcpx_buf b;
+	const char *p = preload_csv;
+	int rc;
 
-	if (!out)
-		return NULL;
-	off = (size_t)snprintf(out, n, "%s%s_MCPX_FORK = %s\n_MCPX_PRELOAD = [", boot_head,
-			       fork_server ? boot_zygote : "", fork_server ? "True" : "False");
-	p = preload_csv;
-	while (*p) {
+	mcpx_buf_init(&b, BOOTSTRAP_MAX);
+	rc = mcpx_buf_addf(&b, "%s%s_MCPX_FORK = %s\n_MCPX_PRELOAD = [", boot_head,
+			   fork_server ? boot_zygote : "", fork_server ? "True" : "False");
+	while (!rc && *p) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		off += (size_t)snprintf(out + off, n - off, "'%.*s',", (int)len, p);
+		rc = mcpx_buf_addf(&b, "'%.*s',", (int)len, p);
 		p += len + (comma ? 1 : 0);
 	}
-	snprintf(out + off, n - off, "]\n%s", boot_tail);
-	return out;
+	if (!rc)
+		rc = mcpx_buf_adds(&b, "]\n");
+	/* The runner and the support modules are installed before the preload
+	 * starts, so a zygote's children inherit them. */
+	if (!rc)
+		rc = mcpx_runner_append(&b);
+	if (!rc)
+		rc = mcpx_buf_adds(&b, "_mcpx_run(*_mcpx_boot(_MCPX_PRELOAD, _MCPX_FORK))\n");
+	if (rc) {
+		mcpx_buf_free(&b);
+		return NULL;
+	}
+	return mcpx_buf_take(&b, NULL);
 }
 
 size_t mcpx_warm_header(char *buf, size_t len, size_t code_len, unsigned cpu_s)

@@ -61,8 +61,13 @@ static void test_base64(void)
 {
 	static const struct {
 		const char *plain, *enc;
-	} v[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
-		 {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+	} v[] = {{"", ""},
+	         {"f", "Zg=="},
+	         {"fo", "Zm8="},
+	         {"foo", "Zm9v"},
+	         {"foob", "Zm9vYg=="},
+	         {"fooba", "Zm9vYmE="},
+	         {"foobar", "Zm9vYmFy"}};
 	char out[64];
 	ssize_t n;
 
@@ -81,7 +86,7 @@ static void test_base64(void)
 	CHECK(mcpx_base64_decode("Zm 9v", 5, out, sizeof(out)) == -EINVAL);
 	CHECK(mcpx_base64_decode("Zm8==", 5, out, sizeof(out)) == -EINVAL);
 	CHECK(mcpx_base64_decode("Zh==", 4, out, sizeof(out)) == -EINVAL); /* non-zero tail bits */
-	CHECK(mcpx_base64_decode("Zm9vYmFy", 8, out, 5) == -EINVAL);     /* over cap */
+	CHECK(mcpx_base64_decode("Zm9vYmFy", 8, out, 5) == -EINVAL);       /* over cap */
 	/* Every byte value survives a round trip. */
 	{
 		unsigned char all[256], back[256];

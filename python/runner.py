@@ -1,0 +1,91 @@
+# runner.py - how every run's code is executed, cold or warm.
+#
+# Trusted code, embedded in the server binary (cmake/embed_python.cmake) and
+# handed to the interpreter with -c (a cold run) or as part of the warm
+# bootstrap (warm.c): nothing of it is read from disk, so a run cannot change
+# it for the next one. It defines two functions and runs none of them;
+# runner.c appends the calls.
+#
+# _mcpx_install(modules) makes the support modules shipped with the server
+# (every other file in python/, e.g. `mcpx`) importable by name, ahead of
+# anything installed on the system, without touching sys.path.
+#
+# _mcpx_run(src, path) runs the code as the real __main__ module, so pickling
+# and multiprocessing behave as in `python main.py`; tracebacks skip the
+# runner's frame; then it exits the way Python would (threads joined, atexit
+# run, streams flushed) but without tearing down the interpreter's modules,
+# which would cost more than most programs.
+
+
+def _mcpx_install(modules):
+    import sys
+    from importlib.machinery import ModuleSpec
+
+    class _Finder:
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name in modules:
+                return ModuleSpec(name, cls, origin="mcp-exec")
+            return None
+
+        @staticmethod
+        def create_module(spec):
+            return None
+
+        @staticmethod
+        def exec_module(module):
+            name = module.__name__
+            code = compile(modules[name], "<mcp-exec " + name + ">", "exec", dont_inherit=True)
+            exec(code, module.__dict__)
+
+    sys.meta_path.insert(0, _Finder)
+
+
+def _mcpx_run(src, path):
+    # Locals only: the loop below empties this module's globals.
+    import __main__, importlib.machinery, os as _os, sys as _sys
+
+    g = __main__.__dict__
+    for k in [k for k in g if not (k.startswith("__") and k.endswith("__"))]:
+        del g[k]
+    g["__file__"] = path
+    g["__cached__"] = None
+    g["__loader__"] = importlib.machinery.SourceFileLoader("__main__", path)
+    _sys.argv[:] = ["main.py"]
+    rc = 0
+    try:
+        code = compile(src, path, "exec", dont_inherit=True)
+        exec(code, g)
+    except SystemExit as e:
+        c = e.code
+        if c is None:
+            rc = 0
+        elif isinstance(c, int):
+            rc = c & 0xFF
+        else:
+            print(c, file=_sys.stderr)
+            rc = 1
+    except BaseException as e:
+        # Drop this function's frame from the traceback, so it reads as in
+        # a cold `python main.py`.
+        tb = e.__traceback__
+        tb = tb.tb_next if tb is not None else None
+        _sys.excepthook(type(e), e.with_traceback(tb), tb)
+        rc = 1
+    # Join non-daemon threads as Python's own exit does (only if the code
+    # imported threading: importing it here would cost every run).
+    threading = _sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
+    import atexit
+
+    atexit._run_exitfuncs()
+    for s in (_sys.stdout, _sys.stderr):
+        try:
+            s.flush()
+        except BaseException:
+            pass
+    _os._exit(rc)
