@@ -43,21 +43,43 @@ struct keyword {
 	unsigned has;   /* for numeric keywords: the SCHEMA_HAS_ bit */
 };
 
-/* "<pointer of the current keyword>: <message>" into err; returns -errnum. */
-__attribute__((format(printf, 3, 4))) static int fail(struct cctx *c, int errnum, const char *fmt,
-                                                      ...)
+/* "<where>: <message>" into err, cut at a character boundary; -EINVAL. */
+static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
 {
-	char where[96], what[sizeof(c->err->msg)], msg[sizeof(c->err->msg)];
-	va_list ap;
+	char what[sizeof(err->msg)], msg[sizeof(err->msg)];
 	int n;
+
+	n = vsnprintf(what, sizeof(what), fmt, ap);
+	mcpx_schema_text_fit(what, n < 0 ? 0 : (size_t)n, sizeof(what));
+	n = snprintf(msg, sizeof(msg), "%s: %s", where, what);
+	mcpx_schema_text_fit(msg, n < 0 ? 0 : (size_t)n, sizeof(msg));
+	return mcpx_err_set(err, EINVAL, "%s", msg);
+}
+
+__attribute__((format(printf, 3, 4))) static int fail_at(struct mcpx_err *err, const char *where,
+                                                         const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vfail_at(err, where, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Refuses the schema at the current keyword's pointer; returns -EINVAL. */
+__attribute__((format(printf, 2, 3))) static int fail(struct cctx *c, const char *fmt, ...)
+{
+	char where[96];
+	va_list ap;
+	int rc;
 
 	mcpx_schema_path_format(&c->path, where, sizeof(where));
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	rc = vfail_at(c->err, where, fmt, ap);
 	va_end(ap);
-	n = snprintf(msg, sizeof(msg), "%s: %s", where, what);
-	mcpx_schema_text_fit(msg, n < 0 ? 0 : (size_t)n, sizeof(msg));
-	return mcpx_err_set(c->err, errnum, "%s", msg);
+	return rc;
 }
 
 static int no_memory(struct cctx *c)
@@ -116,19 +138,18 @@ static int kw_type(struct cctx *c, struct schema_node *n, const cJSON *v, const 
 
 	if (!cJSON_IsArray(v)) {
 		if (!(n->types = type_bit(v)))
-			return fail(c, EINVAL,
-			            "must be one of null, boolean, object, array, "
-			            "number, string, integer, or a list of them");
+			return fail(c, "must be one of null, boolean, object, array, "
+			               "number, string, integer, or a list of them");
 		return 0;
 	}
 	if (!v->child)
-		return fail(c, EINVAL, "must not be an empty list");
+		return fail(c, "must not be an empty list");
 	cJSON_ArrayForEach(t, v)
 	{
 		if (!(bit = type_bit(t)))
-			return fail(c, EINVAL, "lists an unknown type");
+			return fail(c, "lists an unknown type");
 		if (n->types & bit)
-			return fail(c, EINVAL, "lists \"%s\" twice", t->valuestring);
+			return fail(c, "lists \"%s\" twice", t->valuestring);
 		n->types |= bit;
 	}
 	return 0;
@@ -142,11 +163,11 @@ static int kw_number(struct cctx *c, struct schema_node *n, const cJSON *v, cons
 	                       SCHEMA_HAS_MAXITEMS);
 
 	if (!cJSON_IsNumber(v))
-		return fail(c, EINVAL, "must be a number");
+		return fail(c, "must be a number");
 	if (count && (v->valuedouble < 0 || !mcpx_schema_is_integer(v->valuedouble)))
-		return fail(c, EINVAL, "must be a non-negative integer");
+		return fail(c, "must be a non-negative integer");
 	if (k->has == SCHEMA_HAS_MULTIPLE && !(v->valuedouble > 0))
-		return fail(c, EINVAL, "must be greater than 0");
+		return fail(c, "must be greater than 0");
 	*(double *)((char *)n + k->field) = v->valuedouble;
 	n->has |= k->has;
 	return 0;
@@ -168,7 +189,7 @@ static int kw_properties(struct cctx *c, struct schema_node *n, const cJSON *v,
 	int rc;
 
 	if (!cJSON_IsObject(v))
-		return fail(c, EINVAL, "must be an object of schemas");
+		return fail(c, "must be an object of schemas");
 	n->props = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(*n->props));
 	if (!n->props)
 		return no_memory(c);
@@ -177,7 +198,7 @@ static int kw_properties(struct cctx *c, struct schema_node *n, const cJSON *v,
 
 		if (key_seen_before(v->child, m)) {
 			mcpx_schema_path_key(&c->path, m->string);
-			return fail(c, EINVAL, "property defined twice");
+			return fail(c, "property defined twice");
 		}
 		if (!(p->name = strdup(m->string)))
 			return no_memory(c);
@@ -194,17 +215,17 @@ static int kw_required(struct cctx *c, struct schema_node *n, const cJSON *v,
 	const cJSON *m;
 
 	if (!cJSON_IsArray(v))
-		return fail(c, EINVAL, "must be a list of property names");
+		return fail(c, "must be a list of property names");
 	n->required = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(*n->required));
 	if (!n->required)
 		return no_memory(c);
 	cJSON_ArrayForEach(m, v)
 	{
 		if (!cJSON_IsString(m))
-			return fail(c, EINVAL, "must be a list of property names");
+			return fail(c, "must be a list of property names");
 		for (size_t i = 0; i < n->nrequired; i++)
 			if (strcmp(n->required[i], m->valuestring) == 0)
-				return fail(c, EINVAL, "lists \"%s\" twice", m->valuestring);
+				return fail(c, "lists \"%s\" twice", m->valuestring);
 		if (!(n->required[n->nrequired] = strdup(m->valuestring)))
 			return no_memory(c);
 		n->nrequired++;
@@ -228,9 +249,9 @@ static int kw_value(struct cctx *c, struct schema_node *n, const cJSON *v, const
 	cJSON **slot = k->has == SCHEMA_HAS_ENUM ? &n->enum_values : &n->const_value;
 
 	if (k->has == SCHEMA_HAS_ENUM && !cJSON_IsArray(v))
-		return fail(c, EINVAL, "must be a list of values");
+		return fail(c, "must be a list of values");
 	if (!mcpx_schema_json_depth_ok(v, MCPX_SCHEMA_MAX_DEPTH))
-		return fail(c, EINVAL, "nests deeper than %d levels", MCPX_SCHEMA_MAX_DEPTH);
+		return fail(c, "nests deeper than %d levels", MCPX_SCHEMA_MAX_DEPTH);
 	if (!(*slot = cJSON_Duplicate(v, true)))
 		return no_memory(c);
 	n->has |= k->has;
@@ -244,26 +265,25 @@ static int kw_pattern(struct cctx *c, struct schema_node *n, const cJSON *v,
 	int rc;
 
 	if (!cJSON_IsString(v))
-		return fail(c, EINVAL, "must be a string");
+		return fail(c, "must be a string");
 	rc = mcpx_schema_pattern_compile(v->valuestring, &n->pattern, why, sizeof(why));
 	if (rc == -EINVAL)
-		return fail(c, EINVAL, "invalid regular expression: %s", why);
+		return fail(c, "invalid regular expression: %s", why);
 	return rc < 0 ? no_memory(c) : 0;
 }
 
 static int kw_items(struct cctx *c, struct schema_node *n, const cJSON *v, const struct keyword *k)
 {
 	if (cJSON_IsArray(v))
-		return fail(c, EINVAL,
-		            "a list of schemas (the tuple form of older drafts) is "
-		            "not supported; use one schema for every item");
+		return fail(c, "a list of schemas (the tuple form of older drafts) is "
+		               "not supported; use one schema for every item");
 	return compile_schema(c, v, &n->items);
 }
 
 static int kw_unique(struct cctx *c, struct schema_node *n, const cJSON *v, const struct keyword *k)
 {
 	if (!cJSON_IsBool(v))
-		return fail(c, EINVAL, "must be true or false");
+		return fail(c, "must be true or false");
 	n->unique_items = cJSON_IsTrue(v);
 	return 0;
 }
@@ -330,19 +350,17 @@ static int kw_ref(struct cctx *c, struct schema_node *n, const cJSON *v, const s
 	char where[128];
 
 	if (!cJSON_IsString(v))
-		return fail(c, EINVAL, "must be a string");
+		return fail(c, "must be a string");
 	if (strncmp(v->valuestring, DEFS_PREFIX, strlen(DEFS_PREFIX)) != 0 ||
 	    !v->valuestring[strlen(DEFS_PREFIX)])
-		return fail(c, EINVAL,
-		            "only references of the form \"#/$defs/<name>\" are supported");
+		return fail(c, "only references of the form \"#/$defs/<name>\" are supported");
 	n->ref_name = strdup(v->valuestring + strlen(DEFS_PREFIX));
 	mcpx_schema_path_format(&c->path, where, sizeof(where));
 	n->ref_where = strdup(where);
 	if (!n->ref_name || !n->ref_where)
 		return no_memory(c);
 	if (!percent_decode(n->ref_name) || !unescape_token(n->ref_name))
-		return fail(c, EINVAL,
-		            "only references of the form \"#/$defs/<name>\" are supported");
+		return fail(c, "only references of the form \"#/$defs/<name>\" are supported");
 	return 0;
 }
 
@@ -353,7 +371,7 @@ static int kw_defs(struct cctx *c, struct schema_node *n, const cJSON *v, const 
 	int rc;
 
 	if (!cJSON_IsObject(v))
-		return fail(c, EINVAL, "must be an object of schemas");
+		return fail(c, "must be an object of schemas");
 	s->defs = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(*s->defs));
 	if (!s->defs)
 		return no_memory(c);
@@ -362,7 +380,7 @@ static int kw_defs(struct cctx *c, struct schema_node *n, const cJSON *v, const 
 
 		if (key_seen_before(v->child, m)) {
 			mcpx_schema_path_key(&c->path, m->string);
-			return fail(c, EINVAL, "definition appears twice");
+			return fail(c, "definition appears twice");
 		}
 		if (!(d->name = strdup(m->string)))
 			return no_memory(c);
@@ -380,14 +398,13 @@ static int kw_dialect(struct cctx *c, struct schema_node *n, const cJSON *v,
 	size_t len = strlen(DIALECT_2020_12);
 
 	if (strncmp(d, DIALECT_2020_12, len) != 0 || (d[len] && strcmp(d + len, "#") != 0))
-		return fail(c, EINVAL, "only \"%s\" (JSON Schema 2020-12) is supported",
-		            DIALECT_2020_12);
+		return fail(c, "only \"%s\" (JSON Schema 2020-12) is supported", DIALECT_2020_12);
 	return 0;
 }
 
 static int kw_id(struct cctx *c, struct schema_node *n, const cJSON *v, const struct keyword *k)
 {
-	return cJSON_IsString(v) ? 0 : fail(c, EINVAL, "must be a string");
+	return cJSON_IsString(v) ? 0 : fail(c, "must be a string");
 }
 
 #define NUM(name, field, bit)                                                                      \
@@ -448,13 +465,12 @@ static int compile_keyword(struct cctx *c, struct schema_node *n, const cJSON *m
 	const struct keyword *k = find_keyword(m->string, &i);
 
 	if (!k)
-		return fail(c, EINVAL, "unsupported keyword \"%s\"", m->string);
+		return fail(c, "unsupported keyword \"%s\"", m->string);
 	if (*seen & (UINT64_C(1) << i))
-		return fail(c, EINVAL, "keyword \"%s\" appears twice", m->string);
+		return fail(c, "keyword \"%s\" appears twice", m->string);
 	*seen |= UINT64_C(1) << i;
 	if (k->root_only && c->depth != 1)
-		return fail(c, EINVAL, "\"%s\" is supported only at the top of the schema",
-		            m->string);
+		return fail(c, "\"%s\" is supported only at the top of the schema", m->string);
 	return k->compile ? k->compile(c, n, m, k) : 0;
 }
 
@@ -465,9 +481,9 @@ static int compile_schema(struct cctx *c, const cJSON *js, struct schema_node **
 	int rc = 0;
 
 	if (c->depth >= MCPX_SCHEMA_MAX_DEPTH)
-		return fail(c, EINVAL, "schema nests deeper than %d levels", MCPX_SCHEMA_MAX_DEPTH);
+		return fail(c, "schema nests deeper than %d levels", MCPX_SCHEMA_MAX_DEPTH);
 	if (!cJSON_IsObject(js) && !cJSON_IsBool(js))
-		return fail(c, EINVAL, "a schema must be an object or true or false");
+		return fail(c, "a schema must be an object or true or false");
 	if (!(*out = n = new_node(c)))
 		return no_memory(c);
 	if (cJSON_IsBool(js)) {
@@ -494,9 +510,8 @@ static int resolve_refs(struct cctx *c)
 			if (strcmp(c->s->defs[i].name, n->ref_name) == 0)
 				n->ref = c->s->defs[i].node;
 		if (!n->ref)
-			return mcpx_err_set(c->err, EINVAL,
-			                    "%.120s: $ref: no definition \"%.80s\" in $defs",
-			                    n->ref_where, n->ref_name);
+			return fail_at(c->err, n->ref_where, "no definition \"%s\" in $defs",
+			               n->ref_name);
 	}
 	return 0;
 }
@@ -516,10 +531,10 @@ static int check_ref_cycles(struct cctx *c)
 		for (m = n; m && m->mark == 0; m = m->ref)
 			m->mark = 1;
 		if (m && m->mark == 1)
-			return mcpx_err_set(c->err, EINVAL,
-			                    "%.120s: $ref cycle through \"#/$defs/%.80s\" never "
-			                    "descends into the instance",
-			                    m->ref_where, m->ref_name);
+			return fail_at(c->err, m->ref_where,
+			               "$ref cycle through \"#/$defs/%s\" never descends into the "
+			               "instance",
+			               m->ref_name);
 		for (m = n; m && m->mark == 1; m = m->ref)
 			m->mark = 2;
 	}
@@ -534,8 +549,7 @@ int mcpx_schema_compile(const cJSON *schema, struct mcpx_schema **out, struct mc
 	*out = NULL;
 	if (!(c.s = calloc(1, sizeof(*c.s))))
 		return mcpx_err_set(err, ENOMEM, "out of memory compiling a schema");
-	rc = schema ? compile_schema(&c, schema, &c.s->root)
-	            : mcpx_err_set(err, EINVAL, "no schema");
+	rc = schema ? compile_schema(&c, schema, &c.s->root) : fail(&c, "no schema");
 	if (rc == 0)
 		rc = resolve_refs(&c);
 	if (rc == 0)

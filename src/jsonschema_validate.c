@@ -131,10 +131,16 @@ static bool out_of_time(struct vctx *v)
 	return v->stopped;
 }
 
-/* A value for a message, cut short with "..." when long. */
-static void value_text(const cJSON *val, char *out, size_t size)
+/* A value for a message, cut short with "..." when long. Not printed when
+ * the message would only be counted. */
+static void value_text(const struct vctx *v, const cJSON *val, char *out, size_t size)
 {
-	char *s = cJSON_PrintUnformatted(val);
+	char *s;
+
+	out[0] = '\0';
+	if (v->full || v->errs->kept >= MCPX_SCHEMA_MAX_ERRORS)
+		return;
+	s = cJSON_PrintUnformatted(val);
 
 	mcpx_schema_text_fit(out, (size_t)snprintf(out, size, "%s", s ? s : "the listed values"),
 	                     size);
@@ -190,7 +196,7 @@ static void check_values(struct vctx *v, const struct schema_node *n, const cJSO
 
 	if (n->has & SCHEMA_HAS_CONST) {
 		if ((eq = mcpx_schema_json_equal(inst, n->const_value)) == 0) {
-			value_text(n->const_value, text, sizeof(text));
+			value_text(v, n->const_value, text, sizeof(text));
 			report(v, "must be equal to %s", text);
 		}
 	}
@@ -199,7 +205,7 @@ static void check_values(struct vctx *v, const struct schema_node *n, const cJSO
 		for (e = n->enum_values->child; e && eq == 0; e = e->next)
 			eq = mcpx_schema_json_equal(inst, e);
 		if (eq == 0) {
-			value_text(n->enum_values, text, sizeof(text));
+			value_text(v, n->enum_values, text, sizeof(text));
 			report(v, "must be one of %s", text);
 		}
 	}
@@ -209,8 +215,10 @@ static void check_values(struct vctx *v, const struct schema_node *n, const cJSO
 
 /* multipleOf, robust to binary floating point: 0.3 is a multiple of 0.1
  * although 0.3 / 0.1 is 2.9999999999999996 in doubles. Integers below 2^53
- * are exact, so they are checked exactly; otherwise the quotient must be
- * within a few units of rounding error of a whole number. */
+ * are exact, so they are checked exactly. Otherwise x and m are correctly
+ * rounded decimals and the division rounds once more, so the quotient is
+ * within 1.5 units of relative rounding error of the true one: it must be
+ * that close (with a margin, 4 units) to a whole number. */
 static bool is_multiple(double x, double m)
 {
 	double q = x / m;
@@ -219,7 +227,7 @@ static bool is_multiple(double x, double m)
 		return false;
 	if (mcpx_schema_is_integer(x) && mcpx_schema_is_integer(m) && fabs(x) < 0x1p53)
 		return fmod(x, m) == 0;
-	return fabs(q - round(q)) <= fabs(q) * 8 * DBL_EPSILON;
+	return fabs(q - round(q)) <= fabs(q) * 4 * DBL_EPSILON;
 }
 
 static void check_number(struct vctx *v, const struct schema_node *n, double x)

@@ -179,6 +179,9 @@ static const struct row rows[] = {
     {"{'pattern':'^.$'}", "'\\ud83d\\ude00'", NULL},
     {"{'pattern':'^\\\\u00e9$'}", "'\xC3\xA9'", NULL},
     {"{'pattern':'^\\\\d$'}", "'\xD9\xA3'", "(root): must match pattern \"^\\d$\""},
+    {"{'pattern':'^\\\\u{1F600}$'}", "'\\ud83d\\ude00'", NULL},
+    {"{'pattern':'(?<=a)b'}", "'ab'", NULL},
+    {"{'pattern':'(?<=a)b'}", "'cb'", "(root): must match pattern \"(?<=a)b\""},
     {"{'pattern':'^a'}", "5", NULL},
     /* items */
     {"{'items':{'type':'integer'}}", "[1,2,3]", NULL},
@@ -306,7 +309,7 @@ static const struct {
     {"{'$defs':{'a':{}},'$ref':'#/$defs/a%2Fb'}",
      "/$ref: only references of the form \"#/$defs/<name>\" are supported"},
     {"{'properties':{'a':{'$ref':'#/$defs/missing'}}}",
-     "/properties/a/$ref: $ref: no definition \"missing\" in $defs"},
+     "/properties/a/$ref: no definition \"missing\" in $defs"},
     {"{'$defs':{'a':{'$ref':'#/$defs/b'},'b':{'$ref':'#/$defs/a'}},'$ref':'#/$defs/a'}",
      "/$defs/a/$ref: $ref cycle through \"#/$defs/b\" never descends into the instance"},
     {"{'$defs':{'a':{'$ref':'#/$defs/a'}}}",
@@ -319,6 +322,9 @@ static const struct {
      "/$schema: only \"https://json-schema.org/draft/2020-12/schema\" (JSON Schema 2020-12) is "
      "supported"},
     {"{'$id':5}", "/$id: must be a string"},
+    {"{'properties':{'a':{'$id':'urn:a'}}}",
+     "/properties/a/$id: \"$id\" is supported only at the top of the schema"},
+    {"{'minProperties':1}", "/minProperties: unsupported keyword \"minProperties\""},
 };
 
 static void test_refusals(void)
@@ -344,6 +350,11 @@ static void test_refusals(void)
 	cJSON *js = parse("{'properties':{'p':{'pattern':'(['}}}");
 	CHECK_INT(mcpx_schema_compile(js, &s, &err), -EINVAL);
 	CHECK(strncmp(err.msg, "/properties/p/pattern: invalid regular expression: ", 51) == 0);
+	cJSON_Delete(js);
+	/* \C (one byte, which can split a character) is refused. */
+	js = parse("{'pattern':'a\\\\Cb'}");
+	CHECK_INT(mcpx_schema_compile(js, &s, &err), -EINVAL);
+	CHECK(strncmp(err.msg, "/pattern: invalid regular expression: ", 38) == 0);
 	cJSON_Delete(js);
 	CHECK_INT(mcpx_schema_compile(NULL, &s, &err), -EINVAL);
 }
@@ -454,6 +465,24 @@ static char *repeat(char c, size_t n, const char *tail)
 	memset(s, c, n);
 	strcpy(s + n, tail);
 	return s;
+}
+
+/* 200 000 distinct items would take 2 * 10^10 comparisons pairwise, far
+ * beyond the CPU budget; sorted hashes make it quick. */
+static void test_unique_long_array(void)
+{
+	struct mcpx_schema_errors errs;
+	struct mcpx_schema *s = compile("{'uniqueItems':true}", __LINE__);
+	cJSON *inst = cJSON_CreateArray();
+
+	for (int i = 0; i < 200000; i++)
+		cJSON_AddItemToArray(inst, cJSON_CreateNumber(i));
+	CHECK_INT(mcpx_schema_validate(s, inst, &errs), 0);
+	cJSON_AddItemToArray(inst, cJSON_CreateNumber(5));
+	CHECK_INT(mcpx_schema_validate(s, inst, &errs), -EINVAL);
+	CHECK_STR(errs.text, "(root): must not contain duplicates: items 5 and 200000 are equal\n");
+	cJSON_Delete(inst);
+	mcpx_schema_free(s);
 }
 
 /* Catastrophic backtracking: 2^40 ways to split the a's. PCRE2's match
@@ -608,6 +637,7 @@ int main(void)
 	test_refusals();
 	test_depth();
 	test_ref_chain();
+	test_unique_long_array();
 	test_catastrophic_pattern();
 	test_quadratic_pattern();
 	test_message_count_cap();
