@@ -22,7 +22,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config \
-      libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev \
+      libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev libpcre2-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -47,7 +47,7 @@ LABEL org.opencontainers.image.title="mcp-exec" \
 # drags gcc, g++ and the Boost headers (~500 MB) into the runtime image.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libwebsockets17 libcjson1 libseccomp2 libssl3 libcurl4 ca-certificates \
+      libwebsockets17 libcjson1 libseccomp2 libssl3 libcurl4 libpcre2-8-0 ca-certificates \
       python3 python3-numpy python3-pandas python3-matplotlib python3-yaml \
       python3-jinja2 python3-pil python3-munkres \
  && for cc in cc gcc g++ c++ cpp; do \
