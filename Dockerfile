@@ -1,7 +1,8 @@
 # mcp-exec container image.
 #
 #   build:   Debian bookworm with the -dev packages; CMake Release build of
-#            mcp-exec and mcp-exec-client, stripped.
+#            mcp-exec, mcp-exec-zygote (the warm interpreter, beside it in
+#            /usr/local/bin) and mcp-exec-client, stripped.
 #   runtime: Debian bookworm-slim with python3 and the libraries user code
 #            expects (numpy, pandas, matplotlib, PyYAML, Jinja2, Pillow), the
 #            shared libraries the binaries link, and nothing else added: no
@@ -23,15 +24,18 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config \
       libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev libpcre2-dev \
+      libpython3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY include ./include
 COPY src ./src
 COPY cmd ./cmd
+COPY cmake ./cmake
+COPY python ./python
 COPY tests ./tests
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr/local \
- && cmake --build /build -j"$(nproc)" --target mcp-exec mcp-exec-client \
+ && cmake --build /build -j"$(nproc)" --target mcp-exec mcp-exec-zygote mcp-exec-client \
  && cmake --install /build --strip \
  && /usr/local/bin/mcp-exec --version
 
@@ -48,6 +52,7 @@ LABEL org.opencontainers.image.title="mcp-exec" \
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libwebsockets17 libcjson1 libseccomp2 libssl3 libcurl4 libpcre2-8-0 ca-certificates \
+      libpython3.11 \
       python3 python3-numpy python3-pandas python3-matplotlib python3-yaml \
       python3-jinja2 python3-pil python3-munkres \
  && for cc in cc gcc g++ c++ cpp; do \
@@ -66,7 +71,8 @@ RUN apt-get update \
  # /tmp holds the per-run workdirs (a tmpfs or emptyDir at run time; runc
  # copies this mode onto the tmpfs).
  && chmod 1777 /tmp
-COPY --from=build /usr/local/bin/mcp-exec /usr/local/bin/mcp-exec-client /usr/local/bin/
+COPY --from=build /usr/local/bin/mcp-exec /usr/local/bin/mcp-exec-zygote \
+     /usr/local/bin/mcp-exec-client /usr/local/bin/
 ENV MCP_EXEC_TRANSPORT=http \
     MCP_EXEC_ADDR=0.0.0.0:8080 \
     MCP_EXEC_PYTHON=/usr/bin/python3

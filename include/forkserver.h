@@ -1,12 +1,15 @@
 /*
  * forkserver.h - warm runs forked from a zygote that has never run user code.
  *
- * The zygote is a sandboxed interpreter (sandbox.h, mcpx_sandbox_spawn_zygote)
- * that preloads the configured modules once and then, on request, forks a
- * child per run. The child enters the run's sandbox itself (its own session,
- * workdir, limits, a nested Landlock ruleset and the run's seccomp filter
- * stacked on the zygote's) and then behaves exactly like a warm interpreter
- * (warm.h): ready byte, header, code, one run, discarded. The server adopts
+ * The zygote is mcp-exec-zygote (src/zygote/), a C program embedding the
+ * interpreter, started through the sandbox (sandbox.h,
+ * mcpx_sandbox_spawn_zygote); it preloads the configured modules once and
+ * then, on request, forks a child per run. The child runs the cold path's
+ * setup itself (sandbox_child.c: its own session, workdir, limits, a nested
+ * Landlock ruleset and the run's seccomp filter stacked on the zygote's),
+ * reports it on an error pipe as a cold child does, and then behaves
+ * exactly like a warm interpreter (warm.h): ready byte, header, code, one
+ * run, discarded. The server adopts
  * the child (mcpx_sandbox_adopt), so kill, reap and cleanup are the same as
  * for any run; reaping goes through the zygote, which never reaps on its own.
  *
@@ -24,10 +27,11 @@
 
 struct mcpx_forkserver;
 
-/* Starts the zygote with bootstrap (mcpx_warm_bootstrap(preload, true)) under
- * lim (its CPU limit is ignored: each child sets its own). Returns at once;
- * the preload goes on in the background (see mcpx_forkserver_poll). */
-int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
+/* Starts the zygote, preloading the modules of preload (a validated list),
+ * under lim (its CPU limit is ignored: each child sets its own). Needs
+ * mcpx_sandbox_use_zygote. Returns at once; the preload goes on in the
+ * background (see mcpx_forkserver_poll). */
+int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
 			  const struct mcpx_limits *lim, struct mcpx_forkserver **out,
 			  struct mcpx_err *err);
 
@@ -42,11 +46,14 @@ int mcpx_forkserver_poll(struct mcpx_forkserver *fs);
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
 			 struct mcpx_err *err);
 
-/* Takes the pending fork (waiting, bounded, for the zygote's answer): proc
- * becomes an adopted run (see sandbox.h) with O_NONBLOCK stdin/stdout/stderr
- * ends. On failure nothing of the fork is left. */
+/* Takes the pending fork (waiting, bounded, for the zygote's answer and the
+ * child's setup verdict): proc becomes an adopted run (see sandbox.h) with
+ * O_NONBLOCK stdin/stdout/stderr ends. A child whose setup failed is
+ * reported as a cold spawn reports it ("sandbox setup failed at step
+ * <name>: <error>"), with *setup_failed set (may be NULL). On failure
+ * nothing of the fork is left. */
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
-			 struct mcpx_err *err);
+			 bool *setup_failed, struct mcpx_err *err);
 
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs);

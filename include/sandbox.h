@@ -60,6 +60,7 @@ struct mcpx_sandbox {
 	struct sock_fprog filter; /* compiled seccomp BPF; owned */
 	struct sock_fprog zygote_filter; /* the same minus the setsid denial; owned */
 	char python[4096];        /* absolute interpreter path */
+	char zygote[4096];        /* the warm interpreter's binary (mcp-exec-zygote), or "" */
 	char runtime_root[4096];  /* the interpreter's prefix when outside /usr etc., else "" */
 	const char *runner;       /* the cold run's -c program (runner.h); static storage */
 	char workdir_base[4096];
@@ -104,6 +105,14 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 		      struct mcpx_err *err);
 void mcpx_sandbox_free(struct mcpx_sandbox *sb);
 
+/* The warm interpreter: mcp-exec-zygote, which embeds Debian's libpython.
+ * path NULL: the binary next to the running one (/proc/self/exe). Checks
+ * that it is an executable file and that the configured python is the
+ * interpreter it embeds (a warm run must behave as a cold one), and keeps
+ * its canonical path: every Landlock ruleset then lets it be read and
+ * executed. Without it (an error here), no warm mode is possible. */
+int mcpx_sandbox_use_zygote(struct mcpx_sandbox *sb, const char *path, struct mcpx_err *err);
+
 /* Creates the workdir, writes the code to main.py and starts
  * `python -I -u -B main.py` in it. The child's stdin is a pipe whose write
  * end is returned (the caller writes stdin data, then closes it; writes to a
@@ -118,11 +127,12 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err);
 
-/* Starts a warm interpreter: the same sandbox, but `python -I -u -B -c
- * bootstrap` and no main.py; the bootstrap (warm.h) preloads modules and
- * waits for the code on stdin. */
+/* Starts a warm interpreter: the same sandbox, but the zygote binary in
+ * its one-run mode (`mcp-exec-zygote once`) and no main.py; it preloads
+ * the modules of preload and waits for the code on stdin (warm.h). Needs
+ * mcpx_sandbox_use_zygote. */
 int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-			    const char *bootstrap, struct mcpx_sandbox_proc *proc,
+			    const char *preload, struct mcpx_sandbox_proc *proc,
 			    struct mcpx_err *err);
 
 /* Writes the code to main.py in a warm interpreter's workdir (a cold spawn
@@ -130,20 +140,27 @@ int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_lim
 int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
 			    const char *code, size_t code_len, struct mcpx_err *err);
 
-/* Starts the fork server's zygote: like spawn_warm, but with the zygote's
- * seccomp variant, no CPU limit of its own, and control_fd (one end of a
- * socketpair) as its fd 4. The zygote only preloads and forks; it never runs
- * user code (forkserver.c, warm.c). */
+/* Starts the fork server's zygote (`mcp-exec-zygote serve`): like
+ * spawn_warm, but with the zygote's seccomp variant and control_fd (one end
+ * of a socketpair) as its fd 4. The zygote only preloads and forks; it
+ * never runs user code (forkserver.c, src/zygote/). */
 int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-			      const char *bootstrap, int control_fd,
+			      const char *preload, int control_fd,
 			      struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
 
 /* Takes charge of a run leader the zygote forked: proc's fds and workdir
  * are already set; this opens the pidfds (race-free, the zygote reaps only
  * when reaper asks it to) and registers the leader for the sweep. Then
- * kill, reap and cleanup treat it like a spawned run. */
+ * kill, reap and cleanup treat it like a spawned run. The caller then reads
+ * the child's setup verdict (mcpx_sandbox_await_setup). */
 int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn reaper,
 		       void *reaper_ctx, struct mcpx_err *err);
+
+/* Waits, at most timeout_ms, for the verdict a child writes on its error
+ * pipe (errpipe, the read end; closed here): 0 once the child closed it
+ * without a word, else -errno with "sandbox setup failed at step <name>:
+ * <error>" in err, as spawn reports it. */
+int mcpx_sandbox_await_setup(int errpipe, int timeout_ms, struct mcpx_err *err);
 
 /* Empties proc (every fd -1, no pid), as spawn does before it starts. */
 void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc);

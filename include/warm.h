@@ -1,15 +1,15 @@
 /*
  * warm.h - the warm interpreter protocol.
  *
- * A warm interpreter is a sandboxed Python started before a request arrives
- * (sandbox.h, mcpx_sandbox_spawn_warm) running a small bootstrap: it preloads
- * the configured modules, makes itself non-dumpable while it waits, writes
- * one NUL byte to stdout to say it is ready, then reads a fixed-size header
- * and the code from stdin; whatever follows on stdin is the program's own
- * stdin. It then re-bases RLIMIT_CPU on the CPU it has used so far (the
- * limit counts from the code's arrival) and runs the code as the real
- * __main__ (from main.py, which the server wrote into the workdir), exactly
- * once. The process is discarded afterwards.
+ * A warm interpreter is a sandboxed, preloaded Python waiting for its code:
+ * a child forked by the fork server's zygote, or (after-reap mode) the
+ * mcp-exec-zygote binary started on its own (src/zygote/). It writes one NUL
+ * byte to stdout to say it is ready, then reads a fixed-size header and the
+ * code from stdin; whatever follows on stdin is the program's own stdin. It
+ * then re-bases RLIMIT_CPU on the CPU it has used so far (the limit counts
+ * from the code's arrival) and runs the code through the runner (runner.h)
+ * as the real __main__ (from main.py, which the server wrote into the
+ * workdir), exactly once. The process is discarded afterwards.
  */
 #ifndef MCPX_WARM_H
 #define MCPX_WARM_H
@@ -20,18 +20,15 @@
 /* True when every comma-separated entry is a dotted Python module name. */
 bool mcpx_warm_preload_valid(const char *csv);
 
-/* The bootstrap source for -c, with the preload list baked in (caller
- * frees). With fork_server, the interpreter is the fork server's zygote: it
- * preloads, then forks one child per request on its control socket, and
- * each child continues as a warm interpreter (forkserver.h). NULL on
- * allocation failure. */
-char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server);
-
 /* The header is "<code bytes, 20 digits> <cpu seconds, 10 digits>\n". */
 #define MCPX_WARM_HEADER_LEN 32
 
 /* Formats the header line for a run; returns its length (0 if it does not
  * fit). */
 size_t mcpx_warm_header(char *buf, size_t len, size_t code_len, unsigned cpu_s);
+
+/* Parses MCPX_WARM_HEADER_LEN bytes of header. Returns 0, or -1 when they
+ * are not a header. */
+int mcpx_warm_header_parse(const char *hdr, size_t *code_len, unsigned *cpu_s);
 
 #endif

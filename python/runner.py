@@ -1,14 +1,20 @@
 # runner.py - how every run's code is executed, cold or warm.
 #
 # Trusted code, embedded in the server binary (cmake/embed_python.cmake) and
-# handed to the interpreter with -c (a cold run) or as part of the warm
-# bootstrap (warm.c): nothing of it is read from disk, so a run cannot change
-# it for the next one. It defines two functions and runs none of them;
-# runner.c appends the calls.
+# handed to the interpreter with -c (a cold run) or loaded by the warm
+# interpreter (src/zygote/interp.c): nothing of it is read from disk, so
+# a run cannot change it for the next one. It defines three functions and
+# runs none of them; runner.c appends the installation, the interpreter
+# calls the rest.
 #
 # _mcpx_install(modules) makes the support modules shipped with the server
 # (every other file in python/, e.g. `mcpx`) importable by name, ahead of
 # anything installed on the system, without touching sys.path.
+#
+# _mcpx_fresh(old, new) gives a child forked from the zygote, already inside
+# its sandbox, what a freshly started interpreter would have: its own
+# workdir wherever the environment named the zygote's, fresh random state,
+# and the paths every run takes touched once while it waits.
 #
 # _mcpx_run(src, path) runs the code as the real __main__ module, so pickling
 # and multiprocessing behave as in `python main.py`; tracebacks skip the
@@ -39,6 +45,25 @@ def _mcpx_install(modules):
             exec(code, module.__dict__)
 
     sys.meta_path.insert(0, _Finder)
+
+
+def _mcpx_fresh(old, new):
+    import os, sys
+
+    for k, v in list(os.environ.items()):
+        if v == old:
+            os.environ[k] = new
+    # tempfile caches the directory it picked; random reseeds itself at
+    # fork (os.register_at_fork), numpy's global generator does not.
+    m = sys.modules.get("tempfile")
+    if m is not None:
+        m.tempdir = None
+    m = sys.modules.get("numpy.random")
+    if m is not None:
+        m.seed()
+    # compile and exec's first use faults in pages shared with the zygote:
+    # paid here, while waiting, rather than after the code arrives.
+    exec(compile("pass", "<warm-up>", "exec", dont_inherit=True), {})
 
 
 def _mcpx_run(src, path):

@@ -3,7 +3,7 @@
 # Idempotent: packages already present are not reinstalled. Needs root (or sudo).
 set -euo pipefail
 
-BUILD="build-essential cmake pkg-config libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev libpcre2-dev"
+BUILD="build-essential cmake pkg-config libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev libpcre2-dev libpython3-dev"
 RUNTIME="python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil"
 TEST="nodejs npm unzip"
 want="$BUILD $RUNTIME"

@@ -74,6 +74,15 @@ static void publish_layers(const struct mcpx_sandbox *sb)
 	mcpx_metrics_set_layer("dumpable_off", sb->layers.dumpable_off);
 }
 
+/* The warm interpreter's binary (mcp-exec-zygote), resolved once, next to
+ * this one. Without it no warm mode can run; the reason goes to why. */
+static void find_zygote(const struct mcpx_config *cfg, struct mcpx_sandbox *sb,
+			struct mcpx_err *why)
+{
+	if (cfg->warm != MCPX_WARM_OFF && mcpx_sandbox_use_zygote(sb, NULL, why) < 0)
+		mcpx_warn("warm interpreters off, every run starts cold: %s", why->msg);
+}
+
 static int start_sandbox(struct app *app)
 {
 	struct mcpx_err err = {{0}};
@@ -84,6 +93,7 @@ static int start_sandbox(struct app *app)
 		mcpx_error("sandbox: %s", err.msg);
 		return EX_OSERR;
 	}
+	find_zygote(app->cfg, &app->sb, &err);
 	/* seccomp is the layer that holds everywhere (Landlock depends on the
 	 * kernel): without it the network promise is gone, so no start. */
 	if (!app->sb.layers.seccomp) {
@@ -380,6 +390,13 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 	}
 	mcpx_sandbox_describe(&sb, layers, sizeof(layers));
 	printf("sandbox layers: %s\n", layers);
+	{
+		struct mcpx_err why = {{0}};
+
+		find_zygote(cfg, &sb, &why);
+		printf("warm interpreter binary: %s%s\n", sb.zygote[0] ? sb.zygote : "none: ",
+		       sb.zygote[0] ? "" : why.msg[0] ? why.msg : "MCP_EXEC_WARM=0");
+	}
 	rc = mcpx_sandbox_selftest(&sb, &err);
 	printf("self-test: %s%s%s\n", rc == 0 ? "passed" : "FAILED", rc == 0 ? "" : ": ",
 	       rc == 0 ? "" : err.msg);

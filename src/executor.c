@@ -111,7 +111,6 @@ struct mcpx_executor {
 
 	/* The next run's interpreter, prepared in advance (warm.h). */
 	enum mcpx_warm_mode warm_mode;
-	char *bootstrap;
 	bool warm_ready;
 	bool warm_pending; /* fork mode: asked for, not yet taken from the zygote */
 	struct mcpx_sandbox_proc warm;
@@ -152,12 +151,6 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->cfg = cfg;
 	ex->sb = sb;
 	ex->warm_mode = mcpx_warm_mode_for(cfg, sb);
-	if (ex->warm_mode != MCPX_WARM_MODE_OFF) {
-		ex->bootstrap = mcpx_warm_bootstrap(cfg->preload,
-						    ex->warm_mode == MCPX_WARM_MODE_FORK);
-		if (!ex->bootstrap)
-			ex->warm_mode = MCPX_WARM_MODE_OFF;
-	}
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK)
 		wait_first_zygote(ex);
 	prepare_warm(ex);
@@ -321,7 +314,8 @@ const char *mcpx_warm_mode_name(enum mcpx_warm_mode m)
 
 enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const struct mcpx_sandbox *sb)
 {
-	if (cfg->warm == MCPX_WARM_OFF)
+	/* Both warm modes run the zygote binary (src/zygote/). */
+	if (cfg->warm == MCPX_WARM_OFF || !sb->zygote[0])
 		return MCPX_WARM_MODE_OFF;
 	/* A zygote that outlives runs is only safe when run code can neither
 	 * write its workdir nor signal or ptrace it: Landlock with signal
@@ -334,16 +328,22 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const stru
 	return MCPX_WARM_MODE_AFTER_REAP;
 }
 
-/* Fork mode: takes the child asked for in prepare_warm from the zygote. */
-static bool take_pending(struct mcpx_executor *ex)
+/* Fork mode: takes the child asked for in prepare_warm from the zygote. A
+ * child whose sandbox setup failed is the run's failure, reported as a cold
+ * spawn's is (into *setup_err, when given); any other failure only costs the
+ * warm start. */
+static bool take_pending(struct mcpx_executor *ex, struct mcpx_err *setup_err)
 {
 	struct mcpx_err err = {{0}};
+	bool setup_failed = false;
 
 	ex->warm_pending = false;
-	if (mcpx_forkserver_take(ex->fs, &ex->warm, &err) == 0)
+	if (mcpx_forkserver_take(ex->fs, &ex->warm, &setup_failed, &err) == 0)
 		return true;
 	ex->warm_ready = false;
 	mcpx_timer_cancel(&ex->warm_timer);
+	if (setup_failed && setup_err)
+		*setup_err = err;
 	warm_failed(ex, err.msg);
 	return false;
 }
@@ -357,7 +357,7 @@ static void discard_warm(struct mcpx_executor *ex)
 		return;
 	ex->warm_ready = false;
 	mcpx_timer_cancel(&ex->warm_timer);
-	if (ex->warm_pending && !take_pending(ex))
+	if (ex->warm_pending && !take_pending(ex, NULL))
 		return;
 	mcpx_sandbox_kill(&ex->warm);
 	mcpx_sandbox_reap(&ex->warm, &status, &ru);
@@ -398,20 +398,14 @@ static void warm_timer_cb(struct mcpx_timer *t)
 }
 
 /* Fork mode gives up for the rest of the process's life: the zygote goes,
- * and each run gets a fresh interpreter (after-reap), or starts cold when
- * not even the bootstrap can be built. */
+ * and each run gets a fresh interpreter (after-reap). */
 static void leave_fork_mode(struct mcpx_executor *ex, const char *why)
 {
-	char *boot = mcpx_warm_bootstrap(ex->cfg->preload, false);
-
 	mcpx_forkserver_stop(ex->fs);
 	ex->fs = NULL;
 	ex->warm_failures = 0;
-	free(ex->bootstrap);
-	ex->bootstrap = boot;
-	ex->warm_mode = boot ? MCPX_WARM_MODE_AFTER_REAP : MCPX_WARM_MODE_OFF;
-	mcpx_error("fork server given up (%s); %s from now on", why,
-		   boot ? "a fresh interpreter per run" : "every run starts cold");
+	ex->warm_mode = MCPX_WARM_MODE_AFTER_REAP;
+	mcpx_error("fork server given up (%s); a fresh interpreter per run from now on", why);
 }
 
 /* Counts a failure to prepare; after a few in a row warm mode degrades
@@ -440,7 +434,7 @@ static int zygote_ready(struct mcpx_executor *ex, const struct mcpx_limits *lim)
 
 	if (!ex->fs)
 		ex->zygote_proven = false;
-	if (!ex->fs && mcpx_forkserver_start(ex->sb, ex->bootstrap, lim, &ex->fs, &err) < 0) {
+	if (!ex->fs && mcpx_forkserver_start(ex->sb, ex->cfg->preload, lim, &ex->fs, &err) < 0) {
 		warm_failed(ex, err.msg);
 		return -1;
 	}
@@ -528,7 +522,7 @@ static void prepare_warm(struct mcpx_executor *ex)
 		rc = mcpx_forkserver_fork(ex->fs, &lim, &err);
 		ex->warm_pending = rc == 0;
 	} else {
-		rc = mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->bootstrap, &ex->warm, &err);
+		rc = mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->cfg->preload, &ex->warm, &err);
 	}
 	if (rc < 0) {
 		warm_failed(ex, err.msg);
@@ -553,7 +547,7 @@ static uint64_t proc_cpu_ms(pid_t pid)
 /* Takes the prepared interpreter if it is still alive (it may have died:
  * then the run starts cold). */
 static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
-		      bool *marker_pending)
+		      bool *marker_pending, struct mcpx_err *setup_err)
 {
 	struct pollfd pfd;
 
@@ -561,7 +555,7 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 
 	if (!ex->warm_ready)
 		return false;
-	if (ex->warm_pending && !take_pending(ex))
+	if (ex->warm_pending && !take_pending(ex, setup_err))
 		return false;
 	pfd.fd = ex->warm.pidfd;
 	pfd.events = POLLIN;
@@ -597,9 +591,10 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 	return true;
 }
 
-static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job)
+static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job,
+			  struct mcpx_err *setup_err)
 {
-	if (!take_warm(ex, &job->proc, &job->out.skip_marker))
+	if (!take_warm(ex, &job->proc, &job->out.skip_marker, setup_err))
 		return false;
 	job->cpu_base_ms = proc_cpu_ms(job->proc.pid);
 	return true;
@@ -897,7 +892,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	 * far. */
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK && !ex->warm_ready)
 		prepare_warm(ex);
-	if (take_warm_for(ex, job)) {
+	if (take_warm_for(ex, job, &err)) {
 		char hdr[64];
 		size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, lim.cpu_s);
 		job->feed_len = hlen + job->code_len + job->stdin_len;
@@ -917,6 +912,8 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 				memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
 			job->warm = true;
 		}
+	} else if (err.msg[0]) {
+		rc = -EPERM; /* the forked child's sandbox setup failed (in err) */
 	} else {
 		rc = mcpx_sandbox_spawn(ex->sb, &lim, job->code, job->code_len, &job->proc, &err);
 	}
@@ -1061,6 +1058,5 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		job_free(job);
 	}
 	mcpx_forkserver_stop(ex->fs);
-	free(ex->bootstrap);
 	free(ex);
 }

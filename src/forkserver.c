@@ -1,24 +1,27 @@
 /*
  * forkserver.c - the server's side of the fork server (forkserver.h).
  *
- * What it does: starts the zygote through the sandbox (its own workdir,
- * limits, Landlock ruleset and the zygote variant of the seccomp filter),
- * hands it once what every child must enforce (the run's seccomp program and
- * the shape of the run's Landlock ruleset, both computed by the same code the
- * cold path uses), and then, per run, creates the run's workdir beneath the
- * zygote's and its pipes, computes its rlimits, sends one request with the
- * child's pipe ends attached (SCM_RIGHTS) and adopts the child it gets back.
+ * What it does: starts the zygote (mcp-exec-zygote serve) through the cold
+ * path's setup (sandbox.c: its own workdir, limits, Landlock ruleset and the
+ * zygote variant of the seccomp filter), hands it once what every child must
+ * enforce (the Landlock ABI and paths, and the run's compiled seccomp
+ * program: computed here, by the code the cold path uses), and then, per
+ * run, creates the run's workdir beneath the zygote's, its pipes and its
+ * error pipe, computes its rlimits, sends one request with the child's ends
+ * attached (SCM_RIGHTS) and adopts the child it gets back. The child's setup
+ * verdict comes on its error pipe, read here exactly as a cold child's is.
  *
- * The control channel is a SOCK_SEQPACKET socketpair: one JSON object per
- * message, requests and answers strictly alternating. Every wait for an
- * answer is bounded, so a wedged zygote costs a timeout, never a hung server.
+ * The control channel is a SOCK_SEQPACKET socketpair carrying the
+ * structures of zygote_proto.h, requests and answers strictly alternating.
+ * Every wait for an answer is bounded, so a wedged zygote costs a timeout,
+ * never a hung server.
  *
  * What it does not do: decide when forking is safe (executor.c), or run
- * anything itself: the child's setup is Python in the zygote (warm.c).
+ * anything itself: the child's setup is sandbox_child.c, in the zygote's
+ * child (src/zygote/zygote.c).
  */
 #include "forkserver.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -30,24 +33,24 @@
 #include <unistd.h>
 
 #include "fdutil.h"
-#include "landlock.h"
 #include "log.h"
 #include "warm.h"
 #include "workdir.h"
+#include "zygote_proto.h"
 
-/* How long an answer may take: a fork of the preloaded zygote is a few
- * milliseconds, a reap of an exited child less. */
+/* How long an answer may take: a fork of the preloaded zygote is a
+ * millisecond, a reap of an exited child less, a child's setup about as
+ * much as its fork. */
 #define ANSWER_TIMEOUT_MS 5000
-#define MAX_MESSAGE 65536
 
 /* A fork asked for and not yet taken: the server's ends of the child's
  * pipes and its workdir, then the zygote's answer. */
 struct pending_fork {
 	bool active;
 	bool answered;
-	pid_t pid;      /* from the answer; 0 when the fork failed */
-	int err;        /* errno of a failed fork */
-	int stdin_w, stdout_r, stderr_r;
+	pid_t pid; /* from the answer; 0 when the fork failed */
+	int err;   /* errno of a failed fork */
+	int stdin_w, stdout_r, stderr_r, errpipe_r;
 	char workdir[4096];
 };
 
@@ -60,7 +63,7 @@ struct mcpx_forkserver {
 	struct pending_fork next;
 };
 
-/* Logs what the zygote wrote to its stderr (a traceback, say), once it has
+/* Logs what the zygote wrote to its stderr (why it stopped), once it has
  * failed. */
 static void log_zygote_stderr(struct mcpx_forkserver *fs)
 {
@@ -85,23 +88,20 @@ static int mark_dead(struct mcpx_forkserver *fs, struct mcpx_err *err, const cha
 	return mcpx_err_set(err, EPIPE, "fork server: %s", what);
 }
 
-static int send_json(struct mcpx_forkserver *fs, const cJSON *msg, const int *fds, size_t nfds)
+/* Sends one message: msg, then tail (may be empty), with nfds fds. */
+static int send_msg(struct mcpx_forkserver *fs, const void *msg, size_t len, const void *tail,
+		    size_t tail_len, const int *fds, size_t nfds)
 {
-	char *text = cJSON_PrintUnformatted(msg);
 	union {
 		struct cmsghdr hdr;
-		char buf[CMSG_SPACE(3 * sizeof(int))];
+		char buf[CMSG_SPACE(MCPX_ZFD_MAX * sizeof(int))];
 	} ctrl;
-	struct iovec iov;
-	struct msghdr mh = {0};
+	struct iovec iov[2] = {{(void *)msg, len}, {(void *)tail, tail_len}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = tail_len ? 2 : 1};
 	ssize_t n;
 
-	if (!text)
-		return -ENOMEM;
-	iov.iov_base = text;
-	iov.iov_len = strlen(text);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
+	if (nfds > MCPX_ZFD_MAX)
+		return -EINVAL;
 	if (nfds) {
 		struct cmsghdr *c;
 
@@ -117,113 +117,58 @@ static int send_json(struct mcpx_forkserver *fs, const cJSON *msg, const int *fd
 	do
 		n = sendmsg(fs->ctl, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	free(text);
-	return n == (ssize_t)iov.iov_len ? 0 : -EPIPE;
+	return n == (ssize_t)(len + tail_len) ? 0 : -EPIPE;
 }
 
 /* Receives one answer, waiting at most timeout_ms (0: do not wait). Returns
- * the parsed object, or NULL with *rc = -EAGAIN (nothing yet) or -EPIPE. */
-static cJSON *recv_json(struct mcpx_forkserver *fs, int timeout_ms, int *rc)
+ * 0, -EAGAIN (nothing yet) or -EPIPE (gone, or not an answer). */
+static int recv_reply(struct mcpx_forkserver *fs, int timeout_ms, struct mcpx_zygote_reply *rep)
 {
 	struct pollfd pfd = {.fd = fs->ctl, .events = POLLIN};
-	char *buf;
-	cJSON *msg;
 	ssize_t n;
 	int r;
 
 	do
 		r = poll(&pfd, 1, timeout_ms);
 	while (r < 0 && errno == EINTR);
-	if (r == 0) {
-		*rc = timeout_ms ? -EPIPE : -EAGAIN;
-		return NULL;
-	}
-	buf = malloc(MAX_MESSAGE + 1);
-	if (!buf) {
-		*rc = -ENOMEM;
-		return NULL;
-	}
+	if (r == 0)
+		return timeout_ms ? -EPIPE : -EAGAIN;
 	do
-		n = recv(fs->ctl, buf, MAX_MESSAGE, MSG_DONTWAIT);
+		n = recv(fs->ctl, rep, sizeof(*rep), MSG_DONTWAIT | MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
-	if (n <= 0) {
-		free(buf);
-		*rc = n < 0 && errno == EAGAIN ? -EAGAIN : -EPIPE;
-		return NULL;
-	}
-	buf[n] = '\0';
-	msg = cJSON_Parse(buf);
-	free(buf);
-	*rc = msg ? 0 : -EPIPE;
-	return msg;
+	if (n < 0 && errno == EAGAIN)
+		return -EAGAIN;
+	return n == (ssize_t)sizeof(*rep) ? 0 : -EPIPE;
 }
 
 /* ---- start -------------------------------------------------------------- */
 
-static cJSON *landlock_json(const struct mcpx_sandbox *sb)
-{
-	struct mcpx_landlock_plan plan;
-	cJSON *ll = cJSON_CreateObject(), *rules = cJSON_CreateArray();
-
-	mcpx_landlock_plan(sb->layers.landlock_abi, NULL,
-			   sb->runtime_root[0] ? sb->runtime_root : NULL, &plan);
-	cJSON_AddNumberToObject(ll, "fs", (double)plan.handled_fs);
-	cJSON_AddNumberToObject(ll, "net", (double)plan.handled_net);
-	cJSON_AddNumberToObject(ll, "scoped", (double)plan.scoped);
-	for (size_t i = 0; i < plan.n_rules; i++) {
-		cJSON *r = cJSON_CreateArray();
-
-		/* null: the child's own workdir */
-		cJSON_AddItemToArray(r, plan.rules[i].path ? cJSON_CreateString(plan.rules[i].path)
-							   : cJSON_CreateNull());
-		cJSON_AddItemToArray(r, cJSON_CreateNumber((double)plan.rules[i].rights));
-		cJSON_AddItemToArray(r, cJSON_CreateBool(plan.rules[i].optional));
-		cJSON_AddItemToArray(rules, r);
-	}
-	cJSON_AddItemToObject(ll, "rules", rules);
-	return ll;
-}
-
-static cJSON *bpf_json(const struct sock_fprog *prog)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t len = (size_t)prog->len * sizeof(struct sock_filter);
-	const unsigned char *p = (const unsigned char *)prog->filter;
-	char *s = malloc(2 * len + 1);
-	cJSON *out;
-
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < len; i++) {
-		s[2 * i] = hex[p[i] >> 4];
-		s[2 * i + 1] = hex[p[i] & 15];
-	}
-	s[2 * len] = '\0';
-	out = cJSON_CreateString(s);
-	free(s);
-	return out;
-}
-
-/* What every child enforces, sent once. The Landlock rights are below 2^53,
- * so JSON numbers carry them exactly. */
+/* What every child enforces, sent once: the inputs of the run's Landlock
+ * plan and the run's seccomp program, as the cold path uses them. */
 static int send_init(struct mcpx_forkserver *fs)
 {
 	const struct mcpx_sandbox *sb = fs->sb;
-	cJSON *init = cJSON_CreateObject();
+	struct mcpx_zygote_init *init = calloc(1, sizeof(*init));
+	size_t n = sb->layers.seccomp ? sb->filter.len : 0;
 	int rc;
 
 	if (!init)
 		return -ENOMEM;
-	if (sb->layers.landlock)
-		cJSON_AddItemToObject(init, "landlock", landlock_json(sb));
-	if (sb->layers.seccomp)
-		cJSON_AddItemToObject(init, "bpf", bpf_json(&sb->filter));
-	rc = send_json(fs, init, NULL, 0);
-	cJSON_Delete(init);
+	if (n > MCPX_ZYGOTE_MAX_FILTER) {
+		free(init);
+		return -E2BIG;
+	}
+	init->landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
+	init->n_filter = (uint32_t)n;
+	snprintf(init->runtime_root, sizeof(init->runtime_root), "%s", sb->runtime_root);
+	snprintf(init->exe, sizeof(init->exe), "%s", sb->zygote);
+	rc = send_msg(fs, init, sizeof(*init), sb->filter.filter, n * sizeof(struct sock_filter),
+		      NULL, 0);
+	free(init);
 	return rc;
 }
 
-int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
+int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
 			  const struct mcpx_limits *lim, struct mcpx_forkserver **out,
 			  struct mcpx_err *err)
 {
@@ -236,7 +181,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 	if (!fs)
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	fs->sb = sb;
-	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = -1;
+	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = fs->next.errpipe_r = -1;
 	mcpx_sandbox_proc_reset(&fs->zygote);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = mcpx_err_set(err, errno, "fork server: socketpair: %s", strerror(errno));
@@ -248,7 +193,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 	 * sets the run's), no process budget (each child gets the run's). */
 	zl.cpu_s = 0;
 	zl.max_procs = 0;
-	rc = mcpx_sandbox_spawn_zygote(sb, &zl, bootstrap, sv[1], &fs->zygote, err);
+	rc = mcpx_sandbox_spawn_zygote(sb, &zl, preload, sv[1], &fs->zygote, err);
 	close(sv[1]);
 	if (rc < 0) {
 		close(fs->ctl);
@@ -269,73 +214,47 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 
 int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 {
-	cJSON *msg;
+	struct mcpx_zygote_reply rep;
 	int rc;
 
 	if (fs->dead)
 		return -EPIPE;
 	if (fs->ready)
 		return 1;
-	msg = recv_json(fs, 0, &rc);
-	if (!msg) {
-		if (rc == -EAGAIN)
-			return 0;
+	rc = recv_reply(fs, 0, &rep);
+	if (rc == -EAGAIN)
+		return 0;
+	if (rc < 0)
 		return mark_dead(fs, NULL, "the zygote exited while preloading");
-	}
-	fs->ready = cJSON_IsTrue(cJSON_GetObjectItem(msg, "ready"));
-	cJSON_Delete(msg);
-	if (!fs->ready)
+	if (rep.err || rep.pid != fs->zygote.pid)
 		return mark_dead(fs, NULL, "unexpected message from the zygote");
+	fs->ready = true;
 	return 1;
 }
 
 /* ---- fork and reap ------------------------------------------------------ */
-
-/* An answer must be an object with a number in field (or "errno"). */
-static int answer_number(struct mcpx_forkserver *fs, const char *field, double *val,
-			 cJSON **msgp, struct mcpx_err *err)
-{
-	cJSON *msg, *v;
-	int rc;
-
-	msg = recv_json(fs, ANSWER_TIMEOUT_MS, &rc);
-	if (!msg)
-		return mark_dead(fs, err, "no answer from the zygote");
-	v = cJSON_GetObjectItem(msg, field);
-	if (!cJSON_IsNumber(v)) {
-		cJSON *e = cJSON_GetObjectItem(msg, "errno");
-		int code = cJSON_IsNumber(e) && e->valueint > 0 ? e->valueint : EPROTO;
-
-		cJSON_Delete(msg);
-		if (!cJSON_IsNumber(e))
-			return mark_dead(fs, err, "malformed answer from the zygote");
-		return mcpx_err_set(err, code, "fork server: the zygote could not %s: %s",
-				    field[0] == 'p' ? "fork" : "reap", strerror(code));
-	}
-	*val = v->valuedouble;
-	if (msgp)
-		*msgp = msg;
-	else
-		cJSON_Delete(msg);
-	return 0;
-}
 
 /* Reads the answer to an outstanding fork request, so that the next
  * request's answer is the next message. */
 static void settle(struct mcpx_forkserver *fs)
 {
 	struct pending_fork *p = &fs->next;
-	double pid = 0;
-	int rc;
+	struct mcpx_zygote_reply rep;
 
 	if (!p->active || p->answered)
 		return;
 	p->answered = true;
-	rc = answer_number(fs, "pid", &pid, NULL, NULL);
-	if (rc == 0 && (pid < 2 || pid > 1 << 30))
-		rc = mark_dead(fs, NULL, "the zygote answered a bad pid");
-	p->pid = rc == 0 ? (pid_t)pid : 0;
-	p->err = rc == 0 ? 0 : -rc;
+	p->pid = 0;
+	if (recv_reply(fs, ANSWER_TIMEOUT_MS, &rep) < 0) {
+		p->err = -mark_dead(fs, NULL, "no answer from the zygote");
+	} else if (rep.err) {
+		p->err = rep.err;
+	} else if (rep.pid < 2) {
+		p->err = -mark_dead(fs, NULL, "the zygote answered a bad pid");
+	} else {
+		p->pid = rep.pid;
+		p->err = 0;
+	}
 }
 
 static void drop_pending(struct mcpx_forkserver *fs)
@@ -345,84 +264,67 @@ static void drop_pending(struct mcpx_forkserver *fs)
 	mcpx_close_fd(&p->stdin_w);
 	mcpx_close_fd(&p->stdout_r);
 	mcpx_close_fd(&p->stderr_r);
+	mcpx_close_fd(&p->errpipe_r);
 	if (p->workdir[0])
 		(void)mcpx_workdir_remove(p->workdir);
 	p->workdir[0] = '\0';
 	p->active = false;
 }
 
-/* A non-negative count from an answer; 0 when missing. */
-static long long count_field(const cJSON *msg, const char *name)
-{
-	double v = cJSON_GetNumberValue(cJSON_GetObjectItem(msg, name));
-
-	return v == v && v >= 0 && v < 9e15 ? (long long)v : 0;
-}
-
-static struct timeval timeval_us(long long us)
-{
-	struct timeval tv = {.tv_sec = (time_t)(us / 1000000), .tv_usec = (suseconds_t)(us % 1000000)};
-
-	return tv;
-}
-
 static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
 {
 	struct mcpx_forkserver *fs = ctx;
-	struct mcpx_err err = {{0}};
-	cJSON *req, *msg = NULL;
-	double st = 0;
+	struct mcpx_zygote_req req;
+	struct mcpx_zygote_reply rep;
 	int rc;
 
 	settle(fs);
 	if (fs->dead)
 		return -EPIPE;
-	req = cJSON_CreateObject();
-	if (!req)
-		return -ENOMEM;
-	cJSON_AddNumberToObject(req, "reap", pid);
-	rc = send_json(fs, req, NULL, 0);
-	cJSON_Delete(req);
+	memset(&req, 0, sizeof(req));
+	req.op = MCPX_ZOP_REAP;
+	req.pid = pid;
+	if (send_msg(fs, &req, sizeof(req), NULL, 0, NULL, 0) < 0)
+		return mark_dead(fs, NULL, "cannot ask the zygote to reap");
+	rc = recv_reply(fs, ANSWER_TIMEOUT_MS, &rep);
 	if (rc < 0)
-		return mark_dead(fs, &err, "cannot ask the zygote to reap");
-	rc = answer_number(fs, "status", &st, &msg, &err);
-	if (rc < 0) {
-		mcpx_warn("%s", err.msg);
-		return rc;
+		return mark_dead(fs, NULL, "no answer from the zygote to a reap");
+	if (rep.err) {
+		mcpx_warn("fork server: the zygote could not reap %d: %s", (int)pid,
+			  strerror(rep.err));
+		return -rep.err;
 	}
-	memset(ru, 0, sizeof(*ru));
-	*status = (int)st;
-	ru->ru_utime = timeval_us(count_field(msg, "utime_us"));
-	ru->ru_stime = timeval_us(count_field(msg, "stime_us"));
-	ru->ru_maxrss = (long)count_field(msg, "maxrss_kb");
-	cJSON_Delete(msg);
+	*status = rep.status;
+	*ru = rep.ru;
 	return 0;
 }
 
-static cJSON *fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-			   const char *workdir)
+/* The request for a child of lim in workdir. */
+static void fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			 const char *workdir, struct mcpx_zygote_req *req)
 {
-	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
-	size_t n = mcpx_sandbox_rlimits(lim, sb->run_uid, rl);
-	cJSON *req = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+	memset(req, 0, sizeof(*req));
+	req->op = MCPX_ZOP_FORK;
+	req->n_rlimits = (int32_t)mcpx_sandbox_rlimits(lim, sb->run_uid, req->rlimits);
+	snprintf(req->workdir, sizeof(req->workdir), "%s", workdir);
+}
 
-	cJSON_AddBoolToObject(req, "fork", 1);
-	cJSON_AddStringToObject(req, "workdir", workdir);
-	for (size_t i = 0; i < n; i++) {
-		cJSON *r = cJSON_CreateArray();
-
-		/* -1 stands for RLIM_INFINITY, which a double cannot carry. */
-		cJSON_AddItemToArray(r, cJSON_CreateNumber(rl[i].resource));
-		cJSON_AddItemToArray(r, cJSON_CreateNumber(rl[i].lim.rlim_cur == RLIM_INFINITY
-								? -1
-								: (double)rl[i].lim.rlim_cur));
-		cJSON_AddItemToArray(r, cJSON_CreateNumber(rl[i].lim.rlim_max == RLIM_INFINITY
-								? -1
-								: (double)rl[i].lim.rlim_max));
-		cJSON_AddItemToArray(arr, r);
-	}
-	cJSON_AddItemToObject(req, "rlimits", arr);
-	return req;
+/* The child's pipes: [0] read end, [1] write end. Only the server's ends
+ * are O_NONBLOCK (the loop watches them). */
+static int make_pipes(struct pending_fork *p, int in[2], int out[2], int errp[2], int ep[2])
+{
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    pipe2(ep, O_CLOEXEC) < 0)
+		return -errno;
+	p->stdin_w = in[1];
+	p->stdout_r = out[0];
+	p->stderr_r = errp[0];
+	p->errpipe_r = ep[0];
+	in[1] = out[0] = errp[0] = ep[0] = -1;
+	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) ||
+	    mcpx_set_nonblock(p->stderr_r))
+		return -errno;
+	return 0;
 }
 
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
@@ -430,8 +332,8 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 {
 	const struct mcpx_sandbox *sb = fs->sb;
 	struct pending_fork *p = &fs->next;
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
-	cJSON *req;
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1}, wd = -1;
+	struct mcpx_zygote_req req;
 	int rc;
 
 	if (fs->dead)
@@ -441,7 +343,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	if (p->active)
 		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
 	memset(p, 0, sizeof(*p));
-	p->stdin_w = p->stdout_r = p->stderr_r = -1;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->errpipe_r = -1;
 	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
 				 p->workdir, sizeof(p->workdir));
 	if (rc) {
@@ -450,54 +352,55 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 				    strerror(-rc));
 	}
 	p->active = true;
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
-		goto fail;
-	}
-	p->stdin_w = in[1];
-	p->stdout_r = out[0];
-	p->stderr_r = errp[0];
-	in[1] = out[0] = errp[0] = -1;
-	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) || mcpx_set_nonblock(p->stderr_r)) {
-		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
-		goto fail;
-	}
-	req = fork_request(sb, lim, p->workdir);
-	if (!req) {
-		rc = mcpx_err_set(err, ENOMEM, "fork server: out of memory");
-		goto fail;
-	}
-	{
-		int fds[3] = {in[0], out[1], errp[1]};
-
-		rc = send_json(fs, req, fds, 3);
-	}
-	cJSON_Delete(req);
+	/* The child enters its workdir through this fd, not its path. */
+	wd = open(p->workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	rc = wd < 0 ? -errno : make_pipes(p, in, out, errp, ep);
 	if (rc < 0) {
-		rc = mark_dead(fs, err, "cannot reach the zygote");
-		goto fail;
+		rc = mcpx_err_set(err, -rc, "fork server: workdir, pipes: %s", strerror(-rc));
+		goto out;
 	}
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[1]);
-	return 0;
+	fork_request(sb, lim, p->workdir, &req);
+	{
+		int fds[] = {in[0], out[1], errp[1], ep[1], wd};
 
-fail:
+		_Static_assert(sizeof(fds) / sizeof(fds[0]) == MCPX_ZFD_WORKDIR + 1,
+			       "the fd order of zygote_proto.h");
+		rc = send_msg(fs, &req, sizeof(req), NULL, 0, fds, sizeof(fds) / sizeof(fds[0]));
+	}
+	if (rc < 0)
+		rc = mark_dead(fs, err, "cannot reach the zygote");
+out:
+	mcpx_close_fd(&wd);
 	mcpx_close_fd(&in[0]);
 	mcpx_close_fd(&in[1]);
 	mcpx_close_fd(&out[0]);
 	mcpx_close_fd(&out[1]);
 	mcpx_close_fd(&errp[0]);
 	mcpx_close_fd(&errp[1]);
-	drop_pending(fs);
-	return rc < 0 ? rc : -EIO;
+	mcpx_close_fd(&ep[0]);
+	mcpx_close_fd(&ep[1]);
+	if (rc < 0)
+		drop_pending(fs);
+	return rc;
+}
+
+/* Hands the pending fork's fds and workdir to proc. */
+static void hand_over(struct pending_fork *p, struct mcpx_sandbox_proc *proc)
+{
+	memcpy(proc->workdir, p->workdir, sizeof(proc->workdir));
+	proc->stdin_fd = p->stdin_w;
+	proc->stdout_fd = p->stdout_r;
+	proc->stderr_fd = p->stderr_r;
+	p->stdin_w = p->stdout_r = p->stderr_r = -1;
+	p->workdir[0] = '\0';
+	p->active = false;
 }
 
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
-			 struct mcpx_err *err)
+			 bool *setup_failed, struct mcpx_err *err)
 {
 	struct pending_fork *p = &fs->next;
-	int rc;
+	int errpipe, rc;
 
 	mcpx_sandbox_proc_reset(proc);
 	if (!p->active)
@@ -521,14 +424,18 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 		drop_pending(fs);
 		return rc;
 	}
-	memcpy(proc->workdir, p->workdir, sizeof(proc->workdir));
-	proc->stdin_fd = p->stdin_w;
-	proc->stdout_fd = p->stdout_r;
-	proc->stderr_fd = p->stderr_r;
-	p->stdin_w = p->stdout_r = p->stderr_r = -1;
-	p->workdir[0] = '\0';
-	p->active = false;
-	return 0;
+	errpipe = p->errpipe_r;
+	p->errpipe_r = -1;
+	hand_over(p, proc);
+	/* The child's own word on its setup, as a cold child's: end of file
+	 * once it is sandboxed and ready, or the step that failed. */
+	rc = mcpx_sandbox_await_setup(errpipe, ANSWER_TIMEOUT_MS, err);
+	if (rc < 0) {
+		if (setup_failed)
+			*setup_failed = true;
+		mcpx_sandbox_cleanup(proc);
+	}
+	return rc;
 }
 
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs)
@@ -572,7 +479,7 @@ int mcpx_forkserver_selftest(struct mcpx_forkserver *fs, struct mcpx_err *err)
 
 	rc = mcpx_forkserver_fork(fs, &lim, err);
 	if (!rc)
-		rc = mcpx_forkserver_take(fs, &proc, err);
+		rc = mcpx_forkserver_take(fs, &proc, NULL, err);
 	if (!rc)
 		rc = mcpx_sandbox_selftest_in(fs->sb, &proc, feed_probe, fs, err);
 	return rc;
@@ -585,8 +492,9 @@ void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
 	if (fs->next.active) {
 		struct mcpx_sandbox_proc proc;
 
-		/* A child nobody will use: adopted only to be ended and reaped. */
-		if (mcpx_forkserver_take(fs, &proc, NULL) == 0)
+		/* A child nobody will use: adopted only to be ended and reaped
+		 * (take cleans up itself when it fails). */
+		if (mcpx_forkserver_take(fs, &proc, NULL, NULL) == 0)
 			mcpx_sandbox_cleanup(&proc);
 	}
 	/* EOF on the control socket ends the zygote's loop; the kill covers a

@@ -170,7 +170,7 @@ static void plan_rule(struct mcpx_landlock_plan *p, const char *path, uint64_t r
 	p->n_rules++;
 }
 
-void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root,
+void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root, const char *exe,
 			struct mcpx_landlock_plan *p)
 {
 	uint64_t fs = handled_fs(abi);
@@ -200,6 +200,10 @@ void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root,
 	/* An interpreter outside the standard roots (/opt/python, say). */
 	if (runtime_root && runtime_root[0])
 		plan_rule(p, runtime_root, FS_READ_EXEC, true);
+	/* The zygote's binary, which may live outside the standard roots (next
+	 * to the server in a build tree): this one file, read and executed. */
+	if (exe && exe[0])
+		plan_rule(p, exe, FS_READ_EXEC & FS_FILE_RIGHTS, false);
 }
 
 int mcpx_landlock_enforce(const struct mcpx_landlock_plan *p)
@@ -222,12 +226,12 @@ int mcpx_landlock_enforce(const struct mcpx_landlock_plan *p)
 	return rc;
 }
 
-int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root)
+int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root, const char *exe)
 {
 	struct mcpx_landlock_plan plan;
 
 	if (abi <= 0)
 		return -EOPNOTSUPP;
-	mcpx_landlock_plan(abi, workdir, runtime_root, &plan);
+	mcpx_landlock_plan(abi, workdir, runtime_root, exe, &plan);
 	return mcpx_landlock_enforce(&plan);
 }

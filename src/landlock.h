@@ -16,8 +16,7 @@
 #define MCPX_LANDLOCK_MAX_RULES 16
 
 /* One ruleset as data: what it handles and which paths it grants. Built on
- * the stack (async-signal-safe), so the child can enforce it, and the fork
- * server can hand the same rules to its zygote (forkserver.c). */
+ * the stack (async-signal-safe), so a child can enforce it. */
 struct mcpx_landlock_plan {
 	uint64_t handled_fs;
 	uint64_t handled_net;
@@ -37,15 +36,15 @@ int mcpx_landlock_abi(void);
 /* Restricts the calling process (and everything it later execs or forks):
  * writes only beneath workdir, /dev/null and /dev/shm; reads and execution
  * only beneath the runtime's directories, the workdir and runtime_root (may
- * be NULL); TCP bind/connect denied (ABI >= 4); signals and abstract unix
- * sockets scoped (ABI >= 6). Requires no_new_privs. Only
+ * be NULL), plus reading and executing the single file exe (the zygote's
+ * binary; may be NULL); TCP bind/connect denied (ABI >= 4); signals and
+ * abstract unix sockets scoped (ABI >= 6). Requires no_new_privs. Only
  * async-signal-safe syscalls: it runs in the forked child. Returns 0 or
  * -errno. */
-int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root);
+int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root, const char *exe);
 
-/* The ruleset mcpx_landlock_apply enforces, for abi >= 1 (workdir may be
- * NULL when only the shape is wanted). */
-void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root,
+/* The ruleset mcpx_landlock_apply enforces, for abi >= 1. */
+void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root, const char *exe,
 			struct mcpx_landlock_plan *plan);
 /* Enforces a plan on the calling process. Async-signal-safe. */
 int mcpx_landlock_enforce(const struct mcpx_landlock_plan *plan);

@@ -390,6 +390,59 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	return 0;
 }
 
+#ifndef MCPX_ZYGOTE_PYTHON
+#error "MCPX_ZYGOTE_PYTHON: the interpreter mcp-exec-zygote embeds (CMakeLists.txt)"
+#endif
+
+/* The binary next to the running one: found once, at start-up, so moving
+ * files later changes nothing. */
+static int zygote_next_to_self(char *out, size_t len, struct mcpx_err *err)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return mcpx_err_set(err, errno ? errno : EIO, "cannot resolve /proc/self/exe: %s",
+				    strerror(errno ? errno : EIO));
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return mcpx_err_set(err, ENOENT, "cannot resolve /proc/self/exe");
+	*slash = '\0';
+	if ((size_t)snprintf(out, len, "%.*s/mcp-exec-zygote", (int)(len - 20), self) >= len)
+		return mcpx_err_set(err, ENAMETOOLONG, "server path too long");
+	return 0;
+}
+
+int mcpx_sandbox_use_zygote(struct mcpx_sandbox *sb, const char *path, struct mcpx_err *err)
+{
+	char found[PATH_MAX], real[PATH_MAX], py[PATH_MAX], embedded[PATH_MAX];
+	struct stat st;
+	int rc;
+
+	sb->zygote[0] = '\0';
+	if (!path) {
+		rc = zygote_next_to_self(found, sizeof(found), err);
+		if (rc)
+			return rc;
+		path = found;
+	}
+	if (!realpath(path, real) || stat(real, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    access(real, X_OK) < 0)
+		return mcpx_err_set(err, errno ? errno : ENOEXEC, "%s is not an executable file: %s",
+				    path, strerror(errno ? errno : ENOEXEC));
+	if (strlen(real) >= sizeof(sb->zygote))
+		return mcpx_err_set(err, ENAMETOOLONG, "%s: path too long", real);
+	/* A warm run must be the interpreter a cold run execs. */
+	if (!realpath(sb->python, py) || !realpath(MCPX_ZYGOTE_PYTHON, embedded) ||
+	    strcmp(py, embedded) != 0)
+		return mcpx_err_set(err, EINVAL, "%s embeds %s, but the configured python is %s",
+				    real, MCPX_ZYGOTE_PYTHON, sb->python);
+	strcpy(sb->zygote, real);
+	return 0;
+}
+
 void mcpx_sandbox_free(struct mcpx_sandbox *sb)
 {
 	mcpx_seccomp_policy_free(&sb->filter);
@@ -470,15 +523,28 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
 	return n;
 }
 
+/* What a spawn starts: a run (code), a warm interpreter or the zygote (the
+ * zygote binary in mode "once" or "serve", with a control fd for the
+ * latter). */
+struct spawn_what {
+	const char *code;
+	size_t code_len;
+	const char *zygote_mode;
+	const char *preload;
+	int control_fd;
+};
+
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
-			 const char *bootstrap)
+			 const struct spawn_what *what)
 {
 	size_t i = 0;
 
 	snprintf(b->home, sizeof(b->home), "HOME=%s", wd);
 	snprintf(b->tmpdir, sizeof(b->tmpdir), "TMPDIR=%s", wd);
 	snprintf(b->mplconfig, sizeof(b->mplconfig), "MPLCONFIGDIR=%s", wd);
-	/* The complete environment: nothing is inherited from the server. */
+	/* The complete environment: nothing is inherited from the server. A
+	 * zygote's child replaces each value naming the zygote's workdir with
+	 * its own (runner.py, _mcpx_fresh). */
 	b->envp[i++] = (char *)"PATH=/usr/bin:/bin";
 	b->envp[i++] = b->home;
 	b->envp[i++] = b->tmpdir;
@@ -496,32 +562,46 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	b->envp[i++] = b->mplconfig;
 	b->envp[i] = NULL;
 
-	/* -I: ignore PYTHON* variables, no user site, no cwd on sys.path;
-	 * -u: unbuffered output, so it streams; -B: no .pyc writes. */
+	if (what->zygote_mode) {
+		/* A warm interpreter: the zygote binary embeds the interpreter
+		 * the cold path execs and preloads the modules itself. */
+		b->args.exec_path = sb->zygote;
+		b->argv[0] = (char *)sb->zygote;
+		b->argv[1] = (char *)what->zygote_mode;
+		b->argv[2] = (char *)sb->python;
+		b->argv[3] = (char *)what->preload;
+		b->argv[4] = NULL;
+		return;
+	}
+	/* A cold run: -I ignores PYTHON* variables, no user site, no cwd on
+	 * sys.path; -u: unbuffered output, so it streams; -B: no .pyc writes.
+	 * The runner (runner.h) runs main.py as __main__, as a warm
+	 * interpreter does. */
+	b->args.exec_path = sb->python;
 	b->argv[0] = (char *)sb->python;
 	b->argv[1] = (char *)"-I";
 	b->argv[2] = (char *)"-u";
 	b->argv[3] = (char *)"-B";
-	if (bootstrap) {
-		/* A warm interpreter: the bootstrap preloads modules, then
-		 * reads the code from stdin (warm.c). */
-		b->argv[4] = (char *)"-c";
-		b->argv[5] = (char *)bootstrap;
-		b->argv[6] = NULL;
-	} else {
-		/* A cold run: the runner (runner.h) runs main.py as __main__,
-		 * exactly as a warm interpreter does. */
-		b->argv[4] = (char *)"-c";
-		b->argv[5] = (char *)sb->runner;
-		b->argv[6] = NULL;
-	}
+	b->argv[4] = (char *)"-c";
+	b->argv[5] = (char *)sb->runner;
+	b->argv[6] = NULL;
 }
 
-/* Reads the child's verdict: 0 when execve succeeded, else -errno with the
- * failed step in err. */
+int mcpx_sandbox_child_error(int code, struct mcpx_err *err)
+{
+	int step = code >> 16, e = code & 0xffff;
+
+	if (!e)
+		e = EIO;
+	return mcpx_err_set(err, e, "sandbox setup failed at step %s: %s",
+			    mcpx_sandbox_child_step_name(step), strerror(e));
+}
+
+/* Reads the child's verdict: 0 when it closed the pipe without a word
+ * (execve succeeded), else -errno with the failed step in err. */
 static int read_verdict(int fd, struct mcpx_err *err)
 {
-	int code = 0, step, e;
+	int code = 0;
 	ssize_t n;
 
 	do
@@ -531,12 +611,24 @@ static int read_verdict(int fd, struct mcpx_err *err)
 		return 0;
 	if (n != (ssize_t)sizeof(code))
 		return mcpx_err_set(err, EIO, "sandbox setup failed: unreadable error pipe");
-	step = code >> 16;
-	e = code & 0xffff;
-	if (!e)
-		e = EIO;
-	return mcpx_err_set(err, e, "sandbox setup failed at step %s: %s",
-	                    mcpx_sandbox_child_step_name(step), strerror(e));
+	return mcpx_sandbox_child_error(code, err);
+}
+
+int mcpx_sandbox_await_setup(int errpipe, int timeout_ms, struct mcpx_err *err)
+{
+	struct pollfd pfd = {.fd = errpipe, .events = POLLIN};
+	int r;
+
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		r = mcpx_err_set(err, ETIMEDOUT, "sandbox setup failed: no verdict within %d ms",
+				 timeout_ms);
+	else
+		r = read_verdict(errpipe, err);
+	close(errpipe);
+	return r;
 }
 
 /* The pod case of the child's oom_score_adj step: once the child has exec'd
@@ -573,20 +665,11 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->exit_fd = -1;
 }
 
-/* What a spawn starts: a run (code), a warm interpreter (bootstrap) or the
- * zygote (bootstrap and a control fd). */
-struct spawn_what {
-	const char *code;
-	size_t code_len;
-	const char *bootstrap;
-	int control_fd;
-};
-
 static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		 const struct spawn_what *what, struct mcpx_sandbox_proc *proc,
 		 struct mcpx_err *err)
 {
-	const char *code = what->code, *bootstrap = what->bootstrap;
+	const char *code = what->code;
 	size_t code_len = what->code_len;
 	struct spawn_buf *b;
 	/* [0] read end, [1] write end */
@@ -607,12 +690,12 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		             strerror(-rc));
 		goto fail;
 	}
-	rc = bootstrap ? 0 : mcpx_sandbox_write_main(sb, proc, code, code_len, err);
+	rc = what->zygote_mode ? 0 : mcpx_sandbox_write_main(sb, proc, code, code_len, err);
 	if (rc)
 		goto fail;
 
 	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
-	prepare_exec(b, sb, proc->workdir, bootstrap);
+	prepare_exec(b, sb, proc->workdir, what);
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
 	    pipe2(ep, O_CLOEXEC) < 0) {
 		rc = mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
@@ -628,12 +711,13 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	b->args.uid = sb->run_uid;
 	b->args.gid = sb->run_gid;
 	b->args.workdir = proc->workdir;
+	b->args.workdir_fd = -1;
 	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
 	b->args.runtime_root = sb->runtime_root[0] ? sb->runtime_root : NULL;
+	b->args.exe = sb->zygote[0] ? sb->zygote : NULL;
 	b->args.filter = !sb->layers.seccomp   ? NULL
 			 : what->control_fd >= 0 ? &sb->zygote_filter
 						 : &sb->filter;
-	b->args.python = sb->python;
 	b->args.argv = b->argv;
 	b->args.envp = b->envp;
 
@@ -676,7 +760,9 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	mcpx_close_fd(&ep[0]);
 	if (rc)
 		goto fail;
-	if (!sb->layers.uid_drop) {
+	/* The zygote binary raises its own score, then turns non-dumpable,
+	 * which would race with this write (cmd/mcp-exec-zygote). */
+	if (!sb->layers.uid_drop && !what->zygote_mode) {
 		rc = raise_oom_score_of(pid);
 		if (rc) {
 			mcpx_err_set(err, -rc, "sandbox setup failed at step oom_score_adj: %s",
@@ -732,11 +818,13 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 }
 
 int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-			    const char *bootstrap, struct mcpx_sandbox_proc *proc,
+			    const char *preload, struct mcpx_sandbox_proc *proc,
 			    struct mcpx_err *err)
 {
-	struct spawn_what what = {.bootstrap = bootstrap, .control_fd = -1};
+	struct spawn_what what = {.zygote_mode = "once", .preload = preload, .control_fd = -1};
 
+	if (!sb->zygote[0])
+		return mcpx_err_set(err, ENOENT, "sandbox: no warm interpreter binary");
 	return spawn(sb, lim, &what, proc, err);
 }
 
@@ -752,11 +840,13 @@ int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_san
 }
 
 int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-			      const char *bootstrap, int control_fd,
+			      const char *preload, int control_fd,
 			      struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
 {
-	struct spawn_what what = {.bootstrap = bootstrap, .control_fd = control_fd};
+	struct spawn_what what = {.zygote_mode = "serve", .preload = preload, .control_fd = control_fd};
 
+	if (!sb->zygote[0])
+		return mcpx_err_set(err, ENOENT, "sandbox: no zygote binary");
 	if (control_fd < 0)
 		return mcpx_err_set(err, EBADF, "sandbox: the zygote needs a control socket");
 	return spawn(sb, lim, &what, proc, err);

@@ -1,21 +1,30 @@
 /*
- * sandbox_child.c - the child side of a sandboxed run: one straight-line
- * sequence from fork() to execve().
+ * sandbox_child.c - the child side of a sandboxed process: one straight-line
+ * sequence from fork() to the interpreter.
  *
- * What it does: after fork() the child ties its life to the server, resets
+ * What it does: after fork() the child ties its life to its parent, resets
  * what it inherited (signals, fds), gets its own session and process group,
- * drops root when started as root, enters the workdir, lowers its limits,
- * sets no_new_privs, enforces Landlock, installs the seccomp filter and only
- * then execs the interpreter with a scrubbed environment. Each step is one
- * small function whose comment names the threat it stops. Any failure writes
+ * enters the workdir, drops root when started as root, lowers its limits,
+ * sets no_new_privs, enforces Landlock and installs the seccomp filter, in
+ * that order, and only then reaches the interpreter. Each step is one small
+ * function whose comment names the threat it stops. Any failure writes
  * (step << 16) | errno to the close-on-exec error pipe and exits with 127, so
  * the parent can tell "could not start" from "ran and failed" (as libuv's
- * uv__process_child_init does): 0 bytes on the pipe means execve succeeded.
+ * uv__process_child_init does).
+ *
+ * Two callers run the same sequence (mcpx_sandbox_child_setup):
+ * - a cold run, the fork server's zygote and an after-reap interpreter:
+ *   forked by the server (sandbox.c), then execve (mcpx_sandbox_child_exec);
+ *   0 bytes on the pipe mean execve succeeded;
+ * - a run forked by the zygote (src/zygote/zygote.c): the interpreter is
+ *   already there, so the child continues in it and closes the pipe once it
+ *   is ready for its code; 0 bytes then mean "sandboxed and ready".
  *
  * What it does not do: allocate, format or log. The server is multithreaded,
  * so between fork and execve only async-signal-safe calls are allowed; every
- * string and table was prepared by the parent (sandbox.c). Seccomp goes last
- * so it never filters the setup itself (bubblewrap does the same).
+ * string and table was prepared by the parent (sandbox.c, or the zygote).
+ * Seccomp goes last so it never filters the setup itself (bubblewrap does
+ * the same).
  */
 #include "sandbox_child.h"
 
@@ -39,17 +48,18 @@ static const char *const step_names[] = {
 	[MCPX_STEP_PDEATHSIG] = "pdeathsig",
 	[MCPX_STEP_SIGNALS] = "signals",
 	[MCPX_STEP_SETSID] = "setsid",
+	[MCPX_STEP_CHDIR] = "chdir",
 	[MCPX_STEP_FDS] = "fds",
 	[MCPX_STEP_CLOSE_FDS] = "close_fds",
 	[MCPX_STEP_OOM_SCORE] = "oom_score_adj",
 	[MCPX_STEP_DROP_UID] = "drop_uid",
 	[MCPX_STEP_VERIFY_UID] = "verify_uid",
-	[MCPX_STEP_CHDIR] = "chdir",
 	[MCPX_STEP_RLIMITS] = "rlimits",
 	[MCPX_STEP_NO_NEW_PRIVS] = "no_new_privs",
 	[MCPX_STEP_LANDLOCK] = "landlock",
 	[MCPX_STEP_SECCOMP] = "seccomp",
 	[MCPX_STEP_EXECVE] = "execve",
+	[MCPX_STEP_INTERPRETER] = "interpreter",
 };
 /* clang-format on */
 
@@ -63,7 +73,7 @@ const char *mcpx_sandbox_child_step_name(int step)
 
 /* Reports the failed step to the parent and exits without running atexit
  * handlers or flushing stdio buffers copied from the server. */
-__attribute__((noreturn)) static void fail(int errfd, int step, int err)
+void mcpx_sandbox_child_fail(int errfd, int step, int err)
 {
 	int code = (step << 16) | (err & 0xffff);
 	ssize_t n;
@@ -86,8 +96,12 @@ static int die_with_parent(pid_t parent)
 
 /* Threat: dispositions and the mask survive execve; an inherited SIG_IGN
  * (the server ignores SIGPIPE) or a blocked SIGTERM/SIGXCPU would change how
- * the run reacts to limits and to the server's kill. */
-static int reset_signals(void)
+ * the run reacts to limits and to the server's kill. A child of the zygote
+ * keeps its dispositions: they are the ones a freshly initialised
+ * interpreter sets (SIGINT raises KeyboardInterrupt, SIGPIPE and SIGXFSZ
+ * ignored so writes fail with an exception), exactly what a cold run has by
+ * the time its code starts, since the zygote itself began with this reset. */
+static int reset_signals(const struct mcpx_child_args *a)
 {
 	struct sigaction dfl = {0};
 	sigset_t none;
@@ -97,7 +111,7 @@ static int reset_signals(void)
 	sigemptyset(&dfl.sa_mask);
 	/* glibc refuses its internal real-time signals with EINVAL; those are
 	 * never ignored, so the error is expected and harmless. */
-	for (sig = 1; sig < NSIG; sig++)
+	for (sig = 1; !a->keep_handlers && sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
@@ -110,6 +124,20 @@ static int reset_signals(void)
 static int new_session(void)
 {
 	return setsid() < 0 ? -errno : 0;
+}
+
+/* Threat: relative paths resolving in the server's cwd, and files the run
+ * creates being readable by others (umask 077). A child of the zygote enters
+ * its workdir through the fd the server opened: a run executing meanwhile
+ * cannot make this step fail by changing the directories above it. Before
+ * the fds are rearranged, so that fd is still open; a root server's child
+ * may enter the run uid's 0700 directory before dropping root. */
+static int enter_workdir(const struct mcpx_child_args *a)
+{
+	if (a->workdir_fd >= 0 ? fchdir(a->workdir_fd) < 0 : chdir(a->workdir) < 0)
+		return -errno;
+	umask(077);
+	return 0;
 }
 
 /* Threat: the run talking to the server through an inherited fd. Exactly
@@ -137,9 +165,9 @@ static int install_fds(const struct mcpx_child_args *a, int *errfd)
 		return -errno;
 	if (ctl >= 0 && dup2(ctl, 4) < 0)
 		return -errno;
-	if (dup3(ep, 3, O_CLOEXEC) < 0)
+	if (dup3(ep, MCPX_CHILD_ERRPIPE_FD, O_CLOEXEC) < 0)
 		return -errno;
-	*errfd = 3;
+	*errfd = MCPX_CHILD_ERRPIPE_FD;
 	return 0;
 }
 
@@ -224,15 +252,6 @@ static int verify_uid(const struct mcpx_child_args *a)
 	return 0;
 }
 
-/* Threat: relative paths resolving in the server's cwd, and files the run
- * creates being readable by others (umask 077). */
-static int enter_workdir(const char *workdir)
-{
-	if (chdir(workdir) < 0)
-		return -errno;
-	umask(077);
-	return 0;
-}
 
 /* Threat: a run exhausting the machine: CPU (SIGXCPU, then SIGKILL one
  * second later at the hard limit), address space, file size, fds, processes,
@@ -256,17 +275,21 @@ static int no_new_privs(void)
 }
 
 /* Threat: writes outside the workdir (planting files for the next run or the
- * server), TCP, and signals or abstract sockets aimed outside the run. */
+ * server), TCP, and signals or abstract sockets aimed outside the run. The
+ * workdir is the current directory by now. A zygote's child adds a ruleset
+ * to the zygote's: Landlock layers intersect, so both apply. */
 static int enforce_landlock(const struct mcpx_child_args *a)
 {
 	if (a->landlock_abi <= 0)
 		return 0;
-	return mcpx_landlock_apply(a->landlock_abi, a->workdir, a->runtime_root);
+	return mcpx_landlock_apply(a->landlock_abi, ".", a->runtime_root, a->exe);
 }
 
 /* Threat: the syscalls in seccomp_policy.c (network, namespaces, ptrace,
  * escaping the process group, signalling the server, foreign ABIs). Last,
- * so the filter constrains the run and not our own setup. */
+ * so the filter constrains the run and not our own setup. A zygote's child
+ * stacks the run's filter on the zygote's variant (which lacks the setsid
+ * denial): from here on both apply. */
 static int install_seccomp(const struct mcpx_child_args *a)
 {
 	if (!a->filter)
@@ -280,26 +303,31 @@ static int install_seccomp(const struct mcpx_child_args *a)
 	do {                                                                                       \
 		int rc_ = (call);                                                                  \
 		if (rc_ < 0)                                                                       \
-			fail(errfd, (id), -rc_);                                                   \
+			mcpx_sandbox_child_fail(errfd, (id), -rc_);                                \
 	} while (0)
 
-void mcpx_sandbox_child_exec(const struct mcpx_child_args *a)
+void mcpx_sandbox_child_setup(const struct mcpx_child_args *a)
 {
 	int errfd = a->errpipe_fd;
 
 	STEP(MCPX_STEP_PDEATHSIG, die_with_parent(a->parent));
-	STEP(MCPX_STEP_SIGNALS, reset_signals());
+	STEP(MCPX_STEP_SIGNALS, reset_signals(a));
 	STEP(MCPX_STEP_SETSID, new_session());
+	STEP(MCPX_STEP_CHDIR, enter_workdir(a));
 	STEP(MCPX_STEP_FDS, install_fds(a, &errfd));
 	STEP(MCPX_STEP_CLOSE_FDS, close_other_fds(a));
 	STEP(MCPX_STEP_OOM_SCORE, raise_oom_score(a));
 	STEP(MCPX_STEP_DROP_UID, drop_uid(a));
 	STEP(MCPX_STEP_VERIFY_UID, verify_uid(a));
-	STEP(MCPX_STEP_CHDIR, enter_workdir(a->workdir));
 	STEP(MCPX_STEP_RLIMITS, set_rlimits(a));
 	STEP(MCPX_STEP_NO_NEW_PRIVS, no_new_privs());
 	STEP(MCPX_STEP_LANDLOCK, enforce_landlock(a));
 	STEP(MCPX_STEP_SECCOMP, install_seccomp(a));
-	execve(a->python, a->argv, a->envp);
-	fail(errfd, MCPX_STEP_EXECVE, errno);
+}
+
+void mcpx_sandbox_child_exec(const struct mcpx_child_args *a)
+{
+	mcpx_sandbox_child_setup(a);
+	execve(a->exec_path, a->argv, a->envp);
+	mcpx_sandbox_child_fail(MCPX_CHILD_ERRPIPE_FD, MCPX_STEP_EXECVE, errno);
 }

@@ -1,9 +1,11 @@
 /*
- * test_forkserver.c - drives the fork server against /usr/bin/python3: a run
- * forked from the zygote enters its sandbox, gets its code and stdin, exits
- * with its own status and is reaped through the zygote; a child killed while
- * still entering its sandbox is reaped without hanging; a dead zygote turns
- * into errors, never into a hang.
+ * test_forkserver.c - drives the fork server (the mcp-exec-zygote binary,
+ * embedding /usr/bin/python3's libpython): a run forked from the zygote
+ * enters its sandbox, gets its code and stdin, exits with its own status and
+ * is reaped through the zygote; a child whose setup fails is reported
+ * exactly as a cold spawn's failure; a child killed while still entering its
+ * sandbox is reaped without hanging; a dead zygote turns into errors, never
+ * into a hang.
  */
 #include <errno.h>
 #include <poll.h>
@@ -80,6 +82,8 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 		"print('sid', os.getsid(0) == os.getpid())\n"
 		"print('home', os.environ['HOME'] == os.getcwd())\n"
 		"print('main', __name__, os.path.basename(__file__))\n"
+		"print('flags', sys.flags.isolated, sys.flags.dont_write_bytecode, sys.flags.safe_path)\n"
+		"print('exe', sys.executable)\n"
 		"print('stdin', sys.stdin.read().strip())\n"
 		"sys.exit(3)\n";
 	struct mcpx_sandbox_proc proc;
@@ -92,7 +96,7 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 
 	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
 	CHECK(mcpx_forkserver_pending(fs));
-	CHECK_INT(mcpx_forkserver_take(fs, &proc, &err), 0);
+	CHECK_INT(mcpx_forkserver_take(fs, &proc, NULL, &err), 0);
 	CHECK(!mcpx_forkserver_pending(fs));
 	CHECK(proc.pid > 0 && proc.pidfd >= 0 && proc.workdir[0] == '/');
 
@@ -120,12 +124,38 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 	CHECK(strstr(out, "sid True\n") != NULL);
 	CHECK(strstr(out, "home True\n") != NULL);
 	CHECK(strstr(out, "main __main__ main.py\n") != NULL);
+	/* The interpreter starts as a cold run's `python3 -I -u -B`. */
+	CHECK(strstr(out, "flags 1 1 True\n") != NULL);
+	CHECK(strstr(out, "exe " PYTHON "\n") != NULL);
 	CHECK(strstr(out, "stdin from-stdin\n") != NULL);
 
 	CHECK_INT(mcpx_sandbox_reap(&proc, &status, &ru), 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
 	CHECK(ru.ru_maxrss > 0);
 	mcpx_sandbox_cleanup(&proc);
+}
+
+/* A setup step that fails in a forked child is reported as the same step
+ * failing in a cold child: a descriptor limit below the fds the setup holds
+ * makes the Landlock step (which opens its rules' paths) fail with EMFILE. */
+static void test_setup_failure(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
+{
+	static const struct mcpx_limits tight = {
+	    .cpu_s = 20, .memory_mb = 1024, .max_procs = 64, .file_mb = 16, .open_files = 2};
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err cold = {{0}}, forked = {{0}};
+	bool setup_failed = false;
+
+	if (!sb->layers.landlock)
+		return;
+	CHECK(mcpx_sandbox_spawn(sb, &tight, "pass", 4, &proc, &cold) < 0);
+	CHECK_INT(mcpx_forkserver_fork(fs, &tight, &forked), 0);
+	CHECK(mcpx_forkserver_take(fs, &proc, &setup_failed, &forked) < 0);
+	printf("cold: %s\nforked: %s\n", cold.msg, forked.msg);
+	CHECK(setup_failed);
+	CHECK(strcmp(cold.msg, "sandbox setup failed at step landlock: Too many open files") == 0);
+	CHECK(strcmp(forked.msg, cold.msg) == 0);
+	CHECK(!mcpx_forkserver_pending(fs));
 }
 
 /* A child killed before it reached setsid: kill must reach it directly, and
@@ -140,7 +170,7 @@ static void test_kill_early(struct mcpx_forkserver *fs)
 	int status = 0;
 
 	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
-	CHECK_INT(mcpx_forkserver_take(fs, &proc, &err), 0);
+	CHECK_INT(mcpx_forkserver_take(fs, &proc, NULL, &err), 0);
 	snprintf(workdir, sizeof(workdir), "%s", proc.workdir);
 	mcpx_sandbox_kill(&proc);
 	CHECK_INT(mcpx_sandbox_reap(&proc, &status, &ru), 0);
@@ -156,7 +186,7 @@ int main(void)
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_err err = {{0}};
 	char base[] = "/tmp/mcpx-fstest-XXXXXX";
-	char *boot;
+	const char *preload = "json";
 	int rc;
 
 	if (!mkdtemp(base) || chmod(base, 0711) < 0) {
@@ -168,10 +198,13 @@ int main(void)
 		fprintf(stderr, "init: %s\n", err.msg);
 		return 1;
 	}
-	boot = mcpx_warm_bootstrap("json", true);
-	CHECK(boot != NULL);
+	rc = mcpx_sandbox_use_zygote(sb, MCPX_TEST_ZYGOTE, &err);
+	if (rc) {
+		fprintf(stderr, "zygote: %s\n", err.msg);
+		return 1;
+	}
 
-	CHECK_INT(mcpx_forkserver_start(sb, boot, &limits, &fs, &err), 0);
+	CHECK_INT(mcpx_forkserver_start(sb, preload, &limits, &fs, &err), 0);
 	CHECK(fs != NULL);
 	/* Before the zygote is ready nothing can be forked. */
 	if (mcpx_forkserver_poll(fs) == 0)
@@ -182,6 +215,7 @@ int main(void)
 	printf("fork server self-test: %s\n", rc ? err.msg : "passed");
 	CHECK_INT(rc, 0);
 	test_run(sb, fs);
+	test_setup_failure(sb, fs);
 	test_kill_early(fs);
 
 	/* A pending fork is cleaned up by stop. */
@@ -191,7 +225,7 @@ int main(void)
 
 	/* A zygote that died: errors, not hangs. */
 	fs = NULL;
-	CHECK_INT(mcpx_forkserver_start(sb, boot, &limits, &fs, &err), 0);
+	CHECK_INT(mcpx_forkserver_start(sb, preload, &limits, &fs, &err), 0);
 	CHECK(wait_ready(fs));
 	{
 		/* Find the zygote: the one child of ours that is not a run. */
@@ -216,13 +250,12 @@ int main(void)
 	}
 	rc = mcpx_forkserver_fork(fs, &limits, &err);
 	if (rc == 0)
-		rc = mcpx_forkserver_take(fs, &proc, &err);
+		rc = mcpx_forkserver_take(fs, &proc, NULL, &err);
 	CHECK(rc < 0);
 	printf("after the zygote died: %s\n", err.msg);
 	CHECK_INT(mcpx_forkserver_poll(fs), -EPIPE);
 	mcpx_forkserver_stop(fs);
 
-	free(boot);
 	mcpx_sandbox_free(sb);
 	free(sb);
 	rmdir(base);
