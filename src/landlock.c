@@ -29,22 +29,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Syscall numbers are the same on every architecture (generic table). */
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#endif
-#ifndef __NR_landlock_add_rule
-#define __NR_landlock_add_rule 445
-#endif
-#ifndef __NR_landlock_restrict_self
-#define __NR_landlock_restrict_self 446
-#endif
-
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
-
-/* Filesystem rights newer than Debian 12's header. */
+/* Filesystem rights newer than Debian 12's header (Linux 6.1, ABI 2); the
+ * header's own definitions win where it has them. */
 #ifndef LANDLOCK_ACCESS_FS_REFER
 #define LANDLOCK_ACCESS_FS_REFER (1ULL << 13) /* ABI 2 */
 #endif
@@ -68,23 +54,16 @@
 #define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
 #endif
 
-/* The ABI 6 layout of struct landlock_ruleset_attr. The kernel accepts a
- * larger struct than it knows as long as the unknown tail is zero, so one
- * layout serves every ABI: fields an old kernel does not know stay 0. */
+/* The ABI 6 layout of struct landlock_ruleset_attr, whose Debian 12 header
+ * has only the first field. The kernel accepts a larger struct than it knows
+ * as long as the unknown tail is zero, so one layout serves every ABI:
+ * fields an old kernel does not know stay 0. */
 struct mcpx_landlock_ruleset_attr {
 	__u64 handled_access_fs;
 	__u64 handled_access_net;
 	__u64 scoped;
 };
 
-/* The ABI 1 layout is packed; redeclared so we do not depend on the header's
- * name for it either. */
-struct mcpx_landlock_path_beneath_attr {
-	__u64 allowed_access;
-	__s32 parent_fd;
-} __attribute__((packed));
-
-#define MCPX_LANDLOCK_RULE_PATH_BENEATH 1
 
 /* Rights that create, change or remove filesystem content. */
 #define FS_WRITE_ABI1                                                                              \
@@ -144,7 +123,7 @@ static __u64 handled_fs(int abi)
  * container without /dev/shm) is skipped: not granting is the safe side. */
 static int allow_path(int ruleset, const char *path, __u64 rights, bool optional)
 {
-	struct mcpx_landlock_path_beneath_attr pb;
+	struct landlock_path_beneath_attr pb;
 	int fd, rc, saved;
 
 	fd = open(path, O_PATH | O_CLOEXEC);
@@ -152,7 +131,7 @@ static int allow_path(int ruleset, const char *path, __u64 rights, bool optional
 		return optional && errno == ENOENT ? 0 : -errno;
 	pb.allowed_access = rights;
 	pb.parent_fd = fd;
-	rc = (int)syscall(__NR_landlock_add_rule, ruleset, MCPX_LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+	rc = (int)syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
 	saved = errno;
 	close(fd);
 	return rc < 0 ? -saved : 0;

@@ -2,9 +2,10 @@
  * landlock.h - the Landlock layer of the sandbox: probe the ABI once in the
  * parent, apply the per-run ruleset in the child.
  *
- * Private to the sandbox module. Debian 12's <linux/landlock.h> stops at
- * ABI 1-2, so landlock.c defines the newer constants and its own attribute
- * struct itself and calls the syscalls by number.
+ * Private to the sandbox module (and the zygote). Debian 12's
+ * <linux/landlock.h> stops at ABI 2, so landlock.c supplies the newer
+ * constants and the ABI 6 ruleset attribute itself; glibc has no wrappers,
+ * so the syscalls go through syscall(2) with the header's numbers.
  */
 #ifndef MCPX_LANDLOCK_H
 #define MCPX_LANDLOCK_H

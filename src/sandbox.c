@@ -47,10 +47,6 @@
 #include "seccomp_policy.h"
 #include "workdir.h"
 
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-
 /* Concurrent runs (and warm interpreters) the registry can track. */
 #define MAX_LIVE_RUNS 256
 /* Orphans handled per sweep round, and rounds per reap. */

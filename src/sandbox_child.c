@@ -39,10 +39,6 @@
 
 #include "landlock.h"
 
-#ifndef __NR_close_range
-#define __NR_close_range 436
-#endif
-
 /* clang-format off */
 static const char *const step_names[] = {
 	[MCPX_STEP_PDEATHSIG] = "pdeathsig",
