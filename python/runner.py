@@ -61,9 +61,18 @@ def _mcpx_fresh(old, new):
     m = sys.modules.get("numpy.random")
     if m is not None:
         m.seed()
-    # compile and exec's first use faults in pages shared with the zygote:
-    # paid here, while waiting, rather than after the code arrives.
-    exec(compile("pass", "<warm-up>", "exec", dont_inherit=True), {})
+    # Rehearse what every run does (the loader, compile, exec, print, the
+    # exit path): each page of the zygote's memory those write to is copied
+    # on its first write, at a page fault and a TLB flush each, so paying
+    # that here, while the child waits, takes it off the call's critical
+    # path. print(end="") writes nothing to the run's stdout.
+    import __main__, atexit, importlib.machinery
+
+    importlib.machinery.SourceFileLoader("__main__", os.path.join(new, "main.py"))
+    exec(compile('print(end="")', "<warm-up>", "exec", dont_inherit=True), {})
+    atexit._ncallbacks()
+    for s in (sys.stdout, sys.stderr):
+        s.flush()
 
 
 def _mcpx_run(src, path):
