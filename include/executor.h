@@ -17,6 +17,7 @@
 
 #include "loop.h"
 #include "sandbox.h"
+#include "warm_pool.h"
 
 struct mcpx_config;
 struct mcpx_executor;
@@ -71,13 +72,6 @@ struct mcpx_job_callbacks {
 	void *arg;
 };
 
-/* How the next run's interpreter is prepared (see docs/architecture.md). */
-enum mcpx_warm_mode {
-	MCPX_WARM_MODE_OFF,        /* every run starts a fresh interpreter cold */
-	MCPX_WARM_MODE_FORK,       /* forked from a preloaded zygote (forkserver.h) */
-	MCPX_WARM_MODE_AFTER_REAP, /* a fresh interpreter, started once the previous run is gone */
-};
-
 struct mcpx_executor_stats {
 	size_t queue_depth;
 	bool running;
@@ -85,11 +79,6 @@ struct mcpx_executor_stats {
 	enum mcpx_warm_mode warm_mode;
 	bool warm_ready;
 };
-
-/* The mode the configuration and the kernel's layers give. */
-enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg,
-				       const struct mcpx_sandbox *sb);
-const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
 					const struct mcpx_sandbox *sb);

@@ -9,6 +9,10 @@
  * returned, and the job is finished only when the leader is reaped and both
  * output pipes are closed, so nothing of a run outlives its result.
  *
+ * A run starts in the interpreter the warm pool prepared (warm_pool.h) when
+ * there is one, cold otherwise; the pool is told when a run starts and
+ * ends and decides everything else about the warm environment.
+ *
  * This module does not know about MCP or JSON; it reports raw bytes and
  * numbers to the caller's callback and writes the audit line.
  */
@@ -16,7 +20,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,28 +31,14 @@
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
-#include "forkserver.h"
 #include "metrics.h"
-#include "procstat.h"
 #include "warm.h"
+#include "warm_pool.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
  * bounds the wait anyway, so a wedged pipe can never hold the executor. */
 #define DRAIN_DEADLINE_US (2u * 1000000u)
 #define STDIN_RETRY_US 2000u
-/* A warm interpreter that waited this long is replaced, so a long-idle
- * replica does not keep one process (and its preload) forever. */
-#define WARM_RECYCLE_US (600u * 1000000u)
-/* CPU seconds a warm interpreter may spend preloading before it gets code;
- * at code arrival the bootstrap re-bases the limit on what it used. */
-#define WARM_PRELOAD_CPU_S 120u
-#define WARM_MAX_FAILURES 3
-/* How often a fork server that is still preloading is asked again, and how
- * long start-up waits for the first one. */
-#define WARM_ZYGOTE_POLL_US 10000u
-#define WARM_ZYGOTE_START_US (30u * 1000000u)
-/* After-reap mode: how long after a run the next interpreter is started. */
-#define WARM_AFTER_REAP_DELAY_US 50000u
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
@@ -109,23 +98,11 @@ struct mcpx_executor {
 	uint64_t completed;
 	struct mcpx_timer kick;
 
-	/* The next run's interpreter, prepared in advance (warm.h). */
-	enum mcpx_warm_mode warm_mode;
-	bool warm_ready;
-	bool warm_pending; /* fork mode: asked for, not yet taken from the zygote */
-	struct mcpx_sandbox_proc warm;
-	struct mcpx_timer warm_timer;
-	struct mcpx_timer warm_kick;
-	unsigned warm_failures;
-	struct mcpx_forkserver *fs; /* fork mode: the zygote, once started */
-	bool zygote_proven;         /* its first child passed the self-test probe */
+	/* The next run's interpreter, prepared in advance (warm_pool.h). */
+	struct mcpx_warm_pool *warm;
 };
 
 static void start_next(struct mcpx_executor *ex);
-static void warm_failed(struct mcpx_executor *ex, const char *why);
-static void wait_first_zygote(struct mcpx_executor *ex);
-static void prepare_warm(struct mcpx_executor *ex);
-static void schedule_warm(struct mcpx_executor *ex);
 
 static void kick_cb(struct mcpx_timer *t)
 {
@@ -150,10 +127,11 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->loop = loop;
 	ex->cfg = cfg;
 	ex->sb = sb;
-	ex->warm_mode = mcpx_warm_mode_for(cfg, sb);
-	if (ex->warm_mode == MCPX_WARM_MODE_FORK)
-		wait_first_zygote(ex);
-	prepare_warm(ex);
+	ex->warm = mcpx_warm_pool_new(loop, cfg, sb);
+	if (!ex->warm) {
+		free(ex);
+		return NULL;
+	}
 	return ex;
 }
 
@@ -303,303 +281,6 @@ nomem:
 }
 
 
-/* ---- warm interpreters ---- */
-
-const char *mcpx_warm_mode_name(enum mcpx_warm_mode m)
-{
-	return m == MCPX_WARM_MODE_FORK ? "fork-server"
-	       : m == MCPX_WARM_MODE_AFTER_REAP ? "after-reap"
-						: "off";
-}
-
-enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const struct mcpx_sandbox *sb)
-{
-	/* Both warm modes run the zygote binary (src/zygote/). */
-	if (cfg->warm == MCPX_WARM_OFF || !sb->zygote[0])
-		return MCPX_WARM_MODE_OFF;
-	/* A zygote that outlives runs is only safe when run code can neither
-	 * write its workdir nor signal or ptrace it: Landlock with signal
-	 * scoping (ABI 6), and seccomp for the filter each child stacks.
-	 * Anywhere else a fresh interpreter is prepared per run, only after
-	 * the previous run was reaped. */
-	if (cfg->warm == MCPX_WARM_AUTO && sb->layers.landlock && sb->layers.landlock_scope &&
-	    sb->layers.seccomp)
-		return MCPX_WARM_MODE_FORK;
-	return MCPX_WARM_MODE_AFTER_REAP;
-}
-
-/* Fork mode: takes the child asked for in prepare_warm from the zygote. A
- * child whose sandbox setup failed is the run's failure, reported as a cold
- * spawn's is (into *setup_err, when given); any other failure only costs the
- * warm start. */
-static bool take_pending(struct mcpx_executor *ex, struct mcpx_err *setup_err)
-{
-	struct mcpx_err err = {{0}};
-	bool setup_failed = false;
-
-	ex->warm_pending = false;
-	if (mcpx_forkserver_take(ex->fs, &ex->warm, &setup_failed, &err) == 0)
-		return true;
-	ex->warm_ready = false;
-	mcpx_timer_cancel(&ex->warm_timer);
-	if (setup_failed && setup_err)
-		*setup_err = err;
-	warm_failed(ex, err.msg);
-	return false;
-}
-
-static void discard_warm(struct mcpx_executor *ex)
-{
-	int status;
-	struct rusage ru;
-
-	if (!ex->warm_ready)
-		return;
-	ex->warm_ready = false;
-	mcpx_timer_cancel(&ex->warm_timer);
-	if (ex->warm_pending && !take_pending(ex, NULL))
-		return;
-	mcpx_sandbox_kill(&ex->warm);
-	mcpx_sandbox_reap(&ex->warm, &status, &ru);
-	mcpx_sandbox_cleanup(&ex->warm);
-}
-
-static void warm_kick_cb(struct mcpx_timer *t)
-{
-	prepare_warm(t->arg);
-}
-
-/* Prepares the next interpreter on a fresh loop iteration, after the
- * current run's handover or response is on its way. */
-static void schedule_warm_in(struct mcpx_executor *ex, uint64_t usec)
-{
-	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready)
-		return;
-	ex->warm_kick.fn = warm_kick_cb;
-	ex->warm_kick.arg = ex;
-	mcpx_timer_start(ex->loop, &ex->warm_kick, usec);
-}
-
-/* A fresh interpreter is started a little after a run, so that back-to-back
- * calls (which would find it still preloading, discard it and start cold)
- * do not pay for starting and killing one each time; an agent's pause
- * between calls is far longer than this plus the preload. */
-static void schedule_warm(struct mcpx_executor *ex)
-{
-	schedule_warm_in(ex, ex->warm_mode == MCPX_WARM_MODE_AFTER_REAP ? WARM_AFTER_REAP_DELAY_US
-									 : 0);
-}
-
-static void warm_timer_cb(struct mcpx_timer *t)
-{
-	struct mcpx_executor *ex = t->arg;
-	discard_warm(ex);
-	prepare_warm(ex);
-}
-
-/* Fork mode gives up for the rest of the process's life: the zygote goes,
- * and each run gets a fresh interpreter (after-reap). */
-static void leave_fork_mode(struct mcpx_executor *ex, const char *why)
-{
-	mcpx_forkserver_stop(ex->fs);
-	ex->fs = NULL;
-	ex->warm_failures = 0;
-	ex->warm_mode = MCPX_WARM_MODE_AFTER_REAP;
-	mcpx_error("fork server given up (%s); a fresh interpreter per run from now on", why);
-}
-
-/* Counts a failure to prepare; after a few in a row warm mode degrades
- * (fork server to fresh interpreters, those to cold starts). */
-static void warm_failed(struct mcpx_executor *ex, const char *why)
-{
-	mcpx_warn("could not prepare a warm interpreter: %s", why);
-	if (++ex->warm_failures < WARM_MAX_FAILURES)
-		return;
-	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
-		leave_fork_mode(ex, "it failed three times in a row");
-		return;
-	}
-	mcpx_error("warm interpreters failed %u times; running cold from now on",
-		   ex->warm_failures);
-	ex->warm_mode = MCPX_WARM_MODE_OFF;
-}
-
-/* Fork mode: the zygote is started on first use and replaced when it dies.
- * Returns 1 when it can fork now, 0 when it is still preloading (asked
- * again shortly), -1 on failure. */
-static int zygote_ready(struct mcpx_executor *ex, const struct mcpx_limits *lim)
-{
-	struct mcpx_err err = {{0}};
-	int r;
-
-	if (!ex->fs)
-		ex->zygote_proven = false;
-	if (!ex->fs && mcpx_forkserver_start(ex->sb, ex->cfg->preload, lim, &ex->fs, &err) < 0) {
-		warm_failed(ex, err.msg);
-		return -1;
-	}
-	r = mcpx_forkserver_poll(ex->fs);
-	if (r == 1 && !ex->zygote_proven) {
-		/* Each new zygote's first child must pass the start-up probe;
-		 * if it does not, no run is ever forked. */
-		if (mcpx_forkserver_selftest(ex->fs, &err) < 0) {
-			leave_fork_mode(ex, err.msg);
-			schedule_warm(ex);
-			return -1;
-		}
-		ex->zygote_proven = true;
-		mcpx_info("fork server ready: the zygote has preloaded and its first child "
-			  "passed the self-test");
-	}
-	if (r < 0) {
-		mcpx_forkserver_stop(ex->fs);
-		ex->fs = NULL;
-		warm_failed(ex, "the fork server's zygote exited");
-		schedule_warm(ex);
-		return -1;
-	}
-	if (r == 0)
-		schedule_warm_in(ex, WARM_ZYGOTE_POLL_US);
-	return r;
-}
-
-/* The limits a warm process is prepared with (the CPU limit is re-based
- * when the code arrives). */
-static void warm_limits(const struct mcpx_executor *ex, struct mcpx_limits *lim)
-{
-	unsigned cpu = ex->cfg->cpu_s ? ex->cfg->cpu_s : ex->cfg->max_timeout_s;
-
-	memset(lim, 0, sizeof(*lim));
-	lim->cpu_s = cpu + WARM_PRELOAD_CPU_S;
-	lim->memory_mb = ex->cfg->memory_mb;
-	lim->max_procs = ex->cfg->max_procs;
-	lim->file_mb = ex->cfg->max_file_mb;
-	lim->open_files = 256;
-	/* The running run's tasks are gone by the time this one starts. */
-	lim->uncounted_pgrp = ex->running ? ex->running->proc.pid : 0;
-}
-
-/* At start-up, before anything is served: waits for the first zygote's
- * preload and its self-test (zygote_ready), as the cold path's self-test is
- * run before serving. Done later, the probe would hold up the loop while
- * clients wait. A zygote still preloading after the deadline is proven
- * whenever it is ready. */
-static void wait_first_zygote(struct mcpx_executor *ex)
-{
-	struct timespec ts = {0, 5000000};
-	uint64_t deadline = mcpx_now_us() + WARM_ZYGOTE_START_US;
-	struct mcpx_limits lim;
-
-	warm_limits(ex, &lim);
-	while (ex->warm_mode == MCPX_WARM_MODE_FORK && zygote_ready(ex, &lim) == 0 &&
-	       mcpx_now_us() < deadline)
-		nanosleep(&ts, NULL);
-}
-
-static void prepare_warm(struct mcpx_executor *ex)
-{
-	struct mcpx_limits lim;
-	struct mcpx_err err = {{0}};
-	int rc;
-
-	if (ex->warm_mode == MCPX_WARM_MODE_OFF || ex->warm_ready || ex->draining || ex->freeing)
-		return;
-	/* A forked child is prepared while a run executes (the fork and its
-	 * sandbox setup then overlap the run instead of delaying the next
-	 * call): Landlock keeps the two apart, each in its own domain with
-	 * signals, abstract sockets and ptrace scoped, neither able to touch
-	 * the other's workdir; fork mode requires that (mcpx_warm_mode_for).
-	 * A fresh interpreter is prepared only once the previous run is gone. */
-	if (ex->running && ex->warm_mode != MCPX_WARM_MODE_FORK)
-		return;
-	warm_limits(ex, &lim);
-	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
-		if (zygote_ready(ex, &lim) <= 0)
-			return;
-		/* Asked for now, taken (and waited for, if need be) when the
-		 * next run starts: the fork overlaps the response and the
-		 * client's next request. */
-		rc = mcpx_forkserver_fork(ex->fs, &lim, &err);
-		ex->warm_pending = rc == 0;
-	} else {
-		rc = mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->cfg->preload, &ex->warm, &err);
-	}
-	if (rc < 0) {
-		warm_failed(ex, err.msg);
-		return;
-	}
-	ex->warm_failures = 0;
-	ex->warm_ready = true;
-	ex->warm_timer.fn = warm_timer_cb;
-	ex->warm_timer.arg = ex;
-	mcpx_timer_start(ex->loop, &ex->warm_timer, WARM_RECYCLE_US);
-}
-
-/* CPU time a process has used so far, so a warm run reports only what its
- * code used, not the preload. */
-static uint64_t proc_cpu_ms(pid_t pid)
-{
-	struct mcpx_procstat ps;
-
-	return mcpx_procstat_read(pid, &ps) == 0 ? ps.cpu_ms : 0;
-}
-
-/* Takes the prepared interpreter if it is still alive (it may have died:
- * then the run starts cold). */
-static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
-		      bool *marker_pending, struct mcpx_err *setup_err)
-{
-	struct pollfd pfd;
-
-	*marker_pending = false;
-
-	if (!ex->warm_ready)
-		return false;
-	if (ex->warm_pending && !take_pending(ex, setup_err))
-		return false;
-	pfd.fd = ex->warm.pidfd;
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	if (poll(&pfd, 1, 0) != 0) {
-		mcpx_warn("the warm interpreter exited while waiting; starting cold");
-		discard_warm(ex);
-		return false;
-	}
-	/* Not ready yet? A forked child is still entering its sandbox (a
-	 * millisecond): its ready byte is waited for. A fresh interpreter is
-	 * still preloading, which can take longer than a cold start: it is
-	 * discarded and the run starts cold (no second interpreter may exist
-	 * beside a run in after-reap mode, so it cannot be kept for later). */
-	{
-		char marker;
-		ssize_t n = read(ex->warm.stdout_fd, &marker, 1);
-
-		if (n < 0 && errno == EAGAIN && ex->warm_mode == MCPX_WARM_MODE_FORK) {
-			*marker_pending = true;
-		} else if (n < 0 && errno == EAGAIN) {
-			discard_warm(ex);
-			return false;
-		} else if (n != 1 || marker != '\0') {
-			mcpx_warn("the warm interpreter is not in a usable state; starting cold");
-			discard_warm(ex);
-			return false;
-		}
-	}
-	mcpx_timer_cancel(&ex->warm_timer);
-	*proc = ex->warm;
-	ex->warm_ready = false;
-	return true;
-}
-
-static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job,
-			  struct mcpx_err *setup_err)
-{
-	if (!take_warm(ex, &job->proc, &job->out.skip_marker, setup_err))
-		return false;
-	job->cpu_base_ms = proc_cpu_ms(job->proc.pid);
-	return true;
-}
-
 /* ---- running a job ---- */
 
 static void kill_tree(struct mcpx_job *job)
@@ -691,7 +372,7 @@ static void job_complete(struct mcpx_job *job)
 	}
 	job_free(job);
 	kick(ex);
-	schedule_warm(ex);
+	mcpx_warm_pool_run_ended(ex->warm);
 }
 
 /* Called whenever one of the run's watches closes; the job completes when
@@ -870,6 +551,34 @@ static int watch_fd(struct mcpx_job *job, struct mcpx_watch *w, int *fdp, mcpx_w
 	return rc;
 }
 
+/* A warm process gets its code from the server: main.py in its workdir (as
+ * a cold run has it), then the header, the code and the run's stdin on its
+ * stdin (warm.h). Ends the process on failure. */
+static int feed_prepare(struct mcpx_job *job, unsigned cpu_s, struct mcpx_err *err)
+{
+	char hdr[64];
+	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, cpu_s);
+	int rc;
+
+	job->feed_len = hlen + job->code_len + job->stdin_len;
+	job->feed = hlen ? malloc(job->feed_len) : NULL;
+	if (!job->feed)
+		rc = mcpx_err_set(err, ENOMEM, "out of memory");
+	else
+		rc = mcpx_sandbox_write_main(job->ex->sb, &job->proc, job->code, job->code_len, err);
+	if (rc < 0) {
+		mcpx_sandbox_kill(&job->proc);
+		mcpx_sandbox_cleanup(&job->proc);
+		return rc;
+	}
+	memcpy(job->feed, hdr, hlen);
+	memcpy(job->feed + hlen, job->code, job->code_len);
+	if (job->stdin_len)
+		memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
+	job->warm = true;
+	return 0;
+}
+
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 {
 	struct mcpx_limits lim;
@@ -886,37 +595,13 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 
 	job->started_us = mcpx_now_us();
 	err.msg[0] = '\0';
-	rc = 0;
-	/* No child waiting yet (the first run once the zygote is ready, or
-	 * after a failed fork): forking on demand still beats a cold start by
-	 * far. */
-	if (ex->warm_mode == MCPX_WARM_MODE_FORK && !ex->warm_ready)
-		prepare_warm(ex);
-	if (take_warm_for(ex, job, &err)) {
-		char hdr[64];
-		size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, lim.cpu_s);
-		job->feed_len = hlen + job->code_len + job->stdin_len;
-		job->feed = hlen ? malloc(job->feed_len) : NULL;
-		if (!job->feed)
-			rc = mcpx_err_set(&err, ENOMEM, "out of memory");
-		else
-			rc = mcpx_sandbox_write_main(ex->sb, &job->proc, job->code, job->code_len,
-						     &err);
-		if (rc < 0) {
-			mcpx_sandbox_kill(&job->proc);
-			mcpx_sandbox_cleanup(&job->proc);
-		} else {
-			memcpy(job->feed, hdr, hlen);
-			memcpy(job->feed + hlen, job->code, job->code_len);
-			if (job->stdin_len)
-				memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
-			job->warm = true;
-		}
-	} else if (err.msg[0]) {
-		rc = -EPERM; /* the forked child's sandbox setup failed (in err) */
-	} else {
+	/* A prepared interpreter if there is one (warm_pool.h); else cold. */
+	rc = mcpx_warm_pool_take(ex->warm, &job->proc, &job->out.skip_marker, &job->cpu_base_ms,
+				 &err);
+	if (rc > 0)
+		rc = feed_prepare(job, lim.cpu_s, &err);
+	else if (rc == 0)
 		rc = mcpx_sandbox_spawn(ex->sb, &lim, job->code, job->code_len, &job->proc, &err);
-	}
 	if (rc < 0) {
 		char msg[300];
 		mcpx_error("sandbox start failed: %s", err.msg);
@@ -957,9 +642,8 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
-	/* The next run's child is forked while this one runs (prepare_warm). */
-	if (ex->warm_mode == MCPX_WARM_MODE_FORK)
-		schedule_warm(ex);
+	/* In fork mode the next run's child is forked while this one runs. */
+	mcpx_warm_pool_run_started(ex->warm, job->proc.pid);
 }
 
 static void start_next(struct mcpx_executor *ex)
@@ -997,7 +681,7 @@ size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 void mcpx_executor_drain(struct mcpx_executor *ex)
 {
 	ex->draining = true;
-	discard_warm(ex);
+	mcpx_warm_pool_stop(ex->warm);
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		queue_remove(ex, job);
@@ -1019,8 +703,8 @@ void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_st
 	st->queue_depth = ex->queue_len;
 	st->running = ex->running != NULL;
 	st->completed = ex->completed;
-	st->warm_mode = ex->warm_mode;
-	st->warm_ready = ex->warm_ready;
+	st->warm_mode = mcpx_warm_pool_mode(ex->warm);
+	st->warm_ready = mcpx_warm_pool_ready(ex->warm);
 }
 
 void mcpx_executor_free(struct mcpx_executor *ex)
@@ -1028,8 +712,7 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	if (!ex)
 		return;
 	mcpx_timer_cancel(&ex->kick);
-	mcpx_timer_cancel(&ex->warm_kick);
-	discard_warm(ex);
+	mcpx_warm_pool_stop(ex->warm);
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		queue_remove(ex, job);
@@ -1057,6 +740,6 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		audit(job, "shutdown", NULL);
 		job_free(job);
 	}
-	mcpx_forkserver_stop(ex->fs);
+	mcpx_warm_pool_free(ex->warm);
 	free(ex);
 }

@@ -1,0 +1,81 @@
+/*
+ * warm_pool.h - the warm environment: the next run's interpreter, prepared
+ * before its call arrives, recycled when it waited too long, replaced when
+ * it died, and given up after repeated failures.
+ *
+ * Two ways to prepare it (mcpx_warm_mode_for, docs/architecture.md):
+ * - fork-server: a child forked from the zygote (forkserver.h), asked for as
+ *   soon as a run starts, so its fork and sandbox setup overlap that run;
+ * - after-reap: a fresh warm interpreter (sandbox.h, spawn_warm), started
+ *   only once the previous run is gone.
+ * The executor owns the run lifecycle (queue, one slot, result) and tells
+ * the pool when a run starts and ends; the pool decides everything else.
+ * Every wait is a timer on the shared loop, except at start-up, where the
+ * first zygote is proven before anything is served. Not thread-safe.
+ */
+#ifndef MCPX_WARM_POOL_H
+#define MCPX_WARM_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "loop.h"
+#include "sandbox.h"
+
+struct mcpx_config;
+struct mcpx_warm_pool;
+
+/* How the next run's interpreter is prepared (see docs/architecture.md). */
+enum mcpx_warm_mode {
+	MCPX_WARM_MODE_OFF,        /* every run starts a fresh interpreter cold */
+	MCPX_WARM_MODE_FORK,       /* forked from a preloaded zygote (forkserver.h) */
+	MCPX_WARM_MODE_AFTER_REAP, /* a fresh interpreter, started once the previous run is gone */
+};
+
+/* The mode the configuration and the kernel's layers give. */
+enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg,
+				       const struct mcpx_sandbox *sb);
+const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
+
+/* Creates the pool in the mode mcpx_warm_mode_for gives and prepares the
+ * first interpreter. In fork-server mode it first waits (at most 30 s) for
+ * the zygote's preload and for its first child to pass the start-up
+ * self-test, as the cold path's self-test runs before serving. NULL when
+ * out of memory. cfg and sb must outlive the pool. */
+struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
+					  const struct mcpx_sandbox *sb);
+
+/* Ends every prepared process and the zygote, then frees wp (NULL is fine). */
+void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
+
+/* For a run about to start: the prepared interpreter, if one is alive. In
+ * fork-server mode a child is asked for on the spot when none was (forking
+ * on demand still beats a cold start). Returns 1 with *proc the process
+ * (its ready byte read, or *marker_pending: the ready byte still precedes
+ * its output) and *cpu_base_ms the CPU it used before its code (subtracted
+ * from the run's); 0 when none is ready (the run starts cold); a negative
+ * errno when the prepared child failed its sandbox setup, with the same
+ * message in err as a cold spawn's failure ("sandbox setup failed at step
+ * <name>: <error>"): the run fails as a cold run would. */
+int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc,
+			bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err);
+
+/* A run started (pgrp: its process group, left out of the next process's
+ * RLIMIT_NPROC count). Fork-server mode asks for the next child now. */
+void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp);
+
+/* The run's process tree is gone and cleaned up. After-reap mode starts
+ * the next interpreter a little later (an agent's pause between calls is
+ * far longer than that plus the preload). */
+void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp);
+
+/* Draining: ends what is prepared and prepares nothing from now on. */
+void mcpx_warm_pool_stop(struct mcpx_warm_pool *wp);
+
+/* The mode now (it degrades after repeated failures), and whether an
+ * interpreter is prepared. */
+enum mcpx_warm_mode mcpx_warm_pool_mode(const struct mcpx_warm_pool *wp);
+bool mcpx_warm_pool_ready(const struct mcpx_warm_pool *wp);
+
+#endif
