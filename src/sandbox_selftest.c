@@ -3,10 +3,11 @@
  *
  * What it does: runs a small Python probe through the real spawn path and
  * checks, for each layer marked active in sb->layers, that the probe really
- * was stopped: no AF_INET socket (seccomp), no write outside the workdir
- * (Landlock), no signal to the server, no read of the server's environ, a
- * scrubbed environment, uid 65532 when started as root, no_new_privs and a
- * zero core limit. When both seccomp and Landlock are active, a second probe
+ * was stopped: no AF_INET socket, no SysV shared memory, no CLONE_PARENT and
+ * no change to another process's CPU affinity (seccomp), no write outside
+ * the workdir (Landlock), no signal to the server, no read of the server's
+ * environ, a scrubbed environment, uid 65532 when started as root,
+ * no_new_privs and a zero core limit. When both seccomp and Landlock are active, a second probe
  * runs with seccomp off, so Landlock's own TCP and scope rules are proven and
  * not hidden behind seccomp's socket filter. A layer the kernel lacks is not
  * a failure here (the caller decides what is required); a layer that claims
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,9 +42,15 @@
 /* The probe reads its parameters from stdin (not spliced into the code, so a
  * base path with quotes cannot break it) and prints key=value lines. */
 static const char probe_py[] =
-    "import os, sys, socket, resource\n"
-    "server, base, abstract = sys.stdin.read().split('\\n')[:3]\n"
+    "import os, sys, socket, resource, ctypes, time\n"
+    "server, base, abstract, nr_clone = sys.stdin.read().split('\\n')[:4]\n"
     "server = int(server)\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "def c(r):\n"
+    "    if r == -1:\n"
+    "        e = ctypes.get_errno()\n"
+    "        raise OSError(e, os.strerror(e))\n"
+    "    return r\n"
     "def t(name, fn):\n"
     "    try:\n"
     "        fn()\n"
@@ -75,6 +83,23 @@ static const char probe_py[] =
     "        s.close()\n"
     "if abstract:\n"
     "    t('abstract', abstract_connect)\n"
+    /* SysV IPC outlives the run: a segment made here is removed again. */
+    "t('sysv_shm', lambda: libc.shmctl(c(libc.shmget(0, 4096, 0o1600)), 0, None))\n"
+    /* CLONE_PARENT|SIGCHLD: a would-be child of the server or zygote,
+     * which exits at once if the filter let it be made. */
+    "def clone_parent():\n"
+    "    if c(libc.syscall(ctypes.c_long(int(nr_clone)), ctypes.c_long(0x8011), 0, 0, 0, 0)) == 0:\n"
+    "        os._exit(0)\n"
+    "t('clone_parent', clone_parent)\n"
+    /* Scheduling of another process of the uid: our own child stands in
+     * for the zygote or the server, so no uid check hides the rule. */
+    "other = os.fork()\n"
+    "if other == 0:\n"
+    "    time.sleep(30)\n"
+    "    os._exit(0)\n"
+    "t('sched_other', lambda: os.sched_setaffinity(other, os.sched_getaffinity(0)))\n"
+    "os.kill(other, 9)\n"
+    "os.waitpid(other, 0)\n"
     "print('uid=%d' % os.getuid())\n"
     "print('gid=%d' % os.getgid())\n"
     "print('groups=%d' % len(os.getgroups()))\n"
@@ -153,8 +178,8 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	}
 	proc = *p;
 	/* Fits the pipe buffer, so the non-blocking write completes at once. */
-	n = snprintf(input, sizeof(input), "%d\n%s\n%s\n", (int)sb->server_pid, sb->workdir_base,
-	             abstract);
+	n = snprintf(input, sizeof(input), "%d\n%s\n%s\n%ld\n", (int)sb->server_pid,
+		     sb->workdir_base, abstract, (long)SYS_clone);
 	if (given)
 		rc = feed(ctx, &proc, probe_py, sizeof(probe_py) - 1, input, (size_t)n, err);
 	else
@@ -267,6 +292,12 @@ static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, 
 		rc = expect(o, "seccomp", "inet", "errno:1", false, err);
 	if (!rc && l->seccomp)
 		rc = expect(o, "seccomp", "Seccomp", "2", false, err);
+	if (!rc && l->seccomp)
+		rc = expect(o, "seccomp-sysv-ipc", "sysv_shm", "errno:1", false, err);
+	if (!rc && l->seccomp)
+		rc = expect(o, "seccomp-clone-parent", "clone_parent", "errno:1", false, err);
+	if (!rc && l->seccomp)
+		rc = expect(o, "seccomp-sched", "sched_other", "errno:1", false, err);
 	if (!rc && l->landlock)
 		rc = expect(o, "landlock", "write_base", "ok", true, err);
 	if (!rc && l->landlock)

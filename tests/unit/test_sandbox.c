@@ -462,6 +462,23 @@ static void check_escape(const struct mcpx_sandbox *sb, const struct run *r, boo
 	expect_probe(r, "prlimit_server", "errno:1:", seccomp || l->uid_drop, "seccomp/uid");
 	expect_probe(r, "setpriority_user", "errno:1:", seccomp, "seccomp");
 	expect_probe(r, "tiocsti", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "clone_parent", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sysv_shmget", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sysv_msgget", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sysv_semget", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "mq_open", seccomp ? "errno:1:" : "errno:24:", true,
+		     seccomp ? "seccomp" : "rlimit-msgqueue");
+	expect_probe(r, "sched_setaffinity_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sched_setscheduler_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sched_setparam_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "setpriority_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "ioprio_set_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "prlimit_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "ptrace_child", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sched_setaffinity_own_pid", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sched_setaffinity_self", "ok", true, "allowed");
+	expect_probe(r, "setpriority_self", "ok", true, "allowed");
+	expect_probe(r, "prlimit_self", "ok", true, "allowed");
 }
 
 static void test_escape(const struct mcpx_sandbox *sb)
