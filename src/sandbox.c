@@ -5,7 +5,9 @@
  * What it does: at start-up it makes the server non-dumpable (same-uid code
  * cannot read its /proc files) and a child subreaper (orphans of a run come
  * back to us instead of init), probes Landlock and seccomp and compiles the
- * filter once. Per run it creates the workdir, writes main.py, prepares every
+ * filter once, and guards the directories above the workdirs that a run
+ * could change the metadata of (dirguard.c). Per run it puts those back,
+ * creates the workdir, writes main.py, prepares every
  * string and limit the child needs, forks, and waits on a close-on-exec error
  * pipe until the child has either exec'd the interpreter or reported the step
  * that failed. Killing is by process group (the child called setsid and
@@ -38,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dirguard.h"
 #include "fdutil.h"
 #include "landlock.h"
 #include "log.h"
@@ -331,28 +334,61 @@ static void set_runtime_root(struct mcpx_sandbox *sb)
 	snprintf(sb->runtime_root, sizeof(sb->runtime_root), "%s", real);
 }
 
-int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
-                      struct mcpx_err *err)
+/* Guards the workdir base and its ancestors that a run could change the
+ * metadata of (dirguard.c); logs which, since each costs a repair per run. */
+static int guard_base(struct mcpx_sandbox *sb, struct mcpx_err *err)
 {
-	struct stat st;
 	int rc;
 
-	memset(sb, 0, sizeof(*sb));
+	sb->guards = malloc(sizeof(*sb->guards));
+	if (!sb->guards)
+		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
+	mcpx_dirguards_init(sb->guards);
+	rc = mcpx_dirguards_add_chain(sb->guards, sb->workdir_base, sb->run_uid, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < sb->guards->n; i++)
+		mcpx_info("sandbox: %s can be changed by uid %u; it is put back before every run",
+			  sb->guards->g[i].path, (unsigned)sb->run_uid);
+	return 0;
+}
+
+/* Checks and stores the paths; the base in its canonical form, since the
+ * guards and Landlock work on what the path resolves to. */
+static int set_paths(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
+		     struct mcpx_err *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
 	if (!python || python[0] != '/')
 		return mcpx_err_set(err, EINVAL, "python must be an absolute path");
 	if (!workdir_base || workdir_base[0] != '/')
 		return mcpx_err_set(err, EINVAL, "workdir base must be an absolute path");
-	if (strlen(python) >= sizeof(sb->python) ||
-	    strlen(workdir_base) >= sizeof(sb->workdir_base) - 64)
-		return mcpx_err_set(err, ENAMETOOLONG, "python or workdir base path too long");
+	if (strlen(python) >= sizeof(sb->python))
+		return mcpx_err_set(err, ENAMETOOLONG, "python path too long");
 	if (access(python, X_OK) < 0)
 		return mcpx_err_set(err, errno, "python %s is not executable: %s", python,
 		                    strerror(errno));
-	if (stat(workdir_base, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (stat(workdir_base, &st) < 0 || !S_ISDIR(st.st_mode) || !realpath(workdir_base, real))
 		return mcpx_err_set(err, errno ? errno : ENOTDIR,
 		                    "workdir base %s is not a directory", workdir_base);
+	if (strlen(real) >= sizeof(sb->workdir_base) - 64)
+		return mcpx_err_set(err, ENAMETOOLONG, "workdir base path too long");
 	strcpy(sb->python, python);
-	strcpy(sb->workdir_base, workdir_base);
+	strcpy(sb->workdir_base, real);
+	return 0;
+}
+
+int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
+                      struct mcpx_err *err)
+{
+	int rc;
+
+	memset(sb, 0, sizeof(*sb));
+	rc = set_paths(sb, python, workdir_base, err);
+	if (rc)
+		return rc;
 	set_runtime_root(sb);
 	sb->server_pid = getpid();
 
@@ -366,6 +402,11 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	sb->layers.uid_drop = geteuid() == 0;
 	sb->run_uid = sb->layers.uid_drop ? MCPX_SANDBOX_UID : geteuid();
 	sb->run_gid = sb->layers.uid_drop ? MCPX_SANDBOX_GID : getegid();
+	rc = guard_base(sb, err);
+	if (rc) {
+		mcpx_sandbox_free(sb);
+		return rc;
+	}
 
 	sb->layers.landlock_abi = mcpx_landlock_abi();
 	sb->layers.landlock = sb->layers.landlock_abi > 0;
@@ -378,7 +419,7 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 			rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_ZYGOTE,
 						       &sb->zygote_filter, err);
 		if (rc) {
-			mcpx_seccomp_policy_free(&sb->filter);
+			mcpx_sandbox_free(sb);
 			return rc;
 		}
 		sb->layers.seccomp = true;
@@ -390,6 +431,11 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb)
 {
 	mcpx_seccomp_policy_free(&sb->filter);
 	mcpx_seccomp_policy_free(&sb->zygote_filter);
+	if (sb->guards) {
+		mcpx_dirguards_close(sb->guards);
+		free(sb->guards);
+		sb->guards = NULL;
+	}
 }
 
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
@@ -564,6 +610,7 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->stdout_fd = -1;
 	proc->stderr_fd = -1;
 	proc->exit_fd = -1;
+	proc->parent_fd = -1;
 }
 
 /* What a spawn starts: a run (code), a warm interpreter (bootstrap) or the
@@ -593,8 +640,11 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	if (!b)
 		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
 
+	rc = mcpx_dirguards_repair(sb->guards, err);
+	if (rc)
+		goto fail;
 	rc = mcpx_workdir_create(sb->workdir_base, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
-	                         proc->workdir, sizeof(proc->workdir));
+	                         proc->workdir, sizeof(proc->workdir), &proc->parent_fd);
 	if (rc) {
 		mcpx_err_set(err, -rc, "sandbox: cannot create workdir in %s: %s", sb->workdir_base,
 		             strerror(-rc));
@@ -707,7 +757,8 @@ fail:
 	mcpx_close_fd(&ep[1]);
 	mcpx_close_fd(&proc->pidfd);
 	if (proc->workdir[0])
-		(void)mcpx_workdir_remove(proc->workdir);
+		(void)mcpx_workdir_remove_in(proc->parent_fd, proc->workdir);
+	mcpx_close_fd(&proc->parent_fd);
 	proc->workdir[0] = '\0';
 	proc->pid = -1;
 	proc->started.tv_sec = 0;
@@ -918,12 +969,13 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 	mcpx_close_fd(&proc->pidfd);
 	mcpx_close_fd(&proc->exit_fd);
 	if (proc->workdir[0]) {
-		rc = mcpx_workdir_remove(proc->workdir);
+		rc = mcpx_workdir_remove_in(proc->parent_fd, proc->workdir);
 		if (rc)
 			mcpx_warn("sandbox: cannot remove workdir %s: %s", proc->workdir,
 			          strerror(-rc));
 		proc->workdir[0] = '\0';
 	}
+	mcpx_close_fd(&proc->parent_fd);
 	if (proc->started.tv_sec) {
 		rc = mcpx_workdir_wipe_owned_since("/dev/shm", proc->run_uid, &proc->started);
 		if (rc)

@@ -84,7 +84,8 @@ static const char boot_head[] = "import os, sys\n"
  * after the preload, inside the zygote's own sandbox, and never runs user
  * code: it only answers requests on its control socket (fd 4), one JSON
  * object per SOCK_SEQPACKET message. {"fork": ...} with the run's three pipe
- * ends attached forks a child that enters the run's sandbox (_mcpx_enter)
+ * ends and an fd of its workdir attached forks a child that enters the run's
+ * sandbox (_mcpx_enter)
  * and then returns into _mcpx_boot, which waits for the code like any warm
  * interpreter. {"reap": pid} reaps a child the server has finished with.
  *
@@ -154,7 +155,7 @@ static const char boot_zygote[] =
 	"            except OSError:\n"
 	"                pass\n"
 	"    while True:\n"
-	"        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 3)\n"
+	"        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 4)\n"
 	"        if not msg:\n"
 	"            os._exit(0)\n"
 	"        reap_strays()\n"
@@ -171,7 +172,7 @@ static const char boot_zygote[] =
 	"            ctl.send(json.dumps(rep).encode())\n"
 	"            continue\n"
 	"        pid = -1\n"
-	"        if len(fds) == 3:\n"
+	"        if len(fds) == 4:\n"
 	"            try:\n"
 	"                pid = os.fork()\n"
 	"            except OSError as e:\n"
@@ -205,12 +206,16 @@ static const char boot_zygote[] =
 	"        step = 'setsid'\n"
 	"        os.setsid()\n"
 	"        step = 'fds'\n"
-	"        for i, fd in enumerate(fds):\n"
+	"        for i, fd in enumerate(fds[:3]):\n"
 	"            os.dup2(fd, i)\n"
+	/* Through the fd the server opened, not the path: a run executing
+	 * meanwhile may have made the directories above it untraversable (the
+	 * server puts them back before this child's code arrives). */
+	"        step = 'chdir'\n"
+	"        os.fchdir(fds[3])\n"
+	"        step = 'close_fds'\n"
 	"        if libc.syscall(L(436), L(3), L(0xffffffff), L(0)) != 0:\n"
 	"            os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
-	"        step = 'chdir'\n"
-	"        os.chdir(wd)\n"
 	"        step = 'rlimits'\n"
 	"        inf = resource.RLIM_INFINITY\n"
 	"        for res, soft, hard in req['rlimits']:\n"
@@ -226,7 +231,7 @@ static const char boot_zygote[] =
 	"                raise OSError(ctypes.get_errno(), 'landlock_create_ruleset')\n"
 	"            for path, rights, optional in rules:\n"
 	"                try:\n"
-	"                    fd = os.open(path or wd, os.O_PATH | os.O_CLOEXEC)\n"
+	"                    fd = os.open(path or '.', os.O_PATH | os.O_CLOEXEC)\n"
 	"                except FileNotFoundError:\n"
 	"                    if optional:\n"
 	"                        continue\n"
