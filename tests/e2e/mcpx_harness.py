@@ -82,11 +82,22 @@ class Failures:
         sys.exit(1 if self.failed else 0)
 
 
+def _become(uid):
+    """A preexec_fn that runs the server as uid (gid uid, no groups): the pod,
+    where the server and its runs share one uid and nothing is root."""
+    def drop():
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    return drop
+
+
 class StdioServer:
-    def __init__(self, env=None, args=()):
+    def __init__(self, env=None, args=(), as_uid=None):
         self.proc = subprocess.Popen([BIN, *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=env or base_env())
+                                     env=env or base_env(),
+                                     preexec_fn=_become(as_uid) if as_uid is not None else None)
         _procs.append(self.proc)
         self.buf = b""
         self.errbuf = b""
