@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -283,6 +285,48 @@ static void test_selftest_detects(const struct mcpx_sandbox *sb)
 		CHECK(strstr(err.msg, "seccomp") != NULL);
 	} else {
 		printf("  seccomp: SKIP (not active)\n");
+	}
+	if (sb->layers.seccomp) {
+		/* Filters that deny sockets but lack, in turn, the SysV IPC, the
+		 * CLONE_PARENT and the scheduling rules: each gap is named. */
+		static const char *const gap[] = {"seccomp-sysv-ipc", "seccomp-clone-parent",
+						   "seccomp-sched"};
+		struct sock_filter prog[16];
+		int v;
+
+		for (v = 0; v < 3; v++) {
+			unsigned short n = 0;
+
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+			prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								 SYS_socket, 0, 1);
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+								 SECCOMP_RET_ERRNO | EPERM);
+			if (v >= 1) {
+				prog[n++] = (struct sock_filter)BPF_JUMP(
+				    BPF_JMP | BPF_JEQ | BPF_K, SYS_shmget, 0, 1);
+				prog[n++] = (struct sock_filter)BPF_STMT(
+				    BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+			}
+			if (v >= 2) {
+				/* clone's flags are the low half of args[0]. */
+				prog[n++] = (struct sock_filter)BPF_JUMP(
+				    BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3);
+				prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16);
+				prog[n++] = (struct sock_filter)BPF_JUMP(
+				    BPF_JMP | BPF_JSET | BPF_K, CLONE_PARENT, 0, 1);
+				prog[n++] = (struct sock_filter)BPF_STMT(
+				    BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+			}
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+			memcpy(fake, sb, sizeof(*fake));
+			fake->filter.len = n;
+			fake->filter.filter = prog;
+			rc = mcpx_sandbox_selftest(fake, &err);
+			printf("  filter without the %s rule: rc=%d %s\n", gap[v], rc, err.msg);
+			CHECK_INT(rc, -EPERM);
+			CHECK(strstr(err.msg, gap[v]) != NULL);
+		}
 	}
 	if (sb->layers.landlock) {
 		memcpy(fake, sb, sizeof(*fake));
