@@ -424,6 +424,38 @@ static void test_env(const struct mcpx_sandbox *sb)
 	free(r);
 }
 
+/* The child can only lower limits: a limit above the server's own hard
+ * limit is capped to it (checked in a forked process, so the test's own
+ * limits stay). */
+static void test_rlimit_caps(void)
+{
+	struct mcpx_limits lim = default_limits;
+	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
+	int status = -1;
+	pid_t pid;
+
+	printf("rlimits are capped at the server's hard limits\n");
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit low = {100, 100};
+		size_t n, i;
+		int ok = 0;
+
+		if (setrlimit(RLIMIT_NOFILE, &low) < 0)
+			_exit(2);
+		lim.open_files = 256;
+		n = mcpx_sandbox_rlimits(&lim, 65532, rl);
+		for (i = 0; i < n; i++)
+			if (rl[i].resource == RLIMIT_NOFILE)
+				ok = rl[i].lim.rlim_cur == 100 && rl[i].lim.rlim_max == 100;
+		_exit(ok ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	printf("  RLIMIT_NOFILE 256 under a hard limit of 100: %s\n",
+	       WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "capped to 100" : "NOT capped");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void test_spawn_failure(const struct mcpx_sandbox *sb)
 {
 	struct mcpx_sandbox *bad = malloc(sizeof(*bad));
@@ -762,6 +794,7 @@ int main(void)
 	test_selftest_detects(sb);
 	test_basic(sb);
 	test_env(sb);
+	test_rlimit_caps();
 	test_spawn_failure(sb);
 	test_escape(sb);
 	test_pgroup(sb, "exit");
