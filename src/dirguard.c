@@ -243,6 +243,8 @@ int mcpx_dirguards_repair(const struct mcpx_dirguards *gs, struct mcpx_err *err)
 	size_t i;
 	int rc;
 
+	if (!gs)
+		return 0;
 	if (gs->parent) {
 		rc = mcpx_dirguards_repair(gs->parent, err);
 		if (rc)

@@ -474,25 +474,18 @@ static cJSON *fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limi
 	return req;
 }
 
-int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
-			 struct mcpx_err *err)
+/* The pending fork's workdir, beneath the zygote's directory, which is put
+ * back first (the running run may have changed it, and the server needs it
+ * as it made it). Returns an fd of the new workdir for the child, which
+ * enters it through that fd rather than its path: the run executing now
+ * cannot make the child's setup fail by changing the directories above it.
+ * Returns the fd or -errno. */
+static int pending_workdir(struct mcpx_forkserver *fs, struct mcpx_err *err)
 {
 	const struct mcpx_sandbox *sb = fs->sb;
 	struct pending_fork *p = &fs->next;
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, wd = -1;
-	cJSON *req;
-	int rc;
+	int rc, wd;
 
-	if (fs->dead)
-		return mcpx_err_set(err, EPIPE, "fork server: the zygote is gone");
-	if (!fs->ready)
-		return mcpx_err_set(err, EAGAIN, "fork server: the zygote is still preloading");
-	if (p->active)
-		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
-	memset(p, 0, sizeof(*p));
-	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = -1;
-	/* The running run may have changed the zygote's directory: the
-	 * server needs it as it made it to create the next workdir. */
 	rc = mcpx_dirguards_repair(&fs->guards, err);
 	if (rc)
 		return rc;
@@ -503,60 +496,81 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
 				    strerror(-rc));
 	}
-	p->active = true;
-	/* The child enters its workdir through this fd, not its path: the run
-	 * executing now cannot make the child's setup fail by changing the
-	 * directories above it. */
 	wd = openat(p->parent_fd, strrchr(p->workdir, '/') + 1,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (wd < 0) {
-		rc = mcpx_err_set(err, errno, "fork server: cannot open the workdir: %s",
-				  strerror(errno));
-		goto fail;
-	}
+	if (wd < 0)
+		return mcpx_err_set(err, errno, "fork server: cannot open the workdir: %s",
+				    strerror(errno));
+	return wd;
+}
+
+/* The child's stdin, stdout and stderr: the server's ends (O_NONBLOCK) go
+ * into the pending fork, the child's into child[]. */
+static int pending_pipes(struct pending_fork *p, int child[3], struct mcpx_err *err)
+{
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
-		goto fail;
+		int rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
+
+		mcpx_close_fd(&in[0]);
+		mcpx_close_fd(&in[1]);
+		mcpx_close_fd(&out[0]);
+		mcpx_close_fd(&out[1]);
+		return rc;
 	}
 	p->stdin_w = in[1];
 	p->stdout_r = out[0];
 	p->stderr_r = errp[0];
-	in[1] = out[0] = errp[0] = -1;
-	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) || mcpx_set_nonblock(p->stderr_r)) {
-		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
-		goto fail;
-	}
-	req = fork_request(sb, lim, p->workdir);
+	child[0] = in[0];
+	child[1] = out[1];
+	child[2] = errp[1];
+	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) ||
+	    mcpx_set_nonblock(p->stderr_r))
+		return mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
+	return 0;
+}
+
+int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
+			 struct mcpx_err *err)
+{
+	struct pending_fork *p = &fs->next;
+	int child[4] = {-1, -1, -1, -1}; /* stdin, stdout, stderr, workdir */
+	cJSON *req;
+	int rc, i;
+
+	if (fs->dead)
+		return mcpx_err_set(err, EPIPE, "fork server: the zygote is gone");
+	if (!fs->ready)
+		return mcpx_err_set(err, EAGAIN, "fork server: the zygote is still preloading");
+	if (p->active)
+		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
+	memset(p, 0, sizeof(*p));
+	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = -1;
+	p->active = true;
+	rc = pending_workdir(fs, err);
+	if (rc < 0)
+		goto out;
+	child[3] = rc;
+	rc = pending_pipes(p, child, err);
+	if (rc < 0)
+		goto out;
+	req = fork_request(fs->sb, lim, p->workdir);
 	if (!req) {
 		rc = mcpx_err_set(err, ENOMEM, "fork server: out of memory");
-		goto fail;
+		goto out;
 	}
-	{
-		int fds[4] = {in[0], out[1], errp[1], wd};
-
-		rc = send_json(fs, req, fds, 4);
-	}
+	rc = send_json(fs, req, child, 4);
 	cJSON_Delete(req);
-	if (rc < 0) {
+	if (rc < 0)
 		rc = mark_dead(fs, err, "cannot reach the zygote");
-		goto fail;
-	}
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[1]);
-	mcpx_close_fd(&wd);
-	return 0;
-
-fail:
-	mcpx_close_fd(&wd);
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&in[1]);
-	mcpx_close_fd(&out[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[0]);
-	mcpx_close_fd(&errp[1]);
-	drop_pending(fs);
-	return rc < 0 ? rc : -EIO;
+out:
+	/* The zygote has its own copies of the child's ends now. */
+	for (i = 0; i < 4; i++)
+		mcpx_close_fd(&child[i]);
+	if (rc < 0)
+		drop_pending(fs);
+	return rc < 0 ? rc : 0;
 }
 
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,

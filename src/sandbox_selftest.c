@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdutil.h"
 #include "sandbox.h"
 
 #define PROBE_TIMEOUT_MS 20000
@@ -149,6 +150,40 @@ static const char *value_of(const struct probe_out *o, const char *key, char *va
 	return NULL;
 }
 
+/* Reads the probe's stdout into o (stderr is drained and dropped) until
+ * both reach EOF or the probe's time is up; closes both. */
+static void collect(struct mcpx_sandbox_proc *proc, struct probe_out *o)
+{
+	long deadline = now_ms() + PROBE_TIMEOUT_MS;
+	int *fds[2] = {&proc->stdout_fd, &proc->stderr_fd};
+	char scratch[4096];
+	int open_fds = 2;
+
+	while (open_fds > 0 && now_ms() < deadline) {
+		struct pollfd pfd[2] = {{*fds[0], POLLIN, 0}, {*fds[1], POLLIN, 0}};
+
+		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			ssize_t r;
+
+			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (i == 0 && o->len < sizeof(o->buf) - 1)
+				r = read(pfd[i].fd, o->buf + o->len, sizeof(o->buf) - 1 - o->len);
+			else
+				r = read(pfd[i].fd, scratch, sizeof(scratch));
+			if (r > 0 && i == 0)
+				o->len += (size_t)r;
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				mcpx_close_fd(fds[i]);
+				open_fds--;
+			}
+		}
+	}
+	o->buf[o->len] = '\0';
+}
+
 /* Runs the probe in a spawned process, or in given (a warm process that
  * feed hands the code and stdin to), and collects its output. Consumes
  * given. */
@@ -161,9 +196,7 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	struct mcpx_sandbox_proc spawned, *p = given ? given : &spawned;
 	struct mcpx_sandbox_proc proc;
 	char input[4300];
-	char scratch[4096];
-	long deadline = now_ms() + PROBE_TIMEOUT_MS;
-	int n, rc, open_fds = 2;
+	int n, rc;
 
 	memset(o, 0, sizeof(*o));
 	if (!given) {
@@ -187,35 +220,7 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	}
 	close(proc.stdin_fd);
 	proc.stdin_fd = -1;
-
-	while (open_fds > 0 && now_ms() < deadline) {
-		struct pollfd pfd[2] = {{proc.stdout_fd, POLLIN, 0}, {proc.stderr_fd, POLLIN, 0}};
-		int i;
-
-		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
-			break;
-		for (i = 0; i < 2; i++) {
-			ssize_t r;
-
-			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (i == 0 && o->len < sizeof(o->buf) - 1)
-				r = read(pfd[i].fd, o->buf + o->len, sizeof(o->buf) - 1 - o->len);
-			else
-				r = read(pfd[i].fd, scratch, sizeof(scratch)); /* stderr: drained */
-			if (r > 0 && i == 0)
-				o->len += (size_t)r;
-			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-				close(pfd[i].fd);
-				if (i == 0)
-					proc.stdout_fd = -1;
-				else
-					proc.stderr_fd = -1;
-				open_fds--;
-			}
-		}
-	}
-	o->buf[o->len] = '\0';
+	collect(&proc, o);
 	mcpx_sandbox_kill(&proc);
 	rc = mcpx_sandbox_reap(&proc, &o->status, NULL);
 	mcpx_sandbox_cleanup(&proc);
