@@ -99,7 +99,7 @@ static int list_xattrs(int fd, char **out, size_t *len)
 
 /* Finds name in g's snapshot: its value and length, or false. */
 static bool snapshot_value(const struct mcpx_dirguard *g, const char *name, const char **val,
-			   size_t *vlen)
+                           size_t *vlen)
 {
 	size_t off = 0;
 
@@ -129,7 +129,7 @@ static int snapshot_xattrs(struct mcpx_dirguard *g, struct mcpx_err *err)
 	rc = list_xattrs(g->fd, &names, &len);
 	if (rc)
 		return mcpx_err_set(err, -rc, "cannot list the attributes of %s: %s", g->path,
-				    strerror(-rc));
+		                    strerror(-rc));
 	for (n = names; n && n < names + len; n += strlen(n) + 1) {
 		size_t nl = strlen(n), room;
 		char *p = g->xattrs + g->xattr_len;
@@ -155,7 +155,7 @@ static int snapshot_xattrs(struct mcpx_dirguard *g, struct mcpx_err *err)
 	free(names);
 	if (rc)
 		return mcpx_err_set(err, -rc, "cannot keep the attributes of %s: %s", g->path,
-				    rc == -E2BIG ? "more than a guard holds" : strerror(-rc));
+		                    rc == -E2BIG ? "more than a guard holds" : strerror(-rc));
 	return 0;
 }
 
@@ -217,7 +217,7 @@ static int repair_one(const struct mcpx_dirguard *g, struct mcpx_err *err)
 	 * names another directory now is not the server's any more. */
 	if (lstat(g->path, &now) < 0 || now.st_dev != g->dev || now.st_ino != g->ino)
 		return mcpx_err_set(err, ESTALE, "%s is no longer the directory the server made",
-				    g->path);
+		                    g->path);
 	if (g->owner && st.st_gid != g->gid && fchown(g->fd, (uid_t)-1, g->gid) < 0)
 		rc = -errno;
 	/* The bits first: without write permission (chmod 000) not even the
@@ -234,7 +234,7 @@ static int repair_one(const struct mcpx_dirguard *g, struct mcpx_err *err)
 		rc = -errno;
 	if (rc)
 		return mcpx_err_set(err, -rc, "cannot restore %s as the server made it: %s",
-				    g->path, strerror(-rc));
+		                    g->path, strerror(-rc));
 	return 0;
 }
 
@@ -259,7 +259,7 @@ int mcpx_dirguards_repair(const struct mcpx_dirguards *gs, struct mcpx_err *err)
 }
 
 int mcpx_dirguards_add(struct mcpx_dirguards *gs, const char *path, uid_t run_uid,
-		     struct mcpx_err *err)
+                       struct mcpx_err *err)
 {
 	struct mcpx_dirguard *g;
 	struct stat st;
@@ -274,13 +274,13 @@ int mcpx_dirguards_add(struct mcpx_dirguards *gs, const char *path, uid_t run_ui
 		return 0;
 	if (gs->n >= MCPX_DIRGUARD_MAX)
 		return mcpx_err_set(err, E2BIG, "more than %d directories above %s to guard",
-				    MCPX_DIRGUARD_MAX, path);
+		                    MCPX_DIRGUARD_MAX, path);
 	if (strlen(path) >= sizeof(gs->g[0].path))
 		return mcpx_err_set(err, ENAMETOOLONG, "path too long to guard");
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return mcpx_err_set(err, errno, "cannot open %s to guard it: %s", path,
-				    strerror(errno));
+		                    strerror(errno));
 	if (fstat(fd, &st) < 0) {
 		rc = mcpx_err_set(err, errno, "cannot stat %s: %s", path, strerror(errno));
 		close(fd);
@@ -305,7 +305,7 @@ int mcpx_dirguards_add(struct mcpx_dirguards *gs, const char *path, uid_t run_ui
 }
 
 int mcpx_dirguards_add_chain(struct mcpx_dirguards *gs, const char *dir, uid_t run_uid,
-			     struct mcpx_err *err)
+                             struct mcpx_err *err)
 {
 	char real[PATH_MAX], prefix[PATH_MAX];
 	size_t len, end;

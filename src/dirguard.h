@@ -23,14 +23,14 @@
 #define MCPX_DIRGUARD_XATTR_BYTES 1024
 
 struct mcpx_dirguard {
-	int fd;         /* O_RDONLY|O_DIRECTORY; the repairs go through it */
+	int fd; /* O_RDONLY|O_DIRECTORY; the repairs go through it */
 	char path[PATH_MAX];
-	dev_t dev;      /* what path must still name */
+	dev_t dev; /* what path must still name */
 	ino_t ino;
-	mode_t mode;    /* permission bits (07777) at the snapshot */
+	mode_t mode; /* permission bits (07777) at the snapshot */
 	gid_t gid;
-	bool owner;     /* the run uid owns it: mode, group, times, ACLs */
-	bool attrs;     /* the run may set extended attributes on it */
+	bool owner; /* the run uid owns it: mode, group, times, ACLs */
+	bool attrs; /* the run may set extended attributes on it */
 	size_t xattr_len;
 	char xattrs[MCPX_DIRGUARD_XATTR_BYTES]; /* name NUL, 2-byte length, value; ... */
 };
@@ -53,12 +53,12 @@ void mcpx_dirguards_init(struct mcpx_dirguards *gs);
  * -errno (more than MCPX_DIRGUARD_MAX such directories, or attributes
  * beyond the snapshot's room, are errors, with a message). */
 int mcpx_dirguards_add_chain(struct mcpx_dirguards *gs, const char *dir, uid_t run_uid,
-			     struct mcpx_err *err);
+                             struct mcpx_err *err);
 
 /* Guards the one directory dir (canonical, no symlinks) when a process of
  * run_uid could change its metadata; see mcpx_dirguards_add_chain. */
 int mcpx_dirguards_add(struct mcpx_dirguards *gs, const char *dir, uid_t run_uid,
-		       struct mcpx_err *err);
+                       struct mcpx_err *err);
 
 /* Puts every guarded directory (parent's first, top-down) back as it was
  * at its snapshot, and sets the times of those the run uid owns to now (the
