@@ -205,14 +205,15 @@ static const char boot_zygote[] =
 	"            raise OSError(3, 'the zygote is gone')\n"
 	"        step = 'setsid'\n"
 	"        os.setsid()\n"
+	/* Through the fd the server opened, not the path: a run executing
+	 * meanwhile may have made the directories above it untraversable (the
+	 * server puts them back before this child's code arrives). First, so
+	 * that no dup2 below can have replaced that fd. */
+	"        step = 'chdir'\n"
+	"        os.fchdir(fds[3])\n"
 	"        step = 'fds'\n"
 	"        for i, fd in enumerate(fds[:3]):\n"
 	"            os.dup2(fd, i)\n"
-	/* Through the fd the server opened, not the path: a run executing
-	 * meanwhile may have made the directories above it untraversable (the
-	 * server puts them back before this child's code arrives). */
-	"        step = 'chdir'\n"
-	"        os.fchdir(fds[3])\n"
 	"        step = 'close_fds'\n"
 	"        if libc.syscall(L(436), L(3), L(0xffffffff), L(0)) != 0:\n"
 	"            os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
