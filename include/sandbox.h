@@ -55,8 +55,14 @@ struct mcpx_sandbox_layers {
 	bool dumpable_off;
 };
 
+struct mcpx_dirguards;
+
 struct mcpx_sandbox {
 	struct mcpx_sandbox_layers layers;
+	/* Directories above the workdirs whose metadata a run could change
+	 * (the base and its ancestors that the run uid owns or may write):
+	 * repaired before every spawn (dirguard.h). Owned; may be empty. */
+	struct mcpx_dirguards *guards;
 	struct sock_fprog filter; /* compiled seccomp BPF; owned */
 	struct sock_fprog zygote_filter; /* the same minus the setsid denial; owned */
 	char python[4096];        /* absolute interpreter path */
@@ -80,6 +86,7 @@ struct mcpx_sandbox_proc {
 	int stdout_fd; /* read ends; -1 once handed over */
 	int stderr_fd;
 	char workdir[4096];
+	int parent_fd; /* O_PATH fd of the directory holding workdir; -1 if none */
 	bool reaped;
 	/* A leader forked by the zygote: a pidfd kept for waiting (the server
 	 * cannot waitid a grandchild) and who reaps it. NULL reaper: our child. */
@@ -95,7 +102,10 @@ struct mcpx_sandbox_proc {
 /* Probes the layers, compiles the seccomp policy, makes the server itself
  * non-dumpable and a child subreaper. python must be an absolute path;
  * workdir_base an absolute, existing directory (when started as root, uid
- * 65532 needs search permission on it and its parents). Call it after the
+ * 65532 needs search permission on it and its parents); it is kept in its
+ * canonical form (symlinks resolved), and it and its ancestors that the run
+ * uid could change the metadata of are guarded: put back as they are now
+ * before every spawn. Call it after the
  * server's long-lived threads exist: the filter denies kill/tkill aimed at
  * every thread id present at that moment (later ones rely on Landlock's
  * signal scope and the uid drop). Never set SIGCHLD to SIG_IGN: that
@@ -104,7 +114,9 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 		      struct mcpx_err *err);
 void mcpx_sandbox_free(struct mcpx_sandbox *sb);
 
-/* Creates the workdir, writes the code to main.py and starts
+/* Repairs the guarded directories above the workdir (a run that failed to
+ * start because an earlier one changed them would be the server's fault),
+ * creates the workdir, writes the code to main.py and starts
  * `python -I -u -B main.py` in it. The child's stdin is a pipe whose write
  * end is returned (the caller writes stdin data, then closes it; writes to a
  * dead run raise SIGPIPE, so the server must ignore it). On success the
@@ -167,7 +179,9 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
  * or -ECHILD when there is nothing to reap. */
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru);
 
-/* Removes the workdir (never following symlinks) and closes remaining fds.
+/* Removes the workdir (never following symlinks, relative to the directory
+ * that holds it, whose owner bits it gives back first when the server owns
+ * it) and closes remaining fds.
  * Also removes what the run left in /dev/shm: entries owned by the run uid
  * whose ctime is at or after the spawn. With concurrent runs (all of one uid)
  * that can include another live run's shared-memory segments; multiprocessing

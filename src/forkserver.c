@@ -7,7 +7,11 @@
  * the shape of the run's Landlock ruleset, both computed by the same code the
  * cold path uses), and then, per run, creates the run's workdir beneath the
  * zygote's and its pipes, computes its rlimits, sends one request with the
- * child's pipe ends attached (SCM_RIGHTS) and adopts the child it gets back.
+ * child's pipe ends and an fd of its workdir attached (SCM_RIGHTS) and adopts
+ * the child it gets back. Once the zygote is ready its directory is emptied
+ * and, on a root server, given to root; where a run could still change it
+ * (the pod), it is guarded and put back before every fork and every run
+ * (dirguard.c).
  *
  * The control channel is a SOCK_SEQPACKET socketpair: one JSON object per
  * message, requests and answers strictly alternating. Every wait for an
@@ -27,8 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirguard.h"
 #include "fdutil.h"
 #include "landlock.h"
 #include "log.h"
@@ -49,6 +55,7 @@ struct pending_fork {
 	int err;        /* errno of a failed fork */
 	int stdin_w, stdout_r, stderr_r;
 	char workdir[4096];
+	int parent_fd; /* the zygote's directory, O_PATH */
 };
 
 struct mcpx_forkserver {
@@ -58,6 +65,9 @@ struct mcpx_forkserver {
 	bool ready;
 	bool dead;
 	struct pending_fork next;
+	/* The zygote's directory once it is ready (when a run could change
+	 * it), under the sandbox's guards of the workdir base. */
+	struct mcpx_dirguards guards;
 };
 
 /* Logs what the zygote wrote to its stderr (a traceback, say), once it has
@@ -90,7 +100,7 @@ static int send_json(struct mcpx_forkserver *fs, const cJSON *msg, const int *fd
 	char *text = cJSON_PrintUnformatted(msg);
 	union {
 		struct cmsghdr hdr;
-		char buf[CMSG_SPACE(3 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 	} ctrl;
 	struct iovec iov;
 	struct msghdr mh = {0};
@@ -236,7 +246,9 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 	if (!fs)
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	fs->sb = sb;
-	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = -1;
+	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = fs->next.parent_fd = -1;
+	mcpx_dirguards_init(&fs->guards);
+	fs->guards.parent = sb->guards;
 	mcpx_sandbox_proc_reset(&fs->zygote);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = mcpx_err_set(err, errno, "fork server: socketpair: %s", strerror(errno));
@@ -267,8 +279,39 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 	return 0;
 }
 
+/* Once the zygote has preloaded, its directory holds nothing but the runs'
+ * workdirs. What the preload left there (matplotlib's font cache, say) is
+ * removed: it belongs to the run uid, and a run could change its metadata
+ * or its contents' for a later run to see. A root server then gives the
+ * directory to root, mode 0711 (runs still pass through it to their own
+ * workdirs): no run can change it any more. In the pod, where the server
+ * is the run uid and nothing can belong to anyone else, it is guarded
+ * instead and put back before every fork and every run (dirguard.c). */
+static int settle_zygote_dir(struct mcpx_forkserver *fs, struct mcpx_err *err)
+{
+	const char *dir = fs->zygote.workdir;
+	int fd, rc;
+
+	rc = mcpx_workdir_empty(dir);
+	if (rc)
+		return mcpx_err_set(err, -rc, "cannot empty the zygote's directory: %s",
+				    strerror(-rc));
+	if (fs->sb->layers.uid_drop) {
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, 0711) < 0)
+			rc = mcpx_err_set(err, errno, "cannot hand the zygote's directory to the "
+					  "server: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		if (rc)
+			return rc;
+	}
+	return mcpx_dirguards_add(&fs->guards, dir, fs->sb->run_uid, err);
+}
+
 int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 {
+	struct mcpx_err err = {{0}};
 	cJSON *msg;
 	int rc;
 
@@ -286,6 +329,11 @@ int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 	cJSON_Delete(msg);
 	if (!fs->ready)
 		return mark_dead(fs, NULL, "unexpected message from the zygote");
+	if (settle_zygote_dir(fs, &err) < 0) {
+		fs->ready = false;
+		mcpx_warn("fork server: %s", err.msg);
+		return mark_dead(fs, NULL, "its directory could not be prepared");
+	}
 	return 1;
 }
 
@@ -346,7 +394,8 @@ static void drop_pending(struct mcpx_forkserver *fs)
 	mcpx_close_fd(&p->stdout_r);
 	mcpx_close_fd(&p->stderr_r);
 	if (p->workdir[0])
-		(void)mcpx_workdir_remove(p->workdir);
+		(void)mcpx_workdir_remove_in(p->parent_fd, p->workdir);
+	mcpx_close_fd(&p->parent_fd);
 	p->workdir[0] = '\0';
 	p->active = false;
 }
@@ -425,14 +474,70 @@ static cJSON *fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limi
 	return req;
 }
 
-int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
-			 struct mcpx_err *err)
+/* The pending fork's workdir, beneath the zygote's directory, which is put
+ * back first (the running run may have changed it, and the server needs it
+ * as it made it). Returns an fd of the new workdir for the child, which
+ * enters it through that fd rather than its path: the run executing now
+ * cannot make the child's setup fail by changing the directories above it.
+ * Returns the fd or -errno. */
+static int pending_workdir(struct mcpx_forkserver *fs, struct mcpx_err *err)
 {
 	const struct mcpx_sandbox *sb = fs->sb;
 	struct pending_fork *p = &fs->next;
+	int rc, wd;
+
+	rc = mcpx_dirguards_repair(&fs->guards, err);
+	if (rc)
+		return rc;
+	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
+				 p->workdir, sizeof(p->workdir), &p->parent_fd);
+	if (rc) {
+		p->workdir[0] = '\0';
+		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
+				    strerror(-rc));
+	}
+	wd = openat(p->parent_fd, strrchr(p->workdir, '/') + 1,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wd < 0)
+		return mcpx_err_set(err, errno, "fork server: cannot open the workdir: %s",
+				    strerror(errno));
+	return wd;
+}
+
+/* The child's stdin, stdout and stderr: the server's ends (O_NONBLOCK) go
+ * into the pending fork, the child's into child[]. */
+static int pending_pipes(struct pending_fork *p, int child[3], struct mcpx_err *err)
+{
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		int rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
+
+		mcpx_close_fd(&in[0]);
+		mcpx_close_fd(&in[1]);
+		mcpx_close_fd(&out[0]);
+		mcpx_close_fd(&out[1]);
+		return rc;
+	}
+	p->stdin_w = in[1];
+	p->stdout_r = out[0];
+	p->stderr_r = errp[0];
+	child[0] = in[0];
+	child[1] = out[1];
+	child[2] = errp[1];
+	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) ||
+	    mcpx_set_nonblock(p->stderr_r))
+		return mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
+	return 0;
+}
+
+int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
+			 struct mcpx_err *err)
+{
+	struct pending_fork *p = &fs->next;
+	int child[4] = {-1, -1, -1, -1}; /* stdin, stdout, stderr, workdir */
 	cJSON *req;
-	int rc;
+	int rc, i;
 
 	if (fs->dead)
 		return mcpx_err_set(err, EPIPE, "fork server: the zygote is gone");
@@ -441,56 +546,31 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	if (p->active)
 		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
 	memset(p, 0, sizeof(*p));
-	p->stdin_w = p->stdout_r = p->stderr_r = -1;
-	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
-				 p->workdir, sizeof(p->workdir));
-	if (rc) {
-		p->workdir[0] = '\0';
-		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
-				    strerror(-rc));
-	}
+	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = -1;
 	p->active = true;
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
-		goto fail;
-	}
-	p->stdin_w = in[1];
-	p->stdout_r = out[0];
-	p->stderr_r = errp[0];
-	in[1] = out[0] = errp[0] = -1;
-	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) || mcpx_set_nonblock(p->stderr_r)) {
-		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
-		goto fail;
-	}
-	req = fork_request(sb, lim, p->workdir);
+	rc = pending_workdir(fs, err);
+	if (rc < 0)
+		goto out;
+	child[3] = rc;
+	rc = pending_pipes(p, child, err);
+	if (rc < 0)
+		goto out;
+	req = fork_request(fs->sb, lim, p->workdir);
 	if (!req) {
 		rc = mcpx_err_set(err, ENOMEM, "fork server: out of memory");
-		goto fail;
+		goto out;
 	}
-	{
-		int fds[3] = {in[0], out[1], errp[1]};
-
-		rc = send_json(fs, req, fds, 3);
-	}
+	rc = send_json(fs, req, child, 4);
 	cJSON_Delete(req);
-	if (rc < 0) {
+	if (rc < 0)
 		rc = mark_dead(fs, err, "cannot reach the zygote");
-		goto fail;
-	}
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[1]);
-	return 0;
-
-fail:
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&in[1]);
-	mcpx_close_fd(&out[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[0]);
-	mcpx_close_fd(&errp[1]);
-	drop_pending(fs);
-	return rc < 0 ? rc : -EIO;
+out:
+	/* The zygote has its own copies of the child's ends now. */
+	for (i = 0; i < 4; i++)
+		mcpx_close_fd(&child[i]);
+	if (rc < 0)
+		drop_pending(fs);
+	return rc < 0 ? rc : 0;
 }
 
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
@@ -510,7 +590,11 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 		return rc;
 	}
 	proc->run_uid = fs->sb->run_uid;
-	rc = mcpx_sandbox_adopt(proc, p->pid, reap_via_zygote, fs, err);
+	/* The run before this one is gone by now: what it changed above the
+	 * workdir is put back before this run's code arrives. */
+	rc = mcpx_dirguards_repair(&fs->guards, err);
+	if (!rc)
+		rc = mcpx_sandbox_adopt(proc, p->pid, reap_via_zygote, fs, err);
 	if (rc < 0) {
 		int st;
 		struct rusage ru;
@@ -522,10 +606,11 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 		return rc;
 	}
 	memcpy(proc->workdir, p->workdir, sizeof(proc->workdir));
+	proc->parent_fd = p->parent_fd;
 	proc->stdin_fd = p->stdin_w;
 	proc->stdout_fd = p->stdout_r;
 	proc->stderr_fd = p->stderr_r;
-	p->stdin_w = p->stdout_r = p->stderr_r = -1;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = -1;
 	p->workdir[0] = '\0';
 	p->active = false;
 	return 0;
@@ -595,5 +680,6 @@ void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
 	mcpx_sandbox_kill(&fs->zygote);
 	(void)mcpx_sandbox_reap(&fs->zygote, NULL, NULL);
 	mcpx_sandbox_cleanup(&fs->zygote);
+	mcpx_dirguards_close(&fs->guards);
 	free(fs);
 }

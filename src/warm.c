@@ -90,11 +90,27 @@ static const char boot_head[] = "import os, sys\n"
  * after the preload, inside the zygote's own sandbox, and never runs user
  * code: it only answers requests on its control socket (fd 4), one JSON
  * object per SOCK_SEQPACKET message. {"fork": ...} with the run's three pipe
- * ends attached forks a child that enters the run's sandbox (_mcpx_enter)
+ * ends and an fd of its workdir attached forks a child that enters the run's
+ * sandbox (_mcpx_enter)
  * and then returns into _mcpx_boot, which waits for the code like any warm
- * interpreter. {"reap": pid} reaps a child the server has finished with; the
- * zygote never reaps on its own, so a run leader's zombie keeps its pid and
- * process group reserved while the server sweeps the run. */
+ * interpreter. {"reap": pid} reaps a child the server has finished with.
+ *
+ * Which children the zygote reaps, and when (a rewrite must keep this):
+ * - A run leader (a pid it forked and answered with) is reaped only when the
+ *   server sends {"reap": pid}: until then its zombie keeps its pid and
+ *   process group reserved while the server kills and sweeps the run.
+ * - Every other child, whoever made it (a run process that used CLONE_PARENT,
+ *   which seccomp refuses, or anything else that became its child), is
+ *   killed with SIGKILL and reaped, blocking until it is gone, before the
+ *   zygote handles each message from the server and again right after it
+ *   reaped a leader, so the answer to {"reap": pid} is sent only when the
+ *   zygote has no child left but leaders the server has not released. The
+ *   list comes from /proc/self/task/<pid>/children (the zygote has one
+ *   thread); such a child is unreaped, so its pid cannot be reused between
+ *   the listing and the kill. Nothing of a run can thus hold a zombie, and
+ *   with it a share of RLIMIT_NPROC, beyond the run's own reaping.
+ * tests/unit/test_forkserver.c (test_reaps_strays) proves it with filters
+ * that let CLONE_PARENT through. */
 static const char boot_zygote[] =
 	"def _mcpx_zygote():\n"
 	"    import ctypes, gc, json, socket\n"
@@ -128,10 +144,27 @@ static const char boot_zygote[] =
 	 * collector off it keeps those pages shared (copy-on-write). */
 	"    gc.freeze()\n"
 	"    ctl.send(b'{\"ready\": true}')\n"
+	"    leaders = set()\n"
+	"    kids = '/proc/self/task/%d/children' % me\n"
+	"    def reap_strays():\n"
+	"        try:\n"
+	"            with open(kids) as f:\n"
+	"                found = [int(p) for p in f.read().split()]\n"
+	"        except OSError:\n"
+	"            return\n"
+	"        for p in found:\n"
+	"            if p in leaders:\n"
+	"                continue\n"
+	"            try:\n"
+	"                os.kill(p, 9)\n"
+	"                os.waitpid(p, 0)\n"
+	"            except OSError:\n"
+	"                pass\n"
 	"    while True:\n"
-	"        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 3)\n"
+	"        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 4)\n"
 	"        if not msg:\n"
 	"            os._exit(0)\n"
+	"        reap_strays()\n"
 	"        req = json.loads(msg)\n"
 	"        if 'reap' in req:\n"
 	"            try:\n"
@@ -140,10 +173,12 @@ static const char boot_zygote[] =
 	"                       'stime_us': round(ru.ru_stime * 1e6), 'maxrss_kb': ru.ru_maxrss}\n"
 	"            except OSError as e:\n"
 	"                rep = {'errno': e.errno}\n"
+	"            leaders.discard(req['reap'])\n"
+	"            reap_strays()\n"
 	"            ctl.send(json.dumps(rep).encode())\n"
 	"            continue\n"
 	"        pid = -1\n"
-	"        if len(fds) == 3:\n"
+	"        if len(fds) == 4:\n"
 	"            try:\n"
 	"                pid = os.fork()\n"
 	"            except OSError as e:\n"
@@ -157,6 +192,7 @@ static const char boot_zygote[] =
 	"        for fd in fds:\n"
 	"            os.close(fd)\n"
 	"        if pid > 0:\n"
+	"            leaders.add(pid)\n"
 	"            rep = {'pid': pid}\n"
 	"        ctl.send(json.dumps(rep).encode())\n"
 	/* The child's way into the run's sandbox, in the order sandbox_child.c
@@ -175,13 +211,18 @@ static const char boot_zygote[] =
 	"            raise OSError(3, 'the zygote is gone')\n"
 	"        step = 'setsid'\n"
 	"        os.setsid()\n"
+	/* Through the fd the server opened, not the path: a run executing
+	 * meanwhile may have made the directories above it untraversable (the
+	 * server puts them back before this child's code arrives). First, so
+	 * that no dup2 below can have replaced that fd. */
+	"        step = 'chdir'\n"
+	"        os.fchdir(fds[3])\n"
 	"        step = 'fds'\n"
-	"        for i, fd in enumerate(fds):\n"
+	"        for i, fd in enumerate(fds[:3]):\n"
 	"            os.dup2(fd, i)\n"
+	"        step = 'close_fds'\n"
 	"        if libc.syscall(L(436), L(3), L(0xffffffff), L(0)) != 0:\n"
 	"            os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
-	"        step = 'chdir'\n"
-	"        os.chdir(wd)\n"
 	"        step = 'rlimits'\n"
 	"        inf = resource.RLIM_INFINITY\n"
 	"        for res, soft, hard in req['rlimits']:\n"
@@ -197,7 +238,7 @@ static const char boot_zygote[] =
 	"                raise OSError(ctypes.get_errno(), 'landlock_create_ruleset')\n"
 	"            for path, rights, optional in rules:\n"
 	"                try:\n"
-	"                    fd = os.open(path or wd, os.O_PATH | os.O_CLOEXEC)\n"
+	"                    fd = os.open(path or '.', os.O_PATH | os.O_CLOEXEC)\n"
 	"                except FileNotFoundError:\n"
 	"                    if optional:\n"
 	"                        continue\n"
