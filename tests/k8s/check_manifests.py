@@ -144,6 +144,22 @@ def selector_matches(match_labels, labels):
     return bool(match_labels) and all(labels.get(k) == v for k, v in match_labels.items())
 
 
+def label_selector_matches(sel, labels):
+    """A full LabelSelector (matchLabels and matchExpressions) against labels."""
+    sel = sel or {}
+    if not sel.get("matchLabels") and not sel.get("matchExpressions"):
+        return False
+    if any(labels.get(k) != v for k, v in (sel.get("matchLabels") or {}).items()):
+        return False
+    for e in sel.get("matchExpressions") or []:
+        k, op, vals = e["key"], e["operator"], e.get("values") or []
+        ok = {"In": k in labels and labels[k] in vals, "NotIn": labels.get(k) not in vals,
+              "Exists": k in labels, "DoesNotExist": k not in labels}[op]
+        if not ok:
+            return False
+    return True
+
+
 def check_pod(r, label, spec, secret_values):
     psc = spec.get("securityContext", {}) or {}
     r.check(spec.get("automountServiceAccountToken") is False,
@@ -328,7 +344,7 @@ def run_checks(docs, profile, r, chart_dir=None):
     check_server(r, dep, docs, profile)
     labels = dep["spec"]["template"]["metadata"]["labels"]
     nps = [np for np in by_kind.get("NetworkPolicy", [])
-           if selector_matches((np["spec"].get("podSelector") or {}).get("matchLabels"), labels)]
+           if label_selector_matches(np["spec"].get("podSelector"), labels)]
     r.check(len(nps) == 1, "one NetworkPolicy selects the server pods")
     for np in nps:
         check_netpol(r, np, labels, 8080, allow_egress=profile == "policy")
