@@ -15,7 +15,8 @@ broken; none passes because something else failed.
 Environment: MCP_URL (the Service's /mcp URL), TOKEN_FILE (the mounted
 token), MCP_EXEC_CLIENT (default /usr/local/bin/mcp-exec-client),
 REQUIRE_LANDLOCK ("1" when the server refuses to run without Landlock),
-CONNECT_TIMEOUT_S (isolation, default 5).
+SERVER_TOKEN_FILE (the server's token path, default
+/var/run/secrets/mcp-exec/token), CONNECT_TIMEOUT_S (isolation, default 5).
 Prints ok/FAIL lines and "N passed, N failed"; exits 1 on any failure.
 """
 import os
@@ -76,9 +77,10 @@ def test_exec():
     check(rc == 0 and out.startswith("denied"), "run code cannot open a network socket",
           f"exit {rc}, output {out!r}: {err}")
     if os.environ.get("REQUIRE_LANDLOCK") == "1":
+        server_token = os.environ.get("SERVER_TOKEN_FILE", "/var/run/secrets/mcp-exec/token")
         rc, out, err = call(
             "try:\n"
-            "    open('/var/run/secrets/mcp-exec/token').read()\n"
+            f"    open({server_token!r}).read()\n"
             "    print('READ')\n"
             "except OSError as e:\n"
             "    print('denied', e.errno)\n", TOKEN_FILE)
