@@ -112,10 +112,16 @@ class Report:
 
 
 def load(files):
+    """YAML documents of files; a file holding one document also gets its
+    leading comment as "_comment" (the plain NetworkPolicies explain themselves)."""
     docs = []
     for f in files:
         with open(f) as fh:
-            docs += [d for d in yaml.safe_load_all(fh) if d]
+            text = fh.read()
+        found = [d for d in yaml.safe_load_all(text) if d]
+        if len(found) == 1:
+            found[0]["_comment"] = "\n".join(l for l in text.splitlines() if l.startswith("#"))
+        docs += found
     return docs
 
 
@@ -314,11 +320,25 @@ def run_checks(docs, profile, r, chart_dir=None):
                 "networkpolicy/: a policy selecting the server denies all egress (egress: [])")
         r.check(any(selects_server(np) and "Ingress" in np["spec"].get("policyTypes", []) for np in nps),
                 "networkpolicy/: a policy selecting the server isolates ingress")
+        client = {"mcp-exec-client": "true"}
         for np in nps:
             name = f"NetworkPolicy/{np['metadata']['name']}"
             spec = np["spec"]
-            r.check(selects_server(np), f"{name}: selects the server pods (or the whole namespace)")
             r.check(bool(spec.get("policyTypes")), f"{name}: policyTypes explicit")
+            r.check(np.get("_comment", "").count("Blocks:") == 1 and "Lets through:" in np.get("_comment", ""),
+                    f"{name}: its comment says whom it blocks and whom it lets through")
+            if selector_matches((spec.get("podSelector") or {}).get("matchLabels"), client):
+                # The client egress policy: DNS and the server's port, nothing else.
+                eg = spec.get("egress") or []
+                r.check(spec.get("policyTypes") == ["Egress"] and not spec.get("ingress"),
+                        f"{name}: client pods, egress only")
+                r.check(len(eg) == 2 and all(rule.get("to") and rule.get("ports") for rule in eg) and
+                        {p["port"] for rule in eg for p in rule["ports"]} == {53, 8080},
+                        f"{name}: clients may reach DNS and the server's port 8080 only")
+                r.check(any(selector_matches((peer.get("podSelector") or {}).get("matchLabels"), server)
+                            for rule in eg for peer in rule["to"]), f"{name}: port 8080 only to the server pods")
+                continue
+            r.check(selects_server(np), f"{name}: selects the server pods (or the whole namespace)")
             r.check(spec.get("egress") in (None, []), f"{name}: opens no egress")
             for i, rule in enumerate(spec.get("ingress") or []):
                 ports = rule.get("ports") or []
