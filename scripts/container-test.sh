@@ -182,7 +182,7 @@ chmod 0500 "$TOKDIR"
 chmod 0400 "$TOKDIR/token"
 TOKMOUNT=(-v "$TOKDIR:/var/run/secrets/mcp-exec:ro" -e MCP_EXEC_AUTH_TOKEN_FILE=/var/run/secrets/mcp-exec/token)
 # What the Helm chart sets beyond the image's ENV, and its memory limit.
-CHART_ENV=(-e MCP_EXEC_WARM=1 -e MCP_EXEC_PRELOAD=numpy
+CHART_ENV=(-e MCP_EXEC_WARM=1 -e MCP_EXEC_PRELOAD=numpy -e MCP_EXEC_REQUIRE_LANDLOCK=1
   -e MCP_EXEC_MEMORY_MB=512 -e MCP_EXEC_LOG_FORMAT=json --memory 1g)
 
 cat >"$WORK/posture.py" <<'EOF'
