@@ -165,16 +165,18 @@ if os.geteuid() == 0:
 
 marker = "mcpx-orphan-" + uuid.uuid4().hex
 sc = run(f"""
-import os, time, subprocess
+import os, sys, time, subprocess
 # Double fork: the grandchild detaches from the leader and tries to leave the
-# process group; it should die with the run anyway.
+# process group; it should die with the run anyway. The sleepers are Python
+# (the runtime image has no /bin/sleep), marked by an extra argument.
+sleeper = [sys.executable, '-c', 'import time; time.sleep(300)', '{marker}']
 if os.fork() == 0:
     try: os.setsid()
     except OSError: pass
     if os.fork() == 0:
-        os.execv('/bin/sleep', ['{marker}', '300'])
+        os.execv(sys.executable, sleeper)
     os._exit(0)
-subprocess.Popen(['{marker}', '300'], executable='/bin/sleep')
+subprocess.Popen(sleeper)
 time.sleep(0.5)
 print('leader exits')
 """)
