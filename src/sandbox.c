@@ -580,6 +580,7 @@ struct spawn_what {
 	size_t code_len;
 	const char *bootstrap;
 	int control_fd;
+	const struct mcpx_workdir_fill *fill; /* a run's: may be NULL */
 };
 
 static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
@@ -608,6 +609,8 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		goto fail;
 	}
 	rc = bootstrap ? 0 : mcpx_sandbox_write_main(sb, proc, code, code_len, err);
+	if (!rc && what->fill)
+		rc = what->fill->fn(what->fill->ctx, proc->workdir, err);
 	if (rc)
 		goto fail;
 
@@ -726,7 +729,16 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err)
 {
-	struct spawn_what what = {.code = code, .code_len = code_len, .control_fd = -1};
+	return mcpx_sandbox_spawn_filled(sb, lim, code, code_len, NULL, proc, err);
+}
+
+int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			      const char *code, size_t code_len,
+			      const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+			      struct mcpx_err *err)
+{
+	struct spawn_what what = {
+	    .code = code, .code_len = code_len, .control_fd = -1, .fill = fill};
 
 	return spawn(sb, lim, &what, proc, err);
 }
