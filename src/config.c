@@ -95,7 +95,8 @@ static const struct opt opts[] = {
 	 "1|auto: prepare the next sandboxed interpreter before the request arrives; "
 	 "after-reap: only once the previous run is gone; 0: off"},
 	{"preload", "MCP_EXEC_PRELOAD", T_STR, OFF(preload), SZ(preload), 0, 0,
-	 "modules a warm interpreter imports in advance, comma-separated"},
+	 "modules a warm interpreter imports in advance, comma-separated; auto: numpy, and in "
+	 "fork-server mode matplotlib too"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -131,7 +132,7 @@ static void set_defaults(struct mcpx_config *c)
 	snprintf(c->workdir_base, sizeof(c->workdir_base), "%s",
 		 tmp && tmp[0] == '/' ? tmp : "/tmp");
 	c->warm = MCPX_WARM_AUTO;
-	strcpy(c->preload, "numpy");
+	strcpy(c->preload, MCPX_WARM_PRELOAD_AUTO);
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -467,7 +468,11 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_MAX_FILES_OUT_BYTES=%zu\n", c->max_files_out_bytes);
 	fprintf(out, "MCP_EXEC_WARM=%s\n",
 		c->warm == MCPX_WARM_OFF ? "0" : c->warm == MCPX_WARM_AUTO ? "auto" : "after-reap");
-	fprintf(out, "MCP_EXEC_PRELOAD=%s\n", c->preload);
+	fprintf(out, "MCP_EXEC_PRELOAD=%s", c->preload);
+	if (strcmp(c->preload, MCPX_WARM_PRELOAD_AUTO) == 0)
+		fprintf(out, " (fork-server: %s; after-reap: %s)",
+			mcpx_warm_preload_list(c->preload, true), mcpx_warm_preload_list(c->preload, false));
+	fputc('\n', out);
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }

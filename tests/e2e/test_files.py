@@ -20,7 +20,7 @@ import time
 import zlib
 
 from mcpx_harness import (Failures, HttpServer, McpHttpClient, StdioServer, base_env,
-                          parse_sse, structured, tool_error_text)
+                          parse_sse, structured, tool_error_text, warm_mode)
 
 t = Failures()
 MARKER = "e2e-files-secret-7f3a9c"
@@ -140,6 +140,17 @@ t.check(lines[1:2] == [hashlib.sha256(blob).hexdigest()], "binary file passed as
 t.check(lines[2:3] == ["['blob.bin', 'data', 'main.py', 'out']"],
         "the workdir holds main.py, the files and an empty out/", lines)
 t.check(sc and sc["files"] == [] and len(content(r)) == 1, "nothing in out/: no files listed", r)
+
+# ---- MCP_EXEC_PRELOAD=auto: a fork server's runs start with matplotlib
+# loaded and no figure open; other modes do not import it for them ----
+mode = warm_mode(env)
+if mode == "fork-server":
+    s.wait_fork_server()
+r = s.call("import sys\nprint('matplotlib.pyplot' in sys.modules)\n"
+           "import matplotlib.pyplot as plt\nprint(plt.get_fignums())\n")
+want = "True\n[]\n" if mode == "fork-server" else "False\n[]\n"
+t.check(structured(r) and structured(r)["stdout"] == want,
+        f"preload auto in {mode} mode: matplotlib preloaded only by the fork server", r)
 
 # ---- a chart via plt.show() comes back as a PNG image block ----
 r = s.call("import matplotlib.pyplot as plt\n"
