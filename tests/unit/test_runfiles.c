@@ -4,7 +4,8 @@
  * (images by magic, not by name), adding input files (conflicts, caps,
  * base64), writing them (parents, modes, ownership, never through a
  * planted symlink) and reading out/ back (symlinks at every level, hard
- * links, FIFOs, foreign owners, depth, caps, the listing bound, sorting).
+ * links, FIFOs, foreign owners, depth, caps, the listing bound, sorting,
+ * and the pod's same-uid case with permissions the run took away).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -518,6 +520,54 @@ static void test_collect_caps(void)
 	mcpx_runfiles_out_free(&o);
 }
 
+/* The pod's case: the server has the run's uid and no root. A run that took
+ * the read and search bits from its own file and directory still gets them
+ * back; a file of another uid is not read. Run in a child that drops to
+ * 65532 (skipped when the test is not root). */
+static void test_collect_same_uid(void)
+{
+	struct mcpx_runfiles_out o;
+	const struct mcpx_runfile_out *e;
+	char p[4096];
+	int status = -1;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return;
+	reset();
+	mk("out");
+	mk("out/locked");
+	put("out/locked/f.txt", "inside", 6);
+	put("out/mode0.txt", "zero", 4);
+	put("out/roots.txt", "root", 4);
+	sh("chown -R 65532:65532 '%s' && chown 0:0 '%s/out/roots.txt' && chmod 0 '%s/out/mode0.txt' "
+	   "'%s/out/locked/f.txt' '%s/out/locked'",
+	   base, base, base, base, base);
+	snprintf(p, sizeof(p), "%s", base);
+	CHECK_INT(chmod(p, 0711), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct mcpx_runfiles_caps caps = {16, 1 << 20};
+		struct mcpx_err err = {{0}};
+
+		if (setgid(65532) < 0 || setuid(65532) < 0)
+			_exit(100);
+		CHECK_INT(mcpx_runfiles_collect(base, 65532, &caps, &o, &err), 0);
+		e = find(&o, "out/mode0.txt");
+		CHECK(e && e->status == MCPX_RUNFILE_RETURNED && e->len == 4 &&
+		      memcmp(e->data, "zero", 4) == 0);
+		e = find(&o, "out/locked/f.txt");
+		CHECK(e && e->status == MCPX_RUNFILE_RETURNED && e->len == 6);
+		e = find(&o, "out/roots.txt");
+		CHECK(e && e->status == MCPX_RUNFILE_NOT_REGULAR && !e->data);
+		CHECK_INT(o.n, 3);
+		mcpx_runfiles_out_free(&o);
+		_exit(check_failures ? 1 : 0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	if (!mkdtemp(base)) {
@@ -531,6 +581,7 @@ int main(void)
 	test_collect_basic();
 	test_collect_attacks();
 	test_collect_caps();
+	test_collect_same_uid();
 	sh("rm -rf '%s'", base);
 	CHECK_DONE();
 }
