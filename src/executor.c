@@ -709,7 +709,7 @@ static void job_complete(struct mcpx_job *job)
 		/* The server could not read what the run left: its failure, not
 		 * the program's result. */
 		r.status = MCPX_JOB_FAILED;
-		snprintf(r.message, sizeof(r.message), "could not read the run's out/ files: %s",
+		snprintf(r.message, sizeof(r.message), "could not read the run's out/ files: %.200s",
 			 ferr.msg);
 	}
 
