@@ -276,7 +276,8 @@ r = caps.call("print('fits')", files=[{"path": "a", "content": "x" * 60},
                                       {"path": "b", "content": "y" * 40}])
 t.check(structured(r) and structured(r)["stdout"] == "fits\n", "input files exactly at the cap run", r)
 t.check(caps.stderr_text().count('"audit"') == before + 1, "the refused call never ran (no audit line)")
-caps.close()
+t.check(caps.close() == 0 and "Sanitizer" not in caps.stderr_text(), "the capped server exits cleanly",
+        caps.stderr_text()[-2000:])
 
 # ---- bad paths and invalid base64: tool errors before anything runs ----
 before = s.stderr_text().count('"audit"')
@@ -303,7 +304,9 @@ t.check(s.stderr_text().count('"audit"') == before + 1, "none of the refused cal
 
 # ---- nothing is stored after the call ----
 t.check(leftovers() == [], "no input or output file is left on disk after the calls", leftovers())
-s.close()
+rc = s.close()
+t.check(rc == 0 and "Sanitizer" not in s.stderr_text(), "the server exits cleanly on stdin EOF",
+        (rc, s.stderr_text()[-2000:]))
 
 # ---- every transport: Streamable HTTP (stateful, 2026-07-28), legacy SSE ----
 TOKEN = "e2e-files-token-0123456789abcdef"
