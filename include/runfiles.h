@@ -33,12 +33,12 @@
 #include "err.h"
 
 /* Fixed bounds, documented in docs/tool.md. */
-#define MCPX_RUNFILES_MAX_IN 256      /* input files per call */
-#define MCPX_RUNFILES_PATH_MAX 1024   /* bytes in one path */
-#define MCPX_RUNFILES_SEG_MAX 255     /* bytes in one path segment (NAME_MAX) */
-#define MCPX_RUNFILES_DEPTH_MAX 16    /* segments in one path; directory levels below out/ */
-#define MCPX_RUNFILES_LIST_MAX 1000   /* entries of out/ listed per call */
-#define MCPX_RUNFILES_VISIT_MAX 4096  /* entries of out/ examined per call */
+#define MCPX_RUNFILES_MAX_IN 256     /* input files per call */
+#define MCPX_RUNFILES_PATH_MAX 1024  /* bytes in one path */
+#define MCPX_RUNFILES_SEG_MAX 255    /* bytes in one path segment (NAME_MAX) */
+#define MCPX_RUNFILES_DEPTH_MAX 16   /* segments in one path; directory levels below out/ */
+#define MCPX_RUNFILES_LIST_MAX 1000  /* entries of out/ listed per call */
+#define MCPX_RUNFILES_VISIT_MAX 4096 /* entries of out/ examined per call */
 
 /* The input files of one call, decoded. Owned by the struct. */
 struct mcpx_runfile_in {
@@ -102,7 +102,7 @@ enum mcpx_runfile_status {
 };
 
 struct mcpx_runfile_out {
-	char *path; /* "out/..." relative to the workdir, NUL-terminated */
+	char *path;   /* "out/..." relative to the workdir, NUL-terminated */
 	size_t bytes; /* size of a regular file; 0 for anything else */
 	enum mcpx_runfile_status status;
 	/* Only when returned: the content (NUL-terminated, not counted in

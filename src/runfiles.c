@@ -163,10 +163,11 @@ static int decode(const struct mcpx_runfiles_in *in, const char *content, size_t
 	ssize_t got;
 
 	if (n > room)
-		return mcpx_err_set(err, E2BIG,
-		                    "the files' decoded size exceeds the limit of %zu bytes in total "
-		                    "(MCP_EXEC_MAX_FILES_IN_BYTES)",
-		                    in->max_bytes);
+		return mcpx_err_set(
+		    err, E2BIG,
+		    "the files' decoded size exceeds the limit of %zu bytes in total "
+		    "(MCP_EXEC_MAX_FILES_IN_BYTES)",
+		    in->max_bytes);
 	f->data = malloc(n + 1);
 	if (!f->data)
 		return mcpx_err_set(err, ENOMEM, "out of memory");
@@ -339,18 +340,12 @@ static const struct {
 	const char *ext;
 	const char *mime;
 } text_types[] = {
-    {".csv", "text/csv"},
-    {".tsv", "text/tab-separated-values"},
-    {".json", "application/json"},
-    {".md", "text/markdown"},
-    {".html", "text/html"},
-    {".htm", "text/html"},
-    {".xml", "application/xml"},
-    {".svg", "image/svg+xml"},
-    {".py", "text/x-python"},
-    {".yaml", "application/yaml"},
-    {".yml", "application/yaml"},
-    {".js", "text/javascript"},
+    {".csv", "text/csv"},          {".tsv", "text/tab-separated-values"},
+    {".json", "application/json"}, {".md", "text/markdown"},
+    {".html", "text/html"},        {".htm", "text/html"},
+    {".xml", "application/xml"},   {".svg", "image/svg+xml"},
+    {".py", "text/x-python"},      {".yaml", "application/yaml"},
+    {".yml", "application/yaml"},  {".js", "text/javascript"},
     {".css", "text/css"},
 };
 

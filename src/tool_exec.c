@@ -243,9 +243,10 @@ static int parse_file(const cJSON *f, size_t i, struct mcpx_runfiles_in *in, cha
 
 	if (!cJSON_IsObject(f)) {
 		json_repr(f, repr, sizeof(repr));
-		snprintf(msg, msglen,
-		         "files[%zu]: %s is not an object {path, content} or {path, content_base64}",
-		         i, repr);
+		snprintf(
+		    msg, msglen,
+		    "files[%zu]: %s is not an object {path, content} or {path, content_base64}", i,
+		    repr);
 		return -EINVAL;
 	}
 	cJSON_ArrayForEach(el, f)
@@ -548,8 +549,8 @@ static cJSON *file_uri(const char *path)
 		return NULL;
 	o = uri + sprintf(uri, "file:///");
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		    strchr("-._~/", *p)) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p)) {
 			*o++ = (char)*p;
 		} else {
 			*o++ = '%';
@@ -611,7 +612,8 @@ static cJSON *file_block(const struct mcpx_runfile_out *f)
 		     cJSON_AddStringToObject(b, "mimeType", f->mime);
 	} else {
 		ok = cJSON_AddStringToObject(b, "type", "resource") &&
-		     (r = cJSON_AddObjectToObject(b, "resource")) && add_owned(r, "uri", file_uri(f->path)) &&
+		     (r = cJSON_AddObjectToObject(b, "resource")) &&
+		     add_owned(r, "uri", file_uri(f->path)) &&
 		     cJSON_AddStringToObject(r, "mimeType", f->mime) &&
 		     (f->kind == MCPX_RUNFILE_TEXT
 		          ? cJSON_AddStringToObject(r, "text", f->data) != NULL
@@ -721,7 +723,8 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
 		goto oom;
 	}
 	if (!cJSON_AddStringToObject(block, "type", "text") ||
-	    !cJSON_AddStringToObject(block, "text", text) || !add_file_blocks(content, res->files) ||
+	    !cJSON_AddStringToObject(block, "text", text) ||
+	    !add_file_blocks(content, res->files) ||
 	    !cJSON_AddItemToObject(out, "structuredContent", sc)) {
 		goto oom;
 	}

@@ -101,8 +101,8 @@ static void expect_path(const char *p, const char *want, int line)
 	int rc = mcpx_runfiles_check_path(p, strlen(p), &err);
 
 	if ((want == NULL) != (rc == 0) || (want && strcmp(err.msg, want) != 0)) {
-		fprintf(stderr, "test_runfiles.c:%d: path \"%s\": rc %d \"%s\", want \"%s\"\n", line, p,
-		        rc, rc ? err.msg : "", want ? want : "ok");
+		fprintf(stderr, "test_runfiles.c:%d: path \"%s\": rc %d \"%s\", want \"%s\"\n",
+		        line, p, rc, rc ? err.msg : "", want ? want : "ok");
 		check_failures++;
 	}
 }
@@ -169,7 +169,7 @@ static void test_paths(void)
 static void expect_sniff(const void *data, size_t len, const char *name, const char *mime,
                          enum mcpx_runfile_kind kind, int line)
 {
-	enum mcpx_runfile_kind k = (enum mcpx_runfile_kind)-1;
+	enum mcpx_runfile_kind k = (enum mcpx_runfile_kind) - 1;
 	const char *m = mcpx_runfiles_sniff(data, len, name, &k);
 
 	if (strcmp(m, mime) != 0 || k != kind) {
@@ -502,7 +502,8 @@ static void test_collect_caps(void)
 	CHECK_INT(o.n, 2);
 	e = find(&o, "out/d/shallow");
 	CHECK(e && e->status == MCPX_RUNFILE_RETURNED);
-	CHECK(o.n == 2 && strlen(o.v[0].path) == 3 + 16 * 2 && o.v[0].status == MCPX_RUNFILE_NOT_REGULAR);
+	CHECK(o.n == 2 && strlen(o.v[0].path) == 3 + 16 * 2 &&
+	      o.v[0].status == MCPX_RUNFILE_NOT_REGULAR);
 	mcpx_runfiles_out_free(&o);
 
 	/* The listing is bounded; the result says so. */
@@ -512,8 +513,8 @@ static void test_collect_caps(void)
 	CHECK_INT(o.n, MCPX_RUNFILES_LIST_MAX);
 	CHECK(o.truncated);
 	mcpx_runfiles_out_free(&o);
-	sh("rm -rf '%s/out' && mkdir '%s/out' && cd '%s/out' && seq 1 999 | xargs touch", base, base,
-	   base);
+	sh("rm -rf '%s/out' && mkdir '%s/out' && cd '%s/out' && seq 1 999 | xargs touch", base,
+	   base, base);
 	CHECK_INT(collect(&o, 16, 1 << 20), 0);
 	CHECK_INT(o.n, 999);
 	CHECK(!o.truncated);
@@ -540,7 +541,8 @@ static void test_collect_same_uid(void)
 	put("out/locked/f.txt", "inside", 6);
 	put("out/mode0.txt", "zero", 4);
 	put("out/roots.txt", "root", 4);
-	sh("chown -R 65532:65532 '%s' && chown 0:0 '%s/out/roots.txt' && chmod 0 '%s/out/mode0.txt' "
+	sh("chown -R 65532:65532 '%s' && chown 0:0 '%s/out/roots.txt' && chmod 0 "
+	   "'%s/out/mode0.txt' "
 	   "'%s/out/locked/f.txt' '%s/out/locked'",
 	   base, base, base, base, base);
 	snprintf(p, sizeof(p), "%s", base);

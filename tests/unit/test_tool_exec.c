@@ -272,8 +272,9 @@ static void test_parse_files(void)
 	struct mcpx_exec_args a;
 	char json[16384], *o;
 
-	a = parse_ok("{\"code\":\"x\",\"files\":[{\"path\":\"data/a.csv\",\"content\":\"a,b\\n1,2\\n\"},"
-	             "{\"path\":\"b.bin\",\"content_base64\":\"AAEC/w==\"}]}");
+	a = parse_ok(
+	    "{\"code\":\"x\",\"files\":[{\"path\":\"data/a.csv\",\"content\":\"a,b\\n1,2\\n\"},"
+	    "{\"path\":\"b.bin\",\"content_base64\":\"AAEC/w==\"}]}");
 	CHECK(a.files != NULL);
 	if (a.files) {
 		CHECK_INT(a.files->n, 2);
@@ -309,9 +310,10 @@ static void test_parse_files(void)
 	             "required");
 	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\"}]}",
 	             "files[0]: give exactly one of content (UTF-8 text) and content_base64");
-	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\",\"content_base64\":"
-	             "\"\"}]}",
-	             "files[0]: give exactly one of content (UTF-8 text) and content_base64");
+	EXPECT_ERROR(
+	    "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\",\"content_base64\":"
+	    "\"\"}]}",
+	    "files[0]: give exactly one of content (UTF-8 text) and content_base64");
 	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\",\"mode\":1}]}",
 	             "files[0]: unexpected property (allowed: path, content, content_base64)");
 	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"ok\",\"content\":\"\"},"
@@ -330,9 +332,10 @@ static void test_parse_files(void)
 	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\"},{\"path\":\"a\","
 	             "\"content\":\"\"}]}",
 	             "files[1] (path \"a\"): the same path is given twice");
-	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\"},{\"path\":\"a/b\","
-	             "\"content\":\"\"}]}",
-	             "files[1] (path \"a/b\"): a directory on its path is another file");
+	EXPECT_ERROR(
+	    "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\"},{\"path\":\"a/b\","
+	    "\"content\":\"\"}]}",
+	    "files[1] (path \"a/b\"): a directory on its path is another file");
 
 	/* The byte cap counts decoded bytes over all files: 16 here. */
 	cfg.max_files_in_bytes = 16;
@@ -366,19 +369,30 @@ static void test_result_files(void)
 	char *s;
 
 	memset(v, 0, sizeof(v));
-	v[0] = (struct mcpx_runfile_out){.path = "out/chart.png", .bytes = 16, .data = (char *)png,
-	                                 .len = 16, .kind = MCPX_RUNFILE_IMAGE, .mime = "image/png"};
+	v[0] = (struct mcpx_runfile_out){.path = "out/chart.png",
+	                                 .bytes = 16,
+	                                 .data = (char *)png,
+	                                 .len = 16,
+	                                 .kind = MCPX_RUNFILE_IMAGE,
+	                                 .mime = "image/png"};
 	strcpy(v[0].sha256, "00ff");
-	v[1] = (struct mcpx_runfile_out){.path = "out/a b%.csv", .bytes = 4, .data = "x,y\n",
-	                                 .len = 4, .kind = MCPX_RUNFILE_TEXT, .mime = "text/csv"};
+	v[1] = (struct mcpx_runfile_out){.path = "out/a b%.csv",
+	                                 .bytes = 4,
+	                                 .data = "x,y\n",
+	                                 .len = 4,
+	                                 .kind = MCPX_RUNFILE_TEXT,
+	                                 .mime = "text/csv"};
 	strcpy(v[1].sha256, "11ee");
-	v[2] = (struct mcpx_runfile_out){.path = "out/x.bin", .bytes = 3, .data = "\x00\x01\xfe",
-	                                 .len = 3, .kind = MCPX_RUNFILE_BINARY,
+	v[2] = (struct mcpx_runfile_out){.path = "out/x.bin",
+	                                 .bytes = 3,
+	                                 .data = "\x00\x01\xfe",
+	                                 .len = 3,
+	                                 .kind = MCPX_RUNFILE_BINARY,
 	                                 .mime = "application/octet-stream"};
 	strcpy(v[2].sha256, "22dd");
 	v[3] = (struct mcpx_runfile_out){.path = "out/link", .status = MCPX_RUNFILE_NOT_REGULAR};
-	v[4] = (struct mcpx_runfile_out){.path = "out/big", .bytes = 99,
-	                                 .status = MCPX_RUNFILE_TOO_LARGE};
+	v[4] = (struct mcpx_runfile_out){
+	    .path = "out/big", .bytes = 99, .status = MCPX_RUNFILE_TOO_LARGE};
 
 	memset(&r, 0, sizeof(r));
 	r.status = MCPX_JOB_DONE;
@@ -400,16 +414,17 @@ static void test_result_files(void)
 	             "\"mimeType\":\"application/octet-stream\",\"blob\":\"AAH+\"}}");
 	cJSON_free(s);
 	s = cJSON_PrintUnformatted(item(sc, "files"));
-	CHECK_STR(s, "[{\"path\":\"out/chart.png\",\"bytes\":16,\"mime_type\":\"image/png\","
-	             "\"sha256\":\"00ff\",\"returned\":true},"
-	             "{\"path\":\"out/a b%.csv\",\"bytes\":4,\"mime_type\":\"text/csv\","
-	             "\"sha256\":\"11ee\",\"returned\":true},"
-	             "{\"path\":\"out/x.bin\",\"bytes\":3,\"mime_type\":\"application/octet-stream\","
-	             "\"sha256\":\"22dd\",\"returned\":true},"
-	             "{\"path\":\"out/link\",\"bytes\":0,\"mime_type\":null,\"sha256\":null,"
-	             "\"returned\":false,\"reason\":\"not a regular file\"},"
-	             "{\"path\":\"out/big\",\"bytes\":99,\"mime_type\":null,\"sha256\":null,"
-	             "\"returned\":false,\"reason\":\"too large\"}]");
+	CHECK_STR(s,
+	          "[{\"path\":\"out/chart.png\",\"bytes\":16,\"mime_type\":\"image/png\","
+	          "\"sha256\":\"00ff\",\"returned\":true},"
+	          "{\"path\":\"out/a b%.csv\",\"bytes\":4,\"mime_type\":\"text/csv\","
+	          "\"sha256\":\"11ee\",\"returned\":true},"
+	          "{\"path\":\"out/x.bin\",\"bytes\":3,\"mime_type\":\"application/octet-stream\","
+	          "\"sha256\":\"22dd\",\"returned\":true},"
+	          "{\"path\":\"out/link\",\"bytes\":0,\"mime_type\":null,\"sha256\":null,"
+	          "\"returned\":false,\"reason\":\"not a regular file\"},"
+	          "{\"path\":\"out/big\",\"bytes\":99,\"mime_type\":null,\"sha256\":null,"
+	          "\"returned\":false,\"reason\":\"too large\"}]");
 	cJSON_free(s);
 	CHECK(cJSON_IsTrue(item(sc, "files_truncated")));
 	/* The text block is still exactly structuredContent. */
@@ -449,9 +464,8 @@ static void test_describe(struct mcpx_tool *tool)
 	             "\"timed_out\"]");
 	cJSON_free(s);
 	CHECK_INT(cJSON_GetArraySize(item(out, "properties")), 12);
-	s = cJSON_PrintUnformatted(item(item(item(item(item(out, "properties"), "files"), "items"),
-	                                     "properties"),
-	                                "reason"));
+	s = cJSON_PrintUnformatted(item(
+	    item(item(item(item(out, "properties"), "files"), "items"), "properties"), "reason"));
 	CHECK_STR(s, "{\"type\":\"string\",\"description\":\"why it was not returned\","
 	             "\"enum\":[\"too large\",\"too many\",\"not a regular file\"]}");
 	cJSON_free(s);
