@@ -199,21 +199,24 @@ int mcpx_runfiles_add(struct mcpx_runfiles_in *in, const char *path, size_t path
 		rc = check_conflicts(in, path, path_len, err);
 	if (!rc)
 		rc = decode(in, content, content_len, base64, &f, err);
-	if (!rc && !(f.path = strndup(path, path_len)))
+	if (rc)
+		goto fail;
+	f.path = strndup(path, path_len);
+	v = f.path ? realloc(in->v, (in->n + 1) * sizeof(*v)) : NULL;
+	if (!v) {
 		rc = mcpx_err_set(err, ENOMEM, "out of memory");
-	if (!rc && !(v = realloc(in->v, (in->n + 1) * sizeof(*v))))
-		rc = mcpx_err_set(err, ENOMEM, "out of memory");
-	if (rc) {
-		if (f.data)
-			mcpx_wipe(f.data, f.len);
-		free(f.data);
-		free(f.path);
-		return rc;
+		goto fail;
 	}
 	v[in->n++] = f;
 	in->v = v;
 	in->bytes += f.len;
 	return 0;
+fail:
+	if (f.data)
+		mcpx_wipe(f.data, f.len);
+	free(f.data);
+	free(f.path);
+	return rc;
 }
 
 /* Opens the directory name in dfd, creating it (0700, the run's) when it
@@ -364,7 +367,7 @@ static const char *text_mime(const char *name)
 const char *mcpx_runfiles_sniff(const void *data, size_t len, const char *name,
                                 enum mcpx_runfile_kind *kind)
 {
-	const char *p = data;
+	const char *p = data ? data : "";
 
 	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++) {
 		if (len >= magics[i].len && memcmp(p, magics[i].bytes, magics[i].len) == 0) {

@@ -317,12 +317,61 @@ static int parse_files(const cJSON *files, const struct mcpx_config *cfg,
 	return 0;
 }
 
+/* additionalProperties: false, reported the way go-sdk words it. True (and
+ * msg set) when args has a property the schema does not name. */
+static bool extra_properties(const cJSON *args, char *msg, size_t msglen)
+{
+	char extra[256] = "";
+	unsigned n_extra = 0;
+	const cJSON *el;
+
+	if (!args)
+		return false;
+	cJSON_ArrayForEach(el, args)
+	{
+		if (strcmp(el->string, "code") == 0 || strcmp(el->string, "timeout_s") == 0 ||
+		    strcmp(el->string, "stdin") == 0 || strcmp(el->string, "files") == 0)
+			continue;
+		if (n_extra++)
+			strncat(extra, " ", sizeof(extra) - strlen(extra) - 1);
+		append_quoted(extra, sizeof(extra), el->string);
+	}
+	if (!n_extra)
+		return false;
+	snprintf(msg, msglen,
+	         "validating \"arguments\": validating root: unexpected additional "
+	         "properties [%s] (allowed: code, timeout_s, stdin, files)",
+	         extra);
+	return true;
+}
+
+/* 0 or absent means the default; everything else is clamped, never
+ * rejected, as in the Go server. */
+static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cfg)
+{
+	double want = timeout ? timeout->valuedouble : 0;
+	unsigned max = cfg->max_timeout_s ? cfg->max_timeout_s : 1;
+	unsigned t;
+
+	if (want == 0)
+		t = cfg->default_timeout_s;
+	else if (want < 1)
+		t = 1;
+	else if (want > max)
+		t = max;
+	else
+		t = (unsigned)want;
+	if (t < 1)
+		t = 1;
+	if (t > max)
+		t = max;
+	return t;
+}
+
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
                          struct mcpx_exec_args *out, char *msg, size_t msglen)
 {
-	const cJSON *code, *timeout, *in, *files, *el;
-	char extra[256] = "";
-	unsigned n_extra = 0;
+	const cJSON *code, *timeout, *in, *files;
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
@@ -348,25 +397,8 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 	if (files && !cJSON_IsArray(files))
 		return type_error(msg, msglen, "/properties/files", files, "array");
 
-	if (args) {
-		cJSON_ArrayForEach(el, args)
-		{
-			if (strcmp(el->string, "code") == 0 ||
-			    strcmp(el->string, "timeout_s") == 0 ||
-			    strcmp(el->string, "stdin") == 0 || strcmp(el->string, "files") == 0)
-				continue;
-			if (n_extra++)
-				strncat(extra, " ", sizeof(extra) - strlen(extra) - 1);
-			append_quoted(extra, sizeof(extra), el->string);
-		}
-	}
-	if (n_extra) {
-		snprintf(msg, msglen,
-		         "validating \"arguments\": validating root: unexpected additional "
-		         "properties [%s] (allowed: code, timeout_s, stdin, files)",
-		         extra);
+	if (extra_properties(args, msg, msglen))
 		return -EINVAL;
-	}
 	if (!code) {
 		snprintf(msg, msglen,
 		         "validating \"arguments\": validating root: required: missing properties: "
@@ -394,27 +426,7 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 		}
 	}
 
-	/* 0 or absent means the default; everything else is clamped, never
-	 * rejected, as in the Go server. */
-	{
-		double want = timeout ? timeout->valuedouble : 0;
-		unsigned max = cfg->max_timeout_s ? cfg->max_timeout_s : 1;
-		unsigned t;
-
-		if (want == 0)
-			t = cfg->default_timeout_s;
-		else if (want < 1)
-			t = 1;
-		else if (want > max)
-			t = max;
-		else
-			t = (unsigned)want;
-		if (t < 1)
-			t = 1;
-		if (t > max)
-			t = max;
-		out->timeout_s = t;
-	}
+	out->timeout_s = clamp_timeout(timeout, cfg);
 	/* Last: the only step that allocates. */
 	return parse_files(files, cfg, &out->files, msg, msglen);
 }
@@ -1086,6 +1098,24 @@ static void on_event(void *arg, enum mcpx_job_event ev, size_t pos)
 	}
 }
 
+/* Why the executor refused a job, for the client. */
+static void rejection(struct exec_tool *t, int rc, char *msg, size_t msglen)
+{
+	struct mcpx_executor_stats st;
+
+	if (rc == -EBUSY) {
+		mcpx_executor_stats(t->ex, &st);
+		snprintf(msg, msglen,
+		         "server busy: %zu executions already queued (limit %u); try again later",
+		         st.queue_depth, t->cfg->max_queue);
+	} else if (rc == -ESHUTDOWN) {
+		snprintf(msg, msglen, "server is shutting down: not accepting new executions");
+	} else {
+		snprintf(msg, msglen, "internal error: could not queue the execution (%s)",
+		         strerror(-rc));
+	}
+}
+
 static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)
 {
 	struct exec_tool *t = tool->ctx;
@@ -1132,21 +1162,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 		mcpx_call_set_data(call, NULL);
 		mcpx_exec_args_free(&a);
 		free(run);
-		if (rc == -EBUSY) {
-			struct mcpx_executor_stats st;
-			mcpx_executor_stats(t->ex, &st);
-			snprintf(msg, sizeof(msg),
-			         "server busy: %zu executions already queued (limit %u); try again "
-			         "later",
-			         st.queue_depth, t->cfg->max_queue);
-		} else if (rc == -ESHUTDOWN) {
-			snprintf(msg, sizeof(msg),
-			         "server is shutting down: not accepting new executions");
-		} else {
-			snprintf(msg, sizeof(msg),
-			         "internal error: could not queue the execution (%s)",
-			         strerror(-rc));
-		}
+		rejection(t, rc, msg, sizeof(msg));
 		mcpx_call_fail(call, msg);
 		return;
 	}
