@@ -130,6 +130,21 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err);
 
+/* Fills a run's new workdir before its process starts (the run's input
+ * files and out/ directory, runfiles.h): spawn calls fn after main.py is
+ * written and before the fork. fn returns 0, or -errno with err set, and
+ * then spawn fails with that error. */
+struct mcpx_workdir_fill {
+	int (*fn)(void *ctx, const char *workdir, struct mcpx_err *err);
+	void *ctx;
+};
+
+/* mcpx_sandbox_spawn, with fill (may be NULL) run on the new workdir. */
+int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			      const char *code, size_t code_len,
+			      const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+			      struct mcpx_err *err);
+
 /* Starts a warm interpreter: the same sandbox, but `python -I -u -B -c
  * bootstrap` and no main.py; the bootstrap (warm.h) preloads modules and
  * waits for the code on stdin. */
@@ -178,6 +193,12 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
  * Never waits for pids it did not find itself (no waitpid(-1)). Returns 0,
  * or -ECHILD when there is nothing to reap. */
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru);
+
+/* Opens the run's workdir (O_PATH, the caller closes it) through the fd of
+ * its parent, so a run that took the permissions off a directory above it
+ * cannot keep the server from reading what it left. Returns the fd or
+ * -errno. */
+int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc);
 
 /* Removes the workdir (never following symlinks, relative to the directory
  * that holds it, whose owner bits it gives back first when the server owns

@@ -627,6 +627,7 @@ struct spawn_what {
 	size_t code_len;
 	const char *bootstrap;
 	int control_fd;
+	const struct mcpx_workdir_fill *fill; /* a run's: may be NULL */
 };
 
 /* The run's workdir: the guarded directories above it put back first (a run
@@ -646,7 +647,10 @@ static int prepare_workdir(const struct mcpx_sandbox *sb, const struct spawn_wha
 				    sb->workdir_base, strerror(-rc));
 	if (what->bootstrap)
 		return 0;
-	return mcpx_sandbox_write_main(sb, proc, what->code, what->code_len, err);
+	rc = mcpx_sandbox_write_main(sb, proc, what->code, what->code_len, err);
+	if (!rc && what->fill)
+		rc = what->fill->fn(what->fill->ctx, proc->workdir, err);
+	return rc;
 }
 
 /* The fds a spawn makes, [0] read end, [1] write end: the child's stdin,
@@ -811,7 +815,16 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err)
 {
-	struct spawn_what what = {.code = code, .code_len = code_len, .control_fd = -1};
+	return mcpx_sandbox_spawn_filled(sb, lim, code, code_len, NULL, proc, err);
+}
+
+int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			      const char *code, size_t code_len,
+			      const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+			      struct mcpx_err *err)
+{
+	struct spawn_what what = {
+	    .code = code, .code_len = code_len, .control_fd = -1, .fill = fill};
 
 	return spawn(sb, lim, &what, proc, err);
 }
@@ -992,6 +1005,13 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 	if (ru)
 		*ru = r;
 	return 0;
+}
+
+int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc)
+{
+	if (!proc->workdir[0])
+		return -ENOENT;
+	return mcpx_workdir_open_in(proc->parent_fd, proc->workdir);
 }
 
 void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)

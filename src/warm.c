@@ -303,12 +303,19 @@ bool mcpx_warm_preload_valid(const char *csv)
 	return !start || p == csv;
 }
 
+const char *mcpx_warm_preload_list(const char *configured, bool fork_server)
+{
+	if (strcmp(configured, MCPX_WARM_PRELOAD_AUTO) != 0)
+		return configured;
+	return fork_server ? MCPX_WARM_PRELOAD_FORK : MCPX_WARM_PRELOAD_FRESH;
+}
+
 char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server)
 {
 	/* The list is validated (module names only), so it can be quoted
 	 * into Python source without escaping. */
 	struct mcpx_buf b;
-	const char *p = preload_csv;
+	const char *p = mcpx_warm_preload_list(preload_csv, fork_server);
 	int rc;
 
 	mcpx_buf_init(&b, BOOTSTRAP_MAX);

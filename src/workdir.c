@@ -294,6 +294,21 @@ int mcpx_workdir_remove_in(int parent_fd, const char *path)
 	return remove_tree_at(parent_fd, name);
 }
 
+int mcpx_workdir_open_in(int parent_fd, const char *path)
+{
+	const char *name = strrchr(path, '/');
+	int fd;
+
+	name = name ? name + 1 : path;
+	if (parent_fd < 0 || !name[0]) {
+		fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		give_back_owner_bits(parent_fd);
+		fd = openat(parent_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
 int mcpx_workdir_empty(const char *path)
 {
 	struct rm_ctx c = {0};

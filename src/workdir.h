@@ -34,6 +34,12 @@ int mcpx_workdir_remove(const char *path);
  * owns it, so a run that took them cannot make its workdir outlive it. */
 int mcpx_workdir_remove_in(int parent_fd, const char *path);
 
+/* Opens the workdir path relative to parent_fd (-1: by path) as an O_PATH
+ * directory fd, never following a symlink, giving the parent back its
+ * owner's bits first as mcpx_workdir_remove_in does. Returns the fd (the
+ * caller's to close) or -errno. */
+int mcpx_workdir_open_in(int parent_fd, const char *path);
+
 /* Removes everything in path but path itself (never following symlinks). */
 int mcpx_workdir_empty(const char *path);
 

@@ -346,7 +346,9 @@ def metadata_attack(srv, label):
     """Returns what the attacking run managed to change, after checking that
     none of it reached the next run."""
     before = structured(srv.call(LOOK)) or {}
-    attack = structured(srv.call(CHANGE)) or {}
+    ra = srv.call(CHANGE)
+    attack = structured(ra) or {}
+    t.check(attack.get("exit_code") == 0, f"[{label}] the attacking run ran", tool_error_text(ra) or attack)
     r = srv.call(LOOK)
     after = structured(r) or {}
     print(f"   [{label}] the attack changed:", attack.get("stdout", "").strip())

@@ -128,7 +128,10 @@ for mode in modes:
     time.sleep(3)
     r = s.call(VICTIM)
     sc = structured(r) or {}
-    t.check(sc.get("stdout") == "victim ['main.py']\n" and "INJECTED" not in sc.get("stdout", "") + sc.get("stderr", ""),
+    # A clean workdir is main.py and the empty out/ the server made; nothing
+    # planted there may come back as the next run's output file either.
+    t.check(sc.get("stdout") == "victim ['main.py', 'out']\n" and sc.get("files") == []
+            and "INJECTED" not in sc.get("stdout", "") + sc.get("stderr", ""),
             f"[{mode}] the next run sees only its own code and a clean workdir", sc)
     calls = 3
     if mode == "auto":
