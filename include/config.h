@@ -61,6 +61,12 @@ struct mcpx_config {
 	char workdir_base[4096];
 	bool require_landlock;
 
+	/* A run's files (runfiles.h): decoded input bytes in total, files and
+	 * bytes returned from out/. */
+	size_t max_files_in_bytes;
+	unsigned max_files_out;
+	size_t max_files_out_bytes;
+
 	/* Warm interpreters: auto prepares the next one while a run executes
 	 * when the kernel isolates them (Landlock ABI >= 6), otherwise only
 	 * after the previous run was reaped; after-reap forces the latter. */

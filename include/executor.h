@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "loop.h"
+#include "runfiles.h"
 #include "sandbox.h"
 #include "warm_pool.h"
 
@@ -31,6 +32,10 @@ struct mcpx_job_spec {
 	unsigned timeout_s; /* already clamped by the tool */
 	const char *request_id; /* for the audit line; copied */
 	const char *caller;     /* session or remote address; copied */
+	/* Input files (malloc'd, may be NULL): an accepted job takes them and
+	 * frees them (mcpx_runfiles_in_free, then free); a rejected one leaves
+	 * them to the caller. Written with out/ before the code starts. */
+	struct mcpx_runfiles_in *files;
 };
 
 enum mcpx_job_status {
@@ -57,6 +62,9 @@ struct mcpx_job_result {
 	uint64_t cpu_ms;
 	uint64_t max_rss_kb;
 	uint64_t queue_wait_ms;
+	/* What the run left in out/, read after its tree was gone; valid
+	 * during the callback. Empty when the run was not DONE. */
+	const struct mcpx_runfiles_out *files;
 };
 
 /* Events a caller may want to relay as MCP logging / progress. */

@@ -55,8 +55,14 @@ struct mcpx_sandbox_layers {
 	bool dumpable_off;
 };
 
+struct mcpx_dirguards;
+
 struct mcpx_sandbox {
 	struct mcpx_sandbox_layers layers;
+	/* Directories above the workdirs whose metadata a run could change
+	 * (the base and its ancestors that the run uid owns or may write):
+	 * repaired before every spawn (dirguard.h). Owned; may be empty. */
+	struct mcpx_dirguards *guards;
 	struct sock_fprog filter; /* compiled seccomp BPF; owned */
 	struct sock_fprog zygote_filter; /* the same minus the setsid denial; owned */
 	char python[4096];        /* absolute interpreter path */
@@ -81,6 +87,7 @@ struct mcpx_sandbox_proc {
 	int stdout_fd; /* read ends; -1 once handed over */
 	int stderr_fd;
 	char workdir[4096];
+	int parent_fd; /* O_PATH fd of the directory holding workdir; -1 if none */
 	bool reaped;
 	/* A leader forked by the zygote: a pidfd kept for waiting (the server
 	 * cannot waitid a grandchild) and who reaps it. NULL reaper: our child. */
@@ -96,7 +103,10 @@ struct mcpx_sandbox_proc {
 /* Probes the layers, compiles the seccomp policy, makes the server itself
  * non-dumpable and a child subreaper. python must be an absolute path;
  * workdir_base an absolute, existing directory (when started as root, uid
- * 65532 needs search permission on it and its parents). Call it after the
+ * 65532 needs search permission on it and its parents); it is kept in its
+ * canonical form (symlinks resolved), and it and its ancestors that the run
+ * uid could change the metadata of are guarded: put back as they are now
+ * before every spawn. Call it after the
  * server's long-lived threads exist: the filter denies kill/tkill aimed at
  * every thread id present at that moment (later ones rely on Landlock's
  * signal scope and the uid drop). Never set SIGCHLD to SIG_IGN: that
@@ -113,7 +123,9 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb);
  * executed. Without it (an error here), no warm mode is possible. */
 int mcpx_sandbox_use_zygote(struct mcpx_sandbox *sb, const char *path, struct mcpx_err *err);
 
-/* Creates the workdir, writes the code to main.py and starts
+/* Repairs the guarded directories above the workdir (a run that failed to
+ * start because an earlier one changed them would be the server's fault),
+ * creates the workdir, writes the code to main.py and starts
  * `python -I -u -B main.py` in it. The child's stdin is a pipe whose write
  * end is returned (the caller writes stdin data, then closes it; writes to a
  * dead run raise SIGPIPE, so the server must ignore it). On success the
@@ -127,10 +139,25 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err);
 
+/* Fills a run's new workdir before its process starts (the run's input
+ * files and out/ directory, runfiles.h): spawn calls fn after main.py is
+ * written and before the fork. fn returns 0, or -errno with err set, and
+ * then spawn fails with that error. */
+struct mcpx_workdir_fill {
+	int (*fn)(void *ctx, const char *workdir, struct mcpx_err *err);
+	void *ctx;
+};
+
+/* mcpx_sandbox_spawn, with fill (may be NULL) run on the new workdir. */
+int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			      const char *code, size_t code_len,
+			      const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+			      struct mcpx_err *err);
+
 /* Starts a warm interpreter: the same sandbox, but the zygote binary in
  * its one-run mode (`mcp-exec-zygote once`) and no main.py; it preloads
- * the modules of preload and waits for the code on stdin (warm.h). Needs
- * mcpx_sandbox_use_zygote. */
+ * the modules of preload (a resolved list, mcpx_warm_preload_list) and waits
+ * for the code on stdin (warm.h). Needs mcpx_sandbox_use_zygote. */
 int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 			    const char *preload, struct mcpx_sandbox_proc *proc,
 			    struct mcpx_err *err);
@@ -184,7 +211,15 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
  * or -ECHILD when there is nothing to reap. */
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru);
 
-/* Removes the workdir (never following symlinks) and closes remaining fds.
+/* Opens the run's workdir (O_PATH, the caller closes it) through the fd of
+ * its parent, so a run that took the permissions off a directory above it
+ * cannot keep the server from reading what it left. Returns the fd or
+ * -errno. */
+int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc);
+
+/* Removes the workdir (never following symlinks, relative to the directory
+ * that holds it, whose owner bits it gives back first when the server owns
+ * it) and closes remaining fds.
  * Also removes what the run left in /dev/shm: entries owned by the run uid
  * whose ctime is at or after the spawn. With concurrent runs (all of one uid)
  * that can include another live run's shared-memory segments; multiprocessing

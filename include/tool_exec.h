@@ -2,11 +2,13 @@
  * tool_exec.h - the `exec` tool: the mcp-exec (Go) contract on top of the
  * executor.
  *
- * Input {code, timeout_s?, stdin?} with additionalProperties:false; output
- * structuredContent {stdout, stderr, exit_code, duration_ms, truncated,
- * timed_out} plus our additive fields (signal, limit, cpu_ms, max_rss_kb),
- * and the same JSON in a text block. A non-zero exit or a timeout is a normal
- * result; only invalid input and infrastructure failures are tool errors.
+ * Input {code, timeout_s?, stdin?, files?} with additionalProperties:false;
+ * output structuredContent {stdout, stderr, exit_code, duration_ms,
+ * truncated, timed_out} plus our additive fields (signal, limit, cpu_ms,
+ * max_rss_kb, files, files_truncated), the same JSON in a text block, and
+ * one image or embedded resource block per file returned from out/ (see
+ * docs/tool.md). A non-zero exit or a timeout is a normal result; only
+ * invalid input and infrastructure failures are tool errors.
  */
 #ifndef MCPX_TOOL_EXEC_H
 #define MCPX_TOOL_EXEC_H
@@ -25,12 +27,17 @@ struct mcpx_exec_args {
 	const char *stdin_data; /* NULL when absent */
 	size_t stdin_len;
 	unsigned timeout_s; /* clamped to [1, max] */
+	/* Decoded input files (heap), NULL when none; freed by
+	 * mcpx_exec_args_free unless handed to a job. */
+	struct mcpx_runfiles_in *files;
 };
 
 /* Validates arguments against the input schema and the configured caps.
- * Returns 0, or -EINVAL with a message for the client in msg. */
+ * Returns 0, or -EINVAL with a message for the client in msg (nothing to
+ * free then). */
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg, struct mcpx_exec_args *out,
 			 char *msg, size_t msglen);
+void mcpx_exec_args_free(struct mcpx_exec_args *a);
 
 /* Builds the CallToolResult for a finished job (caller frees). */
 cJSON *mcpx_exec_result(const struct mcpx_job_result *res);

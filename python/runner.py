@@ -9,7 +9,10 @@
 #
 # _mcpx_install(modules) makes the support modules shipped with the server
 # (every other file in python/, e.g. `mcpx`) importable by name, ahead of
-# anything installed on the system, without touching sys.path.
+# anything installed on the system, without touching sys.path. It also
+# installs the pyplot hook: when (and only when) the code imports
+# matplotlib.pyplot, mcpx_figures patches its show() to save the figures
+# into out/; importing matplotlib for every run would cost every run.
 #
 # _mcpx_fresh(old, new) gives a child forked from the zygote, already inside
 # its sandbox, what a freshly started interpreter would have: its own
@@ -44,6 +47,19 @@ def _mcpx_install(modules):
             code = compile(modules[name], "<mcp-exec " + name + ">", "exec", dont_inherit=True)
             exec(code, module.__dict__)
 
+    class _PyplotHook:
+        mcpx_pyplot = True
+        workdir = None  # set by _mcpx_run for each run
+
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name != "matplotlib.pyplot":
+                return None
+            import mcpx_figures
+
+            return mcpx_figures.pyplot_spec(cls, name, path, target)
+
+    sys.meta_path.insert(0, _PyplotHook)
     sys.meta_path.insert(0, _Finder)
 
 
@@ -79,6 +95,11 @@ def _mcpx_run(src, path):
     # Locals only: the loop below empties this module's globals.
     import __main__, importlib.machinery, os as _os, sys as _sys
 
+    # The pyplot hook saves figures into this run's out/ (a zygote
+    # installed it before any run existed).
+    for f in _sys.meta_path:
+        if getattr(f, "mcpx_pyplot", False):
+            f.workdir = _os.path.dirname(path)
     g = __main__.__dict__
     for k in [k for k in g if not (k.startswith("__") and k.endswith("__"))]:
         del g[k]

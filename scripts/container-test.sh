@@ -2,18 +2,28 @@
 # scripts/container-test.sh - build the mcp-exec image with rootful podman and
 # test it in the production posture:
 #
-#   --read-only --cap-drop ALL --security-opt no-new-privileges
-#   --user 65532:65532 --tmpfs /tmp   (and --network none)
+#   --read-only --read-only-tmpfs=false --cap-drop ALL
+#   --security-opt no-new-privileges --user 65532:65532 --tmpfs /tmp
+#   (and --network none; podman's --read-only alone would also mount
+#   writable tmpfs on /var/tmp and /run, which a pod does not have)
 #
 # 1. a Debian bookworm base image made locally with debootstrap (no registry
 #    needed), imported as localhost/mcpx-debian-minbase:bookworm and cached;
 # 2. podman build of ./Dockerfile on that base;
-# 3. the image's metadata (user, port, env), the runtime posture seen from
-#    inside (uid, capabilities, no_new_privs, read-only root, writable /tmp,
-#    no set-uid files, the Python libraries), `mcp-exec --check-config`;
+# 3. the image's size (reported; at most MCPX_IMAGE_MAX_MB, 250), its
+#    metadata (user, port, env), that it holds no shell, package manager or
+#    perl (and that `--entrypoint /bin/sh` cannot start), the runtime posture
+#    seen from inside (uid, capabilities, no_new_privs, read-only root,
+#    /var/tmp and /run not writable, writable /tmp, no set-uid files),
+#    scripts/image-check.py (numpy, pandas, matplotlib, Pillow, ...) and
+#    `mcp-exec --check-config`, as uid 65532 and as an arbitrary uid with
+#    gid 0 (what OpenShift assigns);
 # 4. the server started detached with the token mounted read-only like the
 #    chart does, and mcp-exec-client calls from a sibling container sharing
-#    its network namespace: output, exit codes, auth, sandbox probes.
+#    its network namespace: output, exit codes, auth, sandbox probes; the
+#    same under the arbitrary uid;
+# 5. the escape suite (tests/e2e/test_escape.py) run inside the hardened
+#    container against the image's own server, warm and cold.
 #
 # Exits 0 with "SKIP: <reason>" when podman or debootstrap cannot run here
 # (not root, not installed, no runtime, no mirror). Set MCPX_CONTAINER_INSTALL=1
@@ -119,7 +129,7 @@ start=$(date +%s)
 old_id=$("${PODMAN[@]}" image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null)
 if "${PODMAN[@]}" build --network host --pull=never --build-arg "BASE_IMAGE=$BASE" \
   -t "$IMAGE" -f "$ROOT/Dockerfile" "$ROOT" >"$WORK/build.log" 2>&1; then
-  pass "podman build $IMAGE ($(($(date +%s) - start)) s, $("${PODMAN[@]}" image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%d MB", $1/1e6}'))"
+  pass "podman build $IMAGE ($(($(date +%s) - start)) s)"
   # Drop the image this build replaced (now untagged) so reruns do not pile up.
   if [ -n "$old_id" ] && [ "$old_id" != "$("${PODMAN[@]}" image inspect -f '{{.Id}}' "$IMAGE")" ]; then
     "${PODMAN[@]}" rmi "$old_id" >/dev/null 2>&1 || true
@@ -129,6 +139,20 @@ else
   tail -n 30 "$WORK/build.log" | indent
   echo "$PASS passed, $FAIL failed"
   exit 1
+fi
+
+# ------------------------------------------------- image size and content --
+size_mb=$("${PODMAN[@]}" image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%d", $1/1e6}')
+max_mb=${MCPX_IMAGE_MAX_MB:-250}
+if [ "$size_mb" -le "$max_mb" ]; then
+  pass "image size: $size_mb MB (at most $max_mb MB)"
+else
+  fail "image size: $size_mb MB, above $max_mb MB"
+fi
+if "${PODMAN[@]}" run --rm --network none --entrypoint /bin/sh "$IMAGE" -c true >"$WORK/out" 2>&1; then
+  fail "the image runs /bin/sh"
+else
+  pass "no shell: --entrypoint /bin/sh cannot start ($(tail -n1 "$WORK/out" | cut -c1-100))"
 fi
 
 # --------------------------------------------------------- image metadata --
@@ -144,7 +168,12 @@ done
 [ -z "$missing" ] && pass "image ENV transport/addr/python" || fail "image ENV lacks$missing"
 
 # ------------------------------------------------- the production posture --
-HARD=(--read-only --cap-drop ALL --security-opt no-new-privileges --user 65532:65532 --tmpfs /tmp)
+HARD=(--read-only --read-only-tmpfs=false --cap-drop ALL --security-opt no-new-privileges
+  --user 65532:65532 --tmpfs /tmp)
+# OpenShift's restricted-v2 runs pods under a uid from the namespace's range
+# with gid 0; nothing in the image may depend on 65532.
+ANYUID=(--read-only --read-only-tmpfs=false --cap-drop ALL --security-opt no-new-privileges
+  --user 1000770000:0 --tmpfs /tmp)
 TOKDIR=$WORK/secret
 mkdir -p "$TOKDIR"
 head -c 36 /dev/urandom | base64 | tr -d '/+=\n' >"$TOKDIR/token"
@@ -153,14 +182,15 @@ chmod 0500 "$TOKDIR"
 chmod 0400 "$TOKDIR/token"
 TOKMOUNT=(-v "$TOKDIR:/var/run/secrets/mcp-exec:ro" -e MCP_EXEC_AUTH_TOKEN_FILE=/var/run/secrets/mcp-exec/token)
 # What the Helm chart sets beyond the image's ENV, and its memory limit.
-CHART_ENV=(-e MCP_EXEC_WARM=1 -e MCP_EXEC_PRELOAD=numpy
+CHART_ENV=(-e MCP_EXEC_WARM=1 -e MCP_EXEC_PRELOAD=numpy -e MCP_EXEC_REQUIRE_LANDLOCK=1
   -e MCP_EXEC_MEMORY_MB=512 -e MCP_EXEC_LOG_FORMAT=json --memory 1g)
 
 cat >"$WORK/posture.py" <<'EOF'
 import os, sys
 status = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\t" in l)
+uid, gid = (int(x) for x in sys.argv[1].split(":"))
 checks = {
-    "uid/gid 65532": os.getuid() == 65532 and os.getgid() == 65532 and os.getgroups() in ([], [65532]),
+    f"uid/gid {uid}:{gid}": os.getuid() == uid and os.getgid() == gid and os.getgroups() in ([], [gid]),
     "no capabilities": all(int(status[k], 16) == 0 for k in ("CapPrm", "CapEff", "CapBnd")),
     "no_new_privs": status.get("NoNewPrivs", "").strip() == "1",
 }
@@ -169,6 +199,16 @@ try:
     checks["root filesystem read-only"] = False
 except OSError:
     checks["root filesystem read-only"] = True
+for d in ("/var/tmp", "/run", "/", "/usr/local/bin", "/etc"):
+    try:
+        with open(os.path.join(d, "probe"), "w") as f:
+            f.write("x")
+        checks[f"{d} not writable"] = False
+    except OSError:
+        checks[f"{d} not writable"] = True
+present = [p for p in ("/bin/sh", "/bin/bash", "/bin/dash", "/usr/bin/perl", "/usr/bin/dpkg", "/usr/bin/apt",
+                       "/usr/bin/apt-get", "/usr/bin/env", "/bin/ls", "/usr/bin/busybox") if os.path.lexists(p)]
+checks["no shell, package manager, perl or coreutils " + " ".join(present)] = not present
 try:
     with open("/tmp/probe", "w") as f:
         f.write("x")
@@ -188,21 +228,26 @@ for top in ("/usr", "/bin", "/sbin", "/lib"):
             if st.st_mode & 0o6000 and not os.path.islink(p):
                 setuid.append(p)
 checks["no set-uid/set-gid files"] = not setuid
-try:
-    import numpy, pandas, matplotlib, yaml, jinja2, PIL
-    checks["numpy pandas matplotlib yaml jinja2 PIL import"] = True
-except Exception as e:
-    checks[f"library import ({e})"] = False
+import subprocess
+r = subprocess.run([sys.executable, "/image-check.py"], capture_output=True, text=True)
+checks["scripts/image-check.py: numpy, pandas, matplotlib (PNG/PDF/SVG), Pillow, yaml, jinja2, tz, CA bundle"] = \
+    r.returncode == 0 and "image-check: ok" in r.stdout
 for k, v in checks.items():
     print(("ok   " if v else "FAIL ") + k)
 sys.exit(0 if all(checks.values()) else 1)
 EOF
-"${PODMAN[@]}" run --rm "${HARD[@]}" --network none -v "$WORK/posture.py:/posture.py:ro" \
-  --entrypoint /usr/bin/python3 "$IMAGE" /posture.py >"$WORK/out" 2>&1
-while read -r st what; do
-  [ "$st" = ok ] && pass "inside the hardened container: $what" || fail "inside the hardened container: $what"
-done < <(grep -E '^(ok|FAIL) ' "$WORK/out")
-grep -qE '^(ok|FAIL) ' "$WORK/out" || { fail "posture probe did not run"; indent <"$WORK/out"; }
+for who in 65532:65532 1000770000:0; do
+  posture=("${HARD[@]}")
+  [ "$who" = 65532:65532 ] || posture=("${ANYUID[@]}")
+  "${PODMAN[@]}" run --rm "${posture[@]}" --network none -v "$WORK/posture.py:/posture.py:ro" \
+    -v "$ROOT/scripts/image-check.py:/image-check.py:ro" \
+    --entrypoint /usr/bin/python3 "$IMAGE" /posture.py "$who" >"$WORK/out" 2>&1
+  while read -r st what; do
+    [ "$st" = ok ] && pass "inside the hardened container ($who): $what" ||
+      fail "inside the hardened container ($who): $what"
+  done < <(grep -E '^(ok|FAIL) ' "$WORK/out")
+  grep -qE '^(ok|FAIL) ' "$WORK/out" || { fail "posture probe did not run as $who"; indent <"$WORK/out"; }
+done
 
 if "${PODMAN[@]}" run --rm "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" "$IMAGE" --check-config \
   >"$WORK/check-config" 2>&1; then
@@ -322,5 +367,56 @@ if [ "$FAIL" -ne 0 ]; then
   echo "server log (last 20 lines):"
   "${PODMAN[@]}" logs "$NAME" 2>&1 | tail -n 20 | indent
 fi
+"${PODMAN[@]}" rm -f -t 0 "$NAME" >/dev/null 2>&1
+
+# ---------------------------------------------------- an arbitrary uid ----
+# The server as OpenShift would run it: a uid the image does not know, gid 0,
+# the token readable through its group (the chart's fsGroup / the SCC's).
+ANYTOK=$WORK/anysecret
+mkdir -p "$ANYTOK"
+cp "$TOKDIR/token" "$ANYTOK/token"
+chown -R 0:0 "$ANYTOK"
+chmod 0550 "$ANYTOK"
+chmod 0440 "$ANYTOK/token"
+if "${PODMAN[@]}" run -d --name "$NAME" "${ANYUID[@]}" --network none \
+  -v "$ANYTOK:/var/run/secrets/mcp-exec:ro" -e MCP_EXEC_AUTH_TOKEN_FILE=/var/run/secrets/mcp-exec/token \
+  "${CHART_ENV[@]}" "$IMAGE" >"$WORK/out" 2>&1; then
+  SIB=(--rm "${ANYUID[@]}" --network "container:$NAME" -v "$ANYTOK:/token:ro")
+  ok_any=0
+  for _ in $(seq 1 60); do
+    if call "$WORK/o" 'import os; print(os.getuid(), os.getgid(), 6*7)' && [ "$(cat "$WORK/o")" = "1000770000 0 42" ]; then
+      ok_any=1
+      break
+    fi
+    [ "$("${PODMAN[@]}" inspect -f '{{.State.Running}}' "$NAME" 2>/dev/null)" = true ] || break
+    sleep 1
+  done
+  if [ "$ok_any" = 1 ]; then
+    pass "as uid 1000770000, gid 0: the server starts and runs code (output: $(cat "$WORK/o"))"
+  else
+    fail "as uid 1000770000, gid 0: no answer"
+    indent <"$WORK/o"
+    "${PODMAN[@]}" logs "$NAME" 2>&1 | tail -n 20 | indent
+  fi
+  "${PODMAN[@]}" rm -f -t 0 "$NAME" >/dev/null 2>&1
+else
+  fail "start the server as uid 1000770000, gid 0"
+  indent <"$WORK/out"
+fi
+
+# ------------------------------------------------- the escape suite inside --
+# tests/e2e/test_escape.py drives the image's own mcp-exec (stdio) from the
+# image's python3, inside the hardened container, warm and cold.
+for warm in auto 0; do
+  if "${PODMAN[@]}" run --rm "${HARD[@]}" --network none --memory 1g \
+    -v "$ROOT/tests:/src/tests:ro" -w /tmp \
+    -e MCPX_BIN=/usr/local/bin/mcp-exec -e MCPX_TEST_WARM=$warm -e PYTHONDONTWRITEBYTECODE=1 \
+    --entrypoint /usr/bin/python3 "$IMAGE" /src/tests/e2e/test_escape.py >"$WORK/escape" 2>&1; then
+    pass "escape suite inside the container (MCP_EXEC_WARM=$warm): $(tail -n1 "$WORK/escape")"
+  else
+    fail "escape suite inside the container (MCP_EXEC_WARM=$warm)"
+    grep -v '^ok ' "$WORK/escape" | tail -n 30 | indent
+  fi
+done
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -11,6 +11,7 @@
  */
 #include "app.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,42 @@ static void find_zygote(const struct mcpx_config *cfg, struct mcpx_sandbox *sb,
 		mcpx_warn("warm interpreters off, every run starts cold: %s", why->msg);
 }
 
+/* Whether the server may serve with the sandbox sb offers: the one
+ * judgement both the server's start and --check-config make, so they never
+ * disagree. 0, or the exit code with the reason in err. Logs (as a warning)
+ * what is lost when Landlock is missing and not required. */
+static int judge_sandbox(const struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
+			 struct mcpx_err *err)
+{
+	/* seccomp is the layer that holds everywhere (Landlock depends on the
+	 * kernel): without it the network promise is gone, so no start. */
+	if (!sb->layers.seccomp) {
+		mcpx_err_set(err, ENOSYS, "seccomp is unavailable (kernel or runtime profile), "
+			     "refusing to start");
+		return EX_UNAVAILABLE;
+	}
+	if (!sb->layers.landlock && cfg->require_landlock) {
+		mcpx_err_set(err, ENOSYS, "MCP_EXEC_REQUIRE_LANDLOCK is set but this kernel has no "
+			     "Landlock, refusing to start");
+		return EX_UNAVAILABLE;
+	}
+	if (mcpx_sandbox_selftest(sb, err) < 0) {
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		mcpx_err_set(err, EPERM, "sandbox self-test failed, refusing to start: %s", why);
+		return EX_SOFTWARE;
+	}
+	if (!sb->layers.landlock)
+		mcpx_warn("Landlock is unavailable on this kernel, so runs lose it: they can write "
+			  "outside their workdir (files in /tmp and /dev/shm that later runs see) and "
+			  "read every file the server's uid can read, the token file and other "
+			  "mounted secrets included; warm interpreters are prepared only after the "
+			  "previous run is reaped. Set MCP_EXEC_REQUIRE_LANDLOCK=1 to refuse to start "
+			  "instead (mcp_exec_sandbox_layer{layer=\"landlock\"} is 0)");
+	return 0;
+}
+
 static int start_sandbox(struct app *app)
 {
 	struct mcpx_err err = {{0}};
@@ -94,20 +131,10 @@ static int start_sandbox(struct app *app)
 		return EX_OSERR;
 	}
 	find_zygote(app->cfg, &app->sb, &err);
-	/* seccomp is the layer that holds everywhere (Landlock depends on the
-	 * kernel): without it the network promise is gone, so no start. */
-	if (!app->sb.layers.seccomp) {
-		mcpx_error("seccomp is unavailable (kernel or runtime profile), refusing to start");
-		return EX_UNAVAILABLE;
-	}
-	rc = mcpx_sandbox_selftest(&app->sb, &err);
-	if (rc < 0) {
-		mcpx_error("sandbox self-test failed, refusing to start: %s", err.msg);
-		return EX_SOFTWARE;
-	}
-	if (app->cfg->require_landlock && !app->sb.layers.landlock) {
-		mcpx_error("MCP_EXEC_REQUIRE_LANDLOCK is set but this kernel has no Landlock");
-		return EX_UNAVAILABLE;
+	rc = judge_sandbox(app->cfg, &app->sb, &err);
+	if (rc) {
+		mcpx_error("%s", err.msg);
+		return rc;
 	}
 	app->selftest_ok = true;
 	publish_layers(&app->sb);
@@ -374,12 +401,33 @@ out:
 	return rc;
 }
 
+/* The token file, as the HTTP server's start reads it (then forgotten). */
+static int check_auth(struct mcpx_config *cfg)
+{
+	struct mcpx_err err = {{0}};
+	struct mcpx_auth *auth = NULL;
+
+	if (cfg->transport == MCPX_TRANSPORT_STDIO)
+		return 0;
+	if (mcpx_auth_new(&auth, &cfg->auth_token, cfg->auth_token_file, &err) < 0) {
+		printf("auth: FAILED: %s\n", err.msg);
+		return -1;
+	}
+	if (!mcpx_auth_enabled(auth) && !cfg->listen_loopback && !cfg->insecure_no_auth) {
+		printf("auth: MISSING: a non-loopback listener needs a token (fail closed)\n");
+		mcpx_auth_free(auth);
+		return -1;
+	}
+	mcpx_auth_free(auth);
+	return 0;
+}
+
 int mcpx_app_check_config(struct mcpx_config *cfg)
 {
 	struct mcpx_sandbox sb;
 	struct mcpx_err err = {{0}};
 	char layers[512];
-	int rc;
+	int rc, verdict;
 
 	mcpx_log_setup(cfg->log_format, MCPX_LOG_WARN);
 	mcpx_config_print(cfg, stdout);
@@ -397,9 +445,15 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 		printf("warm interpreter binary: %s%s\n", sb.zygote[0] ? sb.zygote : "none: ",
 		       sb.zygote[0] ? "" : why.msg[0] ? why.msg : "MCP_EXEC_WARM=0");
 	}
-	rc = mcpx_sandbox_selftest(&sb, &err);
-	printf("self-test: %s%s%s\n", rc == 0 ? "passed" : "FAILED", rc == 0 ? "" : ": ",
-	       rc == 0 ? "" : err.msg);
+	/* The server's own judgement: what it would refuse, this refuses. */
+	verdict = judge_sandbox(cfg, &sb, &err);
+	rc = verdict ? -1 : 0;
+	if (verdict == EX_SOFTWARE)
+		printf("self-test: FAILED: %s\n", err.msg);
+	else if (verdict)
+		printf("sandbox: REFUSED: %s (the server would exit %d)\n", err.msg, verdict);
+	else
+		printf("self-test: passed\n");
 	{
 		enum mcpx_warm_mode m = mcpx_warm_mode_for(cfg, &sb);
 		printf("warm interpreters: %s%s\n", mcpx_warm_mode_name(m),
@@ -411,11 +465,8 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 				 "is reaped)"
 			       : "");
 	}
-	if (cfg->transport != MCPX_TRANSPORT_STDIO && !cfg->auth_token && !cfg->auth_token_file[0] &&
-	    !cfg->listen_loopback && !cfg->insecure_no_auth) {
-		printf("auth: MISSING: a non-loopback listener needs a token (fail closed)\n");
+	if (check_auth(cfg) < 0)
 		rc = -1;
-	}
 	mcpx_sandbox_free(&sb);
 	return rc == 0 ? 0 : EX_CONFIG;
 }

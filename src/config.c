@@ -85,11 +85,18 @@ static const struct opt opts[] = {
 	 "where per-run workdirs are made (default $TMPDIR or /tmp)"},
 	{"require-landlock", "MCP_EXEC_REQUIRE_LANDLOCK", T_BOOL, OFF(require_landlock), 0, 0, 0,
 	 "refuse to start on kernels without Landlock"},
+	{"max-files-in-bytes", "MCP_EXEC_MAX_FILES_IN_BYTES", T_SIZE, OFF(max_files_in_bytes), 0, 0,
+	 64ULL << 20, "input files a call may pass: decoded bytes in total"},
+	{"max-files-out", "MCP_EXEC_MAX_FILES_OUT", T_UINT, OFF(max_files_out), 0, 0, 1000,
+	 "files returned from a run's out/ directory"},
+	{"max-files-out-bytes", "MCP_EXEC_MAX_FILES_OUT_BYTES", T_SIZE, OFF(max_files_out_bytes), 0,
+	 0, 64ULL << 20, "bytes returned from a run's out/ directory, in total"},
 	{"warm", "MCP_EXEC_WARM", T_WARM, OFF(warm), 0, 0, 0,
 	 "1|auto: prepare the next sandboxed interpreter before the request arrives; "
 	 "after-reap: only once the previous run is gone; 0: off"},
 	{"preload", "MCP_EXEC_PRELOAD", T_STR, OFF(preload), SZ(preload), 0, 0,
-	 "modules a warm interpreter imports in advance, comma-separated"},
+	 "modules a warm interpreter imports in advance, comma-separated; auto: numpy, and in "
+	 "fork-server mode matplotlib too"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -119,10 +126,13 @@ static void set_defaults(struct mcpx_config *c)
 	c->max_file_mb = 64;
 	c->max_queue = 16;
 	c->queue_timeout_s = 60;
+	c->max_files_in_bytes = 4u << 20;
+	c->max_files_out = 16;
+	c->max_files_out_bytes = 8u << 20;
 	snprintf(c->workdir_base, sizeof(c->workdir_base), "%s",
 		 tmp && tmp[0] == '/' ? tmp : "/tmp");
 	c->warm = MCPX_WARM_AUTO;
-	strcpy(c->preload, "numpy");
+	strcpy(c->preload, MCPX_WARM_PRELOAD_AUTO);
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -453,9 +463,16 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_QUEUE_TIMEOUT_S=%u\n", c->queue_timeout_s);
 	fprintf(out, "MCP_EXEC_WORKDIR_BASE=%s\n", c->workdir_base);
 	fprintf(out, "MCP_EXEC_REQUIRE_LANDLOCK=%s\n", c->require_landlock ? "true" : "false");
+	fprintf(out, "MCP_EXEC_MAX_FILES_IN_BYTES=%zu\n", c->max_files_in_bytes);
+	fprintf(out, "MCP_EXEC_MAX_FILES_OUT=%u\n", c->max_files_out);
+	fprintf(out, "MCP_EXEC_MAX_FILES_OUT_BYTES=%zu\n", c->max_files_out_bytes);
 	fprintf(out, "MCP_EXEC_WARM=%s\n",
 		c->warm == MCPX_WARM_OFF ? "0" : c->warm == MCPX_WARM_AUTO ? "auto" : "after-reap");
-	fprintf(out, "MCP_EXEC_PRELOAD=%s\n", c->preload);
+	fprintf(out, "MCP_EXEC_PRELOAD=%s", c->preload);
+	if (strcmp(c->preload, MCPX_WARM_PRELOAD_AUTO) == 0)
+		fprintf(out, " (fork-server: %s; after-reap: %s)",
+			mcpx_warm_preload_list(c->preload, true), mcpx_warm_preload_list(c->preload, false));
+	fputc('\n', out);
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }

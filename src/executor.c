@@ -32,6 +32,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "metrics.h"
+#include "runfiles.h"
 #include "warm.h"
 #include "warm_pool.h"
 
@@ -69,6 +70,8 @@ struct mcpx_job {
 	uint64_t cpu_base_ms; /* warm: CPU the preload used before the code arrived */
 	char *feed; /* warm: header + code + stdin, fed to the interpreter */
 	size_t feed_len;
+	struct mcpx_runfiles_in *files;     /* input files, or NULL */
+	struct mcpx_runfiles_out out_files; /* out/, read after the run */
 
 	uint64_t enqueued_us, started_us, ended_us;
 	struct mcpx_timer queue_timer;
@@ -149,6 +152,9 @@ static void job_free(struct mcpx_job *job)
 		mcpx_wipe(job->stdin_data, job->stdin_len);
 		free(job->stdin_data);
 	}
+	mcpx_runfiles_in_free(job->files);
+	free(job->files);
+	mcpx_runfiles_out_free(&job->out_files);
 	free(job->out.buf);
 	free(job->err.buf);
 	free(job);
@@ -258,6 +264,7 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
 	job->cb = *cb;
+	job->files = spec->files; /* accepted: ours from here on */
 	job->state = JOB_QUEUED;
 	job->enqueued_us = mcpx_now_us();
 	if (ex->queue_tail)
@@ -323,19 +330,37 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 	return NULL;
 }
 
+/* Reads out/ back: called once the leader is reaped and the run's group
+ * swept, so no process of the run can change it meanwhile (runfiles.h). */
+static int collect_files(struct mcpx_job *job, struct mcpx_err *err)
+{
+	const struct mcpx_config *cfg = job->ex->cfg;
+	struct mcpx_runfiles_caps caps = {cfg->max_files_out, cfg->max_files_out_bytes};
+
+	int wd = mcpx_sandbox_workdir_open(&job->proc), rc;
+
+	if (wd < 0)
+		return mcpx_err_set(err, -wd, "cannot open the workdir: %s", strerror(-wd));
+	rc = mcpx_runfiles_collect(wd, job->ex->sb->run_uid, &caps, &job->out_files, err);
+	close(wd);
+	return rc;
+}
+
 static void job_complete(struct mcpx_job *job)
 {
 	struct mcpx_executor *ex = job->ex;
 	struct mcpx_job_result r;
 	struct rusage ru;
-	int status = 0;
+	int status = 0, files_rc;
 	unsigned cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
+	struct mcpx_err ferr = {{0}};
 
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	files_rc = job->cancelled ? 0 : collect_files(job, &ferr);
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
 
@@ -360,6 +385,14 @@ static void job_complete(struct mcpx_job *job)
 		r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
 	}
 	r.limit = classify_limit(job, status, r.cpu_ms, cpu_s);
+	r.files = &job->out_files;
+	if (files_rc < 0) {
+		/* The server could not read what the run left: its failure, not
+		 * the program's result. */
+		r.status = MCPX_JOB_FAILED;
+		snprintf(r.message, sizeof(r.message), "could not read the run's out/ files: %.200s",
+			 ferr.msg);
+	}
 
 	ex->running = NULL;
 	ex->completed++;
@@ -551,8 +584,19 @@ static int watch_fd(struct mcpx_job *job, struct mcpx_watch *w, int *fdp, mcpx_w
 	return rc;
 }
 
-/* A warm process gets its code from the server: main.py in its workdir (as
- * a cold run has it), then the header, the code and the run's stdin on its
+/* The run's out/ directory and input files go into its workdir before its
+ * code starts (runfiles.h). */
+static int fill_workdir(void *arg, const char *workdir, struct mcpx_err *err)
+{
+	struct mcpx_job *job = arg;
+	const struct mcpx_sandbox *sb = job->ex->sb;
+	struct mcpx_runfiles_owner own = {sb->layers.uid_drop, sb->run_uid, sb->run_gid};
+
+	return mcpx_runfiles_write(job->files, workdir, &own, err);
+}
+
+/* A warm process gets its code from the server: its files and main.py in
+ * its workdir (as a cold run has them), then the header, the code and the run's stdin on its
  * stdin (warm.h). Ends the process on failure. */
 static int feed_prepare(struct mcpx_job *job, unsigned cpu_s, struct mcpx_err *err)
 {
@@ -565,6 +609,8 @@ static int feed_prepare(struct mcpx_job *job, unsigned cpu_s, struct mcpx_err *e
 	if (!job->feed)
 		rc = mcpx_err_set(err, ENOMEM, "out of memory");
 	else
+		rc = fill_workdir(job, job->proc.workdir, err);
+	if (rc == 0)
 		rc = mcpx_sandbox_write_main(job->ex->sb, &job->proc, job->code, job->code_len, err);
 	if (rc < 0) {
 		mcpx_sandbox_kill(&job->proc);
@@ -600,8 +646,12 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 				 &err);
 	if (rc > 0)
 		rc = feed_prepare(job, lim.cpu_s, &err);
-	else if (rc == 0)
-		rc = mcpx_sandbox_spawn(ex->sb, &lim, job->code, job->code_len, &job->proc, &err);
+	else if (rc == 0) {
+		struct mcpx_workdir_fill fill = {fill_workdir, job};
+
+		rc = mcpx_sandbox_spawn_filled(ex->sb, &lim, job->code, job->code_len, &fill,
+					       &job->proc, &err);
+	}
 	if (rc < 0) {
 		char msg[300];
 		mcpx_error("sandbox start failed: %s", err.msg);

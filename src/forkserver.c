@@ -8,8 +8,12 @@
  * program: computed here, by the code the cold path uses), and then, per
  * run, creates the run's workdir beneath the zygote's, its pipes and its
  * error pipe, computes its rlimits, sends one request with the child's ends
- * attached (SCM_RIGHTS) and adopts the child it gets back. The child's setup
- * verdict comes on its error pipe, read here exactly as a cold child's is.
+ * and an fd of its workdir attached (SCM_RIGHTS) and adopts the child it
+ * gets back. The child's setup verdict comes on its error pipe, read here
+ * exactly as a cold child's is. Once the zygote is ready its directory is
+ * emptied and, on a root server, given to root; where a run could still
+ * change it (the pod), it is guarded and put back before every fork and
+ * every run (dirguard.c).
  *
  * The control channel is a SOCK_SEQPACKET socketpair carrying the
  * structures of zygote_proto.h, requests and answers strictly alternating.
@@ -30,8 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirguard.h"
 #include "fdutil.h"
 #include "log.h"
 #include "warm.h"
@@ -52,6 +58,7 @@ struct pending_fork {
 	int err;   /* errno of a failed fork */
 	int stdin_w, stdout_r, stderr_r, errpipe_r;
 	char workdir[4096];
+	int parent_fd; /* the zygote's directory, O_PATH */
 };
 
 struct mcpx_forkserver {
@@ -61,6 +68,9 @@ struct mcpx_forkserver {
 	bool ready;
 	bool dead;
 	struct pending_fork next;
+	/* The zygote's directory once it is ready (when a run could change
+	 * it), under the sandbox's guards of the workdir base. */
+	struct mcpx_dirguards guards;
 };
 
 /* Logs what the zygote wrote to its stderr (why it stopped), once it has
@@ -182,6 +192,9 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	fs->sb = sb;
 	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = fs->next.errpipe_r = -1;
+	fs->next.parent_fd = -1;
+	mcpx_dirguards_init(&fs->guards);
+	fs->guards.parent = sb->guards;
 	mcpx_sandbox_proc_reset(&fs->zygote);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = mcpx_err_set(err, errno, "fork server: socketpair: %s", strerror(errno));
@@ -212,9 +225,40 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
 	return 0;
 }
 
+/* Once the zygote has preloaded, its directory holds nothing but the runs'
+ * workdirs. What the preload left there (matplotlib's font cache, say) is
+ * removed: it belongs to the run uid, and a run could change its metadata
+ * or its contents' for a later run to see. A root server then gives the
+ * directory to root, mode 0711 (runs still pass through it to their own
+ * workdirs): no run can change it any more. In the pod, where the server
+ * is the run uid and nothing can belong to anyone else, it is guarded
+ * instead and put back before every fork and every run (dirguard.c). */
+static int settle_zygote_dir(struct mcpx_forkserver *fs, struct mcpx_err *err)
+{
+	const char *dir = fs->zygote.workdir;
+	int fd, rc;
+
+	rc = mcpx_workdir_empty(dir);
+	if (rc)
+		return mcpx_err_set(err, -rc, "cannot empty the zygote's directory: %s",
+				    strerror(-rc));
+	if (fs->sb->layers.uid_drop) {
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, 0711) < 0)
+			rc = mcpx_err_set(err, errno, "cannot hand the zygote's directory to the "
+					  "server: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		if (rc)
+			return rc;
+	}
+	return mcpx_dirguards_add(&fs->guards, dir, fs->sb->run_uid, err);
+}
+
 int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 {
 	struct mcpx_zygote_reply rep;
+	struct mcpx_err err = {{0}};
 	int rc;
 
 	if (fs->dead)
@@ -228,6 +272,10 @@ int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 		return mark_dead(fs, NULL, "the zygote exited while preloading");
 	if (rep.err || rep.pid != fs->zygote.pid)
 		return mark_dead(fs, NULL, "unexpected message from the zygote");
+	if (settle_zygote_dir(fs, &err) < 0) {
+		mcpx_warn("fork server: %s", err.msg);
+		return mark_dead(fs, NULL, "its directory could not be prepared");
+	}
 	fs->ready = true;
 	return 1;
 }
@@ -266,7 +314,8 @@ static void drop_pending(struct mcpx_forkserver *fs)
 	mcpx_close_fd(&p->stderr_r);
 	mcpx_close_fd(&p->errpipe_r);
 	if (p->workdir[0])
-		(void)mcpx_workdir_remove(p->workdir);
+		(void)mcpx_workdir_remove_in(p->parent_fd, p->workdir);
+	mcpx_close_fd(&p->parent_fd);
 	p->workdir[0] = '\0';
 	p->active = false;
 }
@@ -343,17 +392,26 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	if (p->active)
 		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
 	memset(p, 0, sizeof(*p));
-	p->stdin_w = p->stdout_r = p->stderr_r = p->errpipe_r = -1;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->errpipe_r = p->parent_fd = -1;
+	/* The running run may have changed the zygote's directory: the
+	 * server needs it as it made it to create the next workdir. */
+	rc = mcpx_dirguards_repair(&fs->guards, err);
+	if (rc)
+		return rc;
 	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
-				 p->workdir, sizeof(p->workdir));
+				 p->workdir, sizeof(p->workdir), &p->parent_fd);
 	if (rc) {
 		p->workdir[0] = '\0';
+		mcpx_close_fd(&p->parent_fd);
 		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
 				    strerror(-rc));
 	}
 	p->active = true;
-	/* The child enters its workdir through this fd, not its path. */
-	wd = open(p->workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* The child enters its workdir through this fd, not its path: the run
+	 * executing now cannot make the child's setup fail by changing the
+	 * directories above it. */
+	wd = openat(p->parent_fd, strrchr(p->workdir, '/') + 1,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	rc = wd < 0 ? -errno : make_pipes(p, in, out, errp, ep);
 	if (rc < 0) {
 		rc = mcpx_err_set(err, -rc, "fork server: workdir, pipes: %s", strerror(-rc));
@@ -388,12 +446,23 @@ out:
 static void hand_over(struct pending_fork *p, struct mcpx_sandbox_proc *proc)
 {
 	memcpy(proc->workdir, p->workdir, sizeof(proc->workdir));
+	proc->parent_fd = p->parent_fd;
 	proc->stdin_fd = p->stdin_w;
 	proc->stdout_fd = p->stdout_r;
 	proc->stderr_fd = p->stderr_r;
-	p->stdin_w = p->stdout_r = p->stderr_r = -1;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = -1;
 	p->workdir[0] = '\0';
 	p->active = false;
+}
+
+/* End of file on the error pipe also comes from a child that crashed
+ * before its verdict (a cold child's execve leaves no such gap): the
+ * leader's pidfd tells the two apart. */
+static bool child_died(const struct mcpx_sandbox_proc *proc)
+{
+	struct pollfd pfd = {.fd = proc->exit_fd, .events = POLLIN};
+
+	return poll(&pfd, 1, 0) == 1;
 }
 
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
@@ -413,7 +482,11 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 		return rc;
 	}
 	proc->run_uid = fs->sb->run_uid;
-	rc = mcpx_sandbox_adopt(proc, p->pid, reap_via_zygote, fs, err);
+	/* The run before this one is gone by now: what it changed above the
+	 * workdir is put back before this run's code arrives. */
+	rc = mcpx_dirguards_repair(&fs->guards, err);
+	if (!rc)
+		rc = mcpx_sandbox_adopt(proc, p->pid, reap_via_zygote, fs, err);
 	if (rc < 0) {
 		int st;
 		struct rusage ru;
@@ -430,6 +503,9 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 	/* The child's own word on its setup, as a cold child's: end of file
 	 * once it is sandboxed and ready, or the step that failed. */
 	rc = mcpx_sandbox_await_setup(errpipe, ANSWER_TIMEOUT_MS, err);
+	if (rc == 0 && child_died(proc))
+		rc = mcpx_err_set(err, ECHILD, "sandbox setup failed: the child died before it "
+				  "was ready");
 	if (rc < 0) {
 		if (setup_failed)
 			*setup_failed = true;
@@ -503,5 +579,6 @@ void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
 	mcpx_sandbox_kill(&fs->zygote);
 	(void)mcpx_sandbox_reap(&fs->zygote, NULL, NULL);
 	mcpx_sandbox_cleanup(&fs->zygote);
+	mcpx_dirguards_close(&fs->guards);
 	free(fs);
 }

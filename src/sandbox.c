@@ -5,7 +5,9 @@
  * What it does: at start-up it makes the server non-dumpable (same-uid code
  * cannot read its /proc files) and a child subreaper (orphans of a run come
  * back to us instead of init), probes Landlock and seccomp and compiles the
- * filter once. Per run it creates the workdir, writes main.py, prepares every
+ * filter once, and guards the directories above the workdirs that a run
+ * could change the metadata of (dirguard.c). Per run it puts those back,
+ * creates the workdir, writes main.py, prepares every
  * string and limit the child needs, forks, and waits on a close-on-exec error
  * pipe until the child has either exec'd the interpreter or reported the step
  * that failed. Killing is by process group (the child called setsid and
@@ -38,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dirguard.h"
 #include "fdutil.h"
 #include "landlock.h"
 #include "log.h"
@@ -328,31 +331,64 @@ static void set_runtime_root(struct mcpx_sandbox *sb)
 	snprintf(sb->runtime_root, sizeof(sb->runtime_root), "%s", real);
 }
 
-int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
-                      struct mcpx_err *err)
+/* Guards the workdir base and its ancestors that a run could change the
+ * metadata of (dirguard.c); logs which, since each costs a repair per run. */
+static int guard_base(struct mcpx_sandbox *sb, struct mcpx_err *err)
 {
-	struct stat st;
 	int rc;
 
-	memset(sb, 0, sizeof(*sb));
+	sb->guards = malloc(sizeof(*sb->guards));
+	if (!sb->guards)
+		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
+	mcpx_dirguards_init(sb->guards);
+	rc = mcpx_dirguards_add_chain(sb->guards, sb->workdir_base, sb->run_uid, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < sb->guards->n; i++)
+		mcpx_info("sandbox: %s can be changed by uid %u; it is put back before every run",
+			  sb->guards->g[i].path, (unsigned)sb->run_uid);
+	return 0;
+}
+
+/* Checks and stores the paths; the base in its canonical form, since the
+ * guards and Landlock work on what the path resolves to. */
+static int set_paths(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
+		     struct mcpx_err *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
 	if (!python || python[0] != '/')
 		return mcpx_err_set(err, EINVAL, "python must be an absolute path");
 	if (!workdir_base || workdir_base[0] != '/')
 		return mcpx_err_set(err, EINVAL, "workdir base must be an absolute path");
-	if (strlen(python) >= sizeof(sb->python) ||
-	    strlen(workdir_base) >= sizeof(sb->workdir_base) - 64)
-		return mcpx_err_set(err, ENAMETOOLONG, "python or workdir base path too long");
+	if (strlen(python) >= sizeof(sb->python))
+		return mcpx_err_set(err, ENAMETOOLONG, "python path too long");
 	if (access(python, X_OK) < 0)
 		return mcpx_err_set(err, errno, "python %s is not executable: %s", python,
 		                    strerror(errno));
-	if (stat(workdir_base, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (stat(workdir_base, &st) < 0 || !S_ISDIR(st.st_mode) || !realpath(workdir_base, real))
 		return mcpx_err_set(err, errno ? errno : ENOTDIR,
 		                    "workdir base %s is not a directory", workdir_base);
+	if (strlen(real) >= sizeof(sb->workdir_base) - 64)
+		return mcpx_err_set(err, ENAMETOOLONG, "workdir base path too long");
 	sb->runner = mcpx_runner_cold();
 	if (!sb->runner)
 		return mcpx_err_set(err, ENOMEM, "out of memory building the run's runner");
 	strcpy(sb->python, python);
-	strcpy(sb->workdir_base, workdir_base);
+	strcpy(sb->workdir_base, real);
+	return 0;
+}
+
+int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
+                      struct mcpx_err *err)
+{
+	int rc;
+
+	memset(sb, 0, sizeof(*sb));
+	rc = set_paths(sb, python, workdir_base, err);
+	if (rc)
+		return rc;
 	set_runtime_root(sb);
 	sb->server_pid = getpid();
 
@@ -366,6 +402,11 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	sb->layers.uid_drop = geteuid() == 0;
 	sb->run_uid = sb->layers.uid_drop ? MCPX_SANDBOX_UID : geteuid();
 	sb->run_gid = sb->layers.uid_drop ? MCPX_SANDBOX_GID : getegid();
+	rc = guard_base(sb, err);
+	if (rc) {
+		mcpx_sandbox_free(sb);
+		return rc;
+	}
 
 	sb->layers.landlock_abi = mcpx_landlock_abi();
 	sb->layers.landlock = sb->layers.landlock_abi > 0;
@@ -378,7 +419,7 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 			rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_ZYGOTE,
 						       &sb->zygote_filter, err);
 		if (rc) {
-			mcpx_seccomp_policy_free(&sb->filter);
+			mcpx_sandbox_free(sb);
 			return rc;
 		}
 		sb->layers.seccomp = true;
@@ -443,6 +484,11 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb)
 {
 	mcpx_seccomp_policy_free(&sb->filter);
 	mcpx_seccomp_policy_free(&sb->zygote_filter);
+	if (sb->guards) {
+		mcpx_dirguards_close(sb->guards);
+		free(sb->guards);
+		sb->guards = NULL;
+	}
 }
 
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
@@ -528,6 +574,7 @@ struct spawn_what {
 	const char *zygote_mode;
 	const char *preload;
 	int control_fd;
+	const struct mcpx_workdir_fill *fill; /* a run's: may be NULL */
 };
 
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
@@ -659,49 +706,60 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->stdout_fd = -1;
 	proc->stderr_fd = -1;
 	proc->exit_fd = -1;
+	proc->parent_fd = -1;
 }
 
-static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-		 const struct spawn_what *what, struct mcpx_sandbox_proc *proc,
-		 struct mcpx_err *err)
+/* The run's workdir: the guarded directories above it put back first (a run
+ * that failed to start because an earlier one changed them would be the
+ * server's fault), then created, with main.py for a cold run. */
+static int prepare_workdir(const struct mcpx_sandbox *sb, const struct spawn_what *what,
+			   struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
 {
-	const char *code = what->code;
-	size_t code_len = what->code_len;
-	struct spawn_buf *b;
-	/* [0] read end, [1] write end */
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1};
-	pid_t pid = -1;
-	int rc, st;
+	int rc = mcpx_dirguards_repair(sb->guards, err);
 
-	mcpx_sandbox_proc_reset(proc);
-	proc->run_uid = sb->run_uid;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
-
-	rc = mcpx_workdir_create(sb->workdir_base, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
-	                         proc->workdir, sizeof(proc->workdir));
-	if (rc) {
-		mcpx_err_set(err, -rc, "sandbox: cannot create workdir in %s: %s", sb->workdir_base,
-		             strerror(-rc));
-		goto fail;
-	}
-	rc = what->zygote_mode ? 0 : mcpx_sandbox_write_main(sb, proc, code, code_len, err);
 	if (rc)
-		goto fail;
+		return rc;
+	rc = mcpx_workdir_create(sb->workdir_base, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
+	                         proc->workdir, sizeof(proc->workdir), &proc->parent_fd);
+	if (rc)
+		return mcpx_err_set(err, -rc, "sandbox: cannot create workdir in %s: %s",
+				    sb->workdir_base, strerror(-rc));
+	if (what->zygote_mode)
+		return 0;
+	rc = mcpx_sandbox_write_main(sb, proc, what->code, what->code_len, err);
+	if (!rc && what->fill)
+		rc = what->fill->fn(what->fill->ctx, proc->workdir, err);
+	return rc;
+}
 
+/* The fds a spawn makes, [0] read end, [1] write end: the child's stdin,
+ * stdout, stderr and its error pipe. */
+struct spawn_pipes {
+	int in[2], out[2], err[2], ep[2];
+};
+
+static void close_pipes(struct spawn_pipes *sp)
+{
+	for (int i = 0; i < 2; i++) {
+		mcpx_close_fd(&sp->in[i]);
+		mcpx_close_fd(&sp->out[i]);
+		mcpx_close_fd(&sp->err[i]);
+		mcpx_close_fd(&sp->ep[i]);
+	}
+}
+
+/* Everything the child reads, filled before fork (it may not allocate). */
+static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb,
+		      const struct mcpx_limits *lim, const struct spawn_what *what,
+		      const struct mcpx_sandbox_proc *proc, const struct spawn_pipes *sp)
+{
 	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
 	prepare_exec(b, sb, proc->workdir, what);
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0) {
-		rc = mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
-		goto fail;
-	}
 	b->args.parent = getpid();
-	b->args.stdin_fd = in[0];
-	b->args.stdout_fd = out[1];
-	b->args.stderr_fd = errp[1];
-	b->args.errpipe_fd = ep[1];
+	b->args.stdin_fd = sp->in[0];
+	b->args.stdout_fd = sp->out[1];
+	b->args.stderr_fd = sp->err[1];
+	b->args.errpipe_fd = sp->ep[1];
 	b->args.control_fd = what->control_fd;
 	b->args.drop_uid = sb->layers.uid_drop;
 	b->args.uid = sb->run_uid;
@@ -716,19 +774,20 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 						 : &sb->filter;
 	b->args.argv = b->argv;
 	b->args.envp = b->envp;
+}
 
-	/* ctime of what the run creates is at or after this (same coarse
-	 * clock the filesystem uses). */
-	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
+/* Forks the child, which never returns from mcpx_sandbox_child_exec. The
+ * registry lock is held across fork so that no concurrent sweep sees the
+ * new leader before it is registered. fork, not vfork: the child runs real
+ * setup code. Returns the pid or -errno. */
+static pid_t fork_child(const struct spawn_buf *b, struct mcpx_err *err)
+{
+	pid_t pid;
 
-	/* The registry lock is held across fork so that no concurrent sweep
-	 * sees the new leader before it is registered. fork, not vfork: the
-	 * child runs real setup code. */
 	pthread_mutex_lock(&registry_lock);
 	if (registry_full()) {
 		pthread_mutex_unlock(&registry_lock);
-		rc = mcpx_err_set(err, EAGAIN, "sandbox: too many live runs");
-		goto fail;
+		return mcpx_err_set(err, EAGAIN, "sandbox: too many live runs");
 	}
 	pid = fork();
 	if (pid == 0)
@@ -736,67 +795,97 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	if (pid > 0)
 		(void)registry_add(pid);
 	pthread_mutex_unlock(&registry_lock);
-	if (pid < 0) {
-		rc = mcpx_err_set(err, errno, "sandbox: fork: %s", strerror(errno));
-		goto fail;
-	}
-	proc->pid = pid;
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[1]);
-	mcpx_close_fd(&ep[1]);
+	if (pid < 0)
+		return mcpx_err_set(err, errno, "sandbox: fork: %s", strerror(errno));
+	return pid;
+}
 
+/* After fork: waits for the child's verdict on its setup, then takes the
+ * server's ends of its pipes. */
+static int await_child(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
+		       struct spawn_pipes *sp, struct mcpx_err *err)
+{
+	int rc;
+
+	mcpx_close_fd(&sp->in[0]);
+	mcpx_close_fd(&sp->out[1]);
+	mcpx_close_fd(&sp->err[1]);
+	mcpx_close_fd(&sp->ep[1]);
 	/* Race-free: an unreaped child's pid cannot be recycled. */
-	proc->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
-	if (proc->pidfd < 0) {
-		rc = mcpx_err_set(err, errno, "sandbox: pidfd_open: %s", strerror(errno));
-		goto fail;
+	proc->pidfd = (int)syscall(__NR_pidfd_open, proc->pid, 0);
+	if (proc->pidfd < 0)
+		return mcpx_err_set(err, errno, "sandbox: pidfd_open: %s", strerror(errno));
+	rc = read_verdict(sp->ep[0], err);
+	mcpx_close_fd(&sp->ep[0]);
+	if (rc)
+		return rc;
+	/* The zygote binary waits for this write before it turns non-dumpable
+	 * (cmd/mcp-exec-zygote). */
+	if (!sb->layers.uid_drop) {
+		rc = raise_oom_score_of(proc->pid);
+		if (rc)
+			return mcpx_err_set(err, -rc, "sandbox setup failed at step oom_score_adj: %s",
+					    strerror(-rc));
 	}
-	rc = read_verdict(ep[0], err);
-	mcpx_close_fd(&ep[0]);
+	if (mcpx_set_nonblock(sp->in[1]) || mcpx_set_nonblock(sp->out[0]) ||
+	    mcpx_set_nonblock(sp->err[0]))
+		return mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
+	proc->stdin_fd = sp->in[1];
+	proc->stdout_fd = sp->out[0];
+	proc->stderr_fd = sp->err[0];
+	sp->in[1] = sp->out[0] = sp->err[0] = -1;
+	return 0;
+}
+
+static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+		 const struct spawn_what *what, struct mcpx_sandbox_proc *proc,
+		 struct mcpx_err *err)
+{
+	struct spawn_pipes sp = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+	struct spawn_buf *b;
+	int rc, st;
+
+	mcpx_sandbox_proc_reset(proc);
+	proc->run_uid = sb->run_uid;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
+	rc = prepare_workdir(sb, what, proc, err);
 	if (rc)
 		goto fail;
-	/* The zygote binary raises its own score, then turns non-dumpable,
-	 * which would race with this write (cmd/mcp-exec-zygote). */
-	if (!sb->layers.uid_drop && !what->zygote_mode) {
-		rc = raise_oom_score_of(pid);
-		if (rc) {
-			mcpx_err_set(err, -rc, "sandbox setup failed at step oom_score_adj: %s",
-			             strerror(-rc));
-			goto fail;
-		}
-	}
-
-	if (mcpx_set_nonblock(in[1]) || mcpx_set_nonblock(out[0]) || mcpx_set_nonblock(errp[0])) {
-		rc = mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
+	if (pipe2(sp.in, O_CLOEXEC) < 0 || pipe2(sp.out, O_CLOEXEC) < 0 ||
+	    pipe2(sp.err, O_CLOEXEC) < 0 || pipe2(sp.ep, O_CLOEXEC) < 0) {
+		rc = mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
 		goto fail;
 	}
-	proc->stdin_fd = in[1];
-	proc->stdout_fd = out[0];
-	proc->stderr_fd = errp[0];
+	fill_args(b, sb, lim, what, proc, &sp);
+	/* ctime of what the run creates is at or after this (same coarse
+	 * clock the filesystem uses). */
+	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
+	rc = fork_child(b, err);
+	if (rc < 0)
+		goto fail;
+	proc->pid = rc;
+	rc = await_child(sb, proc, &sp, err);
+	if (rc)
+		goto fail;
 	free(b);
 	return 0;
 
 fail:
-	if (pid > 0) {
+	if (proc->pid > 0) {
 		/* The child either exited with 127 or is killed here; either
 		 * way it is reaped before we return. */
-		(void)kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		(void)kill(proc->pid, SIGKILL);
+		while (waitpid(proc->pid, &st, 0) < 0 && errno == EINTR)
 			;
-		registry_remove(pid);
+		registry_remove(proc->pid);
 	}
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&in[1]);
-	mcpx_close_fd(&out[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[0]);
-	mcpx_close_fd(&errp[1]);
-	mcpx_close_fd(&ep[0]);
-	mcpx_close_fd(&ep[1]);
+	close_pipes(&sp);
 	mcpx_close_fd(&proc->pidfd);
 	if (proc->workdir[0])
-		(void)mcpx_workdir_remove(proc->workdir);
+		(void)mcpx_workdir_remove_in(proc->parent_fd, proc->workdir);
+	mcpx_close_fd(&proc->parent_fd);
 	proc->workdir[0] = '\0';
 	proc->pid = -1;
 	proc->started.tv_sec = 0;
@@ -808,7 +897,16 @@ int mcpx_sandbox_spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *
 		       const char *code, size_t code_len, struct mcpx_sandbox_proc *proc,
 		       struct mcpx_err *err)
 {
-	struct spawn_what what = {.code = code, .code_len = code_len, .control_fd = -1};
+	return mcpx_sandbox_spawn_filled(sb, lim, code, code_len, NULL, proc, err);
+}
+
+int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			      const char *code, size_t code_len,
+			      const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+			      struct mcpx_err *err)
+{
+	struct spawn_what what = {
+	    .code = code, .code_len = code_len, .control_fd = -1, .fill = fill};
 
 	return spawn(sb, lim, &what, proc, err);
 }
@@ -995,6 +1093,13 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 	return 0;
 }
 
+int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc)
+{
+	if (!proc->workdir[0])
+		return -ENOENT;
+	return mcpx_workdir_open_in(proc->parent_fd, proc->workdir);
+}
+
 void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 {
 	int rc;
@@ -1011,12 +1116,13 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 	mcpx_close_fd(&proc->pidfd);
 	mcpx_close_fd(&proc->exit_fd);
 	if (proc->workdir[0]) {
-		rc = mcpx_workdir_remove(proc->workdir);
+		rc = mcpx_workdir_remove_in(proc->parent_fd, proc->workdir);
 		if (rc)
 			mcpx_warn("sandbox: cannot remove workdir %s: %s", proc->workdir,
 			          strerror(-rc));
 		proc->workdir[0] = '\0';
 	}
+	mcpx_close_fd(&proc->parent_fd);
 	if (proc->started.tv_sec) {
 		rc = mcpx_workdir_wipe_owned_since("/dev/shm", proc->run_uid, &proc->started);
 		if (rc)

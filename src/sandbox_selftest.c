@@ -3,10 +3,11 @@
  *
  * What it does: runs a small Python probe through the real spawn path and
  * checks, for each layer marked active in sb->layers, that the probe really
- * was stopped: no AF_INET socket (seccomp), no write outside the workdir
- * (Landlock), no signal to the server, no read of the server's environ, a
- * scrubbed environment, uid 65532 when started as root, no_new_privs and a
- * zero core limit. When both seccomp and Landlock are active, a second probe
+ * was stopped: no AF_INET socket, no SysV shared memory, no CLONE_PARENT and
+ * no change to the CPU affinity of a pid other than 0 (seccomp), no write outside
+ * the workdir (Landlock), no signal to the server, no read of the server's
+ * environ, a scrubbed environment, uid 65532 when started as root,
+ * no_new_privs and a zero core limit. When both seccomp and Landlock are active, a second probe
  * runs with seccomp off, so Landlock's own TCP and scope rules are proven and
  * not hidden behind seccomp's socket filter. A layer the kernel lacks is not
  * a failure here (the caller decides what is required); a layer that claims
@@ -27,11 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fdutil.h"
 #include "sandbox.h"
 
 #define PROBE_TIMEOUT_MS 20000
@@ -40,9 +43,15 @@
 /* The probe reads its parameters from stdin (not spliced into the code, so a
  * base path with quotes cannot break it) and prints key=value lines. */
 static const char probe_py[] =
-    "import os, sys, socket, resource\n"
-    "server, base, abstract = sys.stdin.read().split('\\n')[:3]\n"
+    "import os, sys, socket, resource, ctypes\n"
+    "server, base, abstract, nr_clone = sys.stdin.read().split('\\n')[:4]\n"
     "server = int(server)\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "def c(r):\n"
+    "    if r == -1:\n"
+    "        e = ctypes.get_errno()\n"
+    "        raise OSError(e, os.strerror(e))\n"
+    "    return r\n"
     "def t(name, fn):\n"
     "    try:\n"
     "        fn()\n"
@@ -75,6 +84,18 @@ static const char probe_py[] =
     "        s.close()\n"
     "if abstract:\n"
     "    t('abstract', abstract_connect)\n"
+    /* SysV IPC outlives the run: a segment made here is removed again. */
+    "t('sysv_shm', lambda: libc.shmctl(c(libc.shmget(0, 4096, 0o1600)), 0, None))\n"
+    /* CLONE_PARENT|SIGCHLD: a would-be child of the server or zygote,
+     * which exits at once if the filter let it be made. */
+    "def clone_parent():\n"
+    "    if c(libc.syscall(ctypes.c_long(int(nr_clone)), ctypes.c_long(0x8011), 0, 0, 0, 0)) == 0:\n"
+    "        os._exit(0)\n"
+    "t('clone_parent', clone_parent)\n"
+    /* Scheduling of any pid but 0: the filter cannot tell the caller's
+     * own pid from another's, so naming our own proves the rule with no
+     * uid check in the way (and no fork, which a busy uid could refuse). */
+    "t('sched_pid', lambda: os.sched_setaffinity(os.getpid(), os.sched_getaffinity(0)))\n"
     "print('uid=%d' % os.getuid())\n"
     "print('gid=%d' % os.getgid())\n"
     "print('groups=%d' % len(os.getgroups()))\n"
@@ -129,6 +150,40 @@ static const char *value_of(const struct probe_out *o, const char *key, char *va
 	return NULL;
 }
 
+/* Reads the probe's stdout into o (stderr is drained and dropped) until
+ * both reach EOF or the probe's time is up; closes both. */
+static void collect(struct mcpx_sandbox_proc *proc, struct probe_out *o)
+{
+	long deadline = now_ms() + PROBE_TIMEOUT_MS;
+	int *fds[2] = {&proc->stdout_fd, &proc->stderr_fd};
+	char scratch[4096];
+	int open_fds = 2;
+
+	while (open_fds > 0 && now_ms() < deadline) {
+		struct pollfd pfd[2] = {{*fds[0], POLLIN, 0}, {*fds[1], POLLIN, 0}};
+
+		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			ssize_t r;
+
+			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (i == 0 && o->len < sizeof(o->buf) - 1)
+				r = read(pfd[i].fd, o->buf + o->len, sizeof(o->buf) - 1 - o->len);
+			else
+				r = read(pfd[i].fd, scratch, sizeof(scratch));
+			if (r > 0 && i == 0)
+				o->len += (size_t)r;
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				mcpx_close_fd(fds[i]);
+				open_fds--;
+			}
+		}
+	}
+	o->buf[o->len] = '\0';
+}
+
 /* Runs the probe in a spawned process, or in given (a warm process that
  * feed hands the code and stdin to), and collects its output. Consumes
  * given. */
@@ -141,9 +196,7 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	struct mcpx_sandbox_proc spawned, *p = given ? given : &spawned;
 	struct mcpx_sandbox_proc proc;
 	char input[4300];
-	char scratch[4096];
-	long deadline = now_ms() + PROBE_TIMEOUT_MS;
-	int n, rc, open_fds = 2;
+	int n, rc;
 
 	memset(o, 0, sizeof(*o));
 	if (!given) {
@@ -153,8 +206,8 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	}
 	proc = *p;
 	/* Fits the pipe buffer, so the non-blocking write completes at once. */
-	n = snprintf(input, sizeof(input), "%d\n%s\n%s\n", (int)sb->server_pid, sb->workdir_base,
-	             abstract);
+	n = snprintf(input, sizeof(input), "%d\n%s\n%s\n%ld\n", (int)sb->server_pid,
+		     sb->workdir_base, abstract, (long)SYS_clone);
 	if (given)
 		rc = feed(ctx, &proc, probe_py, sizeof(probe_py) - 1, input, (size_t)n, err);
 	else
@@ -167,35 +220,7 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	}
 	close(proc.stdin_fd);
 	proc.stdin_fd = -1;
-
-	while (open_fds > 0 && now_ms() < deadline) {
-		struct pollfd pfd[2] = {{proc.stdout_fd, POLLIN, 0}, {proc.stderr_fd, POLLIN, 0}};
-		int i;
-
-		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
-			break;
-		for (i = 0; i < 2; i++) {
-			ssize_t r;
-
-			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (i == 0 && o->len < sizeof(o->buf) - 1)
-				r = read(pfd[i].fd, o->buf + o->len, sizeof(o->buf) - 1 - o->len);
-			else
-				r = read(pfd[i].fd, scratch, sizeof(scratch)); /* stderr: drained */
-			if (r > 0 && i == 0)
-				o->len += (size_t)r;
-			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-				close(pfd[i].fd);
-				if (i == 0)
-					proc.stdout_fd = -1;
-				else
-					proc.stderr_fd = -1;
-				open_fds--;
-			}
-		}
-	}
-	o->buf[o->len] = '\0';
+	collect(&proc, o);
 	mcpx_sandbox_kill(&proc);
 	rc = mcpx_sandbox_reap(&proc, &o->status, NULL);
 	mcpx_sandbox_cleanup(&proc);
@@ -267,6 +292,12 @@ static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, 
 		rc = expect(o, "seccomp", "inet", "errno:1", false, err);
 	if (!rc && l->seccomp)
 		rc = expect(o, "seccomp", "Seccomp", "2", false, err);
+	if (!rc && l->seccomp)
+		rc = expect(o, "seccomp-sysv-ipc", "sysv_shm", "errno:1", false, err);
+	if (!rc && l->seccomp)
+		rc = expect(o, "seccomp-clone-parent", "clone_parent", "errno:1", false, err);
+	if (!rc && l->seccomp)
+		rc = expect(o, "seccomp-sched", "sched_pid", "errno:1", false, err);
 	if (!rc && l->landlock)
 		rc = expect(o, "landlock", "write_base", "ok", true, err);
 	if (!rc && l->landlock)

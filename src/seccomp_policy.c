@@ -12,8 +12,10 @@
  * What it does not do: act as an allowlist. In a pod it stacks on top of the
  * runtime's RuntimeDefault allowlist; on its own (local runs, CI) it closes
  * the holes that matter for this threat model: network, namespaces, mounts,
- * cross-process access, kernel attack surface, escaping the process group
- * and signalling the server. It cannot know pids that appear after start-up
+ * cross-process access (including the scheduling and limits of other
+ * processes), IPC objects that outlive a run, kernel attack surface,
+ * escaping the process group or the run's reaping (CLONE_PARENT) and
+ * signalling the server. It cannot know pids that appear after start-up
  * (later server threads, other runs); Landlock's signal scope (ABI >= 6) and
  * the uid drop cover those.
  */
@@ -100,7 +102,13 @@ static const struct deny_rule deny_rules[] = {
 	DENY(io_uring_register, ENOSYS, "See io_uring_setup."),
 	DENY(clone3, ENOSYS,
 	     "clone3 passes its flags in memory that seccomp cannot inspect; glibc >= 2.34 "
-	     "falls back to clone on ENOSYS (EPERM would break pthread_create)."),
+	     "falls back to clone on ENOSYS (EPERM would break pthread_create), and the "
+	     "flags of clone are in a register the rules below compare."),
+	DENY_IF_BITS(clone, EPERM, 0, CLONE_PARENT,
+		     "CLONE_PARENT makes the new process a child of the run's parent (the "
+		     "zygote, or the server): it is outside the run's reaping, and its zombies "
+		     "would eat the process budget of later runs. fork, threads and "
+		     "posix_spawn never set it."),
 
 	/* Namespaces: one masked compare per flag, as in RuntimeDefault. */
 	DENY_IF_BITS(clone, EPERM, 0, CLONE_NEWNS,
@@ -141,6 +149,15 @@ static const struct deny_rule deny_rules[] = {
 	DENY(process_mrelease, EPERM, "Reaps another process's memory."),
 	DENY(move_pages, EPERM, "Moves another process's pages between NUMA nodes."),
 	DENY(migrate_pages, EPERM, "Migrates another process's pages."),
+
+	/* Scheduling and limits: only the caller itself. The filter is compiled
+	 * once, before any run exists, so a run's own pid cannot be written
+	 * into it; pid 0 ("the calling thread") is the one value that means
+	 * the caller in every process. glibc, CPython (os.nice, resource,
+	 * os.sched_setaffinity(0, ...)), numpy and OpenBLAS (whose affinity
+	 * code is off unless built with it) only ever pass 0; an explicit
+	 * os.getpid() gets EPERM. Every compare is 64-bit: 0 with junk in the
+	 * upper half is denied too. */
 	DENY_IF_NE(prlimit64, EPERM, 0, 0,
 		   "Setting another process's rlimits (the server's RLIMIT_NOFILE) is a "
 		   "denial of service; pid 0, which glibc's setrlimit uses, stays allowed."),
@@ -151,9 +168,41 @@ static const struct deny_rule deny_rules[] = {
 		   "IOPRIO_WHO_USER/PGRP reach the server when it shares the uid."),
 	DENY_IF_NE(ioprio_set, EPERM, 1, 0, "Only the caller's own I/O priority."),
 	DENY_IF_NE(sched_setscheduler, EPERM, 0, 0,
-		   "Scheduling policy of other processes (the server) is off limits."),
+		   "Scheduling policy of another process (the zygote, whose children "
+		   "inherit it, or the server in the pod) is off limits."),
 	DENY_IF_NE(sched_setparam, EPERM, 0, 0, "See sched_setscheduler."),
 	DENY_IF_NE(sched_setattr, EPERM, 0, 0, "See sched_setscheduler."),
+	DENY_IF_NE(sched_setaffinity, EPERM, 0, 0,
+		   "Pinning the zygote or the server to one CPU starves later runs or the "
+		   "server."),
+
+	/* SysV IPC and POSIX message queues: kernel objects that belong to
+	 * the IPC namespace and the uid, not to a process. Whatever a run
+	 * creates outlives it (nothing of the run's cleanup reaches them),
+	 * can be found and read by the next run (keys are guessable, ids are
+	 * listed in /proc/sysvipc), and pins memory beyond the server's own
+	 * life. Python's multiprocessing uses POSIX shared memory and
+	 * semaphores in /dev/shm instead, which the server wipes. */
+	DENY(shmget, EPERM, "A SysV shared memory segment outlives the run (see above)."),
+	DENY(shmat, EPERM, "Attaching a segment another run left behind."),
+	DENY(shmctl, EPERM, "See shmget."),
+	DENY(shmdt, EPERM, "See shmget."),
+	DENY(msgget, EPERM, "A SysV message queue outlives the run."),
+	DENY(msgsnd, EPERM, "See msgget."),
+	DENY(msgrcv, EPERM, "See msgget."),
+	DENY(msgctl, EPERM, "See msgget."),
+	DENY(semget, EPERM, "A SysV semaphore set outlives the run."),
+	DENY(semop, EPERM, "See semget."),
+	DENY(semtimedop, EPERM, "See semget."),
+	DENY(semctl, EPERM, "See semget."),
+	DENY(mq_open, EPERM,
+	     "A POSIX message queue outlives the run (RLIMIT_MSGQUEUE 0 only stops "
+	     "creating one, not opening one another process made)."),
+	DENY(mq_unlink, EPERM, "See mq_open."),
+	DENY(mq_timedsend, EPERM, "See mq_open."),
+	DENY(mq_timedreceive, EPERM, "See mq_open."),
+	DENY(mq_notify, EPERM, "See mq_open."),
+	DENY(mq_getsetattr, EPERM, "See mq_open."),
 
 	/* Kernel attack surface that Python code never needs. */
 	DENY(keyctl, EPERM, "Keyrings are not namespaced; keys of the uid are shared."),

@@ -21,11 +21,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "config.h"
 #include "loop.h"
+#include "runfiles.h"
 #include "utf8.h"
 
 #define TOOL_NAME "exec"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define LIST_MAX_TEXT STR(MCPX_RUNFILES_LIST_MAX)
 
 /* Progress notifications at most every 250 ms (about 4 per second): enough to
  * show a long run is alive, few enough not to flood the client ("Both
@@ -228,12 +233,145 @@ static void append_quoted(char *buf, size_t cap, const char *name)
 	buf[o] = '\0';
 }
 
+/* One element of `files`: {path, content} or {path, content_base64}. */
+static int parse_file(const cJSON *f, size_t i, struct mcpx_runfiles_in *in, char *msg,
+                      size_t msglen)
+{
+	const cJSON *path, *text, *b64, *el, *content;
+	struct mcpx_err err = {{0}};
+	char repr[48];
+
+	if (!cJSON_IsObject(f)) {
+		json_repr(f, repr, sizeof(repr));
+		snprintf(
+		    msg, msglen,
+		    "files[%zu]: %s is not an object {path, content} or {path, content_base64}", i,
+		    repr);
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(el, f)
+	{
+		if (strcmp(el->string, "path") && strcmp(el->string, "content") &&
+		    strcmp(el->string, "content_base64")) {
+			snprintf(msg, msglen,
+			         "files[%zu]: unexpected property (allowed: path, content, "
+			         "content_base64)",
+			         i);
+			return -EINVAL;
+		}
+	}
+	path = cJSON_GetObjectItemCaseSensitive(f, "path");
+	text = cJSON_GetObjectItemCaseSensitive(f, "content");
+	b64 = cJSON_GetObjectItemCaseSensitive(f, "content_base64");
+	if (!cJSON_IsString(path) || (text && !cJSON_IsString(text)) ||
+	    (b64 && !cJSON_IsString(b64))) {
+		snprintf(msg, msglen,
+		         "files[%zu]: path, content and content_base64 must be strings, and path "
+		         "is required",
+		         i);
+		return -EINVAL;
+	}
+	if (!text == !b64) {
+		snprintf(msg, msglen,
+		         "files[%zu]: give exactly one of content (UTF-8 text) and content_base64",
+		         i);
+		return -EINVAL;
+	}
+	content = text ? text : b64;
+	if (mcpx_runfiles_add(in, path->valuestring, strlen(path->valuestring),
+	                      content->valuestring, strlen(content->valuestring), b64 != NULL,
+	                      &err) == 0)
+		return 0;
+	json_repr(path, repr, sizeof(repr));
+	snprintf(msg, msglen, "files[%zu] (path %s): %s", i, repr, err.msg);
+	return -EINVAL;
+}
+
+/* `files` into decoded input files: every path checked, base64 decoded,
+ * caps applied. *out stays NULL for an absent or empty list. */
+static int parse_files(const cJSON *files, const struct mcpx_config *cfg,
+                       struct mcpx_runfiles_in **out, char *msg, size_t msglen)
+{
+	struct mcpx_runfiles_in *in;
+	const cJSON *f;
+	size_t i = 0;
+
+	*out = NULL;
+	if (!files || cJSON_GetArraySize(files) == 0)
+		return 0;
+	in = malloc(sizeof(*in));
+	if (!in) {
+		snprintf(msg, msglen, "internal error: out of memory");
+		return -EINVAL;
+	}
+	mcpx_runfiles_in_init(in, cfg->max_files_in_bytes);
+	cJSON_ArrayForEach(f, files)
+	{
+		if (parse_file(f, i++, in, msg, msglen) < 0) {
+			mcpx_runfiles_in_free(in);
+			free(in);
+			return -EINVAL;
+		}
+	}
+	*out = in;
+	return 0;
+}
+
+/* additionalProperties: false, reported the way go-sdk words it. True (and
+ * msg set) when args has a property the schema does not name. */
+static bool extra_properties(const cJSON *args, char *msg, size_t msglen)
+{
+	char extra[256] = "";
+	unsigned n_extra = 0;
+	const cJSON *el;
+
+	if (!args)
+		return false;
+	cJSON_ArrayForEach(el, args)
+	{
+		if (strcmp(el->string, "code") == 0 || strcmp(el->string, "timeout_s") == 0 ||
+		    strcmp(el->string, "stdin") == 0 || strcmp(el->string, "files") == 0)
+			continue;
+		if (n_extra++)
+			strncat(extra, " ", sizeof(extra) - strlen(extra) - 1);
+		append_quoted(extra, sizeof(extra), el->string);
+	}
+	if (!n_extra)
+		return false;
+	snprintf(msg, msglen,
+	         "validating \"arguments\": validating root: unexpected additional "
+	         "properties [%s] (allowed: code, timeout_s, stdin, files)",
+	         extra);
+	return true;
+}
+
+/* 0 or absent means the default; everything else is clamped, never
+ * rejected, as in the Go server. */
+static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cfg)
+{
+	double want = timeout ? timeout->valuedouble : 0;
+	unsigned max = cfg->max_timeout_s ? cfg->max_timeout_s : 1;
+	unsigned t;
+
+	if (want == 0)
+		t = cfg->default_timeout_s;
+	else if (want < 1)
+		t = 1;
+	else if (want > max)
+		t = max;
+	else
+		t = (unsigned)want;
+	if (t < 1)
+		t = 1;
+	if (t > max)
+		t = max;
+	return t;
+}
+
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
                          struct mcpx_exec_args *out, char *msg, size_t msglen)
 {
-	const cJSON *code, *timeout, *in, *el;
-	char extra[256] = "";
-	unsigned n_extra = 0;
+	const cJSON *code, *timeout, *in, *files;
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
@@ -246,6 +384,7 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 	code = args ? cJSON_GetObjectItemCaseSensitive(args, "code") : NULL;
 	timeout = args ? cJSON_GetObjectItemCaseSensitive(args, "timeout_s") : NULL;
 	in = args ? cJSON_GetObjectItemCaseSensitive(args, "stdin") : NULL;
+	files = args ? cJSON_GetObjectItemCaseSensitive(args, "files") : NULL;
 
 	/* Same order as the Go server's schema check: property types, then
 	 * additionalProperties, then required. */
@@ -255,26 +394,11 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 		return type_error(msg, msglen, "/properties/timeout_s", timeout, "integer");
 	if (in && !cJSON_IsString(in))
 		return type_error(msg, msglen, "/properties/stdin", in, "string");
+	if (files && !cJSON_IsArray(files))
+		return type_error(msg, msglen, "/properties/files", files, "array");
 
-	if (args) {
-		cJSON_ArrayForEach(el, args)
-		{
-			if (strcmp(el->string, "code") == 0 ||
-			    strcmp(el->string, "timeout_s") == 0 ||
-			    strcmp(el->string, "stdin") == 0)
-				continue;
-			if (n_extra++)
-				strncat(extra, " ", sizeof(extra) - strlen(extra) - 1);
-			append_quoted(extra, sizeof(extra), el->string);
-		}
-	}
-	if (n_extra) {
-		snprintf(msg, msglen,
-		         "validating \"arguments\": validating root: unexpected additional "
-		         "properties [%s] (allowed: code, timeout_s, stdin)",
-		         extra);
+	if (extra_properties(args, msg, msglen))
 		return -EINVAL;
-	}
 	if (!code) {
 		snprintf(msg, msglen,
 		         "validating \"arguments\": validating root: required: missing properties: "
@@ -302,28 +426,18 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 		}
 	}
 
-	/* 0 or absent means the default; everything else is clamped, never
-	 * rejected, as in the Go server. */
-	{
-		double want = timeout ? timeout->valuedouble : 0;
-		unsigned max = cfg->max_timeout_s ? cfg->max_timeout_s : 1;
-		unsigned t;
+	out->timeout_s = clamp_timeout(timeout, cfg);
+	/* Last: the only step that allocates. */
+	return parse_files(files, cfg, &out->files, msg, msglen);
+}
 
-		if (want == 0)
-			t = cfg->default_timeout_s;
-		else if (want < 1)
-			t = 1;
-		else if (want > max)
-			t = max;
-		else
-			t = (unsigned)want;
-		if (t < 1)
-			t = 1;
-		if (t > max)
-			t = max;
-		out->timeout_s = t;
+void mcpx_exec_args_free(struct mcpx_exec_args *a)
+{
+	if (a && a->files) {
+		mcpx_runfiles_in_free(a->files);
+		free(a->files);
+		a->files = NULL;
 	}
-	return 0;
 }
 
 /* ---- result encoding -------------------------------------------------- */
@@ -418,15 +532,135 @@ static cJSON *nullable_string(const char *s)
 	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
-{
-	cJSON *sc, *out, *content, *block;
-	char sig[32], *text;
-	const char *signame;
+/* ---- files from out/ --------------------------------------------------- */
 
+/* A base64 JSON string of (data, len); NULL when out of memory. */
+static cJSON *base64_string(const char *data, size_t len)
+{
+	char *enc = malloc(mcpx_base64_encoded_len(len) + 1);
+	cJSON *item;
+
+	if (!enc)
+		return NULL;
+	mcpx_base64_encode(data, len, enc);
+	item = cJSON_CreateString(enc);
+	free(enc);
+	return item;
+}
+
+/* file:///out/... with every byte outside RFC 3986's unreserved set and "/"
+ * percent-encoded (names are the run's bytes, not necessarily UTF-8). */
+static cJSON *file_uri(const char *path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path);
+	char *uri = malloc(8 + n * 3 + 1), *o;
+	cJSON *item;
+
+	if (!uri)
+		return NULL;
+	o = uri + sprintf(uri, "file:///");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p)) {
+			*o++ = (char)*p;
+		} else {
+			*o++ = '%';
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 15];
+		}
+	}
+	*o = '\0';
+	item = cJSON_CreateString(uri);
+	free(uri);
+	return item;
+}
+
+/* One structuredContent.files entry; reason only when not returned, and
+ * mime_type and sha256 null for a file the server did not read. */
+static cJSON *file_entry(const struct mcpx_runfile_out *f)
+{
+	bool got = f->status == MCPX_RUNFILE_RETURNED;
+	cJSON *e = cJSON_CreateObject();
+
+	if (!add_owned(e, "path", output_string(f->path, strlen(f->path))) ||
+	    !cJSON_AddNumberToObject(e, "bytes", (double)f->bytes) ||
+	    !add_owned(e, "mime_type", nullable_string(got ? f->mime : NULL)) ||
+	    !add_owned(e, "sha256", nullable_string(got ? f->sha256 : NULL)) ||
+	    !cJSON_AddBoolToObject(e, "returned", got) ||
+	    (!got && !cJSON_AddStringToObject(e, "reason", mcpx_runfiles_reason(f->status)))) {
+		cJSON_Delete(e);
+		return NULL;
+	}
+	return e;
+}
+
+static cJSON *file_list(const struct mcpx_runfiles_out *files)
+{
+	cJSON *list = cJSON_CreateArray();
+
+	for (size_t i = 0; list && files && i < files->n; i++) {
+		cJSON *e = file_entry(&files->v[i]);
+		if (!e || !cJSON_AddItemToArray(list, e)) {
+			cJSON_Delete(e);
+			cJSON_Delete(list);
+			return NULL;
+		}
+	}
+	return list;
+}
+
+/* The content block of a returned file: an image (PNG, JPEG, GIF, WebP by
+ * content) or an embedded resource, its text or its bytes as a blob. Both
+ * exist in every protocol version we speak (2024-11-05 on). */
+static cJSON *file_block(const struct mcpx_runfile_out *f)
+{
+	cJSON *b = cJSON_CreateObject(), *r;
+	bool ok;
+
+	if (f->kind == MCPX_RUNFILE_IMAGE) {
+		ok = cJSON_AddStringToObject(b, "type", "image") &&
+		     add_owned(b, "data", base64_string(f->data, f->len)) &&
+		     cJSON_AddStringToObject(b, "mimeType", f->mime);
+	} else {
+		ok = cJSON_AddStringToObject(b, "type", "resource") &&
+		     (r = cJSON_AddObjectToObject(b, "resource")) &&
+		     add_owned(r, "uri", file_uri(f->path)) &&
+		     cJSON_AddStringToObject(r, "mimeType", f->mime) &&
+		     (f->kind == MCPX_RUNFILE_TEXT
+		          ? cJSON_AddStringToObject(r, "text", f->data) != NULL
+		          : add_owned(r, "blob", base64_string(f->data, f->len)));
+	}
+	if (!ok) {
+		cJSON_Delete(b);
+		return NULL;
+	}
+	return b;
+}
+
+static bool add_file_blocks(cJSON *content, const struct mcpx_runfiles_out *files)
+{
+	for (size_t i = 0; files && i < files->n; i++) {
+		cJSON *b;
+
+		if (files->v[i].status != MCPX_RUNFILE_RETURNED)
+			continue;
+		b = file_block(&files->v[i]);
+		if (!b || !cJSON_AddItemToArray(content, b)) {
+			cJSON_Delete(b);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- the result ----------------------------------------------------------- */
+
+/* A tool error for a job that did not run (or whose files could not be
+ * read). */
+static cJSON *unrun_result(const struct mcpx_job_result *res)
+{
 	switch (res->status) {
-	case MCPX_JOB_DONE:
-		break;
 	case MCPX_JOB_FAILED:
 		return error_result(res->message[0]
 		                        ? res->message
@@ -437,16 +671,22 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
 		                        : "server busy: the execution waited too long in "
 		                          "the queue; try again later");
 	case MCPX_JOB_SHUTDOWN:
+	case MCPX_JOB_DONE:
 	default:
 		return error_result(res->message[0]
 		                        ? res->message
 		                        : "server is shutting down: the execution did not run");
 	}
+}
 
-	/* Field order follows the Go server's ExecResult (the six required
-	 * fields), then our additive ones. */
-	sc = cJSON_CreateObject();
-	signame = res->signal > 0 ? sigabbrev_np(res->signal) : NULL;
+/* structuredContent. Field order follows the Go server's ExecResult (the
+ * six required fields), then our additive ones. */
+static cJSON *structured(const struct mcpx_job_result *res)
+{
+	cJSON *sc = cJSON_CreateObject();
+	const char *signame = res->signal > 0 ? sigabbrev_np(res->signal) : NULL;
+	char sig[32];
+
 	if (res->signal > 0) {
 		if (signame)
 			snprintf(sig, sizeof(sig), "SIG%s", signame);
@@ -462,14 +702,30 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
 	    !add_owned(sc, "signal", nullable_string(res->signal > 0 ? sig : NULL)) ||
 	    !add_owned(sc, "limit", nullable_string(res->limit)) ||
 	    !cJSON_AddNumberToObject(sc, "cpu_ms", (double)res->cpu_ms) ||
-	    !cJSON_AddNumberToObject(sc, "max_rss_kb", (double)res->max_rss_kb)) {
+	    !cJSON_AddNumberToObject(sc, "max_rss_kb", (double)res->max_rss_kb) ||
+	    !add_owned(sc, "files", file_list(res->files)) ||
+	    !cJSON_AddBoolToObject(sc, "files_truncated", res->files && res->files->truncated)) {
 		cJSON_Delete(sc);
 		return NULL;
 	}
+	return sc;
+}
+
+cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
+{
+	cJSON *sc, *out, *content, *block;
+	char *text;
+
+	if (res->status != MCPX_JOB_DONE)
+		return unrun_result(res);
+	sc = structured(res);
+	if (!sc)
+		return NULL;
 
 	/* "A tool that returns structured content SHOULD also return the
 	 * serialized JSON in a TextContent block" (server/tools, 2025-06-18+),
-	 * which is also what the Go server does. */
+	 * which is also what the Go server does. It comes first; the files
+	 * returned from out/ follow. */
 	text = cJSON_PrintUnformatted(sc);
 	out = cJSON_CreateObject();
 	content = cJSON_AddArrayToObject(out, "content");
@@ -480,6 +736,7 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
 	}
 	if (!cJSON_AddStringToObject(block, "type", "text") ||
 	    !cJSON_AddStringToObject(block, "text", text) ||
+	    !add_file_blocks(content, res->files) ||
 	    !cJSON_AddItemToObject(out, "structuredContent", sc)) {
 		goto oom;
 	}
@@ -506,6 +763,27 @@ static void human_bytes(size_t n, char *buf, size_t cap)
 		snprintf(buf, cap, "%zu KiB", n / 1024);
 	else
 		snprintf(buf, cap, "%zu bytes", n);
+}
+
+/* Appends what the description says about files in and out; frees d. */
+static char *with_files_sentence(char *d, const struct mcpx_config *cfg)
+{
+	char in_cap[32], out_cap[32], *all;
+
+	human_bytes(cfg->max_files_in_bytes, in_cap, sizeof(in_cap));
+	human_bytes(cfg->max_files_out_bytes, out_cap, sizeof(out_cap));
+	if (asprintf(&all,
+	             "%s Files: pass input files in `files` ({path, content} for text, {path, "
+	             "content_base64} for binary; %s in total); they are written into the working "
+	             "directory before the code runs. Whatever the code writes under out/ comes "
+	             "back (at most %u files, %s in total): PNG, JPEG, GIF and WebP images as "
+	             "pictures, other files as embedded resources, each listed in "
+	             "structuredContent.files. plt.show() saves the open matplotlib figures into "
+	             "out/ as PNG, so a chart is returned as a picture.",
+	             d, in_cap, cfg->max_files_out, out_cap) < 0)
+		all = NULL;
+	free(d);
+	return all;
 }
 
 static char *description(const struct mcpx_config *cfg)
@@ -539,7 +817,7 @@ static char *description(const struct mcpx_config *cfg)
 	             cfg->default_timeout_s, cfg->max_timeout_s, mem, procs, out_cap, in_cap, code,
 	             cfg->max_queue) < 0)
 		return NULL;
-	return d;
+	return with_files_sentence(d, cfg);
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)
@@ -568,6 +846,37 @@ static cJSON *prop_nullable(cJSON *props, const char *name, const char *desc)
 	return p;
 }
 
+/* The `files` argument: [{path, content} | {path, content_base64}]. Which
+ * of the two contents is given is checked by the tool, not by a oneOf that
+ * some clients' schema handling rejects. */
+static cJSON *files_in_schema(cJSON *props, const struct mcpx_config *cfg)
+{
+	static const char *const req[] = {"path"};
+	char desc[400], cap[32];
+	cJSON *p, *items, *ip;
+
+	human_bytes(cfg->max_files_in_bytes, cap, sizeof(cap));
+	snprintf(desc, sizeof(desc),
+	         "input files, written into the working directory before the code runs "
+	         "(at most %d files, %s decoded in total). Each is {path, content} for UTF-8 "
+	         "text or {path, content_base64} for any bytes. path is relative, e.g. "
+	         "data/input.csv: no leading /, no . or .. or empty segments; parent "
+	         "directories are created",
+	         MCPX_RUNFILES_MAX_IN, cap);
+	if (!(p = prop(props, "files", "array", desc)) ||
+	    !cJSON_AddNumberToObject(p, "maxItems", MCPX_RUNFILES_MAX_IN) ||
+	    !(items = cJSON_AddObjectToObject(p, "items")) ||
+	    !cJSON_AddStringToObject(items, "type", "object") ||
+	    !(ip = cJSON_AddObjectToObject(items, "properties")) ||
+	    !prop(ip, "path", "string", "relative path of the file in the working directory") ||
+	    !prop(ip, "content", "string", "the file's text (UTF-8)") ||
+	    !prop(ip, "content_base64", "string", "the file's bytes, base64 (RFC 4648)") ||
+	    !add_owned(items, "required", cJSON_CreateStringArray(req, 1)) ||
+	    !cJSON_AddFalseToObject(items, "additionalProperties"))
+		return NULL;
+	return p;
+}
+
 static cJSON *input_schema(const struct mcpx_config *cfg)
 {
 	static const char *const req[] = {"code"};
@@ -588,12 +897,42 @@ static cJSON *input_schema(const struct mcpx_config *cfg)
 	          "Python source to execute (required), run as a script: print what you want "
 	          "to see") ||
 	    !prop(props, "timeout_s", "integer", tdesc) || !prop(props, "stdin", "string", sdesc) ||
+	    !files_in_schema(props, cfg) ||
 	    !add_owned(s, "required", cJSON_CreateStringArray(req, 1)) ||
 	    !cJSON_AddFalseToObject(s, "additionalProperties")) {
 		cJSON_Delete(s);
 		return NULL;
 	}
 	return s;
+}
+
+/* structuredContent.files and files_truncated. */
+static cJSON *files_out_schema(cJSON *props)
+{
+	static const char *const req[] = {"path", "bytes", "mime_type", "sha256", "returned"};
+	static const char *const reasons[] = {"too large", "too many", "not a regular file"};
+	cJSON *p, *items, *ip, *reason;
+
+	if (!(p = prop(props, "files", "array",
+	               "every file the run left under out/ in its working directory; each "
+	               "returned one also comes as a content block (an image for PNG, JPEG, "
+	               "GIF and WebP, else an embedded resource with a file:///out/... uri)")) ||
+	    !(items = cJSON_AddObjectToObject(p, "items")) ||
+	    !cJSON_AddStringToObject(items, "type", "object") ||
+	    !(ip = cJSON_AddObjectToObject(items, "properties")) ||
+	    !prop(ip, "path", "string", "relative to the working directory, e.g. out/chart.png") ||
+	    !prop(ip, "bytes", "integer", "size of a regular file; 0 for anything else") ||
+	    !prop_nullable(ip, "mime_type", "type by content (null when not read)") ||
+	    !prop_nullable(ip, "sha256", "hex SHA-256 of the content (null when not read)") ||
+	    !prop(ip, "returned", "boolean", "the file is in the result's content") ||
+	    !(reason = prop(ip, "reason", "string", "why it was not returned")) ||
+	    !add_owned(reason, "enum", cJSON_CreateStringArray(reasons, 3)) ||
+	    !add_owned(items, "required", cJSON_CreateStringArray(req, 5)) ||
+	    !cJSON_AddFalseToObject(items, "additionalProperties"))
+		return NULL;
+	return prop(props, "files_truncated", "boolean",
+	            "out/ held more entries than the listing's limit (" LIST_MAX_TEXT
+	            " entries), so some are not listed");
 }
 
 static cJSON *output_schema(void)
@@ -623,6 +962,7 @@ static cJSON *output_schema(void)
 	                   "\"output\", \"processes\", \"file_size\", or null") ||
 	    !prop(props, "cpu_ms", "integer", "CPU time used, user plus system") ||
 	    !prop(props, "max_rss_kb", "integer", "peak resident memory in KiB") ||
+	    !files_out_schema(props) ||
 	    !add_owned(s, "required", cJSON_CreateStringArray(req, 6)) ||
 	    !cJSON_AddFalseToObject(s, "additionalProperties")) {
 		cJSON_Delete(s);
@@ -758,6 +1098,24 @@ static void on_event(void *arg, enum mcpx_job_event ev, size_t pos)
 	}
 }
 
+/* Why the executor refused a job, for the client. */
+static void rejection(struct exec_tool *t, int rc, char *msg, size_t msglen)
+{
+	struct mcpx_executor_stats st;
+
+	if (rc == -EBUSY) {
+		mcpx_executor_stats(t->ex, &st);
+		snprintf(msg, msglen,
+		         "server busy: %zu executions already queued (limit %u); try again later",
+		         st.queue_depth, t->cfg->max_queue);
+	} else if (rc == -ESHUTDOWN) {
+		snprintf(msg, msglen, "server is shutting down: not accepting new executions");
+	} else {
+		snprintf(msg, msglen, "internal error: could not queue the execution (%s)",
+		         strerror(-rc));
+	}
+}
+
 static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)
 {
 	struct exec_tool *t = tool->ctx;
@@ -774,6 +1132,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	}
 	run = calloc(1, sizeof(*run));
 	if (!run) {
+		mcpx_exec_args_free(&a);
 		mcpx_call_fail(call, "internal error: out of memory");
 		return;
 	}
@@ -789,6 +1148,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	    .timeout_s = a.timeout_s,
 	    .request_id = mcpx_call_id_text(call),
 	    .caller = mcpx_call_caller(call),
+	    .files = a.files,
 	};
 	cb = (struct mcpx_job_callbacks){.done = on_done, .event = on_event, .arg = run};
 
@@ -797,24 +1157,12 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	run->submitting = false;
 
 	if (rc < 0) {
-		/* A rejected job never calls back, so the call is still ours. */
+		/* A rejected job never calls back, so the call (and the
+		 * files) are still ours. */
 		mcpx_call_set_data(call, NULL);
+		mcpx_exec_args_free(&a);
 		free(run);
-		if (rc == -EBUSY) {
-			struct mcpx_executor_stats st;
-			mcpx_executor_stats(t->ex, &st);
-			snprintf(msg, sizeof(msg),
-			         "server busy: %zu executions already queued (limit %u); try again "
-			         "later",
-			         st.queue_depth, t->cfg->max_queue);
-		} else if (rc == -ESHUTDOWN) {
-			snprintf(msg, sizeof(msg),
-			         "server is shutting down: not accepting new executions");
-		} else {
-			snprintf(msg, sizeof(msg),
-			         "internal error: could not queue the execution (%s)",
-			         strerror(-rc));
-		}
+		rejection(t, rc, msg, sizeof(msg));
 		mcpx_call_fail(call, msg);
 		return;
 	}

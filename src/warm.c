@@ -37,6 +37,13 @@ bool mcpx_warm_preload_valid(const char *csv)
 	return !start || p == csv;
 }
 
+const char *mcpx_warm_preload_list(const char *configured, bool fork_server)
+{
+	if (strcmp(configured, MCPX_WARM_PRELOAD_AUTO) != 0)
+		return configured;
+	return fork_server ? MCPX_WARM_PRELOAD_FORK : MCPX_WARM_PRELOAD_FRESH;
+}
+
 size_t mcpx_warm_header(char *buf, size_t len, size_t code_len, unsigned cpu_s)
 {
 	int n = snprintf(buf, len, "%020zu %010u\n", code_len, cpu_s);

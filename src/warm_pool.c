@@ -21,6 +21,7 @@
 #include "forkserver.h"
 #include "log.h"
 #include "procstat.h"
+#include "warm.h"
 
 /* A warm interpreter that waited this long is replaced, so a long-idle
  * replica does not keep one process (and its preload) forever. */
@@ -204,7 +205,8 @@ static int zygote_ready(struct mcpx_warm_pool *wp, const struct mcpx_limits *lim
 
 	if (!wp->fs)
 		wp->zygote_proven = false;
-	if (!wp->fs && mcpx_forkserver_start(wp->sb, wp->cfg->preload, lim, &wp->fs, &err) < 0) {
+	if (!wp->fs && mcpx_forkserver_start(wp->sb, mcpx_warm_preload_list(wp->cfg->preload, true),
+					     lim, &wp->fs, &err) < 0) {
 		failed(wp, err.msg);
 		return -1;
 	}
@@ -278,7 +280,9 @@ static void prepare(struct mcpx_warm_pool *wp)
 		rc = mcpx_forkserver_fork(wp->fs, &lim, &err);
 		wp->pending = rc == 0;
 	} else {
-		rc = mcpx_sandbox_spawn_warm(wp->sb, &lim, wp->cfg->preload, &wp->proc, &err);
+		rc = mcpx_sandbox_spawn_warm(wp->sb, &lim,
+					     mcpx_warm_preload_list(wp->cfg->preload, false),
+					     &wp->proc, &err);
 	}
 	if (rc < 0) {
 		failed(wp, err.msg);

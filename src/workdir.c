@@ -1,9 +1,12 @@
 /*
  * workdir.c - the per-run working directory.
  *
- * What it does: creates a private directory (mkdtemp, 0700) for each run,
- * writes main.py into it, and removes whatever the run left behind, there and
- * in /dev/shm. Removal walks the tree with openat/unlinkat and O_NOFOLLOW, so a
+ * What it does: creates a private directory (a random name, 0700) for each
+ * run, writes main.py into it, and removes whatever the run left behind,
+ * there and in /dev/shm. The directory that holds a workdir stays open for
+ * the run's life, so removal does not depend on the path above it (which a
+ * run may have made untraversable). Removal walks the tree with
+ * openat/unlinkat and O_NOFOLLOW, so a
  * symlink the run planted (to /etc, to the server's files) is removed as a
  * link and never followed. Directories the run made unreadable are given back
  * their owner bits when the server owns them (the pod case), and a run that
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,32 +40,63 @@ struct rm_ctx {
 	int first_err;
 };
 
-int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, char *out,
-                        size_t outlen)
+/* "run-" and six random letters or digits, as mkdtemp makes them. */
+static int random_name(char name[11])
 {
-	char tmpl[PATH_MAX];
-	int n, fd, rc = 0;
+	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[6];
+	size_t i;
 
-	n = snprintf(tmpl, sizeof(tmpl), "%s/run-XXXXXX", base);
-	if (n < 0 || (size_t)n >= sizeof(tmpl) || (size_t)n >= outlen)
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -EIO;
+	memcpy(name, "run-", 4);
+	for (i = 0; i < sizeof(r); i++)
+		name[4 + i] = set[r[i] % (sizeof(set) - 1)];
+	name[10] = '\0';
+	return 0;
+}
+
+int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, char *out,
+                        size_t outlen, int *parent_fd)
+{
+	char name[11];
+	int bfd, fd, tries, rc = -EEXIST;
+
+	*parent_fd = -1;
+	if (strlen(base) + 12 > outlen)
 		return -ENAMETOOLONG;
-	if (!mkdtemp(tmpl))
+	/* The base stays open (O_PATH) for the run's life: cleanup removes
+	 * the workdir relative to it, whatever became of the paths above. */
+	bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0)
 		return -errno;
+	for (tries = 0; tries < 100 && rc == -EEXIST; tries++) {
+		rc = random_name(name);
+		if (!rc && mkdirat(bfd, name, 0700) < 0)
+			rc = -errno;
+	}
+	if (rc)
+		goto out;
 	if (chown_to) {
 		/* Through an fd opened without following links: the name lives
 		 * in a shared base directory. */
-		fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fchown(fd, uid, gid) < 0)
 			rc = -errno;
 		if (fd >= 0)
 			close(fd);
 		if (rc) {
-			rmdir(tmpl);
-			return rc;
+			unlinkat(bfd, name, AT_REMOVEDIR);
+			goto out;
 		}
 	}
-	memcpy(out, tmpl, (size_t)n + 1);
-	return 0;
+	snprintf(out, outlen, "%s/%s", base, name);
+	*parent_fd = bfd;
+	bfd = -1;
+out:
+	if (bfd >= 0)
+		close(bfd);
+	return rc;
 }
 
 int mcpx_workdir_write_file(const char *dir, const char *name, const void *data, size_t len,
@@ -96,25 +131,31 @@ int mcpx_workdir_write_file(const char *dir, const char *name, const void *data,
 	return rc;
 }
 
+/* The run may have chmod'ed a directory of its uid to 0 or 0500. When the
+ * server shares that uid (the pod) it may chmod it back; chmod through
+ * /proc/self/fd names exactly the inode pfd refers to, so nothing swapped in
+ * since can be affected. As root the bits do not matter. */
+static void give_back_owner_bits(int pfd)
+{
+	struct stat st;
+	char self[64];
+
+	if (fstat(pfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		(void)chmod(self, (st.st_mode & 07777) | 0700);
+	}
+}
+
 /* Opens name (relative to dirfd) as a directory for reading, or fails with
  * -ENOTDIR/-ELOOP if it is anything else, symlinks included. */
 static int open_dir_at(int dirfd, const char *name)
 {
-	struct stat st;
-	char self[64];
 	int pfd, fd, saved;
 
 	pfd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
-	/* The run may have chmod'ed its own directory to 0 or 0500. When the
-	 * server shares its uid (the pod) it may chmod it back; chmod through
-	 * /proc/self/fd names exactly the inode opened above, so nothing
-	 * swapped in since can be affected. As root the bits do not matter. */
-	if (fstat(pfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-		(void)chmod(self, (st.st_mode & 07777) | 0700);
-	}
+	give_back_owner_bits(pfd);
 	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	saved = errno;
 	close(pfd);
@@ -234,6 +275,60 @@ int mcpx_workdir_remove(const char *path)
 	if (!path || !path[0])
 		return 0;
 	return remove_tree_at(AT_FDCWD, path);
+}
+
+int mcpx_workdir_remove_in(int parent_fd, const char *path)
+{
+	const char *name;
+
+	if (!path || !path[0])
+		return 0;
+	name = strrchr(path, '/');
+	name = name ? name + 1 : path;
+	if (parent_fd < 0 || !name[0])
+		return mcpx_workdir_remove(path);
+	/* A run may have taken the owner's bits off the directory that holds
+	 * its workdir (the zygote's, in the pod): removing an entry needs
+	 * them, the rest is put back by the guard before the next run. */
+	give_back_owner_bits(parent_fd);
+	return remove_tree_at(parent_fd, name);
+}
+
+int mcpx_workdir_open_in(int parent_fd, const char *path)
+{
+	const char *name = strrchr(path, '/');
+	int fd;
+
+	name = name ? name + 1 : path;
+	if (parent_fd < 0 || !name[0]) {
+		fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		give_back_owner_bits(parent_fd);
+		fd = openat(parent_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+int mcpx_workdir_empty(const char *path)
+{
+	struct rm_ctx c = {0};
+	int top, pass;
+
+	top = open_dir_at(AT_FDCWD, path);
+	if (top < 0)
+		return top;
+	c.topfd = top;
+	/* As remove_tree_at, but the directory itself stays: passes until a
+	 * pass finds nothing left to remove. */
+	for (pass = 0; pass < 1000; pass++) {
+		c.removed = 0;
+		c.first_err = 0;
+		empty_dir(&c, top, 0);
+		if (c.removed == 0)
+			break;
+	}
+	close(top);
+	return c.first_err;
 }
 
 static bool ts_before(const struct timespec *a, const struct timespec *b)

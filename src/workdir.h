@@ -12,11 +12,13 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* Creates <base>/run-XXXXXX with mode 0700 and writes its path to out. When
- * chown_to is true (the server runs as root and the run drops to uid/gid),
- * the directory is handed to uid:gid so the run can write in it. */
+/* Creates <base>/run-XXXXXX (six random letters or digits) with mode 0700
+ * and writes its path to out. When chown_to is true (the server runs as
+ * root and the run drops to uid/gid), the directory is handed to uid:gid so
+ * the run can write in it. *parent_fd becomes an O_PATH fd of base (the
+ * caller's to close), for mcpx_workdir_remove_in. */
 int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, char *out,
-                        size_t outlen);
+                        size_t outlen, int *parent_fd);
 
 /* Writes len bytes to <dir>/<name> (created exclusively, mode 0600, owned by
  * uid:gid when chown_to). */
@@ -26,6 +28,20 @@ int mcpx_workdir_write_file(const char *dir, const char *name, const void *data,
 /* Removes path and everything beneath it without following symlinks. A
  * missing path is success. */
 int mcpx_workdir_remove(const char *path);
+
+/* Removes the workdir path relative to parent_fd (from mcpx_workdir_create;
+ * -1: by path), giving the parent back its owner's bits first when the server
+ * owns it, so a run that took them cannot make its workdir outlive it. */
+int mcpx_workdir_remove_in(int parent_fd, const char *path);
+
+/* Opens the workdir path relative to parent_fd (-1: by path) as an O_PATH
+ * directory fd, never following a symlink, giving the parent back its
+ * owner's bits first as mcpx_workdir_remove_in does. Returns the fd (the
+ * caller's to close) or -errno. */
+int mcpx_workdir_open_in(int parent_fd, const char *path);
+
+/* Removes everything in path but path itself (never following symlinks). */
+int mcpx_workdir_empty(const char *path);
 
 /* Removes every entry directly in dir (recursively for directories) that is
  * owned by uid and whose ctime is at or after since. ctime, unlike mtime,

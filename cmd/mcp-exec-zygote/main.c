@@ -16,32 +16,35 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "interp.h"
 #include "warm.h"
 #include "zygote.h"
 
-/* Threat: a memory-hungry run making the OOM killer pick the server. A root
- * server's child raised its score before dropping root (sandbox_child.c);
- * in the pod a cold run's parent raises it after exec, but this process
- * becomes non-dumpable right away, which would make that write fail, so it
- * raises its own score first, while its /proc files are still its own. */
-static int raise_oom_score(void)
+/* Threat: a memory-hungry run making the OOM killer pick the server. The
+ * server raises this process's score to 1000 as for every sandboxed process
+ * (a root server's child before it drops root, in the pod the server itself
+ * right after exec: Landlock keeps this process from writing /proc). Until
+ * then this process stays dumpable, since turning non-dumpable would hand
+ * its /proc files to root and make the server's write fail. */
+static int await_oom_score(void)
 {
-	char cur[16] = {0};
-	int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, cur, sizeof(cur) - 1) : -1;
+	struct timespec ts = {0, 1000000};
 
-	if (fd >= 0)
-		close(fd);
-	if (n > 0 && atoi(cur) == 1000)
-		return 0;
-	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-	n = fd >= 0 ? write(fd, "1000", 4) : -1;
-	if (fd >= 0)
-		close(fd);
-	return n == 4 ? 0 : -1;
+	for (int i = 0; i < 10000; i++) {
+		char cur[16] = {0};
+		int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, cur, sizeof(cur) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 0 && atoi(cur) == 1000)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -54,8 +57,8 @@ int main(int argc, char **argv)
 				"(started by mcp-exec, not by hand)\n");
 		return EX_USAGE;
 	}
-	if (raise_oom_score() < 0) {
-		perror("mcp-exec-zygote: oom_score_adj");
+	if (await_oom_score() < 0) {
+		fprintf(stderr, "mcp-exec-zygote: oom_score_adj was never raised\n");
 		return EX_OSERR;
 	}
 	/* Non-dumpable while it waits: no same-uid process can open

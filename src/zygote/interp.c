@@ -165,11 +165,15 @@ int mcpx_interp_freeze(void)
 	return 0;
 }
 
-int mcpx_interp_after_fork(const char *zygote_dir, const char *workdir)
+void mcpx_interp_forked(void)
+{
+	PyOS_AfterFork_Child();
+}
+
+int mcpx_interp_fresh(const char *zygote_dir, const char *workdir)
 {
 	PyObject *r;
 
-	PyOS_AfterFork_Child();
 	r = PyObject_CallFunction(runner_fresh, "ss", zygote_dir, workdir);
 	if (!r) {
 		PyErr_Print();

@@ -22,12 +22,15 @@ int mcpx_interp_start(const char *python, const char *preload_csv);
  * right before the zygote starts forking. Returns 0 or -1. */
 int mcpx_interp_freeze(void);
 
-/* In a child the zygote forked, once its sandbox is set up: the
- * interpreter's own after-fork work (PyOS_AfterFork_Child: locks, thread
- * state, os.register_at_fork hooks such as random's reseed), then the
- * runner's _mcpx_fresh (the workdir in the environment where the zygote's
- * was, numpy reseeded). Returns 0 or -1. */
-int mcpx_interp_after_fork(const char *zygote_dir, const char *workdir);
+/* In a child the zygote forked, right after fork: the interpreter's own
+ * after-fork work (PyOS_AfterFork_Child: locks, thread state, the
+ * os.register_at_fork hooks such as random's reseed). */
+void mcpx_interp_forked(void);
+
+/* In that child, once its sandbox is set up: the runner's _mcpx_fresh (the
+ * workdir in the environment where the zygote's was, numpy reseeded, the
+ * run's path rehearsed). Returns 0 or -1. */
+int mcpx_interp_fresh(const char *zygote_dir, const char *workdir);
 
 /* Says ready (one NUL byte on stdout), reads the header and the code from
  * stdin, re-bases RLIMIT_CPU on the CPU used so far, becomes dumpable again

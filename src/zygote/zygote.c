@@ -9,8 +9,9 @@
  * - fork: with the run's fds attached, forks a child, which runs the same
  *   setup as a cold run (sandbox_child.c: its own session, its workdir, its
  *   fds, the run's rlimits, no_new_privs, a nested Landlock ruleset and the
- *   run's seccomp filter stacked on the zygote's) and only then touches the
- *   interpreter again (after-fork work, _mcpx_fresh), reports on its error
+ *   run's seccomp filter stacked on the zygote's; before it only CPython's
+ *   own after-fork work, still under the zygote's sandbox) and only then
+ *   runs Python again (_mcpx_fresh), reports on its error
  *   pipe exactly as a cold child does, says ready and waits for its code.
  *   The answer is the pid, sent right after fork: the child's setup overlaps
  *   whatever the server does next.
@@ -247,12 +248,17 @@ static void child_args(const struct zygote *z, struct mcpx_zygote_req *req, cons
 	a->filter = z->prog.len ? &z->prog : NULL;
 }
 
-/* The child: the cold path's setup, then the interpreter. Never returns. */
+/* The child: the interpreter's own after-fork work first, as os.fork()
+ * does it (CPython wants it before anything else; the hooks preloaded
+ * modules registered, such as matplotlib dropping its cached fonts, must
+ * run while the fds they hold are still open), then the cold path's setup,
+ * then the interpreter. Never returns. */
 __attribute__((noreturn)) static void run_child(const struct zygote *z,
 						const struct mcpx_child_args *a)
 {
+	mcpx_interp_forked();
 	mcpx_sandbox_child_setup(a);
-	if (mcpx_interp_after_fork(z->dir, a->workdir) < 0)
+	if (mcpx_interp_fresh(z->dir, a->workdir) < 0)
 		mcpx_sandbox_child_fail(MCPX_CHILD_ERRPIPE_FD, MCPX_STEP_INTERPRETER, EIO);
 	/* Sandboxed and ready: the server reads end-of-file, as after a cold
 	 * child's execve. */

@@ -82,11 +82,61 @@ class Failures:
         sys.exit(1 if self.failed else 0)
 
 
+def _become(uid):
+    """A preexec_fn that runs the server as uid (gid uid, no groups): the pod,
+    where the server and its runs share one uid and nothing is root."""
+    def drop():
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    return drop
+
+
+# Syscall numbers for deny_syscalls, per machine (landlock_* are the same on
+# every architecture).
+_NR = {"x86_64": {"seccomp": 317}, "aarch64": {"seccomp": 277}}
+for _m in _NR.values():
+    _m.update(landlock_create_ruleset=444, landlock_add_rule=445, landlock_restrict_self=446)
+
+
+def deny_syscalls(names):
+    """A preexec_fn that makes the named syscalls fail with ENOSYS for the
+    server and everything it starts, as a kernel without them (or a runtime
+    profile that denies them) would: a one-rule-per-syscall seccomp filter
+    installed between fork and exec."""
+    import ctypes
+    import platform
+    import struct
+    nrs = [_NR[platform.machine()][n] for n in names]
+    arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[platform.machine()]
+    LD, JEQ, RET = 0x20, 0x15, 0x06
+    prog = [(LD, 0, 0, 4), (JEQ, 0, 2 * len(nrs) + 1, arch), (LD, 0, 0, 0)]
+    for nr in nrs:
+        prog += [(JEQ, 0, 1, nr), (RET, 0, 0, 0x00050000 | 38)]   # SECCOMP_RET_ERRNO(ENOSYS)
+    prog += [(RET, 0, 0, 0x7FFF0000)]                              # SECCOMP_RET_ALLOW
+    code = b"".join(struct.pack("HBBI", *i) for i in prog)
+    buf = ctypes.create_string_buffer(code, len(code))
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Prog(len(prog), ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def install():
+        if libc.prctl(38, 1, 0, 0, 0) != 0 or \
+           libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:   # NO_NEW_PRIVS, SET_SECCOMP
+            os._exit(121)
+    install.keep = (buf, fprog)
+    return install
+
+
 class StdioServer:
-    def __init__(self, env=None, args=()):
+    def __init__(self, env=None, args=(), as_uid=None, preexec=None):
         self.proc = subprocess.Popen([BIN, *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=env or base_env())
+                                     env=env or base_env(),
+                                     preexec_fn=_become(as_uid) if as_uid is not None else preexec)
         _procs.append(self.proc)
         self.buf = b""
         self.errbuf = b""
@@ -239,11 +289,12 @@ import socket as _socket
 class HttpServer:
     """The real binary serving HTTP on a loopback port chosen by the kernel."""
 
-    def __init__(self, env_extra=None, args=(), transport="http", expect_start=True):
+    def __init__(self, env_extra=None, args=(), transport="http", expect_start=True, preexec=None):
         env = base_env(MCP_EXEC_TRANSPORT=transport, MCP_EXEC_ADDR="127.0.0.1:0")
         env.update({k: str(v) for k, v in (env_extra or {}).items()})
         self.proc = subprocess.Popen([BIN, *args], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                     preexec_fn=preexec)
         _procs.append(self.proc)
         self.err = b""
         self.port = None

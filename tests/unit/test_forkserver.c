@@ -5,9 +5,12 @@
  * is reaped through the zygote; a child whose setup fails is reported
  * exactly as a cold spawn's failure; a child killed while still entering its
  * sandbox is reaped without hanging; a dead zygote turns into errors, never
- * into a hang.
+ * into a hang; the zygote reaps every child it has that is not a run leader,
+ * even one the run's filter let through CLONE_PARENT.
  */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,6 +183,111 @@ static void test_kill_early(struct mcpx_forkserver *fs)
 	CHECK(stat(workdir, &st) < 0 && errno == ENOENT);
 }
 
+/* The one child of ours, once every run is gone: the zygote. */
+static pid_t zygote_pid(void)
+{
+	char path[64], buf[256];
+	pid_t zyg = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	f = fopen(path, "r");
+	if (f && fgets(buf, sizeof(buf), f))
+		zyg = (pid_t)strtol(buf, NULL, 10);
+	if (f)
+		fclose(f);
+	return zyg;
+}
+
+/* The zygote's children as listed by the kernel ("" when it has none). */
+static void children_of(pid_t pid, char *buf, size_t len)
+{
+	char path[80];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	if (f && !fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	if (f)
+		fclose(f);
+}
+
+/* Runs code in a forked child and reaps it (the code gets no stdin). */
+static void run_forked(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs,
+		       const char *code, char *out, size_t outlen)
+{
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	char hdr[64], marker = 1;
+	struct rusage ru;
+	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), strlen(code), 10);
+	struct pollfd p;
+	int status;
+
+	out[0] = '\0';
+	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
+	CHECK_INT(mcpx_forkserver_take(fs, &proc, NULL, &err), 0);
+	p.fd = proc.stdout_fd;
+	p.events = POLLIN;
+	CHECK(poll(&p, 1, 30000) == 1 && read(proc.stdout_fd, &marker, 1) == 1 && marker == 0);
+	CHECK_INT(mcpx_sandbox_write_main(sb, &proc, code, strlen(code), &err), 0);
+	CHECK(write(proc.stdin_fd, hdr, hlen) == (ssize_t)hlen);
+	CHECK(write(proc.stdin_fd, code, strlen(code)) == (ssize_t)strlen(code));
+	close(proc.stdin_fd);
+	proc.stdin_fd = -1;
+	read_all(proc.stdout_fd, out, outlen, now_ms() + 30000);
+	CHECK_INT(mcpx_sandbox_reap(&proc, &status, &ru), 0);
+	mcpx_sandbox_cleanup(&proc);
+}
+
+/* Filters that let everything through (CLONE_PARENT included) stand in for
+ * a broken or bypassed rule: a run then makes two children of the zygote,
+ * one that exits at once and one that sleeps. After the run is reaped the
+ * zygote must have no child left: both were killed and reaped by it. */
+static void test_reaps_strays(const struct mcpx_sandbox *sb, const char *preload)
+{
+	static struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct mcpx_sandbox *open_sb = malloc(sizeof(*open_sb));
+	struct mcpx_forkserver *fs = NULL;
+	struct mcpx_err err = {{0}};
+	char code[1024], out[4096], kids[256];
+	pid_t zyg;
+
+	printf("the zygote reaps children a run made with CLONE_PARENT\n");
+	memcpy(open_sb, sb, sizeof(*open_sb));
+	open_sb->filter.len = 1;
+	open_sb->filter.filter = &allow;
+	open_sb->zygote_filter.len = 1;
+	open_sb->zygote_filter.filter = &allow;
+	CHECK_INT(mcpx_forkserver_start(open_sb, preload, &limits, &fs, &err), 0);
+	CHECK(wait_ready(fs));
+	zyg = zygote_pid();
+	CHECK(zyg > 0);
+	snprintf(code, sizeof(code),
+		 "import ctypes, os, time\n"
+		 "libc = ctypes.CDLL(None, use_errno=True)\n"
+		 "made = []\n"
+		 "for sleep in (0, 60):\n"
+		 "    r = libc.syscall(ctypes.c_long(%ld), ctypes.c_long(0x8011), 0, 0, 0, 0)\n"
+		 "    if r == 0:\n"
+		 "        time.sleep(sleep)\n"
+		 "        os._exit(0)\n"
+		 "    made.append(r)\n"
+		 "ppids = [open('/proc/%%d/stat' %% p).read().rsplit(')', 1)[1].split()[1] for p in made]\n"
+		 "print('made', len([p for p in made if p > 0]), 'zygote-children', ppids.count(str(os.getppid())))\n",
+		 (long)SYS_clone);
+	run_forked(open_sb, fs, code, out, sizeof(out));
+	printf("  run said: %s", out);
+	CHECK(strstr(out, "made 2 zygote-children 2\n") != NULL);
+	children_of(zyg, kids, sizeof(kids));
+	printf("  zygote's children after the reap: \"%s\"\n", kids);
+	CHECK_STR(kids, "");
+	mcpx_forkserver_stop(fs);
+	free(open_sb);
+}
+
 int main(void)
 {
 	struct mcpx_sandbox *sb = malloc(sizeof(*sb));
@@ -217,28 +326,36 @@ int main(void)
 	test_run(sb, fs);
 	test_setup_failure(sb, fs);
 	test_kill_early(fs);
+	{
+		char code[1024], out[4096];
+
+		/* With the real filters CLONE_PARENT is refused in a forked run. */
+		snprintf(code, sizeof(code),
+			 "import ctypes\n"
+			 "libc = ctypes.CDLL(None, use_errno=True)\n"
+			 "r = libc.syscall(ctypes.c_long(%ld), ctypes.c_long(0x8011), 0, 0, 0, 0)\n"
+			 "print('clone_parent', r, ctypes.get_errno())\n",
+			 (long)SYS_clone);
+		run_forked(sb, fs, code, out, sizeof(out));
+		printf("CLONE_PARENT in a forked run: %s", out);
+		if (sb->layers.seccomp)
+			CHECK_STR(out, "clone_parent -1 1\n");
+	}
 
 	/* A pending fork is cleaned up by stop. */
 	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
 	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), -EBUSY);
 	mcpx_forkserver_stop(fs);
 
+	test_reaps_strays(sb, preload);
+
 	/* A zygote that died: errors, not hangs. */
 	fs = NULL;
 	CHECK_INT(mcpx_forkserver_start(sb, preload, &limits, &fs, &err), 0);
 	CHECK(wait_ready(fs));
 	{
-		/* Find the zygote: the one child of ours that is not a run. */
-		char path[64], buf[256];
-		FILE *f;
-		pid_t zyg = 0;
+		pid_t zyg = zygote_pid();
 
-		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
-		f = fopen(path, "r");
-		if (f && fgets(buf, sizeof(buf), f))
-			zyg = (pid_t)strtol(buf, NULL, 10);
-		if (f)
-			fclose(f);
 		CHECK(zyg > 0);
 		if (zyg > 0)
 			kill(zyg, SIGKILL);

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -284,6 +286,48 @@ static void test_selftest_detects(const struct mcpx_sandbox *sb)
 	} else {
 		printf("  seccomp: SKIP (not active)\n");
 	}
+	if (sb->layers.seccomp) {
+		/* Filters that deny sockets but lack, in turn, the SysV IPC, the
+		 * CLONE_PARENT and the scheduling rules: each gap is named. */
+		static const char *const gap[] = {"seccomp-sysv-ipc", "seccomp-clone-parent",
+						   "seccomp-sched"};
+		struct sock_filter prog[16];
+		int v;
+
+		for (v = 0; v < 3; v++) {
+			unsigned short n = 0;
+
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+			prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								 SYS_socket, 0, 1);
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+								 SECCOMP_RET_ERRNO | EPERM);
+			if (v >= 1) {
+				prog[n++] = (struct sock_filter)BPF_JUMP(
+				    BPF_JMP | BPF_JEQ | BPF_K, SYS_shmget, 0, 1);
+				prog[n++] = (struct sock_filter)BPF_STMT(
+				    BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+			}
+			if (v >= 2) {
+				/* clone's flags are the low half of args[0]. */
+				prog[n++] = (struct sock_filter)BPF_JUMP(
+				    BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3);
+				prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16);
+				prog[n++] = (struct sock_filter)BPF_JUMP(
+				    BPF_JMP | BPF_JSET | BPF_K, CLONE_PARENT, 0, 1);
+				prog[n++] = (struct sock_filter)BPF_STMT(
+				    BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+			}
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+			memcpy(fake, sb, sizeof(*fake));
+			fake->filter.len = n;
+			fake->filter.filter = prog;
+			rc = mcpx_sandbox_selftest(fake, &err);
+			printf("  filter without the %s rule: rc=%d %s\n", gap[v], rc, err.msg);
+			CHECK_INT(rc, -EPERM);
+			CHECK(strstr(err.msg, gap[v]) != NULL);
+		}
+	}
 	if (sb->layers.landlock) {
 		memcpy(fake, sb, sizeof(*fake));
 		fake->layers.landlock_abi = 0; /* claimed active, never applied */
@@ -380,6 +424,38 @@ static void test_env(const struct mcpx_sandbox *sb)
 	free(r);
 }
 
+/* The child can only lower limits: a limit above the server's own hard
+ * limit is capped to it (checked in a forked process, so the test's own
+ * limits stay). */
+static void test_rlimit_caps(void)
+{
+	struct mcpx_limits lim = default_limits;
+	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
+	int status = -1;
+	pid_t pid;
+
+	printf("rlimits are capped at the server's hard limits\n");
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit low = {100, 100};
+		size_t n, i;
+		int ok = 0;
+
+		if (setrlimit(RLIMIT_NOFILE, &low) < 0)
+			_exit(2);
+		lim.open_files = 256;
+		n = mcpx_sandbox_rlimits(&lim, 65532, rl);
+		for (i = 0; i < n; i++)
+			if (rl[i].resource == RLIMIT_NOFILE)
+				ok = rl[i].lim.rlim_cur == 100 && rl[i].lim.rlim_max == 100;
+		_exit(ok ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	printf("  RLIMIT_NOFILE 256 under a hard limit of 100: %s\n",
+	       WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "capped to 100" : "NOT capped");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void test_spawn_failure(const struct mcpx_sandbox *sb)
 {
 	struct mcpx_sandbox *bad = malloc(sizeof(*bad));
@@ -462,6 +538,23 @@ static void check_escape(const struct mcpx_sandbox *sb, const struct run *r, boo
 	expect_probe(r, "prlimit_server", "errno:1:", seccomp || l->uid_drop, "seccomp/uid");
 	expect_probe(r, "setpriority_user", "errno:1:", seccomp, "seccomp");
 	expect_probe(r, "tiocsti", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "clone_parent", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sysv_shmget", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sysv_msgget", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sysv_semget", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "mq_open", seccomp ? "errno:1:" : "errno:24:", true,
+		     seccomp ? "seccomp" : "rlimit-msgqueue");
+	expect_probe(r, "sched_setaffinity_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sched_setscheduler_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sched_setparam_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "setpriority_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "ioprio_set_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "prlimit_other", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "ptrace_child", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sched_setaffinity_own_pid", "errno:1:", seccomp, "seccomp");
+	expect_probe(r, "sched_setaffinity_self", "ok", true, "allowed");
+	expect_probe(r, "setpriority_self", "ok", true, "allowed");
+	expect_probe(r, "prlimit_self", "ok", true, "allowed");
 }
 
 static void test_escape(const struct mcpx_sandbox *sb)
@@ -701,6 +794,7 @@ int main(void)
 	test_selftest_detects(sb);
 	test_basic(sb);
 	test_env(sb);
+	test_rlimit_caps();
 	test_spawn_failure(sb);
 	test_escape(sb);
 	test_pgroup(sb, "exit");

@@ -2,8 +2,9 @@
  * test_tool_exec.c - the exec tool without an executor: argument validation
  * (each error message the client can see), result encoding (fields, U+FFFD
  * for invalid UTF-8, NUL bytes, the text block being exactly the
- * structuredContent JSON), the tool description, and argument errors
- * travelling through the protocol core as isError results.
+ * structuredContent JSON), the `files` argument (every error a client can
+ * see), files from out/ as content blocks, the tool description, and
+ * argument errors travelling through the protocol core as isError results.
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include "check.h"
 #include "config.h"
 #include "mcp.h"
+#include "runfiles.h"
 #include "tool_exec.h"
 
 static struct mcpx_config cfg;
@@ -96,11 +98,11 @@ static void test_parse(void)
 	             "\"object\", want \"string\"");
 	EXPECT_ERROR("{\"code\":\"x\",\"foo\":1,\"b\\\"ar\":2}",
 	             "validating \"arguments\": validating root: unexpected additional properties "
-	             "[\"foo\" \"b\\\"ar\"] (allowed: code, timeout_s, stdin)");
+	             "[\"foo\" \"b\\\"ar\"] (allowed: code, timeout_s, stdin, files)");
 	/* Unknown fields are reported even when code is missing. */
 	EXPECT_ERROR("{\"cmd\":\"ls\"}", "validating \"arguments\": validating root: unexpected "
 	                                 "additional properties [\"cmd\"] (allowed: code, "
-	                                 "timeout_s, stdin)");
+	                                 "timeout_s, stdin, files)");
 
 	/* The Go handler's own checks, with its exact messages. */
 	EXPECT_ERROR("{\"code\":\"\"}", "code must not be empty");
@@ -187,7 +189,7 @@ static void test_result(void)
 	          "{\"stdout\":\"hi\\n\",\"stderr\":\"a\xEF\xBF\xBD\xEF\xBF\xBD"
 	          "b\",\"exit_code\":0,\"duration_ms\":12,\"truncated\":false,"
 	          "\"timed_out\":false,\"signal\":null,\"limit\":null,\"cpu_ms\":5,"
-	          "\"max_rss_kb\":1000}");
+	          "\"max_rss_kb\":1000,\"files\":[],\"files_truncated\":false}");
 	cJSON_Delete(res);
 
 	/* A timeout: the whole tree was killed. Non-zero exits and timeouts are
@@ -206,7 +208,7 @@ static void test_result(void)
 	CHECK_STR(check_shape(res), "{\"stdout\":\"partial\",\"stderr\":\"\",\"exit_code\":-1,"
 	                            "\"duration_ms\":30001,\"truncated\":true,\"timed_out\":true,"
 	                            "\"signal\":\"SIGKILL\",\"limit\":\"timeout\",\"cpu_ms\":0,"
-	                            "\"max_rss_kb\":0}");
+	                            "\"max_rss_kb\":0,\"files\":[],\"files_truncated\":false}");
 	cJSON_Delete(res);
 
 	/* NUL bytes survive as \u0000 instead of cutting the string short. */
@@ -251,6 +253,187 @@ static void test_result(void)
 	cJSON_Delete(res);
 }
 
+/* Parses json, expects success, and returns the decoded files (NULL when
+ * none); the caller frees them with mcpx_exec_args_free. */
+static struct mcpx_exec_args parse_ok(const char *json)
+{
+	struct mcpx_exec_args a;
+	char msg[512];
+
+	if (parse(json, &a, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "unexpected error for %s: %s\n", json, msg);
+		check_failures++;
+	}
+	return a;
+}
+
+static void test_parse_files(void)
+{
+	struct mcpx_exec_args a;
+	char json[16384], *o;
+
+	a = parse_ok(
+	    "{\"code\":\"x\",\"files\":[{\"path\":\"data/a.csv\",\"content\":\"a,b\\n1,2\\n\"},"
+	    "{\"path\":\"b.bin\",\"content_base64\":\"AAEC/w==\"}]}");
+	CHECK(a.files != NULL);
+	if (a.files) {
+		CHECK_INT(a.files->n, 2);
+		CHECK_STR(a.files->v[0].path, "data/a.csv");
+		CHECK_INT(a.files->v[0].len, 8);
+		CHECK(memcmp(a.files->v[0].data, "a,b\n1,2\n", 8) == 0);
+		CHECK_STR(a.files->v[1].path, "b.bin");
+		CHECK_INT(a.files->v[1].len, 4);
+		CHECK(memcmp(a.files->v[1].data, "\x00\x01\x02\xff", 4) == 0);
+		CHECK_INT(a.files->bytes, 12);
+	}
+	mcpx_exec_args_free(&a);
+	CHECK(a.files == NULL);
+	a = parse_ok("{\"code\":\"x\",\"files\":[]}");
+	CHECK(a.files == NULL);
+	/* Empty files are files. */
+	a = parse_ok("{\"code\":\"x\",\"files\":[{\"path\":\"e\",\"content\":\"\"},"
+	             "{\"path\":\"out/f\",\"content_base64\":\"\"}]}");
+	CHECK(a.files && a.files->n == 2 && a.files->bytes == 0);
+	mcpx_exec_args_free(&a);
+
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":{\"path\":\"a\"}}",
+	             "validating \"arguments\": validating /properties/files: type: {...} has type "
+	             "\"object\", want \"array\"");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[\"a.csv\"]}",
+	             "files[0]: \"a.csv\" is not an object {path, content} or {path, "
+	             "content_base64}");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"content\":\"1\"}]}",
+	             "files[0]: path, content and content_base64 must be strings, and path is "
+	             "required");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":1}]}",
+	             "files[0]: path, content and content_base64 must be strings, and path is "
+	             "required");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\"}]}",
+	             "files[0]: give exactly one of content (UTF-8 text) and content_base64");
+	EXPECT_ERROR(
+	    "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\",\"content_base64\":"
+	    "\"\"}]}",
+	    "files[0]: give exactly one of content (UTF-8 text) and content_base64");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\",\"mode\":1}]}",
+	             "files[0]: unexpected property (allowed: path, content, content_base64)");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"ok\",\"content\":\"\"},"
+	             "{\"path\":\"../x\",\"content\":\"\"}]}",
+	             "files[1] (path \"../x\"): \"..\" segments are not allowed");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"/etc/passwd\",\"content\":\"\"}]}",
+	             "files[0] (path \"/etc/passwd\"): absolute paths are not allowed");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"main.py\",\"content\":\"\"}]}",
+	             "files[0] (path \"main.py\"): main.py is where the code goes");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content_base64\":\"AAE$\"}]}",
+	             "files[0] (path \"a\"): content_base64 is not valid base64 (RFC 4648, "
+	             "standard alphabet, no whitespace)");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content_base64\":\"AA EC\"}]}",
+	             "files[0] (path \"a\"): content_base64 is not valid base64 (RFC 4648, "
+	             "standard alphabet, no whitespace)");
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\"},{\"path\":\"a\","
+	             "\"content\":\"\"}]}",
+	             "files[1] (path \"a\"): the same path is given twice");
+	EXPECT_ERROR(
+	    "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\"},{\"path\":\"a/b\","
+	    "\"content\":\"\"}]}",
+	    "files[1] (path \"a/b\"): a directory on its path is another file");
+
+	/* The byte cap counts decoded bytes over all files: 16 here. */
+	cfg.max_files_in_bytes = 16;
+	a = parse_ok("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"0123456789\"},"
+	             "{\"path\":\"b\",\"content_base64\":\"AAECAwQF\"}]}");
+	CHECK(a.files && a.files->bytes == 16);
+	mcpx_exec_args_free(&a);
+	EXPECT_ERROR("{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"0123456789\"},"
+	             "{\"path\":\"b\",\"content_base64\":\"AAECAwQFBg==\"}]}",
+	             "files[1] (path \"b\"): the files' decoded size exceeds the limit of 16 bytes "
+	             "in total (MCP_EXEC_MAX_FILES_IN_BYTES)");
+	cfg.max_files_in_bytes = 4 << 20;
+
+	/* At most MCPX_RUNFILES_MAX_IN files. */
+	o = json + sprintf(json, "{\"code\":\"x\",\"files\":[");
+	for (int i = 0; i <= MCPX_RUNFILES_MAX_IN; i++)
+		o += sprintf(o, "%s{\"path\":\"f%d\",\"content\":\"\"}", i ? "," : "", i);
+	sprintf(o, "]}");
+	EXPECT_ERROR(json, "files[256] (path \"f256\"): more than 256 files");
+}
+
+/* A result with files from out/: the listing and one content block per
+ * returned file, in order, after the text block. */
+static void test_result_files(void)
+{
+	static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+	struct mcpx_runfile_out v[5];
+	struct mcpx_runfiles_out files = {.v = v, .n = 5, .truncated = true};
+	struct mcpx_job_result r;
+	cJSON *res, *content, *sc;
+	char *s;
+
+	memset(v, 0, sizeof(v));
+	v[0] = (struct mcpx_runfile_out){.path = "out/chart.png",
+	                                 .bytes = 16,
+	                                 .data = (char *)png,
+	                                 .len = 16,
+	                                 .kind = MCPX_RUNFILE_IMAGE,
+	                                 .mime = "image/png"};
+	strcpy(v[0].sha256, "00ff");
+	v[1] = (struct mcpx_runfile_out){.path = "out/a b%.csv",
+	                                 .bytes = 4,
+	                                 .data = "x,y\n",
+	                                 .len = 4,
+	                                 .kind = MCPX_RUNFILE_TEXT,
+	                                 .mime = "text/csv"};
+	strcpy(v[1].sha256, "11ee");
+	v[2] = (struct mcpx_runfile_out){.path = "out/x.bin",
+	                                 .bytes = 3,
+	                                 .data = "\x00\x01\xfe",
+	                                 .len = 3,
+	                                 .kind = MCPX_RUNFILE_BINARY,
+	                                 .mime = "application/octet-stream"};
+	strcpy(v[2].sha256, "22dd");
+	v[3] = (struct mcpx_runfile_out){.path = "out/link", .status = MCPX_RUNFILE_NOT_REGULAR};
+	v[4] = (struct mcpx_runfile_out){
+	    .path = "out/big", .bytes = 99, .status = MCPX_RUNFILE_TOO_LARGE};
+
+	memset(&r, 0, sizeof(r));
+	r.status = MCPX_JOB_DONE;
+	r.files = &files;
+	res = mcpx_exec_result(&r);
+	content = item(res, "content");
+	sc = item(res, "structuredContent");
+	CHECK_INT(cJSON_GetArraySize(content), 4);
+	s = cJSON_PrintUnformatted(cJSON_GetArrayItem(content, 1));
+	CHECK_STR(s, "{\"type\":\"image\",\"data\":\"iVBORw0KGgoAAAANSUhEUg==\",\"mimeType\":"
+	             "\"image/png\"}");
+	cJSON_free(s);
+	s = cJSON_PrintUnformatted(cJSON_GetArrayItem(content, 2));
+	CHECK_STR(s, "{\"type\":\"resource\",\"resource\":{\"uri\":\"file:///out/a%20b%25.csv\","
+	             "\"mimeType\":\"text/csv\",\"text\":\"x,y\\n\"}}");
+	cJSON_free(s);
+	s = cJSON_PrintUnformatted(cJSON_GetArrayItem(content, 3));
+	CHECK_STR(s, "{\"type\":\"resource\",\"resource\":{\"uri\":\"file:///out/x.bin\","
+	             "\"mimeType\":\"application/octet-stream\",\"blob\":\"AAH+\"}}");
+	cJSON_free(s);
+	s = cJSON_PrintUnformatted(item(sc, "files"));
+	CHECK_STR(s,
+	          "[{\"path\":\"out/chart.png\",\"bytes\":16,\"mime_type\":\"image/png\","
+	          "\"sha256\":\"00ff\",\"returned\":true},"
+	          "{\"path\":\"out/a b%.csv\",\"bytes\":4,\"mime_type\":\"text/csv\","
+	          "\"sha256\":\"11ee\",\"returned\":true},"
+	          "{\"path\":\"out/x.bin\",\"bytes\":3,\"mime_type\":\"application/octet-stream\","
+	          "\"sha256\":\"22dd\",\"returned\":true},"
+	          "{\"path\":\"out/link\",\"bytes\":0,\"mime_type\":null,\"sha256\":null,"
+	          "\"returned\":false,\"reason\":\"not a regular file\"},"
+	          "{\"path\":\"out/big\",\"bytes\":99,\"mime_type\":null,\"sha256\":null,"
+	          "\"returned\":false,\"reason\":\"too large\"}]");
+	cJSON_free(s);
+	CHECK(cJSON_IsTrue(item(sc, "files_truncated")));
+	/* The text block is still exactly structuredContent. */
+	s = cJSON_PrintUnformatted(sc);
+	CHECK_STR(cJSON_GetStringValue(item(cJSON_GetArrayItem(content, 0), "text")), s);
+	cJSON_free(s);
+	cJSON_Delete(res);
+}
+
 static void test_describe(struct mcpx_tool *tool)
 {
 	cJSON *d = tool->describe(tool);
@@ -272,13 +455,20 @@ static void test_describe(struct mcpx_tool *tool)
 	          "integer");
 	CHECK_STR(cJSON_GetStringValue(item(item(item(in, "properties"), "stdin"), "type")),
 	          "string");
-	CHECK_INT(cJSON_GetArraySize(item(in, "properties")), 3);
-	/* Output: the six required fields plus our four. */
+	CHECK_STR(cJSON_GetStringValue(item(item(item(in, "properties"), "files"), "type")),
+	          "array");
+	CHECK_INT(cJSON_GetArraySize(item(in, "properties")), 4);
+	/* Output: the six required fields plus our six. */
 	s = cJSON_PrintUnformatted(item(out, "required"));
 	CHECK_STR(s, "[\"stdout\",\"stderr\",\"exit_code\",\"duration_ms\",\"truncated\","
 	             "\"timed_out\"]");
 	cJSON_free(s);
-	CHECK_INT(cJSON_GetArraySize(item(out, "properties")), 10);
+	CHECK_INT(cJSON_GetArraySize(item(out, "properties")), 12);
+	s = cJSON_PrintUnformatted(item(
+	    item(item(item(item(out, "properties"), "files"), "items"), "properties"), "reason"));
+	CHECK_STR(s, "{\"type\":\"string\",\"description\":\"why it was not returned\","
+	             "\"enum\":[\"too large\",\"too many\",\"not a regular file\"]}");
+	cJSON_free(s);
 	s = cJSON_PrintUnformatted(item(item(item(out, "properties"), "signal"), "type"));
 	CHECK_STR(s, "[\"string\",\"null\"]");
 	cJSON_free(s);
@@ -302,6 +492,11 @@ static void test_describe(struct mcpx_tool *tool)
 		    "Pillow",
 		    "fresh Python process",
 		    "not a tool error",
+		    "`files`",
+		    "out/",
+		    "plt.show()",
+		    "at most 16 files, 8 MiB in total",
+		    "4 MiB in total",
 		};
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 			if (!strstr(desc, want[i])) {
@@ -365,10 +560,15 @@ int main(void)
 	cfg.memory_mb = 512;
 	cfg.max_procs = 64;
 	cfg.max_queue = 16;
+	cfg.max_files_in_bytes = 4 << 20;
+	cfg.max_files_out = 16;
+	cfg.max_files_out_bytes = 8 << 20;
 
 	test_parse();
+	test_parse_files();
 	cJSON_Delete(args);
 	test_result();
+	test_result_files();
 
 	tool = mcpx_tool_exec_new(&cfg, NULL);
 	CHECK(tool != NULL);

@@ -15,7 +15,8 @@
  *      misspelled fields at any depth (imagePullPolicyy, policyType, ...).
  *
  * Custom resources are validated the same way when a kubernetes-models CRD
- * package is pinned for their group (ServiceMonitor: prometheus-operator).
+ * package is pinned for their group (ServiceMonitor and PrometheusRule:
+ * prometheus-operator; ScaledObject: keda; CiliumNetworkPolicy: cilium).
  * Any other apiVersion/kind fails as unknown, unless --skip-unknown is given,
  * in which case it is reported as "skip".
  *
@@ -39,6 +40,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
  * kubernetes-models; CRD groups need their own pinned package. */
 const CRD_PACKAGES = {
   "monitoring.coreos.com": "@kubernetes-models/prometheus-operator",
+  "keda.sh": "@kubernetes-models/keda",
+  "cilium.io": "@kubernetes-models/cilium",
 };
 
 function modelModule(apiVersion) {

@@ -92,13 +92,27 @@ freshly generated random string.
 {{- end }}
 {{- end }}
 
-{{/* Pod-level settings shared by the server and the helm test pod. */}}
+{{/*
+Pod-level settings shared by the server and the helm test pods. Null fields
+(runAsUser, runAsGroup, fsGroup left to the platform, as OpenShift's
+restricted-v2 SCC does) are left out rather than rendered as null.
+*/}}
 {{- define "mcp-exec.podSecurityContext" -}}
-{{- toYaml .Values.podSecurityContext }}
+{{- include "mcp-exec.withoutNulls" .Values.podSecurityContext }}
 {{- end }}
 
 {{- define "mcp-exec.containerSecurityContext" -}}
-{{- toYaml .Values.securityContext }}
+{{- include "mcp-exec.withoutNulls" .Values.securityContext }}
+{{- end }}
+
+{{- define "mcp-exec.withoutNulls" -}}
+{{- $out := dict }}
+{{- range $k, $v := . }}
+{{- if not (kindIs "invalid" $v) }}
+{{- $_ := set $out $k $v }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
 {{- end }}
 
 {{/* The token as a file: only the token key, mode 0440 (group = fsGroup). */}}
@@ -112,15 +126,207 @@ freshly generated random string.
         path: token
 {{- end }}
 
+{{/*
+A Kubernetes Quantity (string or number) in bytes, as a decimal string:
+"1Gi" -> 1073741824, "1.5G" -> 1500000000, "1e9" -> 1000000000, 512 -> 512.
+The schema's pattern has already checked the form.
+*/}}
+{{- define "mcp-exec.quantityBytes" -}}
+{{- $q := toString . | trim }}
+{{- $num := regexFind "^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)" $q }}
+{{- $suffix := trimPrefix $num $q }}
+{{- $mult := dict "" 1.0 "m" 0.001 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 }}
+{{- if regexMatch "^[eE][+-]?[0-9]+$" $suffix }}
+{{- printf "%.0f" (float64 $q) }}
+{{- else if hasKey $mult $suffix }}
+{{- printf "%.0f" (mulf (float64 $num) (get $mult $suffix)) }}
+{{- else }}
+{{- fail (printf "cannot read the quantity %q" $q) }}
+{{- end }}
+{{- end }}
+
+{{/* Quantity -> MiB, rounded down, as an int64. */}}
+{{- define "mcp-exec.quantityMiB" -}}
+{{- divf (float64 (include "mcp-exec.quantityBytes" .)) 1048576.0 | floor | int64 }}
+{{- end }}
+
+{{/*
+How long the server may take to drain after SIGTERM: it waits for the running
+execution at most config.maxTimeoutS + DRAIN_SLACK_S seconds, then stops
+(src/app.c, on_signal: max_timeout_s + 10). tests/k8s/run.sh checks that the
+two numbers agree.
+*/}}
+{{- define "mcp-exec.drainSlackS" -}}10{{- end }}
+{{- define "mcp-exec.exitMarginS" -}}5{{- end }}
+
+{{/* Replicas the release keeps at least, whatever scales it. */}}
+{{- define "mcp-exec.minReplicas" -}}
+{{- if .Values.keda.enabled }}{{ .Values.keda.minReplicaCount }}
+{{- else if .Values.autoscaling.enabled }}{{ .Values.autoscaling.minReplicas }}
+{{- else }}{{ .Values.replicaCount }}{{ end }}
+{{- end }}
+
+{{/* PromQL label matchers for this release's series. */}}
+{{- define "mcp-exec.promSelector" -}}
+{{- default (printf "namespace=%q,job=%q" .Release.Namespace (include "mcp-exec.fullname" .)) .Values.monitoring.selector }}
+{{- end }}
+
+{{/*
+The policy: whether there is one, the file rendered from values, and where
+it and the credentials live in the pod. Both directories are outside what a
+run may read (Landlock allows /usr, /lib, /etc, /proc, /sys, /dev and the
+workdir), so run code cannot read the policy, the function sources or the
+secrets even though it shares the server's uid.
+*/}}
+{{- define "mcp-exec.policyDir" -}}/var/run/mcp-exec/policy{{- end }}
+{{- define "mcp-exec.credentialsDir" -}}/var/run/secrets/mcp-exec-credentials{{- end }}
+
+{{- define "mcp-exec.hasPolicy" -}}
+{{- $p := .Values.policy }}
+{{- if or $p.existingConfigMap $p.egress $p.exec $p.functions }}true{{ end }}
+{{- end }}
+
+{{- define "mcp-exec.policyConfigMapName" -}}
+{{- default (printf "%s-policy" (include "mcp-exec.fullname" .)) .Values.policy.existingConfigMap }}
+{{- end }}
+
+{{/* The function source's key in the ConfigMap. */}}
+{{- define "mcp-exec.functionKey" -}}
+{{- printf "function-%s.py" (regexReplaceAll "[^A-Za-z0-9_.-]" . "_") }}
+{{- end }}
+
+{{- define "mcp-exec.policyJson" -}}
+{{- $p := .Values.policy }}
+{{- $doc := dict }}
+{{- if $p.egress }}{{ $_ := set $doc "egress" $p.egress }}{{ end }}
+{{- if $p.exec }}{{ $_ := set $doc "exec" $p.exec }}{{ end }}
+{{- if $p.functions }}
+{{- $fns := list }}
+{{- range $p.functions }}
+{{- $f := omit . "source" }}
+{{- if hasKey . "source" }}
+{{- $_ := set $f "source_file" (printf "%s/%s" (include "mcp-exec.policyDir" $) (include "mcp-exec.functionKey" .name)) }}
+{{- end }}
+{{- $fns = append $fns $f }}
+{{- end }}
+{{- $_ := set $doc "functions" $fns }}
+{{- end }}
+{{- toPrettyJson $doc }}
+{{- end }}
+
+{{/*
+The parts of one egress rule's url_prefix the NetworkPolicies need:
+{host, port}. "https://*.example.com/v1" -> {host: "*.example.com", port: 443}.
+*/}}
+{{- define "mcp-exec.ruleTarget" -}}
+{{- $m := regexFind "^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+" .url_prefix }}
+{{- $scheme := lower (regexReplaceAll "://.*$" $m "") }}
+{{- $authority := regexReplaceAll "^[^:]+://([^@]*@)?" $m "" }}
+{{- $host := $authority }}
+{{- $port := ternary 443 80 (eq $scheme "https") }}
+{{- if hasPrefix "[" $authority }}
+{{- $host = regexReplaceAll "^\\[([^\\]]*)\\].*$" $authority "${1}" }}
+{{- $p := regexFind ":[0-9]+$" (regexReplaceAll "^\\[[^\\]]*\\]" $authority "") }}
+{{- if $p }}{{ $port = trimPrefix ":" $p | int }}{{ end }}
+{{- else if regexMatch ":[0-9]+$" $authority }}
+{{- $port = regexFind "[0-9]+$" $authority | int }}
+{{- $host = regexReplaceAll ":[0-9]+$" $authority "" }}
+{{- end }}
+{{- toJson (dict "host" (lower $host) "port" $port) }}
+{{- end }}
+
 {{/* Refuse value combinations that would defeat the chart's guarantees. */}}
 {{- define "mcp-exec.validate" -}}
-{{- if le (int64 .Values.terminationGracePeriodSeconds) (int64 .Values.config.maxTimeoutS) }}
-{{- fail (printf "terminationGracePeriodSeconds (%d) must be greater than config.maxTimeoutS (%d), or a rollout kills running executions" (int64 .Values.terminationGracePeriodSeconds) (int64 .Values.config.maxTimeoutS)) }}
+{{- $c := .Values.config }}
+{{- $drain := add (int64 $c.maxTimeoutS) (int64 (include "mcp-exec.drainSlackS" .)) }}
+{{- $minGrace := add $drain (int64 (include "mcp-exec.exitMarginS" .)) }}
+{{- if lt (int64 .Values.terminationGracePeriodSeconds) $minGrace }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must be at least %d: after SIGTERM the server waits up to config.maxTimeoutS + %s = %d s for the running execution (src/app.c), and needs a few seconds more to stop; with less, a rollout or node drain kills running executions" (int64 .Values.terminationGracePeriodSeconds) $minGrace (include "mcp-exec.drainSlackS" .) $drain) }}
 {{- end }}
-{{- if gt (int64 .Values.config.defaultTimeoutS) (int64 .Values.config.maxTimeoutS) }}
-{{- fail (printf "config.defaultTimeoutS (%d) exceeds config.maxTimeoutS (%d)" (int64 .Values.config.defaultTimeoutS) (int64 .Values.config.maxTimeoutS)) }}
+{{- if gt (int64 $c.defaultTimeoutS) (int64 $c.maxTimeoutS) }}
+{{- fail (printf "config.defaultTimeoutS (%d) exceeds config.maxTimeoutS (%d)" (int64 $c.defaultTimeoutS) (int64 $c.maxTimeoutS)) }}
+{{- end }}
+{{- include "mcp-exec.validateSizing" . }}
+{{- include "mcp-exec.validateScaling" . }}
+{{- include "mcp-exec.validatePolicy" . }}
+{{- end }}
+
+{{- define "mcp-exec.validateSizing" -}}
+{{- $c := .Values.config }}
+{{- $tmp := include "mcp-exec.quantityMiB" .Values.tmp.sizeLimit | int64 }}
+{{- $limit := include "mcp-exec.quantityMiB" .Values.resources.limits.memory | int64 }}
+{{- $warm := ternary (int64 .Values.sizing.warmMiB) 0 $c.warm }}
+{{- $need := add (int64 $c.memoryMb) (int64 .Values.sizing.serverMiB) $warm $tmp }}
+{{- if lt $limit $need }}
+{{- fail (printf "resources.limits.memory (%s = %d MiB) is below what one replica can hold at once: config.memoryMb %d (the run's budget) + sizing.serverMiB %d (the server) + sizing.warmMiB %d (the waiting warm interpreter; 0 with config.warm=false) + tmp.sizeLimit %d MiB (memory-backed /tmp) = %d MiB. Past the limit the kernel kills the whole container, server included (cgroup v2 memory.oom.group). Raise resources.limits.memory to at least %dMi or lower one of the others" (toString .Values.resources.limits.memory) $limit (int64 $c.memoryMb) (int64 .Values.sizing.serverMiB) $warm $tmp $need $need) }}
+{{- end }}
+{{- if ge (int64 $c.maxDiskMb) $tmp }}
+{{- fail (printf "config.maxDiskMb (%d MiB, one run's files) must be below tmp.sizeLimit (%s = %d MiB), or a single run can fill /tmp, where the warm interpreter and the next run live" (int64 $c.maxDiskMb) (toString .Values.tmp.sizeLimit) $tmp) }}
+{{- end }}
+{{- if gt (int64 $c.maxFileMb) (int64 $c.maxDiskMb) }}
+{{- fail (printf "config.maxFileMb (%d) exceeds config.maxDiskMb (%d): one file cannot be larger than all of a run's files" (int64 $c.maxFileMb) (int64 $c.maxDiskMb)) }}
+{{- end }}
+{{- end }}
+
+{{- define "mcp-exec.validateScaling" -}}
+{{- if and .Values.autoscaling.enabled .Values.keda.enabled }}
+{{- fail "autoscaling.enabled and keda.enabled are exclusive: KEDA creates its own HorizontalPodAutoscaler, and two would fight over the replica count" }}
 {{- end }}
 {{- if and .Values.autoscaling.enabled (gt (int64 .Values.autoscaling.minReplicas) (int64 .Values.autoscaling.maxReplicas)) }}
 {{- fail "autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
 {{- end }}
+{{- if and .Values.keda.enabled (gt (int64 .Values.keda.minReplicaCount) (int64 .Values.keda.maxReplicaCount)) }}
+{{- fail "keda.minReplicaCount must not exceed keda.maxReplicaCount" }}
+{{- end }}
+{{- $pdb := .Values.podDisruptionBudget }}
+{{- if $pdb.enabled }}
+{{- $n := include "mcp-exec.minReplicas" . | int64 }}
+{{- $src := ternary "replicaCount" (ternary "keda.minReplicaCount" "autoscaling.minReplicas" .Values.keda.enabled) (not (or .Values.autoscaling.enabled .Values.keda.enabled)) }}
+{{- if not (kindIs "invalid" $pdb.minAvailable) }}
+{{- $min := 0 }}
+{{- if kindIs "string" $pdb.minAvailable }}
+{{- $pct := trimSuffix "%" $pdb.minAvailable | float64 }}
+{{- $min = ceil (divf (mulf $pct (float64 $n)) 100.0) | int64 }}
+{{- else }}
+{{- $min = int64 $pdb.minAvailable }}
+{{- end }}
+{{- if ge (int64 $min) $n }}
+{{- fail (printf "podDisruptionBudget.minAvailable (%v, i.e. %d pods) must be below %s (%d): otherwise no pod may ever be evicted and node drains block forever" $pdb.minAvailable (int64 $min) $src $n) }}
+{{- end }}
+{{- else if or (kindIs "invalid" $pdb.maxUnavailable) (eq (toString $pdb.maxUnavailable) "0") (eq (toString $pdb.maxUnavailable) "0%") }}
+{{- fail "podDisruptionBudget.maxUnavailable must be at least 1 (or a non-zero percentage): with 0 no pod may ever be evicted and node drains block forever" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mcp-exec.validatePolicy" -}}
+{{- $p := .Values.policy }}
+{{- if and $p.existingConfigMap (or $p.egress $p.exec $p.functions) }}
+{{- fail "policy.existingConfigMap replaces policy.egress, policy.exec and policy.functions: set one or the other" }}
+{{- end }}
+{{- range $p.functions }}
+{{- if not (or (hasKey . "source") (hasKey . "source_file")) }}
+{{- fail (printf "policy.functions[%s] needs its Python source: `source` (inline) or `source_file`" .name) }}
+{{- end }}
+{{- if and (hasKey . "source_file") (not $p.existingConfigMap) (not (hasPrefix (printf "%s/" (include "mcp-exec.policyDir" $)) .source_file)) }}
+{{- fail (printf "policy.functions[%s].source_file (%s) is not in the pod: give the source inline as `source`, or use policy.existingConfigMap" .name .source_file) }}
+{{- end }}
+{{- end }}
+{{- range $p.egress }}
+{{- if and .credential .credential.secret_file }}
+{{- $sf := .credential.secret_file }}
+{{- $ok := false }}
+{{- range $p.credentialSecrets }}
+{{- if regexMatch (printf "^%s/%s/[^/]+$" (include "mcp-exec.credentialsDir" $) (regexQuoteMeta .)) $sf }}{{ $ok = true }}{{ end }}
+{{- end }}
+{{- if not $ok }}
+{{- fail (printf "policy.egress[%s].credential.secret_file (%s) must be %s/<secret>/<key> for a Secret listed in policy.credentialSecrets, which the chart mounts read-only there" .name $sf (include "mcp-exec.credentialsDir" $)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Labels of this release's helm test pods (plus their component). */}}
+{{- define "mcp-exec.helmTestSelectorLabels" -}}
+{{ include "mcp-exec.selectorLabels" . }}
 {{- end }}
