@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark on one machine, in alternating rounds so drift hits
 # every target alike:
-#   - the floor: a cold `/usr/bin/python3 -c ...` process (hyperfine)
+#   - the floors: a cold `/usr/bin/python3 -c ...` process, and fork+exec of
+#     /bin/true (what any new process costs here), both with hyperfine
 #   - mcp-exec with warm interpreters, and with MCP_EXEC_WARM=0 (cold path)
 #   - the Node peer: the official TypeScript SDK with one exec_command tool
 #     over Streamable HTTP (bench/node-peer, pinned by its lockfile)
@@ -56,6 +57,8 @@ for _ in $(seq 1 100); do grep -q listening "$OUT/server-peer.log" 2>/dev/null &
 
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 echo "idle_rss_kb_warm=$(rss_kb "$PID_warm") idle_rss_kb_cold=$(rss_kb "$PID_cold")" | tee "$OUT/rss-idle.txt"
+# The machine is shared: its load goes beside the numbers.
+echo "start: $(uptime)" | tee "$OUT/load.txt"
 
 bench() { # label url clients calls tool args expect [think-ms]
   local label=$1 url=$2 c=$3 n=$4 tool=$5 args=$6 expect=$7 think=${8:-0}
@@ -74,6 +77,7 @@ for r in $(seq 1 "$ROUNDS"); do
     "$PY -c 'print(1)'" >/dev/null
   hyperfine -N --warmup 3 --runs 30 --export-json "$OUT/floor-numpy-$r.json" \
     "$PY -c 'import numpy'" >/dev/null
+  hyperfine -N --warmup 20 --runs 300 --export-json "$OUT/floor-true-$r.json" /bin/true >/dev/null
   bench "r$r ours-warm print1 seq" "http://127.0.0.1:$PORT_warm/mcp" 1 "$N" exec "$PRINT" '"exit_code":0'
   bench "r$r ours-cold print1 seq" "http://127.0.0.1:$PORT_cold/mcp" 1 "$N" exec "$PRINT" '"exit_code":0'
   bench "r$r peer print1 seq" "http://127.0.0.1:$PEER_PORT/mcp" 1 "$N" exec_command "$PEER_PRINT" 'exitCode'
@@ -95,4 +99,5 @@ if [ "$LEAK_N" -gt 0 ]; then
   echo "leak_n=$LEAK_N rss_before_kb=$before rss_after_kb=$(rss_kb "$PID_warm")" | tee "$OUT/rss-leak.txt"
 fi
 
+echo "end: $(uptime)" | tee -a "$OUT/load.txt"
 $PY bench/summarize.py "$OUT" | tee "$OUT/table.md"

@@ -75,6 +75,6 @@ int main(int argc, char **argv)
 
 		if (!getcwd(dir, sizeof(dir)) || mcpx_interp_start(argv[2], argv[3]) < 0)
 			return 1;
-		mcpx_interp_run(dir);
+		mcpx_interp_run(dir, NULL);
 	}
 }

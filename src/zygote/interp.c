@@ -16,6 +16,7 @@
 #include "interp.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,7 +222,7 @@ static void rebase_cpu(unsigned cpu_s)
 	(void)setrlimit(RLIMIT_CPU, &rl);
 }
 
-void mcpx_interp_run(const char *workdir)
+void mcpx_interp_run(const char *workdir, const cpu_set_t *cpus)
 {
 	char hdr[MCPX_WARM_HEADER_LEN], path[4200];
 	PyObject *src;
@@ -240,6 +241,8 @@ void mcpx_interp_run(const char *workdir)
 	if (!src || read_full(0, PyBytes_AS_STRING(src), len) < 0)
 		_exit(0);
 	rebase_cpu(cpu_s);
+	if (cpus)
+		(void)sched_setaffinity(0, sizeof(*cpus), cpus);
 	/* Non-dumpable while waiting (inherited from the zygote, or set at
 	 * start): no same-uid process could open /proc/<pid>/fd/0 or read this
 	 * memory. A cold run is dumpable; so is this one from here on. */

@@ -10,6 +10,8 @@
 #ifndef MCPX_ZYGOTE_INTERP_H
 #define MCPX_ZYGOTE_INTERP_H
 
+#include <sched.h>
+
 /* Initialises the interpreter with python as sys.executable (the
  * interpreter a cold run execs), installs the runner and the support
  * modules, then imports each module of preload_csv (validated: module
@@ -34,9 +36,10 @@ int mcpx_interp_fresh(const char *zygote_dir, const char *workdir);
 
 /* Says ready (one NUL byte on stdout), reads the header and the code from
  * stdin, re-bases RLIMIT_CPU on the CPU used so far, becomes dumpable again
- * (a cold run is) and runs the code as __main__ from <workdir>/main.py.
+ * (a cold run is), takes the CPU affinity cpus (NULL: keeps its own) and
+ * runs the code as __main__ from <workdir>/main.py.
  * Never returns: the process exits with the program's status (0 without a
  * word when stdin ends before the code: the server discarded it). */
-__attribute__((noreturn)) void mcpx_interp_run(const char *workdir);
+__attribute__((noreturn)) void mcpx_interp_run(const char *workdir, const cpu_set_t *cpus);
 
 #endif

@@ -12,6 +12,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -88,6 +89,7 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 		"print('main', __name__, os.path.basename(__file__))\n"
 		"print('flags', sys.flags.isolated, sys.flags.dont_write_bytecode, sys.flags.safe_path)\n"
 		"print('exe', sys.executable)\n"
+		"print('cpus', len(os.sched_getaffinity(0)))\n"
 		"print('stdin', sys.stdin.read().strip())\n"
 		"sys.exit(3)\n";
 	struct mcpx_sandbox_proc proc;
@@ -131,6 +133,15 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 	/* The interpreter starts as a cold run's `python3 -I -u -B`. */
 	CHECK(strstr(out, "flags 1 1 True\n") != NULL);
 	CHECK(strstr(out, "exe " PYTHON "\n") != NULL);
+	/* Pinned to one CPU while it prepared, the run has them all back. */
+	{
+		cpu_set_t mine;
+		char want[32];
+
+		CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+		snprintf(want, sizeof(want), "cpus %d\n", CPU_COUNT(&mine));
+		CHECK(strstr(out, want) != NULL);
+	}
 	CHECK(strstr(out, "stdin from-stdin\n") != NULL);
 
 	CHECK_INT(mcpx_sandbox_reap(&proc, &status, &ru), 0);
