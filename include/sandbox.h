@@ -24,6 +24,11 @@
 #define MCPX_SANDBOX_UID 65532
 #define MCPX_SANDBOX_GID 65532
 
+/* A run that may ask the egress broker for something (broker.h) finds its
+ * end of the channel at this fd, named by this environment variable. */
+#define MCPX_SANDBOX_CHANNEL_FD 4
+#define MCPX_SANDBOX_CHANNEL_ENV "MCPX_CHANNEL_FD"
+
 /* Per-run limits. */
 struct mcpx_limits {
 	unsigned cpu_s;         /* RLIMIT_CPU soft; hard = soft + 1 */
@@ -32,6 +37,7 @@ struct mcpx_limits {
 	unsigned long file_mb;  /* RLIMIT_FSIZE */
 	unsigned open_files;    /* RLIMIT_NOFILE */
 	pid_t uncounted_pgrp;   /* 0, or the group of a run about to end: not counted for NPROC */
+	bool channel;           /* the run gets a broker channel (MCPX_SANDBOX_CHANNEL_FD) */
 };
 
 /* One resource limit as the child applies it (setrlimit). */
@@ -79,6 +85,7 @@ struct mcpx_sandbox_proc {
 	int stdin_fd;  /* write end of the child's stdin; -1 if none */
 	int stdout_fd; /* read ends; -1 once handed over */
 	int stderr_fd;
+	int channel_fd; /* the server's end of the run's broker channel; -1 if none */
 	char workdir[4096];
 	bool reaped;
 	/* A leader forked by the zygote: a pidfd kept for waiting (the server
@@ -105,7 +112,10 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 void mcpx_sandbox_free(struct mcpx_sandbox *sb);
 
 /* Creates the workdir, writes the code to main.py and starts
- * `python -I -u -B main.py` in it. The child's stdin is a pipe whose write
+ * `python -I -u -B main.py` in it. With lim->channel, a socketpair is made:
+ * the run finds one end at MCPX_SANDBOX_CHANNEL_FD (and the variable
+ * MCPX_SANDBOX_CHANNEL_ENV says so), proc->channel_fd is the other
+ * (O_NONBLOCK, close-on-exec). The child's stdin is a pipe whose write
  * end is returned (the caller writes stdin data, then closes it; writes to a
  * dead run raise SIGPIPE, so the server must ignore it). On success the
  * process has passed every setup step: a failure in the child is reported

@@ -7,7 +7,8 @@
  * the shape of the run's Landlock ruleset, both computed by the same code the
  * cold path uses), and then, per run, creates the run's workdir beneath the
  * zygote's and its pipes, computes its rlimits, sends one request with the
- * child's pipe ends attached (SCM_RIGHTS) and adopts the child it gets back.
+ * child's pipe ends attached (SCM_RIGHTS; and, for a run with egress, its
+ * end of the broker channel as a fourth) and adopts the child it gets back.
  *
  * The control channel is a SOCK_SEQPACKET socketpair: one JSON object per
  * message, requests and answers strictly alternating. Every wait for an
@@ -48,6 +49,7 @@ struct pending_fork {
 	pid_t pid;      /* from the answer; 0 when the fork failed */
 	int err;        /* errno of a failed fork */
 	int stdin_w, stdout_r, stderr_r;
+	int channel; /* the server's end of the run's broker channel, or -1 */
 	char workdir[4096];
 };
 
@@ -90,7 +92,7 @@ static int send_json(struct mcpx_forkserver *fs, const cJSON *msg, const int *fd
 	char *text = cJSON_PrintUnformatted(msg);
 	union {
 		struct cmsghdr hdr;
-		char buf[CMSG_SPACE(3 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 	} ctrl;
 	struct iovec iov;
 	struct msghdr mh = {0};
@@ -236,7 +238,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 	if (!fs)
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	fs->sb = sb;
-	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = -1;
+	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = fs->next.channel = -1;
 	mcpx_sandbox_proc_reset(&fs->zygote);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = mcpx_err_set(err, errno, "fork server: socketpair: %s", strerror(errno));
@@ -248,6 +250,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 	 * sets the run's), no process budget (each child gets the run's). */
 	zl.cpu_s = 0;
 	zl.max_procs = 0;
+	zl.channel = false;
 	rc = mcpx_sandbox_spawn_zygote(sb, &zl, bootstrap, sv[1], &fs->zygote, err);
 	close(sv[1]);
 	if (rc < 0) {
@@ -345,6 +348,7 @@ static void drop_pending(struct mcpx_forkserver *fs)
 	mcpx_close_fd(&p->stdin_w);
 	mcpx_close_fd(&p->stdout_r);
 	mcpx_close_fd(&p->stderr_r);
+	mcpx_close_fd(&p->channel);
 	if (p->workdir[0])
 		(void)mcpx_workdir_remove(p->workdir);
 	p->workdir[0] = '\0';
@@ -430,7 +434,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 {
 	const struct mcpx_sandbox *sb = fs->sb;
 	struct pending_fork *p = &fs->next;
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ch[2] = {-1, -1};
 	cJSON *req;
 	int rc;
 
@@ -441,7 +445,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	if (p->active)
 		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
 	memset(p, 0, sizeof(*p));
-	p->stdin_w = p->stdout_r = p->stderr_r = -1;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->channel = -1;
 	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
 				 p->workdir, sizeof(p->workdir));
 	if (rc) {
@@ -450,15 +454,18 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 				    strerror(-rc));
 	}
 	p->active = true;
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    (lim->channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0)) {
+		rc = mcpx_err_set(err, errno, "fork server: pipe2/socketpair: %s", strerror(errno));
 		goto fail;
 	}
 	p->stdin_w = in[1];
 	p->stdout_r = out[0];
 	p->stderr_r = errp[0];
-	in[1] = out[0] = errp[0] = -1;
-	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) || mcpx_set_nonblock(p->stderr_r)) {
+	p->channel = ch[0];
+	in[1] = out[0] = errp[0] = ch[0] = -1;
+	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) ||
+	    mcpx_set_nonblock(p->stderr_r) || (p->channel >= 0 && mcpx_set_nonblock(p->channel))) {
 		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
 		goto fail;
 	}
@@ -468,9 +475,9 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 		goto fail;
 	}
 	{
-		int fds[3] = {in[0], out[1], errp[1]};
+		int fds[4] = {in[0], out[1], errp[1], ch[1]};
 
-		rc = send_json(fs, req, fds, 3);
+		rc = send_json(fs, req, fds, ch[1] >= 0 ? 4 : 3);
 	}
 	cJSON_Delete(req);
 	if (rc < 0) {
@@ -480,6 +487,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	mcpx_close_fd(&in[0]);
 	mcpx_close_fd(&out[1]);
 	mcpx_close_fd(&errp[1]);
+	mcpx_close_fd(&ch[1]);
 	return 0;
 
 fail:
@@ -489,6 +497,8 @@ fail:
 	mcpx_close_fd(&out[1]);
 	mcpx_close_fd(&errp[0]);
 	mcpx_close_fd(&errp[1]);
+	mcpx_close_fd(&ch[0]);
+	mcpx_close_fd(&ch[1]);
 	drop_pending(fs);
 	return rc < 0 ? rc : -EIO;
 }
@@ -525,7 +535,8 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 	proc->stdin_fd = p->stdin_w;
 	proc->stdout_fd = p->stdout_r;
 	proc->stderr_fd = p->stderr_r;
-	p->stdin_w = p->stdout_r = p->stderr_r = -1;
+	proc->channel_fd = p->channel;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->channel = -1;
 	p->workdir[0] = '\0';
 	p->active = false;
 	return 0;

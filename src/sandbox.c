@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -471,7 +472,7 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
 }
 
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
-			 const char *bootstrap)
+			 const char *bootstrap, bool channel)
 {
 	size_t i = 0;
 
@@ -494,6 +495,10 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	b->envp[i++] = (char *)"MALLOC_ARENA_MAX=2";
 	b->envp[i++] = (char *)"MPLBACKEND=Agg";
 	b->envp[i++] = b->mplconfig;
+	/* Where the run's end of the broker channel is (python/mcpx.py). */
+	_Static_assert(MCPX_SANDBOX_CHANNEL_FD == 4, "the variable below names fd 4");
+	if (channel)
+		b->envp[i++] = (char *)MCPX_SANDBOX_CHANNEL_ENV "=4";
 	b->envp[i] = NULL;
 
 	/* -I: ignore PYTHON* variables, no user site, no cwd on sys.path;
@@ -570,6 +575,7 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->stdin_fd = -1;
 	proc->stdout_fd = -1;
 	proc->stderr_fd = -1;
+	proc->channel_fd = -1;
 	proc->exit_fd = -1;
 }
 
@@ -589,8 +595,9 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	const char *code = what->code, *bootstrap = what->bootstrap;
 	size_t code_len = what->code_len;
 	struct spawn_buf *b;
-	/* [0] read end, [1] write end */
+	/* [0] read end, [1] write end; ch: [0] the server's, [1] the run's */
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1};
+	int ch[2] = {-1, -1};
 	pid_t pid = -1;
 	int rc, st;
 
@@ -612,10 +619,19 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		goto fail;
 
 	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
-	prepare_exec(b, sb, proc->workdir, bootstrap);
+	prepare_exec(b, sb, proc->workdir, bootstrap, lim->channel);
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
 	    pipe2(ep, O_CLOEXEC) < 0) {
 		rc = mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
+		goto fail;
+	}
+	/* The zygote never runs code, so it never talks to the broker. */
+	if (lim->channel && what->control_fd >= 0) {
+		rc = mcpx_err_set(err, EINVAL, "sandbox: a zygote gets no broker channel");
+		goto fail;
+	}
+	if (lim->channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0) {
+		rc = mcpx_err_set(err, errno, "sandbox: socketpair: %s", strerror(errno));
 		goto fail;
 	}
 	b->args.parent = getpid();
@@ -623,7 +639,7 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	b->args.stdout_fd = out[1];
 	b->args.stderr_fd = errp[1];
 	b->args.errpipe_fd = ep[1];
-	b->args.control_fd = what->control_fd;
+	b->args.control_fd = lim->channel ? ch[1] : what->control_fd;
 	b->args.drop_uid = sb->layers.uid_drop;
 	b->args.uid = sb->run_uid;
 	b->args.gid = sb->run_gid;
@@ -665,6 +681,7 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	mcpx_close_fd(&out[1]);
 	mcpx_close_fd(&errp[1]);
 	mcpx_close_fd(&ep[1]);
+	mcpx_close_fd(&ch[1]);
 
 	/* Race-free: an unreaped child's pid cannot be recycled. */
 	proc->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
@@ -685,13 +702,15 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		}
 	}
 
-	if (mcpx_set_nonblock(in[1]) || mcpx_set_nonblock(out[0]) || mcpx_set_nonblock(errp[0])) {
+	if (mcpx_set_nonblock(in[1]) || mcpx_set_nonblock(out[0]) || mcpx_set_nonblock(errp[0]) ||
+	    (ch[0] >= 0 && mcpx_set_nonblock(ch[0]))) {
 		rc = mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
 		goto fail;
 	}
 	proc->stdin_fd = in[1];
 	proc->stdout_fd = out[0];
 	proc->stderr_fd = errp[0];
+	proc->channel_fd = ch[0];
 	free(b);
 	return 0;
 
@@ -712,6 +731,8 @@ fail:
 	mcpx_close_fd(&errp[1]);
 	mcpx_close_fd(&ep[0]);
 	mcpx_close_fd(&ep[1]);
+	mcpx_close_fd(&ch[0]);
+	mcpx_close_fd(&ch[1]);
 	mcpx_close_fd(&proc->pidfd);
 	if (proc->workdir[0])
 		(void)mcpx_workdir_remove(proc->workdir);
@@ -922,6 +943,7 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 	mcpx_close_fd(&proc->stdin_fd);
 	mcpx_close_fd(&proc->stdout_fd);
 	mcpx_close_fd(&proc->stderr_fd);
+	mcpx_close_fd(&proc->channel_fd);
 	mcpx_close_fd(&proc->pidfd);
 	mcpx_close_fd(&proc->exit_fd);
 	if (proc->workdir[0]) {
