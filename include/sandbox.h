@@ -204,6 +204,13 @@ typedef int (*mcpx_probe_feed_fn)(void *ctx, struct mcpx_sandbox_proc *proc, con
 int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
 			     mcpx_probe_feed_fn feed, void *ctx, struct mcpx_err *err);
 
+/* True when a run could read path (taken as written: resolve symlinks and
+ * ask again for the target). With Landlock: path lies beneath one of the
+ * run's read rules (the runtime's directories, /dev, /proc, ...) or beneath
+ * the workdir base, where every run's workdir is. Without Landlock a run
+ * reads whatever the server's uid reads, so always true. */
+bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path);
+
 /* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);
 

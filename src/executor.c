@@ -9,6 +9,10 @@
  * returned, and the job is finished only when the leader is reaped and both
  * output pipes are closed, so nothing of a run outlives its result.
  *
+ * A run whose policy grants egress gets a channel to the broker (broker.h):
+ * the executor only asks the sandbox for it and hands the server's end to
+ * the broker when the run starts and ends it when the run ends.
+ *
  * This module does not know about MCP or JSON; it reports raw bytes and
  * numbers to the caller's callback and writes the audit line.
  */
@@ -25,6 +29,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "broker.h"
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
@@ -74,6 +79,8 @@ struct mcpx_job {
 	unsigned timeout_s;
 	char request_id[128];
 	char caller[160];
+	char run_id[17]; /* joins the run's audit line and its egress lines */
+	struct mcpx_broker_run *egress;
 	struct mcpx_job_callbacks cb;
 	bool cancelled;
 	bool warm; /* served by a warm interpreter */
@@ -101,6 +108,7 @@ struct mcpx_executor {
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
+	struct mcpx_broker *broker; /* NULL: no policy, no egress */
 	struct mcpx_job *queue_head, *queue_tail;
 	size_t queue_len;
 	struct mcpx_job *running;
@@ -143,7 +151,7 @@ static void kick(struct mcpx_executor *ex)
 }
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb)
+					const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
 {
 	struct mcpx_executor *ex = calloc(1, sizeof(*ex));
 	if (!ex)
@@ -151,6 +159,7 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->loop = loop;
 	ex->cfg = cfg;
 	ex->sb = sb;
+	ex->broker = broker;
 	ex->warm_mode = mcpx_warm_mode_for(cfg, sb);
 	if (ex->warm_mode != MCPX_WARM_MODE_OFF) {
 		ex->bootstrap = mcpx_warm_bootstrap(cfg->preload,
@@ -220,6 +229,7 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.output_bytes = job->out.len + job->err.len;
 	rec.truncated = r ? r->truncated : false;
 	rec.warm = job->warm;
+	rec.run_id = job->run_id;
 	mcpx_audit_log(&rec);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
 			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
@@ -286,6 +296,13 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	job->timeout_s = spec->timeout_s;
 	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
+	{
+		unsigned char id[8] = {0};
+
+		(void)mcpx_random(id, sizeof(id));
+		for (size_t i = 0; i < sizeof(id); i++)
+			snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
+	}
 	job->cb = *cb;
 	job->state = JOB_QUEUED;
 	job->enqueued_us = mcpx_now_us();
@@ -481,6 +498,7 @@ static void warm_limits(const struct mcpx_executor *ex, struct mcpx_limits *lim)
 	lim->max_procs = ex->cfg->max_procs;
 	lim->file_mb = ex->cfg->max_file_mb;
 	lim->open_files = 256;
+	lim->channel = mcpx_broker_exec_channel(ex->broker);
 	/* The running run's tasks are gone by the time this one starts. */
 	lim->uncounted_pgrp = ex->running ? ex->running->proc.pid : 0;
 }
@@ -591,6 +609,11 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 			return false;
 		}
 	}
+	/* Prepared under a policy that differs in granting egress. */
+	if ((ex->warm.channel_fd >= 0) != mcpx_broker_exec_channel(ex->broker)) {
+		discard_warm(ex);
+		return false;
+	}
 	mcpx_timer_cancel(&ex->warm_timer);
 	*proc = ex->warm;
 	ex->warm_ready = false;
@@ -658,6 +681,8 @@ static void job_complete(struct mcpx_job *job)
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
+	mcpx_broker_run_end(job->egress);
+	job->egress = NULL;
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
 	mcpx_sandbox_cleanup(&job->proc);
@@ -875,6 +900,19 @@ static int watch_fd(struct mcpx_job *job, struct mcpx_watch *w, int *fdp, mcpx_w
 	return rc;
 }
 
+/* A run with a channel is served by the broker until it ends. Without the
+ * broker's side the run's end sees EOF, and mcpx.fetch says so. */
+static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	struct mcpx_broker_who who = {job->run_id, job->request_id, job->caller};
+
+	if (job->proc.channel_fd < 0)
+		return;
+	job->egress = mcpx_broker_run_start(ex->broker, &job->proc.channel_fd, &who);
+	if (!job->egress)
+		mcpx_error("run %s: the egress broker could not take its channel", job->run_id);
+}
+
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 {
 	struct mcpx_limits lim;
@@ -888,6 +926,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	lim.max_procs = ex->cfg->max_procs;
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
+	lim.channel = mcpx_broker_exec_channel(ex->broker);
 
 	job->started_us = mcpx_now_us();
 	err.msg[0] = '\0';
@@ -931,6 +970,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	ex->running = job;
 	job->state = JOB_RUNNING;
 	job->out.job = job->err.job = job;
+	start_egress(ex, job);
 
 	if (watch_fd(job, &job->out.watch, &job->proc.stdout_fd, stream_cb, &job->out) == 0)
 		job->out.open = true;
@@ -1049,6 +1089,8 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		mcpx_timer_cancel(&job->wall_timer);
 		mcpx_timer_cancel(&job->drain_timer);
 		mcpx_timer_cancel(&job->stdin_timer);
+		mcpx_broker_run_end(job->egress);
+		job->egress = NULL;
 		if (job->out.open)
 			mcpx_loop_unwatch(&job->out.watch);
 		if (job->err.open)

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/landlock.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -395,6 +396,32 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb)
 {
 	mcpx_seccomp_policy_free(&sb->filter);
 	mcpx_seccomp_policy_free(&sb->zygote_filter);
+}
+
+static bool beneath(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
+{
+	struct mcpx_landlock_plan plan;
+
+	if (!sb->layers.landlock)
+		return true;
+	if (beneath(path, sb->workdir_base))
+		return true;
+	mcpx_landlock_plan(sb->layers.landlock_abi, NULL,
+			   sb->runtime_root[0] ? sb->runtime_root : NULL, &plan);
+	for (size_t i = 0; i < plan.n_rules; i++)
+		if (plan.rules[i].path && (plan.rules[i].rights & LANDLOCK_ACCESS_FS_READ_FILE) &&
+		    beneath(path, plan.rules[i].path))
+			return true;
+	return false;
 }
 
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
