@@ -71,7 +71,7 @@ struct mcpx_wire_out {
 int mcpx_wire_out_push(struct mcpx_wire_out *out, const char *json, size_t json_len, char *body,
 		       size_t body_len, void *tag);
 
-/* Writes queued frames to fd (non-blocking) until done or the socket is
+/* Writes queued frames to the stream socket fd until done or it is
  * full, calling sent(tag, arg) for each frame completely written. Returns
  * 0 when the queue is empty, 1 when bytes remain (wait for writability), or
  * -errno (EPIPE: the run closed its end). */

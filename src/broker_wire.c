@@ -3,14 +3,16 @@
  *
  * The reader is a small state machine over the three parts of a frame, fed
  * with whatever a read() returned; it never trusts a length before checking
- * it against its cap. The writer keeps a queue of frames and uses writev so
- * a header, its JSON and a large body go out without being copied together.
+ * it against its cap. The writer keeps a queue of frames and sends each
+ * header, its JSON and a large body with one gathered sendmsg, without
+ * copying them together.
  */
 #include "broker_wire.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -170,8 +172,9 @@ int mcpx_wire_out_flush(struct mcpx_wire_out *out, int fd, void (*sent)(void *ta
 	while (out->head) {
 		struct mcpx_wire_frame *f = out->head;
 		struct iovec iov[3];
-		int n = frame_iov(f, iov);
-		ssize_t w = n ? writev(fd, iov, n) : 0;
+		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)frame_iov(f, iov)};
+		/* A run that closed its end must not raise SIGPIPE in the server. */
+		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		void *tag;
 
 		if (w < 0 && errno == EINTR)
