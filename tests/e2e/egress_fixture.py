@@ -33,6 +33,7 @@ class Upstream:
     /status?code=N   an empty answer with status N
     /headers         extra response headers (two Set-Cookie)
     /hang            waits until release() or until the client goes away
+    http://...       (a proxy request) answers {"proxied": the URL}
     """
 
     def __init__(self, tls_ctx=None):
@@ -114,6 +115,10 @@ def _handler(up):
 
         def _route(self):
             rec = self._record()
+            if self.path.startswith("http://"):
+                # Asked as a forward proxy: say so instead of forwarding.
+                self._answer(200, json.dumps({"proxied": self.path}).encode())
+                return
             url = urllib.parse.urlsplit(self.path)
             q = dict(urllib.parse.parse_qsl(url.query))
             if url.path == "/echo":

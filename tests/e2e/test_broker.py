@@ -71,8 +71,11 @@ def policy(granted=GRANTED, **caps):
 
 
 write_policy(policy_file, policy())
+# Proxies in the server's environment must be ignored: they lead nowhere.
 ENV = base_env(MCP_EXEC_POLICY=policy_file, MCP_EXEC_WORKDIR_BASE=work,
-               MCP_EXEC_EGRESS_CA_FILE=ca, MCP_EXEC_PRELOAD="json")
+               MCP_EXEC_EGRESS_CA_FILE=ca, MCP_EXEC_PRELOAD="json",
+               http_proxy=f"http://127.0.0.1:{DEAD}", HTTPS_PROXY=f"http://127.0.0.1:{DEAD}",
+               ALL_PROXY=f"http://127.0.0.1:{DEAD}")
 MODE = warm_mode(ENV)
 print("   warm mode:", MODE)
 
@@ -382,6 +385,15 @@ t.check('mcp_exec_egress_requests_total{rule="local",outcome="ok",reason="none"}
         'outcome="denied",reason="no_rule"' in m and SECRET not in m,
         "/metrics counts requests by rule and outcome", [l for l in m.splitlines() if "egress" in l][:8])
 srv.stop()
+
+# ---- a proxy only when MCP_EXEC_EGRESS_PROXY names one ----
+proxy = Upstream()
+s = StdioServer(dict(ENV, MCP_EXEC_EGRESS_PROXY=f"http://127.0.0.1:{proxy.port}"))
+s.initialize()
+sc = structured(s.call(PRELUDE + "print(mcpx.fetch(URL + 'echo?via').json())")) or {}
+t.check(lines(sc) == [f"{{'proxied': '{URL}echo?via'}}"],
+        "with MCP_EXEC_EGRESS_PROXY every request goes through that proxy", sc)
+s.close()
 
 # ---- without a policy, or without exec rules: nothing changes ----
 NONE_CODE = """
