@@ -17,9 +17,16 @@ weakens one fails CI:
   network:  a NetworkPolicy selecting the server pods with Ingress+Egress,
             egress [] (unless the profile allows more), ingress only to the
             http port and only from non-empty peer lists
+  egress:   with egress rules (profiles egress, cilium): the policy
+            ConfigMap holds only policy keys, credentials are paths under
+            /var/run/secrets/mcp-exec/egress/ mounted read-only from their
+            Secrets, MCP_EXEC_POLICY points at the mounted policy, and the
+            NetworkPolicy opens only DNS and the rules' ports (to the rules'
+            allow_cidrs, and public addresses unless Cilium's toFQDNs policy
+            names the hosts)
 
 Usage:
-  check_manifests.py --profile default|full|netpol FILE...
+  check_manifests.py --profile default|full|netpol|egress|cilium FILE...
   check_manifests.py --self-test FILE   (FILE: a default render) mutates the
       manifests one weakness at a time and checks each one is caught.
 Prints ok/FAIL lines and a summary line "checks: N passed, N failed".
@@ -27,6 +34,7 @@ Prints ok/FAIL lines and a summary line "checks: N passed, N failed".
 import argparse
 import base64
 import copy
+import json
 import re
 import sys
 
@@ -122,6 +130,15 @@ def selector_matches(match_labels, labels):
     return bool(match_labels) and all(labels.get(k) == v for k, v in match_labels.items())
 
 
+def volume_secret_items(vol):
+    """(Secret name, items) of a secret volume, or of a projected volume's
+    secret sources."""
+    if "secret" in vol:
+        return [(vol["secret"].get("secretName"), vol["secret"].get("items") or [])]
+    return [(src["secret"].get("name"), src["secret"].get("items") or [])
+            for src in (vol.get("projected") or {}).get("sources") or [] if "secret" in src]
+
+
 def check_pod(r, label, spec, secret_values):
     psc = spec.get("securityContext", {}) or {}
     r.check(spec.get("automountServiceAccountToken") is False,
@@ -189,10 +206,10 @@ def check_server(r, d, docs, profile):
     ok = False
     for m in c.get("volumeMounts", []):
         if tfile.startswith(m["mountPath"].rstrip("/") + "/"):
-            sec = vols.get(m["name"], {}).get("secret")
             rel = tfile[len(m["mountPath"].rstrip("/")) + 1:]
-            ok = bool(sec) and m.get("readOnly") is True and \
-                any(i.get("path") == rel for i in sec.get("items", []))
+            ok = m.get("readOnly") is True and any(
+                i.get("path") == rel for _, items in volume_secret_items(vols.get(m["name"], {}))
+                for i in items)
     r.check(ok, f"{label}: MCP_EXEC_AUTH_TOKEN_FILE is a read-only mounted Secret key")
     # Probes.
     ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
@@ -300,7 +317,13 @@ def run_checks(docs, profile, r):
     nps = by_kind.get("NetworkPolicy", [])
     r.check(len(nps) == 1, "a NetworkPolicy is rendered")
     for np in nps:
-        check_netpol(r, np, labels, 8080, allow_egress=False)
+        check_netpol(r, np, labels, 8080, allow_egress=profile in ("egress", "cilium"))
+    if profile in ("egress", "cilium"):
+        check_egress(r, dep, by_kind, profile)
+    else:
+        r.check(not any(d["metadata"]["name"].endswith("-policy") for d in by_kind.get("ConfigMap", [])) and
+                "MCP_EXEC_POLICY" not in env_map(dep["spec"]["template"]["spec"]["containers"][0]),
+                f"{profile}: no egress rules, no policy")
     svc = (by_kind.get("Service") or [{}])[0]
     sp = svc.get("spec", {})
     r.check(sp.get("type") == "ClusterIP", "Service is ClusterIP")
@@ -355,14 +378,92 @@ def run_checks(docs, profile, r):
         r.check("Secret" not in kinds, "full: existingSecret -> no chart-made Secret")
         c = dep["spec"]["template"]["spec"]["containers"][0]
         sk = env_map(c)["MCP_EXEC_SESSION_KEY"]["valueFrom"]["secretKeyRef"]
-        vol = [v for v in dep["spec"]["template"]["spec"]["volumes"] if "secret" in v]
-        r.check(sk["name"] == "my-mcp-token" and all(v["secret"]["secretName"] == "my-mcp-token" for v in vol),
+        tok = [name for v in dep["spec"]["template"]["spec"]["volumes"]
+               for name, items in volume_secret_items(v) if any(i.get("path") == "token" for i in items)]
+        r.check(sk["name"] == "my-mcp-token" and tok == ["my-mcp-token"],
                 "full: existingSecret is used for the token file and the session key")
         r.check(sp.get("sessionAffinity") == "ClientIP" and
                 sp.get("sessionAffinityConfig", {}).get("clientIP", {}).get("timeoutSeconds") == 3600,
                 "full: Service sessionAffinity ClientIP with its timeout")
         ann = dep["spec"]["template"]["metadata"].get("annotations") or {}
         r.check("checksum/secret" not in ann, "full: no checksum annotation for an existing Secret")
+
+
+POLICY_KEYS = {"name", "url_prefix", "methods", "allow_cidrs", "credential", "timeout_s",
+               "max_response_bytes"}
+SECRETS_DIR = "/var/run/secrets/mcp-exec"
+
+
+def rule_host_port(url):
+    hp = re.sub(r"^https?://([^/]+).*$", r"\1", url)
+    m = re.search(r":(\d+)$", hp)
+    if m:
+        return hp[:m.start()], int(m.group(1))
+    return hp, 443 if url.startswith("https:") else 80
+
+
+def check_policy_mount(r, dep, pol):
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    vols = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+    want = SECRETS_DIR + "/policy/policy.json"
+    r.check(env_map(c).get("MCP_EXEC_POLICY", {}).get("value") == want, f"egress: MCP_EXEC_POLICY={want}")
+    m = next((m for m in c.get("volumeMounts", []) if m["mountPath"] == SECRETS_DIR), None)
+    r.check(m is not None and m.get("readOnly") is True, f"egress: {SECRETS_DIR} is mounted read-only")
+    srcs = ((vols.get(m["name"], {}) if m else {}).get("projected") or {}).get("sources") or []
+    r.check(any(i.get("path") == "policy/policy.json" for s in srcs if "configMap" in s
+                for i in s["configMap"].get("items") or []),
+            "egress: the policy ConfigMap is projected at policy/policy.json")
+    paths = {i.get("path") for s in srcs if "secret" in s for i in s["secret"].get("items") or []}
+    files = [x["credential"]["secret_file"] for x in pol.get("egress", []) if "credential" in x]
+    r.check(bool(files) and all(f.startswith(SECRETS_DIR + "/egress/") and
+                                f[len(SECRETS_DIR) + 1:] in paths for f in files),
+            "egress: every credential's secret_file is a projected Secret key under egress/")
+
+
+def check_egress(r, dep, by_kind, profile):
+    cms = [d for d in by_kind.get("ConfigMap", []) if d["metadata"]["name"].endswith("-policy")]
+    r.check(len(cms) == 1, "egress: a policy ConfigMap is rendered")
+    try:
+        pol = json.loads(cms[0]["data"]["policy.json"]) if cms else {}
+    except ValueError:
+        pol = {}
+    rules = pol.get("egress") or []
+    r.check(set(pol) == {"egress", "exec"} and bool(rules) and all(set(x) <= POLICY_KEYS for x in rules) and
+            all(set(x.get("credential", {})) <= {"header", "prefix", "secret_file"} for x in rules),
+            "egress: the policy holds only the policy file's keys (no chart-only ones)")
+    r.check(set(pol.get("exec", {}).get("egress") or []) <= {x["name"] for x in rules},
+            "egress: exec is granted only rules that exist")
+    check_policy_mount(r, dep, pol)
+    np = by_kind["NetworkPolicy"][0]["spec"]
+    eg = np.get("egress") or []
+    ports = {rule_host_port(x["url_prefix"])[1] for x in rules}
+    dns = [e for e in eg if {(p.get("port"), p.get("protocol")) for p in e.get("ports") or []} ==
+           {(53, "UDP"), (53, "TCP")}]
+    r.check(len(dns) == 1 and all("ipBlock" not in p for p in dns[0].get("to") or [{}]),
+            "egress: one DNS rule (port 53) to the cluster DNS")
+    rest = [e for e in eg if e not in dns]
+    r.check(bool(rest) and all(e.get("ports") and e.get("to") and
+                               {p.get("port") for p in e["ports"]} <= ports for e in rest),
+            f"egress: the other rules open only the rules' ports {sorted(ports)}, to listed peers")
+    blocks = [p["ipBlock"] for e in rest for p in e["to"] if "ipBlock" in p]
+    cidrs = {b["cidr"] for b in blocks}
+    want = {c if "/" in c else c + "/32" for x in rules for c in x.get("allow_cidrs") or []}
+    r.check(want <= cidrs, f"egress: the rules' allow_cidrs are open {sorted(want)}")
+    world = [b for b in blocks if b["cidr"] == "0.0.0.0/0"]
+    cnps = by_kind.get("CiliumNetworkPolicy", [])
+    if profile == "egress":
+        r.check(len(world) == 1 and "169.254.0.0/16" in world[0].get("except", []) and
+                "10.0.0.0/8" in world[0].get("except", []),
+                "egress: public addresses are open, except private and link-local ranges")
+        r.check(not cnps, "egress: no CiliumNetworkPolicy unless asked")
+        return
+    r.check(not world, "cilium: the NetworkPolicy does not open public addresses (toFQDNs does)")
+    names = set()
+    for e in (cnps[0]["spec"].get("egress") if cnps else []):
+        for f in e.get("toFQDNs") or []:
+            names.add(f.get("matchName") or f.get("matchPattern"))
+    hosts = {rule_host_port(x["url_prefix"])[0] for x in rules}
+    r.check(len(cnps) == 1 and names == hosts, f"cilium: toFQDNs names exactly the rule hosts {sorted(hosts)}")
 
 
 # Each mutation weakens one property; the checks must catch every one.
@@ -428,7 +529,8 @@ def self_test(files):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--profile", choices=["default", "full", "netpol"], default="default")
+    ap.add_argument("--profile", choices=["default", "full", "netpol", "egress", "cilium"],
+                    default="default")
     ap.add_argument("--self-test", action="store_true")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()

@@ -159,6 +159,7 @@ expect_fail() {
 }
 
 FULL=$HERE/fixtures/values-full.yaml
+EGRESS=$HERE/fixtures/values-egress.yaml
 R=$WORK/render
 mkdir -p "$R"
 
@@ -185,6 +186,8 @@ render "networkPolicy and helm test off" "$R/minimal.yaml" --set networkPolicy.e
   --set serviceAccount.create=false
 render "PDB with the default maxUnavailable" "$R/pdb.yaml" --set podDisruptionBudget.enabled=true
 render "namespace-wide clients" "$R/allns.yaml" --set-json 'networkPolicy.clientNamespaceSelector={}'
+render "egress rules (policy ConfigMap, credential Secret, NetworkPolicy egress)" "$R/egress.yaml" -f "$EGRESS"
+render "egress rules with Cilium toFQDNs" "$R/cilium.yaml" -f "$EGRESS" --set egress.cilium.enabled=true
 
 # Helm 3: same chart, same checks on its renders.
 expect_ok "helm 3 lint --strict (default and non-default values)" \
@@ -233,6 +236,9 @@ validate "non-default render" "$R/full.yaml"
 validate "other renders (incl. helm 3)" "$R/kube125.yaml" "$R/minimal.yaml" "$R/pdb.yaml" "$R/allns.yaml" \
   "$R/h3-default.yaml" "$R/h3-full.yaml"
 validate "networkpolicy/*.yaml" "$ROOT"/networkpolicy/*.yaml
+validate "egress render" "$R/egress.yaml"
+# No pinned model exists for Cilium's CRD: the rest of that render is checked.
+validate "Cilium render (CiliumNetworkPolicy skipped)" --skip-unknown "$R/cilium.yaml"
 
 # Security properties.
 check() { # NAME ARGS...
@@ -250,6 +256,8 @@ check "security checks, non-default render" --profile full "$R/full.yaml"
 check "security checks, helm 3 renders" --profile default "$R/h3-default.yaml"
 check "security checks, helm 3 non-default render" --profile full "$R/h3-full.yaml"
 check "security checks, networkpolicy/*.yaml" --profile netpol "$ROOT"/networkpolicy/*.yaml
+check "security and egress checks, egress render" --profile egress "$R/egress.yaml"
+check "security and egress checks, Cilium render" --profile cilium "$R/cilium.yaml"
 check "security checker catches every weakened variant" --self-test "$R/default.yaml"
 
 # Negative tests: bad values must not render.
@@ -271,6 +279,12 @@ expect_fail "rejects a missing memory limit" "memory" \
   "$HELM" template mcpx "$CHART" --set resources.limits.memory=null
 expect_fail "rejects a LoadBalancer Service" "service|type" \
   "$HELM" template mcpx "$CHART" --set service.type=LoadBalancer
+expect_fail "rejects egress.exec naming a rule that does not exist" "not in egress.rules" \
+  "$HELM" template mcpx "$CHART" -f "$EGRESS" --set-json 'egress.exec=["github","nope"]'
+expect_fail "rejects an egress rule with an unknown key" "credentail|additional" \
+  "$HELM" template mcpx "$CHART" --set-json 'egress.rules=[{"name":"a","url_prefix":"https://a/","credentail":{}}]'
+expect_fail "rejects a credential without its Secret" "secretName|required" \
+  "$HELM" template mcpx "$CHART" --set-json 'egress.rules=[{"name":"a","url_prefix":"https://a/","credential":{"header":"X"}}]'
 expect_fail "lint --strict fails on bad values" "replicaCount" \
   "$HELM" lint --strict "$CHART" --set replicaCount=two
 

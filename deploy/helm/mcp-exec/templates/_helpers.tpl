@@ -102,6 +102,7 @@ freshly generated random string.
 {{- end }}
 
 {{/* The token as a file: only the token key, mode 0440 (group = fsGroup). */}}
+{{/* The token alone (the helm test pod). */}}
 {{- define "mcp-exec.tokenVolume" -}}
 - name: auth-token
   secret:
@@ -112,6 +113,70 @@ freshly generated random string.
         path: token
 {{- end }}
 
+{{/*
+The server's secrets, in one read-only volume at /var/run/secrets/mcp-exec
+(outside every path a run may read): the token, and with egress rules the
+policy (policy/policy.json, from the ConfigMap) and each credential
+(egress/<rule>/<key>, from the Secret the rule names). A projected volume is
+updated in place when a source changes; the server notices and re-reads.
+*/}}
+{{- define "mcp-exec.serverSecretsVolume" -}}
+- name: auth-token
+  projected:
+    defaultMode: 0440
+    sources:
+      - secret:
+          name: {{ include "mcp-exec.secretName" . }}
+          items:
+            - key: {{ .Values.auth.tokenKey }}
+              path: token
+      {{- if .Values.egress.rules }}
+      - configMap:
+          name: {{ include "mcp-exec.fullname" . }}-policy
+          items:
+            - key: policy.json
+              path: policy/policy.json
+      {{- range .Values.egress.rules }}
+      {{- $rule := . }}
+      {{- with .credential }}
+      - secret:
+          name: {{ .secretName }}
+          items:
+            - key: {{ .key }}
+              path: {{ printf "egress/%s/%s" $rule.name .key }}
+      {{- end }}
+      {{- end }}
+      {{- end }}
+{{- end }}
+
+{{/* The policy file (docs/policy.md) the egress values make, as JSON. */}}
+{{- define "mcp-exec.policyJson" -}}
+{{- $e := .Values.egress }}
+{{- $rules := list }}
+{{- $names := list }}
+{{- range $e.rules }}
+{{- $r := omit . "credential" }}
+{{- $rule := . }}
+{{- with .credential }}
+{{- $_ := set $r "credential" (dict "header" .header "prefix" (.prefix | default "") "secret_file" (printf "/var/run/secrets/mcp-exec/egress/%s/%s" $rule.name .key)) }}
+{{- end }}
+{{- $rules = append $rules $r }}
+{{- $names = append $names .name }}
+{{- end }}
+{{- $exec := dict "egress" ($e.exec | default $names) "max_requests" $e.maxRequests "max_in_flight" $e.maxInFlight }}
+{{- dict "egress" $rules "exec" $exec | toPrettyJson }}
+{{- end }}
+
+{{/* "host port" of a url_prefix (the port explicit or the scheme's). */}}
+{{- define "mcp-exec.hostPort" -}}
+{{- $hp := regexReplaceAll "^https?://([^/]+).*$" . "${1}" }}
+{{- if regexMatch ":[0-9]+$" $hp }}
+{{- printf "%s %s" (regexReplaceAll ":[0-9]+$" $hp "") (regexFind "[0-9]+$" $hp) }}
+{{- else }}
+{{- printf "%s %s" $hp (ternary "443" "80" (hasPrefix "https:" .)) }}
+{{- end }}
+{{- end }}
+
 {{/* Refuse value combinations that would defeat the chart's guarantees. */}}
 {{- define "mcp-exec.validate" -}}
 {{- if le (int64 .Values.terminationGracePeriodSeconds) (int64 .Values.config.maxTimeoutS) }}
@@ -119,6 +184,18 @@ freshly generated random string.
 {{- end }}
 {{- if gt (int64 .Values.config.defaultTimeoutS) (int64 .Values.config.maxTimeoutS) }}
 {{- fail (printf "config.defaultTimeoutS (%d) exceeds config.maxTimeoutS (%d)" (int64 .Values.config.defaultTimeoutS) (int64 .Values.config.maxTimeoutS)) }}
+{{- end }}
+{{- $ruleNames := list }}
+{{- range .Values.egress.rules }}
+{{- if has .name $ruleNames }}
+{{- fail (printf "egress.rules: two rules are named %s" .name) }}
+{{- end }}
+{{- $ruleNames = append $ruleNames .name }}
+{{- end }}
+{{- range .Values.egress.exec }}
+{{- if not (has . $ruleNames) }}
+{{- fail (printf "egress.exec names %s, which is not in egress.rules" .) }}
+{{- end }}
 {{- end }}
 {{- if and .Values.autoscaling.enabled (gt (int64 .Values.autoscaling.minReplicas) (int64 .Values.autoscaling.maxReplicas)) }}
 {{- fail "autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
