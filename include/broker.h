@@ -54,7 +54,8 @@ struct mcpx_broker_opts {
 /* Starts the broker on loop, serving the policy in store (not owned; must
  * outlive the broker). Returns 0 or -errno with err. */
 int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
-		    const struct mcpx_broker_opts *o, struct mcpx_broker **out, struct mcpx_err *err);
+                    const struct mcpx_broker_opts *o, struct mcpx_broker **out,
+                    struct mcpx_err *err);
 /* Ends every run's requests and frees the broker. NULL is fine. */
 void mcpx_broker_free(struct mcpx_broker *b);
 
@@ -74,7 +75,7 @@ struct mcpx_broker_who {
  * current now, which the run keeps until it ends. NULL (and *fd untouched)
  * when out of memory or without a broker. */
 struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
-					      const struct mcpx_broker_who *who);
+                                              const struct mcpx_broker_who *who);
 
 /* The run ended: its requests are cancelled (audited as such), the channel
  * is closed, and r is freed. NULL is fine. */

@@ -69,17 +69,17 @@ struct mcpx_wire_out {
  * taken over and freed once written. tag is handed to the sent callback.
  * Returns 0 or -ENOMEM (the body is freed either way). */
 int mcpx_wire_out_push(struct mcpx_wire_out *out, const char *json, size_t json_len, char *body,
-		       size_t body_len, void *tag);
+                       size_t body_len, void *tag);
 
 /* Writes queued frames to the stream socket fd until done or it is
  * full, calling sent(tag, arg) for each frame completely written. Returns
  * 0 when the queue is empty, 1 when bytes remain (wait for writability), or
  * -errno (EPIPE: the run closed its end). */
 int mcpx_wire_out_flush(struct mcpx_wire_out *out, int fd, void (*sent)(void *tag, void *arg),
-			void *arg);
+                        void *arg);
 
 /* Drops every queued frame, calling dropped(tag, arg) for each. */
 void mcpx_wire_out_clear(struct mcpx_wire_out *out, void (*dropped)(void *tag, void *arg),
-			 void *arg);
+                         void *arg);
 
 #endif

@@ -20,16 +20,16 @@
 
 /* Why an address is refused unless a rule's allow_cidrs contains it. */
 enum mcpx_addr_class {
-	MCPX_ADDR_PUBLIC = 0,   /* anything else: allowed */
-	MCPX_ADDR_LOOPBACK,     /* 127.0.0.0/8, ::1 */
-	MCPX_ADDR_PRIVATE,      /* RFC 1918: 10/8, 172.16/12, 192.168/16; fec0::/10 */
-	MCPX_ADDR_LINK_LOCAL,   /* 169.254.0.0/16 (cloud metadata), fe80::/10 */
-	MCPX_ADDR_CGNAT,        /* 100.64.0.0/10 */
-	MCPX_ADDR_ULA,          /* fc00::/7 */
-	MCPX_ADDR_UNSPECIFIED,  /* 0.0.0.0/8, :: */
-	MCPX_ADDR_MULTICAST,    /* 224.0.0.0/4, ff00::/8 */
-	MCPX_ADDR_RESERVED,     /* 192.0.0.0/24, 198.18.0.0/15, 240.0.0.0/4, 2001:db8::/32 */
-	MCPX_ADDR_UNSUPPORTED,  /* not IPv4 or IPv6 */
+	MCPX_ADDR_PUBLIC = 0,  /* anything else: allowed */
+	MCPX_ADDR_LOOPBACK,    /* 127.0.0.0/8, ::1 */
+	MCPX_ADDR_PRIVATE,     /* RFC 1918: 10/8, 172.16/12, 192.168/16; fec0::/10 */
+	MCPX_ADDR_LINK_LOCAL,  /* 169.254.0.0/16 (cloud metadata), fe80::/10 */
+	MCPX_ADDR_CGNAT,       /* 100.64.0.0/10 */
+	MCPX_ADDR_ULA,         /* fc00::/7 */
+	MCPX_ADDR_UNSPECIFIED, /* 0.0.0.0/8, :: */
+	MCPX_ADDR_MULTICAST,   /* 224.0.0.0/4, ff00::/8 */
+	MCPX_ADDR_RESERVED,    /* 192.0.0.0/24, 198.18.0.0/15, 240.0.0.0/4, 2001:db8::/32 */
+	MCPX_ADDR_UNSUPPORTED, /* not IPv4 or IPv6 */
 };
 
 /* "loopback", "private", "link-local", ... ("public" for MCPX_ADDR_PUBLIC). */
@@ -57,7 +57,7 @@ enum mcpx_addr_class mcpx_addr_classify(const struct sockaddr *sa, socklen_t len
  * the class that refuses it. Addresses inside one of allow[0..n) are
  * allowed whatever their class. */
 enum mcpx_addr_class mcpx_addr_check(const struct sockaddr *sa, socklen_t len,
-				     const struct mcpx_cidr *allow, size_t n);
+                                     const struct mcpx_cidr *allow, size_t n);
 
 /* Renders the address (without port) for messages; buf of 64 bytes. */
 void mcpx_addr_text(const struct sockaddr *sa, socklen_t len, char *buf, size_t cap);
@@ -70,12 +70,12 @@ void mcpx_addr_text(const struct sockaddr *sa, socklen_t len, char *buf, size_t 
 
 /* A request URL as the broker sees it, from curl's URL API. */
 struct mcpx_url {
-	char scheme[8];              /* "http" or "https" */
-	char host[MCPX_HOST_MAX];    /* lower case ASCII; IPv6 in brackets */
-	unsigned port;               /* explicit, or the scheme's default */
-	char path[MCPX_PATH_MAX];    /* normalised by curl ("/a/../b" is "/b"), no query */
-	bool ip_literal;             /* host is an address, not a name */
-	char *full;                  /* what is requested (with query, no fragment); curl_free */
+	char scheme[8];           /* "http" or "https" */
+	char host[MCPX_HOST_MAX]; /* lower case ASCII; IPv6 in brackets */
+	unsigned port;            /* explicit, or the scheme's default */
+	char path[MCPX_PATH_MAX]; /* normalised by curl ("/a/../b" is "/b"), no query */
+	bool ip_literal;          /* host is an address, not a name */
+	char *full;               /* what is requested (with query, no fragment); curl_free */
 };
 
 /* Parses an absolute http(s) URL of len bytes (no NUL inside). Refuses other
@@ -84,8 +84,8 @@ struct mcpx_url {
  * dot segment behind percent-encoding ("/a/%2e%2e/b"). base, when not NULL,
  * resolves url relative to it (a redirect's Location). On success fill
  * *out (release with mcpx_url_release). Returns 0 or -EINVAL with why. */
-int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_url *out,
-		   char *why, size_t whylen);
+int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_url *out, char *why,
+                   size_t whylen);
 void mcpx_url_release(struct mcpx_url *u);
 
 /* A rule's url_prefix: scheme://host[:port]/path-prefix, host either exact
@@ -120,6 +120,6 @@ bool mcpx_method_valid(const char *m, size_t len);
  * (Connection, Keep-Alive, TE, Trailer, Upgrade), every Proxy-* header,
  * and the matched rule's credential header (cred_header, may be NULL). */
 const char *mcpx_header_refusal(const char *name, size_t name_len, const char *value,
-				size_t value_len, const char *cred_header);
+                                size_t value_len, const char *cred_header);
 
 #endif

@@ -117,8 +117,8 @@ struct mcpx_policy_opts {
  * even when parsing fails, so the store can watch for the fix. Returns 0
  * with *out (one reference), or -errno with err naming the JSON pointer. */
 int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opts *o,
-		      struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
-		      size_t *n_files, struct mcpx_err *err);
+                      struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
+                      size_t *n_files, struct mcpx_err *err);
 
 struct mcpx_policy *mcpx_policy_ref(struct mcpx_policy *p);
 /* Drops a reference; the last one wipes the secrets and frees. NULL is fine. */
@@ -128,8 +128,8 @@ void mcpx_policy_unref(struct mcpx_policy *p);
  * *reason: "no_rule" (no rule's url_prefix covers the URL) or "method" (one
  * does, but none allows the method). */
 const struct mcpx_egress_rule *mcpx_egress_grant_match(const struct mcpx_egress_grant *g,
-							 const struct mcpx_url *url,
-							 const char *method, const char **reason);
+                                                       const struct mcpx_url *url,
+                                                       const char *method, const char **reason);
 
 /* Appends a sentence for an agent: which URL prefixes g reaches, with which
  * methods. Returns 0 or -E2BIG / -ENOMEM. */
@@ -142,14 +142,14 @@ struct mcpx_policy_store;
 /* Reads and parses path (refused when a run could read it). A bad file at
  * start is an error; the caller refuses to start. */
 int mcpx_policy_store_open(const char *path, const struct mcpx_policy_opts *o,
-			   struct mcpx_policy_store **out, struct mcpx_err *err);
+                           struct mcpx_policy_store **out, struct mcpx_err *err);
 void mcpx_policy_store_free(struct mcpx_policy_store *s);
 
 /* Polls the identity (device, inode, mtime, size) of the policy file and of
  * every secret file every interval_ms on loop, so an edited file, a swapped
  * ConfigMap symlink or a rotated Secret is picked up. */
 void mcpx_policy_store_watch(struct mcpx_policy_store *s, struct mcpx_loop *loop,
-			     unsigned interval_ms);
+                             unsigned interval_ms);
 
 /* One poll: 1 when a new policy was loaded, 0 when nothing changed (or the
  * same bad files were already reported), -errno when the changed files are

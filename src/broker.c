@@ -197,7 +197,7 @@ static int socket_fn(CURL *e, curl_socket_t s, int what, void *userp, void *sock
 	}
 	if (k->watching)
 		mcpx_loop_set_events(&k->w, ((what & CURL_POLL_IN) ? MCPX_EV_READ : 0) |
-						    ((what & CURL_POLL_OUT) ? MCPX_EV_WRITE : 0));
+		                                ((what & CURL_POLL_OUT) ? MCPX_EV_WRITE : 0));
 	return 0;
 }
 
@@ -284,7 +284,8 @@ static void account(struct req *q, const char *reason, const char *result)
 		return;
 	}
 	if (q->have_url)
-		snprintf(origin, sizeof(origin), "%s://%s:%u", q->url.scheme, q->url.host, q->url.port);
+		snprintf(origin, sizeof(origin), "%s://%s:%u", q->url.scheme, q->url.host,
+		         q->url.port);
 	a.run_id = r->run_id;
 	a.request_id = r->request_id;
 	a.caller = r->caller;
@@ -359,7 +360,7 @@ static cJSON *answer(const struct req *q)
 
 /* Refuses q: audit, metrics, and {"error": "denied"} to the run. */
 __attribute__((format(printf, 3, 4))) static void deny(struct req *q, const char *reason,
-						       const char *fmt, ...)
+                                                       const char *fmt, ...)
 {
 	cJSON *m = answer(q);
 	char msg[512];
@@ -423,7 +424,8 @@ static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_so
 		cls = mcpx_addr_check(&a->addr, a->addrlen, q->rule->allow, q->rule->n_allow);
 		if (cls != MCPX_ADDR_PUBLIC) {
 			q->refused = cls;
-			mcpx_addr_text(&a->addr, a->addrlen, q->refused_addr, sizeof(q->refused_addr));
+			mcpx_addr_text(&a->addr, a->addrlen, q->refused_addr,
+			               sizeof(q->refused_addr));
 			return CURL_SOCKET_BAD;
 		}
 	}
@@ -445,13 +447,14 @@ static void trim(const char **s, size_t *len)
 	while (*len && (**s == ' ' || **s == '\t'))
 		(*s)++, (*len)--;
 	while (*len && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t' || (*s)[*len - 1] == '\r' ||
-			(*s)[*len - 1] == '\n'))
+	                (*s)[*len - 1] == '\n'))
 		(*len)--;
 }
 
 static cJSON *header_pair(const char *name, size_t nlen, const char *value, size_t vlen)
 {
-	char *n = mcpx_utf8_sanitize(name, nlen, &nlen), *v = mcpx_utf8_sanitize(value, vlen, &vlen);
+	char *n = mcpx_utf8_sanitize(name, nlen, &nlen),
+	     *v = mcpx_utf8_sanitize(value, vlen, &vlen);
 	cJSON *pair = NULL;
 
 	if (n && v) {
@@ -603,7 +606,8 @@ static CURLcode set_fixed(struct req *q, long timeout_ms)
 	SET(CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
+	SET(CURLOPT_CONNECTTIMEOUT_MS,
+	    timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
 	SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	SET(CURLOPT_OPENSOCKETDATA, q);
 	SET(CURLOPT_WRITEFUNCTION, write_cb);
@@ -703,7 +707,7 @@ static void fail_curl(struct req *q, CURLcode rc)
 	const char *what = rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : curl_easy_strerror(rc);
 
 	fail_fetch(q, "%s %s://%s:%u%s failed: %s%s%s", q->method, q->url.scheme, q->url.host,
-		   q->url.port, q->url.path, what, q->errbuf[0] ? ": " : "", q->errbuf);
+	           q->url.port, q->url.path, what, q->errbuf[0] ? ": " : "", q->errbuf);
 }
 
 /* The method of the next hop (RFC 9110 15.4: 303 turns into GET, and so
@@ -739,7 +743,7 @@ static void follow(struct req *q, const char *location)
 		return;
 	}
 	q->cross_origin |= strcmp(next.scheme, q->url.scheme) != 0 ||
-			   strcmp(next.host, q->url.host) != 0 || next.port != q->url.port;
+	                   strcmp(next.host, q->url.host) != 0 || next.port != q->url.port;
 	mcpx_url_release(&q->url);
 	q->url = next;
 	if (method != q->method) {
@@ -753,7 +757,7 @@ static void follow(struct req *q, const char *location)
 		deny(q, "redirect", "redirected to %s://%s:%u%s, which %s", q->url.scheme,
 		     q->url.host, q->url.port, q->url.path,
 		     strcmp(reason, "method") == 0 ? "no egress rule allows with this method"
-						   : "no egress rule of this run allows");
+		                                   : "no egress rule of this run allows");
 		return;
 	}
 	if (literal_refused(q)) {
@@ -778,14 +782,15 @@ static void transfer_done(struct req *q, CURLcode rc)
 		location = strdup(u);
 	detach_easy(q);
 	if (q->too_large || rc == CURLE_FILESIZE_EXCEEDED)
-		deny(q, "too_large", "the response is larger than %zu bytes (max_response_bytes of "
-				     "rule %s)",
+		deny(q, "too_large",
+		     "the response is larger than %zu bytes (max_response_bytes of "
+		     "rule %s)",
 		     q->rule->max_response_bytes, q->rule->name);
 	else if (q->refused != MCPX_ADDR_PUBLIC && rc == CURLE_COULDNT_CONNECT)
 		deny_address(q);
 	else if (q->hdr_too_large)
-		fail_fetch(q, "the response's headers exceed %u bytes or %u lines", RESP_HEADERS_MAX,
-			   RESP_HEADERS_COUNT);
+		fail_fetch(q, "the response's headers exceed %u bytes or %u lines",
+		           RESP_HEADERS_MAX, RESP_HEADERS_COUNT);
 	else if (rc != CURLE_OK)
 		fail_curl(q, rc);
 	else if (location)
@@ -835,7 +840,7 @@ static bool read_fields(struct req *q, cJSON *msg, double *timeout)
 		return false;
 	}
 	if (method && (!cJSON_IsString(method) ||
-		       !mcpx_method_valid(method->valuestring, strlen(method->valuestring)))) {
+	               !mcpx_method_valid(method->valuestring, strlen(method->valuestring)))) {
 		deny(q, "bad_request", "the method must be 1..16 upper-case letters");
 		return false;
 	}
@@ -846,8 +851,8 @@ static bool read_fields(struct req *q, cJSON *msg, double *timeout)
 	}
 	*timeout = t ? t->valuedouble : 0;
 	q->headers = cJSON_DetachItemFromObjectCaseSensitive(msg, "headers");
-	if (q->headers && (!cJSON_IsArray(q->headers) ||
-			   cJSON_GetArraySize(q->headers) > REQ_HEADERS_MAX)) {
+	if (q->headers &&
+	    (!cJSON_IsArray(q->headers) || cJSON_GetArraySize(q->headers) > REQ_HEADERS_MAX)) {
 		deny(q, "bad_request", "headers must be at most %d [name, value] pairs",
 		     REQ_HEADERS_MAX);
 		return false;
@@ -857,7 +862,8 @@ static bool read_fields(struct req *q, cJSON *msg, double *timeout)
 		if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) != 2 ||
 		    !cJSON_IsString(cJSON_GetArrayItem(h, 0)) ||
 		    !cJSON_IsString(cJSON_GetArrayItem(h, 1))) {
-			deny(q, "bad_request", "each header must be a [name, value] pair of strings");
+			deny(q, "bad_request",
+			     "each header must be a [name, value] pair of strings");
 			return false;
 		}
 	}
@@ -873,7 +879,8 @@ static bool headers_refused(struct req *q)
 	{
 		const char *name = cJSON_GetArrayItem(h, 0)->valuestring;
 		const char *value = cJSON_GetArrayItem(h, 1)->valuestring;
-		const char *why = mcpx_header_refusal(name, strlen(name), value, strlen(value), cred);
+		const char *why =
+		    mcpx_header_refusal(name, strlen(name), value, strlen(value), cred);
 
 		if (why) {
 			deny(q, "header", "header %s refused: %s", printable(name), why);
@@ -899,15 +906,17 @@ static bool allowed(struct req *q, cJSON *msg, const cJSON *url, double *timeout
 		return false;
 	}
 	if (mcpx_url_parse(url->valuestring, strlen(url->valuestring), NULL, &q->url, why,
-			   sizeof(why)) < 0) {
+	                   sizeof(why)) < 0) {
 		deny(q, "bad_url", "%s", why);
 		return false;
 	}
 	q->have_url = true;
 	if (r->total > g->max_requests)
-		deny(q, "run_limit", "this run made its %u requests (max_requests)", g->max_requests);
+		deny(q, "run_limit", "this run made its %u requests (max_requests)",
+		     g->max_requests);
 	else if (r->in_flight > g->max_in_flight)
-		deny(q, "in_flight", "%u requests of this run are already in flight (max_in_flight)",
+		deny(q, "in_flight",
+		     "%u requests of this run are already in flight (max_in_flight)",
 		     g->max_in_flight);
 	else if (!g->n_rules)
 		deny(q, "not_configured", "no egress is configured for this run");
@@ -944,7 +953,8 @@ static void decide(struct req *q, cJSON *msg, const cJSON *url)
 
 static bool valid_id(const cJSON *id)
 {
-	return cJSON_IsNumber(id) && id->valuedouble >= 0 && id->valuedouble <= 9007199254740991.0 &&
+	return cJSON_IsNumber(id) && id->valuedouble >= 0 &&
+	       id->valuedouble <= 9007199254740991.0 &&
 	       id->valuedouble == (double)(long long)id->valuedouble;
 }
 
@@ -1091,7 +1101,7 @@ bool mcpx_broker_exec_channel(const struct mcpx_broker *b)
 }
 
 struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
-					      const struct mcpx_broker_who *who)
+                                              const struct mcpx_broker_who *who)
 {
 	struct mcpx_broker_run *r;
 
@@ -1101,7 +1111,8 @@ struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
 	r->policy = mcpx_policy_ref(mcpx_policy_store_current(b->store));
 	r->grant = &r->policy->exec;
 	snprintf(r->run_id, sizeof(r->run_id), "%s", who->run_id ? who->run_id : "");
-	snprintf(r->request_id, sizeof(r->request_id), "%s", who->request_id ? who->request_id : "");
+	snprintf(r->request_id, sizeof(r->request_id), "%s",
+	         who->request_id ? who->request_id : "");
 	snprintf(r->caller, sizeof(r->caller), "%s", who->caller ? who->caller : "");
 	mcpx_wire_in_init(&r->in, MCPX_BROKER_MAX_REQUEST_BODY);
 	r->ch.fd = *fd;
@@ -1128,9 +1139,10 @@ void mcpx_broker_run_end(struct mcpx_broker_run *r)
 	mcpx_timer_cancel(&r->close_timer);
 	cancel_all(r);
 	if (r->unaudited)
-		mcpx_warn("egress broker: run %s: %u more requests were refused past its max_requests "
-			  "(counted in /metrics, not audited one by one)",
-			  r->run_id, r->unaudited);
+		mcpx_warn(
+		    "egress broker: run %s: %u more requests were refused past its max_requests "
+		    "(counted in /metrics, not audited one by one)",
+		    r->run_id, r->unaudited);
 	for (pp = &r->b->runs; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
 			*pp = r->next;
@@ -1151,7 +1163,8 @@ static char *dup_setting(const char *s)
 }
 
 int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
-		    const struct mcpx_broker_opts *o, struct mcpx_broker **out, struct mcpx_err *err)
+                    const struct mcpx_broker_opts *o, struct mcpx_broker **out,
+                    struct mcpx_err *err)
 {
 	struct mcpx_broker *b;
 

@@ -83,14 +83,16 @@ int mcpx_wire_in_feed(struct mcpx_wire_in *in, const char *p, size_t n, size_t *
 		in->oversize = in->body_len > in->body_cap;
 	}
 	if (in->json.len < in->json_len && i < n) {
-		size_t take = in->json_len - in->json.len < n - i ? in->json_len - in->json.len : n - i;
+		size_t take =
+		    in->json_len - in->json.len < n - i ? in->json_len - in->json.len : n - i;
 
 		if (mcpx_buf_add(&in->json, p + i, take) < 0)
 			return -ENOMEM;
 		i += take;
 	}
 	if (in->json.len == in->json_len && in->body_seen < in->body_len && i < n) {
-		size_t take = in->body_len - in->body_seen < n - i ? in->body_len - in->body_seen : n - i;
+		size_t take =
+		    in->body_len - in->body_seen < n - i ? in->body_len - in->body_seen : n - i;
 
 		if (!in->oversize && mcpx_buf_add(&in->body, p + i, take) < 0)
 			return -ENOMEM;
@@ -102,7 +104,7 @@ int mcpx_wire_in_feed(struct mcpx_wire_in *in, const char *p, size_t n, size_t *
 }
 
 int mcpx_wire_out_push(struct mcpx_wire_out *out, const char *json, size_t json_len, char *body,
-		       size_t body_len, void *tag)
+                       size_t body_len, void *tag)
 {
 	struct mcpx_wire_frame *f = calloc(1, sizeof(*f));
 
@@ -149,7 +151,8 @@ static int frame_iov(const struct mcpx_wire_frame *f, struct iovec iov[3])
 	const struct {
 		const void *p;
 		size_t len;
-	} parts[3] = {{f->hdr, MCPX_WIRE_HEADER_LEN}, {f->json, f->json_len}, {f->body, f->body_len}};
+	} parts[3] = {
+	    {f->hdr, MCPX_WIRE_HEADER_LEN}, {f->json, f->json_len}, {f->body, f->body_len}};
 	size_t skip = f->off;
 	int n = 0;
 
@@ -167,7 +170,7 @@ static int frame_iov(const struct mcpx_wire_frame *f, struct iovec iov[3])
 }
 
 int mcpx_wire_out_flush(struct mcpx_wire_out *out, int fd, void (*sent)(void *tag, void *arg),
-			void *arg)
+                        void *arg)
 {
 	while (out->head) {
 		struct mcpx_wire_frame *f = out->head;
@@ -195,7 +198,7 @@ int mcpx_wire_out_flush(struct mcpx_wire_out *out, int fd, void (*sent)(void *ta
 }
 
 void mcpx_wire_out_clear(struct mcpx_wire_out *out, void (*dropped)(void *tag, void *arg),
-			 void *arg)
+                         void *arg)
 {
 	while (out->head) {
 		void *tag = out->head->tag;

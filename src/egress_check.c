@@ -110,7 +110,8 @@ static int normalise(const struct sockaddr *sa, socklen_t len, uint8_t out[16])
 		return AF_INET;
 	}
 	if (sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-		const uint8_t *a = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+		const uint8_t *a =
+		    ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
 
 		if (prefix_equal(a, v6_embedding[0].net, 96)) {
 			memcpy(out, a + 12, 4);
@@ -126,7 +127,7 @@ static enum mcpx_addr_class classify_bytes(int family, const uint8_t *a)
 {
 	const struct range *t = family == AF_INET ? v4_ranges : v6_ranges;
 	size_t n = family == AF_INET ? sizeof(v4_ranges) / sizeof(v4_ranges[0])
-				     : sizeof(v6_ranges) / sizeof(v6_ranges[0]);
+	                             : sizeof(v6_ranges) / sizeof(v6_ranges[0]);
 
 	for (size_t i = 0; i < n; i++)
 		if (prefix_equal(a, t[i].net, t[i].bits))
@@ -151,7 +152,7 @@ enum mcpx_addr_class mcpx_addr_classify(const struct sockaddr *sa, socklen_t len
 }
 
 enum mcpx_addr_class mcpx_addr_check(const struct sockaddr *sa, socklen_t len,
-				     const struct mcpx_cidr *allow, size_t n)
+                                     const struct mcpx_cidr *allow, size_t n)
 {
 	uint8_t a[16];
 	int family = normalise(sa, len, a);
@@ -290,7 +291,7 @@ static bool hidden_dot_segment(const char *path)
 		if (c == '%' && p[1] == '2' && (p[2] == 'e' || p[2] == 'E'))
 			c = '.', skip = 2;
 		else if (c == '%' && ((p[1] == '2' && (p[2] == 'f' || p[2] == 'F')) ||
-				      (p[1] == '5' && (p[2] == 'c' || p[2] == 'C'))))
+		                      (p[1] == '5' && (p[2] == 'c' || p[2] == 'C'))))
 			c = '/', skip = 2;
 		else if (c == '\\')
 			c = '/';
@@ -328,8 +329,8 @@ static int load_url(CURLU *h, const char *url, const char *base, char *why, size
 	uc = curl_url_set(h, CURLUPART_URL, url, CURLU_DISALLOW_USER);
 	if (uc != CURLUE_OK) {
 		snprintf(why, whylen, "not a valid URL (%s)",
-			 uc == CURLUE_USER_NOT_ALLOWED ? "user names and passwords are not allowed"
-						       : curl_url_strerror(uc));
+		         uc == CURLUE_USER_NOT_ALLOWED ? "user names and passwords are not allowed"
+		                                       : curl_url_strerror(uc));
 		return -EINVAL;
 	}
 	if (get_part(h, CURLUPART_SCHEME, 0, scheme, sizeof(scheme)) < 0 ||
@@ -346,7 +347,7 @@ static int load_url(CURLU *h, const char *url, const char *base, char *why, size
 
 /* The parts every parsed URL has: scheme, host, port and path. */
 static int fill_parts(CURLU *h, char *scheme, char *host, unsigned *port, char *path, char *why,
-		      size_t whylen)
+                      size_t whylen)
 {
 	char portbuf[8];
 
@@ -359,8 +360,9 @@ static int fill_parts(CURLU *h, char *scheme, char *host, unsigned *port, char *
 	 * and a rule must compare names the way DNS sees them. */
 	for (const char *c = host; *c; c++) {
 		if ((unsigned char)*c >= 0x80) {
-			snprintf(why, whylen, "write international host names in their "
-					      "punycode form (xn--...)");
+			snprintf(why, whylen,
+			         "write international host names in their "
+			         "punycode form (xn--...)");
 			return -EINVAL;
 		}
 	}
@@ -381,8 +383,8 @@ static int fill_parts(CURLU *h, char *scheme, char *host, unsigned *port, char *
 	return 0;
 }
 
-int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_url *out,
-		   char *why, size_t whylen)
+int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_url *out, char *why,
+                   size_t whylen)
 {
 	CURLU *h = NULL;
 	char *copy = NULL;
@@ -412,7 +414,8 @@ int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_ur
 	    curl_url_set(h, CURLUPART_FRAGMENT, NULL, 0) != CURLUE_OK ||
 	    curl_url_get(h, CURLUPART_URL, &out->full, 0) != CURLUE_OK ||
 	    strlen(out->full) >= MCPX_URL_MAX) {
-		snprintf(why, whylen, "the URL cannot be rendered within %d bytes", MCPX_URL_MAX - 1);
+		snprintf(why, whylen, "the URL cannot be rendered within %d bytes",
+		         MCPX_URL_MAX - 1);
 		mcpx_url_release(out);
 		goto out;
 	}
@@ -457,7 +460,8 @@ int mcpx_url_prefix_parse(const char *s, struct mcpx_url_prefix *out, char *why,
 		goto out;
 	if (has_part(h, CURLUPART_QUERY) || has_part(h, CURLUPART_FRAGMENT) ||
 	    strchr(out->host, '*')) {
-		snprintf(why, whylen, "a url_prefix has no query, fragment, or '*' but a leading \"*.\"");
+		snprintf(why, whylen,
+		         "a url_prefix has no query, fragment, or '*' but a leading \"*.\"");
 		goto out;
 	}
 	if (out->wildcard) {
@@ -520,20 +524,20 @@ static const struct {
 	const char *name;
 	const char *why;
 } owned_headers[] = {
-	{"host", "Host is set from the URL"},
-	{"content-length", "Content-Length is set by the broker"},
-	{"transfer-encoding", "Transfer-Encoding is set by the broker"},
-	{"expect", "Expect is set by the broker"},
-	{"accept-encoding", "Accept-Encoding is set by the broker, which decodes the response"},
-	{"connection", "Connection is a hop-by-hop header"},
-	{"keep-alive", "Keep-Alive is a hop-by-hop header"},
-	{"te", "TE is a hop-by-hop header"},
-	{"trailer", "Trailer is a hop-by-hop header"},
-	{"upgrade", "Upgrade is a hop-by-hop header"},
+    {"host", "Host is set from the URL"},
+    {"content-length", "Content-Length is set by the broker"},
+    {"transfer-encoding", "Transfer-Encoding is set by the broker"},
+    {"expect", "Expect is set by the broker"},
+    {"accept-encoding", "Accept-Encoding is set by the broker, which decodes the response"},
+    {"connection", "Connection is a hop-by-hop header"},
+    {"keep-alive", "Keep-Alive is a hop-by-hop header"},
+    {"te", "TE is a hop-by-hop header"},
+    {"trailer", "Trailer is a hop-by-hop header"},
+    {"upgrade", "Upgrade is a hop-by-hop header"},
 };
 
 const char *mcpx_header_refusal(const char *name, size_t name_len, const char *value,
-				size_t value_len, const char *cred_header)
+                                size_t value_len, const char *cred_header)
 {
 	if (name_len == 0 || name_len > 128)
 		return "a header name must be 1..128 characters";

@@ -900,6 +900,34 @@ static int watch_fd(struct mcpx_job *job, struct mcpx_watch *w, int *fdp, mcpx_w
 	return rc;
 }
 
+/* A warm interpreter gets main.py in its workdir and, on stdin, the header,
+ * the code and the run's own stdin. On failure it is ended here. */
+static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s,
+			struct mcpx_err *err)
+{
+	char hdr[64];
+	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, cpu_s);
+	int rc;
+
+	job->feed_len = hlen + job->code_len + job->stdin_len;
+	job->feed = hlen ? malloc(job->feed_len) : NULL;
+	if (!job->feed)
+		rc = mcpx_err_set(err, ENOMEM, "out of memory");
+	else
+		rc = mcpx_sandbox_write_main(ex->sb, &job->proc, job->code, job->code_len, err);
+	if (rc < 0) {
+		mcpx_sandbox_kill(&job->proc);
+		mcpx_sandbox_cleanup(&job->proc);
+		return rc;
+	}
+	memcpy(job->feed, hdr, hlen);
+	memcpy(job->feed + hlen, job->code, job->code_len);
+	if (job->stdin_len)
+		memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
+	job->warm = true;
+	return 0;
+}
+
 /* A run with a channel is served by the broker until it ends. Without the
  * broker's side the run's end sees EOF, and mcpx.fetch says so. */
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
@@ -937,25 +965,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK && !ex->warm_ready)
 		prepare_warm(ex);
 	if (take_warm_for(ex, job)) {
-		char hdr[64];
-		size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, lim.cpu_s);
-		job->feed_len = hlen + job->code_len + job->stdin_len;
-		job->feed = hlen ? malloc(job->feed_len) : NULL;
-		if (!job->feed)
-			rc = mcpx_err_set(&err, ENOMEM, "out of memory");
-		else
-			rc = mcpx_sandbox_write_main(ex->sb, &job->proc, job->code, job->code_len,
-						     &err);
-		if (rc < 0) {
-			mcpx_sandbox_kill(&job->proc);
-			mcpx_sandbox_cleanup(&job->proc);
-		} else {
-			memcpy(job->feed, hdr, hlen);
-			memcpy(job->feed + hlen, job->code, job->code_len);
-			if (job->stdin_len)
-				memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
-			job->warm = true;
-		}
+		rc = prepare_feed(ex, job, lim.cpu_s, &err);
 	} else {
 		rc = mcpx_sandbox_spawn(ex->sb, &lim, job->code, job->code_len, &job->proc, &err);
 	}

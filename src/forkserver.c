@@ -429,12 +429,41 @@ static cJSON *fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limi
 	return req;
 }
 
+/* The child's stdin, stdout and stderr and, with a channel, its end of the
+ * broker channel: the server's ends go into p (non-blocking), the child's
+ * into child[0..3] (-1 when absent). */
+static int make_ends(struct pending_fork *p, bool channel, int child[4], struct mcpx_err *err)
+{
+	int in[2], out[2], errp[2], ch[2] = {-1, -1};
+
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
+	child[0] = in[0];
+	p->stdin_w = in[1];
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
+	child[1] = out[1];
+	p->stdout_r = out[0];
+	if (pipe2(errp, O_CLOEXEC) < 0)
+		return mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
+	child[2] = errp[1];
+	p->stderr_r = errp[0];
+	if (channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0)
+		return mcpx_err_set(err, errno, "fork server: socketpair: %s", strerror(errno));
+	child[3] = ch[1];
+	p->channel = ch[0];
+	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) ||
+	    mcpx_set_nonblock(p->stderr_r) || (p->channel >= 0 && mcpx_set_nonblock(p->channel)))
+		return mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
+	return 0;
+}
+
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
 			 struct mcpx_err *err)
 {
 	const struct mcpx_sandbox *sb = fs->sb;
 	struct pending_fork *p = &fs->next;
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ch[2] = {-1, -1};
+	int child[4] = {-1, -1, -1, -1};
 	cJSON *req;
 	int rc;
 
@@ -454,53 +483,22 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 				    strerror(-rc));
 	}
 	p->active = true;
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    (lim->channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0)) {
-		rc = mcpx_err_set(err, errno, "fork server: pipe2/socketpair: %s", strerror(errno));
-		goto fail;
-	}
-	p->stdin_w = in[1];
-	p->stdout_r = out[0];
-	p->stderr_r = errp[0];
-	p->channel = ch[0];
-	in[1] = out[0] = errp[0] = ch[0] = -1;
-	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) ||
-	    mcpx_set_nonblock(p->stderr_r) || (p->channel >= 0 && mcpx_set_nonblock(p->channel))) {
-		rc = mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
-		goto fail;
-	}
+	rc = make_ends(p, lim->channel, child, err);
+	if (rc < 0)
+		goto out;
 	req = fork_request(sb, lim, p->workdir);
-	if (!req) {
-		rc = mcpx_err_set(err, ENOMEM, "fork server: out of memory");
-		goto fail;
-	}
-	{
-		int fds[4] = {in[0], out[1], errp[1], ch[1]};
-
-		rc = send_json(fs, req, fds, ch[1] >= 0 ? 4 : 3);
-	}
+	rc = req ? send_json(fs, req, child, child[3] >= 0 ? 4 : 3)
+		 : mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	cJSON_Delete(req);
-	if (rc < 0) {
+	if (rc < 0 && req)
 		rc = mark_dead(fs, err, "cannot reach the zygote");
-		goto fail;
-	}
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[1]);
-	mcpx_close_fd(&ch[1]);
-	return 0;
-
-fail:
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&in[1]);
-	mcpx_close_fd(&out[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[0]);
-	mcpx_close_fd(&errp[1]);
-	mcpx_close_fd(&ch[0]);
-	mcpx_close_fd(&ch[1]);
-	drop_pending(fs);
-	return rc < 0 ? rc : -EIO;
+out:
+	/* The zygote has its copies now (or nothing is asked for). */
+	for (int i = 0; i < 4; i++)
+		mcpx_close_fd(&child[i]);
+	if (rc < 0)
+		drop_pending(fs);
+	return rc;
 }
 
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,

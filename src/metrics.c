@@ -345,6 +345,49 @@ static unsigned long long nonneg(long long v)
 	return v < 0 ? 0 : (unsigned long long)v;
 }
 
+static void put_http(struct buf *b)
+{
+	put_header(b, "mcp_exec_http_responses_total", "counter",
+	           "HTTP responses sent, by status code.");
+	for (int i = 0; i < HTTP_SLOTS; i++) {
+		if (!m.http[i])
+			continue;
+		if (i < HTTP_SLOTS - 1)
+			put(b, "mcp_exec_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
+			    HTTP_MIN + i, m.http[i]);
+		else
+			put(b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
+			    m.http[i]);
+	}
+}
+
+static void put_egress(struct buf *b)
+{
+	put_header(b, "mcp_exec_egress_requests_total", "counter",
+	           "Requests of runs through the egress broker, by rule, outcome and the reason "
+	           "of a denial.");
+	for (size_t i = 0; i < m.n_egress; i++) {
+		put(b, "mcp_exec_egress_requests_total{rule=\"");
+		put_label_value(b, m.egress[i].rule);
+		put(b, "\",outcome=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
+		    egress_outcomes[m.egress[i].outcome], egress_reasons[m.egress[i].reason],
+		    m.egress[i].count);
+	}
+}
+
+static void put_layers(struct buf *b)
+{
+	put_header(b, "mcp_exec_sandbox_layer", "gauge",
+	           "1 for each sandbox layer that is active, 0 for each that is not.");
+	for (size_t i = 0; i < MAX_LAYERS; i++) {
+		if (!m.layers[i].used)
+			continue;
+		put(b, "mcp_exec_sandbox_layer{layer=\"");
+		put_label_value(b, m.layers[i].name);
+		put(b, "\"} %d\n", m.layers[i].active);
+	}
+}
+
 char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 {
 	static const struct mcpx_metrics_gauges zero;
@@ -377,39 +420,9 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	put_gauge(&b, "mcp_exec_ready", "1 when the replica accepts work.", g->ready ? 1 : 0);
 	put_gauge(&b, "mcp_exec_draining", "1 while shutting down.", g->draining ? 1 : 0);
 
-	put_header(&b, "mcp_exec_http_responses_total", "counter",
-	           "HTTP responses sent, by status code.");
-	for (int i = 0; i < HTTP_SLOTS; i++) {
-		if (!m.http[i])
-			continue;
-		if (i < HTTP_SLOTS - 1)
-			put(&b, "mcp_exec_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
-			    HTTP_MIN + i, m.http[i]);
-		else
-			put(&b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
-			    m.http[i]);
-	}
-
-	put_header(&b, "mcp_exec_egress_requests_total", "counter",
-	           "Requests of runs through the egress broker, by rule, outcome and the reason "
-	           "of a denial.");
-	for (size_t i = 0; i < m.n_egress; i++) {
-		put(&b, "mcp_exec_egress_requests_total{rule=\"");
-		put_label_value(&b, m.egress[i].rule);
-		put(&b, "\",outcome=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
-		    egress_outcomes[m.egress[i].outcome], egress_reasons[m.egress[i].reason],
-		    m.egress[i].count);
-	}
-
-	put_header(&b, "mcp_exec_sandbox_layer", "gauge",
-	           "1 for each sandbox layer that is active, 0 for each that is not.");
-	for (size_t i = 0; i < MAX_LAYERS; i++) {
-		if (!m.layers[i].used)
-			continue;
-		put(&b, "mcp_exec_sandbox_layer{layer=\"");
-		put_label_value(&b, m.layers[i].name);
-		put(&b, "\"} %d\n", m.layers[i].active);
-	}
+	put_http(&b);
+	put_egress(&b);
+	put_layers(&b);
 
 	put_header(&b, "mcp_exec_build_info", "gauge", "The version of this build.");
 	put(&b, "mcp_exec_build_info{version=\"");

@@ -161,7 +161,7 @@ static int get_uint(struct pctx *c, const cJSON *v, double min, double max, doub
 
 /* Runs parse on each element of an array of at most max entries. */
 static int each_item(struct pctx *c, const cJSON *arr, size_t max,
-		     int (*parse)(struct pctx *, const cJSON *, size_t, void *), void *arg)
+                     int (*parse)(struct pctx *, const cJSON *, size_t, void *), void *arg)
 {
 	size_t i = 0;
 
@@ -292,7 +292,7 @@ static int load_secret(struct pctx *c, struct mcpx_credential *cred, const char 
 	rc = read_file(cred->secret_file, MCPX_SECRET_MAX_BYTES, &secret, &len);
 	if (rc < 0)
 		return fail(c, -rc, "cannot read the secret file %s: %s", cred->secret_file,
-			    file_error(rc));
+		            file_error(rc));
 	/* `echo token > file` leaves a newline that is not part of the token. */
 	if (len && secret[len - 1] == '\n')
 		len--;
@@ -301,9 +301,10 @@ static int load_secret(struct pctx *c, struct mcpx_credential *cred, const char 
 	rc = 0;
 	for (size_t i = 0; i < len && !rc; i++)
 		if ((unsigned char)secret[i] < 0x20 || secret[i] == 0x7f)
-			rc = fail(c, EINVAL, "the secret in %s contains a control character "
-					     "(it must fit in one HTTP header line)",
-				  cred->secret_file);
+			rc = fail(c, EINVAL,
+			          "the secret in %s contains a control character "
+			          "(it must fit in one HTTP header line)",
+			          cred->secret_file);
 	if (!rc && len == 0)
 		rc = fail(c, EINVAL, "the secret file %s is empty", cred->secret_file);
 	if (!rc && !(cred->value = malloc(plen + len + 1)))
@@ -326,7 +327,8 @@ static int parse_method(struct pctx *c, const cJSON *v, size_t i, void *arg)
 	struct mcpx_egress_rule *r = arg;
 
 	if (!cJSON_IsString(v) || !mcpx_method_valid(v->valuestring, strlen(v->valuestring)))
-		return fail(c, EINVAL, "must be an HTTP method in upper case (\"GET\", \"POST\", ...)");
+		return fail(c, EINVAL,
+		            "must be an HTTP method in upper case (\"GET\", \"POST\", ...)");
 	for (size_t j = 0; j < i; j++)
 		if (strcmp(r->methods[j], v->valuestring) == 0)
 			return fail(c, EINVAL, "%s is listed twice", v->valuestring);
@@ -361,8 +363,9 @@ static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_r
 	if ((rc = want_object(c, v)) < 0 || (rc = check_keys(c, v, keys, 3)) < 0)
 		return rc;
 	if (!c->o || !c->o->credentials_allowed)
-		return fail(c, EPERM, "credentials need Landlock (Linux 5.13+), so that runs "
-				      "cannot read the secret file; this kernel has none");
+		return fail(c, EPERM,
+		            "credentials need Landlock (Linux 5.13+), so that runs "
+		            "cannot read the secret file; this kernel has none");
 	if (!h || !f)
 		return fail(c, EINVAL, "needs \"header\" and \"secret_file\"");
 	old = push_key(c, "header");
@@ -370,8 +373,8 @@ static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_r
 	/* The run may not set it, so the header must be one a run could set
 	 * otherwise: a token, and not one the broker owns. */
 	if (!rc && mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL))
-		rc = fail(c, EINVAL, "%s", mcpx_header_refusal(r->cred.header,
-								 strlen(r->cred.header), "", 0, NULL));
+		rc = fail(c, EINVAL, "%s",
+		          mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL));
 	pop(c, old);
 	if (rc < 0)
 		return rc;
@@ -379,9 +382,9 @@ static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_r
 	if (p && !cJSON_IsString(p))
 		rc = fail(c, EINVAL, "must be a string");
 	else if (p && (strlen(p->valuestring) >= sizeof(prefix) ||
-		       mcpx_header_refusal("x", 1, p->valuestring, strlen(p->valuestring), NULL)))
+	               mcpx_header_refusal("x", 1, p->valuestring, strlen(p->valuestring), NULL)))
 		rc = fail(c, EINVAL, "must be at most %zu characters, without control characters",
-			  sizeof(prefix) - 1);
+		          sizeof(prefix) - 1);
 	else if (p)
 		strcpy(prefix, p->valuestring);
 	pop(c, old);
@@ -392,9 +395,10 @@ static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_r
 	if (!rc && r->cred.secret_file[0] != '/')
 		rc = fail(c, EINVAL, "must be an absolute path");
 	if (!rc && readable_by_runs(c->o, r->cred.secret_file))
-		rc = fail(c, EPERM, "%s lies where runs can read it; mount secrets elsewhere "
-				    "(for example under /var/run/secrets/mcp-exec/)",
-			  r->cred.secret_file);
+		rc = fail(c, EPERM,
+		          "%s lies where runs can read it; mount secrets elsewhere "
+		          "(for example under /var/run/secrets/mcp-exec/)",
+		          r->cred.secret_file);
 	if (!rc)
 		rc = load_secret(c, &r->cred, prefix);
 	pop(c, old);
@@ -405,7 +409,7 @@ static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_r
 
 /* One rule's optional members, each under its own pointer. */
 static int parse_rule_member(struct pctx *c, const cJSON *v, const char *key,
-			     struct mcpx_egress_rule *r)
+                             struct mcpx_egress_rule *r)
 {
 	double d;
 	int rc;
@@ -470,9 +474,9 @@ static int parse_rule_head(struct pctx *c, const cJSON *v, struct mcpx_egress_ru
 
 static int parse_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
 {
-	static const char *const keys[] = {"name",        "url_prefix", "methods",
-					   "allow_cidrs", "credential", "timeout_s",
-					   "max_response_bytes"};
+	static const char *const keys[] = {
+	    "name",       "url_prefix", "methods",           "allow_cidrs",
+	    "credential", "timeout_s",  "max_response_bytes"};
 	struct mcpx_egress_rule *r = &c->p->rules[i];
 	int rc;
 
@@ -585,8 +589,8 @@ static const struct {
 	const char *key;
 	int (*parse)(struct pctx *c, const cJSON *v);
 } sections[] = {
-	{"egress", parse_egress},
-	{"exec", parse_exec},
+    {"egress", parse_egress},
+    {"exec", parse_exec},
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -618,8 +622,8 @@ void mcpx_policy_unref(struct mcpx_policy *p)
 }
 
 int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opts *o,
-		      struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
-		      size_t *n_files, struct mcpx_err *err)
+                      struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
+                      size_t *n_files, struct mcpx_err *err)
 {
 	struct pctx c = {.err = err, .o = o, .files = files, .max_files = files ? max_files : 0};
 	const char *end = NULL;
@@ -636,7 +640,7 @@ int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opt
 	if (!root || (size_t)(end - json) != len) {
 		cJSON_Delete(root);
 		return mcpx_err_set(err, EINVAL, "not valid JSON (near byte %zu)",
-				    end ? (size_t)(end - json) : len);
+		                    end ? (size_t)(end - json) : len);
 	}
 	c.p = calloc(1, sizeof(*c.p));
 	if (!c.p) {
@@ -671,8 +675,8 @@ int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opt
 }
 
 const struct mcpx_egress_rule *mcpx_egress_grant_match(const struct mcpx_egress_grant *g,
-							 const struct mcpx_url *url,
-							 const char *method, const char **reason)
+                                                       const struct mcpx_url *url,
+                                                       const char *method, const char **reason)
 {
 	bool covered = false;
 
@@ -737,9 +741,9 @@ static int load(struct mcpx_policy_store *s, struct mcpx_err *err)
 	s->n_watched = 1;
 	if (readable_by_runs(&s->o, s->path))
 		return mcpx_err_set(err, EPERM,
-				    "%s lies where runs can read it; mount the policy elsewhere "
-				    "(for example under /var/run/secrets/mcp-exec/)",
-				    s->path);
+		                    "%s lies where runs can read it; mount the policy elsewhere "
+		                    "(for example under /var/run/secrets/mcp-exec/)",
+		                    s->path);
 	rc = read_file(s->path, MCPX_POLICY_MAX_BYTES, &json, &len);
 	if (rc < 0)
 		return mcpx_err_set(err, -rc, "cannot read %s: %s", s->path, file_error(rc));
@@ -755,7 +759,7 @@ static int load(struct mcpx_policy_store *s, struct mcpx_err *err)
 }
 
 int mcpx_policy_store_open(const char *path, const struct mcpx_policy_opts *o,
-			   struct mcpx_policy_store **out, struct mcpx_err *err)
+                           struct mcpx_policy_store **out, struct mcpx_err *err)
 {
 	struct mcpx_policy_store *s;
 	struct mcpx_err inner = {{0}};
@@ -797,11 +801,11 @@ int mcpx_policy_store_check(struct mcpx_policy_store *s)
 	rc = load(s, &err);
 	if (rc < 0) {
 		mcpx_error("policy %s: %s; version %llu stays in force", s->path, err.msg,
-			   (unsigned long long)old);
+		           (unsigned long long)old);
 		return rc;
 	}
 	mcpx_info("policy %s reloaded: version %llu, %zu egress rules, exec may use %zu", s->path,
-		  (unsigned long long)s->cur->version, s->cur->n_rules, s->cur->exec.n_rules);
+	          (unsigned long long)s->cur->version, s->cur->n_rules, s->cur->exec.n_rules);
 	return 1;
 }
 
@@ -814,7 +818,7 @@ static void poll_cb(struct mcpx_timer *t)
 }
 
 void mcpx_policy_store_watch(struct mcpx_policy_store *s, struct mcpx_loop *loop,
-			     unsigned interval_ms)
+                             unsigned interval_ms)
 {
 	s->loop = loop;
 	s->interval_ms = interval_ms ? interval_ms : 1000;

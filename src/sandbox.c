@@ -615,21 +615,129 @@ struct spawn_what {
 	int control_fd;
 };
 
+/* The descriptors of one spawn. For each pair [0] is the server's end and
+ * [1] the child's, except in (stdin), where the child reads [0]. ep is the
+ * close-on-exec error pipe; ch the run's broker channel, when it has one. */
+struct spawn_fds {
+	int in[2], out[2], errp[2], ep[2], ch[2];
+};
+
+static int open_fds(struct spawn_fds *f, bool channel, struct mcpx_err *err)
+{
+	if (pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
+	    pipe2(f->errp, O_CLOEXEC) < 0 || pipe2(f->ep, O_CLOEXEC) < 0)
+		return mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
+	if (channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->ch) < 0)
+		return mcpx_err_set(err, errno, "sandbox: socketpair: %s", strerror(errno));
+	return 0;
+}
+
+/* After fork: the child has its copies. */
+static void close_child_ends(struct spawn_fds *f)
+{
+	mcpx_close_fd(&f->in[0]);
+	mcpx_close_fd(&f->out[1]);
+	mcpx_close_fd(&f->errp[1]);
+	mcpx_close_fd(&f->ep[1]);
+	mcpx_close_fd(&f->ch[1]);
+}
+
+static void close_fds(struct spawn_fds *f)
+{
+	int *all = &f->in[0];
+
+	for (size_t i = 0; i < sizeof(*f) / sizeof(int); i++)
+		mcpx_close_fd(&all[i]);
+}
+
+/* Everything the child reads, filled before fork. */
+static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb, const struct spawn_what *what,
+		      const struct spawn_fds *f, const char *workdir)
+{
+	b->args.parent = getpid();
+	b->args.stdin_fd = f->in[0];
+	b->args.stdout_fd = f->out[1];
+	b->args.stderr_fd = f->errp[1];
+	b->args.errpipe_fd = f->ep[1];
+	b->args.control_fd = f->ch[1] >= 0 ? f->ch[1] : what->control_fd;
+	b->args.drop_uid = sb->layers.uid_drop;
+	b->args.uid = sb->run_uid;
+	b->args.gid = sb->run_gid;
+	b->args.workdir = workdir;
+	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
+	b->args.runtime_root = sb->runtime_root[0] ? sb->runtime_root : NULL;
+	b->args.filter = !sb->layers.seccomp   ? NULL
+			 : what->control_fd >= 0 ? &sb->zygote_filter
+						 : &sb->filter;
+	b->args.python = sb->python;
+	b->args.argv = b->argv;
+	b->args.envp = b->envp;
+}
+
+/* The registry lock is held across fork so that no concurrent sweep sees
+ * the new leader before it is registered. fork, not vfork: the child runs
+ * real setup code. Returns the pid, or -errno with err set. */
+static pid_t fork_child(const struct spawn_buf *b, struct mcpx_err *err)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&registry_lock);
+	if (registry_full()) {
+		pthread_mutex_unlock(&registry_lock);
+		return mcpx_err_set(err, EAGAIN, "sandbox: too many live runs");
+	}
+	pid = fork();
+	if (pid == 0)
+		mcpx_sandbox_child_exec(&b->args);
+	if (pid > 0)
+		(void)registry_add(pid);
+	pthread_mutex_unlock(&registry_lock);
+	if (pid < 0)
+		return mcpx_err_set(err, errno, "sandbox: fork: %s", strerror(errno));
+	return pid;
+}
+
+/* The child's verdict, then the server's ends handed to proc. */
+static int take_child(const struct mcpx_sandbox *sb, struct spawn_fds *f,
+		      struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	int rc;
+
+	/* Race-free: an unreaped child's pid cannot be recycled. */
+	proc->pidfd = (int)syscall(__NR_pidfd_open, proc->pid, 0);
+	if (proc->pidfd < 0)
+		return mcpx_err_set(err, errno, "sandbox: pidfd_open: %s", strerror(errno));
+	rc = read_verdict(f->ep[0], err);
+	mcpx_close_fd(&f->ep[0]);
+	if (rc)
+		return rc;
+	if (!sb->layers.uid_drop && (rc = raise_oom_score_of(proc->pid)) != 0)
+		return mcpx_err_set(err, -rc, "sandbox setup failed at step oom_score_adj: %s",
+				    strerror(-rc));
+	if (mcpx_set_nonblock(f->in[1]) || mcpx_set_nonblock(f->out[0]) ||
+	    mcpx_set_nonblock(f->errp[0]) || (f->ch[0] >= 0 && mcpx_set_nonblock(f->ch[0])))
+		return mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
+	proc->stdin_fd = f->in[1];
+	proc->stdout_fd = f->out[0];
+	proc->stderr_fd = f->errp[0];
+	proc->channel_fd = f->ch[0];
+	f->in[1] = f->out[0] = f->errp[0] = f->ch[0] = -1;
+	return 0;
+}
+
 static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		 const struct spawn_what *what, struct mcpx_sandbox_proc *proc,
 		 struct mcpx_err *err)
 {
-	const char *code = what->code, *bootstrap = what->bootstrap;
-	size_t code_len = what->code_len;
+	struct spawn_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
 	struct spawn_buf *b;
-	/* [0] read end, [1] write end; ch: [0] the server's, [1] the run's */
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1};
-	int ch[2] = {-1, -1};
-	pid_t pid = -1;
 	int rc, st;
 
 	mcpx_sandbox_proc_reset(proc);
 	proc->run_uid = sb->run_uid;
+	/* The zygote never runs code, so it never talks to the broker. */
+	if (lim->channel && what->control_fd >= 0)
+		return mcpx_err_set(err, EINVAL, "sandbox: a zygote gets no broker channel");
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
@@ -641,125 +749,38 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		             strerror(-rc));
 		goto fail;
 	}
-	rc = bootstrap ? 0 : mcpx_sandbox_write_main(sb, proc, code, code_len, err);
-	if (rc)
+	rc = what->bootstrap ? 0 : mcpx_sandbox_write_main(sb, proc, what->code, what->code_len, err);
+	if (rc || (rc = open_fds(&f, lim->channel, err)) < 0)
 		goto fail;
-
 	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
-	prepare_exec(b, sb, proc->workdir, bootstrap, lim->channel);
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0) {
-		rc = mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
-		goto fail;
-	}
-	/* The zygote never runs code, so it never talks to the broker. */
-	if (lim->channel && what->control_fd >= 0) {
-		rc = mcpx_err_set(err, EINVAL, "sandbox: a zygote gets no broker channel");
-		goto fail;
-	}
-	if (lim->channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0) {
-		rc = mcpx_err_set(err, errno, "sandbox: socketpair: %s", strerror(errno));
-		goto fail;
-	}
-	b->args.parent = getpid();
-	b->args.stdin_fd = in[0];
-	b->args.stdout_fd = out[1];
-	b->args.stderr_fd = errp[1];
-	b->args.errpipe_fd = ep[1];
-	b->args.control_fd = lim->channel ? ch[1] : what->control_fd;
-	b->args.drop_uid = sb->layers.uid_drop;
-	b->args.uid = sb->run_uid;
-	b->args.gid = sb->run_gid;
-	b->args.workdir = proc->workdir;
-	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
-	b->args.runtime_root = sb->runtime_root[0] ? sb->runtime_root : NULL;
-	b->args.filter = !sb->layers.seccomp   ? NULL
-			 : what->control_fd >= 0 ? &sb->zygote_filter
-						 : &sb->filter;
-	b->args.python = sb->python;
-	b->args.argv = b->argv;
-	b->args.envp = b->envp;
+	prepare_exec(b, sb, proc->workdir, what->bootstrap, lim->channel);
+	fill_args(b, sb, what, &f, proc->workdir);
 
 	/* ctime of what the run creates is at or after this (same coarse
 	 * clock the filesystem uses). */
 	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
-
-	/* The registry lock is held across fork so that no concurrent sweep
-	 * sees the new leader before it is registered. fork, not vfork: the
-	 * child runs real setup code. */
-	pthread_mutex_lock(&registry_lock);
-	if (registry_full()) {
-		pthread_mutex_unlock(&registry_lock);
-		rc = mcpx_err_set(err, EAGAIN, "sandbox: too many live runs");
+	proc->pid = fork_child(b, err);
+	if (proc->pid < 0) {
+		rc = proc->pid;
 		goto fail;
 	}
-	pid = fork();
-	if (pid == 0)
-		mcpx_sandbox_child_exec(&b->args);
-	if (pid > 0)
-		(void)registry_add(pid);
-	pthread_mutex_unlock(&registry_lock);
-	if (pid < 0) {
-		rc = mcpx_err_set(err, errno, "sandbox: fork: %s", strerror(errno));
-		goto fail;
-	}
-	proc->pid = pid;
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[1]);
-	mcpx_close_fd(&ep[1]);
-	mcpx_close_fd(&ch[1]);
-
-	/* Race-free: an unreaped child's pid cannot be recycled. */
-	proc->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
-	if (proc->pidfd < 0) {
-		rc = mcpx_err_set(err, errno, "sandbox: pidfd_open: %s", strerror(errno));
-		goto fail;
-	}
-	rc = read_verdict(ep[0], err);
-	mcpx_close_fd(&ep[0]);
+	close_child_ends(&f);
+	rc = take_child(sb, &f, proc, err);
 	if (rc)
 		goto fail;
-	if (!sb->layers.uid_drop) {
-		rc = raise_oom_score_of(pid);
-		if (rc) {
-			mcpx_err_set(err, -rc, "sandbox setup failed at step oom_score_adj: %s",
-			             strerror(-rc));
-			goto fail;
-		}
-	}
-
-	if (mcpx_set_nonblock(in[1]) || mcpx_set_nonblock(out[0]) || mcpx_set_nonblock(errp[0]) ||
-	    (ch[0] >= 0 && mcpx_set_nonblock(ch[0]))) {
-		rc = mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
-		goto fail;
-	}
-	proc->stdin_fd = in[1];
-	proc->stdout_fd = out[0];
-	proc->stderr_fd = errp[0];
-	proc->channel_fd = ch[0];
 	free(b);
 	return 0;
 
 fail:
-	if (pid > 0) {
+	if (proc->pid > 0) {
 		/* The child either exited with 127 or is killed here; either
 		 * way it is reaped before we return. */
-		(void)kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		(void)kill(proc->pid, SIGKILL);
+		while (waitpid(proc->pid, &st, 0) < 0 && errno == EINTR)
 			;
-		registry_remove(pid);
+		registry_remove(proc->pid);
 	}
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&in[1]);
-	mcpx_close_fd(&out[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[0]);
-	mcpx_close_fd(&errp[1]);
-	mcpx_close_fd(&ep[0]);
-	mcpx_close_fd(&ep[1]);
-	mcpx_close_fd(&ch[0]);
-	mcpx_close_fd(&ch[1]);
+	close_fds(&f);
 	mcpx_close_fd(&proc->pidfd);
 	if (proc->workdir[0])
 		(void)mcpx_workdir_remove(proc->workdir);

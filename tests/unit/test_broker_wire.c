@@ -30,8 +30,8 @@ static size_t frame(char *out, const char *json, const char *body, size_t blen)
 }
 
 /* Feeds data in pieces of step bytes; collects "json|body|oversize" lines. */
-static int feed_all(struct mcpx_wire_in *in, const char *data, size_t len, size_t step,
-		    char *log, size_t cap)
+static int feed_all(struct mcpx_wire_in *in, const char *data, size_t len, size_t step, char *log,
+                    size_t cap)
 {
 	size_t off = 0;
 
@@ -49,8 +49,8 @@ static int feed_all(struct mcpx_wire_in *in, const char *data, size_t len, size_
 				size_t l = strlen(log);
 
 				snprintf(log + l, cap - l, "%s|%.*s|%d\n", mcpx_buf_str(&in->json),
-					 (int)in->body.len, in->body.data ? in->body.data : "",
-					 in->oversize);
+				         (int)in->body.len, in->body.data ? in->body.data : "",
+				         in->oversize);
 				mcpx_wire_in_next(in);
 			}
 		}
@@ -72,7 +72,8 @@ static void test_reader(void)
 	for (size_t step = 1; step <= len; step = step * 2 + 1) {
 		mcpx_wire_in_init(&in, 10);
 		CHECK_INT(feed_all(&in, data, len, step, log, sizeof(log)), 0);
-		CHECK_STR(log, "{\"id\":1}|body-one|0\n{\"id\":2}||0\n{\"id\":3}||1\n{\"id\":4}|ok|0\n");
+		CHECK_STR(log,
+		          "{\"id\":1}|body-one|0\n{\"id\":2}||0\n{\"id\":3}||1\n{\"id\":4}|ok|0\n");
 		mcpx_wire_in_free(&in);
 	}
 
@@ -139,8 +140,8 @@ static void test_writer(void)
 			if (r == 1) {
 				size_t l = strlen(log);
 
-				snprintf(log + l, sizeof(log) - l, "%s:%zu ", mcpx_buf_str(&in.json),
-					 in.body.len);
+				snprintf(log + l, sizeof(log) - l, "%s:%zu ",
+				         mcpx_buf_str(&in.json), in.body.len);
 				mcpx_wire_in_next(&in);
 			}
 		}

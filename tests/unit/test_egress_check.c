@@ -38,14 +38,14 @@ static enum mcpx_addr_class cls(const char *text)
 	return mcpx_addr_classify((struct sockaddr *)&ss, len);
 }
 
-#define CHECK_CLASS(text, want)                                                            \
-	do {                                                                               \
-		enum mcpx_addr_class got_ = cls(text);                                     \
-		if (got_ != (want)) {                                                      \
-			fprintf(stderr, "%s:%d: %s is %s, expected %s\n", __FILE__, __LINE__, \
-				text, mcpx_addr_class_name(got_), mcpx_addr_class_name(want)); \
-			check_failures++;                                                  \
-		}                                                                          \
+#define CHECK_CLASS(text, want)                                                                    \
+	do {                                                                                       \
+		enum mcpx_addr_class got_ = cls(text);                                             \
+		if (got_ != (want)) {                                                              \
+			fprintf(stderr, "%s:%d: %s is %s, expected %s\n", __FILE__, __LINE__,      \
+			        text, mcpx_addr_class_name(got_), mcpx_addr_class_name(want));     \
+			check_failures++;                                                          \
+		}                                                                                  \
 	} while (0)
 
 static void test_classify(void)
@@ -168,7 +168,9 @@ static void test_urls(void)
 	mcpx_url_release(&u);
 
 	/* Names are compared as DNS sees them: international ones in punycode. */
-	CHECK_INT(PARSE("https://b\xc3\xbc" "cher.example/"), -EINVAL);
+	CHECK_INT(PARSE("https://b\xc3\xbc"
+	                "cher.example/"),
+	          -EINVAL);
 	CHECK(strstr(why, "punycode") != NULL);
 	CHECK_INT(PARSE("https://xn--bcher-kva.example/"), 0);
 	mcpx_url_release(&u);
@@ -196,14 +198,14 @@ static void test_urls(void)
 	mcpx_url_release(&u);
 
 	/* Redirects resolve against the current URL. */
-	CHECK_INT(mcpx_url_parse("../other?q=1", 12, "https://example.com/a/b/c", &u, why,
-				 sizeof(why)),
-		  0);
+	CHECK_INT(
+	    mcpx_url_parse("../other?q=1", 12, "https://example.com/a/b/c", &u, why, sizeof(why)),
+	    0);
 	CHECK_STR(u.full, "https://example.com/a/other?q=1");
 	mcpx_url_release(&u);
-	CHECK_INT(mcpx_url_parse("//evil.example/x", 16, "https://example.com/", &u, why,
-				 sizeof(why)),
-		  0);
+	CHECK_INT(
+	    mcpx_url_parse("//evil.example/x", 16, "https://example.com/", &u, why, sizeof(why)),
+	    0);
 	CHECK_STR(u.host, "evil.example");
 	mcpx_url_release(&u);
 #undef PARSE

@@ -179,7 +179,7 @@ int main(void)
 {
 	/* A stopped loop stays stopped: each test gets its own. */
 	void (*const tests[])(struct mcpx_loop *) = {
-		test_level_triggered_write, test_write_waits_for_room, test_read_interest_toggles};
+	    test_level_triggered_write, test_write_waits_for_room, test_read_interest_toggles};
 
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		struct mcpx_loop *loop = mcpx_loop_new();

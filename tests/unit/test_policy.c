@@ -26,7 +26,7 @@ static bool under_runtime(void *ctx, const char *path)
 }
 
 static const struct mcpx_policy_opts opts = {.run_may_read = under_runtime,
-					     .credentials_allowed = true};
+                                             .credentials_allowed = true};
 
 static void write_file(const char *path, const char *text)
 {
@@ -59,7 +59,7 @@ static void expect_error(int line, const char *json, const char *pointer, const 
 	if (rc == 0 || strncmp(err.msg, pointer, strlen(pointer)) != 0 ||
 	    (words && !strstr(err.msg, words))) {
 		fprintf(stderr, "line %d: rc %d, message \"%s\"; expected \"%s ... %s\"\n", line,
-			rc, err.msg, pointer, words ? words : "");
+		        rc, err.msg, pointer, words ? words : "");
 		check_failures++;
 	}
 	CHECK(p == NULL);
@@ -75,18 +75,18 @@ static void test_complete_policy(void)
 	const struct mcpx_egress_rule *r;
 
 	snprintf(json, sizeof(json),
-		 "{\"egress\": ["
-		 " {\"name\": \"gh\", \"url_prefix\": \"https://api.github.com/repos/\","
-		 "  \"methods\": [\"GET\", \"POST\"],"
-		 "  \"credential\": {\"header\": \"Authorization\", \"secret_file\": \"%s\","
-		 "                   \"prefix\": \"Bearer \"},"
-		 "  \"timeout_s\": 10, \"max_response_bytes\": 1000},"
-		 " {\"name\": \"local\", \"url_prefix\": \"http://127.0.0.1:8080\","
-		 "  \"allow_cidrs\": [\"127.0.0.1/32\", \"::1\"]},"
-		 " {\"name\": \"unused\", \"url_prefix\": \"https://*.example.com/\"}],"
-		 " \"exec\": {\"egress\": [\"local\", \"gh\"], \"max_requests\": 7,"
-		 "            \"max_in_flight\": 2}}",
-		 secret_path);
+	         "{\"egress\": ["
+	         " {\"name\": \"gh\", \"url_prefix\": \"https://api.github.com/repos/\","
+	         "  \"methods\": [\"GET\", \"POST\"],"
+	         "  \"credential\": {\"header\": \"Authorization\", \"secret_file\": \"%s\","
+	         "                   \"prefix\": \"Bearer \"},"
+	         "  \"timeout_s\": 10, \"max_response_bytes\": 1000},"
+	         " {\"name\": \"local\", \"url_prefix\": \"http://127.0.0.1:8080\","
+	         "  \"allow_cidrs\": [\"127.0.0.1/32\", \"::1\"]},"
+	         " {\"name\": \"unused\", \"url_prefix\": \"https://*.example.com/\"}],"
+	         " \"exec\": {\"egress\": [\"local\", \"gh\"], \"max_requests\": 7,"
+	         "            \"max_in_flight\": 2}}",
+	         secret_path);
 	CHECK_INT(parse(json, &p, &err), 0);
 	if (!p) {
 		fprintf(stderr, "%s\n", err.msg);
@@ -140,8 +140,9 @@ static void test_complete_policy(void)
 
 		mcpx_buf_init(&b, 4096);
 		CHECK_INT(mcpx_egress_grant_describe(&p->exec, &b), 0);
-		CHECK_STR(mcpx_buf_str(&b), "http://127.0.0.1:8080 (GET); https://api.github.com/repos/ "
-					    "(GET, POST; the server adds the credentials)");
+		CHECK_STR(mcpx_buf_str(&b),
+		          "http://127.0.0.1:8080 (GET); https://api.github.com/repos/ "
+		          "(GET, POST; the server adds the credentials)");
 		CHECK(strstr(mcpx_buf_str(&b), "s3cret") == NULL);
 		mcpx_buf_free(&b);
 	}
@@ -171,76 +172,78 @@ static void test_errors(void)
 	EXPECT_ERROR("{\"egress\": {}}", "/egress: must be an array", NULL);
 	EXPECT_ERROR("{\"egress\": [1]}", "/egress/0: must be an object", NULL);
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credentail\": {}}]}",
-		     "/egress/0/credentail: unknown key", NULL);
+	             "\"credentail\": {}}]}",
+	             "/egress/0/credentail: unknown key", NULL);
 	EXPECT_ERROR("{\"egress\": [{\"url_prefix\": \"http://a/\"}]}", "/egress/0:", "\"name\"");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a b\", \"url_prefix\": \"http://a/\"}]}",
-		     "/egress/0/name:", "letters");
+	             "/egress/0/name:", "letters");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"\", \"url_prefix\": \"http://a/\"}]}",
-		     "/egress/0/name:", "1..64");
+	             "/egress/0/name:", "1..64");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\"}, "
-		     "{\"name\": \"a\", \"url_prefix\": \"http://b/\"}]}",
-		     "/egress/1/name:", "another rule");
+	             "{\"name\": \"a\", \"url_prefix\": \"http://b/\"}]}",
+	             "/egress/1/name:", "another rule");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"ftp://a/\"}]}",
-		     "/egress/0/url_prefix:", "http");
+	             "/egress/0/url_prefix:", "http");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": 5}]}",
-		     "/egress/0/url_prefix: must be a string", NULL);
+	             "/egress/0/url_prefix: must be a string", NULL);
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/?x\"}]}",
-		     "/egress/0/url_prefix:", "query");
+	             "/egress/0/url_prefix:", "query");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"methods\": [\"GET\", \"post\"]}]}",
-		     "/egress/0/methods/1:", "upper case");
+	             "\"methods\": [\"GET\", \"post\"]}]}",
+	             "/egress/0/methods/1:", "upper case");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"methods\": [\"GET\", \"GET\"]}]}",
-		     "/egress/0/methods/1:", "twice");
+	             "\"methods\": [\"GET\", \"GET\"]}]}",
+	             "/egress/0/methods/1:", "twice");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"methods\": []}]}",
-		     "/egress/0/methods:", "must list");
+	             "\"methods\": []}]}",
+	             "/egress/0/methods:", "must list");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"allow_cidrs\": [\"10.0.0.0/8\", \"10.0.0.1/8\"]}]}",
-		     "/egress/0/allow_cidrs/1:", "host bits");
+	             "\"allow_cidrs\": [\"10.0.0.0/8\", \"10.0.0.1/8\"]}]}",
+	             "/egress/0/allow_cidrs/1:", "host bits");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"timeout_s\": 0}]}",
-		     "/egress/0/timeout_s:", "[1, 300]");
+	             "\"timeout_s\": 0}]}",
+	             "/egress/0/timeout_s:", "[1, 300]");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"timeout_s\": 1.5}]}",
-		     "/egress/0/timeout_s: must be an integer", NULL);
+	             "\"timeout_s\": 1.5}]}",
+	             "/egress/0/timeout_s: must be an integer", NULL);
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"max_response_bytes\": 1e12}]}",
-		     "/egress/0/max_response_bytes:", "must be in");
+	             "\"max_response_bytes\": 1e12}]}",
+	             "/egress/0/max_response_bytes:", "must be in");
+	EXPECT_ERROR(
+	    "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	    "\"credential\": {\"header\": \"X\", \"secret_file\": \"/s\", \"secret\": 1}}]}",
+	    "/egress/0/credential/secret: unknown key", NULL);
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credential\": {\"header\": \"X\", \"secret_file\": \"/s\", \"secret\": 1}}]}",
-		     "/egress/0/credential/secret: unknown key", NULL);
+	             "\"credential\": {\"secret_file\": \"/s\"}}]}",
+	             "/egress/0/credential:", "\"header\"");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credential\": {\"secret_file\": \"/s\"}}]}",
-		     "/egress/0/credential:", "\"header\"");
+	             "\"credential\": {\"header\": \"Host\", \"secret_file\": \"/s\"}}]}",
+	             "/egress/0/credential/header:", "Host");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credential\": {\"header\": \"Host\", \"secret_file\": \"/s\"}}]}",
-		     "/egress/0/credential/header:", "Host");
+	             "\"credential\": {\"header\": \"X Y\", \"secret_file\": \"/s\"}}]}",
+	             "/egress/0/credential/header:", "token");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credential\": {\"header\": \"X Y\", \"secret_file\": \"/s\"}}]}",
-		     "/egress/0/credential/header:", "token");
+	             "\"credential\": {\"header\": \"X\", \"secret_file\": \"/s\", "
+	             "\"prefix\": \"a\\nb\"}}]}",
+	             "/egress/0/credential/prefix:", "control");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credential\": {\"header\": \"X\", \"secret_file\": \"/s\", "
-		     "\"prefix\": \"a\\nb\"}}]}",
-		     "/egress/0/credential/prefix:", "control");
+	             "\"credential\": {\"header\": \"X\", \"secret_file\": \"s\"}}]}",
+	             "/egress/0/credential/secret_file:", "absolute");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credential\": {\"header\": \"X\", \"secret_file\": \"s\"}}]}",
-		     "/egress/0/credential/secret_file:", "absolute");
-	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credential\": {\"header\": \"X\", \"secret_file\": \"/nonexistent/x\"}}]}",
-		     "/egress/0/credential/secret_file:", "cannot read");
+	             "\"credential\": {\"header\": \"X\", \"secret_file\": \"/nonexistent/x\"}}]}",
+	             "/egress/0/credential/secret_file:", "cannot read");
 	/* A secret runs could read (the runtime's directories) is refused. */
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		     "\"credential\": {\"header\": \"X\", \"secret_file\": \"/etc/hostname\"}}]}",
-		     "/egress/0/credential/secret_file:", "runs can read");
+	             "\"credential\": {\"header\": \"X\", \"secret_file\": \"/etc/hostname\"}}]}",
+	             "/egress/0/credential/secret_file:", "runs can read");
 	snprintf(json, sizeof(json),
-		 "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		 "\"credential\": {\"header\": \"X\", \"secret_file\": \"%s\"}}]}",
-		 secret2_path);
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	         "\"credential\": {\"header\": \"X\", \"secret_file\": \"%s\"}}]}",
+	         secret2_path);
 	write_file(secret2_path, "\n");
 	EXPECT_ERROR(json, "/egress/0/credential/secret_file:", "empty");
-	write_file(secret2_path, "tok\x01" "en-VALUE\n");
+	write_file(secret2_path, "tok\x01"
+	                         "en-VALUE\n");
 	EXPECT_ERROR(json, "/egress/0/credential/secret_file:", "control character");
 	{
 		/* The message names the file, never the value. */
@@ -254,16 +257,16 @@ static void test_errors(void)
 	EXPECT_ERROR("{\"exec\": []}", "/exec: must be an object", NULL);
 	EXPECT_ERROR("{\"exec\": {\"egress\": [\"nope\"]}}", "/exec/egress/0:", "nope");
 	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\"}], "
-		     "\"exec\": {\"egress\": [\"a\", \"a\"]}}",
-		     "/exec/egress/1:", "twice");
+	             "\"exec\": {\"egress\": [\"a\", \"a\"]}}",
+	             "/exec/egress/1:", "twice");
 	EXPECT_ERROR("{\"exec\": {\"max_in_flight\": 0}}", "/exec/max_in_flight:", "[1, 64]");
 	EXPECT_ERROR("{\"exec\": {\"max_requests\": \"5\"}}", "/exec/max_requests:", "integer");
 
 	n = (size_t)snprintf(many, sizeof(many), "{\"egress\": [");
 	for (int i = 0; i <= MCPX_POLICY_MAX_RULES; i++)
 		n += (size_t)snprintf(many + n, sizeof(many) - n,
-				      "%s{\"name\": \"r%d\", \"url_prefix\": \"http://a/\"}",
-				      i ? "," : "", i);
+		                      "%s{\"name\": \"r%d\", \"url_prefix\": \"http://a/\"}",
+		                      i ? "," : "", i);
 	snprintf(many + n, sizeof(many) - n, "]}");
 	EXPECT_ERROR(many, "/egress:", "at most 64");
 }
@@ -276,13 +279,14 @@ static void test_no_landlock(void)
 	struct mcpx_err err = {{0}};
 
 	snprintf(json, sizeof(json),
-		 "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		 "\"credential\": {\"header\": \"X\", \"secret_file\": \"%s\"}}]}",
-		 secret_path);
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	         "\"credential\": {\"header\": \"X\", \"secret_file\": \"%s\"}}]}",
+	         secret_path);
 	CHECK(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err) < 0);
 	CHECK(strstr(err.msg, "/egress/0/credential: credentials need Landlock") == err.msg);
 	/* Without credentials there is nothing to hide: allowed. */
-	snprintf(json, sizeof(json), "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\"}]}");
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\"}]}");
 	CHECK_INT(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err), 0);
 	mcpx_policy_unref(p);
 }
@@ -296,10 +300,10 @@ static void test_store(void)
 
 	snprintf(path, sizeof(path), "%s/policy.json", dir);
 	snprintf(json, sizeof(json),
-		 "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
-		 "\"credential\": {\"header\": \"X-Key\", \"secret_file\": \"%s\"}}], "
-		 "\"exec\": {\"egress\": [\"a\"]}}",
-		 secret_path);
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	         "\"credential\": {\"header\": \"X-Key\", \"secret_file\": \"%s\"}}], "
+	         "\"exec\": {\"egress\": [\"a\"]}}",
+	         secret_path);
 	write_file(path, json);
 	CHECK_INT(mcpx_policy_store_open(path, &opts, &s, &err), 0);
 	if (!s)
