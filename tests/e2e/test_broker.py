@@ -338,8 +338,9 @@ got = up.last("/echo?rotated")
 t.check(got and got["headers"].get("x-key") == "K rotated-" + SECRET, "with its new value",
         got and got["headers"].get("x-key"))
 
-s.close()
+t.check(s.close() == 0, "the server exits cleanly (everything of the broker freed)")
 err = s.stderr_text()
+t.check("Sanitizer" not in err, "no sanitizer report", err[-2000:] if "Sanitizer" in err else None)
 eg = audits(err, "egress")
 ex = {a["run_id"] for a in audits(err, "exec")}
 t.check(eg and all(a["run_id"] in ex for a in eg),
