@@ -15,10 +15,12 @@
 #include <time.h>
 
 #include "log.h"
+#include "utf8.h"
 
 static void add_cut_string(cJSON *o, const char *name, const char *s, size_t max)
 {
-	char buf[257];
+	char buf[257], *clean;
+	size_t n;
 
 	if (!s) {
 		cJSON_AddNullToObject(o, name);
@@ -26,10 +28,13 @@ static void add_cut_string(cJSON *o, const char *name, const char *s, size_t max
 	}
 	if (max >= sizeof(buf))
 		max = sizeof(buf) - 1;
-	/* Client-chosen strings are cut so one request cannot flood the log. */
+	/* Client-chosen strings are cut so one request cannot flood the log,
+	 * and kept valid UTF-8 (a cut may split a character). */
 	strncpy(buf, s, max);
 	buf[max] = '\0';
-	cJSON_AddStringToObject(o, name, buf);
+	clean = mcpx_utf8_sanitize(buf, strlen(buf), &n);
+	cJSON_AddStringToObject(o, name, clean ? clean : "");
+	free(clean);
 }
 
 static void add_bounded_string(cJSON *o, const char *name, const char *s)

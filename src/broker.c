@@ -55,11 +55,15 @@
 #define CONNECT_TIMEOUT_MS 10000L
 #define READ_ROUNDS 16
 
+struct lost_socket;
+
 struct mcpx_broker {
 	struct mcpx_loop *loop;
 	struct mcpx_policy_store *store;
 	CURLM *multi;
 	struct mcpx_timer timer;
+	struct lost_socket *lost; /* hung-up sockets curl is still to hear of */
+	struct mcpx_timer lost_timer;
 	char *proxy;   /* NULL: none */
 	char *ca_file; /* NULL: the system's CAs */
 	struct mcpx_broker_run *runs;
@@ -72,6 +76,13 @@ struct bsock {
 	struct mcpx_broker *b;
 	bool watching; /* the loop still holds the dup */
 	bool removed;  /* curl said CURL_POLL_REMOVE */
+};
+
+/* A socket whose watch the loop ended on a hang-up while curl still wanted
+ * it: curl is told on the next loop iteration, outside the loop's close. */
+struct lost_socket {
+	struct lost_socket *next;
+	curl_socket_t s;
 };
 
 struct req;
@@ -122,6 +133,40 @@ static void close_later(struct mcpx_broker_run *r, const char *why);
 
 /* ---- curl on the loop ----------------------------------------------------- */
 
+static void lost_cb(struct mcpx_timer *t)
+{
+	struct mcpx_broker *b = t->arg;
+	int running;
+
+	while (b->lost) {
+		struct lost_socket *l = b->lost;
+
+		b->lost = l->next;
+		/* curl learns of the hang-up by reading, and watches the socket
+		 * anew if it still wants it. */
+		curl_multi_socket_action(b->multi, l->s, CURL_CSELECT_IN | CURL_CSELECT_ERR,
+		                         &running);
+		free(l);
+	}
+	process_done(b);
+}
+
+static void socket_lost(struct mcpx_broker *b, curl_socket_t s)
+{
+	struct lost_socket *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		mcpx_error("egress broker: out of memory; a transfer waits for its timeout");
+		return;
+	}
+	l->s = s;
+	l->next = b->lost;
+	b->lost = l;
+	b->lost_timer.fn = lost_cb;
+	b->lost_timer.arg = b;
+	mcpx_timer_start(b->loop, &b->lost_timer, 0);
+}
+
 static void sock_cb(struct mcpx_watch *w, int events)
 {
 	struct bsock *k = w->arg;
@@ -135,12 +180,9 @@ static void sock_cb(struct mcpx_watch *w, int events)
 			free(k);
 			return;
 		}
-		/* The loop saw a hang-up and dropped its copy: curl learns of it
-		 * by reading, and watches the socket anew if it still wants it. */
 		curl_multi_assign(b->multi, s, NULL);
 		free(k);
-		curl_multi_socket_action(b->multi, s, CURL_CSELECT_IN | CURL_CSELECT_ERR, &running);
-		process_done(b);
+		socket_lost(b, s);
 		return;
 	}
 	if (events & MCPX_EV_READ)
@@ -349,6 +391,19 @@ static void reply(struct req *q, cJSON *msg, char *body, size_t body_len)
 	flush_channel(r);
 }
 
+/* Messages carry pieces of the run's URL and curl's words, cut to size:
+ * kept valid UTF-8, as the run's JSON decoder needs. */
+__attribute__((format(printf, 2, 0))) static void add_message(cJSON *m, const char *fmt, va_list ap)
+{
+	char msg[512], *clean;
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	clean = mcpx_utf8_sanitize(msg, strlen(msg), &n);
+	cJSON_AddStringToObject(m, "message", clean ? clean : "(out of memory)");
+	free(clean);
+}
+
 static cJSON *answer(const struct req *q)
 {
 	cJSON *m = cJSON_CreateObject();
@@ -363,16 +418,14 @@ __attribute__((format(printf, 3, 4))) static void deny(struct req *q, const char
                                                        const char *fmt, ...)
 {
 	cJSON *m = answer(q);
-	char msg[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	account(q, reason, NULL);
 	cJSON_AddStringToObject(m, "error", "denied");
 	cJSON_AddStringToObject(m, "reason", reason);
-	cJSON_AddStringToObject(m, "message", msg);
+	va_start(ap, fmt);
+	add_message(m, fmt, ap);
+	va_end(ap);
 	reply(q, m, NULL, 0);
 }
 
@@ -380,15 +433,13 @@ __attribute__((format(printf, 3, 4))) static void deny(struct req *q, const char
 __attribute__((format(printf, 2, 3))) static void fail_fetch(struct req *q, const char *fmt, ...)
 {
 	cJSON *m = answer(q);
-	char msg[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	account(q, NULL, "failed");
 	cJSON_AddStringToObject(m, "error", "fetch");
-	cJSON_AddStringToObject(m, "message", msg);
+	va_start(ap, fmt);
+	add_message(m, fmt, ap);
+	va_end(ap);
 	reply(q, m, NULL, 0);
 }
 
@@ -1199,6 +1250,13 @@ void mcpx_broker_free(struct mcpx_broker *b)
 	if (b->multi)
 		curl_multi_cleanup(b->multi);
 	mcpx_timer_cancel(&b->timer);
+	mcpx_timer_cancel(&b->lost_timer);
+	while (b->lost) {
+		struct lost_socket *l = b->lost;
+
+		b->lost = l->next;
+		free(l);
+	}
 	free(b->proxy);
 	free(b->ca_file);
 	free(b);

@@ -93,6 +93,20 @@ def attempt(f):
 """
 
 
+NONE_CODE = """
+import os, mcpx
+print("env", os.environ.get("MCPX_CHANNEL_FD"))
+try:
+    os.fstat(4); print("fd4 open")
+except OSError:
+    print("fd4 closed")
+try:
+    mcpx.fetch("http://127.0.0.1/")
+except mcpx.Denied as e:
+    print("denied", e.reason, e)
+"""
+
+
 def lines(sc):
     return (sc or {}).get("stdout", "").splitlines()
 
@@ -284,9 +298,23 @@ os._exit(0)      # ends with two requests in flight
 """)
 t.check(lines(sc) == ["third denied in_flight True"],
         "a request beyond max_in_flight is refused while two hang", sc)
-t.check(up.wait(lambda: up.disconnects >= 2 and up.hanging == 0),
-        "the run's end cancelled its requests: the upstream saw both connections close",
-        (up.disconnects, up.hanging))
+
+# A run cancelled while two of its requests hang upstream: both are cut.
+up.wait(lambda: up.hanging == 0)
+before = up.disconnects
+rid = s.next_id
+s.next_id += 1
+s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": "exec", "arguments": {
+    "code": PRELUDE + """
+import threading
+ths = [threading.Thread(target=lambda: mcpx.fetch(URL + "hang")) for _ in range(2)]
+[x.start() for x in ths]
+[x.join() for x in ths]
+"""}}})
+t.check(up.wait(lambda: up.hanging == 2), "two requests of a run hang upstream", up.hanging)
+s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}})
+t.check(up.wait(lambda: up.disconnects == before + 2 and up.hanging == 0),
+        "the cancelled run's end cut both connections upstream", (up.disconnects - before, up.hanging))
 
 sc = call(PRELUDE + """
 n = 0
@@ -301,10 +329,9 @@ print(attempt(lambda: mcpx.fetch(URL + "echo")))
 t.check(lines(sc) == ["40 denied run_limit True", "denied run_limit True"],
         "max_requests caps the run's requests", sc)
 
-before = up.disconnects
 sc = call(PRELUDE + "mcpx.fetch(URL + 'hang')", timeout_s=1)
 t.check(sc.get("timed_out") is True, "a run killed (timeout) while its request hangs", sc)
-t.check(up.wait(lambda: up.disconnects > before), "the killed run's request was cancelled upstream")
+t.check(up.wait(lambda: up.hanging == 0), "nothing of it hangs upstream", up.hanging)
 sc = call(PRELUDE + """
 import threading
 res = []
@@ -325,14 +352,21 @@ t.check(lines(sc) == ["denied no_rule True"], "runs after the reload get the new
 write_policy(policy_file, '{"egress": [], "exec": {"egress": ["nope"]}}')
 t.check(wait_log(s, "version 2 stays in force"), "a bad new policy is logged and the old one kept")
 t.check("/exec/egress/0" in s.stderr_text(), "the log names the JSON pointer of the problem")
+# A version that grants exec nothing: runs (warm ones prepared before it too)
+# get no channel.
+write_policy(policy_file, policy(granted=[]))
+t.check(wait_log(s, "reloaded: version 3"), "a policy without exec rules is loaded")
+sc = call(NONE_CODE)
+t.check(lines(sc) == ["env None", "fd4 closed", "denied not_configured no egress is configured for this run"],
+        "after it, runs have no channel, even one prepared before the reload", sc)
 write_policy(policy_file, policy())
-t.check(wait_log(s, "reloaded: version 3"), "the fixed policy is loaded")
+t.check(wait_log(s, "reloaded: version 4"), "the fixed policy is loaded")
 sc = call(PRELUDE + "print(attempt(lambda: mcpx.fetch(URL + 'echo')))")
 t.check(lines(sc) == ["allowed 200"], "and used", sc)
 current_secret = "rotated-" + SECRET
 with open(secret_file, "w") as f:
     f.write(current_secret + "\n")
-t.check(wait_log(s, "reloaded: version 4"), "a rotated secret is picked up")
+t.check(wait_log(s, "reloaded: version 5"), "a rotated secret is picked up")
 call(PRELUDE + "mcpx.fetch(URL + 'echo?rotated')")
 got = up.last("/echo?rotated")
 t.check(got and got["headers"].get("x-key") == "K rotated-" + SECRET, "with its new value",
@@ -397,18 +431,6 @@ t.check(lines(sc) == [f"{{'proxied': '{URL}echo?via'}}"],
 s.close()
 
 # ---- without a policy, or without exec rules: nothing changes ----
-NONE_CODE = """
-import os, mcpx
-print("env", os.environ.get("MCPX_CHANNEL_FD"))
-try:
-    os.fstat(4); print("fd4 open")
-except OSError:
-    print("fd4 closed")
-try:
-    mcpx.fetch("http://127.0.0.1/")
-except mcpx.Denied as e:
-    print("denied", e.reason, e)
-"""
 no_exec = os.path.join(secrets, "no-exec.json")
 write_policy(no_exec, {"egress": rules()[:2]})
 for name, env in (("no policy", base_env(MCP_EXEC_WORKDIR_BASE=work)),
