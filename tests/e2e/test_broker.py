@@ -447,6 +447,17 @@ for name, env in (("no policy", base_env(MCP_EXEC_WORKDIR_BASE=work)),
             f"[{name}] exec's description is today's", tool["description"][:200])
     s.close()
 
+# ---- --check-config shows the egress settings and loads the policy ----
+write_policy(policy_file, policy())
+p = subprocess.run([BIN, "--check-config"], env=dict(ENV, MCP_EXEC_EGRESS_PROXY="http://u:pw@127.0.0.1:1"),
+                   capture_output=True, text=True, timeout=120)
+t.check(f"MCP_EXEC_POLICY={policy_file}" in p.stdout and f"MCP_EXEC_EGRESS_CA_FILE={ca}" in p.stdout
+        and "policy: version 1, 8 egress rules, exec may use 7" in p.stdout
+        and "MCP_EXEC_EGRESS_PROXY=<set, with credentials: redacted>" in p.stdout
+        and "pw@" not in p.stdout + p.stderr and SECRET not in p.stdout + p.stderr,
+        "--check-config shows the egress settings (a proxy password redacted) and loads the policy",
+        p.stdout[-800:])
+
 # ---- a bad policy stops the start, naming the problem ----
 bad = os.path.join(secrets, "bad.json")
 write_policy(bad, {"egress": [{"name": "a", "url_prefix": "http://a/", "bogus": 1}]})
