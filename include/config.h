@@ -73,6 +73,11 @@ struct mcpx_config {
 	enum mcpx_warm warm;
 	char preload[1024]; /* comma-separated module names */
 
+	/* What runs may reach beyond the sandbox (policy.h, broker.h). */
+	char policy[4096];         /* MCP_EXEC_POLICY: the policy file, or "" */
+	char egress_proxy[2048];   /* MCP_EXEC_EGRESS_PROXY: http(s)://host:port, or "" */
+	char egress_ca_file[4096]; /* MCP_EXEC_EGRESS_CA_FILE: CA bundle, or "" */
+
 	enum mcpx_log_format log_format;
 	enum mcpx_log_level log_level;
 };

@@ -19,6 +19,7 @@
 #include "runfiles.h"
 #include "sandbox.h"
 
+struct mcpx_broker;
 struct mcpx_config;
 struct mcpx_executor;
 struct mcpx_job;
@@ -99,8 +100,10 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg,
 				       const struct mcpx_sandbox *sb);
 const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
 
+/* broker may be NULL (no policy): runs then never get a channel. It must
+ * outlive the executor. */
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb);
+					const struct mcpx_sandbox *sb, struct mcpx_broker *broker);
 void mcpx_executor_free(struct mcpx_executor *ex);
 
 /* Queues a job. Returns 0 and sets *job, or -EBUSY when the queue is full,

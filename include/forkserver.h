@@ -36,8 +36,9 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 int mcpx_forkserver_poll(struct mcpx_forkserver *fs);
 
 /* Asks for the next run and returns without waiting: a fresh workdir
- * beneath the zygote's, three pipes, and a child that is sandboxed before it
- * reports ready on its stdout. At most one fork is pending. Fails with
+ * beneath the zygote's, three pipes (and with lim->channel a broker channel,
+ * as for a cold spawn), and a child that is sandboxed before it reports
+ * ready on its stdout. At most one fork is pending. Fails with
  * -EAGAIN before the zygote is ready and with -EPIPE when it is gone. */
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
 			 struct mcpx_err *err);

@@ -24,6 +24,11 @@
 #define MCPX_SANDBOX_UID 65532
 #define MCPX_SANDBOX_GID 65532
 
+/* A run that may ask the egress broker for something (broker.h) finds its
+ * end of the channel at this fd, named by this environment variable. */
+#define MCPX_SANDBOX_CHANNEL_FD 4
+#define MCPX_SANDBOX_CHANNEL_ENV "MCPX_CHANNEL_FD"
+
 /* Per-run limits. */
 struct mcpx_limits {
 	unsigned cpu_s;         /* RLIMIT_CPU soft; hard = soft + 1 */
@@ -32,6 +37,7 @@ struct mcpx_limits {
 	unsigned long file_mb;  /* RLIMIT_FSIZE */
 	unsigned open_files;    /* RLIMIT_NOFILE */
 	pid_t uncounted_pgrp;   /* 0, or the group of a run about to end: not counted for NPROC */
+	bool channel;           /* the run gets a broker channel (MCPX_SANDBOX_CHANNEL_FD) */
 };
 
 /* One resource limit as the child applies it (setrlimit). */
@@ -85,6 +91,7 @@ struct mcpx_sandbox_proc {
 	int stdin_fd;  /* write end of the child's stdin; -1 if none */
 	int stdout_fd; /* read ends; -1 once handed over */
 	int stderr_fd;
+	int channel_fd; /* the server's end of the run's broker channel; -1 if none */
 	char workdir[4096];
 	int parent_fd; /* O_PATH fd of the directory holding workdir; -1 if none */
 	bool reaped;
@@ -116,8 +123,11 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb);
 
 /* Repairs the guarded directories above the workdir (a run that failed to
  * start because an earlier one changed them would be the server's fault),
- * creates the workdir, writes the code to main.py and starts
- * `python -I -u -B main.py` in it. The child's stdin is a pipe whose write
+ * creates the workdir, writes the code to main.py and starts the runner
+ * (runner.h) on it. With lim->channel, a socketpair is made: the run finds
+ * one end at MCPX_SANDBOX_CHANNEL_FD (and the variable
+ * MCPX_SANDBOX_CHANNEL_ENV says so), proc->channel_fd is the other
+ * (O_NONBLOCK, close-on-exec). The child's stdin is a pipe whose write
  * end is returned (the caller writes stdin data, then closes it; writes to a
  * dead run raise SIGPIPE, so the server must ignore it). On success the
  * process has passed every setup step: a failure in the child is reported
@@ -228,6 +238,13 @@ typedef int (*mcpx_probe_feed_fn)(void *ctx, struct mcpx_sandbox_proc *proc, con
  * with the failing layer in err. */
 int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
 			     mcpx_probe_feed_fn feed, void *ctx, struct mcpx_err *err);
+
+/* True when a run could read path (taken as written: resolve symlinks and
+ * ask again for the target). With Landlock: path lies beneath one of the
+ * run's read rules (the runtime's directories, /dev, /proc, ...) or beneath
+ * the workdir base, where every run's workdir is. Without Landlock a run
+ * reads whatever the server's uid reads, so always true. */
+bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path);
 
 /* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);

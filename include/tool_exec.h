@@ -46,4 +46,9 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res);
 struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex);
 void mcpx_tool_exec_free(struct mcpx_tool *tool);
 
+/* The policy whose exec grant the description names (mcpx.fetch and the
+ * URLs it reaches); NULL, the default, for none. Not owned. */
+struct mcpx_policy_store;
+void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_store *policy);
+
 #endif

@@ -20,12 +20,14 @@
 #include <time.h>
 
 #include "auth.h"
+#include "broker.h"
 #include "config.h"
 #include "executor.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "policy.h"
 #include "sandbox.h"
 #include "server_http.h"
 #include "session.h"
@@ -35,12 +37,16 @@
 #include "transport_stdio.h"
 
 #define DRAIN_POLL_US 50000u
+/* How often the policy file and its secret files are checked for changes. */
+#define POLICY_POLL_MS 1000u
 
 struct app {
 	struct mcpx_config *cfg;
 	struct mcpx_sandbox sb;
 	bool selftest_ok;
 	struct mcpx_loop *loop;
+	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
+	struct mcpx_broker *broker;
 	struct mcpx_executor *ex;
 	struct mcpx_tool *tool;
 	struct mcpx_core *core;
@@ -132,17 +138,68 @@ static int start_sandbox(struct app *app)
 	return 0;
 }
 
+static bool run_may_read(void *ctx, const char *path)
+{
+	return mcpx_sandbox_run_may_read(ctx, path);
+}
+
+/* The policy file, checked against what runs can read. Without Landlock a
+ * run reads whatever the server's uid reads: no file is hidden from it, so
+ * no credential is accepted (policy.c says so, naming the rule). */
+static int open_policy(struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
+		       struct mcpx_policy_store **out)
+{
+	struct mcpx_policy_opts o = {.credentials_allowed = sb->layers.landlock};
+	struct mcpx_err err = {{0}};
+	const struct mcpx_policy *p;
+
+	*out = NULL;
+	if (!cfg->policy[0])
+		return 0;
+	if (sb->layers.landlock) {
+		o.run_may_read = run_may_read;
+		o.ctx = (void *)sb;
+	}
+	if (mcpx_policy_store_open(cfg->policy, &o, out, &err) < 0) {
+		mcpx_error("%s", err.msg);
+		return -1;
+	}
+	p = mcpx_policy_store_current(*out);
+	mcpx_info("policy %s: version %llu, %zu egress rules, exec may use %zu", cfg->policy,
+		  (unsigned long long)p->version, p->n_rules, p->exec.n_rules);
+	return 0;
+}
+
+static int start_broker(struct app *app)
+{
+	struct mcpx_broker_opts bo = {.proxy = app->cfg->egress_proxy,
+				      .ca_file = app->cfg->egress_ca_file};
+	struct mcpx_err err = {{0}};
+
+	if (!app->policy)
+		return 0;
+	mcpx_policy_store_watch(app->policy, app->loop, POLICY_POLL_MS);
+	if (mcpx_broker_new(app->loop, app->policy, &bo, &app->broker, &err) < 0) {
+		mcpx_error("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int build_core(struct app *app)
 {
 	struct mcpx_tool *tools[1];
 	struct mcpx_core_opts o;
 
-	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb);
+	if (start_broker(app) < 0)
+		return -1;
+	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb, app->broker);
 	if (!app->ex)
 		return -1;
 	app->tool = mcpx_tool_exec_new(app->cfg, app->ex);
 	if (!app->tool)
 		return -1;
+	mcpx_tool_exec_set_policy(app->tool, app->policy);
 	tools[0] = app->tool;
 	memset(&o, 0, sizeof(o));
 	o.server_name = MCPX_NAME;
@@ -321,6 +378,10 @@ static void teardown(struct app *app)
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
 	mcpx_executor_free(app->ex);
+	/* The broker's sockets and the store's timer are on the loop: both go
+	 * before it. */
+	mcpx_broker_free(app->broker);
+	mcpx_policy_store_free(app->policy);
 	if (app->http)
 		mcpx_http_server_free(app->http);
 	else
@@ -345,6 +406,10 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	rc = start_sandbox(&app);
 	if (rc)
 		goto out;
+	if (open_policy(cfg, &app.sb, &app.policy) < 0) {
+		rc = EX_CONFIG;
+		goto out;
+	}
 
 	if (cfg->transport == MCPX_TRANSPORT_STDIO) {
 		app.loop = mcpx_loop_new();
@@ -356,7 +421,7 @@ int mcpx_app_run(struct mcpx_config *cfg)
 		goto out;
 	}
 	if (build_core(&app) < 0) {
-		mcpx_error("out of memory");
+		mcpx_error("could not build the server (out of memory, or the egress broker failed)");
 		rc = EX_OSERR;
 		goto out;
 	}
@@ -447,6 +512,20 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 			       ? " (a fresh interpreter per run, prepared only after the previous run "
 				 "is reaped)"
 			       : "");
+	}
+	if (cfg->policy[0]) {
+		struct mcpx_policy_store *ps = NULL;
+
+		if (open_policy(cfg, &sb, &ps) < 0) {
+			printf("policy: FAILED (see the error above)\n");
+			rc = -1;
+		} else {
+			const struct mcpx_policy *p = mcpx_policy_store_current(ps);
+
+			printf("policy: version %llu, %zu egress rules, exec may use %zu\n",
+			       (unsigned long long)p->version, p->n_rules, p->exec.n_rules);
+		}
+		mcpx_policy_store_free(ps);
 	}
 	if (check_auth(cfg) < 0)
 		rc = -1;

@@ -97,6 +97,13 @@ static const struct opt opts[] = {
 	{"preload", "MCP_EXEC_PRELOAD", T_STR, OFF(preload), SZ(preload), 0, 0,
 	 "modules a warm interpreter imports in advance, comma-separated; auto: numpy, and in "
 	 "fork-server mode matplotlib too"},
+	{"policy", "MCP_EXEC_POLICY", T_STR, OFF(policy), SZ(policy), 0, 0,
+	 "policy file (JSON): what runs may reach through the egress broker; re-read on change"},
+	{"egress-proxy", "MCP_EXEC_EGRESS_PROXY", T_STR, OFF(egress_proxy), SZ(egress_proxy), 0, 0,
+	 "http(s)://host:port proxy for broker requests (never taken from http_proxy & co.)"},
+	{"egress-ca-file", "MCP_EXEC_EGRESS_CA_FILE", T_STR, OFF(egress_ca_file),
+	 SZ(egress_ca_file), 0, 0, "CA bundle (PEM) that broker HTTPS requests trust instead of "
+				   "the system's"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -328,6 +335,24 @@ static int resolve_python(struct mcpx_config *c, struct mcpx_err *err)
 			    c->python_arg);
 }
 
+/* The egress settings: paths absolute, the CA file readable, the proxy an
+ * http(s) URL (a SOCKS proxy would resolve names where the broker cannot
+ * see them). The policy file itself is read by the policy module. */
+static int validate_egress(const struct mcpx_config *c, struct mcpx_err *err)
+{
+	if (c->policy[0] && c->policy[0] != '/')
+		return mcpx_err_set(err, EINVAL, "MCP_EXEC_POLICY: must be an absolute path");
+	if (c->egress_ca_file[0] && (c->egress_ca_file[0] != '/' || access(c->egress_ca_file, R_OK) < 0))
+		return mcpx_err_set(err, EINVAL,
+				    "MCP_EXEC_EGRESS_CA_FILE: \"%s\" is not a readable absolute path",
+				    c->egress_ca_file);
+	if (c->egress_proxy[0] && strncmp(c->egress_proxy, "http://", 7) != 0 &&
+	    strncmp(c->egress_proxy, "https://", 8) != 0)
+		return mcpx_err_set(err, EINVAL,
+				    "MCP_EXEC_EGRESS_PROXY: must be an http:// or https:// URL");
+	return 0;
+}
+
 static int validate(struct mcpx_config *c, struct mcpx_err *err)
 {
 	int rc;
@@ -351,6 +376,9 @@ static int validate(struct mcpx_config *c, struct mcpx_err *err)
 				    c->preload);
 	if (c->workdir_base[0] != '/')
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKDIR_BASE: must be an absolute path");
+	rc = validate_egress(c, err);
+	if (rc < 0)
+		return rc;
 	rc = parse_addr(c, err);
 	if (rc < 0)
 		return rc;
@@ -473,6 +501,14 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 		fprintf(out, " (fork-server: %s; after-reap: %s)",
 			mcpx_warm_preload_list(c->preload, true), mcpx_warm_preload_list(c->preload, false));
 	fputc('\n', out);
+	fprintf(out, "MCP_EXEC_POLICY=%s\n", c->policy[0] ? c->policy : "<unset: no egress>");
+	/* A proxy URL may carry a password. */
+	fprintf(out, "MCP_EXEC_EGRESS_PROXY=%s\n",
+		!c->egress_proxy[0]		    ? "<unset: direct>"
+		: strchr(c->egress_proxy, '@') ? "<set, with credentials: redacted>"
+						    : c->egress_proxy);
+	fprintf(out, "MCP_EXEC_EGRESS_CA_FILE=%s\n",
+		c->egress_ca_file[0] ? c->egress_ca_file : "<unset: the system's CAs>");
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }

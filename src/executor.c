@@ -9,6 +9,10 @@
  * returned, and the job is finished only when the leader is reaped and both
  * output pipes are closed, so nothing of a run outlives its result.
  *
+ * A run whose policy grants egress gets a channel to the broker (broker.h):
+ * the executor only asks the sandbox for it and hands the server's end to
+ * the broker when the run starts and ends it when the run ends.
+ *
  * This module does not know about MCP or JSON; it reports raw bytes and
  * numbers to the caller's callback and writes the audit line.
  */
@@ -25,6 +29,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "broker.h"
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
@@ -75,6 +80,8 @@ struct mcpx_job {
 	unsigned timeout_s;
 	char request_id[128];
 	char caller[160];
+	char run_id[17]; /* joins the run's audit line and its egress lines */
+	struct mcpx_broker_run *egress;
 	struct mcpx_job_callbacks cb;
 	bool cancelled;
 	bool warm; /* served by a warm interpreter */
@@ -104,6 +111,7 @@ struct mcpx_executor {
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
+	struct mcpx_broker *broker; /* NULL: no policy, no egress */
 	struct mcpx_job *queue_head, *queue_tail;
 	size_t queue_len;
 	struct mcpx_job *running;
@@ -146,7 +154,7 @@ static void kick(struct mcpx_executor *ex)
 }
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb)
+					const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
 {
 	struct mcpx_executor *ex = calloc(1, sizeof(*ex));
 	if (!ex)
@@ -154,6 +162,7 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->loop = loop;
 	ex->cfg = cfg;
 	ex->sb = sb;
+	ex->broker = broker;
 	ex->warm_mode = mcpx_warm_mode_for(cfg, sb);
 	if (ex->warm_mode != MCPX_WARM_MODE_OFF) {
 		ex->bootstrap = mcpx_warm_bootstrap(cfg->preload,
@@ -226,6 +235,7 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.output_bytes = job->out.len + job->err.len;
 	rec.truncated = r ? r->truncated : false;
 	rec.warm = job->warm;
+	rec.run_id = job->run_id;
 	mcpx_audit_log(&rec);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
 			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
@@ -292,6 +302,13 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	job->timeout_s = spec->timeout_s;
 	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
+	{
+		unsigned char id[8] = {0};
+
+		(void)mcpx_random(id, sizeof(id));
+		for (size_t i = 0; i < sizeof(id); i++)
+			snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
+	}
 	job->cb = *cb;
 	job->files = spec->files; /* accepted: ours from here on */
 	job->state = JOB_QUEUED;
@@ -488,6 +505,7 @@ static void warm_limits(const struct mcpx_executor *ex, struct mcpx_limits *lim)
 	lim->max_procs = ex->cfg->max_procs;
 	lim->file_mb = ex->cfg->max_file_mb;
 	lim->open_files = 256;
+	lim->channel = mcpx_broker_exec_channel(ex->broker);
 	/* The running run's tasks are gone by the time this one starts. */
 	lim->uncounted_pgrp = ex->running ? ex->running->proc.pid : 0;
 }
@@ -598,6 +616,11 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 			return false;
 		}
 	}
+	/* Prepared under a policy that differs in granting egress. */
+	if ((ex->warm.channel_fd >= 0) != mcpx_broker_exec_channel(ex->broker)) {
+		discard_warm(ex);
+		return false;
+	}
 	mcpx_timer_cancel(&ex->warm_timer);
 	*proc = ex->warm;
 	ex->warm_ready = false;
@@ -682,6 +705,8 @@ static void job_complete(struct mcpx_job *job)
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
+	mcpx_broker_run_end(job->egress);
+	job->egress = NULL;
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
 	files_rc = job->cancelled ? 0 : collect_files(job, &ferr);
@@ -919,6 +944,49 @@ static int fill_workdir(void *arg, const char *workdir, struct mcpx_err *err)
 	return mcpx_runfiles_write(job->files, workdir, &own, err);
 }
 
+/* A warm interpreter gets main.py in its workdir and, on stdin, the header,
+ * the code and the run's own stdin. On failure it is ended here. */
+static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s,
+			struct mcpx_err *err)
+{
+	char hdr[64];
+	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, cpu_s);
+	int rc;
+
+	job->feed_len = hlen + job->code_len + job->stdin_len;
+	job->feed = hlen ? malloc(job->feed_len) : NULL;
+	if (!job->feed)
+		rc = mcpx_err_set(err, ENOMEM, "out of memory");
+	else
+		rc = fill_workdir(job, job->proc.workdir, err);
+	if (rc == 0)
+		rc = mcpx_sandbox_write_main(ex->sb, &job->proc, job->code, job->code_len, err);
+	if (rc < 0) {
+		mcpx_sandbox_kill(&job->proc);
+		mcpx_sandbox_cleanup(&job->proc);
+		return rc;
+	}
+	memcpy(job->feed, hdr, hlen);
+	memcpy(job->feed + hlen, job->code, job->code_len);
+	if (job->stdin_len)
+		memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
+	job->warm = true;
+	return 0;
+}
+
+/* A run with a channel is served by the broker until it ends. Without the
+ * broker's side the run's end sees EOF, and mcpx.fetch says so. */
+static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	struct mcpx_broker_who who = {job->run_id, job->request_id, job->caller};
+
+	if (job->proc.channel_fd < 0)
+		return;
+	job->egress = mcpx_broker_run_start(ex->broker, &job->proc.channel_fd, &who);
+	if (!job->egress)
+		mcpx_error("run %s: the egress broker could not take its channel", job->run_id);
+}
+
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 {
 	struct mcpx_limits lim;
@@ -932,6 +1000,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	lim.max_procs = ex->cfg->max_procs;
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
+	lim.channel = mcpx_broker_exec_channel(ex->broker);
 
 	job->started_us = mcpx_now_us();
 	err.msg[0] = '\0';
@@ -942,27 +1011,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK && !ex->warm_ready)
 		prepare_warm(ex);
 	if (take_warm_for(ex, job)) {
-		char hdr[64];
-		size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, lim.cpu_s);
-		job->feed_len = hlen + job->code_len + job->stdin_len;
-		job->feed = hlen ? malloc(job->feed_len) : NULL;
-		if (!job->feed)
-			rc = mcpx_err_set(&err, ENOMEM, "out of memory");
-		else
-			rc = fill_workdir(job, job->proc.workdir, &err);
-		if (rc == 0)
-			rc = mcpx_sandbox_write_main(ex->sb, &job->proc, job->code, job->code_len,
-						     &err);
-		if (rc < 0) {
-			mcpx_sandbox_kill(&job->proc);
-			mcpx_sandbox_cleanup(&job->proc);
-		} else {
-			memcpy(job->feed, hdr, hlen);
-			memcpy(job->feed + hlen, job->code, job->code_len);
-			if (job->stdin_len)
-				memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
-			job->warm = true;
-		}
+		rc = prepare_feed(ex, job, lim.cpu_s, &err);
 	} else {
 		struct mcpx_workdir_fill fill = {fill_workdir, job};
 
@@ -980,6 +1029,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	ex->running = job;
 	job->state = JOB_RUNNING;
 	job->out.job = job->err.job = job;
+	start_egress(ex, job);
 
 	if (watch_fd(job, &job->out.watch, &job->proc.stdout_fd, stream_cb, &job->out) == 0)
 		job->out.open = true;
@@ -1098,6 +1148,8 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		mcpx_timer_cancel(&job->wall_timer);
 		mcpx_timer_cancel(&job->drain_timer);
 		mcpx_timer_cancel(&job->stdin_timer);
+		mcpx_broker_run_end(job->egress);
+		job->egress = NULL;
 		if (job->out.open)
 			mcpx_loop_unwatch(&job->out.watch);
 		if (job->err.open)

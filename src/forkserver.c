@@ -7,7 +7,8 @@
  * the shape of the run's Landlock ruleset, both computed by the same code the
  * cold path uses), and then, per run, creates the run's workdir beneath the
  * zygote's and its pipes, computes its rlimits, sends one request with the
- * child's pipe ends and an fd of its workdir attached (SCM_RIGHTS) and adopts
+ * child's pipe ends and an fd of its workdir attached (SCM_RIGHTS; and, for
+ * a run with egress, its end of the broker channel as a fifth) and adopts
  * the child it gets back. Once the zygote is ready its directory is emptied
  * and, on a root server, given to root; where a run could still change it
  * (the pod), it is guarded and put back before every fork and every run
@@ -54,6 +55,7 @@ struct pending_fork {
 	pid_t pid;      /* from the answer; 0 when the fork failed */
 	int err;        /* errno of a failed fork */
 	int stdin_w, stdout_r, stderr_r;
+	int channel; /* the server's end of the run's broker channel, or -1 */
 	char workdir[4096];
 	int parent_fd; /* the zygote's directory, O_PATH */
 };
@@ -100,7 +102,7 @@ static int send_json(struct mcpx_forkserver *fs, const cJSON *msg, const int *fd
 	char *text = cJSON_PrintUnformatted(msg);
 	union {
 		struct cmsghdr hdr;
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(5 * sizeof(int))];
 	} ctrl;
 	struct iovec iov;
 	struct msghdr mh = {0};
@@ -247,6 +249,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	fs->sb = sb;
 	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = fs->next.parent_fd = -1;
+	fs->next.channel = -1;
 	mcpx_dirguards_init(&fs->guards);
 	fs->guards.parent = sb->guards;
 	mcpx_sandbox_proc_reset(&fs->zygote);
@@ -260,6 +263,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
 	 * sets the run's), no process budget (each child gets the run's). */
 	zl.cpu_s = 0;
 	zl.max_procs = 0;
+	zl.channel = false;
 	rc = mcpx_sandbox_spawn_zygote(sb, &zl, bootstrap, sv[1], &fs->zygote, err);
 	close(sv[1]);
 	if (rc < 0) {
@@ -393,6 +397,7 @@ static void drop_pending(struct mcpx_forkserver *fs)
 	mcpx_close_fd(&p->stdin_w);
 	mcpx_close_fd(&p->stdout_r);
 	mcpx_close_fd(&p->stderr_r);
+	mcpx_close_fd(&p->channel);
 	if (p->workdir[0])
 		(void)mcpx_workdir_remove_in(p->parent_fd, p->workdir);
 	mcpx_close_fd(&p->parent_fd);
@@ -504,29 +509,31 @@ static int pending_workdir(struct mcpx_forkserver *fs, struct mcpx_err *err)
 	return wd;
 }
 
-/* The child's stdin, stdout and stderr: the server's ends (O_NONBLOCK) go
- * into the pending fork, the child's into child[]. */
-static int pending_pipes(struct pending_fork *p, int child[3], struct mcpx_err *err)
+/* The child's stdin, stdout and stderr and, with a channel, its end of the
+ * broker channel: the server's ends go into p (non-blocking), the child's
+ * into child[0..2] and child[4] (-1 when absent). */
+static int make_ends(struct pending_fork *p, bool channel, int child[5], struct mcpx_err *err)
 {
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+	int in[2], out[2], errp[2], ch[2] = {-1, -1};
 
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		int rc = mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
-
-		mcpx_close_fd(&in[0]);
-		mcpx_close_fd(&in[1]);
-		mcpx_close_fd(&out[0]);
-		mcpx_close_fd(&out[1]);
-		return rc;
-	}
-	p->stdin_w = in[1];
-	p->stdout_r = out[0];
-	p->stderr_r = errp[0];
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
 	child[0] = in[0];
+	p->stdin_w = in[1];
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
 	child[1] = out[1];
+	p->stdout_r = out[0];
+	if (pipe2(errp, O_CLOEXEC) < 0)
+		return mcpx_err_set(err, errno, "fork server: pipe2: %s", strerror(errno));
 	child[2] = errp[1];
+	p->stderr_r = errp[0];
+	if (channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0)
+		return mcpx_err_set(err, errno, "fork server: socketpair: %s", strerror(errno));
+	child[4] = ch[1];
+	p->channel = ch[0];
 	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) ||
-	    mcpx_set_nonblock(p->stderr_r))
+	    mcpx_set_nonblock(p->stderr_r) || (p->channel >= 0 && mcpx_set_nonblock(p->channel)))
 		return mcpx_err_set(err, errno, "fork server: O_NONBLOCK: %s", strerror(errno));
 	return 0;
 }
@@ -535,7 +542,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 			 struct mcpx_err *err)
 {
 	struct pending_fork *p = &fs->next;
-	int child[4] = {-1, -1, -1, -1}; /* stdin, stdout, stderr, workdir */
+	int child[5] = {-1, -1, -1, -1, -1}; /* stdin, stdout, stderr, workdir, channel */
 	cJSON *req;
 	int rc, i;
 
@@ -546,13 +553,13 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	if (p->active)
 		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
 	memset(p, 0, sizeof(*p));
-	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = -1;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = p->channel = -1;
 	p->active = true;
 	rc = pending_workdir(fs, err);
 	if (rc < 0)
 		goto out;
 	child[3] = rc;
-	rc = pending_pipes(p, child, err);
+	rc = make_ends(p, lim->channel, child, err);
 	if (rc < 0)
 		goto out;
 	req = fork_request(fs->sb, lim, p->workdir);
@@ -560,13 +567,13 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 		rc = mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 		goto out;
 	}
-	rc = send_json(fs, req, child, 4);
+	rc = send_json(fs, req, child, child[4] >= 0 ? 5 : 4);
 	cJSON_Delete(req);
 	if (rc < 0)
 		rc = mark_dead(fs, err, "cannot reach the zygote");
 out:
 	/* The zygote has its own copies of the child's ends now. */
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		mcpx_close_fd(&child[i]);
 	if (rc < 0)
 		drop_pending(fs);
@@ -610,7 +617,8 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 	proc->stdin_fd = p->stdin_w;
 	proc->stdout_fd = p->stdout_r;
 	proc->stderr_fd = p->stderr_r;
-	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = -1;
+	proc->channel_fd = p->channel;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = p->channel = -1;
 	p->workdir[0] = '\0';
 	p->active = false;
 	return 0;

@@ -40,7 +40,7 @@ struct mcpx_child_args {
 	int stdout_fd; /* write ends -> fds 1 and 2 */
 	int stderr_fd;
 	int errpipe_fd; /* -> fd 3, close-on-exec */
-	int control_fd; /* -> fd 4 (the fork server's zygote), or -1 */
+	int control_fd; /* -> fd 4: the zygote's control socket or a run's broker channel; or -1 */
 	bool drop_uid;  /* started as root: become uid/gid with no groups */
 	uid_t uid;
 	gid_t gid;

@@ -22,8 +22,10 @@
 #include <string.h>
 
 #include "base64.h"
+#include "buf.h"
 #include "config.h"
 #include "loop.h"
+#include "policy.h"
 #include "runfiles.h"
 #include "utf8.h"
 
@@ -43,6 +45,7 @@ struct exec_tool {
 	struct mcpx_tool base;
 	const struct mcpx_config *cfg;
 	struct mcpx_executor *ex;
+	const struct mcpx_policy_store *policy; /* NULL: no egress */
 };
 
 /* One tools/call in flight; owned by the tool from submit until done or
@@ -786,10 +789,50 @@ static char *with_files_sentence(char *d, const struct mcpx_config *cfg)
 	return all;
 }
 
-static char *description(const struct mcpx_config *cfg)
+/* The exec grant of the current policy, or NULL when runs reach nothing. */
+static const struct mcpx_egress_grant *egress_grant(const struct exec_tool *t)
 {
+	const struct mcpx_policy *p = mcpx_policy_store_current(t->policy);
+
+	return p && p->exec.n_rules ? &p->exec : NULL;
+}
+
+/* What an agent needs to use mcpx.fetch: the call, the result, the errors,
+ * and exactly which URLs it reaches. NULL when out of memory. */
+static char *egress_text(const struct mcpx_egress_grant *g)
+{
+	struct mcpx_buf b;
+	int rc;
+
+	mcpx_buf_init(&b, 64 * 1024);
+	rc = mcpx_buf_addf(
+		&b,
+		" Network: `import mcpx`, then `r = mcpx.fetch(url, method=\"GET\", headers=None, "
+		"data=None, json=None, timeout=None)` makes an HTTP(S) request through the server, "
+		"which allows only these URL prefixes (and methods): ");
+	if (!rc)
+		rc = mcpx_egress_grant_describe(g, &b);
+	if (!rc)
+		rc = mcpx_buf_addf(
+			&b,
+			". r.status, r.headers (a dict, lower-case names), r.content (bytes), r.text "
+			"and r.json() hold the response; a refused request raises mcpx.Denied (a "
+			"PermissionError) saying why, a network failure mcpx.FetchError (an OSError). "
+			"At most %u requests per call, %u at a time.",
+			g->max_requests, g->max_in_flight);
+	if (rc) {
+		mcpx_buf_free(&b);
+		return NULL;
+	}
+	return mcpx_buf_take(&b, NULL);
+}
+
+static char *description(const struct exec_tool *t)
+{
+	const struct mcpx_config *cfg = t->cfg;
+	const struct mcpx_egress_grant *g = egress_grant(t);
 	char out_cap[32], in_cap[32], code_cap[32], mem[64] = "", code[64] = "", procs[64] = "";
-	char *d;
+	char *d, *net = g ? egress_text(g) : NULL;
 
 	human_bytes(cfg->max_output_bytes, out_cap, sizeof(out_cap));
 	human_bytes(cfg->max_stdin_bytes, in_cap, sizeof(in_cap));
@@ -807,17 +850,23 @@ static char *description(const struct mcpx_config *cfg)
 	             "directory: nothing persists between calls (no files, no variables). "
 	             "Environment: the Python 3 standard library plus numpy, pandas, matplotlib "
 	             "(Agg backend, no display), PyYAML, Jinja2 and Pillow; nothing else can be "
-	             "installed. Limits: no network access; wall-clock timeout %us by default, at "
+	             "installed. Limits: %s; wall-clock timeout %us by default, at "
 	             "most %us (set timeout_s); %s%sstdout and stderr together are capped at %s, "
 	             "after which further output is dropped and truncated is true; stdin is capped "
 	             "at %s%s. Executions run one at a time; others wait in a queue of at most %u "
 	             "and get a \"server busy\" error beyond that. Print what you want to see. A "
 	             "non-zero exit_code (for example an uncaught exception, traceback in stderr) "
-	             "or timed_out=true is a normal result, not a tool error.",
+	             "or timed_out=true is a normal result, not a tool error.%s",
+	             g ? "no direct network access (see mcpx.fetch below)" : "no network access",
 	             cfg->default_timeout_s, cfg->max_timeout_s, mem, procs, out_cap, in_cap, code,
-	             cfg->max_queue) < 0)
-		return NULL;
-	return with_files_sentence(d, cfg);
+	             cfg->max_queue, net ? net : "") < 0)
+		d = NULL;
+	if (g && !net) {
+		free(d);
+		d = NULL;
+	}
+	free(net);
+	return d ? with_files_sentence(d, cfg) : NULL;
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)
@@ -976,7 +1025,16 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	const struct exec_tool *t = tool->ctx;
 	cJSON *d = cJSON_CreateObject();
 	cJSON *ann;
-	char *desc = description(t->cfg);
+	char *desc = description(t);
+	const struct mcpx_egress_grant *g = egress_grant(t);
+	bool writes = false;
+
+	/* A grant with a method beyond reading lets code change the world. */
+	for (size_t i = 0; g && i < g->n_rules; i++)
+		for (size_t m = 0; m < g->rules[i]->n_methods; m++)
+			writes |= strcmp(g->rules[i]->methods[m], "GET") != 0 &&
+				  strcmp(g->rules[i]->methods[m], "HEAD") != 0 &&
+				  strcmp(g->rules[i]->methods[m], "OPTIONS") != 0;
 
 	if (!desc || !cJSON_AddStringToObject(d, "name", TOOL_NAME) ||
 	    !cJSON_AddStringToObject(d, "title", "Run Python code") ||
@@ -989,12 +1047,14 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	 * client may want confirmed, so not read-only; but it cannot change
 	 * anything outside its throw-away sandbox, so it is not destructive,
 	 * repeating it has no further effect, and with no network its world is
-	 * closed. */
+	 * closed. A policy that lets code fetch URLs opens the world, and one
+	 * that allows more than reading (POST, DELETE, ...) makes a call able
+	 * to change it, and repeating it may do so again. */
 	if (!cJSON_AddStringToObject(ann, "title", "Run Python code") ||
 	    !cJSON_AddFalseToObject(ann, "readOnlyHint") ||
-	    !cJSON_AddFalseToObject(ann, "destructiveHint") ||
-	    !cJSON_AddTrueToObject(ann, "idempotentHint") ||
-	    !cJSON_AddFalseToObject(ann, "openWorldHint"))
+	    !cJSON_AddBoolToObject(ann, "destructiveHint", writes) ||
+	    !cJSON_AddBoolToObject(ann, "idempotentHint", !writes) ||
+	    !cJSON_AddBoolToObject(ann, "openWorldHint", g != NULL))
 		goto fail;
 	free(desc);
 	return d;
@@ -1197,6 +1257,13 @@ struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_
 	t->base.cancel = exec_cancel;
 	t->base.ctx = t;
 	return &t->base;
+}
+
+void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_store *policy)
+{
+	struct exec_tool *t = tool->ctx;
+
+	t->policy = policy;
 }
 
 void mcpx_tool_exec_free(struct mcpx_tool *tool)

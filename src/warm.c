@@ -90,7 +90,8 @@ static const char boot_head[] = "import os, sys\n"
  * after the preload, inside the zygote's own sandbox, and never runs user
  * code: it only answers requests on its control socket (fd 4), one JSON
  * object per SOCK_SEQPACKET message. {"fork": ...} with the run's three pipe
- * ends and an fd of its workdir attached forks a child that enters the run's
+ * ends and an fd of its workdir attached (and a fifth fd, the run's broker
+ * channel, when it has egress) forks a child that enters the run's
  * sandbox (_mcpx_enter)
  * and then returns into _mcpx_boot, which waits for the code like any warm
  * interpreter. {"reap": pid} reaps a child the server has finished with.
@@ -161,7 +162,7 @@ static const char boot_zygote[] =
 	"            except OSError:\n"
 	"                pass\n"
 	"    while True:\n"
-	"        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 4)\n"
+	"        msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 5)\n"
 	"        if not msg:\n"
 	"            os._exit(0)\n"
 	"        reap_strays()\n"
@@ -178,7 +179,7 @@ static const char boot_zygote[] =
 	"            ctl.send(json.dumps(rep).encode())\n"
 	"            continue\n"
 	"        pid = -1\n"
-	"        if len(fds) == 4:\n"
+	"        if len(fds) in (4, 5):\n"
 	"            try:\n"
 	"                pid = os.fork()\n"
 	"            except OSError as e:\n"
@@ -220,9 +221,18 @@ static const char boot_zygote[] =
 	"        step = 'fds'\n"
 	"        for i, fd in enumerate(fds[:3]):\n"
 	"            os.dup2(fd, i)\n"
+	/* A fifth fd is the run's end of the broker channel: fd 4, as in a
+	 * cold run (sandbox.h, MCPX_SANDBOX_CHANNEL_FD). */
 	"        step = 'close_fds'\n"
-	"        if libc.syscall(L(436), L(3), L(0xffffffff), L(0)) != 0:\n"
-	"            os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
+	"        spans = ((3, 0xffffffff),)\n"
+	"        if len(fds) == 5:\n"
+	"            os.dup2(fds[4], 4)\n"
+	"            os.environ['MCPX_CHANNEL_FD'] = '4'\n"
+	"            spans = ((3, 3), (5, 0xffffffff))\n"
+	"        for lo, hi in spans:\n"
+	"            if libc.syscall(L(436), L(lo), L(hi), L(0)) != 0:\n"
+	"                top = resource.getrlimit(resource.RLIMIT_NOFILE)[0]\n"
+	"                os.closerange(lo, min(hi + 1, top))\n"
 	"        step = 'rlimits'\n"
 	"        inf = resource.RLIM_INFINITY\n"
 	"        for res, soft, hard in req['rlimits']:\n"

@@ -94,6 +94,9 @@ static const char empty_text[] =
     "mcp_exec_draining 0\n"
     "# HELP mcp_exec_http_responses_total HTTP responses sent, by status code.\n"
     "# TYPE mcp_exec_http_responses_total counter\n"
+    "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
+    "rule, outcome and the reason of a denial.\n"
+    "# TYPE mcp_exec_egress_requests_total counter\n"
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
@@ -179,6 +182,13 @@ static const char full_text[] =
     "mcp_exec_http_responses_total{code=\"404\"} 1\n"
     "mcp_exec_http_responses_total{code=\"599\"} 1\n"
     "mcp_exec_http_responses_total{code=\"other\"} 3\n"
+    "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
+    "rule, outcome and the reason of a denial.\n"
+    "# TYPE mcp_exec_egress_requests_total counter\n"
+    "mcp_exec_egress_requests_total{rule=\"api\",outcome=\"ok\",reason=\"none\"} 2\n"
+    "mcp_exec_egress_requests_total{rule=\"none\",outcome=\"denied\",reason=\"no_rule\"} 1\n"
+    "mcp_exec_egress_requests_total{rule=\"api\",outcome=\"denied\",reason=\"other\"} 1\n"
+    "mcp_exec_egress_requests_total{rule=\"api\",outcome=\"other\",reason=\"none\"} 1\n"
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
@@ -227,6 +237,12 @@ int main(void)
 	mcpx_metrics_http_response(600);
 	mcpx_metrics_http_response(-1);
 
+	mcpx_metrics_egress("api", "ok", NULL);
+	mcpx_metrics_egress(NULL, "denied", "no_rule");
+	mcpx_metrics_egress("api", "ok", NULL);
+	mcpx_metrics_egress("api", "denied", "made-up");
+	mcpx_metrics_egress("api", "strange", NULL);
+
 	mcpx_metrics_set_layer("seccomp", 0);
 	mcpx_metrics_set_layer("landlock", 0);
 	mcpx_metrics_set_layer("seccomp", 1);
@@ -272,6 +288,24 @@ int main(void)
 		CHECK(strstr(text, "layer13\"") == NULL);
 		CHECK(strstr(text, "warm_mode=\"on\"") != NULL);
 		CHECK(len < 16384);
+	}
+	free(text);
+
+	/* Egress rule names come from a policy that can change: the series
+	 * are bounded, the overflow counted as rule "other". */
+	for (int i = 0; i < 2000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "rule%d", i);
+		mcpx_metrics_egress(name, "ok", NULL);
+	}
+	text = mcpx_metrics_render(&g, &len);
+	CHECK(text != NULL);
+	if (text) {
+		CHECK(strstr(text, "{rule=\"api\",outcome=\"ok\",reason=\"none\"} 2\n") != NULL);
+		CHECK(strstr(text, "{rule=\"rule0\",outcome=\"ok\",reason=\"none\"} 1\n") != NULL);
+		CHECK(strstr(text, "{rule=\"other\",outcome=\"ok\",reason=\"none\"}") != NULL);
+		CHECK(strstr(text, "rule1999\"") == NULL);
+		CHECK(len < 128 * 1024);
 	}
 	free(text);
 	CHECK_DONE();
