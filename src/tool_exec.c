@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "jsonrpc.h"
 #include "loop.h"
 #include "utf8.h"
 
@@ -228,12 +229,81 @@ static void append_quoted(char *buf, size_t cap, const char *name)
 	buf[o] = '\0';
 }
 
+/* Lists properties other than code, timeout_s and stdin in msg, as go-sdk's
+ * additionalProperties check words it. Returns -EINVAL when there are any. */
+static int check_extra(const cJSON *args, char *msg, size_t msglen)
+{
+	char extra[256] = "";
+	unsigned n_extra = 0;
+	const cJSON *el;
+
+	cJSON_ArrayForEach(el, args)
+	{
+		if (strcmp(el->string, "code") == 0 || strcmp(el->string, "timeout_s") == 0 ||
+		    strcmp(el->string, "stdin") == 0)
+			continue;
+		if (n_extra++)
+			strncat(extra, " ", sizeof(extra) - strlen(extra) - 1);
+		append_quoted(extra, sizeof(extra), el->string);
+	}
+	if (!n_extra)
+		return 0;
+	snprintf(msg, msglen,
+	         "validating \"arguments\": validating root: unexpected additional "
+	         "properties [%s] (allowed: code, timeout_s, stdin)",
+	         extra);
+	return -EINVAL;
+}
+
+/* 0 or absent means the default; everything else is clamped, never
+ * rejected, as in the Go server. */
+static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cfg)
+{
+	double want = timeout ? timeout->valuedouble : 0;
+	unsigned max = cfg->max_timeout_s ? cfg->max_timeout_s : 1;
+	unsigned t;
+
+	if (want == 0)
+		t = cfg->default_timeout_s;
+	else if (want < 1)
+		t = 1;
+	else if (want > max)
+		t = max;
+	else
+		t = (unsigned)want;
+	if (t < 1)
+		t = 1;
+	return t > max ? max : t;
+}
+
+/* The code's own rules, after the schema: not blank, no NUL, not too long. */
+static int check_code(const cJSON *code, const struct mcpx_config *cfg, char *msg, size_t msglen)
+{
+	size_t len = strlen(code->valuestring);
+
+	if (blank(code->valuestring, len)) {
+		snprintf(msg, msglen, "code must not be empty");
+		return -EINVAL;
+	}
+	/* Python refuses source with a NUL byte ("source code string cannot
+	 * contain null bytes"); saying so here is clearer than its traceback,
+	 * and the code travels on as a C string. */
+	if (mcpx_json_has_nul(code)) {
+		snprintf(msg, msglen, "code must not contain NUL characters (U+0000)");
+		return -EINVAL;
+	}
+	if (cfg->max_code_bytes && len > cfg->max_code_bytes) {
+		snprintf(msg, msglen, "code exceeds limit of %zu bytes", cfg->max_code_bytes);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
                          struct mcpx_exec_args *out, char *msg, size_t msglen)
 {
-	const cJSON *code, *timeout, *in, *el;
-	char extra[256] = "";
-	unsigned n_extra = 0;
+	const cJSON *code, *timeout, *in;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
@@ -255,75 +325,36 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 		return type_error(msg, msglen, "/properties/timeout_s", timeout, "integer");
 	if (in && !cJSON_IsString(in))
 		return type_error(msg, msglen, "/properties/stdin", in, "string");
-
-	if (args) {
-		cJSON_ArrayForEach(el, args)
-		{
-			if (strcmp(el->string, "code") == 0 ||
-			    strcmp(el->string, "timeout_s") == 0 ||
-			    strcmp(el->string, "stdin") == 0)
-				continue;
-			if (n_extra++)
-				strncat(extra, " ", sizeof(extra) - strlen(extra) - 1);
-			append_quoted(extra, sizeof(extra), el->string);
-		}
-	}
-	if (n_extra) {
-		snprintf(msg, msglen,
-		         "validating \"arguments\": validating root: unexpected additional "
-		         "properties [%s] (allowed: code, timeout_s, stdin)",
-		         extra);
-		return -EINVAL;
-	}
+	if (args && (rc = check_extra(args, msg, msglen)) < 0)
+		return rc;
 	if (!code) {
 		snprintf(msg, msglen,
 		         "validating \"arguments\": validating root: required: missing properties: "
 		         "[\"code\"]");
 		return -EINVAL;
 	}
-
+	if ((rc = check_code(code, cfg, msg, msglen)) < 0)
+		return rc;
+	/* stdin is data: its exact bytes, NULs included. Its length is the
+	 * parsed string's, where each U+0000 counts as its one byte. */
+	if (in && strlen(in->valuestring) > cfg->max_stdin_bytes) {
+		snprintf(msg, msglen, "stdin exceeds limit of %zu bytes", cfg->max_stdin_bytes);
+		return -EINVAL;
+	}
+	if (in && !(out->stdin_data = mcpx_json_bytes(in, &out->stdin_len))) {
+		snprintf(msg, msglen, "internal error: out of memory");
+		return -ENOMEM;
+	}
 	out->code = code->valuestring;
 	out->code_len = strlen(code->valuestring);
-	if (blank(out->code, out->code_len)) {
-		snprintf(msg, msglen, "code must not be empty");
-		return -EINVAL;
-	}
-	if (cfg->max_code_bytes && out->code_len > cfg->max_code_bytes) {
-		snprintf(msg, msglen, "code exceeds limit of %zu bytes", cfg->max_code_bytes);
-		return -EINVAL;
-	}
-	if (in) {
-		out->stdin_data = in->valuestring;
-		out->stdin_len = strlen(in->valuestring);
-		if (out->stdin_len > cfg->max_stdin_bytes) {
-			snprintf(msg, msglen, "stdin exceeds limit of %zu bytes",
-			         cfg->max_stdin_bytes);
-			return -EINVAL;
-		}
-	}
-
-	/* 0 or absent means the default; everything else is clamped, never
-	 * rejected, as in the Go server. */
-	{
-		double want = timeout ? timeout->valuedouble : 0;
-		unsigned max = cfg->max_timeout_s ? cfg->max_timeout_s : 1;
-		unsigned t;
-
-		if (want == 0)
-			t = cfg->default_timeout_s;
-		else if (want < 1)
-			t = 1;
-		else if (want > max)
-			t = max;
-		else
-			t = (unsigned)want;
-		if (t < 1)
-			t = 1;
-		if (t > max)
-			t = max;
-		out->timeout_s = t;
-	}
+	out->timeout_s = clamp_timeout(timeout, cfg);
 	return 0;
+}
+
+void mcpx_exec_args_free(struct mcpx_exec_args *a)
+{
+	free(a->stdin_data);
+	a->stdin_data = NULL;
 }
 
 /* ---- result encoding -------------------------------------------------- */
@@ -774,6 +805,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	}
 	run = calloc(1, sizeof(*run));
 	if (!run) {
+		mcpx_exec_args_free(&a);
 		mcpx_call_fail(call, "internal error: out of memory");
 		return;
 	}
@@ -795,6 +827,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	run->submitting = true;
 	rc = mcpx_executor_submit(t->ex, &spec, &cb, &run->job);
 	run->submitting = false;
+	mcpx_exec_args_free(&a); /* submit copied stdin */
 
 	if (rc < 0) {
 		/* A rejected job never calls back, so the call is still ours. */
