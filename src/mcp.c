@@ -734,12 +734,51 @@ static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const cha
 	return NULL;
 }
 
+/* A new call for request r, linked into the core's list; NULL when out of
+ * memory. */
+static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool,
+                                  enum mcpx_level log_level)
+{
+	struct ctx *c = r->c;
+	const cJSON *token = member(r->meta, "progressToken");
+	struct mcpx_call *call = calloc(1, sizeof(*call));
+
+	if (!call || !(call->id = cJSON_Duplicate(r->id, true))) {
+		free(call);
+		return NULL;
+	}
+	/* "Progress tokens MUST be a string or integer value"; anything else
+	 * is ignored, which only means the client gets no progress. */
+	if (token && (cJSON_IsString(token) || cJSON_IsNumber(token)) &&
+	    !(call->progress_token = cJSON_Duplicate(token, true))) {
+		call_free(call);
+		return NULL;
+	}
+	call->core = c->core;
+	call->sink = c->sink;
+	call->batch = c->batch;
+	call->tool = tool;
+	call->state = CALL_RUNNING;
+	call->log_level = log_level;
+	call->stateless = r->stateless;
+	mcpx_utf8_copy_trunc(call->version, sizeof(call->version), r->version);
+	mcpx_utf8_copy_trunc(call->key, sizeof(call->key), c->session->key);
+	mcpx_utf8_copy_trunc(call->caller, sizeof(call->caller), c->session->caller);
+	mcpx_jsonrpc_id_text(r->id, call->id_text, sizeof(call->id_text));
+
+	call->next = c->core->calls;
+	if (call->next)
+		call->next->prev = call;
+	c->core->calls = call;
+	c->core->ncalls++;
+	return call;
+}
+
 static void do_tools_call(struct req *r, enum mcpx_level log_level)
 {
 	struct ctx *c = r->c;
 	const cJSON *name = member(r->params, "name");
 	const cJSON *args = member(r->params, "arguments");
-	const cJSON *token = member(r->meta, "progressToken");
 	const struct mcpx_tool *tool;
 	struct mcpx_call *call;
 
@@ -768,41 +807,11 @@ static void do_tools_call(struct req *r, enum mcpx_level log_level)
 		            "Invalid Request: a request with this id is still in progress");
 		return;
 	}
-
-	call = calloc(1, sizeof(*call));
-	if (!call || !(call->id = cJSON_Duplicate(r->id, true))) {
-		free(call);
+	call = call_new(r, tool, log_level);
+	if (!call) {
 		reply_result(r, NULL);
 		return;
 	}
-	/* "Progress tokens MUST be a string or integer value"; anything else
-	 * is ignored, which only means the client gets no progress. */
-	if (token && (cJSON_IsString(token) || cJSON_IsNumber(token))) {
-		call->progress_token = cJSON_Duplicate(token, true);
-		if (!call->progress_token) {
-			call_free(call);
-			reply_result(r, NULL);
-			return;
-		}
-	}
-	call->core = c->core;
-	call->sink = c->sink;
-	call->batch = c->batch;
-	call->tool = tool;
-	call->state = CALL_RUNNING;
-	call->log_level = log_level;
-	call->stateless = r->stateless;
-	mcpx_utf8_copy_trunc(call->version, sizeof(call->version), r->version);
-	mcpx_utf8_copy_trunc(call->key, sizeof(call->key), c->session->key);
-	mcpx_utf8_copy_trunc(call->caller, sizeof(call->caller), c->session->caller);
-	mcpx_jsonrpc_id_text(r->id, call->id_text, sizeof(call->id_text));
-
-	call->next = c->core->calls;
-	if (call->next)
-		call->next->prev = call;
-	c->core->calls = call;
-	c->core->ncalls++;
-
 	/* The call may finish (and be freed) inside tool->call; nothing here
 	 * touches it afterwards. JSON null arguments count as absent. */
 	tool->call(tool, call, cJSON_IsNull(args) ? NULL : args);
@@ -905,6 +914,32 @@ static void reply_unsupported_version(struct req *r, const char *requested)
 	                 data, 400);
 }
 
+/* The rest of a 2026-07-28 request's _meta: the client's capabilities and
+ * an optional log level (into *lvl). Replies and returns true when invalid. */
+static bool stateless_meta_invalid(struct req *r, enum mcpx_level *lvl)
+{
+	const cJSON *level = member(r->meta, META_LOG_LEVEL);
+
+	if (!cJSON_IsObject(member(r->meta, META_CLIENT_CAPS))) {
+		reply_error_data(r, MCPX_RPC_INVALID_PARAMS,
+		                 "Invalid params: _meta io.modelcontextprotocol/clientCapabilities "
+		                 "(an object) is required",
+		                 NULL, 400);
+		return true;
+	}
+	/* "If the io.modelcontextprotocol/logLevel value ... is not a recognized
+	 * log level, the server SHOULD reject that request" with -32602
+	 * (server/utilities/logging, "Error Handling"). */
+	if (level && parse_level(level, lvl) < 0) {
+		reply_error_data(r, MCPX_RPC_INVALID_PARAMS,
+		                 "Invalid params: _meta io.modelcontextprotocol/logLevel is not a "
+		                 "log level",
+		                 NULL, 400);
+		return true;
+	}
+	return false;
+}
+
 /* A request that declared a 2026-07-28 protocol version (or is
  * server/discover): validated and served statelessly, from the request
  * alone ("Servers MUST NOT rely on prior requests over the same connection",
@@ -955,24 +990,8 @@ static bool handle_stateless(struct req *r)
 		return true;
 	}
 	r->version = pv->valuestring;
-	if (!cJSON_IsObject(member(r->meta, META_CLIENT_CAPS))) {
-		reply_error_data(r, MCPX_RPC_INVALID_PARAMS,
-		                 "Invalid params: _meta io.modelcontextprotocol/clientCapabilities "
-		                 "(an object) is required",
-		                 NULL, 400);
+	if (stateless_meta_invalid(r, &lvl))
 		return true;
-	}
-	/* "If the io.modelcontextprotocol/logLevel value ... is not a recognized
-	 * log level, the server SHOULD reject that request" with -32602
-	 * (server/utilities/logging, "Error Handling"). */
-	if (member(r->meta, META_LOG_LEVEL) &&
-	    parse_level(member(r->meta, META_LOG_LEVEL), &lvl) < 0) {
-		reply_error_data(r, MCPX_RPC_INVALID_PARAMS,
-		                 "Invalid params: _meta io.modelcontextprotocol/logLevel is not a "
-		                 "log level",
-		                 NULL, 400);
-		return true;
-	}
 
 	/* ping, logging/setLevel and initialize do not exist in 2026-07-28
 	 * (changelog, major changes 2 and 5). */
@@ -988,6 +1007,42 @@ static bool handle_stateless(struct req *r)
 }
 
 /* ---- dispatch --------------------------------------------------------- */
+
+/* A request under the session-based lifecycle (<= 2025-11-25). */
+static void handle_session_request(struct req *r)
+{
+	struct mcpx_session *s = r->c->session;
+
+	if (strcmp(r->method, "initialize") == 0) {
+		do_initialize(r);
+		return;
+	}
+	/* "Either side can ping", also before initialization (basic/lifecycle). */
+	if (strcmp(r->method, "ping") == 0) {
+		reply_result(r, cJSON_CreateObject());
+		return;
+	}
+	/* "The client SHOULD NOT send requests other than pings before the
+	 * server has responded to the initialize request" (basic/lifecycle). */
+	if (!s->initialized) {
+		reply_error(r, MCPX_RPC_INVALID_REQUEST,
+		            s->allow_stateless
+		                ? "Invalid Request: the session is not initialized; send "
+		                  "initialize first, or use protocol version 2026-07-28 with "
+		                  "_meta io.modelcontextprotocol/protocolVersion"
+		                : "Invalid Request: the session is not initialized; send "
+		                  "initialize first");
+		return;
+	}
+	if (strcmp(r->method, "tools/list") == 0)
+		do_tools_list(r);
+	else if (strcmp(r->method, "tools/call") == 0)
+		do_tools_call(r, s->log_level);
+	else if (strcmp(r->method, "logging/setLevel") == 0)
+		do_set_level(r);
+	else
+		reply_error(r, MCPX_RPC_METHOD_NOT_FOUND, "Method not found");
+}
 
 static void handle_request(struct ctx *c, const cJSON *id, const char *method, const cJSON *params)
 {
@@ -1030,35 +1085,7 @@ static void handle_request(struct ctx *c, const cJSON *id, const char *method, c
 		return;
 	}
 
-	if (strcmp(method, "initialize") == 0) {
-		do_initialize(&r);
-		return;
-	}
-	/* "Either side can ping", also before initialization (basic/lifecycle). */
-	if (strcmp(method, "ping") == 0) {
-		reply_result(&r, cJSON_CreateObject());
-		return;
-	}
-	/* "The client SHOULD NOT send requests other than pings before the
-	 * server has responded to the initialize request" (basic/lifecycle). */
-	if (!s->initialized) {
-		reply_error(&r, MCPX_RPC_INVALID_REQUEST,
-		            s->allow_stateless
-		                ? "Invalid Request: the session is not initialized; send "
-		                  "initialize first, or use protocol version 2026-07-28 with "
-		                  "_meta io.modelcontextprotocol/protocolVersion"
-		                : "Invalid Request: the session is not initialized; send "
-		                  "initialize first");
-		return;
-	}
-	if (strcmp(method, "tools/list") == 0)
-		do_tools_list(&r);
-	else if (strcmp(method, "tools/call") == 0)
-		do_tools_call(&r, s->log_level);
-	else if (strcmp(method, "logging/setLevel") == 0)
-		do_set_level(&r);
-	else
-		reply_error(&r, MCPX_RPC_METHOD_NOT_FOUND, "Method not found");
+	handle_session_request(&r);
 }
 
 static void handle_notification(struct ctx *c, const char *method, const cJSON *params)

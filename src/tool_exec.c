@@ -449,35 +449,15 @@ static cJSON *nullable_string(const char *s)
 	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
+/* The structuredContent of a finished run; NULL when out of memory. Field
+ * order follows the Go server's ExecResult (the six required fields), then
+ * our additive ones. */
+static cJSON *structured_result(const struct mcpx_job_result *res)
 {
-	cJSON *sc, *out, *content, *block;
-	char sig[32], *text;
-	const char *signame;
+	cJSON *sc = cJSON_CreateObject();
+	const char *signame = res->signal > 0 ? sigabbrev_np(res->signal) : NULL;
+	char sig[32];
 
-	switch (res->status) {
-	case MCPX_JOB_DONE:
-		break;
-	case MCPX_JOB_FAILED:
-		return error_result(res->message[0]
-		                        ? res->message
-		                        : "execution failed: the sandbox could not start");
-	case MCPX_JOB_EXPIRED:
-		return error_result(res->message[0]
-		                        ? res->message
-		                        : "server busy: the execution waited too long in "
-		                          "the queue; try again later");
-	case MCPX_JOB_SHUTDOWN:
-	default:
-		return error_result(res->message[0]
-		                        ? res->message
-		                        : "server is shutting down: the execution did not run");
-	}
-
-	/* Field order follows the Go server's ExecResult (the six required
-	 * fields), then our additive ones. */
-	sc = cJSON_CreateObject();
-	signame = res->signal > 0 ? sigabbrev_np(res->signal) : NULL;
 	if (res->signal > 0) {
 		if (signame)
 			snprintf(sig, sizeof(sig), "SIG%s", signame);
@@ -497,6 +477,35 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
 		cJSON_Delete(sc);
 		return NULL;
 	}
+	return sc;
+}
+
+cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
+{
+	cJSON *sc, *out, *content, *block;
+	char *text;
+
+	switch (res->status) {
+	case MCPX_JOB_DONE:
+		break;
+	case MCPX_JOB_FAILED:
+		return error_result(res->message[0]
+		                        ? res->message
+		                        : "execution failed: the sandbox could not start");
+	case MCPX_JOB_EXPIRED:
+		return error_result(res->message[0]
+		                        ? res->message
+		                        : "server busy: the execution waited too long in "
+		                          "the queue; try again later");
+	case MCPX_JOB_SHUTDOWN:
+	default:
+		return error_result(res->message[0]
+		                        ? res->message
+		                        : "server is shutting down: the execution did not run");
+	}
+	sc = structured_result(res);
+	if (!sc)
+		return NULL;
 
 	/* "A tool that returns structured content SHOULD also return the
 	 * serialized JSON in a TextContent block" (server/tools, 2025-06-18+),
@@ -789,6 +798,23 @@ static void on_event(void *arg, enum mcpx_job_event ev, size_t pos)
 	}
 }
 
+/* The tool error for a job the executor refused. */
+static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t len)
+{
+	struct mcpx_executor_stats st;
+
+	if (rc == -EBUSY) {
+		mcpx_executor_stats(t->ex, &st);
+		snprintf(msg, len, "server busy: %zu executions already queued (limit %u); try again later",
+		         st.queue_depth, t->cfg->max_queue);
+	} else if (rc == -ESHUTDOWN) {
+		snprintf(msg, len, "server is shutting down: not accepting new executions");
+	} else {
+		snprintf(msg, len, "internal error: could not queue the execution (%s)",
+		         strerror(-rc));
+	}
+}
+
 static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)
 {
 	struct exec_tool *t = tool->ctx;
@@ -833,21 +859,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 		/* A rejected job never calls back, so the call is still ours. */
 		mcpx_call_set_data(call, NULL);
 		free(run);
-		if (rc == -EBUSY) {
-			struct mcpx_executor_stats st;
-			mcpx_executor_stats(t->ex, &st);
-			snprintf(msg, sizeof(msg),
-			         "server busy: %zu executions already queued (limit %u); try again "
-			         "later",
-			         st.queue_depth, t->cfg->max_queue);
-		} else if (rc == -ESHUTDOWN) {
-			snprintf(msg, sizeof(msg),
-			         "server is shutting down: not accepting new executions");
-		} else {
-			snprintf(msg, sizeof(msg),
-			         "internal error: could not queue the execution (%s)",
-			         strerror(-rc));
-		}
+		submit_error(t, rc, msg, sizeof(msg));
 		mcpx_call_fail(call, msg);
 		return;
 	}
