@@ -58,29 +58,29 @@ void mcpx_utf8_copy_trunc(char *dst, size_t cap, const char *src)
 	dst[n] = '\0';
 }
 
-/* Bytes in the UTF-8 sequence led by ch (1 for ASCII and the mark). */
-static size_t utf8_seq_len(unsigned char ch)
-{
-	return ch >= 0xF0 && ch < 0xF8 ? 4 : ch >= 0xE0 && ch < 0xF0 ? 3 : ch >= 0xC0 && ch < 0xE0 ? 2 : 1;
-}
-
 /* Copies a parsed string (valid UTF-8 plus marks) for display: each mark
- * becomes the text \u0000, and the copy stops before a character that does
- * not fit whole. */
+ * becomes the text \u0000, and a copy cut short never ends inside a
+ * character (as in mcpx_utf8_copy_trunc) or inside that text. */
 static void copy_display(char *dst, size_t cap, const char *src)
 {
+	const char *p = src;
 	size_t o = 0;
 
-	for (const char *p = src; *p;) {
+	for (; *p; p++) {
 		bool mark = (unsigned char)*p == MCPX_JSON_NUL_MARK;
-		size_t in = mark ? 1 : utf8_seq_len((unsigned char)*p);
-		size_t outn = mark ? 6 : in;
+		size_t n = mark ? 6 : 1;
 
-		if (o + outn >= cap || strnlen(p, in) < in)
+		if (o + n >= cap)
 			break;
-		memcpy(dst + o, mark ? "\\u0000" : p, outn);
-		o += outn;
-		p += in;
+		memcpy(dst + o, mark ? "\\u0000" : p, n);
+		o += n;
+	}
+	/* Stopped before a continuation byte: drop the partial character. */
+	if (((unsigned char)*p & 0xC0) == 0x80) {
+		while (o > 0 && ((unsigned char)dst[o - 1] & 0xC0) == 0x80)
+			o--;
+		if (o > 0)
+			o--;
 	}
 	dst[o] = '\0';
 }

@@ -422,6 +422,13 @@ static void test_json_bytes(void)
 	mcpx_jsonrpc_id_text(sv, idt, 7);
 	CHECK_STR(idt, "a");
 	cJSON_Delete(root);
+	/* A cut inside a multi-byte character drops the whole character. */
+	root = mcpx_jsonrpc_parse("\"ab\\u20ac\"", 10, &why);
+	mcpx_jsonrpc_id_text(root, idt, 5);
+	CHECK_STR(idt, "ab");
+	mcpx_jsonrpc_id_text(root, idt, 6);
+	CHECK_STR(idt, "ab\xe2\x82\xac");
+	cJSON_Delete(root);
 	/* Truncated input and a lone backslash never read past the end. */
 	CHECK(mcpx_jsonrpc_parse("\"\\u000", 6, &why) == NULL);
 	CHECK(mcpx_jsonrpc_parse("\"\\", 2, &why) == NULL);
