@@ -204,7 +204,8 @@ static int print_owned(cJSON *msg, struct mcpx_buf *out)
 
 	cJSON_Delete(msg);
 	if (rc < 0)
-		mcpx_error("mcp: cannot build a message (%s); dropped", strerror(-rc));
+		mcpx_error("mcp: cannot build a message (%s); dropped",
+		           rc == -E2BIG ? "larger than MCPX_JSONRPC_MAX_MESSAGE" : strerror(-rc));
 	return rc;
 }
 

@@ -13,8 +13,11 @@
  *   finished, nothing is pending and nothing is in flight.
  *
  * Input: byte 0 picks the session (bits 0-2: not initialized, or initialized
- * with one of the four session versions) and HTTP headers (bit 3; bits 4-5
- * pick MCP-Protocol-Version); the rest is stdin, one message per line.
+ * with one of the four session versions; bits 6-7 its log level) and
+ * whether requests come with HTTP headers (bit 3). With headers, the first
+ * line holds MCP-Protocol-Version, Mcp-Method and Mcp-Name separated by
+ * tabs (an empty value is an absent header). The rest is stdin, one message
+ * per line.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -137,6 +140,7 @@ struct run {
 	struct mcpx_session session;
 	struct mcpx_sink sink;
 	struct mcpx_req_headers hdr;
+	char hdr_buf[3][256];
 	bool http;
 };
 
@@ -157,11 +161,31 @@ static void on_drop(void *arg, int err)
 	(void)err;
 }
 
+/* Takes the header line off the front of the input: up to three
+ * tab-separated values, each NUL-free (a header value cannot hold one). */
+static size_t take_headers(struct run *r, const char *p, size_t n)
+{
+	const char **slot[3] = {&r->hdr.protocol_version, &r->hdr.method, &r->hdr.name};
+	const char *nl = memchr(p, '\n', n);
+	size_t len = nl ? (size_t)(nl - p) : n, i = 0, f = 0, o = 0;
+
+	for (; i <= len && f < 3; i++) {
+		if (i == len || p[i] == '\t') {
+			r->hdr_buf[f][o] = '\0';
+			*slot[f] = o ? r->hdr_buf[f] : NULL;
+			f++;
+			o = 0;
+		} else if (p[i] && o + 1 < sizeof(r->hdr_buf[0])) {
+			r->hdr_buf[f][o++] = p[i];
+		}
+	}
+	return nl ? len + 1 : n;
+}
+
 static void setup(struct run *r, uint8_t mode)
 {
 	static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18",
 	                                       "2025-11-25"};
-	static const char *const headers[] = {"2025-03-26", "2026-07-28", "2025-11-25", "1999-01-01"};
 	struct mcpx_tool *tools[] = {&fake_tool};
 	struct mcpx_core_opts o = {.server_name = "mcp-exec", .server_version = "1",
 	                           .tools = tools, .ntools = 1};
@@ -177,9 +201,6 @@ static void setup(struct run *r, uint8_t mode)
 		strcpy(r->session.version, versions[(mode & 7) - 1]);
 	}
 	r->http = mode & 8;
-	r->hdr.protocol_version = headers[(mode >> 4) & 3];
-	r->hdr.method = "tools/call";
-	r->hdr.name = "fake";
 	r->sink.send = check_send;
 	r->sink.unanswered = check_unanswered;
 }
@@ -187,7 +208,8 @@ static void setup(struct run *r, uint8_t mode)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mcpx_lines lines;
-	struct run r;
+	static struct run r;
+	size_t off = 1;
 
 	if (size < 1)
 		return 0;
@@ -198,8 +220,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	setup(&r, data[0]);
 	if (!r.core)
 		return 0;
+	if (r.http)
+		off += take_headers(&r, (const char *)data + 1, size - 1);
 	mcpx_lines_init(&lines, 1 << 16, on_line, on_drop, &r);
-	mcpx_lines_feed(&lines, (const char *)data + 1, size - 1);
+	mcpx_lines_feed(&lines, (const char *)data + off, size - off);
 	mcpx_lines_finish(&lines);
 	mcpx_lines_free(&lines);
 
