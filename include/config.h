@@ -17,6 +17,9 @@
 #include "err.h"
 #include "log.h"
 
+/* The longest token or session key accepted, as for the token file. */
+#define MCPX_SECRET_MAX 4096
+
 #define MCPX_VERSION "0.1.0"
 #define MCPX_NAME "mcp-exec"
 

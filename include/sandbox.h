@@ -42,6 +42,10 @@ struct mcpx_limits {
 
 /* One resource limit as the child applies it (setrlimit). */
 #define MCPX_MAX_RLIMITS 8
+
+/* The longest workdir base: each run's directory and the paths beneath it
+ * are built in 4096-byte buffers, with up to 64 bytes after the base. */
+#define MCPX_WORKDIR_BASE_MAX (4096 - 64 - 1)
 struct mcpx_rlimit {
 	int resource;
 	struct rlimit lim;

@@ -4,10 +4,14 @@
  * Order of start-up: sandbox (layers probed, seccomp compiled, self-test
  * proves them), then the transport's loop (stdio, or the HTTP listener with
  * auth and sessions), then executor -> exec tool -> protocol core on that
- * loop. Shutdown is the reverse. SIGTERM drains: new work is refused (503 /
+ * loop, then the transports that feed the core. Teardown is the reverse
+ * (see teardown()). SIGTERM or SIGINT drains: new work is refused (503 /
  * not ready), queued executions are answered with a clear error, the running
  * one finishes, responses are flushed, then the loop stops and the process
- * exits 0.
+ * exits 0. A second SIGTERM or SIGINT during the drain stops at once: the
+ * running execution is killed (its whole process tree), everything is torn
+ * down in order, and the exit status is 128 + that signal's number (130 for
+ * SIGINT, 143 for SIGTERM), as a shell reports a process stopped by it.
  */
 #include "app.h"
 
@@ -60,6 +64,7 @@ struct app {
 	struct mcpx_streamable *streamable;
 	struct mcpx_sse *sse;
 	bool draining;
+	int stop_signal; /* the second signal, which means "stop now"; 0 if none */
 	uint64_t drain_deadline_us;
 	struct mcpx_timer drain_timer;
 };
@@ -243,8 +248,10 @@ static void on_signal(void *arg, int signo)
 	struct app *app = arg;
 
 	if (app->draining) {
-		if (signo == SIGINT) {
-			mcpx_warn("second interrupt: exiting now");
+		if (!app->stop_signal) {
+			app->stop_signal = signo;
+			mcpx_warn("second %s: stopping now (the running execution is killed)",
+				  signo == SIGTERM ? "SIGTERM" : "SIGINT");
 			mcpx_loop_stop(app->loop);
 		}
 		return;
@@ -367,14 +374,27 @@ static int start_http(struct app *app)
 	return 0;
 }
 
+/*
+ * Reverse order of setup: what feeds the core goes before the core, the core
+ * before the tool and the executor, those before the loop they run on. One
+ * wrinkle: the HTTP server owns both the loop and the connections, and lws
+ * closes connections only when the whole context is destroyed. A Streamable
+ * HTTP POST still attached to its connection then reports its close to the
+ * transport and the core, so those two must outlive the server, while the
+ * executor (watches, timers) must not outlive the loop. The work is
+ * therefore stopped first (every call cancelled, which stops its run), the
+ * tool and executor freed on the live loop, then the server, then the
+ * transport and the core its closing connections reached.
+ */
 static void teardown(struct app *app)
 {
 	mcpx_timer_cancel(&app->drain_timer);
-	mcpx_stdio_free(app->stdio);
 	mcpx_signals_free(app->sig);
+	/* These detach their sinks from the core themselves. */
+	mcpx_stdio_free(app->stdio);
 	mcpx_sse_free(app->sse);
-	mcpx_streamable_free(app->streamable);
-	mcpx_core_free(app->core);
+	if (app->core)
+		mcpx_core_cancel_all(app->core);
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
 	mcpx_executor_free(app->ex);
@@ -386,6 +406,8 @@ static void teardown(struct app *app)
 		mcpx_http_server_free(app->http);
 	else
 		mcpx_loop_free(app->loop);
+	mcpx_streamable_free(app->streamable);
+	mcpx_core_free(app->core);
 	mcpx_sessions_free(app->sessions);
 	mcpx_auth_free(app->auth);
 	mcpx_sandbox_free(&app->sb);
@@ -449,7 +471,9 @@ int mcpx_app_run(struct mcpx_config *cfg)
 			  mcpx_http_server_port(app.http), cfg->python, layers);
 	}
 	rc = mcpx_loop_run(app.loop) < 0 ? EX_SOFTWARE : 0;
-	if (rc == 0)
+	if (rc == 0 && app.stop_signal)
+		rc = 128 + app.stop_signal;
+	else if (rc == 0)
 		mcpx_info("stopped");
 out:
 	teardown(&app);

@@ -368,8 +368,8 @@ static int set_paths(struct mcpx_sandbox *sb, const char *python, const char *wo
 		return mcpx_err_set(err, EINVAL, "python must be an absolute path");
 	if (!workdir_base || workdir_base[0] != '/')
 		return mcpx_err_set(err, EINVAL, "workdir base must be an absolute path");
-	if (strlen(python) >= sizeof(sb->python))
-		return mcpx_err_set(err, ENAMETOOLONG, "python path too long");
+	if (strlen(python) >= sizeof(sb->python) || strlen(workdir_base) > MCPX_WORKDIR_BASE_MAX)
+		return mcpx_err_set(err, ENAMETOOLONG, "python or workdir base path too long");
 	if (access(python, X_OK) < 0)
 		return mcpx_err_set(err, errno, "python %s is not executable: %s", python,
 		                    strerror(errno));

@@ -24,6 +24,7 @@
 #include "base64.h"
 #include "buf.h"
 #include "config.h"
+#include "jsonrpc.h"
 #include "loop.h"
 #include "policy.h"
 #include "runfiles.h"
@@ -320,16 +321,14 @@ static int parse_files(const cJSON *files, const struct mcpx_config *cfg,
 	return 0;
 }
 
-/* additionalProperties: false, reported the way go-sdk words it. True (and
- * msg set) when args has a property the schema does not name. */
-static bool extra_properties(const cJSON *args, char *msg, size_t msglen)
+/* Lists properties other than code, timeout_s and stdin in msg, as go-sdk's
+ * additionalProperties check words it. Returns -EINVAL when there are any. */
+static int check_extra(const cJSON *args, char *msg, size_t msglen)
 {
 	char extra[256] = "";
 	unsigned n_extra = 0;
 	const cJSON *el;
 
-	if (!args)
-		return false;
 	cJSON_ArrayForEach(el, args)
 	{
 		if (strcmp(el->string, "code") == 0 || strcmp(el->string, "timeout_s") == 0 ||
@@ -340,12 +339,12 @@ static bool extra_properties(const cJSON *args, char *msg, size_t msglen)
 		append_quoted(extra, sizeof(extra), el->string);
 	}
 	if (!n_extra)
-		return false;
+		return 0;
 	snprintf(msg, msglen,
 	         "validating \"arguments\": validating root: unexpected additional "
 	         "properties [%s] (allowed: code, timeout_s, stdin, files)",
 	         extra);
-	return true;
+	return -EINVAL;
 }
 
 /* 0 or absent means the default; everything else is clamped, never
@@ -366,15 +365,37 @@ static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cf
 		t = (unsigned)want;
 	if (t < 1)
 		t = 1;
-	if (t > max)
-		t = max;
-	return t;
+	return t > max ? max : t;
+}
+
+/* The code's own rules, after the schema: not blank, no NUL, not too long. */
+static int check_code(const cJSON *code, const struct mcpx_config *cfg, char *msg, size_t msglen)
+{
+	size_t len = strlen(code->valuestring);
+
+	if (blank(code->valuestring, len)) {
+		snprintf(msg, msglen, "code must not be empty");
+		return -EINVAL;
+	}
+	/* Python refuses source with a NUL byte ("source code string cannot
+	 * contain null bytes"); saying so here is clearer than its traceback,
+	 * and the code travels on as a C string. */
+	if (mcpx_json_has_nul(code)) {
+		snprintf(msg, msglen, "code must not contain NUL characters (U+0000)");
+		return -EINVAL;
+	}
+	if (cfg->max_code_bytes && len > cfg->max_code_bytes) {
+		snprintf(msg, msglen, "code exceeds limit of %zu bytes", cfg->max_code_bytes);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
                          struct mcpx_exec_args *out, char *msg, size_t msglen)
 {
 	const cJSON *code, *timeout, *in, *files;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
@@ -399,44 +420,41 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 		return type_error(msg, msglen, "/properties/stdin", in, "string");
 	if (files && !cJSON_IsArray(files))
 		return type_error(msg, msglen, "/properties/files", files, "array");
-
-	if (extra_properties(args, msg, msglen))
-		return -EINVAL;
+	if (args && (rc = check_extra(args, msg, msglen)) < 0)
+		return rc;
 	if (!code) {
 		snprintf(msg, msglen,
 		         "validating \"arguments\": validating root: required: missing properties: "
 		         "[\"code\"]");
 		return -EINVAL;
 	}
-
+	if ((rc = check_code(code, cfg, msg, msglen)) < 0)
+		return rc;
+	/* stdin is data: its exact bytes, NULs included. Its length is the
+	 * parsed string's, where each U+0000 counts as its one byte. */
+	if (in && strlen(in->valuestring) > cfg->max_stdin_bytes) {
+		snprintf(msg, msglen, "stdin exceeds limit of %zu bytes", cfg->max_stdin_bytes);
+		return -EINVAL;
+	}
+	if (in && !(out->stdin_data = mcpx_json_bytes(in, &out->stdin_len))) {
+		snprintf(msg, msglen, "internal error: out of memory");
+		return -ENOMEM;
+	}
 	out->code = code->valuestring;
 	out->code_len = strlen(code->valuestring);
-	if (blank(out->code, out->code_len)) {
-		snprintf(msg, msglen, "code must not be empty");
-		return -EINVAL;
-	}
-	if (cfg->max_code_bytes && out->code_len > cfg->max_code_bytes) {
-		snprintf(msg, msglen, "code exceeds limit of %zu bytes", cfg->max_code_bytes);
-		return -EINVAL;
-	}
-	if (in) {
-		out->stdin_data = in->valuestring;
-		out->stdin_len = strlen(in->valuestring);
-		if (out->stdin_len > cfg->max_stdin_bytes) {
-			snprintf(msg, msglen, "stdin exceeds limit of %zu bytes",
-			         cfg->max_stdin_bytes);
-			return -EINVAL;
-		}
-	}
-
 	out->timeout_s = clamp_timeout(timeout, cfg);
-	/* Last: the only step that allocates. */
-	return parse_files(files, cfg, &out->files, msg, msglen);
+	/* Last: input files are decoded into memory of their own. */
+	rc = parse_files(files, cfg, &out->files, msg, msglen);
+	if (rc < 0)
+		mcpx_exec_args_free(out);
+	return rc;
 }
 
 void mcpx_exec_args_free(struct mcpx_exec_args *a)
 {
-	if (a && a->files) {
+	free(a->stdin_data);
+	a->stdin_data = NULL;
+	if (a->files) {
 		mcpx_runfiles_in_free(a->files);
 		free(a->files);
 		a->files = NULL;
@@ -682,9 +700,10 @@ static cJSON *unrun_result(const struct mcpx_job_result *res)
 	}
 }
 
-/* structuredContent. Field order follows the Go server's ExecResult (the
- * six required fields), then our additive ones. */
-static cJSON *structured(const struct mcpx_job_result *res)
+/* The structuredContent of a finished run; NULL when out of memory. Field
+ * order follows the Go server's ExecResult (the six required fields), then
+ * our additive ones. */
+static cJSON *structured_result(const struct mcpx_job_result *res)
 {
 	cJSON *sc = cJSON_CreateObject();
 	const char *signame = res->signal > 0 ? sigabbrev_np(res->signal) : NULL;
@@ -721,7 +740,7 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
 
 	if (res->status != MCPX_JOB_DONE)
 		return unrun_result(res);
-	sc = structured(res);
+	sc = structured_result(res);
 	if (!sc)
 		return NULL;
 
@@ -1158,20 +1177,19 @@ static void on_event(void *arg, enum mcpx_job_event ev, size_t pos)
 	}
 }
 
-/* Why the executor refused a job, for the client. */
-static void rejection(struct exec_tool *t, int rc, char *msg, size_t msglen)
+/* The tool error for a job the executor refused. */
+static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t len)
 {
 	struct mcpx_executor_stats st;
 
 	if (rc == -EBUSY) {
 		mcpx_executor_stats(t->ex, &st);
-		snprintf(msg, msglen,
-		         "server busy: %zu executions already queued (limit %u); try again later",
+		snprintf(msg, len, "server busy: %zu executions already queued (limit %u); try again later",
 		         st.queue_depth, t->cfg->max_queue);
 	} else if (rc == -ESHUTDOWN) {
-		snprintf(msg, msglen, "server is shutting down: not accepting new executions");
+		snprintf(msg, len, "server is shutting down: not accepting new executions");
 	} else {
-		snprintf(msg, msglen, "internal error: could not queue the execution (%s)",
+		snprintf(msg, len, "internal error: could not queue the execution (%s)",
 		         strerror(-rc));
 	}
 }
@@ -1215,14 +1233,17 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	run->submitting = true;
 	rc = mcpx_executor_submit(t->ex, &spec, &cb, &run->job);
 	run->submitting = false;
+	/* Submit copied stdin; an accepted job took the files, a rejected one
+	 * left them to us. */
+	if (rc == 0)
+		a.files = NULL;
+	mcpx_exec_args_free(&a);
 
 	if (rc < 0) {
-		/* A rejected job never calls back, so the call (and the
-		 * files) are still ours. */
+		/* A rejected job never calls back, so the call is still ours. */
 		mcpx_call_set_data(call, NULL);
-		mcpx_exec_args_free(&a);
 		free(run);
-		rejection(t, rc, msg, sizeof(msg));
+		submit_error(t, rc, msg, sizeof(msg));
 		mcpx_call_fail(call, msg);
 		return;
 	}

@@ -203,7 +203,7 @@ def run_cfg(env, args=(), input_=b""):
 rc, out, err = run_cfg(base_env(MCP_EXEC_MAX_TIMEOUT_S="abc"))
 t.check(rc == 78 and "MCP_EXEC_MAX_TIMEOUT_S" in err, "bad number -> EX_CONFIG naming the variable", (rc, err))
 rc, out, err = run_cfg(base_env(MCP_EXEC_TRANSPORT="carrier-pigeon"))
-t.check(rc == 78 and "unknown transport" in err, "bad transport -> EX_CONFIG", (rc, err))
+t.check(rc == 78 and "MCP_EXEC_TRANSPORT" in err and "stdio|http|sse" in err, "bad transport -> EX_CONFIG", (rc, err))
 rc, out, err = run_cfg(base_env(), ["--no-such-flag"])
 t.check(rc == 64 and "unknown flag" in err, "unknown flag -> EX_USAGE", (rc, err))
 rc, out, err = run_cfg(base_env(MCP_EXEC_PYTHON="/nonexistent/python3"))
