@@ -75,9 +75,9 @@ sc = structured(r)
 t.check(sc and sc["exit_code"] == 1 and "ValueError: boom" in sc["stderr"],
         "exception gives exit 1 with the traceback", r)
 
-r = s.call("print(input()[::-1])", stdin="abc\n")
+r = s.call("print(input()[::-1])", stdin="xyz\n")
 sc = structured(r)
-t.check(sc and sc["stdout"] == "cba\n", "stdin is fed to the program", r)
+t.check(sc and sc["stdout"] == "zyx\n", "stdin is fed to the program", r)
 
 r = s.call("import sys; sys.stdout.buffer.write(b'a\\xffb\\n')")
 sc = structured(r)
@@ -140,7 +140,7 @@ t.check(len(audit) >= 8, "one audit line per execution", len(audit))
 t.check(any(a.get("status") == "cancelled" for a in audit), "cancelled run is audited")
 t.check(all("code_sha256" in a and len(a["code_sha256"]) == 64 for a in audit),
         "audit lines carry the code hash")
-for secret in ("hello", "cba", "ValueError", "after cancel", marker):
+for secret in ("hello", "zyx", "ValueError", "after cancel", marker):
     t.check(secret not in err, f"stderr log never contains code/stdin/output ({secret!r})")
 
 # ---- limits and queueing ----
