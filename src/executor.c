@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "buf.h"
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
@@ -56,8 +57,7 @@ enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 struct job_stream {
 	struct mcpx_watch watch;
 	struct mcpx_job *job;
-	char *buf;
-	size_t len, cap;
+	struct mcpx_buf buf; /* capped at the combined output cap */
 	bool open;
 	bool skip_marker; /* a warm interpreter's ready byte is still to come */
 };
@@ -91,7 +91,8 @@ struct mcpx_job {
 	bool pid_open;
 	bool leader_exited;
 	bool timed_out;
-	bool output_capped;
+	bool truncated;             /* output beyond the cap was dropped */
+	const char *env_failure;    /* set: the environment failed, not the program */
 	struct mcpx_timer wall_timer;
 	struct mcpx_timer drain_timer;
 	struct mcpx_timer stdin_timer;
@@ -178,8 +179,8 @@ static void job_free(struct mcpx_job *job)
 		mcpx_wipe(job->stdin_data, job->stdin_len);
 		free(job->stdin_data);
 	}
-	free(job->out.buf);
-	free(job->err.buf);
+	mcpx_buf_free(&job->out.buf);
+	mcpx_buf_free(&job->err.buf);
 	free(job);
 }
 
@@ -217,7 +218,7 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.max_rss_kb = r ? r->max_rss_kb : 0;
 	rec.queue_wait_ms = r ? r->queue_wait_ms
 			      : (mcpx_now_us() - job->enqueued_us) / 1000u;
-	rec.output_bytes = job->out.len + job->err.len;
+	rec.output_bytes = job->out.buf.len + job->err.buf.len;
 	rec.truncated = r ? r->truncated : false;
 	rec.warm = job->warm;
 	mcpx_audit_log(&rec);
@@ -287,6 +288,8 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
 	job->cb = *cb;
+	mcpx_buf_init(&job->out.buf, ex->cfg->max_output_bytes);
+	mcpx_buf_init(&job->err.buf, ex->cfg->max_output_bytes);
 	job->state = JOB_QUEUED;
 	job->enqueued_us = mcpx_now_us();
 	if (ex->queue_tail)
@@ -619,8 +622,6 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 
 	if (job->timed_out)
 		return "timeout";
-	if (job->output_capped)
-		return "output";
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		if (sig == SIGXCPU || (sig == SIGKILL && cpu_ms + 50 >= (uint64_t)cpu_s * 1000u))
@@ -629,13 +630,13 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 			return "file_size";
 		return NULL;
 	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.len)
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.buf.len)
 		return NULL;
 	/* Python reports these limits as exceptions; look at the end of stderr,
 	 * where the traceback's last line is. The label only describes the
 	 * caller's own run, so a program printing these words fools no one else. */
-	n = job->err.len < 4096 ? job->err.len : 4096;
-	tail = job->err.buf + job->err.len - n;
+	n = job->err.buf.len < 4096 ? job->err.buf.len : 4096;
+	tail = job->err.buf.data + job->err.buf.len - n;
 	if (memmem(tail, n, "MemoryError", 11) || memmem(tail, n, "Unable to allocate", 18) ||
 	    memmem(tail, n, "Cannot allocate memory", 22))
 		return "memory";
@@ -665,10 +666,10 @@ static void job_complete(struct mcpx_job *job)
 
 	memset(&r, 0, sizeof(r));
 	r.status = MCPX_JOB_DONE;
-	r.stdout_buf = job->out.buf ? job->out.buf : "";
-	r.stdout_len = job->out.len;
-	r.stderr_buf = job->err.buf ? job->err.buf : "";
-	r.stderr_len = job->err.len;
+	r.stdout_buf = mcpx_buf_str(&job->out.buf);
+	r.stdout_len = job->out.buf.len;
+	r.stderr_buf = mcpx_buf_str(&job->err.buf);
+	r.stderr_len = job->err.buf.len;
 	r.duration_ms = (job->ended_us - job->started_us) / 1000u;
 	r.queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
 	r.cpu_ms = (uint64_t)ru.ru_utime.tv_sec * 1000u + (uint64_t)ru.ru_utime.tv_usec / 1000u +
@@ -676,8 +677,8 @@ static void job_complete(struct mcpx_job *job)
 	r.cpu_ms = r.cpu_ms > job->cpu_base_ms ? r.cpu_ms - job->cpu_base_ms : 0;
 	r.max_rss_kb = (uint64_t)ru.ru_maxrss;
 	r.timed_out = job->timed_out;
-	r.truncated = job->output_capped;
-	if (WIFEXITED(status) && !job->timed_out && !job->output_capped) {
+	r.truncated = job->truncated;
+	if (WIFEXITED(status) && !job->timed_out) {
 		r.exit_code = WEXITSTATUS(status);
 	} else {
 		r.exit_code = -1;
@@ -685,10 +686,22 @@ static void job_complete(struct mcpx_job *job)
 	}
 	r.limit = classify_limit(job, status, r.cpu_ms, cpu_s);
 
+	if (job->env_failure) {
+		/* The program did not fail, its environment did: a tool error,
+		 * never a result that blames the code. */
+		r.status = MCPX_JOB_FAILED;
+		snprintf(r.message, sizeof(r.message), "the execution environment failed: %s",
+			 job->env_failure);
+		mcpx_error("run failed: %s", r.message);
+	}
 	ex->running = NULL;
 	ex->completed++;
 	if (job->cancelled) {
 		audit(job, "cancelled", &r);
+	} else if (job->env_failure) {
+		audit(job, "failed", &r);
+		if (job->cb.done)
+			job->cb.done(job->cb.arg, &r);
 	} else {
 		audit(job, job->timed_out ? "timeout" : r.signal ? "killed" : "ok", &r);
 		if (job->cb.done)
@@ -753,19 +766,38 @@ static void pid_cb(struct mcpx_watch *w, int events)
 	}
 }
 
-static void cap_reached(struct mcpx_job *job)
+/* The environment failed under a run (not the program): the run is ended
+ * and the caller gets a tool error with msg instead of a result. */
+static void fail_run(struct mcpx_job *job, const char *msg)
 {
-	if (job->output_capped)
-		return;
-	job->output_capped = true;
+	if (!job->env_failure)
+		job->env_failure = msg;
 	kill_tree(job);
+}
+
+/* Keeps what fits under the combined stdout+stderr cap and drops the rest.
+ * The program runs on, as with the Go mcp-exec: its pipes are still drained,
+ * so it never blocks on a full pipe, and only its own limits or the timeout
+ * end it; the result says truncated. */
+static void keep_output(struct mcpx_job *job, struct job_stream *s, const char *p, size_t n)
+{
+	size_t cap = job->ex->cfg->max_output_bytes;
+	size_t used = job->out.buf.len + job->err.buf.len;
+	size_t room = used < cap ? cap - used : 0;
+	long got = mcpx_buf_add_some(&s->buf, p, n < room ? n : room);
+
+	if (got < 0) {
+		fail_run(job, "the server ran out of memory while collecting the output");
+		return;
+	}
+	if ((size_t)got < n)
+		job->truncated = true;
 }
 
 static void stream_cb(struct mcpx_watch *w, int events)
 {
 	struct job_stream *s = w->arg;
 	struct mcpx_job *job = s->job;
-	size_t cap = job->ex->cfg->max_output_bytes;
 	char buf[65536];
 
 	if (events & MCPX_EV_READ) {
@@ -788,35 +820,10 @@ static void stream_cb(struct mcpx_watch *w, int events)
 						continue;
 				}
 			}
-			size_t used = job->out.len + job->err.len;
-			size_t room = used < cap ? cap - used : 0;
-			size_t take = (size_t)n < room ? (size_t)n : room;
-			if (take) {
-				if (s->len + take > s->cap) {
-					size_t ncap = s->cap ? s->cap : 4096;
-					while (ncap < s->len + take)
-						ncap *= 2;
-					if (ncap > cap)
-						ncap = cap;
-					char *nb = realloc(s->buf, ncap);
-					if (!nb) {
-						cap_reached(job);
-						break;
-					}
-					s->buf = nb;
-					s->cap = ncap;
-				}
-				memcpy(s->buf + s->len, buf, take);
-				s->len += take;
-			}
-			if ((size_t)n > take) {
-				/* An output flood ends the run: keeping a runaway
-				 * writer alive only burns the replica's one slot. */
-				cap_reached(job);
-			}
+			keep_output(job, s, buf, (size_t)n);
 		}
 		if (s == &job->out && job->cb.event && job->state == JOB_RUNNING && !job->cancelled)
-			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.len + job->err.len);
+			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.buf.len + job->err.buf.len);
 		return;
 	}
 	if (events & MCPX_EV_CLOSED) {
@@ -993,8 +1000,8 @@ void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)
 
 size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 {
-	*out = job->out.buf ? job->out.buf : "";
-	return job->out.len;
+	*out = mcpx_buf_str(&job->out.buf);
+	return job->out.buf.len;
 }
 
 void mcpx_executor_drain(struct mcpx_executor *ex)

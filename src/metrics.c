@@ -24,8 +24,8 @@
 
 static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "killed", "cancelled",
                                        "failed", "expired",    "shutdown", "busy",   "other"};
-static const char *const limits[] = {"none",   "timeout",   "memory",    "cpu",
-                                     "output", "processes", "file_size", "other"};
+static const char *const limits[] = {"none", "timeout",   "memory",    "cpu",
+                                     "disk", "processes", "file_size", "other"};
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 #define N_LIMITS (sizeof(limits) / sizeof(limits[0]))
 

@@ -293,6 +293,8 @@ static void test_describe(struct mcpx_tool *tool)
 		    "at most 300s",
 		    "memory 512 MiB",
 		    "capped at 1 MiB",
+		    "discarded while the program keeps running",
+		    "truncated=true with the program's own exit_code",
 		    "capped at 4 bytes",
 		    "numpy",
 		    "pandas",
