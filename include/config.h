@@ -52,9 +52,10 @@ struct mcpx_config {
 	size_t max_code_bytes;
 	char python_arg[4096]; /* as configured */
 	char python[4096];     /* resolved absolute path, set by mcpx_config_load */
-	unsigned memory_mb;
+	unsigned memory_mb;   /* the run's memory, all processes (and RLIMIT_AS of each) */
 	unsigned max_procs;
 	unsigned max_file_mb;
+	unsigned max_disk_mb; /* the run's files, all together */
 	unsigned cpu_s; /* 0: follow the run's wall-clock timeout */
 	unsigned max_queue;
 	unsigned queue_timeout_s;

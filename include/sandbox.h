@@ -159,7 +159,10 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
 void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
 
 /* Reaps the leader (call after it exited or was killed; it blocks until then)
- * and any orphans of the run. Fills *status and *ru (either may be NULL).
+ * and any orphans of the run. Fills *status (the leader's) and *ru (either may
+ * be NULL): the leader's rusage, which includes the children it waited for,
+ * plus the CPU of every orphan reaped here (processes of the run whose parent
+ * died before waiting for them), and the largest peak RSS among them.
  * Between the leader's exit and its reaping the group is swept with SIGKILL,
  * so a background process left by a run that exited normally ends here too.
  * Never waits for pids it did not find itself (no waitpid(-1)). Returns 0,

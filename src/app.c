@@ -25,6 +25,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "run_budget.h"
 #include "sandbox.h"
 #include "server_http.h"
 #include "session.h"
@@ -393,6 +394,14 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 			       ? " (a fresh interpreter per run, prepared only after the previous run "
 				 "is reaped)"
 			       : "");
+	}
+	{
+		char how[400];
+
+		mcpx_budget_describe(how, sizeof(how));
+		printf("run budget: memory %u MiB, disk %u MiB and CPU for all of a run's processes "
+		       "together; method: %s\n",
+		       cfg->memory_mb, cfg->max_disk_mb, how);
 	}
 	if (cfg->transport != MCPX_TRANSPORT_STDIO && !cfg->auth_token && !cfg->auth_token_file[0] &&
 	    !cfg->listen_loopback && !cfg->insecure_no_auth) {

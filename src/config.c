@@ -70,11 +70,13 @@ static const struct opt opts[] = {
 	{"python", "MCP_EXEC_PYTHON", T_STR, OFF(python_arg), SZ(python_arg), 0, 0,
 	 "interpreter: absolute path, or a name looked up in the system directories"},
 	{"memory-mb", "MCP_EXEC_MEMORY_MB", T_UINT, OFF(memory_mb), 0, 32, 1 << 20,
-	 "address-space limit per sandboxed process (MiB)"},
+	 "memory of a run, all its processes together (MiB); also each process's address space"},
 	{"max-procs", "MCP_EXEC_MAX_PROCS", T_UINT, OFF(max_procs), 0, 1, 100000,
 	 "processes and threads a run may add"},
 	{"max-file-mb", "MCP_EXEC_MAX_FILE_MB", T_UINT, OFF(max_file_mb), 0, 0, 1 << 20,
 	 "largest file a run may write (MiB)"},
+	{"max-disk-mb", "MCP_EXEC_MAX_DISK_MB", T_UINT, OFF(max_disk_mb), 0, 1, 1 << 20,
+	 "space a run's files may take in total: workdir, /dev/shm, unlinked open files (MiB)"},
 	{"cpu-s", "MCP_EXEC_CPU_S", T_UINT, OFF(cpu_s), 0, 0, 86400,
 	 "CPU-time limit per run; 0 follows the run's wall-clock timeout"},
 	{"max-queue", "MCP_EXEC_MAX_QUEUE", T_UINT, OFF(max_queue), 0, 0, 100000,
@@ -117,6 +119,7 @@ static void set_defaults(struct mcpx_config *c)
 	c->memory_mb = 512;
 	c->max_procs = 64;
 	c->max_file_mb = 64;
+	c->max_disk_mb = 128;
 	c->max_queue = 16;
 	c->queue_timeout_s = 60;
 	snprintf(c->workdir_base, sizeof(c->workdir_base), "%s",
@@ -448,6 +451,7 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_MEMORY_MB=%u\n", c->memory_mb);
 	fprintf(out, "MCP_EXEC_MAX_PROCS=%u\n", c->max_procs);
 	fprintf(out, "MCP_EXEC_MAX_FILE_MB=%u\n", c->max_file_mb);
+	fprintf(out, "MCP_EXEC_MAX_DISK_MB=%u\n", c->max_disk_mb);
 	fprintf(out, "MCP_EXEC_CPU_S=%u%s\n", c->cpu_s, c->cpu_s ? "" : " (follows the timeout)");
 	fprintf(out, "MCP_EXEC_MAX_QUEUE=%u\n", c->max_queue);
 	fprintf(out, "MCP_EXEC_QUEUE_TIMEOUT_S=%u\n", c->queue_timeout_s);

@@ -32,6 +32,7 @@
 #include "forkserver.h"
 #include "metrics.h"
 #include "procstat.h"
+#include "run_budget.h"
 #include "warm.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
@@ -93,6 +94,8 @@ struct mcpx_job {
 	bool timed_out;
 	bool truncated;             /* output beyond the cap was dropped */
 	const char *env_failure;    /* set: the environment failed, not the program */
+	struct mcpx_run_budget *budget; /* the run as a whole (run_budget.h) */
+	const char *budget_limit;   /* the budget that ended it */
 	struct mcpx_timer wall_timer;
 	struct mcpx_timer drain_timer;
 	struct mcpx_timer stdin_timer;
@@ -120,6 +123,7 @@ struct mcpx_executor {
 	struct mcpx_timer warm_kick;
 	unsigned warm_failures;
 	struct mcpx_forkserver *fs; /* fork mode: the zygote, once started */
+	struct mcpx_budget *budget; /* how runs are held to their budget */
 	bool zygote_proven;         /* its first child passed the self-test probe */
 };
 
@@ -152,6 +156,14 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->loop = loop;
 	ex->cfg = cfg;
 	ex->sb = sb;
+	/* Before any sandboxed process exists: it may move the server into a
+	 * leaf cgroup. */
+	ex->budget = mcpx_budget_new();
+	if (!ex->budget) {
+		free(ex);
+		return NULL;
+	}
+	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
 	ex->warm_mode = mcpx_warm_mode_for(cfg, sb);
 	if (ex->warm_mode != MCPX_WARM_MODE_OFF) {
 		ex->bootstrap = mcpx_warm_bootstrap(cfg->preload,
@@ -612,6 +624,7 @@ static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job)
 
 static void kill_tree(struct mcpx_job *job)
 {
+	mcpx_run_budget_kill(job->budget);
 	mcpx_sandbox_kill(&job->proc);
 }
 
@@ -622,6 +635,8 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 
 	if (job->timed_out)
 		return "timeout";
+	if (job->budget_limit)
+		return job->budget_limit;
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		if (sig == SIGXCPU || (sig == SIGKILL && cpu_ms + 50 >= (uint64_t)cpu_s * 1000u))
@@ -652,6 +667,7 @@ static void job_complete(struct mcpx_job *job)
 {
 	struct mcpx_executor *ex = job->ex;
 	struct mcpx_job_result r;
+	struct mcpx_run_usage usage;
 	struct rusage ru;
 	int status = 0;
 	unsigned cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
@@ -661,6 +677,10 @@ static void job_complete(struct mcpx_job *job)
 	mcpx_timer_cancel(&job->stdin_timer);
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	mcpx_run_budget_finish(job->budget, &usage);
+	job->budget = NULL;
+	if (!job->budget_limit)
+		job->budget_limit = usage.limit;
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
 
@@ -675,6 +695,8 @@ static void job_complete(struct mcpx_job *job)
 	r.cpu_ms = (uint64_t)ru.ru_utime.tv_sec * 1000u + (uint64_t)ru.ru_utime.tv_usec / 1000u +
 		   (uint64_t)ru.ru_stime.tv_sec * 1000u + (uint64_t)ru.ru_stime.tv_usec / 1000u;
 	r.cpu_ms = r.cpu_ms > job->cpu_base_ms ? r.cpu_ms - job->cpu_base_ms : 0;
+	if (usage.cpu_ms > r.cpu_ms)
+		r.cpu_ms = usage.cpu_ms;
 	r.max_rss_kb = (uint64_t)ru.ru_maxrss;
 	r.timed_out = job->timed_out;
 	r.truncated = job->truncated;
@@ -742,6 +764,7 @@ static void leader_exited(struct mcpx_job *job)
 		return;
 	job->leader_exited = true;
 	job->state = JOB_FINISHING;
+	mcpx_run_budget_stop(job->budget);
 	kill_tree(job);
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
@@ -882,6 +905,31 @@ static int watch_fd(struct mcpx_job *job, struct mcpx_watch *w, int *fdp, mcpx_w
 	return rc;
 }
 
+static void budget_exceeded(void *arg, const char *limit)
+{
+	struct mcpx_job *job = arg;
+
+	if (!job->budget_limit)
+		job->budget_limit = limit;
+	kill_tree(job);
+}
+
+/* Holds the run as a whole to its budget (run_budget.h); a warm interpreter
+ * is still waiting for its code here, so all it will start is counted. */
+static int start_budget(struct mcpx_job *job, unsigned cpu_s)
+{
+	const struct mcpx_config *cfg = job->ex->cfg;
+	struct mcpx_budget_limits lim = {
+	    .memory_kb = (uint64_t)cfg->memory_mb * 1024u,
+	    .disk_kb = (uint64_t)cfg->max_disk_mb * 1024u,
+	    .cpu_ms = (uint64_t)cpu_s * 1000u,
+	    .max_procs = cfg->max_procs,
+	};
+
+	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
+				     job->cpu_base_ms, budget_exceeded, job, &job->budget);
+}
+
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 {
 	struct mcpx_limits lim;
@@ -951,6 +999,10 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 		kill_tree(job);
 		leader_exited(job);
 		maybe_complete(job);
+		return;
+	}
+	if (start_budget(job, lim.cpu_s) < 0) {
+		fail_run(job, "out of memory while starting the run's budget");
 		return;
 	}
 
@@ -1063,11 +1115,13 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		if (job->pid_open)
 			mcpx_loop_unwatch(&job->pid_watch);
 		mcpx_sandbox_reap(&job->proc, &status, &ru);
+		mcpx_run_budget_finish(job->budget, &(struct mcpx_run_usage){0});
 		mcpx_sandbox_cleanup(&job->proc);
 		audit(job, "shutdown", NULL);
 		job_free(job);
 	}
 	mcpx_forkserver_stop(ex->fs);
+	mcpx_budget_free(ex->budget);
 	free(ex->bootstrap);
 	free(ex);
 }
