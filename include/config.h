@@ -67,6 +67,10 @@ struct mcpx_config {
 	 * after the previous run was reaped; after-reap forces the latter. */
 	enum mcpx_warm warm;
 	char preload[1024]; /* comma-separated module names */
+	/* A zygote is replaced (in the background) after this many runs or
+	 * seconds; 0: no bound of that kind. */
+	unsigned warm_max_runs;
+	unsigned warm_max_age_s;
 
 	enum mcpx_log_format log_format;
 	enum mcpx_log_level log_level;

@@ -196,6 +196,28 @@ typedef int (*mcpx_probe_feed_fn)(void *ctx, struct mcpx_sandbox_proc *proc, con
 int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
 			     mcpx_probe_feed_fn feed, void *ctx, struct mcpx_err *err);
 
+/* The same probe in pieces, for a caller that runs it without blocking (a
+ * new zygote proven in the background, zygote_cycle.c): the code and the
+ * stdin to hand the probe, and an abstract socket it must not reach. */
+struct mcpx_probe_plan {
+	const char *code;
+	size_t code_len;
+	char input[4400];
+	size_t input_len;
+	int listen_fd; /* -1 when no abstract socket could be made */
+};
+
+/* Fills plan (and opens its listener). Returns 0 or -errno. */
+int mcpx_sandbox_probe_plan(const struct mcpx_sandbox *sb, struct mcpx_probe_plan *plan,
+			    struct mcpx_err *err);
+/* Closes the plan's listener. */
+void mcpx_sandbox_probe_plan_free(struct mcpx_probe_plan *plan);
+/* The verdict on a probe run of plan: what it printed on stdout (the
+ * program's own output, without a warm interpreter's protocol bytes) and
+ * its wait status. 0, or -EPERM with the failing layer in err. */
+int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_probe_plan *plan,
+			       const char *out, size_t len, int status, struct mcpx_err *err);
+
 /* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);
 

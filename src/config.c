@@ -92,6 +92,10 @@ static const struct opt opts[] = {
 	 "after-reap: only once the previous run is gone; 0: off"},
 	{"preload", "MCP_EXEC_PRELOAD", T_STR, OFF(preload), SZ(preload), 0, 0,
 	 "modules a warm interpreter imports in advance, comma-separated"},
+	{"warm-max-runs", "MCP_EXEC_WARM_MAX_RUNS", T_UINT, OFF(warm_max_runs), 0, 0, 1000000,
+	 "runs a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
+	{"warm-max-age-s", "MCP_EXEC_WARM_MAX_AGE_S", T_UINT, OFF(warm_max_age_s), 0, 0, 86400,
+	 "seconds a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -126,6 +130,8 @@ static void set_defaults(struct mcpx_config *c)
 		 tmp && tmp[0] == '/' ? tmp : "/tmp");
 	c->warm = MCPX_WARM_AUTO;
 	strcpy(c->preload, "numpy");
+	c->warm_max_runs = 100;
+	c->warm_max_age_s = 300;
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -460,6 +466,10 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_WARM=%s\n",
 		c->warm == MCPX_WARM_OFF ? "0" : c->warm == MCPX_WARM_AUTO ? "auto" : "after-reap");
 	fprintf(out, "MCP_EXEC_PRELOAD=%s\n", c->preload);
+	fprintf(out, "MCP_EXEC_WARM_MAX_RUNS=%u%s\n", c->warm_max_runs,
+		c->warm_max_runs ? "" : " (no bound)");
+	fprintf(out, "MCP_EXEC_WARM_MAX_AGE_S=%u%s\n", c->warm_max_age_s,
+		c->warm_max_age_s ? "" : " (no bound)");
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }

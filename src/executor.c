@@ -29,11 +29,11 @@
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
-#include "forkserver.h"
 #include "metrics.h"
 #include "procstat.h"
 #include "run_budget.h"
 #include "warm.h"
+#include "zygote_cycle.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
  * bounds the wait anyway, so a wedged pipe can never hold the executor. */
@@ -46,10 +46,9 @@
  * at code arrival the bootstrap re-bases the limit on what it used. */
 #define WARM_PRELOAD_CPU_S 120u
 #define WARM_MAX_FAILURES 3
-/* How often a fork server that is still preloading is asked again, and how
- * long start-up waits for the first one. */
-#define WARM_ZYGOTE_POLL_US 10000u
+/* How long start-up waits for the first zygote, and how often it looks. */
 #define WARM_ZYGOTE_START_US (30u * 1000000u)
+#define WARM_ZYGOTE_START_POLL_NS 5000000L
 /* After-reap mode: how long after a run the next interpreter is started. */
 #define WARM_AFTER_REAP_DELAY_US 50000u
 
@@ -60,7 +59,10 @@ struct job_stream {
 	struct mcpx_job *job;
 	struct mcpx_buf buf; /* capped at the combined output cap */
 	bool open;
-	bool skip_marker; /* a warm interpreter's ready byte is still to come */
+	/* Bytes of a warm interpreter's protocol still to come before the
+	 * program's output (warm.h): READY (when it had not arrived when the
+	 * run started), then TAKEN. */
+	unsigned markers;
 };
 
 struct mcpx_job {
@@ -122,9 +124,10 @@ struct mcpx_executor {
 	struct mcpx_timer warm_timer;
 	struct mcpx_timer warm_kick;
 	unsigned warm_failures;
-	struct mcpx_forkserver *fs; /* fork mode: the zygote, once started */
+	struct mcpx_zygotes *zyg;   /* fork mode: the zygotes (zygote_cycle.h) */
+	struct mcpx_zygotes *zyg_leaving; /* fork mode ended: freed once no run of theirs is left */
+	struct mcpx_timer zygote_timer;
 	struct mcpx_budget *budget; /* how runs are held to their budget */
-	bool zygote_proven;         /* its first child passed the self-test probe */
 };
 
 static void start_next(struct mcpx_executor *ex);
@@ -355,7 +358,7 @@ static bool take_pending(struct mcpx_executor *ex)
 	struct mcpx_err err = {{0}};
 
 	ex->warm_pending = false;
-	if (mcpx_forkserver_take(ex->fs, &ex->warm, &err) == 0)
+	if (mcpx_zygotes_take(ex->zyg, &ex->warm, &err) == 0)
 		return true;
 	ex->warm_ready = false;
 	mcpx_timer_cancel(&ex->warm_timer);
@@ -419,8 +422,16 @@ static void leave_fork_mode(struct mcpx_executor *ex, const char *why)
 {
 	char *boot = mcpx_warm_bootstrap(ex->cfg->preload, false);
 
-	mcpx_forkserver_stop(ex->fs);
-	ex->fs = NULL;
+	/* A running run may be a zygote's child, which dies with it: the
+	 * zygotes go once it has been reaped (job_complete). */
+	mcpx_timer_cancel(&ex->zygote_timer);
+	mcpx_zygotes_free(ex->zyg_leaving);
+	ex->zyg_leaving = ex->zyg;
+	ex->zyg = NULL;
+	if (!ex->running) {
+		mcpx_zygotes_free(ex->zyg_leaving);
+		ex->zyg_leaving = NULL;
+	}
 	ex->warm_failures = 0;
 	free(ex->bootstrap);
 	ex->bootstrap = boot;
@@ -445,43 +456,42 @@ static void warm_failed(struct mcpx_executor *ex, const char *why)
 	ex->warm_mode = MCPX_WARM_MODE_OFF;
 }
 
-/* Fork mode: the zygote is started on first use and replaced when it dies.
- * Returns 1 when it can fork now, 0 when it is still preloading (asked
- * again shortly), -1 on failure. */
-static int zygote_ready(struct mcpx_executor *ex, const struct mcpx_limits *lim)
+static void zygote_timer_cb(struct mcpx_timer *t);
+
+/* Fork mode: lets the zygotes do what is due (zygote_cycle.h: preload and
+ * proof of a new one, renewal, replacing a dead one) and asks again when
+ * they say. Returns 1 when a fork can be asked for now, 0 when not (runs
+ * start cold), -1 when fork mode ended. */
+static int zygote_ready(struct mcpx_executor *ex)
 {
 	struct mcpx_err err = {{0}};
+	uint64_t next_us = 0;
 	int r;
 
-	if (!ex->fs)
-		ex->zygote_proven = false;
-	if (!ex->fs && mcpx_forkserver_start(ex->sb, ex->bootstrap, lim, &ex->fs, &err) < 0) {
-		warm_failed(ex, err.msg);
+	if (!ex->zyg)
 		return -1;
-	}
-	r = mcpx_forkserver_poll(ex->fs);
-	if (r == 1 && !ex->zygote_proven) {
-		/* Each new zygote's first child must pass the start-up probe;
-		 * if it does not, no run is ever forked. */
-		if (mcpx_forkserver_selftest(ex->fs, &err) < 0) {
-			leave_fork_mode(ex, err.msg);
-			schedule_warm(ex);
-			return -1;
-		}
-		ex->zygote_proven = true;
-		mcpx_info("fork server ready: the zygote has preloaded and its first child "
-			  "passed the self-test");
-	}
+	r = mcpx_zygotes_poll(ex->zyg, &next_us, &err);
 	if (r < 0) {
-		mcpx_forkserver_stop(ex->fs);
-		ex->fs = NULL;
-		warm_failed(ex, "the fork server's zygote exited");
+		leave_fork_mode(ex, err.msg);
 		schedule_warm(ex);
 		return -1;
 	}
-	if (r == 0)
-		schedule_warm_in(ex, WARM_ZYGOTE_POLL_US);
+	if (next_us) {
+		ex->zygote_timer.fn = zygote_timer_cb;
+		ex->zygote_timer.arg = ex;
+		mcpx_timer_start(ex->loop, &ex->zygote_timer, next_us);
+	}
 	return r;
+}
+
+static void zygote_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_executor *ex = t->arg;
+
+	if (ex->warm_ready || ex->draining || ex->freeing)
+		(void)zygote_ready(ex);
+	else
+		prepare_warm(ex);
 }
 
 /* The limits a warm process is prepared with (the CPU limit is re-based
@@ -500,19 +510,28 @@ static void warm_limits(const struct mcpx_executor *ex, struct mcpx_limits *lim)
 	lim->uncounted_pgrp = ex->running ? ex->running->proc.pid : 0;
 }
 
-/* At start-up, before anything is served: waits for the first zygote's
- * preload and its self-test (zygote_ready), as the cold path's self-test is
- * run before serving. Done later, the probe would hold up the loop while
- * clients wait. A zygote still preloading after the deadline is proven
- * whenever it is ready. */
+/* At start-up, before anything is served: starts the zygotes and waits for
+ * the first one's preload and self-test probe (zygote_ready), as the cold
+ * path's self-test runs before serving, so the first calls are forked. One
+ * still preloading after the deadline is proven in the background, like
+ * every later one. */
 static void wait_first_zygote(struct mcpx_executor *ex)
 {
-	struct timespec ts = {0, 5000000};
+	struct timespec ts = {0, WARM_ZYGOTE_START_POLL_NS};
 	uint64_t deadline = mcpx_now_us() + WARM_ZYGOTE_START_US;
+	struct mcpx_zygote_policy pol = {
+	    .max_runs = ex->cfg->warm_max_runs,
+	    .max_age_us = (uint64_t)ex->cfg->warm_max_age_s * 1000000u,
+	};
+	struct mcpx_err err = {{0}};
 	struct mcpx_limits lim;
 
 	warm_limits(ex, &lim);
-	while (ex->warm_mode == MCPX_WARM_MODE_FORK && zygote_ready(ex, &lim) == 0 &&
+	if (mcpx_zygotes_new(ex->sb, ex->bootstrap, &lim, &pol, &ex->zyg, &err) < 0) {
+		leave_fork_mode(ex, err.msg);
+		return;
+	}
+	while (ex->warm_mode == MCPX_WARM_MODE_FORK && zygote_ready(ex) == 0 &&
 	       mcpx_now_us() < deadline)
 		nanosleep(&ts, NULL);
 }
@@ -535,12 +554,12 @@ static void prepare_warm(struct mcpx_executor *ex)
 		return;
 	warm_limits(ex, &lim);
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
-		if (zygote_ready(ex, &lim) <= 0)
+		if (zygote_ready(ex) <= 0)
 			return;
 		/* Asked for now, taken (and waited for, if need be) when the
 		 * next run starts: the fork overlaps the response and the
 		 * client's next request. */
-		rc = mcpx_forkserver_fork(ex->fs, &lim, &err);
+		rc = mcpx_zygotes_fork(ex->zyg, &lim, &err);
 		ex->warm_pending = rc == 0;
 	} else {
 		rc = mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->bootstrap, &ex->warm, &err);
@@ -614,8 +633,11 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 
 static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	if (!take_warm(ex, &job->proc, &job->out.skip_marker))
+	bool ready_pending;
+
+	if (!take_warm(ex, &job->proc, &ready_pending))
 		return false;
+	job->out.markers = ready_pending ? 2 : 1;
 	job->cpu_base_ms = proc_cpu_ms(job->proc.pid);
 	return true;
 }
@@ -663,6 +685,105 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 	return NULL;
 }
 
+/* Whether a run's end was a failure of its environment, not the program's
+ * result, decided on evidence the server holds (docs/architecture.md,
+ * "Error contract"):
+ * - a warm interpreter that ended before saying it had the whole code
+ *   (MCPX_WARM_TAKEN) never ran it, whatever ended it;
+ * - a forked run killed by a SIGKILL the server did not send, whose zygote
+ *   has exited: the zygote's death killed it (the child's parent-death
+ *   signal). Run code cannot signal the zygote (Landlock's signal scope,
+ *   which fork mode requires), so that was not the program's doing.
+ * A run that kills itself, even with SIGKILL, keeps its result: its zygote
+ * lives on, and it had its code. */
+static const char *environment_failure(const struct mcpx_job *job, int status, bool parent_gone)
+{
+	if (job->env_failure || job->cancelled)
+		return job->env_failure;
+	if (job->warm && job->out.markers)
+		return "the warm interpreter ended before it had taken the code";
+	if (job->timed_out || job->budget_limit)
+		return NULL;
+	if (parent_gone && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return "the fork server's zygote died during the run and took the run with it";
+	return NULL;
+}
+
+/* The result of a run that ended (reaped): raw output, times, how it ended. */
+static void fill_result(struct mcpx_job *job, int status, const struct rusage *ru,
+			uint64_t budget_cpu_ms, struct mcpx_job_result *r)
+{
+	const struct mcpx_config *cfg = job->ex->cfg;
+	unsigned cpu_s = cfg->cpu_s ? cfg->cpu_s : job->timeout_s;
+
+	memset(r, 0, sizeof(*r));
+	r->status = MCPX_JOB_DONE;
+	r->stdout_buf = mcpx_buf_str(&job->out.buf);
+	r->stdout_len = job->out.buf.len;
+	r->stderr_buf = mcpx_buf_str(&job->err.buf);
+	r->stderr_len = job->err.buf.len;
+	r->duration_ms = (job->ended_us - job->started_us) / 1000u;
+	r->queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
+	r->cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000u + (uint64_t)ru->ru_utime.tv_usec / 1000u +
+		    (uint64_t)ru->ru_stime.tv_sec * 1000u + (uint64_t)ru->ru_stime.tv_usec / 1000u;
+	r->cpu_ms = r->cpu_ms > job->cpu_base_ms ? r->cpu_ms - job->cpu_base_ms : 0;
+	/* The budget's count also holds what no one's rusage does. */
+	if (budget_cpu_ms > r->cpu_ms)
+		r->cpu_ms = budget_cpu_ms;
+	r->max_rss_kb = (uint64_t)ru->ru_maxrss;
+	r->timed_out = job->timed_out;
+	r->truncated = job->truncated;
+	if (WIFEXITED(status) && !job->timed_out) {
+		r->exit_code = WEXITSTATUS(status);
+	} else {
+		r->exit_code = -1;
+		r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	}
+	r->limit = classify_limit(job, status, r->cpu_ms, cpu_s);
+}
+
+/* Audits the run and hands the caller its result, or, when the environment
+ * failed, a tool error: never a result that blames the code. */
+static void report(struct mcpx_job *job, struct mcpx_job_result *r)
+{
+	const char *status = job->timed_out ? "timeout" : r->signal ? "killed" : "ok";
+
+	if (job->env_failure) {
+		r->status = MCPX_JOB_FAILED;
+		snprintf(r->message, sizeof(r->message),
+			 "the execution environment failed: %s; no result of the program is "
+			 "reported, and the call can be retried",
+			 job->env_failure);
+		mcpx_error("run failed: %s", r->message);
+		status = "failed";
+	}
+	if (job->cancelled) {
+		audit(job, "cancelled", r);
+		return;
+	}
+	audit(job, status, r);
+	if (job->cb.done)
+		job->cb.done(job->cb.arg, r);
+}
+
+/* After a run: the next job, the next interpreter, and whatever is due for
+ * the zygotes (renewal starts once the response is on its way, not in front
+ * of the next call). */
+static void after_run(struct mcpx_executor *ex)
+{
+	if (ex->zyg_leaving) {
+		mcpx_zygotes_free(ex->zyg_leaving);
+		ex->zyg_leaving = NULL;
+	}
+	kick(ex);
+	schedule_warm(ex);
+	if (ex->zyg) {
+		ex->zygote_timer.fn = zygote_timer_cb;
+		ex->zygote_timer.arg = ex;
+		mcpx_timer_start(ex->loop, &ex->zygote_timer, 0);
+	}
+}
+
 static void job_complete(struct mcpx_job *job)
 {
 	struct mcpx_executor *ex = job->ex;
@@ -670,68 +791,27 @@ static void job_complete(struct mcpx_job *job)
 	struct mcpx_run_usage usage;
 	struct rusage ru;
 	int status = 0;
-	unsigned cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
+	/* Asked before the reap, while the run's zygote is still known. */
+	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
 
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	job->env_failure = environment_failure(job, status, parent_gone);
 	mcpx_run_budget_finish(job->budget, &usage);
 	job->budget = NULL;
 	if (!job->budget_limit)
 		job->budget_limit = usage.limit;
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
-
-	memset(&r, 0, sizeof(r));
-	r.status = MCPX_JOB_DONE;
-	r.stdout_buf = mcpx_buf_str(&job->out.buf);
-	r.stdout_len = job->out.buf.len;
-	r.stderr_buf = mcpx_buf_str(&job->err.buf);
-	r.stderr_len = job->err.buf.len;
-	r.duration_ms = (job->ended_us - job->started_us) / 1000u;
-	r.queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
-	r.cpu_ms = (uint64_t)ru.ru_utime.tv_sec * 1000u + (uint64_t)ru.ru_utime.tv_usec / 1000u +
-		   (uint64_t)ru.ru_stime.tv_sec * 1000u + (uint64_t)ru.ru_stime.tv_usec / 1000u;
-	r.cpu_ms = r.cpu_ms > job->cpu_base_ms ? r.cpu_ms - job->cpu_base_ms : 0;
-	if (usage.cpu_ms > r.cpu_ms)
-		r.cpu_ms = usage.cpu_ms;
-	r.max_rss_kb = (uint64_t)ru.ru_maxrss;
-	r.timed_out = job->timed_out;
-	r.truncated = job->truncated;
-	if (WIFEXITED(status) && !job->timed_out) {
-		r.exit_code = WEXITSTATUS(status);
-	} else {
-		r.exit_code = -1;
-		r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-	}
-	r.limit = classify_limit(job, status, r.cpu_ms, cpu_s);
-
-	if (job->env_failure) {
-		/* The program did not fail, its environment did: a tool error,
-		 * never a result that blames the code. */
-		r.status = MCPX_JOB_FAILED;
-		snprintf(r.message, sizeof(r.message), "the execution environment failed: %s",
-			 job->env_failure);
-		mcpx_error("run failed: %s", r.message);
-	}
+	fill_result(job, status, &ru, usage.cpu_ms, &r);
 	ex->running = NULL;
 	ex->completed++;
-	if (job->cancelled) {
-		audit(job, "cancelled", &r);
-	} else if (job->env_failure) {
-		audit(job, "failed", &r);
-		if (job->cb.done)
-			job->cb.done(job->cb.arg, &r);
-	} else {
-		audit(job, job->timed_out ? "timeout" : r.signal ? "killed" : "ok", &r);
-		if (job->cb.done)
-			job->cb.done(job->cb.arg, &r);
-	}
+	report(job, &r);
 	job_free(job);
-	kick(ex);
-	schedule_warm(ex);
+	after_run(ex);
 }
 
 /* Called whenever one of the run's watches closes; the job completes when
@@ -817,11 +897,30 @@ static void keep_output(struct mcpx_job *job, struct job_stream *s, const char *
 		job->truncated = true;
 }
 
+/* Takes the bootstrap's protocol bytes off the front of a warm run's
+ * stdout; returns how many of buf's bytes they were. */
+static size_t take_markers(struct mcpx_job *job, struct job_stream *s, const char *buf, size_t n)
+{
+	size_t i = 0;
+
+	for (; s->markers && i < n; i++, s->markers--) {
+		char want = s->markers == 2 ? MCPX_WARM_READY : MCPX_WARM_TAKEN;
+
+		if (buf[i] != want) {
+			s->markers = 0;
+			fail_run(job, "the warm interpreter broke its protocol");
+			return i;
+		}
+	}
+	return i;
+}
+
 static void stream_cb(struct mcpx_watch *w, int events)
 {
 	struct job_stream *s = w->arg;
 	struct mcpx_job *job = s->job;
 	char buf[65536];
+	size_t skip;
 
 	if (events & MCPX_EV_READ) {
 		for (;;) {
@@ -834,16 +933,8 @@ static void stream_cb(struct mcpx_watch *w, int events)
 				mcpx_loop_unwatch(w);
 				break;
 			}
-			if (s->skip_marker) {
-				/* The bootstrap's ready byte precedes the run's output. */
-				s->skip_marker = false;
-				if (buf[0] == '\0') {
-					memmove(buf, buf + 1, (size_t)n - 1);
-					if (--n == 0)
-						continue;
-				}
-			}
-			keep_output(job, s, buf, (size_t)n);
+			skip = s->markers ? take_markers(job, s, buf, (size_t)n) : 0;
+			keep_output(job, s, buf + skip, (size_t)n - skip);
 		}
 		if (s == &job->out && job->cb.event && job->state == JOB_RUNNING && !job->cancelled)
 			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.buf.len + job->err.buf.len);
@@ -1120,7 +1211,9 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		audit(job, "shutdown", NULL);
 		job_free(job);
 	}
-	mcpx_forkserver_stop(ex->fs);
+	mcpx_timer_cancel(&ex->zygote_timer);
+	mcpx_zygotes_free(ex->zyg);
+	mcpx_zygotes_free(ex->zyg_leaving);
 	mcpx_budget_free(ex->budget);
 	free(ex->bootstrap);
 	free(ex);

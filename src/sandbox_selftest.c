@@ -367,3 +367,51 @@ int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_
 	free(o);
 	return rc;
 }
+
+int mcpx_sandbox_probe_plan(const struct mcpx_sandbox *sb, struct mcpx_probe_plan *plan,
+			    struct mcpx_err *err)
+{
+	char name[96];
+	int n;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->code = probe_py;
+	plan->code_len = sizeof(probe_py) - 1;
+	plan->listen_fd = listen_abstract(name, sizeof(name));
+	n = snprintf(plan->input, sizeof(plan->input), "%d\n%s\n%s\n", (int)sb->server_pid,
+		     sb->workdir_base, plan->listen_fd >= 0 ? name : "");
+	if (n < 0 || (size_t)n >= sizeof(plan->input)) {
+		mcpx_sandbox_probe_plan_free(plan);
+		return mcpx_err_set(err, ENAMETOOLONG, "sandbox self-test: probe input too long");
+	}
+	plan->input_len = (size_t)n;
+	return 0;
+}
+
+void mcpx_sandbox_probe_plan_free(struct mcpx_probe_plan *plan)
+{
+	if (plan->listen_fd >= 0)
+		close(plan->listen_fd);
+	plan->listen_fd = -1;
+}
+
+int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_probe_plan *plan,
+			       const char *out, size_t len, int status, struct mcpx_err *err)
+{
+	struct probe_out *o = malloc(sizeof(*o));
+	int rc;
+
+	if (!o)
+		return mcpx_err_set(err, ENOMEM, "sandbox self-test: out of memory");
+	o->len = len < sizeof(o->buf) - 1 ? len : sizeof(o->buf) - 1;
+	memcpy(o->buf, out, o->len);
+	o->buf[o->len] = '\0';
+	o->status = status;
+	if (!strstr(o->buf, "done=1\n"))
+		rc = mcpx_err_set(err, EPERM, "sandbox self-test: probe did not finish (status 0x%x)",
+				  (unsigned)status);
+	else
+		rc = check_full(sb, o, plan->listen_fd >= 0, err);
+	free(o);
+	return rc;
+}
