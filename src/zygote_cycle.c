@@ -390,8 +390,12 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 		mcpx_metrics_set_zygote(0);
 	}
 	if (!z->next && (!z->cur || due(z, &why))) {
-		if (why)
+		if (why) {
 			z->reason = why;
+			mcpx_info("fork server: preparing a new zygote to replace pid %d (%s; it "
+				  "served %u runs)",
+				  (int)mcpx_forkserver_pid(z->cur->fs), why, z->cur->runs);
+		}
 		z->next = zygote_start(z, err);
 		if (!z->next)
 			rc = ++z->failures >= MAX_START_FAILURES ? -EAGAIN : 0;
