@@ -37,8 +37,9 @@ SERVER_ENV = [
     "MCP_EXEC_DEFAULT_TIMEOUT_S", "MCP_EXEC_MAX_TIMEOUT_S", "MCP_EXEC_MAX_OUTPUT_BYTES",
     "MCP_EXEC_MAX_STDIN_BYTES", "MCP_EXEC_MAX_CODE_BYTES", "MCP_EXEC_MAX_BODY_BYTES",
     "MCP_EXEC_PYTHON", "MCP_EXEC_MEMORY_MB", "MCP_EXEC_MAX_PROCS", "MCP_EXEC_MAX_FILE_MB",
-    "MCP_EXEC_CPU_S", "MCP_EXEC_MAX_QUEUE", "MCP_EXEC_QUEUE_TIMEOUT_S", "MCP_EXEC_ALLOWED_ORIGINS",
-    "MCP_EXEC_LOG_FORMAT", "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_WARM", "MCP_EXEC_PRELOAD",
+    "MCP_EXEC_MAX_DISK_MB", "MCP_EXEC_CPU_S", "MCP_EXEC_MAX_QUEUE", "MCP_EXEC_QUEUE_TIMEOUT_S",
+    "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_LOG_FORMAT", "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_WARM",
+    "MCP_EXEC_PRELOAD", "MCP_EXEC_WARM_MAX_RUNS", "MCP_EXEC_WARM_MAX_AGE_S",
     "MCP_EXEC_SESSION_TTL_S", "MCP_EXEC_WORKDIR_BASE", "MCP_EXEC_REQUIRE_LANDLOCK",
 ]
 # Defaults the chart must render (design.md section 3 plus the chart's choices).
@@ -51,7 +52,8 @@ DEFAULT_ENV = {
     "MCP_EXEC_MAX_FILE_MB": "64", "MCP_EXEC_CPU_S": "0", "MCP_EXEC_MAX_QUEUE": "16",
     "MCP_EXEC_QUEUE_TIMEOUT_S": "60", "MCP_EXEC_ALLOWED_ORIGINS": "", "MCP_EXEC_LOG_FORMAT": "json",
     "MCP_EXEC_LOG_LEVEL": "info", "MCP_EXEC_WARM": "1",
-    "MCP_EXEC_PRELOAD": "numpy",
+    "MCP_EXEC_PRELOAD": "numpy", "MCP_EXEC_MAX_DISK_MB": "128",
+    "MCP_EXEC_WARM_MAX_RUNS": "100", "MCP_EXEC_WARM_MAX_AGE_S": "300",
     "MCP_EXEC_MAX_BODY_BYTES": "4194304", "MCP_EXEC_SESSION_TTL_S": "86400",
 }
 SECRETISH = re.compile(r"TOKEN|SECRET|PASSWORD|SESSION_KEY|API_KEY", re.I)
@@ -212,6 +214,9 @@ def check_server(r, d, docs, profile):
     budget = int(vals.get("MCP_EXEC_MEMORY_MB") or 512) * 2**20 + tmp_bytes
     r.check(mem is not None and quantity_bytes(mem) > budget,
             f"{label}: memory limit {mem} > MCP_EXEC_MEMORY_MB + /tmp sizeLimit ({budget / 2**20:.0f}Mi)")
+    disk = int(vals.get("MCP_EXEC_MAX_DISK_MB") or 128) * 2**20
+    r.check(tmp_bytes == 0 or disk < tmp_bytes,
+            f"{label}: MCP_EXEC_MAX_DISK_MB ({disk // 2**20}Mi) < /tmp sizeLimit")
     tsc = spec.get("topologySpreadConstraints") or []
     labels = d["spec"]["template"]["metadata"]["labels"]
     r.check(bool(tsc) and all(selector_matches((t.get("labelSelector") or {}).get("matchLabels"), labels)
