@@ -14,6 +14,13 @@ import os
 from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
 
 t = Failures()
+
+def stop(s):
+    """Ends a stdio server and checks it went cleanly (a sanitizer build
+    reports leaks and errors through the exit status)."""
+    rc = s.close()
+    t.check(rc == 0, "the server exits cleanly", (rc, s.stderr_text()[-2000:]))
+
 MODES = ["auto", "after-reap"] if os.environ.get("MCPX_TEST_WARM", "auto") != "0" else ["0"]
 
 
@@ -63,7 +70,7 @@ sys.exit(7)
     sc = run(s, "print('small')")
     t.check(sc["truncated"] is False and sc["stdout"] == "small\n",
             f"[{mode}] a run under the cap is not truncated", brief(sc))
-    s.close()
+    stop(s)
 
 
 # 48 processes of 100 MiB each: every one is far under RLIMIT_AS, together
@@ -113,7 +120,7 @@ def memory(mode):
     sc = run(s, SHARED_DATA, timeout_s=60)
     t.check(sc["exit_code"] == 0 and sc["limit"] is None and sc["stdout"] == "[2, 2, 2, 2]\n",
             f"[{mode}] memory shared copy-on-write by five processes counts once", brief(sc))
-    s.close()
+    stop(s)
 
 
 def disk(mode):
@@ -168,7 +175,7 @@ time.sleep(3600)
     sc = run(s, "for n in 'ab': open(n, 'wb').write(b'z' * (3 << 20))\nprint('fine')")
     t.check(sc["exit_code"] == 0 and sc["limit"] is None and sc["stdout"] == "fine\n",
             f"[{mode}] a run under its disk budget is left alone", brief(sc))
-    s.close()
+    stop(s)
 
 
 # Two children burn half a CPU second each and live on: the leader never
@@ -214,7 +221,7 @@ def cpu(mode):
     t.check(sc["limit"] == "cpu" and sc["signal"] == "SIGKILL" and sc["cpu_ms"] >= 4000
             and sc["cpu_ms"] < 4 * 4000 and "children ended" not in sc["stdout"],
             f"[{mode}] MCP_EXEC_CPU_S holds for the whole run: limit cpu", brief(sc))
-    s.close()
+    stop(s)
 
 
 for mode in MODES:

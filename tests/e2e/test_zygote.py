@@ -24,6 +24,13 @@ from mcpx_harness import (Failures, HttpServer, McpHttpClient, StdioServer, base
                           structured, tool_error_text, warm_mode)
 
 t = Failures()
+
+def stop(s):
+    """Ends a stdio server and checks it went cleanly (a sanitizer build
+    reports leaks and errors through the exit status)."""
+    rc = s.close()
+    t.check(rc == 0, "the server exits cleanly", (rc, s.stderr_text()[-2000:]))
+
 MODE = os.environ.get("MCPX_TEST_WARM", "auto")
 DEADLINE = 120  # seconds; a safety net for waits on events, never a threshold
 
@@ -113,7 +120,7 @@ def self_kill(mode):
     t.check(sc is not None and not r["result"].get("isError") and sc["signal"] == "SIGKILL"
             and sc["exit_code"] == -1 and sc["stdout"] == "bye\n",
             f"[{mode}] a run that SIGKILLs itself is the program's result, not a tool error", r)
-    s.close()
+    stop(s)
 
 
 def zygote_killed_mid_run():
@@ -138,7 +145,7 @@ def zygote_killed_mid_run():
     sc = structured(s.call("import os; print(os.getppid())"))
     t.check(new != zyg and sc is not None and sc["stdout"] == f"{new}\n",
             "runs are forked from the new zygote again", (zyg, new, sc))
-    s.close()
+    stop(s)
     audit = [json.loads(l) for l in s.stderr_text().splitlines() if '"audit"' in l]
     t.check(any(a["status"] == "failed" for a in audit), "the failed run is audited as failed")
 
@@ -161,7 +168,7 @@ def pending_child_killed():
             "a forked child killed before it took the code: a tool error", r)
     sc = structured(s.call("print('after')"))
     t.check(sc is not None and sc["stdout"] == "after\n", "the next call works", sc)
-    s.close()
+    stop(s)
 
 
 def after_reap_interpreter_killed():
@@ -183,7 +190,7 @@ def after_reap_interpreter_killed():
             "[after-reap] the interpreter killed before it took the code: a tool error", r)
     sc = structured(s.call("print('after')"))
     t.check(sc is not None and sc["stdout"] == "after\n", "[after-reap] the next call works", sc)
-    s.close()
+    stop(s)
 
 
 def metric(text, name):
@@ -221,7 +228,7 @@ def renewal_after_runs():
             "/metrics shows the new pid and one replacement for runs")
     t.check(re.search(r'mcp_exec_info\{[^}]*budget="(watchdog|cgroup)"', text),
             "/metrics names the run budget's method")
-    srv.stop()
+    t.check(srv.stop() == 0, "the HTTP server exits cleanly on SIGTERM")
     audit = [json.loads(l) for l in srv.drain_stderr().splitlines() if '"audit"' in l]
     t.check(len(audit) >= 4 and all(a["warm"] for a in audit),
             "every run was forked: none waited for the new zygote or started cold",
@@ -238,7 +245,7 @@ def renewal_after_age():
     sc = structured(s.call("import os; print(os.getppid())"))
     t.check(line and sc is not None and sc["stdout"] == line.group(1) + "\n",
             "runs come from the new zygote", sc)
-    s.close()
+    stop(s)
 
 
 self_kill(MODE)
