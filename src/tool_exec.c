@@ -510,14 +510,15 @@ static void human_bytes(size_t n, char *buf, size_t cap)
 
 static char *description(const struct mcpx_config *cfg)
 {
-	char out_cap[32], in_cap[32], code_cap[32], mem[64] = "", code[64] = "", procs[64] = "";
+	char out_cap[32], in_cap[32], code_cap[32], mem[96] = "", code[64] = "", procs[64] = "";
 	char *d;
 
 	human_bytes(cfg->max_output_bytes, out_cap, sizeof(out_cap));
 	human_bytes(cfg->max_stdin_bytes, in_cap, sizeof(in_cap));
 	human_bytes(cfg->max_code_bytes, code_cap, sizeof(code_cap));
 	if (cfg->memory_mb)
-		snprintf(mem, sizeof(mem), "memory %u MiB; ", cfg->memory_mb);
+		snprintf(mem, sizeof(mem), "memory %u MiB and files %u MiB, all processes together; ",
+			 cfg->memory_mb, cfg->max_disk_mb);
 	if (cfg->max_procs)
 		snprintf(procs, sizeof(procs), "at most %u processes; ", cfg->max_procs);
 	if (cfg->max_code_bytes)
