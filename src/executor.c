@@ -358,7 +358,7 @@ static bool take_pending(struct mcpx_executor *ex)
 	struct mcpx_err err = {{0}};
 
 	ex->warm_pending = false;
-	if (mcpx_zygotes_take(ex->zyg, &ex->warm, &err) == 0)
+	if (ex->zyg && mcpx_zygotes_take(ex->zyg, &ex->warm, &err) == 0)
 		return true;
 	ex->warm_ready = false;
 	mcpx_timer_cancel(&ex->warm_timer);
@@ -423,8 +423,14 @@ static void leave_fork_mode(struct mcpx_executor *ex, const char *why)
 	char *boot = mcpx_warm_bootstrap(ex->cfg->preload, false);
 
 	/* A running run may be a zygote's child, which dies with it: the
-	 * zygotes go once it has been reaped (job_complete). */
+	 * zygotes go once it has been reaped (job_complete). A child asked for
+	 * the next run goes with them. */
 	mcpx_timer_cancel(&ex->zygote_timer);
+	if (ex->warm_pending) {
+		ex->warm_pending = false;
+		ex->warm_ready = false;
+		mcpx_timer_cancel(&ex->warm_timer);
+	}
 	mcpx_zygotes_free(ex->zyg_leaving);
 	ex->zyg_leaving = ex->zyg;
 	ex->zyg = NULL;

@@ -4,7 +4,8 @@
  * runs a successor is prepared while the old one still serves and takes
  * over, replacing a child asked for from the old one; a replaced zygote
  * lives until its last run is reaped; a run whose zygote dies is told
- * apart from one that kills itself; a dead zygote is replaced.
+ * apart from one that kills itself; a dead zygote is replaced; a zygote
+ * whose children fail the probe is never used.
  */
 #include <errno.h>
 #include <poll.h>
@@ -214,6 +215,31 @@ static void test_death(const struct mcpx_sandbox *sb, const char *boot)
 	mcpx_zygotes_free(z);
 }
 
+/* A zygote whose children fail their sandbox entry fails the probe: the
+ * caller is told (-EPERM), no run is ever forked from it. */
+static void test_unproven(const struct mcpx_sandbox *sb, const char *boot)
+{
+	static const char enter[] = "            _mcpx_enter(libc, req, fds, lock, prog, me)\n";
+	struct mcpx_zygote_policy pol = {0};
+	struct mcpx_zygotes *z = NULL;
+	struct mcpx_err err = {{0}};
+	char *broken = malloc(strlen(boot) + 64), *at = strstr(boot, enter);
+
+	CHECK(broken != NULL && at != NULL);
+	if (!broken || !at) {
+		free(broken);
+		return;
+	}
+	sprintf(broken, "%.*s            os._exit(127)\n%s", (int)(at - boot), boot,
+		at + strlen(enter));
+	CHECK_INT(mcpx_zygotes_new(sb, broken, &limits, &pol, &z, &err), 0);
+	CHECK_INT(POLL_UNTIL(z, 0), -EPERM);
+	CHECK_INT(mcpx_zygotes_pid(z), 0);
+	CHECK(mcpx_zygotes_fork(z, &limits, &err) < 0);
+	mcpx_zygotes_free(z);
+	free(broken);
+}
+
 int main(void)
 {
 	struct mcpx_sandbox *sb = malloc(sizeof(*sb));
@@ -238,6 +264,7 @@ int main(void)
 	CHECK(boot != NULL);
 	test_renewal(sb, boot);
 	test_death(sb, boot);
+	test_unproven(sb, boot);
 	free(boot);
 	mcpx_sandbox_free(sb);
 	free(sb);
