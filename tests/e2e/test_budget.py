@@ -10,8 +10,10 @@ afterwards (sleep), so without the budget they would end by the timeout
 instead: the result tells the two apart, no timing is involved.
 """
 import os
+import re
+import subprocess
 
-from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
+from mcpx_harness import BIN, Failures, StdioServer, base_env, structured, warm_mode
 
 t = Failures()
 
@@ -224,6 +226,17 @@ def cpu(mode):
     stop(s)
 
 
+def check_config():
+    out = subprocess.run([BIN, "--check-config"], env=base_env(MCP_EXEC_MAX_DISK_MB=77),
+                         capture_output=True, text=True, timeout=60).stdout
+    t.check("MCP_EXEC_MAX_DISK_MB=77" in out, "--check-config shows MCP_EXEC_MAX_DISK_MB")
+    t.check(re.search(r"^run budget: memory 512 MiB, disk 77 MiB .*method: (watchdog \(no "
+                      r"per-run cgroups: .+\)|cgroup \(one cgroup v2 per run under /.+\))$",
+                      out, re.M),
+            "--check-config names the run budget's method and why", out[-600:])
+
+
+check_config()
 for mode in MODES:
     output_cap(mode)
     memory(mode)
