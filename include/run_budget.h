@@ -68,9 +68,9 @@ typedef void (*mcpx_budget_exceeded_fn)(void *arg, const char *limit);
  * code arrived (a warm interpreter's preload). A cgroup that cannot be made
  * falls back to the watchdog for this run (logged). Returns 0 or -ENOMEM. */
 int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
-			  const struct mcpx_budget_limits *lim, const struct mcpx_sandbox_proc *proc,
-			  uint64_t cpu_base_ms, mcpx_budget_exceeded_fn fn, void *arg,
-			  struct mcpx_run_budget **out);
+                          const struct mcpx_budget_limits *lim,
+                          const struct mcpx_sandbox_proc *proc, uint64_t cpu_base_ms,
+                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out);
 
 /* Kills every process of the run through its cgroup, when it has one (the
  * caller's own process-group kill still runs). NULL is fine. */

@@ -29,11 +29,11 @@
 #include "err.h"
 
 struct mcpx_cgroup_env {
-	bool usable;          /* per-run cgroups can be made under root */
-	bool set_up;          /* init moved processes / made root (free undoes root) */
-	char own[PATH_MAX];   /* the server's cgroup directory, when found */
-	char root[PATH_MAX];  /* the parent of per-run cgroups */
-	char why[256];        /* when not usable: the reason, for --check-config */
+	bool usable;         /* per-run cgroups can be made under root */
+	bool set_up;         /* init moved processes / made root (free undoes root) */
+	char own[PATH_MAX];  /* the server's cgroup directory, when found */
+	char root[PATH_MAX]; /* the parent of per-run cgroups */
+	char why[256];       /* when not usable: the reason, for --check-config */
 };
 
 /* The server's cgroup v2 directory from the text of /proc/self/cgroup and
@@ -41,8 +41,7 @@ struct mcpx_cgroup_env {
  * (relative to the mount's root). Returns 0, -ENOENT when there is no cgroup
  * v2 membership or mount, -EROFS when that mount is read-only,
  * -ENAMETOOLONG. */
-int mcpx_cgroup_locate(const char *cgroup_text, const char *mountinfo_text, char *dir,
-		       size_t len);
+int mcpx_cgroup_locate(const char *cgroup_text, const char *mountinfo_text, char *dir, size_t len);
 
 /* Detects whether per-run cgroups can be used. With setup false nothing is
  * changed (for --check-config); with setup true the subtree is prepared as
@@ -61,8 +60,8 @@ struct mcpx_run_cgroup {
  * leave those unset (a subtree without the controller). Returns 0 or -errno
  * with err set; on failure nothing is left behind. */
 int mcpx_cgroup_run_create(const struct mcpx_cgroup_env *env, const char *name,
-			   uint64_t memory_bytes, unsigned pids_max, struct mcpx_run_cgroup *cg,
-			   struct mcpx_err *err);
+                           uint64_t memory_bytes, unsigned pids_max, struct mcpx_run_cgroup *cg,
+                           struct mcpx_err *err);
 
 /* Moves pid (the whole process) into the run's cgroup. Returns 0 or -errno
  * (-ESRCH when it is gone). */

@@ -59,8 +59,8 @@ void mcpx_usage_carry_pss(struct mcpx_usage_procs *p, const struct mcpx_usage_pr
  * resident), so a first estimate takes a member's carried reading (at most
  * 4 readings old) plus whatever its RSS grew since, or, for a member seen
  * in fewer than 4 readings (a fresh fork turns the pages it shares private
- * as it runs), its RSS; only an estimate over the budget is confirmed, on fresh readings taken largest process first
- * until the answer is certain (PSS <= RSS). A process whose smaps_rollup
+ * as it runs), its RSS; only an estimate over the budget is confirmed, on fresh readings taken
+ * largest process first until the answer is certain (PSS <= RSS). A process whose smaps_rollup
  * cannot be read counts with its full RSS. Returns 1 (over) or 0; *kb gets
  * the sum the answer rests on. */
 int mcpx_usage_pss_over(struct mcpx_usage_procs *p, uint64_t budget_kb, uint64_t *kb);
@@ -80,6 +80,6 @@ int mcpx_usage_tree_kb(const char *path, uint64_t cap_kb, uint64_t *kb);
 /* The same for the entries directly in dir (say /dev/shm) owned by uid
  * whose ctime is at or after since: what a run put there. */
 int mcpx_usage_owned_kb(const char *dir, uid_t uid, const struct timespec *since, uint64_t cap_kb,
-			uint64_t *kb);
+                        uint64_t *kb);
 
 #endif

@@ -38,8 +38,8 @@ struct mcpx_zygote_policy {
 /* Starts the first zygote with bootstrap (mcpx_warm_bootstrap(..., true)),
  * copied, under lim (see mcpx_forkserver_start). Returns 0 or -errno. */
 int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *bootstrap,
-		     const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
-		     struct mcpx_zygotes **out, struct mcpx_err *err);
+                     const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
+                     struct mcpx_zygotes **out, struct mcpx_err *err);
 
 /* Stops every zygote (runs they forked must have been reaped). NULL is fine. */
 void mcpx_zygotes_free(struct mcpx_zygotes *z);
@@ -57,13 +57,11 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 /* Asks the current zygote for the next run's child (mcpx_forkserver_fork).
  * A successor that takes over before the child is taken replaces it with
  * one of its own, so what take returns is always from the newest zygote. */
-int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim,
-		      struct mcpx_err *err);
+int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim, struct mcpx_err *err);
 
 /* Takes the asked-for child (mcpx_forkserver_take) and counts it as a run of
  * its zygote; reaping proc goes through that zygote. */
-int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc,
-		      struct mcpx_err *err);
+int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
 
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_zygotes_pending(const struct mcpx_zygotes *z);

@@ -81,11 +81,11 @@ struct mcpx_budget *mcpx_budget_new(void)
 	b->method = b->cg.usable ? MCPX_BUDGET_CGROUP : MCPX_BUDGET_WATCHDOG;
 	if (b->cg.usable)
 		mcpx_info("run budget: one cgroup per run under %s (memory.max, pids.max, "
-			  "cgroup.kill)",
-			  b->cg.root);
+		          "cgroup.kill)",
+		          b->cg.root);
 	else
 		mcpx_info("run budget: watchdog on the event loop (no per-run cgroups: %s)",
-			  b->cg.why);
+		          b->cg.why);
 	return b;
 }
 
@@ -121,12 +121,11 @@ void mcpx_budget_describe(char *buf, size_t len)
 /* ---- one run ------------------------------------------------------------ */
 
 static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used, uint64_t budget,
-		   const char *unit)
+                   const char *unit)
 {
 	rb->exceeded = limit;
 	mcpx_info("run %d passed its %s budget (%llu %s of %llu): ending the whole run",
-		  (int)rb->pgid, limit, (unsigned long long)used, unit,
-		  (unsigned long long)budget);
+	          (int)rb->pgid, limit, (unsigned long long)used, unit, (unsigned long long)budget);
 	mcpx_run_budget_kill(rb);
 	rb->fn(rb->arg, limit);
 }
@@ -187,7 +186,7 @@ static void read_disk(struct mcpx_run_budget *rb)
 	rc = mcpx_usage_tree_kb(rb->workdir, cap, &wd);
 	if (rc == -ELOOP) {
 		mcpx_info("run %d nested directories deeper than the disk reading follows",
-			  (int)rb->pgid);
+		          (int)rb->pgid);
 		exceed(rb, "disk", wd, cap, "KiB");
 		return;
 	}
@@ -248,12 +247,12 @@ static void start_cgroup(struct mcpx_run_budget *rb)
 
 	snprintf(name, sizeof(name), "run-%lu", ++rb->b->runs);
 	rc = mcpx_cgroup_run_create(&rb->b->cg, name, rb->lim.memory_kb * 1024u,
-				    rb->lim.max_procs ? rb->lim.max_procs + 1 : 0, &rb->cg, &err);
+	                            rb->lim.max_procs ? rb->lim.max_procs + 1 : 0, &rb->cg, &err);
 	if (!rc)
 		rc = mcpx_cgroup_run_add(&rb->cg, rb->pgid);
 	if (rc) {
 		mcpx_warn("run budget: %s; this run is held to its budget by the watchdog",
-			  err.msg[0] ? err.msg : strerror(-rc));
+		          err.msg[0] ? err.msg : strerror(-rc));
 		mcpx_cgroup_run_remove(&rb->cg);
 		return;
 	}
@@ -264,9 +263,9 @@ static void start_cgroup(struct mcpx_run_budget *rb)
 }
 
 int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
-			  const struct mcpx_budget_limits *lim, const struct mcpx_sandbox_proc *proc,
-			  uint64_t cpu_base_ms, mcpx_budget_exceeded_fn fn, void *arg,
-			  struct mcpx_run_budget **out)
+                          const struct mcpx_budget_limits *lim,
+                          const struct mcpx_sandbox_proc *proc, uint64_t cpu_base_ms,
+                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out)
 {
 	struct mcpx_run_budget *rb = calloc(1, sizeof(*rb));
 

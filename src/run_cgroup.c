@@ -144,8 +144,7 @@ static int match_mount(char *line, const char *path, char *dir, size_t len)
 	return 0;
 }
 
-int mcpx_cgroup_locate(const char *cgroup_text, const char *mountinfo_text, char *dir,
-		       size_t len)
+int mcpx_cgroup_locate(const char *cgroup_text, const char *mountinfo_text, char *dir, size_t len)
 {
 	const char *p = cgroup_text;
 	char path[PATH_MAX], line[8192];
@@ -188,14 +187,15 @@ static int locate_own(struct mcpx_cgroup_env *env)
 		rc = read_text(AT_FDCWD, "/proc/self/mountinfo", &mi);
 	if (!rc)
 		rc = mcpx_cgroup_locate(mcpx_buf_str(&cg), mcpx_buf_str(&mi), env->own,
-					sizeof(env->own));
+		                        sizeof(env->own));
 	if (rc == -ENOENT)
 		snprintf(env->why, sizeof(env->why), "the server is in no cgroup v2 hierarchy");
 	else if (rc == -EROFS)
-		snprintf(env->why, sizeof(env->why), "the cgroup v2 filesystem is mounted read-only");
+		snprintf(env->why, sizeof(env->why),
+		         "the cgroup v2 filesystem is mounted read-only");
 	else if (rc)
 		snprintf(env->why, sizeof(env->why), "cannot read the server's cgroup: %s",
-			 strerror(-rc));
+		         strerror(-rc));
 	mcpx_buf_free(&cg);
 	mcpx_buf_free(&mi);
 	return rc;
@@ -219,20 +219,21 @@ static int check_own(struct mcpx_cgroup_env *env)
 
 		if (!strstr(s, "memory") || !strstr(s, "pids")) {
 			snprintf(env->why, sizeof(env->why),
-				 "%.120s offers no memory and pids controllers (controllers: %.*s)",
-				 env->own, s[0] ? (int)(strcspn(s, "\n") < 40 ? strcspn(s, "\n") : 40) : 4,
-				 s[0] ? s : "none");
+			         "%.120s offers no memory and pids controllers (controllers: %.*s)",
+			         env->own,
+			         s[0] ? (int)(strcspn(s, "\n") < 40 ? strcspn(s, "\n") : 40) : 4,
+			         s[0] ? s : "none");
 			rc = -ENOTSUP;
 		}
 	} else {
 		snprintf(env->why, sizeof(env->why), "cannot read %.150s/cgroup.controllers: %s",
-			 env->own, strerror(-rc));
+		         env->own, strerror(-rc));
 	}
 	for (size_t i = 0; rc == 0 && i < sizeof(need) / sizeof(need[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", env->own, need[i]);
 		if (access(env->own, W_OK) < 0 || access(path, W_OK) < 0) {
-			snprintf(env->why, sizeof(env->why), "%.180s is not writable (not delegated)",
-				 env->own);
+			snprintf(env->why, sizeof(env->why),
+			         "%.180s is not writable (not delegated)", env->own);
 			rc = -EACCES;
 		}
 	}
@@ -302,7 +303,7 @@ static int setup_subtree(struct mcpx_cgroup_env *env)
 	if (rc)
 		goto out;
 	if ((size_t)snprintf(env->root, sizeof(env->root), "%s/mcp-exec-%d", env->own,
-			     (int)getpid()) >= sizeof(env->root)) {
+	                     (int)getpid()) >= sizeof(env->root)) {
 		rc = -ENAMETOOLONG;
 		goto out;
 	}
@@ -339,8 +340,8 @@ int mcpx_cgroup_env_init(struct mcpx_cgroup_env *env, bool setup)
 	}
 	rc = setup_subtree(env);
 	if (rc) {
-		snprintf(env->why, sizeof(env->why), "cannot prepare %.150s for per-run cgroups: %s",
-			 env->own, strerror(-rc));
+		snprintf(env->why, sizeof(env->why),
+		         "cannot prepare %.150s for per-run cgroups: %s", env->own, strerror(-rc));
 		mcpx_cgroup_env_free(env);
 		return 0;
 	}
@@ -359,8 +360,8 @@ void mcpx_cgroup_env_free(struct mcpx_cgroup_env *env)
 /* ---- per run ------------------------------------------------------------ */
 
 int mcpx_cgroup_run_create(const struct mcpx_cgroup_env *env, const char *name,
-			   uint64_t memory_bytes, unsigned pids_max, struct mcpx_run_cgroup *cg,
-			   struct mcpx_err *err)
+                           uint64_t memory_bytes, unsigned pids_max, struct mcpx_run_cgroup *cg,
+                           struct mcpx_err *err)
 {
 	char num[32];
 	int rc;
@@ -393,7 +394,7 @@ int mcpx_cgroup_run_create(const struct mcpx_cgroup_env *env, const char *name,
 	}
 	if (rc) {
 		rc = mcpx_err_set(err, -rc, "cgroup: cannot set the limits of %s: %s", cg->path,
-				  strerror(-rc));
+		                  strerror(-rc));
 		goto fail;
 	}
 	return 0;

@@ -202,7 +202,8 @@ int mcpx_usage_pss_over(struct mcpx_usage_procs *p, uint64_t budget_kb, uint64_t
 	size_t j;
 
 	for (size_t i = 0; i < p->n; i++) {
-		if (p->seen[i] >= PSS_MAX_AGE && (!p->pss_at_rss_kb[i] || p->pss_age[i] >= PSS_MAX_AGE))
+		if (p->seen[i] >= PSS_MAX_AGE &&
+		    (!p->pss_at_rss_kb[i] || p->pss_age[i] >= PSS_MAX_AGE))
 			read_pss(p, i);
 		est += pss_estimate(p, i);
 	}
@@ -308,7 +309,7 @@ static int open_subdir(int parent, const char *name, const struct stat *st)
 /* Counts the entries of the directory fd (consumed) and what lies beneath;
  * the filter, when given, picks which top-level entries count. */
 static void walk_dir(struct tree_walk *w, int fd, unsigned depth,
-		     bool (*keep)(const struct stat *st, const void *arg), const void *arg)
+                     bool (*keep)(const struct stat *st, const void *arg), const void *arg)
 {
 	struct dirent *de;
 	struct stat st;
@@ -370,7 +371,7 @@ static bool owned_since(const struct stat *st, const void *arg)
 }
 
 int mcpx_usage_owned_kb(const char *dir, uid_t uid, const struct timespec *since, uint64_t cap_kb,
-			uint64_t *kb)
+                        uint64_t *kb)
 {
 	struct tree_walk w = {.cap_kb = cap_kb};
 	struct owned_since o = {.uid = uid, .since = since};

@@ -64,15 +64,15 @@ struct mcpx_zygotes {
 	char *bootstrap;
 	struct mcpx_limits lim;
 	struct mcpx_zygote_policy pol;
-	struct zygote *cur;      /* proven; forks come from it */
-	struct zygote *next;     /* starting, preloading or being proven */
-	struct zygote *retired;  /* replaced, with runs not yet reaped */
-	struct zygote *pending;  /* where the asked-for child comes from */
+	struct zygote *cur;     /* proven; forks come from it */
+	struct zygote *next;    /* starting, preloading or being proven */
+	struct zygote *retired; /* replaced, with runs not yet reaped */
+	struct zygote *pending; /* where the asked-for child comes from */
 	struct mcpx_limits pending_lim;
 	struct probe probe;
-	const char *reason;      /* why next is being prepared */
-	unsigned failures;       /* successors that failed in a row */
-	pid_t prev_pid;          /* the zygote next replaces (0: the first) */
+	const char *reason; /* why next is being prepared */
+	unsigned failures;  /* successors that failed in a row */
+	pid_t prev_pid;     /* the zygote next replaces (0: the first) */
 	unsigned prev_runs;
 };
 
@@ -248,7 +248,7 @@ static int probe_finish(struct mcpx_zygotes *z, struct mcpx_err *err)
 	if (rc)
 		return mcpx_err_set(err, -rc, "fork server self-test: reap failed");
 	return mcpx_sandbox_probe_verdict(z->sb, &p->plan, p->out.data ? p->out.data : "",
-					  p->out.len, status, err);
+	                                  p->out.len, status, err);
 }
 
 /* One step; 1 when the successor is proven, 0 in progress, <0 failed. */
@@ -277,7 +277,7 @@ static int probe_step(struct mcpx_zygotes *z, struct mcpx_err *err)
 			return 0;
 		if (n != 1 || marker != MCPX_WARM_READY)
 			return mcpx_err_set(err, EPERM,
-					    "fork server self-test: the child never became ready");
+			                    "fork server self-test: the child never became ready");
 		return probe_feed(z, err);
 	}
 	case PROBE_RUNNING:
@@ -332,14 +332,14 @@ static void take_over(struct mcpx_zygotes *z)
 	}
 	if (z->prev_pid) {
 		mcpx_info("fork server renewed: zygote pid %d replaced pid %d (%s; it served %u "
-			  "runs)",
-			  (int)mcpx_forkserver_pid(z->cur->fs), (int)z->prev_pid, z->reason,
-			  z->prev_runs);
+		          "runs)",
+		          (int)mcpx_forkserver_pid(z->cur->fs), (int)z->prev_pid, z->reason,
+		          z->prev_runs);
 		mcpx_metrics_zygote_replaced(z->reason);
 	} else {
 		mcpx_info("fork server ready: zygote pid %d has preloaded and its first child "
-			  "passed the self-test",
-			  (int)mcpx_forkserver_pid(z->cur->fs));
+		          "passed the self-test",
+		          (int)mcpx_forkserver_pid(z->cur->fs));
 	}
 	if (refork && mcpx_zygotes_fork(z, &z->pending_lim, &err) < 0)
 		mcpx_warn("%s", err.msg);
@@ -378,8 +378,8 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 	stop_finished_retired(z);
 	if (z->cur && !mcpx_forkserver_alive(z->cur->fs)) {
 		mcpx_warn("fork server: zygote pid %d died; runs start cold until its successor "
-			  "is ready",
-			  (int)mcpx_forkserver_pid(z->cur->fs));
+		          "is ready",
+		          (int)mcpx_forkserver_pid(z->cur->fs));
 		if (z->pending == z->cur)
 			drop_pending(z);
 		z->prev_pid = mcpx_forkserver_pid(z->cur->fs);
@@ -393,8 +393,8 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 		if (why) {
 			z->reason = why;
 			mcpx_info("fork server: preparing a new zygote to replace pid %d (%s; it "
-				  "served %u runs)",
-				  (int)mcpx_forkserver_pid(z->cur->fs), why, z->cur->runs);
+			          "served %u runs)",
+			          (int)mcpx_forkserver_pid(z->cur->fs), why, z->cur->runs);
 		}
 		z->next = zygote_start(z, err);
 		if (!z->next)
@@ -421,8 +421,8 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 /* ---- the interface -------------------------------------------------------- */
 
 int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *bootstrap,
-		     const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
-		     struct mcpx_zygotes **out, struct mcpx_err *err)
+                     const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
+                     struct mcpx_zygotes **out, struct mcpx_err *err)
 {
 	struct mcpx_zygotes *z = calloc(1, sizeof(*z));
 
@@ -463,8 +463,7 @@ void mcpx_zygotes_free(struct mcpx_zygotes *z)
 	free(z);
 }
 
-int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim,
-		      struct mcpx_err *err)
+int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim, struct mcpx_err *err)
 {
 	int rc;
 
@@ -480,8 +479,7 @@ int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim,
 	return rc;
 }
 
-int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc,
-		      struct mcpx_err *err)
+int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
 {
 	struct zygote *zy = z->pending;
 	int rc;

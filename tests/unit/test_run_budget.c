@@ -32,16 +32,16 @@ static void test_locate(void)
 	    "21 26 0:20 / /proc rw,relatime - proc proc rw\n"
 	    "40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 	const char *pod_mi = "1 0 0:1 / / rw - overlay overlay rw\n"
-			     "7 1 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup rw\n";
+	                     "7 1 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup rw\n";
 	const char *ro_mi = "7 1 0:30 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw\n";
 	/* A bind of a subtree, with a space in the mount point. */
 	const char *bind_mi = "9 1 0:30 /kubepods/pod1 /mnt/my\\040cg rw shared:4 - cgroup2 c rw\n";
 
 	CHECK_INT(mcpx_cgroup_locate("0::/\n", host_mi, dir, sizeof(dir)), 0);
 	CHECK_STR(dir, "/sys/fs/cgroup/unified");
-	CHECK_INT(mcpx_cgroup_locate("4:memory:/x\n0::/user.slice/a.scope\n", host_mi, dir,
-				     sizeof(dir)),
-		  0);
+	CHECK_INT(
+	    mcpx_cgroup_locate("4:memory:/x\n0::/user.slice/a.scope\n", host_mi, dir, sizeof(dir)),
+	    0);
 	CHECK_STR(dir, "/sys/fs/cgroup/unified/user.slice/a.scope");
 	CHECK_INT(mcpx_cgroup_locate("0::/\n", pod_mi, dir, sizeof(dir)), 0);
 	CHECK_STR(dir, "/sys/fs/cgroup");
@@ -52,8 +52,8 @@ static void test_locate(void)
 	CHECK_INT(mcpx_cgroup_locate("0::/kubepods/pod10\n", bind_mi, dir, sizeof(dir)), -ENOENT);
 	CHECK_INT(mcpx_cgroup_locate("4:memory:/x\n", host_mi, dir, sizeof(dir)), -ENOENT);
 	CHECK_INT(mcpx_cgroup_locate("0::/\n", "21 26 0:20 / /proc rw - proc proc rw\n", dir,
-				     sizeof(dir)),
-		  -ENOENT);
+	                             sizeof(dir)),
+	          -ENOENT);
 }
 
 static void write_file(const char *path, size_t len)
@@ -282,14 +282,14 @@ static void test_cgroup_real(void)
 	int st;
 
 	(void)mcpx_cgroup_env_init(&env, false);
-	printf("cgroup method here: %s%s\n", env.usable ? "usable at " : "not usable: ",
-	       env.usable ? env.root : env.why);
+	printf("cgroup method here: %s%s\n",
+	       env.usable ? "usable at " : "not usable: ", env.usable ? env.root : env.why);
 	if (!env.own[0] || access(env.own, W_OK) != 0) {
 		printf("skipped: no writable cgroup v2 directory\n");
 		return;
 	}
 	if ((size_t)snprintf(env.root, sizeof(env.root), "%s/mcpx-unit-%d", env.own,
-			     (int)getpid()) >= sizeof(env.root) ||
+	                     (int)getpid()) >= sizeof(env.root) ||
 	    mkdir(env.root, 0755) != 0) {
 		printf("skipped: cannot make %s: %s\n", env.root, strerror(errno));
 		return;

@@ -40,25 +40,25 @@ static long now_ms(void)
 
 /* Polls (as the executor's timer would) until cond holds or a minute has
  * passed; returns the last poll's answer. */
-#define POLL_UNTIL(z, cond)                                                                \
-	({                                                                                 \
-		long deadline_ = now_ms() + 60000;                                         \
-		struct mcpx_err e_ = {{0}};                                                \
-		uint64_t next_;                                                            \
-		int r_ = mcpx_zygotes_poll((z), &next_, &e_);                              \
-		while (r_ >= 0 && !(cond) && now_ms() < deadline_) {                       \
-			usleep(2000);                                                      \
-			r_ = mcpx_zygotes_poll((z), &next_, &e_);                          \
-		}                                                                          \
-		if (r_ < 0)                                                                \
-			printf("poll: %s\n", e_.msg);                                      \
-		r_;                                                                        \
+#define POLL_UNTIL(z, cond)                                                                        \
+	({                                                                                         \
+		long deadline_ = now_ms() + 60000;                                                 \
+		struct mcpx_err e_ = {{0}};                                                        \
+		uint64_t next_;                                                                    \
+		int r_ = mcpx_zygotes_poll((z), &next_, &e_);                                      \
+		while (r_ >= 0 && !(cond) && now_ms() < deadline_) {                               \
+			usleep(2000);                                                              \
+			r_ = mcpx_zygotes_poll((z), &next_, &e_);                                  \
+		}                                                                                  \
+		if (r_ < 0)                                                                        \
+			printf("poll: %s\n", e_.msg);                                              \
+		r_;                                                                                \
 	})
 
 /* Hands a taken child its code the way the executor does and returns its
  * stdout (the protocol bytes included). */
 static void run_code(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
-		     const char *code, char *out, size_t cap)
+                     const char *code, char *out, size_t cap)
 {
 	struct mcpx_err err = {{0}};
 	char hdr[64];
@@ -88,7 +88,7 @@ static void run_code(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *pr
 /* One run from the zygotes: fork, take, run code; returns the wait status
  * and the child's idea of its parent (the zygote). */
 static int one_run(const struct mcpx_sandbox *sb, struct mcpx_zygotes *z, const char *code,
-		   long *ppid)
+                   long *ppid)
 {
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_err err = {{0}};
@@ -182,7 +182,8 @@ static void test_death(const struct mcpx_sandbox *sb, const char *boot)
 	CHECK_INT(mcpx_zygotes_fork(z, &limits, &err), 0);
 	CHECK_INT(mcpx_zygotes_take(z, &proc, &err), 0);
 	{
-		static const char code[] = "print('running', flush=True)\nimport time\ntime.sleep(60)\n";
+		static const char code[] =
+		    "print('running', flush=True)\nimport time\ntime.sleep(60)\n";
 		struct pollfd p = {proc.stdout_fd, POLLIN, 0};
 		char hdr[64], got[64];
 		size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), strlen(code), 10), len = 0;
@@ -231,7 +232,7 @@ static void test_unproven(const struct mcpx_sandbox *sb, const char *boot)
 		return;
 	}
 	sprintf(broken, "%.*s            os._exit(127)\n%s", (int)(at - boot), boot,
-		at + strlen(enter));
+	        at + strlen(enter));
 	CHECK_INT(mcpx_zygotes_new(sb, broken, &limits, &pol, &z, &err), 0);
 	CHECK_INT(POLL_UNTIL(z, 0), -EPERM);
 	CHECK_INT(mcpx_zygotes_pid(z), 0);
