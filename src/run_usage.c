@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "procstat.h"
+#include "workdir.h"
 
 /* Directory levels the walk follows (one fd each). */
 #define MAX_DEPTH 64
@@ -293,18 +294,6 @@ struct tree_walk {
 	int rc;
 };
 
-/* Opens a subdirectory for the walk. The run may have made it unreadable to
- * hide what is inside; when the server owns it (the pod, where server and
- * run share the uid), its owner bits are given back first. */
-static int open_subdir(int parent, const char *name, const struct stat *st)
-{
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0 && errno == EACCES && st->st_uid == geteuid() &&
-	    fchmodat(parent, name, (st->st_mode & 07777) | 0700, 0) == 0)
-		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd;
-}
 
 /* Counts the entries of the directory fd (consumed) and what lies beneath;
  * the filter, when given, picks which top-level entries count. */
@@ -335,7 +324,9 @@ static void walk_dir(struct tree_walk *w, int fd, unsigned depth,
 			w->rc = -ELOOP;
 			break;
 		}
-		sub = open_subdir(dirfd(d), de->d_name, &st);
+		/* The run may have made it unreadable to hide what is
+		 * inside: opened the way removal opens it. */
+		sub = mcpx_workdir_open_dir(dirfd(d), de->d_name);
 		if (sub >= 0)
 			walk_dir(w, sub, depth + 1, NULL, NULL);
 	}
