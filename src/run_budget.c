@@ -46,6 +46,7 @@ struct mcpx_budget {
 	enum mcpx_budget_method method;
 	struct mcpx_cgroup_env cg;
 	unsigned long runs;
+	bool warned_procs;
 };
 
 struct mcpx_run_budget {
@@ -293,6 +294,13 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
 	rb->cg.dirfd = -1;
 	if (b->method == MCPX_BUDGET_CGROUP)
 		start_cgroup(rb);
+	if (!rb->has_cgroup && lim->max_procs >= MCPX_USAGE_MAX_PROCS && !b->warned_procs) {
+		b->warned_procs = true;
+		mcpx_warn("run budget: the watchdog follows at most %d processes of a run, and "
+			  "MCP_EXEC_MAX_PROCS (%u) allows more: memory and CPU beyond them go "
+			  "uncounted",
+			  MCPX_USAGE_MAX_PROCS, lim->max_procs);
+	}
 	rb->timer.fn = sample_cb;
 	rb->timer.arg = rb;
 	mcpx_timer_start(loop, &rb->timer, SAMPLE_MIN_US);
