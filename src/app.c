@@ -32,6 +32,7 @@
 #include "mcp.h"
 #include "metrics.h"
 #include "policy.h"
+#include "run_budget.h"
 #include "sandbox.h"
 #include "server_http.h"
 #include "session.h"
@@ -550,6 +551,14 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 			       (unsigned long long)p->version, p->n_rules, p->exec.n_rules);
 		}
 		mcpx_policy_store_free(ps);
+	}
+	{
+		char how[400];
+
+		mcpx_budget_describe(how, sizeof(how));
+		printf("run budget: memory %u MiB, disk %u MiB and CPU for all of a run's processes "
+		       "together; method: %s\n",
+		       cfg->memory_mb, cfg->max_disk_mb, how);
 	}
 	if (check_auth(cfg) < 0)
 		rc = -1;

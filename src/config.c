@@ -71,11 +71,13 @@ static const struct opt opts[] = {
 	{"python", "MCP_EXEC_PYTHON", T_STR, OFF(python_arg), SZ(python_arg), 0, 0,
 	 "interpreter: absolute path, or a name looked up in the system directories"},
 	{"memory-mb", "MCP_EXEC_MEMORY_MB", T_UINT, OFF(memory_mb), 0, 32, 1 << 20,
-	 "address-space limit per sandboxed process (MiB)"},
+	 "memory of a run, all its processes together (MiB); also each process's address space"},
 	{"max-procs", "MCP_EXEC_MAX_PROCS", T_UINT, OFF(max_procs), 0, 1, 100000,
 	 "processes and threads a run may add"},
 	{"max-file-mb", "MCP_EXEC_MAX_FILE_MB", T_UINT, OFF(max_file_mb), 0, 0, 1 << 20,
 	 "largest file a run may write (MiB)"},
+	{"max-disk-mb", "MCP_EXEC_MAX_DISK_MB", T_UINT, OFF(max_disk_mb), 0, 1, 1 << 20,
+	 "space a run's files may take in total: workdir, /dev/shm, unlinked open files (MiB)"},
 	{"cpu-s", "MCP_EXEC_CPU_S", T_UINT, OFF(cpu_s), 0, 0, 86400,
 	 "CPU-time limit per run; 0 follows the run's wall-clock timeout"},
 	{"max-queue", "MCP_EXEC_MAX_QUEUE", T_UINT, OFF(max_queue), 0, 0, 100000,
@@ -105,6 +107,10 @@ static const struct opt opts[] = {
 	{"egress-ca-file", "MCP_EXEC_EGRESS_CA_FILE", T_STR, OFF(egress_ca_file),
 	 SZ(egress_ca_file), 0, 0, "CA bundle (PEM) that broker HTTPS requests trust instead of "
 				   "the system's"},
+	{"warm-max-runs", "MCP_EXEC_WARM_MAX_RUNS", T_UINT, OFF(warm_max_runs), 0, 0, 1000000,
+	 "runs a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
+	{"warm-max-age-s", "MCP_EXEC_WARM_MAX_AGE_S", T_UINT, OFF(warm_max_age_s), 0, 0, 86400,
+	 "seconds a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -132,6 +138,7 @@ static void set_defaults(struct mcpx_config *c)
 	c->memory_mb = 512;
 	c->max_procs = 64;
 	c->max_file_mb = 64;
+	c->max_disk_mb = 128;
 	c->max_queue = 16;
 	c->queue_timeout_s = 60;
 	c->max_files_in_bytes = 4u << 20;
@@ -145,6 +152,8 @@ static void set_defaults(struct mcpx_config *c)
 		strcpy(c->workdir_base, tmp);
 	c->warm = MCPX_WARM_AUTO;
 	strcpy(c->preload, MCPX_WARM_PRELOAD_AUTO);
+	c->warm_max_runs = 100;
+	c->warm_max_age_s = 300;
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -553,6 +562,7 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_MEMORY_MB=%u\n", c->memory_mb);
 	fprintf(out, "MCP_EXEC_MAX_PROCS=%u\n", c->max_procs);
 	fprintf(out, "MCP_EXEC_MAX_FILE_MB=%u\n", c->max_file_mb);
+	fprintf(out, "MCP_EXEC_MAX_DISK_MB=%u\n", c->max_disk_mb);
 	fprintf(out, "MCP_EXEC_CPU_S=%u%s\n", c->cpu_s, c->cpu_s ? "" : " (follows the timeout)");
 	fprintf(out, "MCP_EXEC_MAX_QUEUE=%u\n", c->max_queue);
 	fprintf(out, "MCP_EXEC_QUEUE_TIMEOUT_S=%u\n", c->queue_timeout_s);
@@ -576,6 +586,10 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 						    : c->egress_proxy);
 	fprintf(out, "MCP_EXEC_EGRESS_CA_FILE=%s\n",
 		c->egress_ca_file[0] ? c->egress_ca_file : "<unset: the system's CAs>");
+	fprintf(out, "MCP_EXEC_WARM_MAX_RUNS=%u%s\n", c->warm_max_runs,
+		c->warm_max_runs ? "" : " (no bound)");
+	fprintf(out, "MCP_EXEC_WARM_MAX_AGE_S=%u%s\n", c->warm_max_age_s,
+		c->warm_max_age_s ? "" : " (no bound)");
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }

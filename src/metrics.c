@@ -24,8 +24,9 @@
 
 static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "killed", "cancelled",
                                        "failed", "expired",    "shutdown", "busy",   "other"};
-static const char *const limits[] = {"none",   "timeout",   "memory",    "cpu",
-                                     "output", "processes", "file_size", "other"};
+static const char *const limits[] = {"none", "timeout",   "memory",    "cpu",
+                                     "disk", "processes", "file_size", "other"};
+static const char *const replace_reasons[] = {"runs", "age", "died", "other"};
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 static const char *const egress_outcomes[] = {"ok", "failed", "cancelled", "denied", "other"};
 static const char *const egress_reasons[] = {
@@ -37,6 +38,7 @@ static const char *const egress_reasons[] = {
 /* Rule names come from the policy file (at most 64 rules, but reloads can
  * bring new names): a fixed number of series, the rest counted as "other". */
 #define MAX_EGRESS_SERIES 512
+#define N_REASONS (sizeof(replace_reasons) / sizeof(replace_reasons[0]))
 #define N_LIMITS (sizeof(limits) / sizeof(limits[0]))
 
 static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
@@ -86,6 +88,8 @@ static struct {
 	struct named info[MAX_INFO];
 	struct egress_series egress[MAX_EGRESS_SERIES];
 	size_t n_egress;
+	long zygote_pid;
+	uint64_t zygote_replaced[N_REASONS];
 } m;
 
 static size_t lookup(const char *const *table, size_t n, const char *s)
@@ -224,6 +228,16 @@ void mcpx_metrics_set_info(const char *key, const char *value)
 		snprintf(s->value, sizeof(s->value), "%s", value);
 }
 
+void mcpx_metrics_set_zygote(long pid)
+{
+	m.zygote_pid = pid > 0 ? pid : 0;
+}
+
+void mcpx_metrics_zygote_replaced(const char *reason)
+{
+	m.zygote_replaced[lookup(replace_reasons, N_REASONS, reason ? reason : "other")]++;
+}
+
 /* A growable buffer with a hard cap, in the spirit of curl's dynbuf. */
 struct buf {
 	char *p;
@@ -340,6 +354,18 @@ static void put_histogram(struct buf *b, const char *name, const char *help,
 	put(b, "\n%s_count %" PRIu64 "\n", name, h->count);
 }
 
+static void put_zygote(struct buf *b)
+{
+	put_gauge(b, "mcp_exec_zygote_pid",
+	          "Pid of the fork server's current zygote; 0 when there is none.",
+	          (unsigned long long)m.zygote_pid);
+	put_header(b, "mcp_exec_zygote_replacements_total", "counter",
+	           "Zygotes replaced, by why: served their runs or time, or died.");
+	for (size_t i = 0; i < N_REASONS; i++)
+		put(b, "mcp_exec_zygote_replacements_total{reason=\"%s\"} %" PRIu64 "\n",
+		    replace_reasons[i], m.zygote_replaced[i]);
+}
+
 static unsigned long long nonneg(long long v)
 {
 	return v < 0 ? 0 : (unsigned long long)v;
@@ -423,6 +449,8 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	put_http(&b);
 	put_egress(&b);
 	put_layers(&b);
+
+	put_zygote(&b);
 
 	put_header(&b, "mcp_exec_build_info", "gauge", "The version of this build.");
 	put(&b, "mcp_exec_build_info{version=\"");

@@ -146,10 +146,12 @@ for secret in ("hello", "zyx", "ValueError", "after cancel", marker):
 # ---- limits and queueing ----
 s = StdioServer(base_env(MCP_EXEC_MAX_OUTPUT_BYTES=1000))
 s.initialize()
-r = s.call("import sys\nwhile True: sys.stdout.write('x'*100)")
+r = s.call("import sys\nfor i in range(50): sys.stdout.write('x'*100)\nsys.exit(3)")
 sc = structured(r)
-t.check(sc and sc["truncated"] is True and sc["limit"] == "output" and len(sc["stdout"]) == 1000,
-        "output flood: truncated at the cap, limit output", sc and {k: v for k, v in sc.items() if k != 'stdout'})
+t.check(sc and sc["truncated"] is True and sc["limit"] is None and sc["exit_code"] == 3
+        and len(sc["stdout"]) == 1000,
+        "output flood: truncated at the cap, the program's own exit code",
+        sc and {k: v for k, v in sc.items() if k != 'stdout'})
 s.close()
 
 s = StdioServer(base_env(MCP_EXEC_MAX_QUEUE=0))

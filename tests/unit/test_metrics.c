@@ -100,6 +100,16 @@ static const char empty_text[] =
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
+    "# HELP mcp_exec_zygote_pid Pid of the fork server's current zygote; 0 when there is none.\n"
+    "# TYPE mcp_exec_zygote_pid gauge\n"
+    "mcp_exec_zygote_pid 0\n"
+    "# HELP mcp_exec_zygote_replacements_total Zygotes replaced, by why: served their runs or "
+    "time, or died.\n"
+    "# TYPE mcp_exec_zygote_replacements_total counter\n"
+    "mcp_exec_zygote_replacements_total{reason=\"runs\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"age\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"died\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"other\"} 0\n"
     "# HELP mcp_exec_build_info The version of this build.\n"
     "# TYPE mcp_exec_build_info gauge\n"
     "mcp_exec_build_info{version=\"0.1.0\"} 1\n"
@@ -195,6 +205,16 @@ static const char full_text[] =
     "mcp_exec_sandbox_layer{layer=\"seccomp\"} 1\n"
     "mcp_exec_sandbox_layer{layer=\"landlock\"} 0\n"
     "mcp_exec_sandbox_layer{layer=\"we\\\"ird\\\\\\n\"} 1\n"
+    "# HELP mcp_exec_zygote_pid Pid of the fork server's current zygote; 0 when there is none.\n"
+    "# TYPE mcp_exec_zygote_pid gauge\n"
+    "mcp_exec_zygote_pid 4242\n"
+    "# HELP mcp_exec_zygote_replacements_total Zygotes replaced, by why: served their runs or "
+    "time, or died.\n"
+    "# TYPE mcp_exec_zygote_replacements_total counter\n"
+    "mcp_exec_zygote_replacements_total{reason=\"runs\"} 2\n"
+    "mcp_exec_zygote_replacements_total{reason=\"age\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"died\"} 1\n"
+    "mcp_exec_zygote_replacements_total{reason=\"other\"} 1\n"
     "# HELP mcp_exec_build_info The version of this build.\n"
     "# TYPE mcp_exec_build_info gauge\n"
     "mcp_exec_build_info{version=\"0.1.0\"} 1\n"
@@ -256,6 +276,13 @@ int main(void)
 	mcpx_metrics_set_info("9lives", "x");
 	mcpx_metrics_set_info("", "ignored");
 	mcpx_metrics_set_info("k", NULL);
+
+	mcpx_metrics_set_zygote(17);
+	mcpx_metrics_set_zygote(4242);
+	mcpx_metrics_zygote_replaced("runs");
+	mcpx_metrics_zygote_replaced("died");
+	mcpx_metrics_zygote_replaced("runs");
+	mcpx_metrics_zygote_replaced("whatever");
 
 	g.queue_depth = 3;
 	g.running = 1;
