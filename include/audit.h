@@ -1,5 +1,6 @@
 /*
- * audit.h - one JSON line per execution on stderr, metadata only.
+ * audit.h - one JSON line per execution, and one per egress request, on
+ * stderr, metadata only.
  *
  * The record carries who asked (request id, caller), what was run only as a
  * SHA-256 and a size, and how it ended. Code, stdin, output and header values
@@ -29,8 +30,32 @@ struct mcpx_audit_rec {
 	size_t output_bytes;
 	bool truncated;
 	bool warm;
+	const char *run_id; /* joins the run's egress lines; NULL when unknown */
 };
 
 void mcpx_audit_log(const struct mcpx_audit_rec *rec);
+
+/* One request of a run through the egress broker (broker.h): where it
+ * went (origin and path only: never the query, a header value or a body),
+ * what was decided and how it ended. */
+struct mcpx_audit_egress {
+	const char *run_id;
+	const char *request_id;
+	const char *caller;
+	const char *rule;     /* NULL when no rule matched */
+	const char *method;
+	const char *origin;   /* "scheme://host:port", or NULL for an unparsable URL */
+	const char *path;     /* without the query */
+	unsigned hop;         /* 0, or the redirect this request followed */
+	int status;           /* HTTP status, 0 when there was no response */
+	uint64_t bytes_out;   /* request body sent */
+	uint64_t bytes_in;    /* response body received */
+	uint64_t ms;
+	bool allowed;
+	const char *reason;   /* denied: why (broker.h); allowed: NULL */
+	const char *result;   /* allowed: "ok", "failed", "cancelled" */
+};
+
+void mcpx_audit_egress_log(const struct mcpx_audit_egress *rec);
 
 #endif

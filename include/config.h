@@ -17,6 +17,9 @@
 #include "err.h"
 #include "log.h"
 
+/* The longest token or session key accepted, as for the token file. */
+#define MCPX_SECRET_MAX 4096
+
 #define MCPX_VERSION "0.1.0"
 #define MCPX_NAME "mcp-exec"
 
@@ -52,9 +55,10 @@ struct mcpx_config {
 	size_t max_code_bytes;
 	char python_arg[4096]; /* as configured */
 	char python[4096];     /* resolved absolute path, set by mcpx_config_load */
-	unsigned memory_mb;
+	unsigned memory_mb;   /* the run's memory, all processes (and RLIMIT_AS of each) */
 	unsigned max_procs;
 	unsigned max_file_mb;
+	unsigned max_disk_mb; /* the run's files, all together */
 	unsigned cpu_s; /* 0: follow the run's wall-clock timeout */
 	unsigned max_queue;
 	unsigned queue_timeout_s;
@@ -72,6 +76,15 @@ struct mcpx_config {
 	 * after the previous run was reaped; after-reap forces the latter. */
 	enum mcpx_warm warm;
 	char preload[1024]; /* comma-separated module names */
+	/* A zygote is replaced (in the background) after this many runs or
+	 * seconds; 0: no bound of that kind. */
+	unsigned warm_max_runs;
+	unsigned warm_max_age_s;
+
+	/* What runs may reach beyond the sandbox (policy.h, broker.h). */
+	char policy[4096];         /* MCP_EXEC_POLICY: the policy file, or "" */
+	char egress_proxy[2048];   /* MCP_EXEC_EGRESS_PROXY: http(s)://host:port, or "" */
+	char egress_ca_file[4096]; /* MCP_EXEC_EGRESS_CA_FILE: CA bundle, or "" */
 
 	enum mcpx_log_format log_format;
 	enum mcpx_log_level log_level;

@@ -20,6 +20,7 @@
 #include "sandbox.h"
 #include "warm_pool.h"
 
+struct mcpx_broker;
 struct mcpx_config;
 struct mcpx_executor;
 struct mcpx_job;
@@ -88,8 +89,10 @@ struct mcpx_executor_stats {
 	bool warm_ready;
 };
 
+/* broker may be NULL (no policy): runs then never get a channel. It must
+ * outlive the executor. */
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb);
+					const struct mcpx_sandbox *sb, struct mcpx_broker *broker);
 void mcpx_executor_free(struct mcpx_executor *ex);
 
 /* Queues a job. Returns 0 and sets *job, or -EBUSY when the queue is full,

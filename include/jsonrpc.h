@@ -1,10 +1,21 @@
 /*
  * jsonrpc.h - JSON-RPC 2.0 message building blocks for the MCP core.
  *
- * Builds response, error and notification objects in cJSON and handles
- * request ids (validity, equality, a printable form). It knows nothing about
- * MCP methods, sessions or transports; mcp.c decides what to send, this
- * module only decides how a message looks on the wire.
+ * Parses inbound messages, builds response, error and notification objects
+ * in cJSON, prints them, and handles request ids (validity, equality, a
+ * printable form). It knows nothing about MCP methods, sessions or
+ * transports; mcp.c decides what to send, this module only decides how a
+ * message looks on the wire.
+ *
+ * U+0000 inside strings: cJSON keeps strings NUL-terminated, so a "\u0000"
+ * escape would silently cut a string short (stdin, code, an id, a method
+ * name). The parser therefore turns each such escape into
+ * MCPX_JSON_NUL_MARK, a byte that never occurs in valid UTF-8 (and every
+ * inbound message is checked to be valid UTF-8 first), so it cannot be
+ * confused with anything the peer sent. A parsed string then has its true
+ * length, compares unequal to every name it is not, and the printer writes
+ * each mark back as \u0000, so echoes (ids, progress tokens) are exact.
+ * Tools read their arguments' exact bytes with mcpx_json_bytes.
  */
 #ifndef MCPX_JSONRPC_H
 #define MCPX_JSONRPC_H
@@ -12,6 +23,15 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "buf.h"
+
+/* Stands for U+0000 inside a parsed string (see above). */
+#define MCPX_JSON_NUL_MARK 0xFF
+
+/* The largest message the printer produces (a batch's array included): a
+ * hard cap far above what the configured limits let a reply reach. */
+#define MCPX_JSONRPC_MAX_MESSAGE ((size_t)1 << 30)
 
 /* JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object). */
 #define MCPX_RPC_PARSE_ERROR -32700
@@ -25,6 +45,24 @@
 #define MCPX_RPC_MISSING_CLIENT_CAPABILITY -32021
 #define MCPX_RPC_UNSUPPORTED_PROTOCOL_VERSION -32022
 
+/* Parses one inbound message of len bytes (not NUL-terminated): valid UTF-8,
+ * no unescaped control characters (RFC 8259), one JSON value and nothing but
+ * whitespace after it. Returns the tree (caller frees with cJSON_Delete), or
+ * NULL with the -32700 message in *why. */
+cJSON *mcpx_jsonrpc_parse(const char *msg, size_t len, const char **why);
+
+/* Appends msg, printed compactly, to out, each MCPX_JSON_NUL_MARK written as
+ * \u0000. Returns 0, -ENOMEM, or -E2BIG when out's cap would be passed. */
+int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out);
+
+/* True when a parsed string carries U+0000. */
+bool mcpx_json_has_nul(const cJSON *str);
+
+/* A parsed string's exact bytes, NULs restored: a malloc'd copy (with a
+ * terminator after len bytes) that the caller frees; NULL when str is not a
+ * string or memory ran out. */
+char *mcpx_json_bytes(const cJSON *str, size_t *len);
+
 /* True for an id MCP allows in a request: a string or a number (never null). */
 bool mcpx_jsonrpc_id_valid(const cJSON *id);
 
@@ -32,7 +70,8 @@ bool mcpx_jsonrpc_id_valid(const cJSON *id);
 bool mcpx_jsonrpc_id_equal(const cJSON *a, const cJSON *b);
 
 /* Renders an id as text ("7", "abc"), truncated to cap-1 bytes on a UTF-8
- * character boundary. */
+ * character boundary; a U+0000 in it is shown as the six characters
+ * \u0000, so the text stays printable for logs and the audit record. */
 void mcpx_jsonrpc_id_text(const cJSON *id, char *buf, size_t cap);
 
 /* {"jsonrpc":"2.0","id":id,"result":result}. Takes ownership of result (also

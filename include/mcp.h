@@ -35,12 +35,16 @@ bool mcpx_version_stateless(const char *v); /* 2026-07-28 and later */
  * Where the core's outbound messages go. The transport embeds this struct in
  * its own per-connection (stdio) or per-request (HTTP POST) object.
  * `pending` counts requests received through this sink whose response has not
- * been sent yet; the core maintains it, the transport reads it to know when an
- * HTTP response is complete.
+ * been sent yet (a batch awaiting its array counts as one); the core
+ * maintains it, the transport reads it to know when an HTTP response is
+ * complete.
  */
 struct mcpx_sink {
 	/* One complete JSON-RPC message (no trailing newline). `response` is
 	 * true for responses (results and errors), false for notifications.
+	 * A batch's responses come as one message, the JSON array, once the
+	 * last of its requests is answered; a batch of only notifications
+	 * gets nothing, as JSON-RPC 2.0 requires.
 	 * `pending` is already decremented when a response is sent, so
 	 * pending == 0 inside send means "this was the last one". send must not
 	 * call back into the core (e.g. mcpx_core_sink_gone on a write error):
@@ -146,6 +150,11 @@ void mcpx_core_handle_http(struct mcpx_core *core, struct mcpx_session *session,
  * calls are cancelled and nothing is sent to it again. mcpx_core_free also
  * cancels what is still in flight, so free the core before the tools. */
 void mcpx_core_sink_gone(struct mcpx_core *core, struct mcpx_sink *sink);
+
+/* Shutdown: every tool call in flight is cancelled (the tools stop their
+ * work) and nothing is sent for them. The core stays usable, so sinks that
+ * report their end later (mcpx_core_sink_gone) still find it. */
+void mcpx_core_cancel_all(struct mcpx_core *core);
 
 /* Number of tool calls in flight (queued or running), for drain. */
 size_t mcpx_core_inflight(const struct mcpx_core *core);

@@ -16,8 +16,15 @@
 void mcpx_metrics_execution(const char *outcome, const char *limit, double duration_s,
 			    double queue_wait_s);
 void mcpx_metrics_http_response(int status);
+/* One egress request (broker.h): rule (NULL when none matched), outcome
+ * "ok", "failed", "cancelled" or "denied", and for "denied" the reason. */
+void mcpx_metrics_egress(const char *rule, const char *outcome, const char *reason);
 void mcpx_metrics_set_layer(const char *layer, int active);
 void mcpx_metrics_set_info(const char *key, const char *value); /* e.g. warm mode */
+/* The fork server's current zygote (0: none), and one replaced, with why:
+ * "runs", "age" or "died" (others count as "other"). */
+void mcpx_metrics_set_zygote(long pid);
+void mcpx_metrics_zygote_replaced(const char *reason);
 
 /* Gauges read at render time. */
 struct mcpx_metrics_gauges {

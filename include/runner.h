@@ -20,7 +20,8 @@
 const char *mcpx_runner_cold(void);
 
 /* Appends the runner's definitions and the installation of the support
- * modules to b; a warm bootstrap then calls _mcpx_run(src, path) itself.
+ * modules to b; a warm interpreter (src/zygote/interp.c) then calls
+ * _mcpx_run(src, path) itself.
  * Returns 0 or -ENOMEM / -E2BIG. */
 int mcpx_runner_append(struct mcpx_buf *b);
 

@@ -24,6 +24,11 @@
 #define MCPX_SANDBOX_UID 65532
 #define MCPX_SANDBOX_GID 65532
 
+/* A run that may ask the egress broker for something (broker.h) finds its
+ * end of the channel at this fd, named by this environment variable. */
+#define MCPX_SANDBOX_CHANNEL_FD 4
+#define MCPX_SANDBOX_CHANNEL_ENV "MCPX_CHANNEL_FD"
+
 /* Per-run limits. */
 struct mcpx_limits {
 	unsigned cpu_s;         /* RLIMIT_CPU soft; hard = soft + 1 */
@@ -32,10 +37,15 @@ struct mcpx_limits {
 	unsigned long file_mb;  /* RLIMIT_FSIZE */
 	unsigned open_files;    /* RLIMIT_NOFILE */
 	pid_t uncounted_pgrp;   /* 0, or the group of a run about to end: not counted for NPROC */
+	bool channel;           /* the run gets a broker channel (MCPX_SANDBOX_CHANNEL_FD) */
 };
 
 /* One resource limit as the child applies it (setrlimit). */
 #define MCPX_MAX_RLIMITS 8
+
+/* The longest workdir base: each run's directory and the paths beneath it
+ * are built in 4096-byte buffers, with up to 64 bytes after the base. */
+#define MCPX_WORKDIR_BASE_MAX (4096 - 64 - 1)
 struct mcpx_rlimit {
 	int resource;
 	struct rlimit lim;
@@ -86,6 +96,7 @@ struct mcpx_sandbox_proc {
 	int stdin_fd;  /* write end of the child's stdin; -1 if none */
 	int stdout_fd; /* read ends; -1 once handed over */
 	int stderr_fd;
+	int channel_fd; /* the server's end of the run's broker channel; -1 if none */
 	char workdir[4096];
 	int parent_fd; /* O_PATH fd of the directory holding workdir; -1 if none */
 	bool reaped;
@@ -125,8 +136,11 @@ int mcpx_sandbox_use_zygote(struct mcpx_sandbox *sb, const char *path, struct mc
 
 /* Repairs the guarded directories above the workdir (a run that failed to
  * start because an earlier one changed them would be the server's fault),
- * creates the workdir, writes the code to main.py and starts
- * `python -I -u -B main.py` in it. The child's stdin is a pipe whose write
+ * creates the workdir, writes the code to main.py and starts the runner
+ * (runner.h) on it. With lim->channel, a socketpair is made: the run finds
+ * one end at MCPX_SANDBOX_CHANNEL_FD (and the variable
+ * MCPX_SANDBOX_CHANNEL_ENV says so), proc->channel_fd is the other
+ * (O_NONBLOCK, close-on-exec). The child's stdin is a pipe whose write
  * end is returned (the caller writes stdin data, then closes it; writes to a
  * dead run raise SIGPIPE, so the server must ignore it). On success the
  * process has passed every setup step: a failure in the child is reported
@@ -204,7 +218,10 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
 void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
 
 /* Reaps the leader (call after it exited or was killed; it blocks until then)
- * and any orphans of the run. Fills *status and *ru (either may be NULL).
+ * and any orphans of the run. Fills *status (the leader's) and *ru (either may
+ * be NULL): the leader's rusage, which includes the children it waited for,
+ * plus the CPU of every orphan reaped here (processes of the run whose parent
+ * died before waiting for them), and the largest peak RSS among them.
  * Between the leader's exit and its reaping the group is swept with SIGKILL,
  * so a background process left by a run that exited normally ends here too.
  * Never waits for pids it did not find itself (no waitpid(-1)). Returns 0,
@@ -245,6 +262,34 @@ typedef int (*mcpx_probe_feed_fn)(void *ctx, struct mcpx_sandbox_proc *proc, con
  * with the failing layer in err. */
 int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
 			     mcpx_probe_feed_fn feed, void *ctx, struct mcpx_err *err);
+
+/* True when a run could read path (taken as written: resolve symlinks and
+ * ask again for the target). With Landlock: path lies beneath one of the
+ * run's read rules (the runtime's directories, /dev, /proc, ...) or beneath
+ * the workdir base, where every run's workdir is. Without Landlock a run
+ * reads whatever the server's uid reads, so always true. */
+bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path);
+/* The same probe in pieces, for a caller that runs it without blocking (a
+ * new zygote proven in the background, zygote_cycle.c): the code and the
+ * stdin to hand the probe, and an abstract socket it must not reach. */
+struct mcpx_probe_plan {
+	const char *code;
+	size_t code_len;
+	char input[4400];
+	size_t input_len;
+	int listen_fd; /* -1 when no abstract socket could be made */
+};
+
+/* Fills plan (and opens its listener). Returns 0 or -errno. */
+int mcpx_sandbox_probe_plan(const struct mcpx_sandbox *sb, struct mcpx_probe_plan *plan,
+			    struct mcpx_err *err);
+/* Closes the plan's listener. */
+void mcpx_sandbox_probe_plan_free(struct mcpx_probe_plan *plan);
+/* The verdict on a probe run of plan: what it printed on stdout (the
+ * program's own output, without a warm interpreter's protocol bytes) and
+ * its wait status. 0, or -EPERM with the failing layer in err. */
+int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_probe_plan *plan,
+			       const char *out, size_t len, int status, struct mcpx_err *err);
 
 /* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);

@@ -22,9 +22,9 @@
 struct mcpx_config;
 
 struct mcpx_exec_args {
-	const char *code; /* points into the cJSON args */
+	const char *code; /* points into the cJSON args; never holds a NUL */
 	size_t code_len;
-	const char *stdin_data; /* NULL when absent */
+	char *stdin_data; /* owned copy of the exact bytes (NULs kept); NULL when absent */
 	size_t stdin_len;
 	unsigned timeout_s; /* clamped to [1, max] */
 	/* Decoded input files (heap), NULL when none; freed by
@@ -33,8 +33,8 @@ struct mcpx_exec_args {
 };
 
 /* Validates arguments against the input schema and the configured caps.
- * Returns 0, or -EINVAL with a message for the client in msg (nothing to
- * free then). */
+ * Returns 0 (free out with mcpx_exec_args_free), or -EINVAL (-ENOMEM) with a
+ * message for the client in msg and nothing to free. */
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg, struct mcpx_exec_args *out,
 			 char *msg, size_t msglen);
 void mcpx_exec_args_free(struct mcpx_exec_args *a);
@@ -45,5 +45,10 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res);
 /* The tool, bound to an executor; freed with mcpx_tool_exec_free. */
 struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex);
 void mcpx_tool_exec_free(struct mcpx_tool *tool);
+
+/* The policy whose exec grant the description names (mcpx.fetch and the
+ * URLs it reaches); NULL, the default, for none. Not owned. */
+struct mcpx_policy_store;
+void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_store *policy);
 
 #endif

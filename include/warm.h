@@ -5,8 +5,9 @@
  * a child forked by the fork server's zygote, or (after-reap mode) the
  * mcp-exec-zygote binary started on its own (src/zygote/). It writes one NUL
  * byte to stdout to say it is ready, then reads a fixed-size header and the
- * code from stdin; whatever follows on stdin is the program's own stdin. It
- * then re-bases RLIMIT_CPU on the CPU it has used so far (the limit counts
+ * code from stdin; whatever follows on stdin is the program's own stdin.
+ * Holding the whole code, it writes one more byte (MCPX_WARM_TAKEN), then
+ * re-bases RLIMIT_CPU on the CPU it has used so far (the limit counts
  * from the code's arrival) and runs the code through the runner (runner.h)
  * as the real __main__ (from main.py, which the server wrote into the
  * workdir), exactly once. The process is discarded afterwards.
@@ -33,6 +34,13 @@ bool mcpx_warm_preload_valid(const char *csv);
 /* The modules a warm interpreter preloads for a configured list: the list
  * itself, or for "auto" the mode's own (static storage). */
 const char *mcpx_warm_preload_list(const char *configured, bool fork_server);
+
+/* The bytes a warm interpreter writes to stdout before the program's own
+ * output: READY once it waits for its code, TAKEN once it has all of it
+ * (the server's evidence that the code was handed over: an interpreter
+ * that ends before TAKEN never ran it). */
+#define MCPX_WARM_READY '\0'
+#define MCPX_WARM_TAKEN '\1'
 
 /* The header is "<code bytes, 20 digits> <cpu seconds, 10 digits>\n". */
 #define MCPX_WARM_HEADER_LEN 32

@@ -4,8 +4,9 @@
  * it died, and given up after repeated failures.
  *
  * Two ways to prepare it (mcpx_warm_mode_for, docs/architecture.md):
- * - fork-server: a child forked from the zygote (forkserver.h), asked for as
- *   soon as a run starts, so its fork and sandbox setup overlap that run;
+ * - fork-server: a child forked from the current zygote (zygote_cycle.h,
+ *   which renews zygotes over time), asked for as soon as a run starts, so
+ *   its fork and sandbox setup overlap that run;
  * - after-reap: a fresh warm interpreter (sandbox.h, spawn_warm), started
  *   only once the previous run is gone.
  * The executor owns the run lifecycle (queue, one slot, result) and tells
@@ -23,6 +24,7 @@
 #include "loop.h"
 #include "sandbox.h"
 
+struct mcpx_broker;
 struct mcpx_config;
 struct mcpx_warm_pool;
 
@@ -41,10 +43,11 @@ const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
 /* Creates the pool in the mode mcpx_warm_mode_for gives and prepares the
  * first interpreter. In fork-server mode it first waits (at most 30 s) for
  * the zygote's preload and for its first child to pass the start-up
- * self-test, as the cold path's self-test runs before serving. NULL when
- * out of memory. cfg and sb must outlive the pool. */
+ * self-test, as the cold path's self-test runs before serving. broker (may
+ * be NULL: no policy) says whether runs get an egress channel. NULL when out
+ * of memory. cfg, sb and broker must outlive the pool. */
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					  const struct mcpx_sandbox *sb);
+					  const struct mcpx_sandbox *sb, struct mcpx_broker *broker);
 
 /* Ends every prepared process and the zygote, then frees wp (NULL is fine). */
 void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);

@@ -14,9 +14,10 @@
 # matplotlib.pyplot, mcpx_figures patches its show() to save the figures
 # into out/; importing matplotlib for every run would cost every run.
 #
-# _mcpx_fresh(old, new) gives a child forked from the zygote, already inside
-# its sandbox, what a freshly started interpreter would have: its own
-# workdir wherever the environment named the zygote's, fresh random state,
+# _mcpx_fresh(old, new, extra) gives a child forked from the zygote, already
+# inside its sandbox, what a freshly started interpreter would have: its own
+# workdir wherever the environment named the zygote's, the variables of
+# extra (the broker channel's, for a run with egress), fresh random state,
 # and the paths every run takes touched once while it waits.
 #
 # _mcpx_run(src, path) runs the code as the real __main__ module, so pickling
@@ -63,12 +64,13 @@ def _mcpx_install(modules):
     sys.meta_path.insert(0, _Finder)
 
 
-def _mcpx_fresh(old, new):
+def _mcpx_fresh(old, new, extra):
     import os, sys
 
     for k, v in list(os.environ.items()):
         if v == old:
             os.environ[k] = new
+    os.environ.update(extra)
     # tempfile caches the directory it picked; random reseeds itself at
     # fork (os.register_at_fork), numpy's global generator does not.
     m = sys.modules.get("tempfile")

@@ -5,7 +5,9 @@ set -euo pipefail
 
 BUILD="build-essential cmake pkg-config libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev libpcre2-dev libpython3-dev"
 RUNTIME="python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil"
-TEST="nodejs npm unzip"
+# clang and its runtime (libclang_rt.fuzzer, ASan, UBSan) build the libFuzzer
+# harnesses that scripts/fuzz.sh runs.
+TEST="nodejs npm unzip clang libclang-rt-14-dev"
 want="$BUILD $RUNTIME"
 case "${1:-}" in
   --test) want="$want $TEST" ;;

@@ -3,8 +3,10 @@
 # ctest (unit, end-to-end over each transport, escape probes, interop with the
 # official TypeScript SDK, conformance, chart checks), then the unit and
 # end-to-end tests again under AddressSanitizer + UndefinedBehaviorSanitizer,
-# and last the container image in its production posture with rootful podman
-# (skipped, saying why, where podman cannot run; MCPX_SKIP_CONTAINER=1 skips).
+# then every libFuzzer harness for 30 s (scripts/fuzz.sh; MCPX_SKIP_FUZZ=1
+# skips it), and last the container image in its production posture with
+# rootful podman (skipped, saying why, where podman cannot run;
+# MCPX_SKIP_CONTAINER=1 skips).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh --test
@@ -13,6 +15,9 @@ bash scripts/build.sh
 if [ "${MCPX_SKIP_ASAN:-0}" != 1 ]; then
   BUILD_DIR=build-asan BUILD_TYPE=Debug bash scripts/build.sh -DMCPX_SANITIZE=ON
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j2 -L 'unit|e2e' "$@")
+fi
+if [ "${MCPX_SKIP_FUZZ:-0}" != 1 ]; then
+  bash scripts/fuzz.sh
 fi
 if [ "${MCPX_SKIP_CONTAINER:-0}" != 1 ]; then
   MCPX_CONTAINER_INSTALL=1 bash scripts/container-test.sh

@@ -4,10 +4,14 @@
  * Order of start-up: sandbox (layers probed, seccomp compiled, self-test
  * proves them), then the transport's loop (stdio, or the HTTP listener with
  * auth and sessions), then executor -> exec tool -> protocol core on that
- * loop. Shutdown is the reverse. SIGTERM drains: new work is refused (503 /
+ * loop, then the transports that feed the core. Teardown is the reverse
+ * (see teardown()). SIGTERM or SIGINT drains: new work is refused (503 /
  * not ready), queued executions are answered with a clear error, the running
  * one finishes, responses are flushed, then the loop stops and the process
- * exits 0.
+ * exits 0. A second SIGTERM or SIGINT during the drain stops at once: the
+ * running execution is killed (its whole process tree), everything is torn
+ * down in order, and the exit status is 128 + that signal's number (130 for
+ * SIGINT, 143 for SIGTERM), as a shell reports a process stopped by it.
  */
 #include "app.h"
 
@@ -20,12 +24,15 @@
 #include <time.h>
 
 #include "auth.h"
+#include "broker.h"
 #include "config.h"
 #include "executor.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "policy.h"
+#include "run_budget.h"
 #include "sandbox.h"
 #include "server_http.h"
 #include "session.h"
@@ -35,12 +42,16 @@
 #include "transport_stdio.h"
 
 #define DRAIN_POLL_US 50000u
+/* How often the policy file and its secret files are checked for changes. */
+#define POLICY_POLL_MS 1000u
 
 struct app {
 	struct mcpx_config *cfg;
 	struct mcpx_sandbox sb;
 	bool selftest_ok;
 	struct mcpx_loop *loop;
+	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
+	struct mcpx_broker *broker;
 	struct mcpx_executor *ex;
 	struct mcpx_tool *tool;
 	struct mcpx_core *core;
@@ -54,6 +65,7 @@ struct app {
 	struct mcpx_streamable *streamable;
 	struct mcpx_sse *sse;
 	bool draining;
+	int stop_signal; /* the second signal, which means "stop now"; 0 if none */
 	uint64_t drain_deadline_us;
 	struct mcpx_timer drain_timer;
 };
@@ -142,17 +154,68 @@ static int start_sandbox(struct app *app)
 	return 0;
 }
 
+static bool run_may_read(void *ctx, const char *path)
+{
+	return mcpx_sandbox_run_may_read(ctx, path);
+}
+
+/* The policy file, checked against what runs can read. Without Landlock a
+ * run reads whatever the server's uid reads: no file is hidden from it, so
+ * no credential is accepted (policy.c says so, naming the rule). */
+static int open_policy(struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
+		       struct mcpx_policy_store **out)
+{
+	struct mcpx_policy_opts o = {.credentials_allowed = sb->layers.landlock};
+	struct mcpx_err err = {{0}};
+	const struct mcpx_policy *p;
+
+	*out = NULL;
+	if (!cfg->policy[0])
+		return 0;
+	if (sb->layers.landlock) {
+		o.run_may_read = run_may_read;
+		o.ctx = (void *)sb;
+	}
+	if (mcpx_policy_store_open(cfg->policy, &o, out, &err) < 0) {
+		mcpx_error("%s", err.msg);
+		return -1;
+	}
+	p = mcpx_policy_store_current(*out);
+	mcpx_info("policy %s: version %llu, %zu egress rules, exec may use %zu", cfg->policy,
+		  (unsigned long long)p->version, p->n_rules, p->exec.n_rules);
+	return 0;
+}
+
+static int start_broker(struct app *app)
+{
+	struct mcpx_broker_opts bo = {.proxy = app->cfg->egress_proxy,
+				      .ca_file = app->cfg->egress_ca_file};
+	struct mcpx_err err = {{0}};
+
+	if (!app->policy)
+		return 0;
+	mcpx_policy_store_watch(app->policy, app->loop, POLICY_POLL_MS);
+	if (mcpx_broker_new(app->loop, app->policy, &bo, &app->broker, &err) < 0) {
+		mcpx_error("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int build_core(struct app *app)
 {
 	struct mcpx_tool *tools[1];
 	struct mcpx_core_opts o;
 
-	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb);
+	if (start_broker(app) < 0)
+		return -1;
+	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb, app->broker);
 	if (!app->ex)
 		return -1;
 	app->tool = mcpx_tool_exec_new(app->cfg, app->ex);
 	if (!app->tool)
 		return -1;
+	mcpx_tool_exec_set_policy(app->tool, app->policy);
 	tools[0] = app->tool;
 	memset(&o, 0, sizeof(o));
 	o.server_name = MCPX_NAME;
@@ -196,8 +259,10 @@ static void on_signal(void *arg, int signo)
 	struct app *app = arg;
 
 	if (app->draining) {
-		if (signo == SIGINT) {
-			mcpx_warn("second interrupt: exiting now");
+		if (!app->stop_signal) {
+			app->stop_signal = signo;
+			mcpx_warn("second %s: stopping now (the running execution is killed)",
+				  signo == SIGTERM ? "SIGTERM" : "SIGINT");
 			mcpx_loop_stop(app->loop);
 		}
 		return;
@@ -320,21 +385,40 @@ static int start_http(struct app *app)
 	return 0;
 }
 
+/*
+ * Reverse order of setup: what feeds the core goes before the core, the core
+ * before the tool and the executor, those before the loop they run on. One
+ * wrinkle: the HTTP server owns both the loop and the connections, and lws
+ * closes connections only when the whole context is destroyed. A Streamable
+ * HTTP POST still attached to its connection then reports its close to the
+ * transport and the core, so those two must outlive the server, while the
+ * executor (watches, timers) must not outlive the loop. The work is
+ * therefore stopped first (every call cancelled, which stops its run), the
+ * tool and executor freed on the live loop, then the server, then the
+ * transport and the core its closing connections reached.
+ */
 static void teardown(struct app *app)
 {
 	mcpx_timer_cancel(&app->drain_timer);
-	mcpx_stdio_free(app->stdio);
 	mcpx_signals_free(app->sig);
+	/* These detach their sinks from the core themselves. */
+	mcpx_stdio_free(app->stdio);
 	mcpx_sse_free(app->sse);
-	mcpx_streamable_free(app->streamable);
-	mcpx_core_free(app->core);
+	if (app->core)
+		mcpx_core_cancel_all(app->core);
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
 	mcpx_executor_free(app->ex);
+	/* The broker's sockets and the store's timer are on the loop: both go
+	 * before it. */
+	mcpx_broker_free(app->broker);
+	mcpx_policy_store_free(app->policy);
 	if (app->http)
 		mcpx_http_server_free(app->http);
 	else
 		mcpx_loop_free(app->loop);
+	mcpx_streamable_free(app->streamable);
+	mcpx_core_free(app->core);
 	mcpx_sessions_free(app->sessions);
 	mcpx_auth_free(app->auth);
 	mcpx_sandbox_free(&app->sb);
@@ -355,6 +439,10 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	rc = start_sandbox(&app);
 	if (rc)
 		goto out;
+	if (open_policy(cfg, &app.sb, &app.policy) < 0) {
+		rc = EX_CONFIG;
+		goto out;
+	}
 
 	if (cfg->transport == MCPX_TRANSPORT_STDIO) {
 		app.loop = mcpx_loop_new();
@@ -366,7 +454,7 @@ int mcpx_app_run(struct mcpx_config *cfg)
 		goto out;
 	}
 	if (build_core(&app) < 0) {
-		mcpx_error("out of memory");
+		mcpx_error("could not build the server (out of memory, or the egress broker failed)");
 		rc = EX_OSERR;
 		goto out;
 	}
@@ -394,7 +482,9 @@ int mcpx_app_run(struct mcpx_config *cfg)
 			  mcpx_http_server_port(app.http), cfg->python, layers);
 	}
 	rc = mcpx_loop_run(app.loop) < 0 ? EX_SOFTWARE : 0;
-	if (rc == 0)
+	if (rc == 0 && app.stop_signal)
+		rc = 128 + app.stop_signal;
+	else if (rc == 0)
 		mcpx_info("stopped");
 out:
 	teardown(&app);
@@ -464,6 +554,28 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 			       ? " (a fresh interpreter per run, prepared only after the previous run "
 				 "is reaped)"
 			       : "");
+	}
+	if (cfg->policy[0]) {
+		struct mcpx_policy_store *ps = NULL;
+
+		if (open_policy(cfg, &sb, &ps) < 0) {
+			printf("policy: FAILED (see the error above)\n");
+			rc = -1;
+		} else {
+			const struct mcpx_policy *p = mcpx_policy_store_current(ps);
+
+			printf("policy: version %llu, %zu egress rules, exec may use %zu\n",
+			       (unsigned long long)p->version, p->n_rules, p->exec.n_rules);
+		}
+		mcpx_policy_store_free(ps);
+	}
+	{
+		char how[400];
+
+		mcpx_budget_describe(how, sizeof(how));
+		printf("run budget: memory %u MiB, disk %u MiB and CPU for all of a run's processes "
+		       "together; method: %s\n",
+		       cfg->memory_mb, cfg->max_disk_mb, how);
 	}
 	if (check_auth(cfg) < 0)
 		rc = -1;

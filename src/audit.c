@@ -1,9 +1,11 @@
 /*
- * audit.c - renders the per-execution audit record as one JSON line.
+ * audit.c - renders the per-execution and per-egress-request audit records
+ * as one JSON line each.
  *
- * Only the fields of struct mcpx_audit_rec exist here, and none of them can
- * hold code, stdin or output; request ids and caller names are escaped and
- * bounded because the client chooses them.
+ * Only the fields of the two record structs exist here, and none of them can
+ * hold code, stdin, output, a query string, a header value or a body;
+ * request ids, caller names and paths are escaped and bounded because the
+ * client (or run code) chooses them.
  */
 #include "audit.h"
 
@@ -13,37 +15,72 @@
 #include <time.h>
 
 #include "log.h"
+#include "utf8.h"
 
-static void add_bounded_string(cJSON *o, const char *name, const char *s)
+static void add_cut_string(cJSON *o, const char *name, const char *s, size_t max)
 {
-	char buf[129];
+	char buf[257], *clean;
+	size_t n;
+
 	if (!s) {
 		cJSON_AddNullToObject(o, name);
 		return;
 	}
-	/* Client-chosen strings are cut so one request cannot flood the log. */
-	strncpy(buf, s, sizeof(buf) - 1);
-	buf[sizeof(buf) - 1] = '\0';
-	cJSON_AddStringToObject(o, name, buf);
+	if (max >= sizeof(buf))
+		max = sizeof(buf) - 1;
+	/* Client-chosen strings are cut so one request cannot flood the log,
+	 * and kept valid UTF-8 (a cut may split a character). */
+	strncpy(buf, s, max);
+	buf[max] = '\0';
+	clean = mcpx_utf8_sanitize(buf, strlen(buf), &n);
+	cJSON_AddStringToObject(o, name, clean ? clean : "");
+	free(clean);
 }
 
-void mcpx_audit_log(const struct mcpx_audit_rec *r)
+static void add_bounded_string(cJSON *o, const char *name, const char *s)
+{
+	add_cut_string(o, name, s, 128);
+}
+
+/* A record's common head: time, level, message and kind. */
+static cJSON *record(const char *msg, const char *kind)
 {
 	char ts[40];
 	struct timespec now;
 	struct tm tm;
 	cJSON *o = cJSON_CreateObject();
-	char *line;
 
 	if (!o)
-		return;
+		return NULL;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	cJSON_AddStringToObject(o, "ts", ts);
 	cJSON_AddStringToObject(o, "level", "info");
-	cJSON_AddStringToObject(o, "msg", "execution");
-	cJSON_AddStringToObject(o, "audit", "exec");
+	cJSON_AddStringToObject(o, "msg", msg);
+	cJSON_AddStringToObject(o, "audit", kind);
+	return o;
+}
+
+static void emit(cJSON *o)
+{
+	char *line = cJSON_PrintUnformatted(o);
+
+	if (line) {
+		mcpx_log_raw_line(line, strlen(line));
+		free(line);
+	}
+	cJSON_Delete(o);
+}
+
+void mcpx_audit_log(const struct mcpx_audit_rec *r)
+{
+	cJSON *o = record("execution", "exec");
+
+	if (!o)
+		return;
+	if (r->run_id)
+		cJSON_AddStringToObject(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
 	add_bounded_string(o, "caller", r->caller);
 	cJSON_AddStringToObject(o, "code_sha256", r->code_sha256);
@@ -63,10 +100,32 @@ void mcpx_audit_log(const struct mcpx_audit_rec *r)
 	cJSON_AddNumberToObject(o, "output_bytes", (double)r->output_bytes);
 	cJSON_AddBoolToObject(o, "truncated", r->truncated);
 	cJSON_AddBoolToObject(o, "warm", r->warm);
-	line = cJSON_PrintUnformatted(o);
-	if (line) {
-		mcpx_log_raw_line(line, strlen(line));
-		free(line);
-	}
-	cJSON_Delete(o);
+	emit(o);
+}
+
+void mcpx_audit_egress_log(const struct mcpx_audit_egress *r)
+{
+	cJSON *o = record("egress request", "egress");
+
+	if (!o)
+		return;
+	add_bounded_string(o, "run_id", r->run_id);
+	add_bounded_string(o, "request_id", r->request_id);
+	add_bounded_string(o, "caller", r->caller);
+	add_bounded_string(o, "rule", r->rule);
+	add_bounded_string(o, "method", r->method);
+	add_cut_string(o, "origin", r->origin, 256);
+	add_cut_string(o, "path", r->path, 256);
+	cJSON_AddNumberToObject(o, "hop", r->hop);
+	if (r->status)
+		cJSON_AddNumberToObject(o, "status", r->status);
+	else
+		cJSON_AddNullToObject(o, "status");
+	cJSON_AddNumberToObject(o, "bytes_out", (double)r->bytes_out);
+	cJSON_AddNumberToObject(o, "bytes_in", (double)r->bytes_in);
+	cJSON_AddNumberToObject(o, "ms", (double)r->ms);
+	cJSON_AddStringToObject(o, "decision", r->allowed ? "allowed" : "denied");
+	add_bounded_string(o, "reason", r->reason);
+	add_bounded_string(o, "result", r->result);
+	emit(o);
 }

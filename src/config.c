@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "crypto.h"
+#include "sandbox.h"
 #include "warm.h"
 
 enum opt_type {
@@ -43,13 +44,13 @@ static const struct opt opts[] = {
 	 "stdio | http | sse (sse is an alias of http)"},
 	{"addr", "MCP_EXEC_ADDR", T_STR, OFF(addr), SZ(addr), 0, 0,
 	 "listen address host:port (default 127.0.0.1:8080)"},
-	{"auth-token", "MCP_EXEC_AUTH_TOKEN", T_SECRET, OFF(auth_token), 0, 0, 0,
+	{"auth-token", "MCP_EXEC_AUTH_TOKEN", T_SECRET, OFF(auth_token), MCPX_SECRET_MAX + 1, 0, 0,
 	 "required X-MCP-AUTH / Bearer value (prefer the file: argv is visible to other users)"},
 	{"auth-token-file", "MCP_EXEC_AUTH_TOKEN_FILE", T_STR, OFF(auth_token_file),
 	 SZ(auth_token_file), 0, 0, "file holding the token (re-read when it changes)"},
 	{"insecure-no-auth", "MCP_EXEC_INSECURE_NO_AUTH", T_BOOL, OFF(insecure_no_auth), 0, 0, 0,
 	 "allow a non-loopback listener without a token"},
-	{"session-key", "MCP_EXEC_SESSION_KEY", T_SECRET, OFF(session_key), 0, 0, 0,
+	{"session-key", "MCP_EXEC_SESSION_KEY", T_SECRET, OFF(session_key), MCPX_SECRET_MAX + 1, 0, 0,
 	 "HMAC key shared by all replicas for session ids (default: derived from the token)"},
 	{"session-ttl-s", "MCP_EXEC_SESSION_TTL_S", T_UINT, OFF(session_ttl_s), 0, 60, 30 * 86400,
 	 "lifetime of a session id in seconds"},
@@ -70,18 +71,20 @@ static const struct opt opts[] = {
 	{"python", "MCP_EXEC_PYTHON", T_STR, OFF(python_arg), SZ(python_arg), 0, 0,
 	 "interpreter: absolute path, or a name looked up in the system directories"},
 	{"memory-mb", "MCP_EXEC_MEMORY_MB", T_UINT, OFF(memory_mb), 0, 32, 1 << 20,
-	 "address-space limit per sandboxed process (MiB)"},
+	 "memory of a run, all its processes together (MiB); also each process's address space"},
 	{"max-procs", "MCP_EXEC_MAX_PROCS", T_UINT, OFF(max_procs), 0, 1, 100000,
 	 "processes and threads a run may add"},
 	{"max-file-mb", "MCP_EXEC_MAX_FILE_MB", T_UINT, OFF(max_file_mb), 0, 0, 1 << 20,
 	 "largest file a run may write (MiB)"},
+	{"max-disk-mb", "MCP_EXEC_MAX_DISK_MB", T_UINT, OFF(max_disk_mb), 0, 1, 1 << 20,
+	 "space a run's files may take in total: workdir, /dev/shm, unlinked open files (MiB)"},
 	{"cpu-s", "MCP_EXEC_CPU_S", T_UINT, OFF(cpu_s), 0, 0, 86400,
 	 "CPU-time limit per run; 0 follows the run's wall-clock timeout"},
 	{"max-queue", "MCP_EXEC_MAX_QUEUE", T_UINT, OFF(max_queue), 0, 0, 100000,
 	 "executions that may wait behind the running one"},
 	{"queue-timeout-s", "MCP_EXEC_QUEUE_TIMEOUT_S", T_UINT, OFF(queue_timeout_s), 0, 1, 86400,
 	 "longest wait in the queue"},
-	{"workdir-base", "MCP_EXEC_WORKDIR_BASE", T_STR, OFF(workdir_base), SZ(workdir_base), 0, 0,
+	{"workdir-base", "MCP_EXEC_WORKDIR_BASE", T_STR, OFF(workdir_base), MCPX_WORKDIR_BASE_MAX + 1, 0, 0,
 	 "where per-run workdirs are made (default $TMPDIR or /tmp)"},
 	{"require-landlock", "MCP_EXEC_REQUIRE_LANDLOCK", T_BOOL, OFF(require_landlock), 0, 0, 0,
 	 "refuse to start on kernels without Landlock"},
@@ -97,6 +100,17 @@ static const struct opt opts[] = {
 	{"preload", "MCP_EXEC_PRELOAD", T_STR, OFF(preload), SZ(preload), 0, 0,
 	 "modules a warm interpreter imports in advance, comma-separated; auto: numpy, and in "
 	 "fork-server mode matplotlib too"},
+	{"policy", "MCP_EXEC_POLICY", T_STR, OFF(policy), SZ(policy), 0, 0,
+	 "policy file (JSON): what runs may reach through the egress broker; re-read on change"},
+	{"egress-proxy", "MCP_EXEC_EGRESS_PROXY", T_STR, OFF(egress_proxy), SZ(egress_proxy), 0, 0,
+	 "http(s)://host:port proxy for broker requests (never taken from http_proxy & co.)"},
+	{"egress-ca-file", "MCP_EXEC_EGRESS_CA_FILE", T_STR, OFF(egress_ca_file),
+	 SZ(egress_ca_file), 0, 0, "CA bundle (PEM) that broker HTTPS requests trust instead of "
+				   "the system's"},
+	{"warm-max-runs", "MCP_EXEC_WARM_MAX_RUNS", T_UINT, OFF(warm_max_runs), 0, 0, 1000000,
+	 "runs a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
+	{"warm-max-age-s", "MCP_EXEC_WARM_MAX_AGE_S", T_UINT, OFF(warm_max_age_s), 0, 0, 86400,
+	 "seconds a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -124,15 +138,22 @@ static void set_defaults(struct mcpx_config *c)
 	c->memory_mb = 512;
 	c->max_procs = 64;
 	c->max_file_mb = 64;
+	c->max_disk_mb = 128;
 	c->max_queue = 16;
 	c->queue_timeout_s = 60;
 	c->max_files_in_bytes = 4u << 20;
 	c->max_files_out = 16;
 	c->max_files_out_bytes = 8u << 20;
-	snprintf(c->workdir_base, sizeof(c->workdir_base), "%s",
-		 tmp && tmp[0] == '/' ? tmp : "/tmp");
+	/* A TMPDIR too long to hold the per-run directories leaves the base
+	 * unset; validate() then names TMPDIR rather than using a cut path. */
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (strlen(tmp) <= MCPX_WORKDIR_BASE_MAX)
+		strcpy(c->workdir_base, tmp);
 	c->warm = MCPX_WARM_AUTO;
 	strcpy(c->preload, MCPX_WARM_PRELOAD_AUTO);
+	c->warm_max_runs = 100;
+	c->warm_max_age_s = 300;
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -162,127 +183,173 @@ static int parse_bool(const char *s, bool *out)
 	return -EINVAL;
 }
 
-/* Applies one value; `src` names its origin (variable or flag) for messages. */
-static int apply(struct mcpx_config *c, const struct opt *o, const char *val, const char *src,
-		 struct mcpx_err *err)
+static int apply_number(struct mcpx_config *c, const struct opt *o, const char *val,
+			const char *src, struct mcpx_err *err)
 {
 	char *base = (char *)c;
 	unsigned long long v;
 
-	switch (o->type) {
-	case T_UINT:
-	case T_SIZE:
-		if (parse_ull(val, &v) < 0)
-			return mcpx_err_set(err, EINVAL, "%s: \"%s\" is not a non-negative integer",
-					    src, val);
-		if (v < o->min || v > o->max)
-			return mcpx_err_set(err, ERANGE, "%s: %llu is out of range [%llu, %llu]", src,
-					    v, o->min, o->max);
-		if (o->type == T_UINT)
-			*(unsigned *)(base + o->off) = (unsigned)v;
-		else
-			*(size_t *)(base + o->off) = (size_t)v;
+	if (parse_ull(val, &v) < 0)
+		return mcpx_err_set(err, EINVAL, "%s: \"%.64s\" is not a non-negative integer", src,
+				    val);
+	if (v < o->min || v > o->max)
+		return mcpx_err_set(err, ERANGE, "%s: %llu is out of range [%llu, %llu]", src, v,
+				    o->min, o->max);
+	if (o->type == T_UINT)
+		*(unsigned *)(base + o->off) = (unsigned)v;
+	else
+		*(size_t *)(base + o->off) = (size_t)v;
+	return 0;
+}
+
+/* Strings are copied whole or refused: a value cut to fit a buffer would be a
+ * different value (a path, an address) than the one configured. */
+static int apply_string(struct mcpx_config *c, const struct opt *o, const char *val,
+			const char *src, struct mcpx_err *err)
+{
+	char *base = (char *)c;
+	size_t len = strlen(val);
+	char **slot;
+
+	if (len >= o->size)
+		return mcpx_err_set(err, ENAMETOOLONG,
+				    "%s: the value is %zu bytes long, more than the %zu allowed", src,
+				    len, o->size - 1);
+	if (o->type == T_STR) {
+		memcpy(base + o->off, val, len + 1);
 		return 0;
-	case T_BOOL:
-		if (parse_bool(val, (bool *)(base + o->off)) < 0)
-			return mcpx_err_set(err, EINVAL, "%s: \"%s\" is not a boolean (true/false)",
-					    src, val);
-		return 0;
-	case T_STR:
-		if (strlen(val) >= o->size)
-			return mcpx_err_set(err, ENAMETOOLONG, "%s: value too long", src);
-		strcpy(base + o->off, val);
-		return 0;
-	case T_SECRET: {
-		char **slot = (char **)(base + o->off);
-		if (*slot) {
-			mcpx_wipe(*slot, strlen(*slot));
-			free(*slot);
-		}
-		*slot = strdup(val);
-		return *slot ? 0 : -ENOMEM;
 	}
+	slot = (char **)(base + o->off);
+	if (*slot) {
+		mcpx_wipe(*slot, strlen(*slot));
+		free(*slot);
+	}
+	*slot = strdup(val);
+	return *slot ? 0 : -ENOMEM;
+}
+
+struct keyword {
+	const char *name;
+	int value;
+};
+
+static const struct keyword transports[] = {{"stdio", MCPX_TRANSPORT_STDIO},
+					    {"http", MCPX_TRANSPORT_HTTP},
+					    {"sse", MCPX_TRANSPORT_SSE},
+					    {NULL, 0}};
+static const struct keyword log_formats[] = {{"json", MCPX_LOG_JSON}, {"text", MCPX_LOG_TEXT},
+					     {NULL, 0}};
+static const struct keyword log_levels[] = {{"debug", MCPX_LOG_DEBUG}, {"info", MCPX_LOG_INFO},
+					    {"warn", MCPX_LOG_WARN},   {"warning", MCPX_LOG_WARN},
+					    {"error", MCPX_LOG_ERROR}, {NULL, 0}};
+static const struct keyword warm_modes[] = {{"auto", MCPX_WARM_AUTO},
+					    {"after-reap", MCPX_WARM_AFTER_REAP},
+					    {NULL, 0}};
+
+static int lookup(const struct keyword *k, const char *val, int *out)
+{
+	for (; k->name; k++)
+		if (strcmp(val, k->name) == 0)
+			return *out = k->value, 0;
+	return -EINVAL;
+}
+
+/* The keyword settings; each returns 0 or -EINVAL. */
+static int apply_keyword(struct mcpx_config *c, const struct opt *o, const char *val)
+{
+	int v = 0;
+	bool b;
+
+	switch (o->type) {
 	case T_TRANSPORT:
-		if (strcmp(val, "stdio") == 0)
-			c->transport = MCPX_TRANSPORT_STDIO;
-		else if (strcmp(val, "http") == 0)
-			c->transport = MCPX_TRANSPORT_HTTP;
-		else if (strcmp(val, "sse") == 0)
-			c->transport = MCPX_TRANSPORT_SSE;
-		else
-			return mcpx_err_set(err, EINVAL,
-					    "%s: unknown transport \"%s\" (want stdio|http|sse)", src,
-					    val);
+		if (lookup(transports, val, &v) < 0)
+			return -EINVAL;
+		c->transport = (enum mcpx_transport)v;
 		return 0;
 	case T_LOGFMT:
-		if (strcmp(val, "json") == 0)
-			c->log_format = MCPX_LOG_JSON;
-		else if (strcmp(val, "text") == 0)
-			c->log_format = MCPX_LOG_TEXT;
-		else
-			return mcpx_err_set(err, EINVAL, "%s: \"%s\" is not json|text", src, val);
+		if (lookup(log_formats, val, &v) < 0)
+			return -EINVAL;
+		c->log_format = (enum mcpx_log_format)v;
 		return 0;
 	case T_LOGLVL:
-		if (strcmp(val, "debug") == 0)
-			c->log_level = MCPX_LOG_DEBUG;
-		else if (strcmp(val, "info") == 0)
-			c->log_level = MCPX_LOG_INFO;
-		else if (strcmp(val, "warn") == 0 || strcmp(val, "warning") == 0)
-			c->log_level = MCPX_LOG_WARN;
-		else if (strcmp(val, "error") == 0)
-			c->log_level = MCPX_LOG_ERROR;
-		else
-			return mcpx_err_set(err, EINVAL, "%s: \"%s\" is not debug|info|warn|error",
-					    src, val);
+		if (lookup(log_levels, val, &v) < 0)
+			return -EINVAL;
+		c->log_level = (enum mcpx_log_level)v;
 		return 0;
-	case T_WARM: {
-		bool b;
-		if (strcmp(val, "auto") == 0)
-			c->warm = MCPX_WARM_AUTO;
-		else if (strcmp(val, "after-reap") == 0)
-			c->warm = MCPX_WARM_AFTER_REAP;
+	case T_WARM:
+		if (lookup(warm_modes, val, &v) == 0)
+			c->warm = (enum mcpx_warm)v;
 		else if (parse_bool(val, &b) == 0)
 			c->warm = b ? MCPX_WARM_AUTO : MCPX_WARM_OFF;
 		else
-			return mcpx_err_set(err, EINVAL, "%s: \"%s\" is not 0|1|auto|after-reap", src,
-					    val);
+			return -EINVAL;
 		return 0;
+	default:
+		return -EINVAL;
 	}
+}
+
+/* Applies one value; `src` names its origin (variable or flag) for messages. */
+static int apply(struct mcpx_config *c, const struct opt *o, const char *val, const char *src,
+		 struct mcpx_err *err)
+{
+	static const char *const want[] = {
+		[T_TRANSPORT] = "stdio|http|sse", [T_LOGFMT] = "json|text",
+		[T_LOGLVL] = "debug|info|warn|error", [T_WARM] = "0|1|auto|after-reap"};
+
+	switch (o->type) {
+	case T_UINT:
+	case T_SIZE:
+		return apply_number(c, o, val, src, err);
+	case T_BOOL:
+		if (parse_bool(val, (bool *)((char *)c + o->off)) < 0)
+			return mcpx_err_set(err, EINVAL, "%s: \"%.64s\" is not a boolean (true/false)",
+					    src, val);
+		return 0;
+	case T_STR:
+	case T_SECRET:
+		return apply_string(c, o, val, src, err);
 	case T_ACTION:
 		c->action = (enum mcpx_action)o->off;
 		return 0;
+	default:
+		if (apply_keyword(c, o, val) < 0)
+			return mcpx_err_set(err, EINVAL, "%s: \"%.64s\" is not %s", src, val,
+					    want[o->type]);
+		return 0;
 	}
-	return -EINVAL;
 }
 
 /* Splits MCP_EXEC_ADDR into host and port. ":8080" means every interface, as
  * in the Go server. */
 static int parse_addr(struct mcpx_config *c, struct mcpx_err *err)
 {
-	const char *a = c->addr, *colon;
+	const char *a = c->addr, *host = a, *colon;
 	unsigned long long port;
 	size_t hostlen;
 
 	if (a[0] == '[') {
 		const char *close = strchr(a, ']');
-		if (!close || close[1] != ':')
+		if (!close || close[1] != ':' || close == a + 1)
 			return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: \"%s\" is not [host]:port", a);
-		hostlen = (size_t)(close - a - 1);
-		memcpy(c->listen_host, a + 1, hostlen);
-		c->listen_host[hostlen] = '\0';
+		host = a + 1;
+		hostlen = (size_t)(close - host);
 		colon = close + 1;
 	} else {
 		colon = strrchr(a, ':');
 		if (!colon)
 			return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: \"%s\" is not host:port", a);
 		hostlen = (size_t)(colon - a);
-		if (hostlen >= sizeof(c->listen_host))
-			return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: host too long");
-		memcpy(c->listen_host, a, hostlen);
-		c->listen_host[hostlen] = '\0';
-		if (hostlen == 0)
-			strcpy(c->listen_host, "0.0.0.0");
 	}
+	/* Both forms: the host must fit listen_host whole. */
+	if (hostlen >= sizeof(c->listen_host))
+		return mcpx_err_set(err, ENAMETOOLONG,
+				    "MCP_EXEC_ADDR: the host is %zu bytes long, more than the %zu allowed",
+				    hostlen, sizeof(c->listen_host) - 1);
+	memcpy(c->listen_host, host, hostlen);
+	c->listen_host[hostlen] = '\0';
+	if (hostlen == 0 && host == a)
+		strcpy(c->listen_host, "0.0.0.0");
 	if (parse_ull(colon + 1, &port) < 0 || port > 65535)
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: bad port in \"%s\"", a);
 	c->listen_port = (int)port;
@@ -328,6 +395,24 @@ static int resolve_python(struct mcpx_config *c, struct mcpx_err *err)
 			    c->python_arg);
 }
 
+/* The egress settings: paths absolute, the CA file readable, the proxy an
+ * http(s) URL (a SOCKS proxy would resolve names where the broker cannot
+ * see them). The policy file itself is read by the policy module. */
+static int validate_egress(const struct mcpx_config *c, struct mcpx_err *err)
+{
+	if (c->policy[0] && c->policy[0] != '/')
+		return mcpx_err_set(err, EINVAL, "MCP_EXEC_POLICY: must be an absolute path");
+	if (c->egress_ca_file[0] && (c->egress_ca_file[0] != '/' || access(c->egress_ca_file, R_OK) < 0))
+		return mcpx_err_set(err, EINVAL,
+				    "MCP_EXEC_EGRESS_CA_FILE: \"%s\" is not a readable absolute path",
+				    c->egress_ca_file);
+	if (c->egress_proxy[0] && strncmp(c->egress_proxy, "http://", 7) != 0 &&
+	    strncmp(c->egress_proxy, "https://", 8) != 0)
+		return mcpx_err_set(err, EINVAL,
+				    "MCP_EXEC_EGRESS_PROXY: must be an http:// or https:// URL");
+	return 0;
+}
+
 static int validate(struct mcpx_config *c, struct mcpx_err *err)
 {
 	int rc;
@@ -349,8 +434,16 @@ static int validate(struct mcpx_config *c, struct mcpx_err *err)
 		return mcpx_err_set(err, EINVAL,
 				    "MCP_EXEC_PRELOAD: \"%s\" is not a comma-separated list of module names",
 				    c->preload);
+	if (!c->workdir_base[0] && getenv("TMPDIR") && strlen(getenv("TMPDIR")) > MCPX_WORKDIR_BASE_MAX)
+		return mcpx_err_set(err, ENAMETOOLONG,
+				    "MCP_EXEC_WORKDIR_BASE is unset and its default, TMPDIR, is %zu "
+				    "bytes long, more than the %d allowed",
+				    strlen(getenv("TMPDIR")), MCPX_WORKDIR_BASE_MAX);
 	if (c->workdir_base[0] != '/')
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKDIR_BASE: must be an absolute path");
+	rc = validate_egress(c, err);
+	if (rc < 0)
+		return rc;
 	rc = parse_addr(c, err);
 	if (rc < 0)
 		return rc;
@@ -365,15 +458,12 @@ static const struct opt *find_flag(const char *name, size_t len)
 	return NULL;
 }
 
-int mcpx_config_load(struct mcpx_config *c, int argc, char **argv, int *exit_code,
-		     struct mcpx_err *err)
+static int load_env(struct mcpx_config *c, struct mcpx_err *err)
 {
-	int rc;
-
-	set_defaults(c);
-	*exit_code = EX_CONFIG;
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
 		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
+		int rc;
+
 		if (!v)
 			continue;
 		rc = apply(c, &opts[i], v, opts[i].env, err);
@@ -385,46 +475,60 @@ int mcpx_config_load(struct mcpx_config *c, int argc, char **argv, int *exit_cod
 		if (opts[i].type == T_SECRET)
 			mcpx_wipe((char *)v, strlen(v));
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *eq, *val = NULL;
-		const struct opt *o;
-		char src[80];
+	return 0;
+}
 
-		if (strncmp(arg, "--", 2) != 0) {
-			*exit_code = EX_USAGE;
-			return mcpx_err_set(err, EINVAL, "unexpected argument \"%s\" (see --help)", arg);
-		}
-		arg += 2;
-		eq = strchr(arg, '=');
-		o = find_flag(arg, eq ? (size_t)(eq - arg) : strlen(arg));
-		if (!o) {
-			*exit_code = EX_USAGE;
-			return mcpx_err_set(err, EINVAL, "unknown flag \"%s\" (see --help)", argv[i]);
-		}
-		snprintf(src, sizeof(src), "--%s", o->flag);
-		if (eq)
-			val = eq + 1;
-		else if (o->type == T_BOOL)
-			val = "true";
-		else if (o->type != T_ACTION) {
-			if (i + 1 >= argc) {
-				*exit_code = EX_USAGE;
-				return mcpx_err_set(err, EINVAL, "%s needs a value", src);
-			}
-			val = argv[++i];
-		}
-		if (o->type == T_ACTION && eq) {
-			*exit_code = EX_USAGE;
-			return mcpx_err_set(err, EINVAL, "%s takes no value", src);
-		}
-		rc = apply(c, o, val ? val : "", src, err);
-		if (rc < 0)
-			return rc;
-		/* A secret given as a flag is overwritten in argv, which is what
-		 * /proc/<pid>/cmdline shows (the env file is still better). */
-		if (o->type == T_SECRET && val)
-			mcpx_wipe((char *)val, strlen(val));
-	}
+/* Applies argv[*i] (and its value, which may be the next argument). A usage
+ * error sets *exit_code to EX_USAGE. */
+static int load_flag(struct mcpx_config *c, int argc, char **argv, int *i, int *exit_code,
+		     struct mcpx_err *err)
+{
+	const char *arg = argv[*i], *eq, *val = NULL;
+	const struct opt *o;
+	char src[80];
+	int rc;
+
+	*exit_code = EX_USAGE;
+	if (strncmp(arg, "--", 2) != 0)
+		return mcpx_err_set(err, EINVAL, "unexpected argument \"%.64s\" (see --help)", arg);
+	arg += 2;
+	eq = strchr(arg, '=');
+	o = find_flag(arg, eq ? (size_t)(eq - arg) : strlen(arg));
+	if (!o)
+		return mcpx_err_set(err, EINVAL, "unknown flag \"%.64s\" (see --help)", argv[*i]);
+	snprintf(src, sizeof(src), "--%s", o->flag);
+	if (o->type == T_ACTION && eq)
+		return mcpx_err_set(err, EINVAL, "%s takes no value", src);
+	if (eq)
+		val = eq + 1;
+	else if (o->type == T_BOOL)
+		val = "true";
+	else if (o->type != T_ACTION && *i + 1 >= argc)
+		return mcpx_err_set(err, EINVAL, "%s needs a value", src);
+	else if (o->type != T_ACTION)
+		val = argv[++*i];
+	*exit_code = EX_CONFIG;
+	rc = apply(c, o, val ? val : "", src, err);
+	/* A secret given as a flag is overwritten in argv, which is what
+	 * /proc/<pid>/cmdline shows (the env file is still better). */
+	if (rc == 0 && o->type == T_SECRET && val)
+		mcpx_wipe((char *)val, strlen(val));
+	return rc;
+}
+
+int mcpx_config_load(struct mcpx_config *c, int argc, char **argv, int *exit_code,
+		     struct mcpx_err *err)
+{
+	int rc;
+
+	set_defaults(c);
+	*exit_code = EX_CONFIG;
+	rc = load_env(c, err);
+	for (int i = 1; rc == 0 && i < argc; i++)
+		rc = load_flag(c, argc, argv, &i, exit_code, err);
+	if (rc < 0)
+		return rc;
+	*exit_code = EX_CONFIG;
 	if (c->action == MCPX_ACTION_HELP || c->action == MCPX_ACTION_VERSION)
 		return 0;
 	return validate(c, err);
@@ -458,6 +562,7 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_MEMORY_MB=%u\n", c->memory_mb);
 	fprintf(out, "MCP_EXEC_MAX_PROCS=%u\n", c->max_procs);
 	fprintf(out, "MCP_EXEC_MAX_FILE_MB=%u\n", c->max_file_mb);
+	fprintf(out, "MCP_EXEC_MAX_DISK_MB=%u\n", c->max_disk_mb);
 	fprintf(out, "MCP_EXEC_CPU_S=%u%s\n", c->cpu_s, c->cpu_s ? "" : " (follows the timeout)");
 	fprintf(out, "MCP_EXEC_MAX_QUEUE=%u\n", c->max_queue);
 	fprintf(out, "MCP_EXEC_QUEUE_TIMEOUT_S=%u\n", c->queue_timeout_s);
@@ -473,6 +578,18 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 		fprintf(out, " (fork-server: %s; after-reap: %s)",
 			mcpx_warm_preload_list(c->preload, true), mcpx_warm_preload_list(c->preload, false));
 	fputc('\n', out);
+	fprintf(out, "MCP_EXEC_POLICY=%s\n", c->policy[0] ? c->policy : "<unset: no egress>");
+	/* A proxy URL may carry a password. */
+	fprintf(out, "MCP_EXEC_EGRESS_PROXY=%s\n",
+		!c->egress_proxy[0]		    ? "<unset: direct>"
+		: strchr(c->egress_proxy, '@') ? "<set, with credentials: redacted>"
+						    : c->egress_proxy);
+	fprintf(out, "MCP_EXEC_EGRESS_CA_FILE=%s\n",
+		c->egress_ca_file[0] ? c->egress_ca_file : "<unset: the system's CAs>");
+	fprintf(out, "MCP_EXEC_WARM_MAX_RUNS=%u%s\n", c->warm_max_runs,
+		c->warm_max_runs ? "" : " (no bound)");
+	fprintf(out, "MCP_EXEC_WARM_MAX_AGE_S=%u%s\n", c->warm_max_age_s,
+		c->warm_max_age_s ? "" : " (no bound)");
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }

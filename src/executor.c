@@ -9,9 +9,9 @@
  * returned, and the job is finished only when the leader is reaped and both
  * output pipes are closed, so nothing of a run outlives its result.
  *
- * A run starts in the interpreter the warm pool prepared (warm_pool.h) when
- * there is one, cold otherwise; the pool is told when a run starts and
- * ends and decides everything else about the warm environment.
+ * A run whose policy grants egress gets a channel to the broker (broker.h):
+ * the executor only asks the sandbox for it and hands the server's end to
+ * the broker when the run starts and ends it when the run ends.
  *
  * This module does not know about MCP or JSON; it reports raw bytes and
  * numbers to the caller's callback and writes the audit line.
@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +29,18 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "broker.h"
+#include "buf.h"
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
 #include "metrics.h"
+#include "procstat.h"
 #include "runfiles.h"
+#include "run_budget.h"
 #include "warm.h"
 #include "warm_pool.h"
+#include "zygote_cycle.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
  * bounds the wait anyway, so a wedged pipe can never hold the executor. */
@@ -46,10 +52,12 @@ enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 struct job_stream {
 	struct mcpx_watch watch;
 	struct mcpx_job *job;
-	char *buf;
-	size_t len, cap;
+	struct mcpx_buf buf; /* capped at the combined output cap */
 	bool open;
-	bool skip_marker; /* a warm interpreter's ready byte is still to come */
+	/* Bytes of a warm interpreter's protocol still to come before the
+	 * program's output (warm.h): READY (when it had not arrived when the
+	 * run started), then TAKEN. */
+	unsigned markers;
 };
 
 struct mcpx_job {
@@ -64,6 +72,8 @@ struct mcpx_job {
 	unsigned timeout_s;
 	char request_id[128];
 	char caller[160];
+	char run_id[17]; /* joins the run's audit line and its egress lines */
+	struct mcpx_broker_run *egress;
 	struct mcpx_job_callbacks cb;
 	bool cancelled;
 	bool warm; /* served by a warm interpreter */
@@ -83,7 +93,10 @@ struct mcpx_job {
 	bool pid_open;
 	bool leader_exited;
 	bool timed_out;
-	bool output_capped;
+	bool truncated;             /* output beyond the cap was dropped */
+	const char *env_failure;    /* set: the environment failed, not the program */
+	struct mcpx_run_budget *budget; /* the run as a whole (run_budget.h) */
+	const char *budget_limit;   /* the budget that ended it */
 	struct mcpx_timer wall_timer;
 	struct mcpx_timer drain_timer;
 	struct mcpx_timer stdin_timer;
@@ -93,6 +106,7 @@ struct mcpx_executor {
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
+	struct mcpx_broker *broker; /* NULL: no policy, no egress */
 	struct mcpx_job *queue_head, *queue_tail;
 	size_t queue_len;
 	struct mcpx_job *running;
@@ -103,6 +117,7 @@ struct mcpx_executor {
 
 	/* The next run's interpreter, prepared in advance (warm_pool.h). */
 	struct mcpx_warm_pool *warm;
+	struct mcpx_budget *budget; /* how runs are held to their budget */
 };
 
 static void start_next(struct mcpx_executor *ex);
@@ -122,7 +137,7 @@ static void kick(struct mcpx_executor *ex)
 }
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb)
+					const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
 {
 	struct mcpx_executor *ex = calloc(1, sizeof(*ex));
 	if (!ex)
@@ -130,8 +145,18 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->loop = loop;
 	ex->cfg = cfg;
 	ex->sb = sb;
-	ex->warm = mcpx_warm_pool_new(loop, cfg, sb);
+	ex->broker = broker;
+	/* Before any sandboxed process exists: it may move the server into a
+	 * leaf cgroup. */
+	ex->budget = mcpx_budget_new();
+	if (!ex->budget) {
+		free(ex);
+		return NULL;
+	}
+	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
+	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, broker);
 	if (!ex->warm) {
+		mcpx_budget_free(ex->budget);
 		free(ex);
 		return NULL;
 	}
@@ -155,8 +180,8 @@ static void job_free(struct mcpx_job *job)
 	mcpx_runfiles_in_free(job->files);
 	free(job->files);
 	mcpx_runfiles_out_free(&job->out_files);
-	free(job->out.buf);
-	free(job->err.buf);
+	mcpx_buf_free(&job->out.buf);
+	mcpx_buf_free(&job->err.buf);
 	free(job);
 }
 
@@ -194,9 +219,10 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.max_rss_kb = r ? r->max_rss_kb : 0;
 	rec.queue_wait_ms = r ? r->queue_wait_ms
 			      : (mcpx_now_us() - job->enqueued_us) / 1000u;
-	rec.output_bytes = job->out.len + job->err.len;
+	rec.output_bytes = job->out.buf.len + job->err.buf.len;
 	rec.truncated = r ? r->truncated : false;
 	rec.warm = job->warm;
+	rec.run_id = job->run_id;
 	mcpx_audit_log(&rec);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
 			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
@@ -263,8 +289,17 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	job->timeout_s = spec->timeout_s;
 	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
+	{
+		unsigned char id[8] = {0};
+
+		(void)mcpx_random(id, sizeof(id));
+		for (size_t i = 0; i < sizeof(id); i++)
+			snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
+	}
 	job->cb = *cb;
 	job->files = spec->files; /* accepted: ours from here on */
+	mcpx_buf_init(&job->out.buf, ex->cfg->max_output_bytes);
+	mcpx_buf_init(&job->err.buf, ex->cfg->max_output_bytes);
 	job->state = JOB_QUEUED;
 	job->enqueued_us = mcpx_now_us();
 	if (ex->queue_tail)
@@ -292,6 +327,7 @@ nomem:
 
 static void kill_tree(struct mcpx_job *job)
 {
+	mcpx_run_budget_kill(job->budget);
 	mcpx_sandbox_kill(&job->proc);
 }
 
@@ -302,8 +338,8 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 
 	if (job->timed_out)
 		return "timeout";
-	if (job->output_capped)
-		return "output";
+	if (job->budget_limit)
+		return job->budget_limit;
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		if (sig == SIGXCPU || (sig == SIGKILL && cpu_ms + 50 >= (uint64_t)cpu_s * 1000u))
@@ -312,13 +348,13 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 			return "file_size";
 		return NULL;
 	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.len)
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.buf.len)
 		return NULL;
 	/* Python reports these limits as exceptions; look at the end of stderr,
 	 * where the traceback's last line is. The label only describes the
 	 * caller's own run, so a program printing these words fools no one else. */
-	n = job->err.len < 4096 ? job->err.len : 4096;
-	tail = job->err.buf + job->err.len - n;
+	n = job->err.buf.len < 4096 ? job->err.buf.len : 4096;
+	tail = job->err.buf.data + job->err.buf.len - n;
 	if (memmem(tail, n, "MemoryError", 11) || memmem(tail, n, "Unable to allocate", 18) ||
 	    memmem(tail, n, "Cannot allocate memory", 22))
 		return "memory";
@@ -346,45 +382,126 @@ static int collect_files(struct mcpx_job *job, struct mcpx_err *err)
 	return rc;
 }
 
+/* Whether a run's end was a failure of its environment, not the program's
+ * result, decided on evidence the server holds (docs/architecture.md,
+ * "Error contract"):
+ * - a warm interpreter that ended before saying it had the whole code
+ *   (MCPX_WARM_TAKEN) never ran it, whatever ended it;
+ * - a forked run killed by a SIGKILL the server did not send, whose zygote
+ *   has exited: the zygote's death killed it (the child's parent-death
+ *   signal). Run code cannot signal the zygote (Landlock's signal scope,
+ *   which fork mode requires), so that was not the program's doing.
+ * A run that kills itself, even with SIGKILL, keeps its result: its zygote
+ * lives on, and it had its code. */
+static const char *environment_failure(const struct mcpx_job *job, int status, bool parent_gone)
+{
+	if (job->env_failure || job->cancelled)
+		return job->env_failure;
+	if (job->warm && job->out.markers)
+		return "the warm interpreter ended before it had taken the code";
+	if (job->timed_out || job->budget_limit)
+		return NULL;
+	if (parent_gone && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return "the fork server's zygote died during the run and took the run with it";
+	return NULL;
+}
+
+/* The result of a run that ended (reaped): raw output, times, how it ended. */
+static void fill_result(struct mcpx_job *job, int status, const struct rusage *ru,
+			uint64_t budget_cpu_ms, struct mcpx_job_result *r)
+{
+	const struct mcpx_config *cfg = job->ex->cfg;
+	unsigned cpu_s = cfg->cpu_s ? cfg->cpu_s : job->timeout_s;
+
+	memset(r, 0, sizeof(*r));
+	r->status = MCPX_JOB_DONE;
+	r->stdout_buf = mcpx_buf_str(&job->out.buf);
+	r->stdout_len = job->out.buf.len;
+	r->stderr_buf = mcpx_buf_str(&job->err.buf);
+	r->stderr_len = job->err.buf.len;
+	r->duration_ms = (job->ended_us - job->started_us) / 1000u;
+	r->queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
+	r->cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000u + (uint64_t)ru->ru_utime.tv_usec / 1000u +
+		    (uint64_t)ru->ru_stime.tv_sec * 1000u + (uint64_t)ru->ru_stime.tv_usec / 1000u;
+	r->cpu_ms = r->cpu_ms > job->cpu_base_ms ? r->cpu_ms - job->cpu_base_ms : 0;
+	/* The budget's count also holds what no one's rusage does. */
+	if (budget_cpu_ms > r->cpu_ms)
+		r->cpu_ms = budget_cpu_ms;
+	r->max_rss_kb = (uint64_t)ru->ru_maxrss;
+	r->timed_out = job->timed_out;
+	r->truncated = job->truncated;
+	if (WIFEXITED(status) && !job->timed_out) {
+		r->exit_code = WEXITSTATUS(status);
+	} else {
+		r->exit_code = -1;
+		r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	}
+	r->limit = classify_limit(job, status, r->cpu_ms, cpu_s);
+}
+
+/* Audits the run and hands the caller its result, or, when the environment
+ * failed, a tool error: never a result that blames the code. */
+static void report(struct mcpx_job *job, struct mcpx_job_result *r)
+{
+	const char *status = job->timed_out ? "timeout" : r->signal ? "killed" : "ok";
+
+	if (job->env_failure) {
+		r->status = MCPX_JOB_FAILED;
+		snprintf(r->message, sizeof(r->message),
+			 "the execution environment failed: %s; no result of the program is "
+			 "reported, and the call can be retried",
+			 job->env_failure);
+		mcpx_error("run failed: %s", r->message);
+		status = "failed";
+	} else if (r->status == MCPX_JOB_FAILED) {
+		mcpx_error("run failed: %s", r->message);
+		status = "failed";
+	}
+	if (job->cancelled) {
+		audit(job, "cancelled", r);
+		return;
+	}
+	audit(job, status, r);
+	if (job->cb.done)
+		job->cb.done(job->cb.arg, r);
+}
+
+/* After a run: the next job, and the warm pool's turn (the next
+ * interpreter, whatever is due for the zygotes: renewal starts once the
+ * response is on its way, not in front of the next call). */
+static void after_run(struct mcpx_executor *ex)
+{
+	kick(ex);
+	mcpx_warm_pool_run_ended(ex->warm);
+}
+
 static void job_complete(struct mcpx_job *job)
 {
 	struct mcpx_executor *ex = job->ex;
 	struct mcpx_job_result r;
+	struct mcpx_run_usage usage;
 	struct rusage ru;
 	int status = 0, files_rc;
-	unsigned cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
 	struct mcpx_err ferr = {{0}};
+	/* Asked before the reap, while the run's zygote is still known. */
+	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
 
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
+	mcpx_broker_run_end(job->egress);
+	job->egress = NULL;
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
-	files_rc = job->cancelled ? 0 : collect_files(job, &ferr);
+	job->env_failure = environment_failure(job, status, parent_gone);
+	mcpx_run_budget_finish(job->budget, &usage);
+	job->budget = NULL;
+	if (!job->budget_limit)
+		job->budget_limit = usage.limit;
+	files_rc = job->cancelled || job->env_failure ? 0 : collect_files(job, &ferr);
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
-
-	memset(&r, 0, sizeof(r));
-	r.status = MCPX_JOB_DONE;
-	r.stdout_buf = job->out.buf ? job->out.buf : "";
-	r.stdout_len = job->out.len;
-	r.stderr_buf = job->err.buf ? job->err.buf : "";
-	r.stderr_len = job->err.len;
-	r.duration_ms = (job->ended_us - job->started_us) / 1000u;
-	r.queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
-	r.cpu_ms = (uint64_t)ru.ru_utime.tv_sec * 1000u + (uint64_t)ru.ru_utime.tv_usec / 1000u +
-		   (uint64_t)ru.ru_stime.tv_sec * 1000u + (uint64_t)ru.ru_stime.tv_usec / 1000u;
-	r.cpu_ms = r.cpu_ms > job->cpu_base_ms ? r.cpu_ms - job->cpu_base_ms : 0;
-	r.max_rss_kb = (uint64_t)ru.ru_maxrss;
-	r.timed_out = job->timed_out;
-	r.truncated = job->output_capped;
-	if (WIFEXITED(status) && !job->timed_out && !job->output_capped) {
-		r.exit_code = WEXITSTATUS(status);
-	} else {
-		r.exit_code = -1;
-		r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-	}
-	r.limit = classify_limit(job, status, r.cpu_ms, cpu_s);
+	fill_result(job, status, &ru, usage.cpu_ms, &r);
 	r.files = &job->out_files;
 	if (files_rc < 0) {
 		/* The server could not read what the run left: its failure, not
@@ -393,19 +510,11 @@ static void job_complete(struct mcpx_job *job)
 		snprintf(r.message, sizeof(r.message), "could not read the run's out/ files: %.200s",
 			 ferr.msg);
 	}
-
 	ex->running = NULL;
 	ex->completed++;
-	if (job->cancelled) {
-		audit(job, "cancelled", &r);
-	} else {
-		audit(job, job->timed_out ? "timeout" : r.signal ? "killed" : "ok", &r);
-		if (job->cb.done)
-			job->cb.done(job->cb.arg, &r);
-	}
+	report(job, &r);
 	job_free(job);
-	kick(ex);
-	mcpx_warm_pool_run_ended(ex->warm);
+	after_run(ex);
 }
 
 /* Called whenever one of the run's watches closes; the job completes when
@@ -438,6 +547,7 @@ static void leader_exited(struct mcpx_job *job)
 		return;
 	job->leader_exited = true;
 	job->state = JOB_FINISHING;
+	mcpx_run_budget_stop(job->budget);
 	kill_tree(job);
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
@@ -462,20 +572,58 @@ static void pid_cb(struct mcpx_watch *w, int events)
 	}
 }
 
-static void cap_reached(struct mcpx_job *job)
+/* The environment failed under a run (not the program): the run is ended
+ * and the caller gets a tool error with msg instead of a result. */
+static void fail_run(struct mcpx_job *job, const char *msg)
 {
-	if (job->output_capped)
-		return;
-	job->output_capped = true;
+	if (!job->env_failure)
+		job->env_failure = msg;
 	kill_tree(job);
+}
+
+/* Keeps what fits under the combined stdout+stderr cap and drops the rest.
+ * The program runs on, as with the Go mcp-exec: its pipes are still drained,
+ * so it never blocks on a full pipe, and only its own limits or the timeout
+ * end it; the result says truncated. */
+static void keep_output(struct mcpx_job *job, struct job_stream *s, const char *p, size_t n)
+{
+	size_t cap = job->ex->cfg->max_output_bytes;
+	size_t used = job->out.buf.len + job->err.buf.len;
+	size_t room = used < cap ? cap - used : 0;
+	long got = mcpx_buf_add_some(&s->buf, p, n < room ? n : room);
+
+	if (got < 0) {
+		fail_run(job, "the server ran out of memory while collecting the output");
+		return;
+	}
+	if ((size_t)got < n)
+		job->truncated = true;
+}
+
+/* Takes the warm interpreter's protocol bytes off the front of a warm run's
+ * stdout; returns how many of buf's bytes they were. */
+static size_t take_markers(struct mcpx_job *job, struct job_stream *s, const char *buf, size_t n)
+{
+	size_t i = 0;
+
+	for (; s->markers && i < n; i++, s->markers--) {
+		char want = s->markers == 2 ? MCPX_WARM_READY : MCPX_WARM_TAKEN;
+
+		if (buf[i] != want) {
+			s->markers = 0;
+			fail_run(job, "the warm interpreter broke its protocol");
+			return i;
+		}
+	}
+	return i;
 }
 
 static void stream_cb(struct mcpx_watch *w, int events)
 {
 	struct job_stream *s = w->arg;
 	struct mcpx_job *job = s->job;
-	size_t cap = job->ex->cfg->max_output_bytes;
 	char buf[65536];
+	size_t skip;
 
 	if (events & MCPX_EV_READ) {
 		for (;;) {
@@ -488,44 +636,11 @@ static void stream_cb(struct mcpx_watch *w, int events)
 				mcpx_loop_unwatch(w);
 				break;
 			}
-			if (s->skip_marker) {
-				/* The bootstrap's ready byte precedes the run's output. */
-				s->skip_marker = false;
-				if (buf[0] == '\0') {
-					memmove(buf, buf + 1, (size_t)n - 1);
-					if (--n == 0)
-						continue;
-				}
-			}
-			size_t used = job->out.len + job->err.len;
-			size_t room = used < cap ? cap - used : 0;
-			size_t take = (size_t)n < room ? (size_t)n : room;
-			if (take) {
-				if (s->len + take > s->cap) {
-					size_t ncap = s->cap ? s->cap : 4096;
-					while (ncap < s->len + take)
-						ncap *= 2;
-					if (ncap > cap)
-						ncap = cap;
-					char *nb = realloc(s->buf, ncap);
-					if (!nb) {
-						cap_reached(job);
-						break;
-					}
-					s->buf = nb;
-					s->cap = ncap;
-				}
-				memcpy(s->buf + s->len, buf, take);
-				s->len += take;
-			}
-			if ((size_t)n > take) {
-				/* An output flood ends the run: keeping a runaway
-				 * writer alive only burns the replica's one slot. */
-				cap_reached(job);
-			}
+			skip = s->markers ? take_markers(job, s, buf, (size_t)n) : 0;
+			keep_output(job, s, buf + skip, (size_t)n - skip);
 		}
 		if (s == &job->out && job->cb.event && job->state == JOB_RUNNING && !job->cancelled)
-			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.len + job->err.len);
+			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.buf.len + job->err.buf.len);
 		return;
 	}
 	if (events & MCPX_EV_CLOSED) {
@@ -595,10 +710,10 @@ static int fill_workdir(void *arg, const char *workdir, struct mcpx_err *err)
 	return mcpx_runfiles_write(job->files, workdir, &own, err);
 }
 
-/* A warm process gets its code from the server: its files and main.py in
- * its workdir (as a cold run has them), then the header, the code and the run's stdin on its
- * stdin (warm.h). Ends the process on failure. */
-static int feed_prepare(struct mcpx_job *job, unsigned cpu_s, struct mcpx_err *err)
+/* A warm interpreter gets main.py in its workdir and, on stdin, the header,
+ * the code and the run's own stdin. On failure it is ended here. */
+static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s,
+			struct mcpx_err *err)
 {
 	char hdr[64];
 	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, cpu_s);
@@ -611,7 +726,7 @@ static int feed_prepare(struct mcpx_job *job, unsigned cpu_s, struct mcpx_err *e
 	else
 		rc = fill_workdir(job, job->proc.workdir, err);
 	if (rc == 0)
-		rc = mcpx_sandbox_write_main(job->ex->sb, &job->proc, job->code, job->code_len, err);
+		rc = mcpx_sandbox_write_main(ex->sb, &job->proc, job->code, job->code_len, err);
 	if (rc < 0) {
 		mcpx_sandbox_kill(&job->proc);
 		mcpx_sandbox_cleanup(&job->proc);
@@ -625,10 +740,49 @@ static int feed_prepare(struct mcpx_job *job, unsigned cpu_s, struct mcpx_err *e
 	return 0;
 }
 
+/* A run with a channel is served by the broker until it ends. Without the
+ * broker's side the run's end sees EOF, and mcpx.fetch says so. */
+static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	struct mcpx_broker_who who = {job->run_id, job->request_id, job->caller};
+
+	if (job->proc.channel_fd < 0)
+		return;
+	job->egress = mcpx_broker_run_start(ex->broker, &job->proc.channel_fd, &who);
+	if (!job->egress)
+		mcpx_error("run %s: the egress broker could not take its channel", job->run_id);
+}
+
+static void budget_exceeded(void *arg, const char *limit)
+{
+	struct mcpx_job *job = arg;
+
+	if (!job->budget_limit)
+		job->budget_limit = limit;
+	kill_tree(job);
+}
+
+/* Holds the run as a whole to its budget (run_budget.h); a warm interpreter
+ * is still waiting for its code here, so all it will start is counted. */
+static int start_budget(struct mcpx_job *job, unsigned cpu_s)
+{
+	const struct mcpx_config *cfg = job->ex->cfg;
+	struct mcpx_budget_limits lim = {
+	    .memory_kb = (uint64_t)cfg->memory_mb * 1024u,
+	    .disk_kb = (uint64_t)cfg->max_disk_mb * 1024u,
+	    .cpu_ms = (uint64_t)cpu_s * 1000u,
+	    .max_procs = cfg->max_procs,
+	};
+
+	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
+				     job->cpu_base_ms, budget_exceeded, job, &job->budget);
+}
+
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 {
 	struct mcpx_limits lim;
 	struct mcpx_err err;
+	bool ready_pending;
 	int rc;
 
 	mcpx_timer_cancel(&job->queue_timer);
@@ -638,15 +792,16 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	lim.max_procs = ex->cfg->max_procs;
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
+	lim.channel = mcpx_broker_exec_channel(ex->broker);
 
 	job->started_us = mcpx_now_us();
 	err.msg[0] = '\0';
 	/* A prepared interpreter if there is one (warm_pool.h); else cold. */
-	rc = mcpx_warm_pool_take(ex->warm, &job->proc, &job->out.skip_marker, &job->cpu_base_ms,
-				 &err);
-	if (rc > 0)
-		rc = feed_prepare(job, lim.cpu_s, &err);
-	else if (rc == 0) {
+	rc = mcpx_warm_pool_take(ex->warm, &job->proc, &ready_pending, &job->cpu_base_ms, &err);
+	if (rc > 0) {
+		job->out.markers = ready_pending ? 2 : 1;
+		rc = prepare_feed(ex, job, lim.cpu_s, &err);
+	} else if (rc == 0) {
 		struct mcpx_workdir_fill fill = {fill_workdir, job};
 
 		rc = mcpx_sandbox_spawn_filled(ex->sb, &lim, job->code, job->code_len, &fill,
@@ -663,6 +818,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	ex->running = job;
 	job->state = JOB_RUNNING;
 	job->out.job = job->err.job = job;
+	start_egress(ex, job);
 
 	if (watch_fd(job, &job->out.watch, &job->proc.stdout_fd, stream_cb, &job->out) == 0)
 		job->out.open = true;
@@ -676,6 +832,10 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 		kill_tree(job);
 		leader_exited(job);
 		maybe_complete(job);
+		return;
+	}
+	if (start_budget(job, lim.cpu_s) < 0) {
+		fail_run(job, "out of memory while starting the run's budget");
 		return;
 	}
 
@@ -724,8 +884,8 @@ void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)
 
 size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 {
-	*out = job->out.buf ? job->out.buf : "";
-	return job->out.len;
+	*out = mcpx_buf_str(&job->out.buf);
+	return job->out.buf.len;
 }
 
 void mcpx_executor_drain(struct mcpx_executor *ex)
@@ -779,6 +939,8 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		mcpx_timer_cancel(&job->wall_timer);
 		mcpx_timer_cancel(&job->drain_timer);
 		mcpx_timer_cancel(&job->stdin_timer);
+		mcpx_broker_run_end(job->egress);
+		job->egress = NULL;
 		if (job->out.open)
 			mcpx_loop_unwatch(&job->out.watch);
 		if (job->err.open)
@@ -786,10 +948,13 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		if (job->pid_open)
 			mcpx_loop_unwatch(&job->pid_watch);
 		mcpx_sandbox_reap(&job->proc, &status, &ru);
+		mcpx_run_budget_finish(job->budget, &(struct mcpx_run_usage){0});
 		mcpx_sandbox_cleanup(&job->proc);
 		audit(job, "shutdown", NULL);
 		job_free(job);
 	}
+	/* After the running run's reaping: its zygote may go now. */
 	mcpx_warm_pool_free(ex->warm);
+	mcpx_budget_free(ex->budget);
 	free(ex);
 }

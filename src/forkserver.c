@@ -57,6 +57,7 @@ struct pending_fork {
 	pid_t pid; /* from the answer; 0 when the fork failed */
 	int err;   /* errno of a failed fork */
 	int stdin_w, stdout_r, stderr_r, errpipe_r;
+	int channel; /* the server's end of the run's broker channel, or -1 */
 	char workdir[4096];
 	int parent_fd; /* the zygote's directory, O_PATH */
 };
@@ -192,7 +193,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	fs->sb = sb;
 	fs->next.stdin_w = fs->next.stdout_r = fs->next.stderr_r = fs->next.errpipe_r = -1;
-	fs->next.parent_fd = -1;
+	fs->next.parent_fd = fs->next.channel = -1;
 	mcpx_dirguards_init(&fs->guards);
 	fs->guards.parent = sb->guards;
 	mcpx_sandbox_proc_reset(&fs->zygote);
@@ -206,6 +207,7 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
 	 * sets the run's), no process budget (each child gets the run's). */
 	zl.cpu_s = 0;
 	zl.max_procs = 0;
+	zl.channel = false;
 	rc = mcpx_sandbox_spawn_zygote(sb, &zl, preload, sv[1], &fs->zygote, err);
 	close(sv[1]);
 	if (rc < 0) {
@@ -255,12 +257,26 @@ static int settle_zygote_dir(struct mcpx_forkserver *fs, struct mcpx_err *err)
 	return mcpx_dirguards_add(&fs->guards, dir, fs->sb->run_uid, err);
 }
 
+bool mcpx_forkserver_alive(const struct mcpx_forkserver *fs)
+{
+	struct pollfd pfd = {.fd = fs->zygote.pidfd, .events = POLLIN};
+
+	return fs->zygote.pidfd >= 0 && poll(&pfd, 1, 0) == 0;
+}
+
+pid_t mcpx_forkserver_pid(const struct mcpx_forkserver *fs)
+{
+	return fs->zygote.pid;
+}
+
 int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 {
 	struct mcpx_zygote_reply rep;
 	struct mcpx_err err = {{0}};
 	int rc;
 
+	if (!fs->dead && !mcpx_forkserver_alive(fs))
+		(void)mark_dead(fs, NULL, "the zygote exited");
 	if (fs->dead)
 		return -EPIPE;
 	if (fs->ready)
@@ -313,6 +329,7 @@ static void drop_pending(struct mcpx_forkserver *fs)
 	mcpx_close_fd(&p->stdout_r);
 	mcpx_close_fd(&p->stderr_r);
 	mcpx_close_fd(&p->errpipe_r);
+	mcpx_close_fd(&p->channel);
 	if (p->workdir[0])
 		(void)mcpx_workdir_remove_in(p->parent_fd, p->workdir);
 	mcpx_close_fd(&p->parent_fd);
@@ -358,30 +375,75 @@ static void fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limits
 	snprintf(req->workdir, sizeof(req->workdir), "%s", workdir);
 }
 
-/* The child's pipes: [0] read end, [1] write end. Only the server's ends
- * are O_NONBLOCK (the loop watches them). */
-static int make_pipes(struct pending_fork *p, int in[2], int out[2], int errp[2], int ep[2])
+/* The child's ends, in the order of zygote_proto.h (-1 where absent): its
+ * stdin, stdout, stderr, error pipe, workdir (set by the caller) and, with
+ * a channel, its end of the broker channel. The server's ends go into p;
+ * those the loop watches are O_NONBLOCK. Returns 0 or -errno. */
+static int make_ends(struct pending_fork *p, bool channel, int child[MCPX_ZFD_MAX])
 {
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0)
+	int fds[2], ch[2] = {-1, -1};
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
-	p->stdin_w = in[1];
-	p->stdout_r = out[0];
-	p->stderr_r = errp[0];
-	p->errpipe_r = ep[0];
-	in[1] = out[0] = errp[0] = ep[0] = -1;
+	child[MCPX_ZFD_STDIN] = fds[0];
+	p->stdin_w = fds[1];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	child[MCPX_ZFD_STDOUT] = fds[1];
+	p->stdout_r = fds[0];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	child[MCPX_ZFD_STDERR] = fds[1];
+	p->stderr_r = fds[0];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	child[MCPX_ZFD_ERRPIPE] = fds[1];
+	p->errpipe_r = fds[0];
+	if (channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0)
+		return -errno;
+	child[MCPX_ZFD_CHANNEL] = ch[1];
+	p->channel = ch[0];
 	if (mcpx_set_nonblock(p->stdin_w) || mcpx_set_nonblock(p->stdout_r) ||
-	    mcpx_set_nonblock(p->stderr_r))
+	    mcpx_set_nonblock(p->stderr_r) || (p->channel >= 0 && mcpx_set_nonblock(p->channel)))
 		return -errno;
 	return 0;
+}
+
+/* The pending fork's workdir, beneath the zygote's directory, which is put
+ * back first (the running run may have changed it, and the server needs it
+ * as it made it). Returns an fd of the new workdir for the child, which
+ * enters it through that fd rather than its path: the run executing now
+ * cannot make the child's setup fail by changing the directories above it.
+ * Returns the fd or -errno. */
+static int pending_workdir(struct mcpx_forkserver *fs, struct mcpx_err *err)
+{
+	const struct mcpx_sandbox *sb = fs->sb;
+	struct pending_fork *p = &fs->next;
+	int rc, wd;
+
+	rc = mcpx_dirguards_repair(&fs->guards, err);
+	if (rc)
+		return rc;
+	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
+				 p->workdir, sizeof(p->workdir), &p->parent_fd);
+	if (rc) {
+		p->workdir[0] = '\0';
+		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
+				    strerror(-rc));
+	}
+	wd = openat(p->parent_fd, strrchr(p->workdir, '/') + 1,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wd < 0)
+		return mcpx_err_set(err, errno, "fork server: cannot open the workdir: %s",
+				    strerror(errno));
+	return wd;
 }
 
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
 			 struct mcpx_err *err)
 {
-	const struct mcpx_sandbox *sb = fs->sb;
 	struct pending_fork *p = &fs->next;
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1}, wd = -1;
+	int child[MCPX_ZFD_MAX] = {-1, -1, -1, -1, -1, -1};
 	struct mcpx_zygote_req req;
 	int rc;
 
@@ -392,51 +454,26 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	if (p->active)
 		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
 	memset(p, 0, sizeof(*p));
-	p->stdin_w = p->stdout_r = p->stderr_r = p->errpipe_r = p->parent_fd = -1;
-	/* The running run may have changed the zygote's directory: the
-	 * server needs it as it made it to create the next workdir. */
-	rc = mcpx_dirguards_repair(&fs->guards, err);
-	if (rc)
-		return rc;
-	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
-				 p->workdir, sizeof(p->workdir), &p->parent_fd);
-	if (rc) {
-		p->workdir[0] = '\0';
-		mcpx_close_fd(&p->parent_fd);
-		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
-				    strerror(-rc));
-	}
+	p->stdin_w = p->stdout_r = p->stderr_r = p->errpipe_r = p->parent_fd = p->channel = -1;
 	p->active = true;
-	/* The child enters its workdir through this fd, not its path: the run
-	 * executing now cannot make the child's setup fail by changing the
-	 * directories above it. */
-	wd = openat(p->parent_fd, strrchr(p->workdir, '/') + 1,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	rc = wd < 0 ? -errno : make_pipes(p, in, out, errp, ep);
+	rc = pending_workdir(fs, err);
+	if (rc < 0)
+		goto out;
+	child[MCPX_ZFD_WORKDIR] = rc;
+	rc = make_ends(p, lim->channel, child);
 	if (rc < 0) {
-		rc = mcpx_err_set(err, -rc, "fork server: workdir, pipes: %s", strerror(-rc));
+		rc = mcpx_err_set(err, -rc, "fork server: pipes: %s", strerror(-rc));
 		goto out;
 	}
-	fork_request(sb, lim, p->workdir, &req);
-	{
-		int fds[] = {in[0], out[1], errp[1], ep[1], wd};
-
-		_Static_assert(sizeof(fds) / sizeof(fds[0]) == MCPX_ZFD_WORKDIR + 1,
-			       "the fd order of zygote_proto.h");
-		rc = send_msg(fs, &req, sizeof(req), NULL, 0, fds, sizeof(fds) / sizeof(fds[0]));
-	}
+	fork_request(fs->sb, lim, p->workdir, &req);
+	req.flags = lim->channel ? MCPX_ZREQ_CHANNEL : 0;
+	rc = send_msg(fs, &req, sizeof(req), NULL, 0, child,
+		      lim->channel ? MCPX_ZFD_CHANNEL + 1 : MCPX_ZFD_CHANNEL);
 	if (rc < 0)
 		rc = mark_dead(fs, err, "cannot reach the zygote");
 out:
-	mcpx_close_fd(&wd);
-	mcpx_close_fd(&in[0]);
-	mcpx_close_fd(&in[1]);
-	mcpx_close_fd(&out[0]);
-	mcpx_close_fd(&out[1]);
-	mcpx_close_fd(&errp[0]);
-	mcpx_close_fd(&errp[1]);
-	mcpx_close_fd(&ep[0]);
-	mcpx_close_fd(&ep[1]);
+	for (int i = 0; i < MCPX_ZFD_MAX; i++)
+		mcpx_close_fd(&child[i]);
 	if (rc < 0)
 		drop_pending(fs);
 	return rc;
@@ -450,7 +487,8 @@ static void hand_over(struct pending_fork *p, struct mcpx_sandbox_proc *proc)
 	proc->stdin_fd = p->stdin_w;
 	proc->stdout_fd = p->stdout_r;
 	proc->stderr_fd = p->stderr_r;
-	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = -1;
+	proc->channel_fd = p->channel;
+	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = p->channel = -1;
 	p->workdir[0] = '\0';
 	p->active = false;
 }
@@ -519,10 +557,25 @@ bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs)
 	return fs && fs->next.active;
 }
 
+bool mcpx_forkserver_answered(struct mcpx_forkserver *fs)
+{
+	struct pollfd pfd = {.fd = fs->ctl, .events = POLLIN};
+
+	if (!fs->next.active || fs->next.answered || fs->dead)
+		return true;
+	return poll(&pfd, 1, 0) != 0;
+}
+
+int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, struct rusage *ru)
+{
+	return reap_via_zygote(fs, pid, status, ru);
+}
+
 /* ---- self-test ---------------------------------------------------------- */
 
 /* Hands a forked child the probe the way the executor hands it a run: wait
- * for its ready byte, main.py, then header, code and stdin. */
+ * for its ready byte, main.py, then header, code and stdin; the byte that
+ * says it has the whole code is taken off its output here. */
 static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *code,
 		      size_t code_len, const char *input, size_t input_len, struct mcpx_err *err)
 {
@@ -533,7 +586,7 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 	int rc;
 
 	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
-	    marker != '\0')
+	    marker != MCPX_WARM_READY)
 		return mcpx_err_set(err, EPERM, "fork server self-test: the child never became ready");
 	rc = mcpx_sandbox_write_main(fs->sb, proc, code, code_len, err);
 	if (rc)
@@ -543,6 +596,9 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 	    write(proc->stdin_fd, code, code_len) != (ssize_t)code_len ||
 	    write(proc->stdin_fd, input, input_len) != (ssize_t)input_len)
 		return mcpx_err_set(err, EIO, "fork server self-test: cannot feed the probe");
+	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
+	    marker != MCPX_WARM_TAKEN)
+		return mcpx_err_set(err, EPERM, "fork server self-test: the child did not take the probe");
 	return 0;
 }
 

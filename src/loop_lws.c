@@ -8,6 +8,12 @@
  * fd, and the watcher learns exactly once (MCPX_EV_CLOSED) that it is gone.
  * A wsi may not be closed synchronously while it is being serviced, so an
  * unwatch from inside its own callback is deferred to the callback's return.
+ *
+ * Interest: read interest is lws's rx flow control (POLLIN on or off). Write
+ * interest is lws_callback_on_writable, which is one-shot, and for a raw file
+ * lws clears POLLOUT after the writeable callback returns, so asking again
+ * from inside that callback would be undone: a watch that still wants to
+ * write asks again from a zero-delay timer, on the next loop iteration.
  */
 #include "loop.h"
 
@@ -33,7 +39,36 @@ struct watch_impl {
 	struct mcpx_loop *loop;
 	bool in_callback;
 	bool close_requested;
+	int events;                   /* MCPX_EV_READ | MCPX_EV_WRITE wanted */
+	lws_sorted_usec_list_t rearm; /* asks for POLLOUT again (see above) */
 };
+
+static void rearm_cb(lws_sorted_usec_list_t *sul)
+{
+	struct watch_impl *impl =
+		(struct watch_impl *)(void *)((char *)sul - offsetof(struct watch_impl, rearm));
+
+	if ((impl->events & MCPX_EV_WRITE) && !impl->close_requested)
+		lws_callback_on_writable(impl->wsi);
+}
+
+/* Runs the watcher's callback for one event; returns what the lws callback
+ * must return (-1 closes the wsi when an unwatch was asked for meanwhile). */
+static int deliver(struct mcpx_watch *w, int event)
+{
+	struct watch_impl *impl = w->impl;
+
+	if (!(impl->events & event))
+		return 0; /* interest dropped since poll() returned */
+	impl->in_callback = true;
+	w->fn(w, event);
+	impl->in_callback = false;
+	if (impl->close_requested)
+		return -1;
+	if (event == MCPX_EV_WRITE && (impl->events & MCPX_EV_WRITE))
+		lws_sul_schedule(impl->loop->ctx, 0, &impl->rearm, rearm_cb, 0);
+	return 0;
+}
 
 _Static_assert(sizeof(lws_sorted_usec_list_t) <= sizeof(((struct mcpx_timer *)0)->impl),
 	       "mcpx_timer.impl too small for an lws sul");
@@ -46,18 +81,15 @@ static int fd_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX_FILE:
-		if (!w)
-			return -1;
-		impl = w->impl;
-		impl->in_callback = true;
-		w->fn(w, MCPX_EV_READ);
-		impl->in_callback = false;
-		return impl->close_requested ? -1 : 0;
+		return w ? deliver(w, MCPX_EV_READ) : -1;
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+		return w ? deliver(w, MCPX_EV_WRITE) : 0;
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
 		if (!w)
 			return 0;
 		lws_set_opaque_user_data(wsi, NULL);
 		impl = w->impl;
+		lws_sul_cancel(&impl->rearm);
 		w->impl = NULL;
 		w->fd = -1;
 		free(impl);
@@ -149,6 +181,7 @@ int mcpx_loop_watch(struct mcpx_loop *loop, struct mcpx_watch *w)
 		return -ENODEV;
 	}
 	impl->loop = loop;
+	impl->events = MCPX_EV_READ; /* lws adopts a raw file with POLLIN set */
 	u.filefd = w->fd;
 	wsi = lws_adopt_descriptor_vhost(loop->vhost, LWS_ADOPT_RAW_FILE_DESC, u,
 					 MCPX_FD_PROTOCOL_NAME, NULL);
@@ -173,6 +206,24 @@ void mcpx_loop_unwatch(struct mcpx_watch *w)
 		return;
 	}
 	lws_set_timeout(impl->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
+}
+
+int mcpx_loop_set_events(struct mcpx_watch *w, int events)
+{
+	struct watch_impl *impl = w->impl;
+	int was;
+
+	if (!impl || impl->close_requested)
+		return -EBADF;
+	was = impl->events;
+	impl->events = events & (MCPX_EV_READ | MCPX_EV_WRITE);
+	if ((was ^ impl->events) & MCPX_EV_READ)
+		lws_rx_flow_control(impl->wsi, (impl->events & MCPX_EV_READ) ? 1 : 0);
+	/* Turning write interest off cannot clear POLLOUT (lws has no public
+	 * call for that); deliver() drops the one wake-up that may follow. */
+	if ((impl->events & MCPX_EV_WRITE) && !(was & MCPX_EV_WRITE))
+		lws_callback_on_writable(impl->wsi);
+	return 0;
 }
 
 static void sul_cb(lws_sorted_usec_list_t *sul)

@@ -71,6 +71,7 @@ struct mcpx_call {
 	struct mcpx_core *core;
 	struct mcpx_call *prev, *next;
 	struct mcpx_sink *sink;
+	struct batch *batch; /* the batch the request came in, or NULL */
 	const struct mcpx_tool *tool;
 	enum call_state state;
 	cJSON *id;             /* copy of the request id */
@@ -88,6 +89,27 @@ struct mcpx_call {
 	void *data;
 };
 
+/*
+ * A JSON-RPC batch being answered (only 2025-03-26 has them). Its responses
+ * are collected into one array, sent when the last request in it is
+ * answered, tool calls included: "the Server should respond with an Array
+ * containing the corresponding Response objects" and none for notifications
+ * (JSON-RPC 2.0, section 6). While requests are owed it holds one unit of
+ * the sink's pending count, so an HTTP POST stays open exactly as for a
+ * single request. Notifications the calls send (progress, log messages) go
+ * to the sink at once. Freed once every element has been handled and
+ * nothing is owed; a call in flight keeps it alive.
+ */
+struct batch {
+	struct mcpx_sink *sink;
+	struct mcpx_buf out; /* "[" and the responses so far, comma-separated */
+	unsigned owed;       /* requests of the batch not answered yet */
+	bool holds_pending;  /* counted once in sink->pending */
+	bool sealed;         /* every element has been handled */
+	bool failed;         /* a response could not be added: one error instead */
+	bool silent;         /* shutting down: settle without sending anything */
+};
+
 /* Everything about the message being handled. */
 struct ctx {
 	struct mcpx_core *core;
@@ -95,7 +117,7 @@ struct ctx {
 	struct mcpx_sink *sink;
 	const struct mcpx_req_headers *hdr;
 	struct mcpx_handle_info *info;
-	bool in_batch;
+	struct batch *batch; /* NULL unless the message is a batch */
 };
 
 /* One request being answered. */
@@ -174,29 +196,102 @@ static bool add_owned(cJSON *obj, const char *key, cJSON *item)
 
 /* ---- sending ---------------------------------------------------------- */
 
+/* Prints msg into out and frees it. Returns 0 or a negative errno (logged:
+ * only memory exhaustion or a reply past MCPX_JSONRPC_MAX_MESSAGE). */
+static int print_owned(cJSON *msg, struct mcpx_buf *out)
+{
+	int rc = msg ? mcpx_jsonrpc_print(msg, out) : -ENOMEM;
+
+	cJSON_Delete(msg);
+	if (rc < 0)
+		mcpx_error("mcp: cannot build a message (%s); dropped",
+		           rc == -E2BIG ? "larger than MCPX_JSONRPC_MAX_MESSAGE" : strerror(-rc));
+	return rc;
+}
+
 /* Prints and sends one message; takes ownership of msg. */
 static void emit(struct mcpx_sink *sink, cJSON *msg, bool response)
 {
-	char *s;
+	struct mcpx_buf out;
 
-	if (!msg) {
-		mcpx_error("mcp: out of memory building a message; dropped");
-		return;
-	}
-	s = cJSON_PrintUnformatted(msg);
-	cJSON_Delete(msg);
-	if (!s) {
-		mcpx_error("mcp: out of memory printing a message; dropped");
-		return;
-	}
-	if (!sink->gone)
-		sink->send(sink, s, strlen(s), response);
-	cJSON_free(s);
+	mcpx_buf_init(&out, MCPX_JSONRPC_MAX_MESSAGE);
+	if (print_owned(msg, &out) == 0 && !sink->gone)
+		sink->send(sink, out.data, out.len, response);
+	mcpx_buf_free(&out);
 }
 
-/* Sends a response to a request that was counted in sink->pending. */
-static void emit_response(struct mcpx_sink *sink, cJSON *msg)
+static struct batch *batch_new(struct mcpx_sink *sink)
 {
+	struct batch *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->sink = sink;
+		mcpx_buf_init(&b->out, MCPX_JSONRPC_MAX_MESSAGE);
+	}
+	return b;
+}
+
+/* A request of the batch is now owed a response. */
+static void batch_owe(struct batch *b)
+{
+	if (!b->holds_pending) {
+		b->holds_pending = true;
+		b->sink->pending++;
+	}
+	b->owed++;
+}
+
+/* Sends the array once nothing is owed any more, then frees the batch. A
+ * batch whose requests were all cancelled sends nothing and tells the sink
+ * it will stay unanswered, like a single cancelled request. */
+static void batch_settle(struct batch *b)
+{
+	struct mcpx_sink *sink = b->sink;
+
+	if (!b->sealed || b->owed)
+		return;
+	if (b->holds_pending && sink->pending > 0)
+		sink->pending--;
+	if (b->out.len && !b->failed && mcpx_buf_add(&b->out, "]", 1) < 0)
+		b->failed = true;
+	if (b->silent || sink->gone)
+		; /* nobody to tell */
+	else if (b->failed)
+		emit(sink, mcpx_jsonrpc_error(NULL, MCPX_RPC_INTERNAL_ERROR,
+		                              "Internal error: the batch reply could not be built",
+		                              NULL),
+		     true);
+	else if (b->out.len)
+		sink->send(sink, b->out.data, b->out.len, true);
+	else if (b->holds_pending && sink->unanswered)
+		sink->unanswered(sink);
+	mcpx_buf_free(&b->out);
+	free(b);
+}
+
+/* Adds one response (ownership passes); `owed` when it answers a request
+ * counted with batch_owe. */
+static void batch_add(struct batch *b, cJSON *msg, bool owed)
+{
+	if (owed && b->owed > 0)
+		b->owed--;
+	if (b->failed || mcpx_buf_add(&b->out, b->out.len ? "," : "[", 1) < 0) {
+		b->failed = true;
+		cJSON_Delete(msg);
+	} else if (print_owned(msg, &b->out) < 0) {
+		b->failed = true; /* the partial text is never sent */
+	}
+	batch_settle(b);
+}
+
+/* Sends a response to a request that was counted in sink->pending (or in
+ * its batch). */
+static void emit_response(struct mcpx_sink *sink, struct batch *b, cJSON *msg)
+{
+	if (b) {
+		batch_add(b, msg, true);
+		return;
+	}
 	if (sink->pending > 0)
 		sink->pending--;
 	emit(sink, msg, true);
@@ -206,24 +301,28 @@ static void emit_response(struct mcpx_sink *sink, cJSON *msg)
  * invalid requests): it does not touch pending. */
 static void emit_invalid(struct ctx *c, const cJSON *id, int code, const char *msg)
 {
+	cJSON *err = mcpx_jsonrpc_error(mcpx_jsonrpc_id_valid(id) ? id : NULL, code, msg, NULL);
+
 	if (code == MCPX_RPC_PARSE_ERROR)
 		c->info->parse_error = true;
 	else
 		c->info->invalid = true;
-	if (!c->in_batch)
-		c->info->error_code = code;
-	emit(c->sink, mcpx_jsonrpc_error(mcpx_jsonrpc_id_valid(id) ? id : NULL, code, msg, NULL),
-	     true);
+	if (c->batch) {
+		batch_add(c->batch, err, false);
+		return;
+	}
+	c->info->error_code = code;
+	emit(c->sink, err, true);
 }
 
 static void reply_error_data(struct req *r, int code, const char *msg, cJSON *data,
                              unsigned http_status)
 {
-	if (!r->c->in_batch) {
+	if (!r->c->batch) {
 		r->c->info->error_code = code;
 		r->c->info->http_status = http_status;
 	}
-	emit_response(r->c->sink, mcpx_jsonrpc_error(r->id, code, msg, data));
+	emit_response(r->c->sink, r->c->batch, mcpx_jsonrpc_error(r->id, code, msg, data));
 }
 
 static void reply_error(struct req *r, int code, const char *msg)
@@ -281,7 +380,7 @@ static void reply_result(struct req *r, cJSON *result)
 		reply_error(r, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory");
 		return;
 	}
-	emit_response(r->c->sink, mcpx_jsonrpc_result(r->id, result));
+	emit_response(r->c->sink, r->c->batch, mcpx_jsonrpc_result(r->id, result));
 }
 
 /* ---- calls ------------------------------------------------------------ */
@@ -320,10 +419,17 @@ static void call_cancel(struct mcpx_call *call, bool tell_sink)
 	call->state = CALL_CANCELLING;
 	if (call->tool->cancel)
 		call->tool->cancel(call->tool, call);
-	if (sink->pending > 0)
-		sink->pending--;
-	if (tell_sink && !sink->gone && sink->unanswered)
-		sink->unanswered(sink);
+	if (call->batch) {
+		/* The batch's other responses still go out together. */
+		call->batch->silent |= !tell_sink;
+		call->batch->owed--;
+		batch_settle(call->batch);
+	} else {
+		if (sink->pending > 0)
+			sink->pending--;
+		if (tell_sink && !sink->gone && sink->unanswered)
+			sink->unanswered(sink);
+	}
 	call_free(call);
 }
 
@@ -354,7 +460,7 @@ void mcpx_call_finish(struct mcpx_call *call, cJSON *result)
 	else
 		msg = mcpx_jsonrpc_error(call->id, MCPX_RPC_INTERNAL_ERROR,
 		                         "Internal error: the tool produced no result", NULL);
-	emit_response(sink, msg);
+	emit_response(sink, call->batch, msg);
 	call_free(call);
 }
 
@@ -511,7 +617,7 @@ static void do_initialize(struct req *r)
 
 	/* "The initialize request MUST NOT be part of a JSON-RPC batch"
 	 * (2025-03-26 basic/lifecycle). */
-	if (r->c->in_batch) {
+	if (r->c->batch) {
 		reply_error(r, MCPX_RPC_INVALID_REQUEST,
 		            "Invalid Request: initialize must not be part of a batch");
 		return;
@@ -629,12 +735,51 @@ static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const cha
 	return NULL;
 }
 
+/* A new call for request r, linked into the core's list; NULL when out of
+ * memory. */
+static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool,
+                                  enum mcpx_level log_level)
+{
+	struct ctx *c = r->c;
+	const cJSON *token = member(r->meta, "progressToken");
+	struct mcpx_call *call = calloc(1, sizeof(*call));
+
+	if (!call || !(call->id = cJSON_Duplicate(r->id, true))) {
+		free(call);
+		return NULL;
+	}
+	/* "Progress tokens MUST be a string or integer value"; anything else
+	 * is ignored, which only means the client gets no progress. */
+	if (token && (cJSON_IsString(token) || cJSON_IsNumber(token)) &&
+	    !(call->progress_token = cJSON_Duplicate(token, true))) {
+		call_free(call);
+		return NULL;
+	}
+	call->core = c->core;
+	call->sink = c->sink;
+	call->batch = c->batch;
+	call->tool = tool;
+	call->state = CALL_RUNNING;
+	call->log_level = log_level;
+	call->stateless = r->stateless;
+	mcpx_utf8_copy_trunc(call->version, sizeof(call->version), r->version);
+	mcpx_utf8_copy_trunc(call->key, sizeof(call->key), c->session->key);
+	mcpx_utf8_copy_trunc(call->caller, sizeof(call->caller), c->session->caller);
+	mcpx_jsonrpc_id_text(r->id, call->id_text, sizeof(call->id_text));
+
+	call->next = c->core->calls;
+	if (call->next)
+		call->next->prev = call;
+	c->core->calls = call;
+	c->core->ncalls++;
+	return call;
+}
+
 static void do_tools_call(struct req *r, enum mcpx_level log_level)
 {
 	struct ctx *c = r->c;
 	const cJSON *name = member(r->params, "name");
 	const cJSON *args = member(r->params, "arguments");
-	const cJSON *token = member(r->meta, "progressToken");
 	const struct mcpx_tool *tool;
 	struct mcpx_call *call;
 
@@ -663,40 +808,11 @@ static void do_tools_call(struct req *r, enum mcpx_level log_level)
 		            "Invalid Request: a request with this id is still in progress");
 		return;
 	}
-
-	call = calloc(1, sizeof(*call));
-	if (!call || !(call->id = cJSON_Duplicate(r->id, true))) {
-		free(call);
+	call = call_new(r, tool, log_level);
+	if (!call) {
 		reply_result(r, NULL);
 		return;
 	}
-	/* "Progress tokens MUST be a string or integer value"; anything else
-	 * is ignored, which only means the client gets no progress. */
-	if (token && (cJSON_IsString(token) || cJSON_IsNumber(token))) {
-		call->progress_token = cJSON_Duplicate(token, true);
-		if (!call->progress_token) {
-			call_free(call);
-			reply_result(r, NULL);
-			return;
-		}
-	}
-	call->core = c->core;
-	call->sink = c->sink;
-	call->tool = tool;
-	call->state = CALL_RUNNING;
-	call->log_level = log_level;
-	call->stateless = r->stateless;
-	mcpx_utf8_copy_trunc(call->version, sizeof(call->version), r->version);
-	mcpx_utf8_copy_trunc(call->key, sizeof(call->key), c->session->key);
-	mcpx_utf8_copy_trunc(call->caller, sizeof(call->caller), c->session->caller);
-	mcpx_jsonrpc_id_text(r->id, call->id_text, sizeof(call->id_text));
-
-	call->next = c->core->calls;
-	if (call->next)
-		call->next->prev = call;
-	c->core->calls = call;
-	c->core->ncalls++;
-
 	/* The call may finish (and be freed) inside tool->call; nothing here
 	 * touches it afterwards. JSON null arguments count as absent. */
 	tool->call(tool, call, cJSON_IsNull(args) ? NULL : args);
@@ -799,6 +915,32 @@ static void reply_unsupported_version(struct req *r, const char *requested)
 	                 data, 400);
 }
 
+/* The rest of a 2026-07-28 request's _meta: the client's capabilities and
+ * an optional log level (into *lvl). Replies and returns true when invalid. */
+static bool stateless_meta_invalid(struct req *r, enum mcpx_level *lvl)
+{
+	const cJSON *level = member(r->meta, META_LOG_LEVEL);
+
+	if (!cJSON_IsObject(member(r->meta, META_CLIENT_CAPS))) {
+		reply_error_data(r, MCPX_RPC_INVALID_PARAMS,
+		                 "Invalid params: _meta io.modelcontextprotocol/clientCapabilities "
+		                 "(an object) is required",
+		                 NULL, 400);
+		return true;
+	}
+	/* "If the io.modelcontextprotocol/logLevel value ... is not a recognized
+	 * log level, the server SHOULD reject that request" with -32602
+	 * (server/utilities/logging, "Error Handling"). */
+	if (level && parse_level(level, lvl) < 0) {
+		reply_error_data(r, MCPX_RPC_INVALID_PARAMS,
+		                 "Invalid params: _meta io.modelcontextprotocol/logLevel is not a "
+		                 "log level",
+		                 NULL, 400);
+		return true;
+	}
+	return false;
+}
+
 /* A request that declared a 2026-07-28 protocol version (or is
  * server/discover): validated and served statelessly, from the request
  * alone ("Servers MUST NOT rely on prior requests over the same connection",
@@ -833,7 +975,7 @@ static bool handle_stateless(struct req *r)
 		r->c->info->stateless = false;
 		return false;
 	}
-	if (r->c->in_batch) {
+	if (r->c->batch) {
 		reply_error(r, MCPX_RPC_INVALID_REQUEST,
 		            "Invalid Request: protocol version 2026-07-28 has no batches");
 		return true;
@@ -849,24 +991,8 @@ static bool handle_stateless(struct req *r)
 		return true;
 	}
 	r->version = pv->valuestring;
-	if (!cJSON_IsObject(member(r->meta, META_CLIENT_CAPS))) {
-		reply_error_data(r, MCPX_RPC_INVALID_PARAMS,
-		                 "Invalid params: _meta io.modelcontextprotocol/clientCapabilities "
-		                 "(an object) is required",
-		                 NULL, 400);
+	if (stateless_meta_invalid(r, &lvl))
 		return true;
-	}
-	/* "If the io.modelcontextprotocol/logLevel value ... is not a recognized
-	 * log level, the server SHOULD reject that request" with -32602
-	 * (server/utilities/logging, "Error Handling"). */
-	if (member(r->meta, META_LOG_LEVEL) &&
-	    parse_level(member(r->meta, META_LOG_LEVEL), &lvl) < 0) {
-		reply_error_data(r, MCPX_RPC_INVALID_PARAMS,
-		                 "Invalid params: _meta io.modelcontextprotocol/logLevel is not a "
-		                 "log level",
-		                 NULL, 400);
-		return true;
-	}
 
 	/* ping, logging/setLevel and initialize do not exist in 2026-07-28
 	 * (changelog, major changes 2 and 5). */
@@ -883,6 +1009,42 @@ static bool handle_stateless(struct req *r)
 
 /* ---- dispatch --------------------------------------------------------- */
 
+/* A request under the session-based lifecycle (<= 2025-11-25). */
+static void handle_session_request(struct req *r)
+{
+	struct mcpx_session *s = r->c->session;
+
+	if (strcmp(r->method, "initialize") == 0) {
+		do_initialize(r);
+		return;
+	}
+	/* "Either side can ping", also before initialization (basic/lifecycle). */
+	if (strcmp(r->method, "ping") == 0) {
+		reply_result(r, cJSON_CreateObject());
+		return;
+	}
+	/* "The client SHOULD NOT send requests other than pings before the
+	 * server has responded to the initialize request" (basic/lifecycle). */
+	if (!s->initialized) {
+		reply_error(r, MCPX_RPC_INVALID_REQUEST,
+		            s->allow_stateless
+		                ? "Invalid Request: the session is not initialized; send "
+		                  "initialize first, or use protocol version 2026-07-28 with "
+		                  "_meta io.modelcontextprotocol/protocolVersion"
+		                : "Invalid Request: the session is not initialized; send "
+		                  "initialize first");
+		return;
+	}
+	if (strcmp(r->method, "tools/list") == 0)
+		do_tools_list(r);
+	else if (strcmp(r->method, "tools/call") == 0)
+		do_tools_call(r, s->log_level);
+	else if (strcmp(r->method, "logging/setLevel") == 0)
+		do_set_level(r);
+	else
+		reply_error(r, MCPX_RPC_METHOD_NOT_FOUND, "Method not found");
+}
+
 static void handle_request(struct ctx *c, const cJSON *id, const char *method, const cJSON *params)
 {
 	struct req r = {.c = c, .id = id, .method = method, .params = params};
@@ -891,7 +1053,10 @@ static void handle_request(struct ctx *c, const cJSON *id, const char *method, c
 	const cJSON *meta = member(params, "_meta");
 
 	c->info->requests++;
-	c->sink->pending++;
+	if (c->batch)
+		batch_owe(c->batch);
+	else
+		c->sink->pending++;
 	r.version = s->version;
 
 	if (params && !cJSON_IsObject(params)) {
@@ -921,35 +1086,7 @@ static void handle_request(struct ctx *c, const cJSON *id, const char *method, c
 		return;
 	}
 
-	if (strcmp(method, "initialize") == 0) {
-		do_initialize(&r);
-		return;
-	}
-	/* "Either side can ping", also before initialization (basic/lifecycle). */
-	if (strcmp(method, "ping") == 0) {
-		reply_result(&r, cJSON_CreateObject());
-		return;
-	}
-	/* "The client SHOULD NOT send requests other than pings before the
-	 * server has responded to the initialize request" (basic/lifecycle). */
-	if (!s->initialized) {
-		reply_error(&r, MCPX_RPC_INVALID_REQUEST,
-		            s->allow_stateless
-		                ? "Invalid Request: the session is not initialized; send "
-		                  "initialize first, or use protocol version 2026-07-28 with "
-		                  "_meta io.modelcontextprotocol/protocolVersion"
-		                : "Invalid Request: the session is not initialized; send "
-		                  "initialize first");
-		return;
-	}
-	if (strcmp(method, "tools/list") == 0)
-		do_tools_list(&r);
-	else if (strcmp(method, "tools/call") == 0)
-		do_tools_call(&r, s->log_level);
-	else if (strcmp(method, "logging/setLevel") == 0)
-		do_set_level(&r);
-	else
-		reply_error(&r, MCPX_RPC_METHOD_NOT_FOUND, "Method not found");
+	handle_session_request(&r);
 }
 
 static void handle_notification(struct ctx *c, const char *method, const cJSON *params)
@@ -1053,11 +1190,16 @@ static void handle_batch(struct ctx *c, const cJSON *arr)
 		emit_invalid(c, NULL, MCPX_RPC_INVALID_REQUEST, "Invalid Request: empty batch");
 		return;
 	}
-	/* Each element is handled on its own and each reply is sent as its own
-	 * message ("Responses ... MAY be batched"); a transport that must
-	 * answer with one JSON body collects them while info->batch is set. */
-	c->in_batch = true;
+	c->batch = batch_new(c->sink);
+	if (!c->batch) {
+		emit_invalid(c, NULL, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+		return;
+	}
 	cJSON_ArrayForEach(el, arr) handle_message(c, el);
+	/* Answered now unless a tool call is still running. */
+	c->batch->sealed = true;
+	batch_settle(c->batch);
+	c->batch = NULL;
 }
 
 void mcpx_core_handle_http(struct mcpx_core *core, struct mcpx_session *session,
@@ -1065,51 +1207,21 @@ void mcpx_core_handle_http(struct mcpx_core *core, struct mcpx_session *session,
                            const struct mcpx_req_headers *hdr, struct mcpx_handle_info *info)
 {
 	struct ctx c = {.core = core, .session = session, .sink = sink, .hdr = hdr, .info = info};
-	const char *end = NULL;
-	cJSON *root = NULL;
-	char *buf;
+	const char *why = NULL;
+	cJSON *root;
 
 	memset(info, 0, sizeof(*info));
-
-	/* All messages MUST be UTF-8 (2025-03-26+ basic). Rejecting other
-	 * bytes here also means every string we echo back (ids, names) is
-	 * valid UTF-8, and so is every string a tool receives. */
-	if (!mcpx_utf8_valid(msg, len)) {
-		emit_invalid(&c, NULL, MCPX_RPC_PARSE_ERROR,
-		             "Parse error: message is not valid UTF-8");
-		return;
-	}
-	/* cJSON wants a terminated buffer; the copy also lets us check that
-	 * nothing but whitespace follows the value. */
-	buf = malloc(len + 1);
-	if (buf) {
-		memcpy(buf, msg, len);
-		buf[len] = '\0';
-		root = cJSON_ParseWithLengthOpts(buf, len + 1, &end, false);
-		if (root && end) {
-			while (end < buf + len &&
-			       (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
-				end++;
-			if (end != buf + len) {
-				cJSON_Delete(root);
-				root = NULL;
-			}
-		}
-	}
+	root = mcpx_jsonrpc_parse(msg, len, &why);
 	if (!root) {
-		free(buf);
 		/* The message was unreadable, so the id is unknown: null. */
-		emit_invalid(&c, NULL, MCPX_RPC_PARSE_ERROR,
-		             buf ? "Parse error" : "Parse error: out of memory");
+		emit_invalid(&c, NULL, MCPX_RPC_PARSE_ERROR, why);
 		return;
 	}
-
 	if (cJSON_IsArray(root))
 		handle_batch(&c, root);
 	else
 		handle_message(&c, root);
 	cJSON_Delete(root);
-	free(buf);
 }
 
 void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, struct mcpx_sink *sink,
@@ -1162,12 +1274,18 @@ struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
 	return core;
 }
 
+void mcpx_core_cancel_all(struct mcpx_core *core)
+{
+	/* Told nothing: the sinks are about to go away with the process. */
+	while (core->calls)
+		call_cancel(core->calls, false);
+}
+
 void mcpx_core_free(struct mcpx_core *core)
 {
 	if (!core)
 		return;
-	while (core->calls)
-		call_cancel(core->calls, false);
+	mcpx_core_cancel_all(core);
 	free(core->server_name);
 	free(core->server_version);
 	free(core->instructions);

@@ -24,9 +24,21 @@
 
 static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "killed", "cancelled",
                                        "failed", "expired",    "shutdown", "busy",   "other"};
-static const char *const limits[] = {"none",   "timeout",   "memory",    "cpu",
-                                     "output", "processes", "file_size", "other"};
+static const char *const limits[] = {"none", "timeout",   "memory",    "cpu",
+                                     "disk", "processes", "file_size", "other"};
+static const char *const replace_reasons[] = {"runs", "age", "died", "other"};
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
+static const char *const egress_outcomes[] = {"ok", "failed", "cancelled", "denied", "other"};
+static const char *const egress_reasons[] = {
+	"none",     "not_configured", "bad_request", "bad_url",   "no_rule",
+	"method",   "header",         "address",     "redirect",  "too_large",
+	"request_too_large", "in_flight", "run_limit", "other"};
+#define N_EGRESS_OUTCOMES (sizeof(egress_outcomes) / sizeof(egress_outcomes[0]))
+#define N_EGRESS_REASONS (sizeof(egress_reasons) / sizeof(egress_reasons[0]))
+/* Rule names come from the policy file (at most 64 rules, but reloads can
+ * bring new names): a fixed number of series, the rest counted as "other". */
+#define MAX_EGRESS_SERIES 512
+#define N_REASONS (sizeof(replace_reasons) / sizeof(replace_reasons[0]))
 #define N_LIMITS (sizeof(limits) / sizeof(limits[0]))
 
 static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
@@ -55,6 +67,12 @@ struct histogram {
 	double sum;
 };
 
+struct egress_series {
+	char rule[65];
+	unsigned char outcome, reason;
+	uint64_t count;
+};
+
 struct named {
 	char name[NAME_MAX_LEN];
 	char value[VALUE_MAX_LEN];
@@ -68,6 +86,10 @@ static struct {
 	uint64_t http[HTTP_SLOTS];
 	struct named layers[MAX_LAYERS];
 	struct named info[MAX_INFO];
+	struct egress_series egress[MAX_EGRESS_SERIES];
+	size_t n_egress;
+	long zygote_pid;
+	uint64_t zygote_replaced[N_REASONS];
 } m;
 
 static size_t lookup(const char *const *table, size_t n, const char *s)
@@ -106,6 +128,38 @@ void mcpx_metrics_execution(const char *outcome, const char *limit, double durat
 		return;
 	observe(&m.duration, duration_s);
 	observe(&m.queue_wait, queue_wait_s);
+}
+
+void mcpx_metrics_egress(const char *rule, const char *outcome, const char *reason)
+{
+	unsigned char o = (unsigned char)lookup(egress_outcomes, N_EGRESS_OUTCOMES,
+						 outcome ? outcome : "other");
+	unsigned char r = (unsigned char)(reason ? lookup(egress_reasons, N_EGRESS_REASONS, reason)
+						 : 0);
+	char name[65];
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s", rule && strlen(rule) < sizeof(name) ? rule : "none");
+	for (i = 0; i < m.n_egress; i++)
+		if (m.egress[i].outcome == o && m.egress[i].reason == r &&
+		    strcmp(m.egress[i].rule, name) == 0)
+			break;
+	if (i == m.n_egress) {
+		/* The last slots are kept for "other": enough for every
+		 * outcome and reason, so the table never overflows. */
+		if (m.n_egress >= MAX_EGRESS_SERIES - N_EGRESS_OUTCOMES * N_EGRESS_REASONS &&
+		    strcmp(name, "other") != 0) {
+			mcpx_metrics_egress("other", outcome, reason);
+			return;
+		}
+		if (m.n_egress == MAX_EGRESS_SERIES)
+			return;
+		snprintf(m.egress[i].rule, sizeof(m.egress[i].rule), "%s", name);
+		m.egress[i].outcome = o;
+		m.egress[i].reason = r;
+		m.n_egress++;
+	}
+	m.egress[i].count++;
 }
 
 void mcpx_metrics_http_response(int status)
@@ -172,6 +226,16 @@ void mcpx_metrics_set_info(const char *key, const char *value)
 	s = named_slot(m.info, MAX_INFO, name);
 	if (s)
 		snprintf(s->value, sizeof(s->value), "%s", value);
+}
+
+void mcpx_metrics_set_zygote(long pid)
+{
+	m.zygote_pid = pid > 0 ? pid : 0;
+}
+
+void mcpx_metrics_zygote_replaced(const char *reason)
+{
+	m.zygote_replaced[lookup(replace_reasons, N_REASONS, reason ? reason : "other")]++;
 }
 
 /* A growable buffer with a hard cap, in the spirit of curl's dynbuf. */
@@ -290,9 +354,64 @@ static void put_histogram(struct buf *b, const char *name, const char *help,
 	put(b, "\n%s_count %" PRIu64 "\n", name, h->count);
 }
 
+static void put_zygote(struct buf *b)
+{
+	put_gauge(b, "mcp_exec_zygote_pid",
+	          "Pid of the fork server's current zygote; 0 when there is none.",
+	          (unsigned long long)m.zygote_pid);
+	put_header(b, "mcp_exec_zygote_replacements_total", "counter",
+	           "Zygotes replaced, by why: served their runs or time, or died.");
+	for (size_t i = 0; i < N_REASONS; i++)
+		put(b, "mcp_exec_zygote_replacements_total{reason=\"%s\"} %" PRIu64 "\n",
+		    replace_reasons[i], m.zygote_replaced[i]);
+}
+
 static unsigned long long nonneg(long long v)
 {
 	return v < 0 ? 0 : (unsigned long long)v;
+}
+
+static void put_http(struct buf *b)
+{
+	put_header(b, "mcp_exec_http_responses_total", "counter",
+	           "HTTP responses sent, by status code.");
+	for (int i = 0; i < HTTP_SLOTS; i++) {
+		if (!m.http[i])
+			continue;
+		if (i < HTTP_SLOTS - 1)
+			put(b, "mcp_exec_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
+			    HTTP_MIN + i, m.http[i]);
+		else
+			put(b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
+			    m.http[i]);
+	}
+}
+
+static void put_egress(struct buf *b)
+{
+	put_header(b, "mcp_exec_egress_requests_total", "counter",
+	           "Requests of runs through the egress broker, by rule, outcome and the reason "
+	           "of a denial.");
+	for (size_t i = 0; i < m.n_egress; i++) {
+		put(b, "mcp_exec_egress_requests_total{rule=\"");
+		put_label_value(b, m.egress[i].rule);
+		put(b, "\",outcome=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
+		    egress_outcomes[m.egress[i].outcome], egress_reasons[m.egress[i].reason],
+		    m.egress[i].count);
+	}
+}
+
+static void put_layers(struct buf *b)
+{
+	put_header(b, "mcp_exec_sandbox_layer", "gauge",
+	           "1 for each sandbox layer that is active, 0 for each that is not.");
+	for (size_t i = 0; i < MAX_LAYERS; i++) {
+		if (!m.layers[i].used)
+			continue;
+		put(b, "mcp_exec_sandbox_layer{layer=\"");
+		put_label_value(b, m.layers[i].name);
+		put(b, "\"} %d\n", m.layers[i].active);
+	}
 }
 
 char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
@@ -327,28 +446,11 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	put_gauge(&b, "mcp_exec_ready", "1 when the replica accepts work.", g->ready ? 1 : 0);
 	put_gauge(&b, "mcp_exec_draining", "1 while shutting down.", g->draining ? 1 : 0);
 
-	put_header(&b, "mcp_exec_http_responses_total", "counter",
-	           "HTTP responses sent, by status code.");
-	for (int i = 0; i < HTTP_SLOTS; i++) {
-		if (!m.http[i])
-			continue;
-		if (i < HTTP_SLOTS - 1)
-			put(&b, "mcp_exec_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
-			    HTTP_MIN + i, m.http[i]);
-		else
-			put(&b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
-			    m.http[i]);
-	}
+	put_http(&b);
+	put_egress(&b);
+	put_layers(&b);
 
-	put_header(&b, "mcp_exec_sandbox_layer", "gauge",
-	           "1 for each sandbox layer that is active, 0 for each that is not.");
-	for (size_t i = 0; i < MAX_LAYERS; i++) {
-		if (!m.layers[i].used)
-			continue;
-		put(&b, "mcp_exec_sandbox_layer{layer=\"");
-		put_label_value(&b, m.layers[i].name);
-		put(&b, "\"} %d\n", m.layers[i].active);
-	}
+	put_zygote(&b);
 
 	put_header(&b, "mcp_exec_build_info", "gauge", "The version of this build.");
 	put(&b, "mcp_exec_build_info{version=\"");

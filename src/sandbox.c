@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/landlock.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -147,12 +149,30 @@ static int collect_orphan(const struct mcpx_procstat *ps, void *arg)
 	return 0;
 }
 
-/* Kills (and with reap, waits for) the run's remaining processes. The
- * decision is made under registry_lock so a leader being forked right now is
- * never mistaken for a stray. Returns how many were found. */
-static size_t sweep(pid_t pgid, bool reap)
+/* Adds what a reaped process used to the run's account: its CPU (the leader's
+ * wait4 does not include it, as the leader never waited for it) and the
+ * larger peak. */
+static void add_rusage(struct rusage *acc, const struct rusage *r)
 {
-	struct orphan_scan s = {.pgid = pgid, .self = getpid(), .kill_only = !reap};
+	acc->ru_utime.tv_sec += r->ru_utime.tv_sec;
+	acc->ru_utime.tv_usec += r->ru_utime.tv_usec;
+	acc->ru_stime.tv_sec += r->ru_stime.tv_sec;
+	acc->ru_stime.tv_usec += r->ru_stime.tv_usec;
+	acc->ru_utime.tv_sec += acc->ru_utime.tv_usec / 1000000;
+	acc->ru_utime.tv_usec %= 1000000;
+	acc->ru_stime.tv_sec += acc->ru_stime.tv_usec / 1000000;
+	acc->ru_stime.tv_usec %= 1000000;
+	if (r->ru_maxrss > acc->ru_maxrss)
+		acc->ru_maxrss = r->ru_maxrss;
+}
+
+/* Kills (and with acc, reaps and accounts) the run's remaining processes.
+ * The decision is made under registry_lock so a leader being forked right
+ * now is never mistaken for a stray. Returns how many were found. */
+static size_t sweep(pid_t pgid, struct rusage *acc)
+{
+	struct orphan_scan s = {.pgid = pgid, .self = getpid(), .kill_only = !acc};
+	struct rusage r;
 	size_t i;
 
 	pthread_mutex_lock(&registry_lock);
@@ -160,9 +180,14 @@ static size_t sweep(pid_t pgid, bool reap)
 	for (i = 0; i < s.n; i++)
 		(void)kill(s.pids[i], SIGKILL);
 	pthread_mutex_unlock(&registry_lock);
-	for (i = 0; reap && i < s.n; i++) {
-		while (waitpid(s.pids[i], NULL, 0) < 0 && errno == EINTR)
+	for (i = 0; acc && i < s.n; i++) {
+		pid_t got;
+
+		memset(&r, 0, sizeof(r));
+		while ((got = wait4(s.pids[i], NULL, 0, &r)) < 0 && errno == EINTR)
 			;
+		if (got == s.pids[i])
+			add_rusage(acc, &r);
 	}
 	return s.n;
 }
@@ -362,8 +387,8 @@ static int set_paths(struct mcpx_sandbox *sb, const char *python, const char *wo
 		return mcpx_err_set(err, EINVAL, "python must be an absolute path");
 	if (!workdir_base || workdir_base[0] != '/')
 		return mcpx_err_set(err, EINVAL, "workdir base must be an absolute path");
-	if (strlen(python) >= sizeof(sb->python))
-		return mcpx_err_set(err, ENAMETOOLONG, "python path too long");
+	if (strlen(python) >= sizeof(sb->python) || strlen(workdir_base) > MCPX_WORKDIR_BASE_MAX)
+		return mcpx_err_set(err, ENAMETOOLONG, "python or workdir base path too long");
 	if (access(python, X_OK) < 0)
 		return mcpx_err_set(err, errno, "python %s is not executable: %s", python,
 		                    strerror(errno));
@@ -491,6 +516,33 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb)
 	}
 }
 
+static bool beneath(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
+{
+	struct mcpx_landlock_plan plan;
+
+	if (!sb->layers.landlock)
+		return true;
+	if (beneath(path, sb->workdir_base))
+		return true;
+	mcpx_landlock_plan(sb->layers.landlock_abi, NULL,
+			   sb->runtime_root[0] ? sb->runtime_root : NULL,
+			   sb->zygote[0] ? sb->zygote : NULL, &plan);
+	for (size_t i = 0; i < plan.n_rules; i++)
+		if (plan.rules[i].path && (plan.rules[i].rights & LANDLOCK_ACCESS_FS_READ_FILE) &&
+		    beneath(path, plan.rules[i].path))
+			return true;
+	return false;
+}
+
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
 {
 	const struct mcpx_sandbox_layers *l = &sb->layers;
@@ -578,7 +630,7 @@ struct spawn_what {
 };
 
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
-			 const struct spawn_what *what)
+			 const struct spawn_what *what, bool channel)
 {
 	size_t i = 0;
 
@@ -603,6 +655,10 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	b->envp[i++] = (char *)"MALLOC_ARENA_MAX=2";
 	b->envp[i++] = (char *)"MPLBACKEND=Agg";
 	b->envp[i++] = b->mplconfig;
+	/* Where the run's end of the broker channel is (python/mcpx.py). */
+	_Static_assert(MCPX_SANDBOX_CHANNEL_FD == 4, "the variable below names fd 4");
+	if (channel)
+		b->envp[i++] = (char *)MCPX_SANDBOX_CHANNEL_ENV "=4";
 	b->envp[i] = NULL;
 
 	if (what->zygote_mode) {
@@ -705,6 +761,7 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->stdin_fd = -1;
 	proc->stdout_fd = -1;
 	proc->stderr_fd = -1;
+	proc->channel_fd = -1;
 	proc->exit_fd = -1;
 	proc->parent_fd = -1;
 }
@@ -732,39 +789,55 @@ static int prepare_workdir(const struct mcpx_sandbox *sb, const struct spawn_wha
 	return rc;
 }
 
-/* The fds a spawn makes, [0] read end, [1] write end: the child's stdin,
- * stdout, stderr and its error pipe. */
-struct spawn_pipes {
-	int in[2], out[2], err[2], ep[2];
+/* The descriptors of one spawn. For each pair [0] is the server's end and
+ * [1] the child's, except in (stdin), where the child reads [0]. ep is the
+ * close-on-exec error pipe; ch the run's broker channel, when it has one. */
+struct spawn_fds {
+	int in[2], out[2], errp[2], ep[2], ch[2];
 };
 
-static void close_pipes(struct spawn_pipes *sp)
+static int open_fds(struct spawn_fds *f, bool channel, struct mcpx_err *err)
 {
-	for (int i = 0; i < 2; i++) {
-		mcpx_close_fd(&sp->in[i]);
-		mcpx_close_fd(&sp->out[i]);
-		mcpx_close_fd(&sp->err[i]);
-		mcpx_close_fd(&sp->ep[i]);
-	}
+	if (pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
+	    pipe2(f->errp, O_CLOEXEC) < 0 || pipe2(f->ep, O_CLOEXEC) < 0)
+		return mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
+	if (channel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->ch) < 0)
+		return mcpx_err_set(err, errno, "sandbox: socketpair: %s", strerror(errno));
+	return 0;
 }
 
-/* Everything the child reads, filled before fork (it may not allocate). */
-static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb,
-		      const struct mcpx_limits *lim, const struct spawn_what *what,
-		      const struct mcpx_sandbox_proc *proc, const struct spawn_pipes *sp)
+/* After fork: the child has its copies. */
+static void close_child_ends(struct spawn_fds *f)
 {
-	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
-	prepare_exec(b, sb, proc->workdir, what);
+	mcpx_close_fd(&f->in[0]);
+	mcpx_close_fd(&f->out[1]);
+	mcpx_close_fd(&f->errp[1]);
+	mcpx_close_fd(&f->ep[1]);
+	mcpx_close_fd(&f->ch[1]);
+}
+
+static void close_fds(struct spawn_fds *f)
+{
+	int *all = &f->in[0];
+
+	for (size_t i = 0; i < sizeof(*f) / sizeof(int); i++)
+		mcpx_close_fd(&all[i]);
+}
+
+/* Everything the child reads, filled before fork. */
+static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb, const struct spawn_what *what,
+		      const struct spawn_fds *f, const char *workdir)
+{
 	b->args.parent = getpid();
-	b->args.stdin_fd = sp->in[0];
-	b->args.stdout_fd = sp->out[1];
-	b->args.stderr_fd = sp->err[1];
-	b->args.errpipe_fd = sp->ep[1];
-	b->args.control_fd = what->control_fd;
+	b->args.stdin_fd = f->in[0];
+	b->args.stdout_fd = f->out[1];
+	b->args.stderr_fd = f->errp[1];
+	b->args.errpipe_fd = f->ep[1];
+	b->args.control_fd = f->ch[1] >= 0 ? f->ch[1] : what->control_fd;
 	b->args.drop_uid = sb->layers.uid_drop;
 	b->args.uid = sb->run_uid;
 	b->args.gid = sb->run_gid;
-	b->args.workdir = proc->workdir;
+	b->args.workdir = workdir;
 	b->args.workdir_fd = -1;
 	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
 	b->args.runtime_root = sb->runtime_root[0] ? sb->runtime_root : NULL;
@@ -776,10 +849,9 @@ static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb,
 	b->args.envp = b->envp;
 }
 
-/* Forks the child, which never returns from mcpx_sandbox_child_exec. The
- * registry lock is held across fork so that no concurrent sweep sees the
- * new leader before it is registered. fork, not vfork: the child runs real
- * setup code. Returns the pid or -errno. */
+/* The registry lock is held across fork so that no concurrent sweep sees
+ * the new leader before it is registered. fork, not vfork: the child runs
+ * real setup code. Returns the pid, or -errno with err set. */
 static pid_t fork_child(const struct spawn_buf *b, struct mcpx_err *err)
 {
 	pid_t pid;
@@ -800,40 +872,33 @@ static pid_t fork_child(const struct spawn_buf *b, struct mcpx_err *err)
 	return pid;
 }
 
-/* After fork: waits for the child's verdict on its setup, then takes the
- * server's ends of its pipes. */
-static int await_child(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
-		       struct spawn_pipes *sp, struct mcpx_err *err)
+/* The child's verdict, then the server's ends handed to proc. */
+static int take_child(const struct mcpx_sandbox *sb, struct spawn_fds *f,
+		      struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
 {
 	int rc;
 
-	mcpx_close_fd(&sp->in[0]);
-	mcpx_close_fd(&sp->out[1]);
-	mcpx_close_fd(&sp->err[1]);
-	mcpx_close_fd(&sp->ep[1]);
 	/* Race-free: an unreaped child's pid cannot be recycled. */
 	proc->pidfd = (int)syscall(__NR_pidfd_open, proc->pid, 0);
 	if (proc->pidfd < 0)
 		return mcpx_err_set(err, errno, "sandbox: pidfd_open: %s", strerror(errno));
-	rc = read_verdict(sp->ep[0], err);
-	mcpx_close_fd(&sp->ep[0]);
+	rc = read_verdict(f->ep[0], err);
+	mcpx_close_fd(&f->ep[0]);
 	if (rc)
 		return rc;
 	/* The zygote binary waits for this write before it turns non-dumpable
 	 * (cmd/mcp-exec-zygote). */
-	if (!sb->layers.uid_drop) {
-		rc = raise_oom_score_of(proc->pid);
-		if (rc)
-			return mcpx_err_set(err, -rc, "sandbox setup failed at step oom_score_adj: %s",
-					    strerror(-rc));
-	}
-	if (mcpx_set_nonblock(sp->in[1]) || mcpx_set_nonblock(sp->out[0]) ||
-	    mcpx_set_nonblock(sp->err[0]))
+	if (!sb->layers.uid_drop && (rc = raise_oom_score_of(proc->pid)) != 0)
+		return mcpx_err_set(err, -rc, "sandbox setup failed at step oom_score_adj: %s",
+				    strerror(-rc));
+	if (mcpx_set_nonblock(f->in[1]) || mcpx_set_nonblock(f->out[0]) ||
+	    mcpx_set_nonblock(f->errp[0]) || (f->ch[0] >= 0 && mcpx_set_nonblock(f->ch[0])))
 		return mcpx_err_set(err, errno, "sandbox: O_NONBLOCK: %s", strerror(errno));
-	proc->stdin_fd = sp->in[1];
-	proc->stdout_fd = sp->out[0];
-	proc->stderr_fd = sp->err[0];
-	sp->in[1] = sp->out[0] = sp->err[0] = -1;
+	proc->stdin_fd = f->in[1];
+	proc->stdout_fd = f->out[0];
+	proc->stderr_fd = f->errp[0];
+	proc->channel_fd = f->ch[0];
+	f->in[1] = f->out[0] = f->errp[0] = f->ch[0] = -1;
 	return 0;
 }
 
@@ -841,32 +906,35 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 		 const struct spawn_what *what, struct mcpx_sandbox_proc *proc,
 		 struct mcpx_err *err)
 {
-	struct spawn_pipes sp = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+	struct spawn_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
 	struct spawn_buf *b;
 	int rc, st;
 
 	mcpx_sandbox_proc_reset(proc);
 	proc->run_uid = sb->run_uid;
+	/* The zygote never runs code, so it never talks to the broker. */
+	if (lim->channel && what->control_fd >= 0)
+		return mcpx_err_set(err, EINVAL, "sandbox: a zygote gets no broker channel");
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
 	rc = prepare_workdir(sb, what, proc, err);
-	if (rc)
+	if (rc || (rc = open_fds(&f, lim->channel, err)) < 0)
 		goto fail;
-	if (pipe2(sp.in, O_CLOEXEC) < 0 || pipe2(sp.out, O_CLOEXEC) < 0 ||
-	    pipe2(sp.err, O_CLOEXEC) < 0 || pipe2(sp.ep, O_CLOEXEC) < 0) {
-		rc = mcpx_err_set(err, errno, "sandbox: pipe2: %s", strerror(errno));
-		goto fail;
-	}
-	fill_args(b, sb, lim, what, proc, &sp);
+	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
+	prepare_exec(b, sb, proc->workdir, what, lim->channel);
+	fill_args(b, sb, what, &f, proc->workdir);
+
 	/* ctime of what the run creates is at or after this (same coarse
 	 * clock the filesystem uses). */
 	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
-	rc = fork_child(b, err);
-	if (rc < 0)
+	proc->pid = fork_child(b, err);
+	if (proc->pid < 0) {
+		rc = proc->pid;
 		goto fail;
-	proc->pid = rc;
-	rc = await_child(sb, proc, &sp, err);
+	}
+	close_child_ends(&f);
+	rc = take_child(sb, &f, proc, err);
 	if (rc)
 		goto fail;
 	free(b);
@@ -881,7 +949,7 @@ fail:
 			;
 		registry_remove(proc->pid);
 	}
-	close_pipes(&sp);
+	close_fds(&f);
 	mcpx_close_fd(&proc->pidfd);
 	if (proc->workdir[0])
 		(void)mcpx_workdir_remove_in(proc->parent_fd, proc->workdir);
@@ -1038,12 +1106,12 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 	if (leader_gone(proc) && !stray_children())
 		return; /* nothing of the run is left: skip the /proc scans */
 	kill_group(proc->pid);
-	(void)sweep(proc->pid, false);
+	(void)sweep(proc->pid, NULL);
 }
 
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru)
 {
-	struct rusage r = {0};
+	struct rusage r = {0}, orphans = {0};
 	int st = 0, round, rc;
 	bool strays;
 
@@ -1084,8 +1152,9 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 	/* Killed members became zombies re-parented to us (subreaper); each
 	 * round also catches the children of strays killed in the one before. */
 	for (round = 0; strays && round < MAX_SWEEP_ROUNDS; round++)
-		if (sweep(proc->pid, true) == 0)
+		if (sweep(proc->pid, &orphans) == 0)
 			break;
+	add_rusage(&r, &orphans);
 	if (status)
 		*status = st;
 	if (ru)
@@ -1113,6 +1182,7 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 	mcpx_close_fd(&proc->stdin_fd);
 	mcpx_close_fd(&proc->stdout_fd);
 	mcpx_close_fd(&proc->stderr_fd);
+	mcpx_close_fd(&proc->channel_fd);
 	mcpx_close_fd(&proc->pidfd);
 	mcpx_close_fd(&proc->exit_fd);
 	if (proc->workdir[0]) {

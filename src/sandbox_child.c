@@ -138,9 +138,11 @@ static int enter_workdir(const struct mcpx_child_args *a)
 
 /* Threat: the run talking to the server through an inherited fd. Exactly
  * four fds survive: the stdin pipe, the two output pipes and the error pipe
- * (fd 3, closed by execve); the fork server's zygote also keeps its control
- * socket as fd 4. Everything is first copied above 4 so that a pipe that
- * happens to be fd 0..4 is not overwritten by another one. */
+ * (fd 3, closed by execve); fd 4 is kept for the one socket a process may
+ * have: the zygote's control socket, or a run's channel to the egress
+ * broker (which only answers requests its policy allows). Everything is
+ * first copied above 4 so that a pipe that happens to be fd 0..4 is not
+ * overwritten by another one. */
 static int install_fds(const struct mcpx_child_args *a, int *errfd)
 {
 	int in, out, err, ep, ctl = -1;

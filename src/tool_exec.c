@@ -22,8 +22,11 @@
 #include <string.h>
 
 #include "base64.h"
+#include "buf.h"
 #include "config.h"
+#include "jsonrpc.h"
 #include "loop.h"
+#include "policy.h"
 #include "runfiles.h"
 #include "utf8.h"
 
@@ -43,6 +46,7 @@ struct exec_tool {
 	struct mcpx_tool base;
 	const struct mcpx_config *cfg;
 	struct mcpx_executor *ex;
+	const struct mcpx_policy_store *policy; /* NULL: no egress */
 };
 
 /* One tools/call in flight; owned by the tool from submit until done or
@@ -317,16 +321,14 @@ static int parse_files(const cJSON *files, const struct mcpx_config *cfg,
 	return 0;
 }
 
-/* additionalProperties: false, reported the way go-sdk words it. True (and
- * msg set) when args has a property the schema does not name. */
-static bool extra_properties(const cJSON *args, char *msg, size_t msglen)
+/* Lists properties other than code, timeout_s and stdin in msg, as go-sdk's
+ * additionalProperties check words it. Returns -EINVAL when there are any. */
+static int check_extra(const cJSON *args, char *msg, size_t msglen)
 {
 	char extra[256] = "";
 	unsigned n_extra = 0;
 	const cJSON *el;
 
-	if (!args)
-		return false;
 	cJSON_ArrayForEach(el, args)
 	{
 		if (strcmp(el->string, "code") == 0 || strcmp(el->string, "timeout_s") == 0 ||
@@ -337,12 +339,12 @@ static bool extra_properties(const cJSON *args, char *msg, size_t msglen)
 		append_quoted(extra, sizeof(extra), el->string);
 	}
 	if (!n_extra)
-		return false;
+		return 0;
 	snprintf(msg, msglen,
 	         "validating \"arguments\": validating root: unexpected additional "
 	         "properties [%s] (allowed: code, timeout_s, stdin, files)",
 	         extra);
-	return true;
+	return -EINVAL;
 }
 
 /* 0 or absent means the default; everything else is clamped, never
@@ -363,15 +365,37 @@ static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cf
 		t = (unsigned)want;
 	if (t < 1)
 		t = 1;
-	if (t > max)
-		t = max;
-	return t;
+	return t > max ? max : t;
+}
+
+/* The code's own rules, after the schema: not blank, no NUL, not too long. */
+static int check_code(const cJSON *code, const struct mcpx_config *cfg, char *msg, size_t msglen)
+{
+	size_t len = strlen(code->valuestring);
+
+	if (blank(code->valuestring, len)) {
+		snprintf(msg, msglen, "code must not be empty");
+		return -EINVAL;
+	}
+	/* Python refuses source with a NUL byte ("source code string cannot
+	 * contain null bytes"); saying so here is clearer than its traceback,
+	 * and the code travels on as a C string. */
+	if (mcpx_json_has_nul(code)) {
+		snprintf(msg, msglen, "code must not contain NUL characters (U+0000)");
+		return -EINVAL;
+	}
+	if (cfg->max_code_bytes && len > cfg->max_code_bytes) {
+		snprintf(msg, msglen, "code exceeds limit of %zu bytes", cfg->max_code_bytes);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
                          struct mcpx_exec_args *out, char *msg, size_t msglen)
 {
 	const cJSON *code, *timeout, *in, *files;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
@@ -396,44 +420,41 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 		return type_error(msg, msglen, "/properties/stdin", in, "string");
 	if (files && !cJSON_IsArray(files))
 		return type_error(msg, msglen, "/properties/files", files, "array");
-
-	if (extra_properties(args, msg, msglen))
-		return -EINVAL;
+	if (args && (rc = check_extra(args, msg, msglen)) < 0)
+		return rc;
 	if (!code) {
 		snprintf(msg, msglen,
 		         "validating \"arguments\": validating root: required: missing properties: "
 		         "[\"code\"]");
 		return -EINVAL;
 	}
-
+	if ((rc = check_code(code, cfg, msg, msglen)) < 0)
+		return rc;
+	/* stdin is data: its exact bytes, NULs included. Its length is the
+	 * parsed string's, where each U+0000 counts as its one byte. */
+	if (in && strlen(in->valuestring) > cfg->max_stdin_bytes) {
+		snprintf(msg, msglen, "stdin exceeds limit of %zu bytes", cfg->max_stdin_bytes);
+		return -EINVAL;
+	}
+	if (in && !(out->stdin_data = mcpx_json_bytes(in, &out->stdin_len))) {
+		snprintf(msg, msglen, "internal error: out of memory");
+		return -ENOMEM;
+	}
 	out->code = code->valuestring;
 	out->code_len = strlen(code->valuestring);
-	if (blank(out->code, out->code_len)) {
-		snprintf(msg, msglen, "code must not be empty");
-		return -EINVAL;
-	}
-	if (cfg->max_code_bytes && out->code_len > cfg->max_code_bytes) {
-		snprintf(msg, msglen, "code exceeds limit of %zu bytes", cfg->max_code_bytes);
-		return -EINVAL;
-	}
-	if (in) {
-		out->stdin_data = in->valuestring;
-		out->stdin_len = strlen(in->valuestring);
-		if (out->stdin_len > cfg->max_stdin_bytes) {
-			snprintf(msg, msglen, "stdin exceeds limit of %zu bytes",
-			         cfg->max_stdin_bytes);
-			return -EINVAL;
-		}
-	}
-
 	out->timeout_s = clamp_timeout(timeout, cfg);
-	/* Last: the only step that allocates. */
-	return parse_files(files, cfg, &out->files, msg, msglen);
+	/* Last: input files are decoded into memory of their own. */
+	rc = parse_files(files, cfg, &out->files, msg, msglen);
+	if (rc < 0)
+		mcpx_exec_args_free(out);
+	return rc;
 }
 
 void mcpx_exec_args_free(struct mcpx_exec_args *a)
 {
-	if (a && a->files) {
+	free(a->stdin_data);
+	a->stdin_data = NULL;
+	if (a->files) {
 		mcpx_runfiles_in_free(a->files);
 		free(a->files);
 		a->files = NULL;
@@ -679,9 +700,10 @@ static cJSON *unrun_result(const struct mcpx_job_result *res)
 	}
 }
 
-/* structuredContent. Field order follows the Go server's ExecResult (the
- * six required fields), then our additive ones. */
-static cJSON *structured(const struct mcpx_job_result *res)
+/* The structuredContent of a finished run; NULL when out of memory. Field
+ * order follows the Go server's ExecResult (the six required fields), then
+ * our additive ones. */
+static cJSON *structured_result(const struct mcpx_job_result *res)
 {
 	cJSON *sc = cJSON_CreateObject();
 	const char *signame = res->signal > 0 ? sigabbrev_np(res->signal) : NULL;
@@ -718,7 +740,7 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
 
 	if (res->status != MCPX_JOB_DONE)
 		return unrun_result(res);
-	sc = structured(res);
+	sc = structured_result(res);
 	if (!sc)
 		return NULL;
 
@@ -786,16 +808,57 @@ static char *with_files_sentence(char *d, const struct mcpx_config *cfg)
 	return all;
 }
 
-static char *description(const struct mcpx_config *cfg)
+/* The exec grant of the current policy, or NULL when runs reach nothing. */
+static const struct mcpx_egress_grant *egress_grant(const struct exec_tool *t)
 {
-	char out_cap[32], in_cap[32], code_cap[32], mem[64] = "", code[64] = "", procs[64] = "";
-	char *d;
+	const struct mcpx_policy *p = mcpx_policy_store_current(t->policy);
+
+	return p && p->exec.n_rules ? &p->exec : NULL;
+}
+
+/* What an agent needs to use mcpx.fetch: the call, the result, the errors,
+ * and exactly which URLs it reaches. NULL when out of memory. */
+static char *egress_text(const struct mcpx_egress_grant *g)
+{
+	struct mcpx_buf b;
+	int rc;
+
+	mcpx_buf_init(&b, 64 * 1024);
+	rc = mcpx_buf_addf(
+		&b,
+		" Network: `import mcpx`, then `r = mcpx.fetch(url, method=\"GET\", headers=None, "
+		"data=None, json=None, timeout=None)` makes an HTTP(S) request through the server, "
+		"which allows only these URL prefixes (and methods): ");
+	if (!rc)
+		rc = mcpx_egress_grant_describe(g, &b);
+	if (!rc)
+		rc = mcpx_buf_addf(
+			&b,
+			". r.status, r.headers (a dict, lower-case names), r.content (bytes), r.text "
+			"and r.json() hold the response; a refused request raises mcpx.Denied (a "
+			"PermissionError) saying why, a network failure mcpx.FetchError (an OSError). "
+			"At most %u requests per call, %u at a time.",
+			g->max_requests, g->max_in_flight);
+	if (rc) {
+		mcpx_buf_free(&b);
+		return NULL;
+	}
+	return mcpx_buf_take(&b, NULL);
+}
+
+static char *description(const struct exec_tool *t)
+{
+	const struct mcpx_config *cfg = t->cfg;
+	const struct mcpx_egress_grant *g = egress_grant(t);
+	char out_cap[32], in_cap[32], code_cap[32], mem[96] = "", code[64] = "", procs[64] = "";
+	char *d, *net = g ? egress_text(g) : NULL;
 
 	human_bytes(cfg->max_output_bytes, out_cap, sizeof(out_cap));
 	human_bytes(cfg->max_stdin_bytes, in_cap, sizeof(in_cap));
 	human_bytes(cfg->max_code_bytes, code_cap, sizeof(code_cap));
 	if (cfg->memory_mb)
-		snprintf(mem, sizeof(mem), "memory %u MiB; ", cfg->memory_mb);
+		snprintf(mem, sizeof(mem), "memory %u MiB and files %u MiB, all processes together; ",
+			 cfg->memory_mb, cfg->max_disk_mb);
 	if (cfg->max_procs)
 		snprintf(procs, sizeof(procs), "at most %u processes; ", cfg->max_procs);
 	if (cfg->max_code_bytes)
@@ -807,17 +870,24 @@ static char *description(const struct mcpx_config *cfg)
 	             "directory: nothing persists between calls (no files, no variables). "
 	             "Environment: the Python 3 standard library plus numpy, pandas, matplotlib "
 	             "(Agg backend, no display), PyYAML, Jinja2 and Pillow; nothing else can be "
-	             "installed. Limits: no network access; wall-clock timeout %us by default, at "
-	             "most %us (set timeout_s); %s%sstdout and stderr together are capped at %s, "
-	             "after which further output is dropped and truncated is true; stdin is capped "
-	             "at %s%s. Executions run one at a time; others wait in a queue of at most %u "
+	             "installed. Limits: %s; wall-clock timeout %us by default, at "
+	             "most %us (set timeout_s); %s%sstdout and stderr together are capped at %s: "
+	             "output beyond that is discarded while the program keeps running to its end, "
+	             "and the result has truncated=true with the program's own exit_code; stdin "
+	             "is capped at %s%s. Executions run one at a time; others wait in a queue of at most %u "
 	             "and get a \"server busy\" error beyond that. Print what you want to see. A "
 	             "non-zero exit_code (for example an uncaught exception, traceback in stderr) "
-	             "or timed_out=true is a normal result, not a tool error.",
+	             "or timed_out=true is a normal result, not a tool error.%s",
+	             g ? "no direct network access (see mcpx.fetch below)" : "no network access",
 	             cfg->default_timeout_s, cfg->max_timeout_s, mem, procs, out_cap, in_cap, code,
-	             cfg->max_queue) < 0)
-		return NULL;
-	return with_files_sentence(d, cfg);
+	             cfg->max_queue, net ? net : "") < 0)
+		d = NULL;
+	if (g && !net) {
+		free(d);
+		d = NULL;
+	}
+	free(net);
+	return d ? with_files_sentence(d, cfg) : NULL;
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)
@@ -952,15 +1022,17 @@ static cJSON *output_schema(void)
 	          "process exit code; -1 when timed out or killed by a signal") ||
 	    !prop(props, "duration_ms", "integer", "wall-clock duration of the run") ||
 	    !prop(props, "truncated", "boolean",
-	          "the combined stdout+stderr cap was hit and later output was dropped") ||
+	          "the combined stdout+stderr cap was hit: later output was discarded while the "
+	          "program ran on") ||
 	    !prop(props, "timed_out", "boolean",
 	          "the wall-clock timeout was hit and the process tree was killed") ||
 	    !prop_nullable(props, "signal",
 	                   "the signal that ended the program (e.g. \"SIGKILL\"), or null") ||
 	    !prop_nullable(props, "limit",
 	                   "the limit that ended the run: \"timeout\", \"memory\", \"cpu\", "
-	                   "\"output\", \"processes\", \"file_size\", or null") ||
-	    !prop(props, "cpu_ms", "integer", "CPU time used, user plus system") ||
+	                   "\"disk\", \"processes\", \"file_size\", or null") ||
+	    !prop(props, "cpu_ms", "integer",
+	          "CPU time used by every process of the run, user plus system") ||
 	    !prop(props, "max_rss_kb", "integer", "peak resident memory in KiB") ||
 	    !files_out_schema(props) ||
 	    !add_owned(s, "required", cJSON_CreateStringArray(req, 6)) ||
@@ -976,7 +1048,16 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	const struct exec_tool *t = tool->ctx;
 	cJSON *d = cJSON_CreateObject();
 	cJSON *ann;
-	char *desc = description(t->cfg);
+	char *desc = description(t);
+	const struct mcpx_egress_grant *g = egress_grant(t);
+	bool writes = false;
+
+	/* A grant with a method beyond reading lets code change the world. */
+	for (size_t i = 0; g && i < g->n_rules; i++)
+		for (size_t m = 0; m < g->rules[i]->n_methods; m++)
+			writes |= strcmp(g->rules[i]->methods[m], "GET") != 0 &&
+				  strcmp(g->rules[i]->methods[m], "HEAD") != 0 &&
+				  strcmp(g->rules[i]->methods[m], "OPTIONS") != 0;
 
 	if (!desc || !cJSON_AddStringToObject(d, "name", TOOL_NAME) ||
 	    !cJSON_AddStringToObject(d, "title", "Run Python code") ||
@@ -989,12 +1070,14 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	 * client may want confirmed, so not read-only; but it cannot change
 	 * anything outside its throw-away sandbox, so it is not destructive,
 	 * repeating it has no further effect, and with no network its world is
-	 * closed. */
+	 * closed. A policy that lets code fetch URLs opens the world, and one
+	 * that allows more than reading (POST, DELETE, ...) makes a call able
+	 * to change it, and repeating it may do so again. */
 	if (!cJSON_AddStringToObject(ann, "title", "Run Python code") ||
 	    !cJSON_AddFalseToObject(ann, "readOnlyHint") ||
-	    !cJSON_AddFalseToObject(ann, "destructiveHint") ||
-	    !cJSON_AddTrueToObject(ann, "idempotentHint") ||
-	    !cJSON_AddFalseToObject(ann, "openWorldHint"))
+	    !cJSON_AddBoolToObject(ann, "destructiveHint", writes) ||
+	    !cJSON_AddBoolToObject(ann, "idempotentHint", !writes) ||
+	    !cJSON_AddBoolToObject(ann, "openWorldHint", g != NULL))
 		goto fail;
 	free(desc);
 	return d;
@@ -1098,20 +1181,19 @@ static void on_event(void *arg, enum mcpx_job_event ev, size_t pos)
 	}
 }
 
-/* Why the executor refused a job, for the client. */
-static void rejection(struct exec_tool *t, int rc, char *msg, size_t msglen)
+/* The tool error for a job the executor refused. */
+static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t len)
 {
 	struct mcpx_executor_stats st;
 
 	if (rc == -EBUSY) {
 		mcpx_executor_stats(t->ex, &st);
-		snprintf(msg, msglen,
-		         "server busy: %zu executions already queued (limit %u); try again later",
+		snprintf(msg, len, "server busy: %zu executions already queued (limit %u); try again later",
 		         st.queue_depth, t->cfg->max_queue);
 	} else if (rc == -ESHUTDOWN) {
-		snprintf(msg, msglen, "server is shutting down: not accepting new executions");
+		snprintf(msg, len, "server is shutting down: not accepting new executions");
 	} else {
-		snprintf(msg, msglen, "internal error: could not queue the execution (%s)",
+		snprintf(msg, len, "internal error: could not queue the execution (%s)",
 		         strerror(-rc));
 	}
 }
@@ -1155,14 +1237,17 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	run->submitting = true;
 	rc = mcpx_executor_submit(t->ex, &spec, &cb, &run->job);
 	run->submitting = false;
+	/* Submit copied stdin; an accepted job took the files, a rejected one
+	 * left them to us. */
+	if (rc == 0)
+		a.files = NULL;
+	mcpx_exec_args_free(&a);
 
 	if (rc < 0) {
-		/* A rejected job never calls back, so the call (and the
-		 * files) are still ours. */
+		/* A rejected job never calls back, so the call is still ours. */
 		mcpx_call_set_data(call, NULL);
-		mcpx_exec_args_free(&a);
 		free(run);
-		rejection(t, rc, msg, sizeof(msg));
+		submit_error(t, rc, msg, sizeof(msg));
 		mcpx_call_fail(call, msg);
 		return;
 	}
@@ -1197,6 +1282,13 @@ struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_
 	t->base.cancel = exec_cancel;
 	t->base.ctx = t;
 	return &t->base;
+}
+
+void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_store *policy)
+{
+	struct exec_tool *t = tool->ctx;
+
+	t->policy = policy;
 }
 
 void mcpx_tool_exec_free(struct mcpx_tool *tool)

@@ -2,11 +2,13 @@
  * transport_stdio.c - newline-delimited JSON-RPC on stdin/stdout.
  *
  * stdin is adopted into the shared loop, so a long execution never blocks
- * reading the next line (a ping or a notifications/cancelled). Lines longer
- * than the cap are discarded up to their newline and answered with one
- * JSON-RPC error, so a runaway client cannot make the server buffer without
- * bound. Replies are written whole with blocking writes: stdout belongs to a
- * single client, which is expected to read it.
+ * reading the next line (a ping or a notifications/cancelled). The framing
+ * (mcpx_lines) is a pure function of the bytes, so it is unit-tested and
+ * fuzzed on its own: lines longer than the cap are discarded up to their
+ * newline and answered with one JSON-RPC error, so a runaway client cannot
+ * make the server buffer without bound. Replies are written whole with
+ * blocking writes: stdout belongs to a single client, which is expected to
+ * read it. A batch's replies come from the core as one array already.
  */
 #include "transport_stdio.h"
 
@@ -29,18 +31,76 @@ struct mcpx_stdio {
 	struct mcpx_sink sink;
 	struct mcpx_watch in;
 	bool in_open;
-	char *buf;
-	size_t len, cap, max;
-	bool discarding;
+	struct mcpx_lines lines;
 	bool stdout_broken;
 	bool closing;
 	struct mcpx_timer eof_timer;
-	/* While a batch is being handled, its synchronous responses are
-	 * collected and written as one JSON array (JSON-RPC 2.0 batches). */
-	bool collecting;
-	char *batch;
-	size_t batch_len;
 };
+
+/* ---- framing ---------------------------------------------------------- */
+
+void mcpx_lines_init(struct mcpx_lines *l, size_t max,
+		     void (*on_line)(void *arg, const char *line, size_t len),
+		     void (*on_drop)(void *arg, int err), void *arg)
+{
+	mcpx_buf_init(&l->line, max);
+	l->discarding = false;
+	l->on_line = on_line;
+	l->on_drop = on_drop;
+	l->arg = arg;
+}
+
+/* Hands the collected line over without its trailing CRs (CRLF clients). */
+static void deliver(struct mcpx_lines *l)
+{
+	size_t len = l->line.len;
+
+	while (len && l->line.data[len - 1] == '\r')
+		len--;
+	if (len)
+		l->on_line(l->arg, l->line.data, len);
+	mcpx_buf_reset(&l->line);
+}
+
+void mcpx_lines_feed(struct mcpx_lines *l, const char *data, size_t n)
+{
+	while (n > 0) {
+		const char *nl = memchr(data, '\n', n);
+		size_t chunk = nl ? (size_t)(nl - data) : n;
+
+		if (!l->discarding) {
+			int rc = mcpx_buf_add(&l->line, data, chunk);
+			if (rc < 0) {
+				/* Dropped up to its newline, reported once. */
+				mcpx_buf_reset(&l->line);
+				l->discarding = true;
+				l->on_drop(l->arg, rc);
+			}
+		}
+		if (!nl)
+			return;
+		if (l->discarding)
+			l->discarding = false;
+		else
+			deliver(l);
+		data = nl + 1;
+		n -= chunk + 1;
+	}
+}
+
+void mcpx_lines_finish(struct mcpx_lines *l)
+{
+	if (!l->discarding)
+		deliver(l);
+	l->discarding = false;
+}
+
+void mcpx_lines_free(struct mcpx_lines *l)
+{
+	mcpx_buf_free(&l->line);
+}
+
+/* ---- the transport ---------------------------------------------------- */
 
 static int write_all(int fd, const char *p, size_t len)
 {
@@ -68,17 +128,6 @@ static void stdio_send(struct mcpx_sink *sink, const char *json, size_t len, boo
 
 	if (t->stdout_broken)
 		return;
-	if (t->collecting && response) {
-		char *nb = realloc(t->batch, t->batch_len + len + 2);
-		if (nb) {
-			char sep = t->batch_len ? ',' : '[';
-			t->batch = nb;
-			t->batch[t->batch_len++] = sep;
-			memcpy(t->batch + t->batch_len, json, len);
-			t->batch_len += len;
-			return;
-		}
-	}
 	/* One write per message keeps lines whole even if stdout is shared. */
 	line = malloc(len + 1);
 	if (!line) {
@@ -95,84 +144,30 @@ static void stdio_send(struct mcpx_sink *sink, const char *json, size_t len, boo
 	free(line);
 }
 
-static void handle_line(struct mcpx_stdio *t, const char *line, size_t len)
+static void on_line(void *arg, const char *line, size_t len)
 {
+	struct mcpx_stdio *t = arg;
 	struct mcpx_handle_info info;
 
-	while (len && (line[len - 1] == '\r'))
-		len--;
-	if (len == 0)
-		return;
-	memset(&info, 0, sizeof(info));
-	{
-		size_t i = 0;
-		while (i < len && (line[i] == ' ' || line[i] == '\t'))
-			i++;
-		t->collecting = i < len && line[i] == '[';
-	}
 	mcpx_core_handle(t->core, &t->session, &t->sink, line, len, &info);
-	t->collecting = false;
-	if (t->batch_len && info.batch && !info.invalid) {
-		t->batch[t->batch_len++] = ']';
-		stdio_send(&t->sink, t->batch, t->batch_len, true);
-	} else if (t->batch_len) {
-		/* A batch rejected as a whole gets its single error as is. */
-		stdio_send(&t->sink, t->batch + 1, t->batch_len - 1, true);
-	}
-	free(t->batch);
-	t->batch = NULL;
-	t->batch_len = 0;
 }
 
-static void too_long(struct mcpx_stdio *t)
+static void on_drop(void *arg, int err)
 {
-	static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
-				  "\"message\":\"message exceeds MCP_EXEC_MAX_BODY_BYTES\"}}";
-	mcpx_warn("discarding a stdin message over %zu bytes", t->max);
-	stdio_send(&t->sink, msg, sizeof(msg) - 1, true);
-}
+	struct mcpx_stdio *t = arg;
+	static const char too_long[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+		"\"message\":\"message exceeds MCP_EXEC_MAX_BODY_BYTES\"}}";
+	static const char no_mem[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+		"\"message\":\"Internal error: out of memory reading the message\"}}";
 
-/* Splits the buffered bytes into lines and hands complete ones over. */
-static void process(struct mcpx_stdio *t, const char *data, size_t n)
-{
-	while (n > 0) {
-		const char *nl = memchr(data, '\n', n);
-		size_t chunk = nl ? (size_t)(nl - data) : n;
-
-		if (t->discarding) {
-			if (nl)
-				t->discarding = false;
-		} else if (t->len + chunk > t->max) {
-			t->len = 0;
-			too_long(t);
-			t->discarding = nl == NULL;
-		} else {
-			if (t->len + chunk > t->cap) {
-				size_t ncap = t->cap ? t->cap : 4096;
-				while (ncap < t->len + chunk)
-					ncap *= 2;
-				char *nb = realloc(t->buf, ncap);
-				if (!nb) {
-					t->len = 0;
-					too_long(t);
-					t->discarding = nl == NULL;
-					goto next;
-				}
-				t->buf = nb;
-				t->cap = ncap;
-			}
-			memcpy(t->buf + t->len, data, chunk);
-			t->len += chunk;
-			if (nl) {
-				handle_line(t, t->buf, t->len);
-				t->len = 0;
-			}
-		}
-next:
-		if (!nl)
-			break;
-		data = nl + 1;
-		n -= chunk + 1;
+	if (err == -E2BIG) {
+		mcpx_warn("discarding a stdin message over %zu bytes", t->lines.line.max);
+		stdio_send(&t->sink, too_long, sizeof(too_long) - 1, true);
+	} else {
+		mcpx_error("out of memory reading stdin; message discarded");
+		stdio_send(&t->sink, no_mem, sizeof(no_mem) - 1, true);
 	}
 }
 
@@ -199,13 +194,11 @@ static void in_cb(struct mcpx_watch *w, int events)
 				return;
 			if (n <= 0) {
 				/* A final line without a newline still counts. */
-				if (t->len && !t->discarding)
-					handle_line(t, t->buf, t->len);
-				t->len = 0;
+				mcpx_lines_finish(&t->lines);
 				mcpx_loop_unwatch(w);
 				return;
 			}
-			process(t, buf, (size_t)n);
+			mcpx_lines_feed(&t->lines, buf, (size_t)n);
 			if (t->closing)
 				return;
 		}
@@ -225,7 +218,7 @@ struct mcpx_stdio *mcpx_stdio_start(struct mcpx_loop *loop, struct mcpx_core *co
 		return NULL;
 	t->loop = loop;
 	t->core = core;
-	t->max = max_line;
+	mcpx_lines_init(&t->lines, max_line, on_line, on_drop, t);
 	t->sink.send = stdio_send;
 	strcpy(t->session.key, "stdio");
 	strcpy(t->session.caller, "stdio");
@@ -271,6 +264,9 @@ void mcpx_stdio_free(struct mcpx_stdio *t)
 	mcpx_timer_cancel(&t->eof_timer);
 	if (t->in_open)
 		mcpx_loop_unwatch(&t->in);
-	free(t->buf);
+	/* Calls still in flight hold our sink: they end here, while the core
+	 * and the executor are still there to stop them. */
+	mcpx_core_sink_gone(t->core, &t->sink);
+	mcpx_lines_free(&t->lines);
 	free(t);
 }

@@ -44,7 +44,6 @@ struct post {
 	bool sse;
 	bool handled;   /* mcpx_core_handle returned */
 	bool finished;  /* the HTTP response is complete */
-	bool batch;
 	char headers[256];
 	char *json;     /* JSON mode: collected response(s) */
 	size_t json_len;
@@ -66,21 +65,8 @@ static void post_finish(struct post *p)
 	p->t->open--;
 	if (p->sse) {
 		mcpx_http_sse_end(p->conn);
-	} else if (p->batch) {
-		size_t n = p->json_len;
-		char *body = malloc(n + 3);
-		if (body) {
-			body[0] = '[';
-			if (n)
-				memcpy(body + 1, p->json, n);
-			body[n + 1] = ']';
-			mcpx_http_respond(p->conn, 200, "application/json", body, n + 2,
-					  p->headers[0] ? p->headers : NULL);
-			free(body);
-		} else {
-			mcpx_http_respond(p->conn, 500, "text/plain", "out of memory\n", 14, NULL);
-		}
 	} else if (p->json_len) {
+		/* One response, or a batch's array (the core builds it). */
 		mcpx_http_respond(p->conn, 200, "application/json", p->json, p->json_len,
 				  p->headers[0] ? p->headers : NULL);
 	} else {
@@ -261,11 +247,6 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 		snprintf(session.key, sizeof(session.key), "%s", req->session_id);
 		caller_from_session(req->session_id, req->remote, session.caller, sizeof(session.caller));
 	}
-	if (pk.batch && !stateless && strcmp(session.version, MCPX_PV_2025_03_26) != 0 &&
-	    !pk.initialize) {
-		rpc_error(c, 400, -32600, "Batches are only accepted under protocol 2025-03-26");
-		return;
-	}
 
 	p = calloc(1, sizeof(*p));
 	if (!p) {
@@ -276,7 +257,6 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	p->conn = c;
 	p->sink.send = post_send;
 	p->sink.unanswered = post_unanswered;
-	p->batch = pk.batch;
 	p->sse = pk.tools_call && (pk.progress || session.log_level != MCPX_LEVEL_OFF) &&
 		 strstr(req->accept, "text/event-stream");
 	t->open++;

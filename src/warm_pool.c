@@ -4,8 +4,10 @@
  * long, replaces a zygote that died, and degrades after repeated failures
  * (fork server to fresh interpreters, those to cold starts).
  *
- * What it does not do: run anything. Processes come from the sandbox
- * (spawn_warm) and the fork server (forkserver.c); the executor feeds them
+ * What it does not do: run anything, or keep the zygotes over time.
+ * Processes come from the sandbox (spawn_warm) and the zygotes
+ * (zygote_cycle.c: started, proven, renewed after MCP_EXEC_WARM_MAX_RUNS
+ * runs or MCP_EXEC_WARM_MAX_AGE_S seconds, retired); the executor feeds them
  * their code and supervises them as runs.
  */
 #include "warm_pool.h"
@@ -17,11 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker.h"
 #include "config.h"
-#include "forkserver.h"
 #include "log.h"
 #include "procstat.h"
 #include "warm.h"
+#include "zygote_cycle.h"
 
 /* A warm interpreter that waited this long is replaced, so a long-idle
  * replica does not keep one process (and its preload) forever. */
@@ -30,10 +33,9 @@
  * at code arrival it re-bases the limit on what it used (warm.h). */
 #define PRELOAD_CPU_S 120u
 #define MAX_FAILURES 3
-/* How often a zygote that is still preloading is asked again, and how long
- * start-up waits for the first one. */
-#define ZYGOTE_POLL_US 10000u
+/* How long start-up waits for the first zygote, and how often it looks. */
 #define ZYGOTE_START_US (30u * 1000000u)
+#define ZYGOTE_START_POLL_NS 5000000L
 /* After-reap mode: how long after a run the next interpreter is started. */
 #define AFTER_REAP_DELAY_US 50000u
 
@@ -41,6 +43,7 @@ struct mcpx_warm_pool {
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
+	struct mcpx_broker *broker; /* may be NULL: no run gets a channel */
 	enum mcpx_warm_mode mode;
 	bool stopped;
 	pid_t running; /* the running run's process group, or 0 */
@@ -52,8 +55,9 @@ struct mcpx_warm_pool {
 	struct mcpx_timer kick;
 	unsigned failures;
 
-	struct mcpx_forkserver *fs; /* fork mode: the zygote, once started */
-	bool zygote_proven;         /* its first child passed the self-test probe */
+	struct mcpx_zygotes *zyg;         /* fork mode: the zygotes (zygote_cycle.h) */
+	struct mcpx_zygotes *zyg_leaving; /* fork mode ended: freed once no run of theirs is left */
+	struct mcpx_timer zygote_timer;
 };
 
 static void prepare(struct mcpx_warm_pool *wp);
@@ -83,12 +87,25 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const stru
 
 /* ---- failures ------------------------------------------------------------ */
 
-/* Fork mode gives up for the rest of the process's life: the zygote goes,
- * and each run gets a fresh interpreter (after-reap). */
+/* Fork mode gives up for the rest of the process's life: the zygotes go,
+ * and each run gets a fresh interpreter (after-reap). A running run may be
+ * a zygote's child, which dies with it: the zygotes then go once it has
+ * been reaped (run_ended). A child asked for the next run goes with them. */
 static void leave_fork_mode(struct mcpx_warm_pool *wp, const char *why)
 {
-	mcpx_forkserver_stop(wp->fs);
-	wp->fs = NULL;
+	mcpx_timer_cancel(&wp->zygote_timer);
+	if (wp->pending) {
+		wp->pending = false;
+		wp->ready = false;
+		mcpx_timer_cancel(&wp->recycle);
+	}
+	mcpx_zygotes_free(wp->zyg_leaving);
+	wp->zyg_leaving = wp->zyg;
+	wp->zyg = NULL;
+	if (!wp->running) {
+		mcpx_zygotes_free(wp->zyg_leaving);
+		wp->zyg_leaving = NULL;
+	}
 	wp->failures = 0;
 	wp->mode = MCPX_WARM_MODE_AFTER_REAP;
 	mcpx_error("fork server given up (%s); a fresh interpreter per run from now on", why);
@@ -145,7 +162,7 @@ static bool take_pending(struct mcpx_warm_pool *wp, struct mcpx_err *setup_err)
 	bool setup_failed = false;
 
 	wp->pending = false;
-	if (mcpx_forkserver_take(wp->fs, &wp->proc, &setup_failed, &err) == 0)
+	if (wp->zyg && mcpx_zygotes_take(wp->zyg, &wp->proc, &setup_failed, &err) == 0)
 		return true;
 	wp->ready = false;
 	mcpx_timer_cancel(&wp->recycle);
@@ -189,70 +206,75 @@ static void warm_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim
 	lim->max_procs = cfg->max_procs;
 	lim->file_mb = cfg->max_file_mb;
 	lim->open_files = 256;
+	lim->channel = mcpx_broker_exec_channel(wp->broker);
 	/* The running run's tasks are gone by the time this one starts. */
 	lim->uncounted_pgrp = wp->running;
 }
 
 /* ---- the zygote ---------------------------------------------------------- */
 
-/* Fork mode: the zygote is started on first use and replaced when it dies.
- * Returns 1 when it can fork now, 0 when it is still preloading (asked
- * again shortly), -1 on failure. */
-static int zygote_ready(struct mcpx_warm_pool *wp, const struct mcpx_limits *lim)
+static void zygote_timer_cb(struct mcpx_timer *t);
+
+/* Fork mode: lets the zygotes do what is due (zygote_cycle.h: preload and
+ * proof of a new one, renewal, replacing a dead one) and asks again when
+ * they say. Returns 1 when a fork can be asked for now, 0 when not (runs
+ * start cold), -1 when fork mode ended. */
+static int zygote_ready(struct mcpx_warm_pool *wp)
 {
 	struct mcpx_err err = {{0}};
+	uint64_t next_us = 0;
 	int r;
 
-	if (!wp->fs)
-		wp->zygote_proven = false;
-	if (!wp->fs && mcpx_forkserver_start(wp->sb, mcpx_warm_preload_list(wp->cfg->preload, true),
-					     lim, &wp->fs, &err) < 0) {
-		failed(wp, err.msg);
+	if (!wp->zyg)
 		return -1;
-	}
-	r = mcpx_forkserver_poll(wp->fs);
-	if (r == 1 && !wp->zygote_proven) {
-		/* Each new zygote's first child must pass the start-up probe;
-		 * if it does not, no run is ever forked. */
-		if (mcpx_forkserver_selftest(wp->fs, &err) < 0) {
-			leave_fork_mode(wp, err.msg);
-			schedule(wp);
-			return -1;
-		}
-		wp->zygote_proven = true;
-		mcpx_info("fork server ready: the zygote has preloaded and its first child "
-			  "passed the self-test");
-	}
+	r = mcpx_zygotes_poll(wp->zyg, &next_us, &err);
 	if (r < 0) {
-		mcpx_forkserver_stop(wp->fs);
-		wp->fs = NULL;
-		failed(wp, "the fork server's zygote exited");
+		leave_fork_mode(wp, err.msg);
 		schedule(wp);
 		return -1;
 	}
-	if (r == 0)
-		schedule_in(wp, ZYGOTE_POLL_US);
+	if (next_us) {
+		wp->zygote_timer.fn = zygote_timer_cb;
+		wp->zygote_timer.arg = wp;
+		mcpx_timer_start(wp->loop, &wp->zygote_timer, next_us);
+	}
 	return r;
 }
 
-/* At start-up, before anything is served: waits for the first zygote's
- * preload and its self-test, as the cold path's self-test is run before
- * serving. Done later, the probe would hold up the loop while clients
- * wait. A zygote still preloading after the deadline is proven whenever it
- * is ready. */
+static void zygote_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_warm_pool *wp = t->arg;
+
+	if (wp->ready || wp->stopped)
+		(void)zygote_ready(wp);
+	else
+		prepare(wp);
+}
+
+/* At start-up, before anything is served: starts the zygotes and waits for
+ * the first one's preload and self-test probe, as the cold path's self-test
+ * runs before serving, so the first calls are forked. One still preloading
+ * after the deadline is proven in the background, like every later one. */
 static void wait_first_zygote(struct mcpx_warm_pool *wp)
 {
-	struct timespec ts = {0, 5000000};
+	struct timespec ts = {0, ZYGOTE_START_POLL_NS};
 	uint64_t deadline = mcpx_now_us() + ZYGOTE_START_US;
+	struct mcpx_zygote_policy pol = {
+	    .max_runs = wp->cfg->warm_max_runs,
+	    .max_age_us = (uint64_t)wp->cfg->warm_max_age_s * 1000000u,
+	};
+	struct mcpx_err err = {{0}};
 	struct mcpx_limits lim;
 
 	warm_limits(wp, &lim);
-	while (wp->mode == MCPX_WARM_MODE_FORK && zygote_ready(wp, &lim) == 0 &&
+	if (mcpx_zygotes_new(wp->sb, mcpx_warm_preload_list(wp->cfg->preload, true), &lim, &pol,
+			     &wp->zyg, &err) < 0) {
+		leave_fork_mode(wp, err.msg);
+		return;
+	}
+	while (wp->mode == MCPX_WARM_MODE_FORK && zygote_ready(wp) == 0 &&
 	       mcpx_now_us() < deadline)
 		nanosleep(&ts, NULL);
-	/* The polls above were by hand: none is due on the loop any more
-	 * (one is scheduled again if the zygote is still preloading). */
-	mcpx_timer_cancel(&wp->kick);
 }
 
 static void prepare(struct mcpx_warm_pool *wp)
@@ -273,11 +295,11 @@ static void prepare(struct mcpx_warm_pool *wp)
 		return;
 	warm_limits(wp, &lim);
 	if (wp->mode == MCPX_WARM_MODE_FORK) {
-		if (zygote_ready(wp, &lim) <= 0)
+		if (zygote_ready(wp) <= 0)
 			return;
 		/* Asked for now, taken (and waited for, if need be) when the
 		 * next run starts. */
-		rc = mcpx_forkserver_fork(wp->fs, &lim, &err);
+		rc = mcpx_zygotes_fork(wp->zyg, &lim, &err);
 		wp->pending = rc == 0;
 	} else {
 		rc = mcpx_sandbox_spawn_warm(wp->sb, &lim,
@@ -298,7 +320,7 @@ static void prepare(struct mcpx_warm_pool *wp)
 /* ---- the interface ------------------------------------------------------- */
 
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					  const struct mcpx_sandbox *sb)
+					  const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
 {
 	struct mcpx_warm_pool *wp = calloc(1, sizeof(*wp));
 
@@ -307,6 +329,7 @@ struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct m
 	wp->loop = loop;
 	wp->cfg = cfg;
 	wp->sb = sb;
+	wp->broker = broker;
 	wp->mode = mcpx_warm_mode_for(cfg, sb);
 	mcpx_sandbox_proc_reset(&wp->proc);
 	if (wp->mode == MCPX_WARM_MODE_FORK)
@@ -362,7 +385,10 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
 		*err = setup_err;
 		return -EPERM;
 	}
-	if (!said_ready(wp, marker_pending)) {
+	/* Not ready, or prepared under a policy that differs in granting
+	 * egress: the run starts cold. */
+	if (!said_ready(wp, marker_pending) ||
+	    (wp->proc.channel_fd >= 0) != mcpx_broker_exec_channel(wp->broker)) {
 		discard(wp);
 		return 0;
 	}
@@ -386,7 +412,16 @@ void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp)
 void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp)
 {
 	wp->running = 0;
+	if (wp->zyg_leaving) {
+		mcpx_zygotes_free(wp->zyg_leaving);
+		wp->zyg_leaving = NULL;
+	}
 	schedule(wp);
+	if (wp->zyg) {
+		wp->zygote_timer.fn = zygote_timer_cb;
+		wp->zygote_timer.arg = wp;
+		mcpx_timer_start(wp->loop, &wp->zygote_timer, 0);
+	}
 }
 
 void mcpx_warm_pool_stop(struct mcpx_warm_pool *wp)
@@ -411,6 +446,8 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp)
 	if (!wp)
 		return;
 	mcpx_warm_pool_stop(wp);
-	mcpx_forkserver_stop(wp->fs);
+	mcpx_timer_cancel(&wp->zygote_timer);
+	mcpx_zygotes_free(wp->zyg);
+	mcpx_zygotes_free(wp->zyg_leaving);
 	free(wp);
 }

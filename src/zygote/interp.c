@@ -171,11 +171,17 @@ void mcpx_interp_forked(void)
 	PyOS_AfterFork_Child();
 }
 
-int mcpx_interp_fresh(const char *zygote_dir, const char *workdir)
+int mcpx_interp_fresh(const char *zygote_dir, const char *workdir, const char *env_name,
+		      const char *env_value)
 {
-	PyObject *r;
+	PyObject *extra = PyDict_New(), *r = NULL;
 
-	r = PyObject_CallFunction(runner_fresh, "ss", zygote_dir, workdir);
+	if (extra && env_name && PyDict_SetItemString(extra, env_name,
+						      PyUnicode_FromString(env_value)) < 0)
+		Py_CLEAR(extra);
+	if (extra)
+		r = PyObject_CallFunction(runner_fresh, "ssO", zygote_dir, workdir, extra);
+	Py_XDECREF(extra);
 	if (!r) {
 		PyErr_Print();
 		return -1;
@@ -229,7 +235,9 @@ void mcpx_interp_run(const char *workdir, const cpu_set_t *cpus)
 	size_t len;
 	unsigned cpu_s;
 
-	if (write(1, "", 1) != 1)
+	char ready = MCPX_WARM_READY, taken = MCPX_WARM_TAKEN;
+
+	if (write(1, &ready, 1) != 1)
 		_exit(0);
 	if (read_full(0, hdr, sizeof(hdr)) < 0)
 		_exit(0);
@@ -239,6 +247,8 @@ void mcpx_interp_run(const char *workdir, const cpu_set_t *cpus)
 	}
 	src = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
 	if (!src || read_full(0, PyBytes_AS_STRING(src), len) < 0)
+		_exit(0);
+	if (write(1, &taken, 1) != 1)
 		_exit(0);
 	rebase_cpu(cpu_s);
 	if (cpus)

@@ -30,12 +30,14 @@ int mcpx_interp_freeze(void);
 void mcpx_interp_forked(void);
 
 /* In that child, once its sandbox is set up: the runner's _mcpx_fresh (the
- * workdir in the environment where the zygote's was, numpy reseeded, the
- * run's path rehearsed). Returns 0 or -1. */
-int mcpx_interp_fresh(const char *zygote_dir, const char *workdir);
+ * workdir in the environment where the zygote's was, env_name=env_value
+ * added when env_name is not NULL, numpy reseeded, the run's path
+ * rehearsed). Returns 0 or -1. */
+int mcpx_interp_fresh(const char *zygote_dir, const char *workdir, const char *env_name,
+		      const char *env_value);
 
-/* Says ready (one NUL byte on stdout), reads the header and the code from
- * stdin, re-bases RLIMIT_CPU on the CPU used so far, becomes dumpable again
+/* Says ready (MCPX_WARM_READY on stdout), reads the header and the code
+ * from stdin, says it has them (MCPX_WARM_TAKEN), re-bases RLIMIT_CPU on the CPU used so far, becomes dumpable again
  * (a cold run is), takes the CPU affinity cpus (NULL: keeps its own) and
  * runs the code as __main__ from <workdir>/main.py.
  * Never returns: the process exits with the program's status (0 without a

@@ -55,6 +55,12 @@
 #include "sandbox_child.h"
 #include "zygote_proto.h"
 
+/* A run with egress finds its channel there, and says so in its
+ * environment, as a cold run does (sandbox.h). */
+#define MCPX_STR2(x) #x
+#define MCPX_STR(x) MCPX_STR2(x)
+#define MCPX_CHANNEL_FD_STR MCPX_STR(MCPX_SANDBOX_CHANNEL_FD)
+
 /* Run leaders not yet released by the server: the running run and the
  * child waiting for the next, and a few the server is still sweeping. */
 #define MAX_LEADERS 64
@@ -280,7 +286,9 @@ __attribute__((noreturn)) static void run_child(const struct zygote *z,
 	pin_to_this_cpu();
 	mcpx_interp_forked();
 	mcpx_sandbox_child_setup(a);
-	if (mcpx_interp_fresh(z->dir, a->workdir) < 0)
+	if (mcpx_interp_fresh(z->dir, a->workdir,
+			      a->control_fd >= 0 ? MCPX_SANDBOX_CHANNEL_ENV : NULL,
+			      MCPX_CHANNEL_FD_STR) < 0)
 		mcpx_sandbox_child_fail(MCPX_CHILD_ERRPIPE_FD, MCPX_STEP_INTERPRETER, EIO);
 	/* Sandboxed and ready: the server reads end-of-file, as after a cold
 	 * child's execve. */

@@ -78,10 +78,19 @@ static size_t read_all(int fd, char *buf, size_t cap, long deadline)
 	return len;
 }
 
-static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
+/* A forked run; with channel, its end of a broker channel is fd 4, named
+ * by MCPX_CHANNEL_FD, and carries bytes both ways. */
+static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs, bool channel)
 {
 	static const char code[] =
 		"import os, sys\n"
+		"fd = os.environ.get('MCPX_CHANNEL_FD')\n"
+		"print('channel', fd, os.path.exists('/proc/self/fd/4'))\n"
+		"if fd:\n"
+		"    import socket\n"
+		"    s = socket.socket(fileno=int(fd))\n"
+		"    s.sendall(b'ping')\n"
+		"    print('reply', s.recv(4).decode())\n"
 		"st = open('/proc/self/status').read()\n"
 		"print('filters', [l.split()[1] for l in st.splitlines() if l.startswith('Seccomp_filters:')][0])\n"
 		"print('sid', os.getsid(0) == os.getpid())\n"
@@ -92,6 +101,7 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 		"print('cpus', len(os.sched_getaffinity(0)))\n"
 		"print('stdin', sys.stdin.read().strip())\n"
 		"sys.exit(3)\n";
+	struct mcpx_limits lim = limits;
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_err err = {{0}};
 	char out[4096], hdr[64], marker = 1;
@@ -100,11 +110,13 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 	int status = -1;
 	long deadline = now_ms() + 30000;
 
-	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
+	lim.channel = channel;
+	CHECK_INT(mcpx_forkserver_fork(fs, &lim, &err), 0);
 	CHECK(mcpx_forkserver_pending(fs));
 	CHECK_INT(mcpx_forkserver_take(fs, &proc, NULL, &err), 0);
 	CHECK(!mcpx_forkserver_pending(fs));
 	CHECK(proc.pid > 0 && proc.pidfd >= 0 && proc.workdir[0] == '/');
+	CHECK(channel ? proc.channel_fd >= 0 : proc.channel_fd == -1);
 
 	/* The child reports ready (one NUL byte) once it is sandboxed. */
 	{
@@ -122,9 +134,23 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
 	CHECK(write(proc.stdin_fd, "from-stdin\n", 11) == 11);
 	close(proc.stdin_fd);
 	proc.stdin_fd = -1;
+	if (channel) {
+		struct pollfd p = {proc.channel_fd, POLLIN, 0};
+		char ping[8] = "";
+
+		CHECK(poll(&p, 1, 30000) == 1);
+		CHECK_INT(read(proc.channel_fd, ping, 4), 4);
+		CHECK(memcmp(ping, "ping", 4) == 0);
+		CHECK_INT(write(proc.channel_fd, "pong", 4), 4);
+	}
 
 	read_all(proc.stdout_fd, out, sizeof(out), deadline);
-	printf("forked run said:\n%s", out);
+	/* Holding the whole code, the child says so before the program runs. */
+	CHECK_INT(out[0], MCPX_WARM_TAKEN);
+	printf("forked run said:\n%s", out + 1);
+	CHECK(strstr(out + 1, channel ? "channel 4 True\n" : "channel None False\n") != NULL);
+	if (channel)
+		CHECK(strstr(out + 1, "reply pong\n") != NULL);
 	if (sb->layers.seccomp)
 		CHECK(strstr(out, "filters 2\n") != NULL);
 	CHECK(strstr(out, "sid True\n") != NULL);
@@ -249,6 +275,10 @@ static void run_forked(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs
 	close(proc.stdin_fd);
 	proc.stdin_fd = -1;
 	read_all(proc.stdout_fd, out, outlen, now_ms() + 30000);
+	/* The child's "taken" byte comes before the program's output. */
+	CHECK_INT(out[0], MCPX_WARM_TAKEN);
+	if (out[0] == MCPX_WARM_TAKEN)
+		memmove(out, out + 1, strlen(out));
 	CHECK_INT(mcpx_sandbox_reap(&proc, &status, &ru), 0);
 	mcpx_sandbox_cleanup(&proc);
 }
@@ -334,7 +364,8 @@ int main(void)
 	rc = mcpx_forkserver_selftest(fs, &err);
 	printf("fork server self-test: %s\n", rc ? err.msg : "passed");
 	CHECK_INT(rc, 0);
-	test_run(sb, fs);
+	test_run(sb, fs, false);
+	test_run(sb, fs, true);
 	test_setup_failure(sb, fs);
 	test_kill_early(fs);
 	{

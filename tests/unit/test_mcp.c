@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "jsonrpc.h"
 #include "mcp.h"
 #include "tool.h"
 
@@ -343,6 +344,97 @@ static void test_parse_and_invalid(void)
 	rec_clear(&r);
 }
 
+/* RFC 8259: control characters must be escaped inside strings, and only
+ * space, tab, CR and LF separate tokens. cJSON 1.7.15 accepts both, the core
+ * must not. \u0000 is legal and must neither cut a string short nor make it
+ * equal to a shorter one. */
+static void test_control_and_nul(void)
+{
+	static const char ctl_err[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse "
+	    "error: unescaped control character\"}}";
+	static const char raw_nul[] = "{\"jsonrpc\":\"2.0\",\"id\":\"a\0b\",\"method\":\"ping\"}";
+	struct mcpx_session s;
+	struct rec_sink r;
+
+	rec_init(&r);
+	new_session(&s, "stdio");
+	init_session(&s, &r, "2025-11-25");
+
+	send_msg(&s, &r, "{\"jsonrpc\":\"2.0\",\"id\":\"a\tb\",\"method\":\"ping\"}");
+	CHECK_STR(r.msg[0], ctl_err);
+	CHECK(info.parse_error);
+	send_msg(&s, &r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi\x1fng\"}");
+	CHECK_STR(r.msg[1], ctl_err);
+	mcpx_core_handle(core, &s, &r.base, raw_nul, sizeof(raw_nul) - 1, &info);
+	CHECK_STR(r.msg[2], ctl_err);
+	send_msg(&s, &r, "{\"jsonrpc\":\"2.0\",\x01\"id\":1,\"method\":\"ping\"}");
+	CHECK_STR(r.msg[3], ctl_err);
+	/* An escaped control character, and whitespace between tokens, are fine. */
+	send_msg(&s, &r, "{\"jsonrpc\":\"2.0\",\t\"id\":\"a\\tb\",\r\n\"method\":\"ping\"}");
+	CHECK_STR(r.msg[4], "{\"jsonrpc\":\"2.0\",\"id\":\"a\\tb\",\"result\":{}}");
+	CHECK_INT(r.n, 5);
+	rec_clear(&r);
+
+	/* An id carrying U+0000 is echoed exactly, NUL and all. */
+	send_msg(&s, &r, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":\"ping\"}");
+	CHECK_STR(r.msg[0], "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"result\":{}}");
+	/* "ping\u0000x" is not ping, and an escaped backslash before u0000 is
+	 * not a NUL. */
+	send_msg(&s, &r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\\u0000x\"}");
+	CHECK_STR(r.msg[1], "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32601,\"message\":"
+	                    "\"Method not found\"}}");
+	send_msg(&s, &r, "{\"jsonrpc\":\"2.0\",\"id\":\"\\\\u0000\",\"method\":\"ping\"}");
+	CHECK_STR(r.msg[2], "{\"jsonrpc\":\"2.0\",\"id\":\"\\\\u0000\",\"result\":{}}");
+	/* Nor is a tool whose name only starts with a known one. */
+	send_msg(&s, &r,
+	         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+	         "\"name\":\"fake\\u0000\",\"arguments\":{\"mode\":\"now\"}}}");
+	CHECK_STR(r.msg[3], "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32602,\"message\":"
+	                    "\"Unknown tool: fake\\u0000\"}}");
+	CHECK_INT(r.n, 4);
+	rec_clear(&r);
+}
+
+static void test_json_bytes(void)
+{
+	const char *why = NULL;
+	static const char msg[] = "{\"s\":\"a\\u0000\\u0000b\\u00e9\",\"t\":\"plain\",\"n\":1}";
+	cJSON *root = mcpx_jsonrpc_parse(msg, sizeof(msg) - 1, &why);
+	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "s");
+	char idt[8];
+	size_t len = 0;
+	char *b;
+
+	CHECK(root != NULL);
+	CHECK(mcpx_json_has_nul(sv));
+	CHECK(!mcpx_json_has_nul(cJSON_GetObjectItemCaseSensitive(root, "t")));
+	CHECK(!mcpx_json_has_nul(cJSON_GetObjectItemCaseSensitive(root, "n")));
+	b = mcpx_json_bytes(sv, &len);
+	CHECK_INT(len, 6);
+	CHECK(b && memcmp(b, "a\0\0b\xc3\xa9", 6) == 0);
+	free(b);
+	CHECK(mcpx_json_bytes(cJSON_GetObjectItemCaseSensitive(root, "n"), &len) == NULL);
+	/* The display form of an id shows the NUL as text and never splits a
+	 * character or the escape. */
+	mcpx_jsonrpc_id_text(sv, idt, sizeof(idt));
+	CHECK_STR(idt, "a\\u0000");
+	mcpx_jsonrpc_id_text(sv, idt, 7);
+	CHECK_STR(idt, "a");
+	cJSON_Delete(root);
+	/* A cut inside a multi-byte character drops the whole character. */
+	root = mcpx_jsonrpc_parse("\"ab\\u20ac\"", 10, &why);
+	mcpx_jsonrpc_id_text(root, idt, 5);
+	CHECK_STR(idt, "ab");
+	mcpx_jsonrpc_id_text(root, idt, 6);
+	CHECK_STR(idt, "ab\xe2\x82\xac");
+	cJSON_Delete(root);
+	/* Truncated input and a lone backslash never read past the end. */
+	CHECK(mcpx_jsonrpc_parse("\"\\u000", 6, &why) == NULL);
+	CHECK(mcpx_jsonrpc_parse("\"\\", 2, &why) == NULL);
+	CHECK_STR(why, "Parse error");
+}
+
 static void test_tools(void)
 {
 	struct mcpx_session s;
@@ -447,16 +539,18 @@ static void test_batches(void)
 		}
 	}
 
-	/* Accepted under 2025-03-26: each element answered on its own. */
+	/* Accepted under 2025-03-26: one array holding every response. */
 	new_session(&s, "stdio");
 	init_session(&s, &r, "2025-03-26");
 	send_msg(&s, &r, two_pings);
-	CHECK_INT(r.n, 2);
-	CHECK_STR(r.msg[0], "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
-	CHECK_STR(r.msg[1], "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}");
+	CHECK_INT(r.n, 1);
+	CHECK_STR(r.msg[0], "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}},"
+	                    "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}]");
+	CHECK(r.response[0]);
 	CHECK(info.batch && !info.invalid);
 	CHECK_INT(info.requests, 2);
 	CHECK_STR(info.method, "ping");
+	CHECK_INT(r.base.pending, 0);
 	rec_clear(&r);
 	/* initialize MUST NOT be in a batch; a bad element does not spoil the
 	 * others; notifications in it get nothing. */
@@ -465,15 +559,22 @@ static void test_batches(void)
 	         "\"protocolVersion\":\"2025-03-26\"}},5,"
 	         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
 	         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}]");
-	CHECK_INT(r.n, 3);
-	CHECK_STR(r.msg[0], "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600,\"message\":"
-	                    "\"Invalid Request: initialize must not be part of a batch\"}}");
-	CHECK_STR(r.msg[1],
-	          "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
-	          "\"message\":\"Invalid Request: a JSON-RPC message must be an object\"}}");
-	CHECK_STR(r.msg[2], "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
+	CHECK_INT(r.n, 1);
+	CHECK_STR(r.msg[0], "[{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600,\"message\":"
+	                    "\"Invalid Request: initialize must not be part of a batch\"}},"
+	                    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+	                    "\"message\":\"Invalid Request: a JSON-RPC message must be an object\"}},"
+	                    "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}]");
 	CHECK_INT(info.requests, 2);
 	CHECK_INT(info.notifications, 1);
+	rec_clear(&r);
+	/* Only invalid elements: still an array, one error each. */
+	send_msg(&s, &r, "[1]");
+	CHECK_INT(r.n, 1);
+	CHECK_STR(r.msg[0], "[{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+	                    "\"message\":\"Invalid Request: a JSON-RPC message must be an object\"}}]");
+	CHECK(info.invalid);
+	CHECK_INT(info.requests, 0);
 	rec_clear(&r);
 	/* Only notifications: nothing to send (HTTP answers 202). */
 	send_msg(&s, &r,
@@ -482,9 +583,96 @@ static void test_batches(void)
 	CHECK_INT(r.n, 0);
 	CHECK_INT(info.requests, 0);
 	CHECK_INT(info.notifications, 2);
+	CHECK_INT(r.base.pending, 0);
+	/* An empty array is a single Invalid Request, not an array. */
 	send_msg(&s, &r, "[]");
+	CHECK_INT(r.n, 1);
 	CHECK_STR(r.msg[0], "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
 	                    "\"message\":\"Invalid Request: empty batch\"}}");
+	rec_clear(&r);
+}
+
+/* A batch with a tool call still running is answered when the call ends:
+ * one array, after the notifications the call sent. */
+static void test_batch_async(void)
+{
+	static const char held_and_ping[] =
+	    "[{\"jsonrpc\":\"2.0\",\"id\":\"h\",\"method\":\"tools/call\",\"params\":{"
+	    "\"name\":\"fake\",\"_meta\":{\"progressToken\":1}}},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]";
+	struct mcpx_session s;
+	struct rec_sink r;
+
+	rec_init(&r);
+	new_session(&s, "batch");
+	init_session(&s, &r, "2025-03-26");
+	cancels = 0;
+	send_msg(&s, &r, held_and_ping);
+	CHECK_INT(r.n, 0);
+	CHECK_INT(r.base.pending, 1); /* the batch counts as one */
+	CHECK(held != NULL);
+	if (held) {
+		mcpx_call_progress(held, 1, "half");
+		mcpx_call_finish(held, text("late"));
+	}
+	held = NULL;
+	CHECK_INT(r.n, 2);
+	CHECK(r.n == 2 && !r.response[0] && strstr(r.msg[0], "notifications/progress"));
+	CHECK_STR(r.msg[1], "[{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}},"
+	                    "{\"jsonrpc\":\"2.0\",\"id\":\"h\",\"result\":{\"content\":[{\"type\":"
+	                    "\"text\",\"text\":\"late\"}]}}]");
+	CHECK_INT(r.pending_at_send[1], 0);
+	CHECK_INT(r.base.pending, 0);
+	rec_clear(&r);
+
+	/* A cancelled call is left out; the rest still comes as one array. */
+	send_msg(&s, &r, held_and_ping);
+	send_msg(&s, &r,
+	         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+	         "\"requestId\":\"h\"}}");
+	CHECK_INT(cancels, 1);
+	CHECK_INT(r.n, 1);
+	CHECK_STR(r.msg[0], "[{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}]");
+	CHECK_INT(r.unanswered, 0);
+	CHECK_INT(r.base.pending, 0);
+	rec_clear(&r);
+
+	/* Every request cancelled: nothing is sent, the sink hears that the
+	 * batch stays unanswered (an HTTP POST must still end). */
+	send_msg(&s, &r,
+	         "[{\"jsonrpc\":\"2.0\",\"id\":\"h\",\"method\":\"tools/call\",\"params\":{"
+	         "\"name\":\"fake\"}}]");
+	CHECK_INT(r.base.pending, 1);
+	send_msg(&s, &r,
+	         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+	         "\"requestId\":\"h\"}}");
+	CHECK_INT(r.n, 0);
+	CHECK_INT(r.unanswered, 1);
+	CHECK_INT(r.base.pending, 0);
+	held = NULL;
+
+	/* The sink goes away: the call is cancelled, nothing is written. */
+	send_msg(&s, &r, held_and_ping);
+	mcpx_core_sink_gone(core, &r.base);
+	CHECK_INT(cancels, 3);
+	CHECK_INT(r.n, 0);
+	CHECK_INT(mcpx_core_inflight(core), 0);
+	held = NULL;
+	rec_clear(&r);
+
+	/* A cancellation inside the batch itself. */
+	rec_init(&r);
+	send_msg(&s, &r,
+	         "[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+	         "\"name\":\"fake\"}},{\"jsonrpc\":\"2.0\",\"method\":"
+	         "\"notifications/cancelled\",\"params\":{\"requestId\":5}},"
+	         "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+	         "\"name\":\"fake\",\"arguments\":{\"mode\":\"now\"}}}]");
+	CHECK_INT(r.n, 1);
+	CHECK_STR(r.msg[0], "[{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"content\":[{\"type\":"
+	                    "\"text\",\"text\":\"done\"}]}}]");
+	CHECK_INT(r.base.pending, 0);
+	held = NULL;
 	rec_clear(&r);
 }
 
@@ -927,8 +1115,11 @@ int main(void)
 	test_negotiation();
 	test_lifecycle_gate();
 	test_parse_and_invalid();
+	test_control_and_nul();
+	test_json_bytes();
 	test_tools();
 	test_batches();
+	test_batch_async();
 	test_notifications_and_responses();
 	test_cancellation();
 	test_logging();

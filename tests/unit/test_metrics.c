@@ -94,9 +94,22 @@ static const char empty_text[] =
     "mcp_exec_draining 0\n"
     "# HELP mcp_exec_http_responses_total HTTP responses sent, by status code.\n"
     "# TYPE mcp_exec_http_responses_total counter\n"
+    "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
+    "rule, outcome and the reason of a denial.\n"
+    "# TYPE mcp_exec_egress_requests_total counter\n"
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
+    "# HELP mcp_exec_zygote_pid Pid of the fork server's current zygote; 0 when there is none.\n"
+    "# TYPE mcp_exec_zygote_pid gauge\n"
+    "mcp_exec_zygote_pid 0\n"
+    "# HELP mcp_exec_zygote_replacements_total Zygotes replaced, by why: served their runs or "
+    "time, or died.\n"
+    "# TYPE mcp_exec_zygote_replacements_total counter\n"
+    "mcp_exec_zygote_replacements_total{reason=\"runs\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"age\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"died\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"other\"} 0\n"
     "# HELP mcp_exec_build_info The version of this build.\n"
     "# TYPE mcp_exec_build_info gauge\n"
     "mcp_exec_build_info{version=\"0.1.0\"} 1\n"
@@ -179,12 +192,29 @@ static const char full_text[] =
     "mcp_exec_http_responses_total{code=\"404\"} 1\n"
     "mcp_exec_http_responses_total{code=\"599\"} 1\n"
     "mcp_exec_http_responses_total{code=\"other\"} 3\n"
+    "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
+    "rule, outcome and the reason of a denial.\n"
+    "# TYPE mcp_exec_egress_requests_total counter\n"
+    "mcp_exec_egress_requests_total{rule=\"api\",outcome=\"ok\",reason=\"none\"} 2\n"
+    "mcp_exec_egress_requests_total{rule=\"none\",outcome=\"denied\",reason=\"no_rule\"} 1\n"
+    "mcp_exec_egress_requests_total{rule=\"api\",outcome=\"denied\",reason=\"other\"} 1\n"
+    "mcp_exec_egress_requests_total{rule=\"api\",outcome=\"other\",reason=\"none\"} 1\n"
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
     "mcp_exec_sandbox_layer{layer=\"seccomp\"} 1\n"
     "mcp_exec_sandbox_layer{layer=\"landlock\"} 0\n"
     "mcp_exec_sandbox_layer{layer=\"we\\\"ird\\\\\\n\"} 1\n"
+    "# HELP mcp_exec_zygote_pid Pid of the fork server's current zygote; 0 when there is none.\n"
+    "# TYPE mcp_exec_zygote_pid gauge\n"
+    "mcp_exec_zygote_pid 4242\n"
+    "# HELP mcp_exec_zygote_replacements_total Zygotes replaced, by why: served their runs or "
+    "time, or died.\n"
+    "# TYPE mcp_exec_zygote_replacements_total counter\n"
+    "mcp_exec_zygote_replacements_total{reason=\"runs\"} 2\n"
+    "mcp_exec_zygote_replacements_total{reason=\"age\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"died\"} 1\n"
+    "mcp_exec_zygote_replacements_total{reason=\"other\"} 1\n"
     "# HELP mcp_exec_build_info The version of this build.\n"
     "# TYPE mcp_exec_build_info gauge\n"
     "mcp_exec_build_info{version=\"0.1.0\"} 1\n"
@@ -227,6 +257,12 @@ int main(void)
 	mcpx_metrics_http_response(600);
 	mcpx_metrics_http_response(-1);
 
+	mcpx_metrics_egress("api", "ok", NULL);
+	mcpx_metrics_egress(NULL, "denied", "no_rule");
+	mcpx_metrics_egress("api", "ok", NULL);
+	mcpx_metrics_egress("api", "denied", "made-up");
+	mcpx_metrics_egress("api", "strange", NULL);
+
 	mcpx_metrics_set_layer("seccomp", 0);
 	mcpx_metrics_set_layer("landlock", 0);
 	mcpx_metrics_set_layer("seccomp", 1);
@@ -240,6 +276,13 @@ int main(void)
 	mcpx_metrics_set_info("9lives", "x");
 	mcpx_metrics_set_info("", "ignored");
 	mcpx_metrics_set_info("k", NULL);
+
+	mcpx_metrics_set_zygote(17);
+	mcpx_metrics_set_zygote(4242);
+	mcpx_metrics_zygote_replaced("runs");
+	mcpx_metrics_zygote_replaced("died");
+	mcpx_metrics_zygote_replaced("runs");
+	mcpx_metrics_zygote_replaced("whatever");
 
 	g.queue_depth = 3;
 	g.running = 1;
@@ -272,6 +315,24 @@ int main(void)
 		CHECK(strstr(text, "layer13\"") == NULL);
 		CHECK(strstr(text, "warm_mode=\"on\"") != NULL);
 		CHECK(len < 16384);
+	}
+	free(text);
+
+	/* Egress rule names come from a policy that can change: the series
+	 * are bounded, the overflow counted as rule "other". */
+	for (int i = 0; i < 2000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "rule%d", i);
+		mcpx_metrics_egress(name, "ok", NULL);
+	}
+	text = mcpx_metrics_render(&g, &len);
+	CHECK(text != NULL);
+	if (text) {
+		CHECK(strstr(text, "{rule=\"api\",outcome=\"ok\",reason=\"none\"} 2\n") != NULL);
+		CHECK(strstr(text, "{rule=\"rule0\",outcome=\"ok\",reason=\"none\"} 1\n") != NULL);
+		CHECK(strstr(text, "{rule=\"other\",outcome=\"ok\",reason=\"none\"}") != NULL);
+		CHECK(strstr(text, "rule1999\"") == NULL);
+		CHECK(len < 128 * 1024);
 	}
 	free(text);
 	CHECK_DONE();

@@ -363,6 +363,63 @@ static void test_basic(const struct mcpx_sandbox *sb)
 	free(r);
 }
 
+/* With lim->channel the run finds its end of a socketpair at fd 4, named
+ * by MCPX_CHANNEL_FD; without it there is neither the variable nor fd 4. */
+static void test_channel(const struct mcpx_sandbox *sb)
+{
+	static const char code[] = "import os, socket\n"
+				   "fd = os.environ.get('MCPX_CHANNEL_FD')\n"
+				   "print('env=%s' % fd)\n"
+				   "try:\n"
+				   "    os.fstat(4)\n"
+				   "    print('fd4=open')\n"
+				   "except OSError:\n"
+				   "    print('fd4=closed')\n"
+				   "if fd:\n"
+				   "    s = socket.socket(fileno=int(fd))\n"
+				   "    s.sendall(b'ping')\n"
+				   "    print('reply=' + s.recv(16).decode())\n";
+	struct mcpx_limits lim = default_limits;
+	struct mcpx_sandbox_proc proc;
+	struct run *r = malloc(sizeof(*r));
+	struct pollfd pfd;
+	char buf[16] = "";
+	ssize_t n = -1;
+	bool eof = false;
+
+	printf("broker channel\n");
+	run_code(sb, &default_limits, code, sizeof(code) - 1, "", 20000, r);
+	CHECK_STR(val(r, "env"), "None");
+	CHECK_STR(val(r, "fd4"), "closed");
+
+	lim.channel = true;
+	CHECK_INT(mcpx_sandbox_spawn(sb, &lim, code, sizeof(code) - 1, &proc, &r->err), 0);
+	CHECK(proc.channel_fd >= 0);
+	CHECK(fcntl(proc.channel_fd, F_GETFL) & O_NONBLOCK);
+	CHECK(fcntl(proc.channel_fd, F_GETFD) & FD_CLOEXEC);
+	pfd.fd = proc.channel_fd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 20000) == 1)
+		n = read(proc.channel_fd, buf, 4);
+	CHECK_INT(n, 4);
+	CHECK(memcmp(buf, "ping", 4) == 0);
+	CHECK_INT(write(proc.channel_fd, "pong", 4), 4);
+	memset(r, 0, sizeof(*r));
+	while (!eof) {
+		pfd.fd = proc.stdout_fd;
+		if (poll(&pfd, 1, 20000) != 1)
+			break;
+		drain(&proc.stdout_fd, r->out, &r->out_len, sizeof(r->out), &eof);
+	}
+	CHECK_STR(val(r, "env"), "4");
+	CHECK_STR(val(r, "fd4"), "open");
+	CHECK_STR(val(r, "reply"), "pong");
+	CHECK_INT(mcpx_sandbox_reap(&proc, &r->status, NULL), 0);
+	mcpx_sandbox_cleanup(&proc);
+	CHECK_INT(proc.channel_fd, -1);
+	free(r);
+}
+
 static void test_env(const struct mcpx_sandbox *sb)
 {
 	static const char code[] =
@@ -793,6 +850,7 @@ int main(void)
 
 	test_selftest_detects(sb);
 	test_basic(sb);
+	test_channel(sb);
 	test_env(sb);
 	test_rlimit_caps();
 	test_spawn_failure(sb);

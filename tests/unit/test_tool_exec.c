@@ -13,25 +13,36 @@
 
 #include "check.h"
 #include "config.h"
+#include "jsonrpc.h"
 #include "mcp.h"
 #include "runfiles.h"
 #include "tool_exec.h"
 
 static struct mcpx_config cfg;
-/* The parsed arguments of the last parse(): mcpx_exec_args points into them,
- * so they live until the next parse. */
+/* The parsed arguments of the last parse() and the stdin copy it made:
+ * mcpx_exec_args points into them, so they live until the next parse. */
 static cJSON *args;
+static char *last_stdin;
 
-/* Parses args (JSON text) and returns the rc; the message lands in msg. */
+/* Parses args (JSON text, the way the core does) and returns the rc; the
+ * message lands in msg. */
 static int parse(const char *json, struct mcpx_exec_args *a, char *msg, size_t msglen)
 {
+	const char *why;
+	int rc;
+
 	cJSON_Delete(args);
-	args = json ? cJSON_Parse(json) : NULL;
+	free(last_stdin);
+	last_stdin = NULL;
+	args = json ? mcpx_jsonrpc_parse(json, strlen(json), &why) : NULL;
 	if (json && !args) {
 		fprintf(stderr, "bad test JSON: %s\n", json);
 		abort();
 	}
-	return mcpx_exec_parse_args(args, &cfg, a, msg, msglen);
+	rc = mcpx_exec_parse_args(args, &cfg, a, msg, msglen);
+	if (rc == 0)
+		last_stdin = a->stdin_data;
+	return rc;
 }
 
 static void expect_error(const char *json, const char *want, int line)
@@ -130,6 +141,15 @@ static void test_parse(void)
 	/* An empty stdin is present and empty, not absent. */
 	CHECK_INT(parse("{\"code\":\"x\",\"stdin\":\"\"}", &a, msg, sizeof(msg)), 0);
 	CHECK(a.stdin_data != NULL);
+	/* U+0000: stdin keeps its exact bytes (each NUL one byte of the cap),
+	 * code with a NUL is refused by name rather than cut short. */
+	CHECK_INT(parse("{\"code\":\"x\",\"stdin\":\"\\u0000a\\u0000\\u0000\"}", &a, msg, sizeof(msg)),
+	          0);
+	CHECK_INT(a.stdin_len, 4);
+	CHECK(a.stdin_data && memcmp(a.stdin_data, "\0a\0\0", 4) == 0);
+	EXPECT_ERROR("{\"code\":\"x\",\"stdin\":\"ab\\u0000cd\"}", "stdin exceeds limit of 4 bytes");
+	EXPECT_ERROR("{\"code\":\"print(1)\\u0000import os\"}",
+	             "code must not contain NUL characters (U+0000)");
 
 	/* timeout_s: 0/absent is the default, the rest is clamped to [1, max]. */
 	CHECK_INT(timeout_for("{\"code\":\"x\"}"), 30);
@@ -481,8 +501,10 @@ static void test_describe(struct mcpx_tool *tool)
 		    "no network access",
 		    "30s by default",
 		    "at most 300s",
-		    "memory 512 MiB",
+		    "memory 512 MiB and files 128 MiB, all processes together",
 		    "capped at 1 MiB",
+		    "discarded while the program keeps running",
+		    "truncated=true with the program's own exit_code",
 		    "capped at 4 bytes",
 		    "numpy",
 		    "pandas",
@@ -558,6 +580,7 @@ int main(void)
 	cfg.max_stdin_bytes = 4;
 	cfg.max_code_bytes = 12;
 	cfg.memory_mb = 512;
+	cfg.max_disk_mb = 128;
 	cfg.max_procs = 64;
 	cfg.max_queue = 16;
 	cfg.max_files_in_bytes = 4 << 20;
@@ -567,6 +590,7 @@ int main(void)
 	test_parse();
 	test_parse_files();
 	cJSON_Delete(args);
+	free(last_stdin);
 	test_result();
 	test_result_files();
 

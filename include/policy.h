@@ -1,0 +1,162 @@
+/*
+ * policy.h - the policy file (MCP_EXEC_POLICY): what runs may reach beyond
+ * their sandbox, loaded in one place for the egress broker and, later, for
+ * admin-defined functions.
+ *
+ * The file is JSON, parsed strictly: unknown keys, duplicate keys, wrong
+ * types and out-of-range values are errors that name the JSON pointer of the
+ * problem ("/egress/2/credential/header"). Top-level keys today:
+ *
+ *   "egress": [rule, ...]   what can be reached (struct mcpx_egress_rule)
+ *   "exec":   {"egress": ["rule-name", ...], "max_requests": n,
+ *              "max_in_flight": n}   which rules exec code may use
+ *
+ * Each top-level key has its own parser in a table (policy.c), and a caller
+ * of the broker (exec today, each function tomorrow) holds a grant (struct
+ * mcpx_egress_grant): the rules it may use and its per-run caps.
+ *
+ * Lifetime: a parsed policy is immutable and reference-counted. The store
+ * keeps the current one and replaces it when the file or any secret file it
+ * uses changes; a run takes a reference when it starts and keeps that
+ * version until it ends. Secret values (credential.secret_file) are read
+ * when the policy is loaded, live only inside the policy, and are zeroised
+ * when the last reference goes; they never appear in messages.
+ */
+#ifndef MCPX_POLICY_H
+#define MCPX_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "egress_check.h"
+#include "err.h"
+
+struct mcpx_loop;
+
+#define MCPX_POLICY_MAX_BYTES (1u << 20)
+#define MCPX_POLICY_MAX_RULES 64
+#define MCPX_POLICY_MAX_METHODS 8
+#define MCPX_POLICY_MAX_CIDRS 16
+#define MCPX_SECRET_MAX_BYTES 8192
+
+/* Defaults and bounds of a rule's and a grant's numbers. */
+#define MCPX_EGRESS_TIMEOUT_DEFAULT_S 30
+#define MCPX_EGRESS_TIMEOUT_MAX_S 300
+#define MCPX_EGRESS_RESPONSE_DEFAULT (10u << 20)
+#define MCPX_EGRESS_RESPONSE_MAX (64u << 20)
+#define MCPX_EGRESS_MAX_REQUESTS_DEFAULT 100
+#define MCPX_EGRESS_MAX_IN_FLIGHT_DEFAULT 4
+
+/* credential: the broker sets `header: prefix + secret` on matching
+ * requests. value holds prefix + secret (value_len bytes, NUL-terminated). */
+struct mcpx_credential {
+	char header[129];
+	char secret_file[4096];
+	char *value; /* secret: zeroised on free, never logged */
+	size_t value_len;
+};
+
+struct mcpx_egress_rule {
+	char name[65];
+	char *url_prefix; /* as written, for descriptions and audit */
+	struct mcpx_url_prefix prefix;
+	char methods[MCPX_POLICY_MAX_METHODS][17];
+	size_t n_methods;
+	struct mcpx_cidr allow[MCPX_POLICY_MAX_CIDRS];
+	size_t n_allow;
+	bool has_credential;
+	struct mcpx_credential cred;
+	unsigned timeout_s;
+	size_t max_response_bytes;
+};
+
+/* What one caller of the broker may use: rules (pointers into the same
+ * policy) and the caps of one run. */
+struct mcpx_egress_grant {
+	const struct mcpx_egress_rule **rules;
+	size_t n_rules;
+	unsigned max_requests;  /* per run, in total */
+	unsigned max_in_flight; /* per run, at once */
+};
+
+/* One file the policy was built from, as it was when read. */
+struct mcpx_file_id {
+	char path[4096];
+	dev_t dev;
+	ino_t ino;
+	int64_t mtime_ns;
+	off_t size;
+	int err; /* errno of a failed stat, else 0 */
+};
+
+struct mcpx_policy {
+	unsigned long refs;
+	uint64_t version;
+	struct mcpx_egress_rule *rules;
+	size_t n_rules;
+	struct mcpx_egress_grant exec;
+};
+
+/* How a policy is checked against the sandbox it serves. */
+struct mcpx_policy_opts {
+	/* True when a run could read path; such a policy or secret file is
+	 * refused. NULL: no check (unit tests). */
+	bool (*run_may_read)(void *ctx, const char *path);
+	void *ctx;
+	/* False without Landlock: runs could read any file the server can, so
+	 * a rule with a credential is refused. */
+	bool credentials_allowed;
+};
+
+/* Parses a policy from len bytes of JSON (reading every secret file it
+ * names). files, when not NULL, receives the identity of each secret file
+ * as stat() saw it before reading (up to max_files; *n_files counts them),
+ * even when parsing fails, so the store can watch for the fix. Returns 0
+ * with *out (one reference), or -errno with err naming the JSON pointer. */
+int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opts *o,
+                      struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
+                      size_t *n_files, struct mcpx_err *err);
+
+struct mcpx_policy *mcpx_policy_ref(struct mcpx_policy *p);
+/* Drops a reference; the last one wipes the secrets and frees. NULL is fine. */
+void mcpx_policy_unref(struct mcpx_policy *p);
+
+/* The rule of g that covers url and allows method. Returns it, or NULL with
+ * *reason: "no_rule" (no rule's url_prefix covers the URL) or "method" (one
+ * does, but none allows the method). */
+const struct mcpx_egress_rule *mcpx_egress_grant_match(const struct mcpx_egress_grant *g,
+                                                       const struct mcpx_url *url,
+                                                       const char *method, const char **reason);
+
+/* Appends a sentence for an agent: which URL prefixes g reaches, with which
+ * methods. Returns 0 or -E2BIG / -ENOMEM. */
+int mcpx_egress_grant_describe(const struct mcpx_egress_grant *g, struct mcpx_buf *b);
+
+/* ---- the store: the current policy, re-read when its files change ------ */
+
+struct mcpx_policy_store;
+
+/* Reads and parses path (refused when a run could read it). A bad file at
+ * start is an error; the caller refuses to start. */
+int mcpx_policy_store_open(const char *path, const struct mcpx_policy_opts *o,
+                           struct mcpx_policy_store **out, struct mcpx_err *err);
+void mcpx_policy_store_free(struct mcpx_policy_store *s);
+
+/* Polls the identity (device, inode, mtime, size) of the policy file and of
+ * every secret file every interval_ms on loop, so an edited file, a swapped
+ * ConfigMap symlink or a rotated Secret is picked up. */
+void mcpx_policy_store_watch(struct mcpx_policy_store *s, struct mcpx_loop *loop,
+                             unsigned interval_ms);
+
+/* One poll: 1 when a new policy was loaded, 0 when nothing changed (or the
+ * same bad files were already reported), -errno when the changed files are
+ * bad (logged; the old policy stays). */
+int mcpx_policy_store_check(struct mcpx_policy_store *s);
+
+/* The current policy, borrowed: take a reference to keep it. */
+struct mcpx_policy *mcpx_policy_store_current(const struct mcpx_policy_store *s);
+
+#endif

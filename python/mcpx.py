@@ -1,0 +1,217 @@
+# mcpx.py - what run code may reach beyond its sandbox, through the server.
+#
+# Shipped inside the server binary and importable in every run as `mcpx`
+# (runner.py). Standard library only. A run has no network socket of its
+# own: mcpx.fetch() asks the server over the run's channel (an inherited
+# socket; MCPX_CHANNEL_FD names its fd), and the server checks the request
+# against its policy, performs it, adds credentials the run never sees, and
+# sends the response back. Frames on the channel: u32 JSON length, u32 body
+# length (big-endian), the JSON object, the raw body (src/broker_wire.c).
+#
+# Thread-safe: threads of the run may fetch at once (up to the policy's
+# max_in_flight); one of them reads the channel at a time and hands each
+# answer to the thread that waits for its id. A forked child cannot share
+# the channel with its parent, so it gets a clear error instead.
+"""Reach the URLs the server's policy allows: mcpx.fetch(url, ...)."""
+
+import json as _json
+import os as _os
+import stat as _stat
+import struct as _struct
+import threading as _threading
+
+__all__ = ["fetch", "Response", "Denied", "FetchError"]
+
+_MAX_JSON = 1 << 20
+_MAX_BODY = 1 << 30
+
+
+class Denied(PermissionError):
+    """The server's policy refused the request; .reason says which check."""
+
+    def __init__(self, message, reason="denied"):
+        super().__init__(message)
+        self.reason = reason
+
+
+class FetchError(OSError):
+    """The request was allowed but did not get a response (DNS, connect,
+    TLS, timeout), or the channel to the server failed."""
+
+
+class Response:
+    """status (int), headers (dict, lower-case names), content (bytes),
+    url (after redirects); text and json() decode the content."""
+
+    def __init__(self, status, headers, content, url):
+        self.status = status
+        self.headers = headers
+        self.content = content
+        self.url = url
+
+    @property
+    def ok(self):
+        return 200 <= self.status < 400
+
+    @property
+    def text(self):
+        charset = "utf-8"
+        for part in self.headers.get("content-type", "").split(";")[1:]:
+            k, _, v = part.strip().partition("=")
+            if k.lower() == "charset" and v:
+                charset = v.strip('"')
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+    def json(self):
+        return _json.loads(self.content)
+
+    def __repr__(self):
+        return "<mcpx.Response [%d] %s>" % (self.status, self.url)
+
+
+def _read_exact(fd, n):
+    parts = []
+    while n:
+        chunk = _os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise FetchError("the channel to the server closed")
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+class _Channel:
+    def __init__(self, fd):
+        self.fd = fd
+        self.pid = _os.getpid()
+        self.send_lock = _threading.Lock()
+        self.cond = _threading.Condition(_threading.Lock())
+        self.answers = {}
+        self.reading = False
+        self.broken = None
+        self.next_id = 1
+
+    def _read_frame(self):
+        jlen, blen = _struct.unpack(">II", _read_exact(self.fd, 8))
+        if not 0 < jlen <= _MAX_JSON or blen > _MAX_BODY:
+            raise FetchError("the server sent a malformed frame")
+        msg = _json.loads(_read_exact(self.fd, jlen))
+        return msg, _read_exact(self.fd, blen) if blen else b""
+
+    def _send(self, msg, body):
+        data = _json.dumps(msg).encode()
+        frame = _struct.pack(">II", len(data), len(body)) + data + body
+        view = memoryview(frame)
+        with self.send_lock:
+            while view:
+                n = _os.write(self.fd, view)
+                view = view[n:]
+
+    def request(self, msg, body):
+        if _os.getpid() != self.pid:
+            raise FetchError("mcpx.fetch works in the run's own process, not in a forked "
+                             "child (use threads)")
+        with self.cond:
+            rid = self.next_id
+            self.next_id += 1
+        msg["id"] = rid
+        try:
+            self._send(msg, body)
+        except OSError as e:
+            raise FetchError("cannot reach the server: %s" % e) from None
+        with self.cond:
+            while rid not in self.answers:
+                if self.broken:
+                    raise FetchError(self.broken)
+                if self.reading:
+                    self.cond.wait()
+                    continue
+                self.reading = True
+                self.cond.release()
+                try:
+                    got, err = self._read_frame(), None
+                except (OSError, ValueError) as e:
+                    got, err = None, e
+                finally:
+                    self.cond.acquire()
+                    self.reading = False
+                    self.cond.notify_all()
+                if err is not None:
+                    self.broken = "the channel to the server failed: %s" % err
+                elif not isinstance(got[0], dict) or "id" not in got[0]:
+                    self.broken = "the server sent an answer without an id"
+                else:
+                    self.answers[got[0]["id"]] = got
+            return self.answers.pop(rid)
+
+
+_channel = None
+_channel_lock = _threading.Lock()
+
+
+def _get_channel():
+    global _channel
+    with _channel_lock:
+        if _channel is None:
+            fd = _os.environ.get("MCPX_CHANNEL_FD", "")
+            try:
+                fd = int(fd)
+                ok = _stat.S_ISSOCK(_os.fstat(fd).st_mode)
+            except (ValueError, OSError):
+                ok = False
+            if not ok:
+                raise Denied("no egress is configured for this run", "not_configured")
+            _channel = _Channel(fd)
+        return _channel
+
+
+def _check_str(name, value):
+    if not isinstance(value, str):
+        raise TypeError("%s must be a str, not %s" % (name, type(value).__name__))
+
+
+def fetch(url, method="GET", headers=None, data=None, json=None, timeout=None):
+    """Makes an HTTP(S) request through the server and returns a Response.
+
+    Only URLs the server's policy allows can be reached; anything else
+    raises Denied (a PermissionError) naming the reason. A network failure
+    raises FetchError (an OSError). data is bytes or str (sent as UTF-8);
+    json is serialised, with Content-Type application/json unless headers
+    set one. timeout (seconds) can only shorten the policy's own limit.
+    """
+    _check_str("url", url)
+    _check_str("method", method)
+    if data is not None and json is not None:
+        raise ValueError("pass data or json, not both")
+    hdrs = []
+    for k, v in (headers or {}).items():
+        _check_str("a header name", k)
+        _check_str("the value of header %s" % k, v)
+        hdrs.append([k, v])
+    if json is not None:
+        data = _json.dumps(json).encode()
+        if not any(k.lower() == "content-type" for k, _ in hdrs):
+            hdrs.append(["Content-Type", "application/json"])
+    if isinstance(data, str):
+        data = data.encode()
+    if data is not None and not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError("data must be bytes or str, not %s" % type(data).__name__)
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not timeout > 0):
+        raise ValueError("timeout must be a positive number of seconds")
+    msg = {"op": "fetch", "url": url, "method": method.upper(), "headers": hdrs}
+    if timeout is not None:
+        msg["timeout"] = float(timeout)
+    answer, body = _get_channel().request(msg, bytes(data) if data is not None else b"")
+    error = answer.get("error")
+    if error == "denied":
+        raise Denied(answer.get("message", "refused"), answer.get("reason", "denied"))
+    if error:
+        raise FetchError(answer.get("message", "the request failed"))
+    merged = {}
+    for k, v in answer.get("headers", []):
+        merged[k] = merged[k] + ", " + v if k in merged else v
+    return Response(answer.get("status", 0), merged, body, answer.get("url", url))

@@ -1,0 +1,1264 @@
+/*
+ * broker.c - the egress broker (broker.h): a run's requests, decided against
+ * its grant and performed with libcurl's multi interface on the server loop.
+ *
+ * Three parts. The curl glue hands curl's sockets and its one timer to the
+ * loop (loop.h): each socket curl wants watched is watched as a dup(), so
+ * the loop can close its copy while curl keeps and closes its own, and
+ * curl's read/write interest becomes the watch's interest. The runs: each
+ * holds the server end of its channel, a reference to the policy it started
+ * with, its frame reader and reply queue, and its requests. The requests:
+ * each frame is decided (caps, URL, rule, method, headers, a literal
+ * address) before anything leaves the host; an allowed one becomes an easy
+ * handle whose every connect() target is checked in CURLOPT_OPENSOCKETFUNCTION
+ * (so a name that resolves to a private address, or re-resolves to one, is
+ * refused where it matters), whose response is capped, and whose redirects
+ * are followed here, hop by hop, through the same decision.
+ *
+ * Nothing a run sends is logged or audited beyond the method, origin and
+ * path; the credential lives in the policy and in the one header list built
+ * for the transfer, which is wiped before it is freed.
+ *
+ * Lifetimes: a request is freed when its reply has been written to the
+ * channel (so the run's in-flight count covers replies it has not read yet),
+ * or when its run closes. Work that must not happen inside a callback of
+ * the same object (closing a run after a write error) is deferred to a
+ * zero-delay timer.
+ */
+#include "broker.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "broker_wire.h"
+#include "config.h"
+#include "crypto.h"
+#include "egress_check.h"
+#include "log.h"
+#include "loop.h"
+#include "metrics.h"
+#include "policy.h"
+#include "utf8.h"
+
+#define RESP_HEADERS_MAX (32u * 1024u)
+#define RESP_HEADERS_COUNT 200
+#define REQ_HEADERS_MAX 64
+#define CONNECT_TIMEOUT_MS 10000L
+#define READ_ROUNDS 16
+
+struct lost_socket;
+
+struct mcpx_broker {
+	struct mcpx_loop *loop;
+	struct mcpx_policy_store *store;
+	CURLM *multi;
+	struct mcpx_timer timer;
+	struct lost_socket *lost; /* hung-up sockets curl is still to hear of */
+	struct mcpx_timer lost_timer;
+	char *proxy;   /* NULL: none */
+	char *ca_file; /* NULL: the system's CAs */
+	struct mcpx_broker_run *runs;
+};
+
+/* One socket curl asked us to watch. */
+struct bsock {
+	struct mcpx_watch w; /* watches a dup of s */
+	curl_socket_t s;
+	struct mcpx_broker *b;
+	bool watching; /* the loop still holds the dup */
+	bool removed;  /* curl said CURL_POLL_REMOVE */
+};
+
+/* A socket whose watch the loop ended on a hang-up while curl still wanted
+ * it: curl is told on the next loop iteration, outside the loop's close. */
+struct lost_socket {
+	struct lost_socket *next;
+	curl_socket_t s;
+};
+
+struct req;
+
+struct mcpx_broker_run {
+	struct mcpx_broker *b;
+	struct mcpx_broker_run *next;
+	struct mcpx_policy *policy; /* the version the run started with */
+	const struct mcpx_egress_grant *grant;
+	char run_id[33], request_id[129], caller[161];
+	struct mcpx_watch ch;
+	bool ch_open, read_eof, ended, closing;
+	struct mcpx_timer close_timer;
+	struct mcpx_wire_in in;
+	struct mcpx_wire_out out;
+	struct req *reqs;
+	unsigned in_flight, total, unaudited;
+};
+
+struct req {
+	struct mcpx_broker_run *run;
+	struct req *next;
+	double id;
+	const struct mcpx_egress_rule *rule;
+	struct mcpx_url url;
+	bool have_url, cross_origin;
+	char method[17];
+	cJSON *headers; /* the run's own, [[name, value], ...] */
+	char *body;
+	size_t body_len;
+	CURL *easy;
+	struct curl_slist *hdrs;
+	struct mcpx_buf resp;
+	cJSON *resp_headers;
+	size_t resp_hdr_bytes;
+	unsigned resp_hdr_count, hop;
+	long status;
+	uint64_t bytes_out, hop_started_us, deadline_us;
+	enum mcpx_addr_class refused;
+	char refused_addr[64];
+	bool too_large, hdr_too_large;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static void process_done(struct mcpx_broker *b);
+static void start_transfer(struct req *q);
+static void close_later(struct mcpx_broker_run *r, const char *why);
+
+/* ---- curl on the loop ----------------------------------------------------- */
+
+static void lost_cb(struct mcpx_timer *t)
+{
+	struct mcpx_broker *b = t->arg;
+	int running;
+
+	while (b->lost) {
+		struct lost_socket *l = b->lost;
+
+		b->lost = l->next;
+		/* curl learns of the hang-up by reading, and watches the socket
+		 * anew if it still wants it. */
+		curl_multi_socket_action(b->multi, l->s, CURL_CSELECT_IN | CURL_CSELECT_ERR,
+		                         &running);
+		free(l);
+	}
+	process_done(b);
+}
+
+static void socket_lost(struct mcpx_broker *b, curl_socket_t s)
+{
+	struct lost_socket *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		mcpx_error("egress broker: out of memory; a transfer waits for its timeout");
+		return;
+	}
+	l->s = s;
+	l->next = b->lost;
+	b->lost = l;
+	b->lost_timer.fn = lost_cb;
+	b->lost_timer.arg = b;
+	mcpx_timer_start(b->loop, &b->lost_timer, 0);
+}
+
+static void sock_cb(struct mcpx_watch *w, int events)
+{
+	struct bsock *k = w->arg;
+	struct mcpx_broker *b = k->b;
+	curl_socket_t s = k->s;
+	int flags = 0, running;
+
+	if (events & MCPX_EV_CLOSED) {
+		k->watching = false;
+		if (k->removed) {
+			free(k);
+			return;
+		}
+		curl_multi_assign(b->multi, s, NULL);
+		free(k);
+		socket_lost(b, s);
+		return;
+	}
+	if (events & MCPX_EV_READ)
+		flags |= CURL_CSELECT_IN;
+	if (events & MCPX_EV_WRITE)
+		flags |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(b->multi, s, flags, &running);
+	process_done(b);
+}
+
+static struct bsock *bsock_new(struct mcpx_broker *b, curl_socket_t s)
+{
+	struct bsock *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->b = b;
+	k->s = s;
+	k->w.fd = fcntl(s, F_DUPFD_CLOEXEC, 3);
+	k->w.fn = sock_cb;
+	k->w.arg = k;
+	if (k->w.fd < 0 || mcpx_loop_watch(b->loop, &k->w) < 0) {
+		if (k->w.fd >= 0)
+			close(k->w.fd);
+		free(k);
+		return NULL;
+	}
+	k->watching = true;
+	curl_multi_assign(b->multi, s, k);
+	return k;
+}
+
+static int socket_fn(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
+{
+	struct mcpx_broker *b = userp;
+	struct bsock *k = socketp;
+
+	(void)e;
+	if (what == CURL_POLL_REMOVE) {
+		if (!k)
+			return 0;
+		curl_multi_assign(b->multi, s, NULL);
+		k->removed = true;
+		if (k->watching)
+			mcpx_loop_unwatch(&k->w); /* frees k at MCPX_EV_CLOSED */
+		else
+			free(k);
+		return 0;
+	}
+	if (!k && !(k = bsock_new(b, s))) {
+		/* The transfer then ends at its timeout, with an error. */
+		mcpx_error("egress broker: cannot watch a socket");
+		return 0;
+	}
+	if (k->watching)
+		mcpx_loop_set_events(&k->w, ((what & CURL_POLL_IN) ? MCPX_EV_READ : 0) |
+		                                ((what & CURL_POLL_OUT) ? MCPX_EV_WRITE : 0));
+	return 0;
+}
+
+static void timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_broker *b = t->arg;
+	int running;
+
+	curl_multi_socket_action(b->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	process_done(b);
+}
+
+static int timer_fn(CURLM *m, long timeout_ms, void *userp)
+{
+	struct mcpx_broker *b = userp;
+
+	(void)m;
+	if (timeout_ms < 0)
+		mcpx_timer_cancel(&b->timer);
+	else
+		mcpx_timer_start(b->loop, &b->timer, (uint64_t)timeout_ms * 1000u);
+	return 0;
+}
+
+/* ---- requests: bookkeeping, audit, replies -------------------------------- */
+
+static void free_header_list(struct req *q)
+{
+	/* One entry holds the credential. */
+	for (struct curl_slist *l = q->hdrs; l; l = l->next)
+		mcpx_wipe(l->data, strlen(l->data));
+	curl_slist_free_all(q->hdrs);
+	q->hdrs = NULL;
+}
+
+static void detach_easy(struct req *q)
+{
+	if (!q->easy)
+		return;
+	curl_multi_remove_handle(q->run->b->multi, q->easy);
+	curl_easy_cleanup(q->easy);
+	q->easy = NULL;
+	free_header_list(q);
+}
+
+static void req_free(struct req *q)
+{
+	struct mcpx_broker_run *r = q->run;
+
+	for (struct req **pp = &r->reqs; *pp; pp = &(*pp)->next) {
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	}
+	r->in_flight--;
+	detach_easy(q);
+	if (q->have_url)
+		mcpx_url_release(&q->url);
+	cJSON_Delete(q->headers);
+	cJSON_Delete(q->resp_headers);
+	free(q->body);
+	mcpx_buf_free(&q->resp);
+	free(q);
+}
+
+static uint64_t hop_ms(const struct req *q)
+{
+	return (mcpx_now_us() - q->hop_started_us) / 1000u;
+}
+
+/* One audit line and one count for this request (this hop). */
+static void account(struct req *q, const char *reason, const char *result)
+{
+	struct mcpx_broker_run *r = q->run;
+	char origin[MCPX_HOST_MAX + 32];
+	struct mcpx_audit_egress a = {0};
+
+	mcpx_metrics_egress(q->rule ? q->rule->name : NULL, reason ? "denied" : result, reason);
+	/* Past the run's cap, refusals are counted, not audited one by one:
+	 * a loop of requests must not flood the log. */
+	if (reason && r->total > r->grant->max_requests + 1) {
+		r->unaudited++;
+		return;
+	}
+	if (q->have_url)
+		snprintf(origin, sizeof(origin), "%s://%s:%u", q->url.scheme, q->url.host,
+		         q->url.port);
+	a.run_id = r->run_id;
+	a.request_id = r->request_id;
+	a.caller = r->caller;
+	a.rule = q->rule ? q->rule->name : NULL;
+	a.method = q->method[0] ? q->method : NULL;
+	a.origin = q->have_url ? origin : NULL;
+	a.path = q->have_url ? q->url.path : NULL;
+	a.hop = q->hop;
+	a.status = (int)q->status;
+	a.bytes_out = q->bytes_out;
+	a.bytes_in = q->resp.len;
+	a.ms = hop_ms(q);
+	a.allowed = reason == NULL;
+	a.reason = reason;
+	a.result = reason ? NULL : result;
+	mcpx_audit_egress_log(&a);
+}
+
+static void reply_sent(void *tag, void *arg)
+{
+	(void)arg;
+	req_free(tag);
+}
+
+static void flush_channel(struct mcpx_broker_run *r)
+{
+	int rc;
+
+	if (r->closing || !r->ch_open)
+		return;
+	rc = mcpx_wire_out_flush(&r->out, r->ch.fd, reply_sent, r);
+	if (rc < 0) {
+		close_later(r, NULL); /* the run closed its end */
+		return;
+	}
+	mcpx_loop_set_events(&r->ch, (r->read_eof ? 0 : MCPX_EV_READ) | (rc ? MCPX_EV_WRITE : 0));
+}
+
+/* Queues the answer to q (its last use: q may be freed before this
+ * returns). body is taken over. */
+static void reply(struct req *q, cJSON *msg, char *body, size_t body_len)
+{
+	struct mcpx_broker_run *r = q->run;
+	char *text = msg ? cJSON_PrintUnformatted(msg) : NULL;
+
+	cJSON_Delete(msg);
+	if (r->closing) {
+		/* The run is going: the close frees q. */
+		free(body);
+		free(text);
+		return;
+	}
+	if (!text || mcpx_wire_out_push(&r->out, text, strlen(text), body, body_len, q) < 0) {
+		if (!text)
+			free(body);
+		free(text);
+		close_later(r, "out of memory");
+		return;
+	}
+	free(text);
+	flush_channel(r);
+}
+
+/* Messages carry pieces of the run's URL and curl's words, cut to size:
+ * kept valid UTF-8, as the run's JSON decoder needs. */
+__attribute__((format(printf, 2, 0))) static void add_message(cJSON *m, const char *fmt, va_list ap)
+{
+	char msg[512], *clean;
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	clean = mcpx_utf8_sanitize(msg, strlen(msg), &n);
+	cJSON_AddStringToObject(m, "message", clean ? clean : "(out of memory)");
+	free(clean);
+}
+
+static cJSON *answer(const struct req *q)
+{
+	cJSON *m = cJSON_CreateObject();
+
+	if (m)
+		cJSON_AddNumberToObject(m, "id", q->id);
+	return m;
+}
+
+/* Refuses q: audit, metrics, and {"error": "denied"} to the run. */
+__attribute__((format(printf, 3, 4))) static void deny(struct req *q, const char *reason,
+                                                       const char *fmt, ...)
+{
+	cJSON *m = answer(q);
+	va_list ap;
+
+	account(q, reason, NULL);
+	cJSON_AddStringToObject(m, "error", "denied");
+	cJSON_AddStringToObject(m, "reason", reason);
+	va_start(ap, fmt);
+	add_message(m, fmt, ap);
+	va_end(ap);
+	reply(q, m, NULL, 0);
+}
+
+/* q was allowed but did not get a response: {"error": "fetch"}. */
+__attribute__((format(printf, 2, 3))) static void fail_fetch(struct req *q, const char *fmt, ...)
+{
+	cJSON *m = answer(q);
+	va_list ap;
+
+	account(q, NULL, "failed");
+	cJSON_AddStringToObject(m, "error", "fetch");
+	va_start(ap, fmt);
+	add_message(m, fmt, ap);
+	va_end(ap);
+	reply(q, m, NULL, 0);
+}
+
+static void reply_response(struct req *q)
+{
+	cJSON *m = answer(q);
+	size_t len = 0;
+	char *body;
+
+	account(q, NULL, "ok");
+	cJSON_AddNumberToObject(m, "status", (double)q->status);
+	cJSON_AddItemToObject(m, "headers", q->resp_headers);
+	q->resp_headers = NULL;
+	cJSON_AddStringToObject(m, "url", q->url.full);
+	body = mcpx_buf_take(&q->resp, &len);
+	reply(q, m, body, len);
+}
+
+/* ---- transfers ------------------------------------------------------------ */
+
+/* Every address curl is about to connect to (after DNS, so a name that
+ * resolves to a private address is caught here, each time it resolves). */
+static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct req *q = arg;
+	enum mcpx_addr_class cls;
+
+	if (purpose != CURLSOCKTYPE_IPCXN)
+		return CURL_SOCKET_BAD;
+	/* Through a proxy, curl only ever connects to the proxy the operator
+	 * configured; the target's address is the proxy's to police. */
+	if (!q->run->b->proxy) {
+		cls = mcpx_addr_check(&a->addr, a->addrlen, q->rule->allow, q->rule->n_allow);
+		if (cls != MCPX_ADDR_PUBLIC) {
+			q->refused = cls;
+			mcpx_addr_text(&a->addr, a->addrlen, q->refused_addr,
+			               sizeof(q->refused_addr));
+			return CURL_SOCKET_BAD;
+		}
+	}
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+static size_t write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct req *q = arg;
+	int rc = mcpx_buf_add(&q->resp, p, size * n);
+
+	if (rc == -E2BIG)
+		q->too_large = true;
+	return rc < 0 ? 0 : size * n;
+}
+
+static void trim(const char **s, size_t *len)
+{
+	while (*len && (**s == ' ' || **s == '\t'))
+		(*s)++, (*len)--;
+	while (*len && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t' || (*s)[*len - 1] == '\r' ||
+	                (*s)[*len - 1] == '\n'))
+		(*len)--;
+}
+
+static cJSON *header_pair(const char *name, size_t nlen, const char *value, size_t vlen)
+{
+	char *n = mcpx_utf8_sanitize(name, nlen, &nlen),
+	     *v = mcpx_utf8_sanitize(value, vlen, &vlen);
+	cJSON *pair = NULL;
+
+	if (n && v) {
+		for (char *c = n; *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c = (char)(*c - 'A' + 'a');
+		pair = cJSON_CreateArray();
+		cJSON_AddItemToArray(pair, cJSON_CreateString(n));
+		cJSON_AddItemToArray(pair, cJSON_CreateString(v));
+	}
+	free(n);
+	free(v);
+	return pair;
+}
+
+static size_t header_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct req *q = arg;
+	size_t len = size * n, nlen, vlen;
+	const char *colon, *name = p, *value;
+	cJSON *pair;
+
+	/* Each status line starts a response (a 100 Continue, or a proxy's
+	 * CONNECT answer, comes before the real one). */
+	if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+		cJSON_Delete(q->resp_headers);
+		q->resp_headers = cJSON_CreateArray();
+		q->resp_hdr_bytes = q->resp_hdr_count = 0;
+		return len;
+	}
+	colon = memchr(p, ':', len);
+	if (!colon || colon == p)
+		return len; /* the blank line ending the head, or junk */
+	q->resp_hdr_bytes += len;
+	if (q->resp_hdr_bytes > RESP_HEADERS_MAX || ++q->resp_hdr_count > RESP_HEADERS_COUNT) {
+		q->hdr_too_large = true;
+		return 0;
+	}
+	nlen = (size_t)(colon - p);
+	value = colon + 1;
+	vlen = len - nlen - 1;
+	trim(&name, &nlen);
+	trim(&value, &vlen);
+	pair = header_pair(name, nlen, value, vlen);
+	if (!pair || !q->resp_headers || !cJSON_AddItemToArray(q->resp_headers, pair)) {
+		cJSON_Delete(pair);
+		return 0;
+	}
+	return len;
+}
+
+/* The run's headers that may go to this hop, then the broker's own. */
+static int build_headers(struct req *q)
+{
+	const struct mcpx_egress_rule *rule = q->rule;
+	const char *cred = rule->has_credential ? rule->cred.header : NULL;
+	bool content_type = false;
+	struct curl_slist *l;
+	const cJSON *h;
+	char line[16600];
+
+	cJSON_ArrayForEach(h, q->headers)
+	{
+		const char *name = cJSON_GetArrayItem(h, 0)->valuestring;
+		const char *value = cJSON_GetArrayItem(h, 1)->valuestring;
+
+		/* Checked when the request came; a redirect to another origin
+		 * or rule drops what that hop must not get. */
+		if (mcpx_header_refusal(name, strlen(name), value, strlen(value), cred))
+			continue;
+		if (q->cross_origin &&
+		    (!strcasecmp(name, "authorization") || !strcasecmp(name, "cookie")))
+			continue;
+		content_type |= !strcasecmp(name, "content-type");
+		snprintf(line, sizeof(line), "%s: %s", name, value);
+		if (!(l = curl_slist_append(q->hdrs, line)))
+			return -ENOMEM;
+		q->hdrs = l;
+	}
+	/* No 100-continue round trip, and no form type curl would invent. */
+	if (!(l = curl_slist_append(q->hdrs, "Expect:")))
+		return -ENOMEM;
+	q->hdrs = l;
+	if (!content_type) {
+		if (!(l = curl_slist_append(q->hdrs, "Content-Type:")))
+			return -ENOMEM;
+		q->hdrs = l;
+	}
+	if (cred) {
+		snprintf(line, sizeof(line), "%s: %s", cred, rule->cred.value);
+		l = curl_slist_append(q->hdrs, line);
+		mcpx_wipe(line, sizeof(line));
+		if (!l)
+			return -ENOMEM;
+		q->hdrs = l;
+	}
+	return 0;
+}
+
+static CURLcode set_method(struct req *q)
+{
+	CURL *e = q->easy;
+	CURLcode rc = CURLE_OK;
+
+	if (strcmp(q->method, "HEAD") == 0)
+		return curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	if (q->body || !strcmp(q->method, "POST") || !strcmp(q->method, "PUT") ||
+	    !strcmp(q->method, "PATCH")) {
+		rc = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
+		if (!rc)
+			rc = curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body ? q->body : "");
+		if (!rc && strcmp(q->method, "POST") != 0)
+			rc = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
+		return rc;
+	}
+	if (strcmp(q->method, "GET") == 0)
+		return curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	return curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
+}
+
+/* What holds for every transfer, whatever the run asked. */
+static CURLcode set_fixed(struct req *q, long timeout_ms)
+{
+	const struct mcpx_broker *b = q->run->b;
+	CURL *e = q->easy;
+	CURLcode rc = CURLE_OK;
+
+#define SET(opt, val)                                                                              \
+	do {                                                                                       \
+		if (rc == CURLE_OK)                                                                \
+			rc = curl_easy_setopt(e, opt, val);                                        \
+	} while (0)
+	SET(CURLOPT_PRIVATE, q);
+	SET(CURLOPT_URL, q->url.full);
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
+	/* "" disables a proxy even when the environment names one. */
+	SET(CURLOPT_PROXY, b->proxy ? b->proxy : "");
+	SET(CURLOPT_NOPROXY, "");
+	SET(CURLOPT_SSL_VERIFYPEER, 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, 2L);
+	SET(CURLOPT_PROXY_SSL_VERIFYPEER, 1L);
+	SET(CURLOPT_PROXY_SSL_VERIFYHOST, 2L);
+	if (b->ca_file) {
+		SET(CURLOPT_CAINFO, b->ca_file);
+		SET(CURLOPT_PROXY_CAINFO, b->ca_file);
+	}
+	SET(CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
+	SET(CURLOPT_CONNECTTIMEOUT_MS,
+	    timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
+	SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	SET(CURLOPT_OPENSOCKETDATA, q);
+	SET(CURLOPT_WRITEFUNCTION, write_cb);
+	SET(CURLOPT_WRITEDATA, q);
+	SET(CURLOPT_HEADERFUNCTION, header_cb);
+	SET(CURLOPT_HEADERDATA, q);
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)q->rule->max_response_bytes);
+	SET(CURLOPT_ACCEPT_ENCODING, "");
+	SET(CURLOPT_USERAGENT, MCPX_NAME "/" MCPX_VERSION);
+	SET(CURLOPT_ERRORBUFFER, q->errbuf);
+	/* A connection to a private address a rule allowed is never reused
+	 * by a request under a rule that does not allow it. */
+	SET(CURLOPT_FORBID_REUSE, q->rule->n_allow ? 1L : 0L);
+	SET(CURLOPT_HTTPHEADER, q->hdrs);
+#undef SET
+	return rc;
+}
+
+static void start_transfer(struct req *q)
+{
+	uint64_t now = mcpx_now_us();
+	long timeout_ms = q->deadline_us > now ? (long)((q->deadline_us - now) / 1000u) : 0;
+
+	q->hop_started_us = now;
+	q->refused = MCPX_ADDR_PUBLIC;
+	q->too_large = q->hdr_too_large = false;
+	q->status = 0;
+	q->errbuf[0] = '\0';
+	mcpx_buf_free(&q->resp);
+	mcpx_buf_init(&q->resp, q->rule->max_response_bytes);
+	cJSON_Delete(q->resp_headers);
+	q->resp_headers = cJSON_CreateArray();
+	if (timeout_ms <= 0) {
+		fail_fetch(q, "timed out before the request could be sent");
+		return;
+	}
+	if (!q->resp_headers || !(q->easy = curl_easy_init()) || build_headers(q) < 0 ||
+	    set_fixed(q, timeout_ms) != CURLE_OK || set_method(q) != CURLE_OK ||
+	    curl_multi_add_handle(q->run->b->multi, q->easy) != CURLM_OK) {
+		detach_easy(q);
+		fail_fetch(q, "the server could not start the request (out of memory)");
+		return;
+	}
+	q->bytes_out = q->body_len;
+}
+
+/* ---- completing a transfer, redirects ------------------------------------- */
+
+static bool is_redirect(long status)
+{
+	return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/* A URL whose host is an address is judged before any connection. */
+static bool literal_refused(struct req *q)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(struct sockaddr_in);
+	char host[MCPX_HOST_MAX];
+	size_t n = strlen(q->url.host);
+
+	if (!q->url.ip_literal)
+		return false;
+	memset(&ss, 0, sizeof(ss));
+	if (q->url.host[0] == '[' && n > 2) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		memcpy(host, q->url.host + 1, n - 2);
+		host[n - 2] = '\0';
+		s6->sin6_family = AF_INET6;
+		len = sizeof(*s6);
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			return false;
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		if (inet_pton(AF_INET, q->url.host, &s4->sin_addr) != 1)
+			return false;
+	}
+	q->refused = mcpx_addr_check((struct sockaddr *)&ss, len, q->rule->allow, q->rule->n_allow);
+	mcpx_addr_text((struct sockaddr *)&ss, len, q->refused_addr, sizeof(q->refused_addr));
+	return q->refused != MCPX_ADDR_PUBLIC;
+}
+
+static void deny_address(struct req *q)
+{
+	deny(q, "address",
+	     "%s://%s:%u is at %s, a %s address that rule %s may not reach (it is not in the "
+	     "rule's allow_cidrs)",
+	     q->url.scheme, q->url.host, q->url.port, q->refused_addr,
+	     mcpx_addr_class_name(q->refused), q->rule->name);
+}
+
+static void fail_curl(struct req *q, CURLcode rc)
+{
+	const char *what = rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : curl_easy_strerror(rc);
+
+	fail_fetch(q, "%s %s://%s:%u%s failed: %s%s%s", q->method, q->url.scheme, q->url.host,
+	           q->url.port, q->url.path, what, q->errbuf[0] ? ": " : "", q->errbuf);
+}
+
+/* The method of the next hop (RFC 9110 15.4: 303 turns into GET, and so
+ * does a POST answered with 301 or 302, as browsers do). */
+static const char *redirect_method(const struct req *q)
+{
+	if (q->status == 303 && strcmp(q->method, "HEAD") != 0)
+		return "GET";
+	if ((q->status == 301 || q->status == 302) && strcmp(q->method, "POST") == 0)
+		return "GET";
+	return q->method;
+}
+
+/* Follows a redirect through the same decision as the first request. */
+static void follow(struct req *q, const char *location)
+{
+	const char *reason = NULL, *method = redirect_method(q);
+	struct mcpx_url next;
+	char why[160];
+
+	account(q, NULL, "ok"); /* this hop got its answer */
+	q->hop++;
+	q->hop_started_us = mcpx_now_us();
+	q->status = 0;
+	q->bytes_out = 0;
+	mcpx_buf_free(&q->resp);
+	if (q->hop > MCPX_BROKER_MAX_REDIRECTS) {
+		deny(q, "redirect", "more than %d redirects", MCPX_BROKER_MAX_REDIRECTS);
+		return;
+	}
+	if (mcpx_url_parse(location, strlen(location), NULL, &next, why, sizeof(why)) < 0) {
+		deny(q, "redirect", "redirected to a URL the broker refuses: %s", why);
+		return;
+	}
+	q->cross_origin |= strcmp(next.scheme, q->url.scheme) != 0 ||
+	                   strcmp(next.host, q->url.host) != 0 || next.port != q->url.port;
+	mcpx_url_release(&q->url);
+	q->url = next;
+	if (method != q->method) {
+		snprintf(q->method, sizeof(q->method), "%s", method);
+		free(q->body);
+		q->body = NULL;
+		q->body_len = 0;
+	}
+	q->rule = mcpx_egress_grant_match(q->run->grant, &q->url, q->method, &reason);
+	if (!q->rule) {
+		deny(q, "redirect", "redirected to %s://%s:%u%s, which %s", q->url.scheme,
+		     q->url.host, q->url.port, q->url.path,
+		     strcmp(reason, "method") == 0 ? "no egress rule allows with this method"
+		                                   : "no egress rule of this run allows");
+		return;
+	}
+	if (literal_refused(q)) {
+		deny_address(q);
+		return;
+	}
+	start_transfer(q);
+}
+
+static void transfer_done(struct req *q, CURLcode rc)
+{
+	char *location = NULL, *u = NULL;
+	curl_off_t up = 0;
+
+	curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+	if (curl_easy_getinfo(q->easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
+		q->bytes_out = (uint64_t)up;
+	/* curl resolves Location against the request's URL; it follows
+	 * nothing itself (CURLOPT_FOLLOWLOCATION is off). */
+	if (rc == CURLE_OK && is_redirect(q->status) &&
+	    curl_easy_getinfo(q->easy, CURLINFO_REDIRECT_URL, &u) == CURLE_OK && u)
+		location = strdup(u);
+	detach_easy(q);
+	if (q->too_large || rc == CURLE_FILESIZE_EXCEEDED)
+		deny(q, "too_large",
+		     "the response is larger than %zu bytes (max_response_bytes of "
+		     "rule %s)",
+		     q->rule->max_response_bytes, q->rule->name);
+	else if (q->refused != MCPX_ADDR_PUBLIC && rc == CURLE_COULDNT_CONNECT)
+		deny_address(q);
+	else if (q->hdr_too_large)
+		fail_fetch(q, "the response's headers exceed %u bytes or %u lines",
+		           RESP_HEADERS_MAX, RESP_HEADERS_COUNT);
+	else if (rc != CURLE_OK)
+		fail_curl(q, rc);
+	else if (location)
+		follow(q, location);
+	else
+		reply_response(q);
+	free(location);
+}
+
+static void process_done(struct mcpx_broker *b)
+{
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = curl_multi_info_read(b->multi, &left))) {
+		struct req *q = NULL;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
+		if (q)
+			transfer_done(q, msg->data.result);
+	}
+}
+
+/* ---- deciding a request ---------------------------------------------------- */
+
+/* Only names a run could have meant are echoed back. */
+static const char *printable(const char *s)
+{
+	for (const char *c = s; *c; c++)
+		if (*c < 0x21 || *c > 0x7e)
+			return "(unprintable)";
+	return strlen(s) > 64 ? "(long name)" : s;
+}
+
+/* The request's members, by type; false when q was refused. */
+static bool read_fields(struct req *q, cJSON *msg, double *timeout)
+{
+	const cJSON *op = cJSON_GetObjectItemCaseSensitive(msg, "op");
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg, "timeout");
+	const cJSON *h;
+
+	if (!cJSON_IsString(op) || strcmp(op->valuestring, "fetch") != 0) {
+		deny(q, "bad_request", "unknown operation (this server knows \"fetch\")");
+		return false;
+	}
+	if (method && (!cJSON_IsString(method) ||
+	               !mcpx_method_valid(method->valuestring, strlen(method->valuestring)))) {
+		deny(q, "bad_request", "the method must be 1..16 upper-case letters");
+		return false;
+	}
+	snprintf(q->method, sizeof(q->method), "%s", method ? method->valuestring : "GET");
+	if (t && (!cJSON_IsNumber(t) || !(t->valuedouble > 0))) {
+		deny(q, "bad_request", "timeout must be a positive number of seconds");
+		return false;
+	}
+	*timeout = t ? t->valuedouble : 0;
+	q->headers = cJSON_DetachItemFromObjectCaseSensitive(msg, "headers");
+	if (q->headers &&
+	    (!cJSON_IsArray(q->headers) || cJSON_GetArraySize(q->headers) > REQ_HEADERS_MAX)) {
+		deny(q, "bad_request", "headers must be at most %d [name, value] pairs",
+		     REQ_HEADERS_MAX);
+		return false;
+	}
+	cJSON_ArrayForEach(h, q->headers)
+	{
+		if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) != 2 ||
+		    !cJSON_IsString(cJSON_GetArrayItem(h, 0)) ||
+		    !cJSON_IsString(cJSON_GetArrayItem(h, 1))) {
+			deny(q, "bad_request",
+			     "each header must be a [name, value] pair of strings");
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool headers_refused(struct req *q)
+{
+	const char *cred = q->rule->has_credential ? q->rule->cred.header : NULL;
+	const cJSON *h;
+
+	cJSON_ArrayForEach(h, q->headers)
+	{
+		const char *name = cJSON_GetArrayItem(h, 0)->valuestring;
+		const char *value = cJSON_GetArrayItem(h, 1)->valuestring;
+		const char *why =
+		    mcpx_header_refusal(name, strlen(name), value, strlen(value), cred);
+
+		if (why) {
+			deny(q, "header", "header %s refused: %s", printable(name), why);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The request against the run's caps and grant; false when it was refused.
+ * The URL is read first so that every audit line says where it went. */
+static bool allowed(struct req *q, cJSON *msg, const cJSON *url, double *timeout)
+{
+	struct mcpx_broker_run *r = q->run;
+	const struct mcpx_egress_grant *g = r->grant;
+	const char *reason = NULL;
+	char why[160];
+
+	if (!read_fields(q, msg, timeout))
+		return false;
+	if (!cJSON_IsString(url)) {
+		deny(q, "bad_request", "url must be a string");
+		return false;
+	}
+	if (mcpx_url_parse(url->valuestring, strlen(url->valuestring), NULL, &q->url, why,
+	                   sizeof(why)) < 0) {
+		deny(q, "bad_url", "%s", why);
+		return false;
+	}
+	q->have_url = true;
+	if (r->total > g->max_requests)
+		deny(q, "run_limit", "this run made its %u requests (max_requests)",
+		     g->max_requests);
+	else if (r->in_flight > g->max_in_flight)
+		deny(q, "in_flight",
+		     "%u requests of this run are already in flight (max_in_flight)",
+		     g->max_in_flight);
+	else if (!g->n_rules)
+		deny(q, "not_configured", "no egress is configured for this run");
+	else if (r->in.oversize)
+		deny(q, "request_too_large", "the request body is larger than %u bytes",
+		     MCPX_BROKER_MAX_REQUEST_BODY);
+	else if (!(q->rule = mcpx_egress_grant_match(g, &q->url, q->method, &reason)))
+		deny(q, reason, "no egress rule of this run allows %s%s%s://%s:%u%s",
+		     strcmp(reason, "method") == 0 ? q->method : "",
+		     strcmp(reason, "method") == 0 ? " on " : "", q->url.scheme, q->url.host,
+		     q->url.port, q->url.path);
+	else if (headers_refused(q))
+		return false;
+	else if (literal_refused(q))
+		deny_address(q);
+	else
+		return true;
+	return false;
+}
+
+static void decide(struct req *q, cJSON *msg, const cJSON *url)
+{
+	double timeout = 0, limit;
+
+	if (!allowed(q, msg, url, &timeout))
+		return;
+	limit = q->rule->timeout_s;
+	if (timeout > 0 && timeout < limit)
+		limit = timeout;
+	q->deadline_us = mcpx_now_us() + (uint64_t)(limit * 1e6);
+	q->body = mcpx_buf_take(&q->run->in.body, &q->body_len);
+	start_transfer(q);
+}
+
+static bool valid_id(const cJSON *id)
+{
+	return cJSON_IsNumber(id) && id->valuedouble >= 0 &&
+	       id->valuedouble <= 9007199254740991.0 &&
+	       id->valuedouble == (double)(long long)id->valuedouble;
+}
+
+static void handle_frame(struct mcpx_broker_run *r)
+{
+	cJSON *msg = cJSON_ParseWithLength(r->in.json.data, r->in.json.len);
+	const cJSON *id = cJSON_IsObject(msg) ? cJSON_GetObjectItemCaseSensitive(msg, "id") : NULL;
+	struct req *q;
+
+	if (!valid_id(id)) {
+		cJSON_Delete(msg);
+		close_later(r, "a message without a valid id");
+		return;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		cJSON_Delete(msg);
+		close_later(r, "out of memory");
+		return;
+	}
+	q->run = r;
+	q->id = id->valuedouble;
+	q->hop_started_us = mcpx_now_us();
+	q->next = r->reqs;
+	r->reqs = q;
+	r->in_flight++;
+	r->total++;
+	decide(q, msg, cJSON_GetObjectItemCaseSensitive(msg, "url"));
+	cJSON_Delete(msg);
+}
+
+/* ---- runs and their channels ----------------------------------------------- */
+
+static void cancel_all(struct mcpx_broker_run *r)
+{
+	/* Queued answers go first: their tags are the requests freed below. */
+	mcpx_wire_out_clear(&r->out, NULL, NULL);
+	while (r->reqs) {
+		struct req *q = r->reqs;
+
+		if (q->easy)
+			account(q, NULL, "cancelled");
+		req_free(q);
+	}
+}
+
+static void run_free(struct mcpx_broker_run *r)
+{
+	mcpx_wire_in_free(&r->in);
+	mcpx_policy_unref(r->policy);
+	free(r);
+}
+
+static void close_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_broker_run *r = t->arg;
+
+	cancel_all(r);
+	if (r->ch_open)
+		mcpx_loop_unwatch(&r->ch);
+}
+
+/* Stops serving r (the channel is closed, its requests cancelled) on the
+ * next loop iteration, outside whatever callback noticed the problem. */
+static void close_later(struct mcpx_broker_run *r, const char *why)
+{
+	if (r->closing || r->ended)
+		return;
+	r->closing = true;
+	if (why)
+		mcpx_warn("egress broker: run %s: %s; its channel is closed", r->run_id, why);
+	r->close_timer.fn = close_timer_cb;
+	r->close_timer.arg = r;
+	mcpx_timer_start(r->b->loop, &r->close_timer, 0);
+}
+
+static void feed(struct mcpx_broker_run *r, const char *buf, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n && !r->closing) {
+		size_t used = 0;
+		int rc = mcpx_wire_in_feed(&r->in, buf + off, n - off, &used);
+
+		off += used;
+		if (rc < 0) {
+			close_later(r, rc == -ENOMEM ? "out of memory" : "a malformed frame");
+			return;
+		}
+		if (rc == 1) {
+			handle_frame(r);
+			mcpx_wire_in_next(&r->in);
+		}
+	}
+}
+
+static void read_channel(struct mcpx_broker_run *r)
+{
+	char buf[65536];
+
+	/* Bounded per wake-up, so one chatty run cannot starve the loop. */
+	for (int i = 0; i < READ_ROUNDS && !r->closing; i++) {
+		ssize_t n = read(r->ch.fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			/* The run closed its end (or exited): nobody is left to
+			 * answer. */
+			r->read_eof = true;
+			mcpx_loop_set_events(&r->ch, 0);
+			close_later(r, NULL);
+			return;
+		}
+		feed(r, buf, (size_t)n);
+	}
+}
+
+static void channel_cb(struct mcpx_watch *w, int events)
+{
+	struct mcpx_broker_run *r = w->arg;
+
+	if (events & MCPX_EV_CLOSED) {
+		r->ch_open = false;
+		if (r->ended)
+			run_free(r);
+		else
+			close_later(r, NULL);
+		return;
+	}
+	if (events & MCPX_EV_WRITE)
+		flush_channel(r);
+	if ((events & MCPX_EV_READ) && !r->closing)
+		read_channel(r);
+}
+
+bool mcpx_broker_exec_channel(const struct mcpx_broker *b)
+{
+	const struct mcpx_policy *p = b ? mcpx_policy_store_current(b->store) : NULL;
+
+	return p && p->exec.n_rules > 0;
+}
+
+struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
+                                              const struct mcpx_broker_who *who)
+{
+	struct mcpx_broker_run *r;
+
+	if (!b || *fd < 0 || !(r = calloc(1, sizeof(*r))))
+		return NULL;
+	r->b = b;
+	r->policy = mcpx_policy_ref(mcpx_policy_store_current(b->store));
+	r->grant = &r->policy->exec;
+	snprintf(r->run_id, sizeof(r->run_id), "%s", who->run_id ? who->run_id : "");
+	snprintf(r->request_id, sizeof(r->request_id), "%s",
+	         who->request_id ? who->request_id : "");
+	snprintf(r->caller, sizeof(r->caller), "%s", who->caller ? who->caller : "");
+	mcpx_wire_in_init(&r->in, MCPX_BROKER_MAX_REQUEST_BODY);
+	r->ch.fd = *fd;
+	r->ch.fn = channel_cb;
+	r->ch.arg = r;
+	if (mcpx_loop_watch(b->loop, &r->ch) < 0) {
+		run_free(r);
+		return NULL;
+	}
+	*fd = -1; /* the loop owns it now */
+	r->ch_open = true;
+	r->next = b->runs;
+	b->runs = r;
+	return r;
+}
+
+void mcpx_broker_run_end(struct mcpx_broker_run *r)
+{
+	struct mcpx_broker_run **pp;
+
+	if (!r)
+		return;
+	r->ended = true;
+	mcpx_timer_cancel(&r->close_timer);
+	cancel_all(r);
+	if (r->unaudited)
+		mcpx_warn(
+		    "egress broker: run %s: %u more requests were refused past its max_requests "
+		    "(counted in /metrics, not audited one by one)",
+		    r->run_id, r->unaudited);
+	for (pp = &r->b->runs; *pp; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	if (r->ch_open)
+		mcpx_loop_unwatch(&r->ch); /* frees r at MCPX_EV_CLOSED */
+	else
+		run_free(r);
+}
+
+/* ---- the broker ------------------------------------------------------------- */
+
+static char *dup_setting(const char *s)
+{
+	return s && s[0] ? strdup(s) : NULL;
+}
+
+int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
+                    const struct mcpx_broker_opts *o, struct mcpx_broker **out,
+                    struct mcpx_err *err)
+{
+	struct mcpx_broker *b;
+
+	*out = NULL;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return mcpx_err_set(err, EIO, "egress broker: libcurl did not initialise");
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->multi = curl_multi_init()) ||
+	    (o->proxy && o->proxy[0] && !(b->proxy = dup_setting(o->proxy))) ||
+	    (o->ca_file && o->ca_file[0] && !(b->ca_file = dup_setting(o->ca_file)))) {
+		mcpx_broker_free(b);
+		return mcpx_err_set(err, ENOMEM, "egress broker: out of memory");
+	}
+	b->loop = loop;
+	b->store = store;
+	b->timer.fn = timer_cb;
+	b->timer.arg = b;
+	curl_multi_setopt(b->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
+	curl_multi_setopt(b->multi, CURLMOPT_SOCKETDATA, b);
+	curl_multi_setopt(b->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
+	curl_multi_setopt(b->multi, CURLMOPT_TIMERDATA, b);
+	*out = b;
+	return 0;
+}
+
+void mcpx_broker_free(struct mcpx_broker *b)
+{
+	if (!b)
+		return;
+	while (b->runs)
+		mcpx_broker_run_end(b->runs);
+	if (b->multi)
+		curl_multi_cleanup(b->multi);
+	mcpx_timer_cancel(&b->timer);
+	mcpx_timer_cancel(&b->lost_timer);
+	while (b->lost) {
+		struct lost_socket *l = b->lost;
+
+		b->lost = l->next;
+		free(l);
+	}
+	free(b->proxy);
+	free(b->ca_file);
+	free(b);
+	curl_global_cleanup();
+}

@@ -1,0 +1,566 @@
+/*
+ * egress_check.c - the broker's pure decisions (egress_check.h): address
+ * classes and CIDRs, URLs and url_prefix matching, methods and headers.
+ *
+ * The address table is the SSRF policy in one place: every range a request
+ * must not reach unless a rule explicitly allows it, with the reason it is
+ * there. URLs go through libcurl's URL API only, so the broker and the
+ * transfer agree on what a URL means (curl also normalises dot segments and
+ * numeric IPv4 forms such as "2130706433" before anything is compared).
+ *
+ * What it does not do: resolve names, connect, or know about runs. It keeps
+ * no state and allocates only the URL strings curl hands back.
+ */
+#include "egress_check.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- addresses ---------------------------------------------------------- */
+
+struct range {
+	uint8_t net[16];
+	unsigned bits;
+	enum mcpx_addr_class cls;
+};
+
+/* clang-format off */
+static const struct range v4_ranges[] = {
+	/* "This network": connecting to 0.0.0.0 reaches the local host. */
+	{{0, 0, 0, 0}, 8, MCPX_ADDR_UNSPECIFIED},
+	{{10, 0, 0, 0}, 8, MCPX_ADDR_PRIVATE},
+	/* Carrier-grade NAT: in some clouds, the node's own network. */
+	{{100, 64, 0, 0}, 10, MCPX_ADDR_CGNAT},
+	{{127, 0, 0, 0}, 8, MCPX_ADDR_LOOPBACK},
+	/* Cloud metadata (169.254.169.254) and link-local services. */
+	{{169, 254, 0, 0}, 16, MCPX_ADDR_LINK_LOCAL},
+	{{172, 16, 0, 0}, 12, MCPX_ADDR_PRIVATE},
+	/* IETF protocol assignments (some are node-local services). */
+	{{192, 0, 0, 0}, 24, MCPX_ADDR_RESERVED},
+	{{192, 168, 0, 0}, 16, MCPX_ADDR_PRIVATE},
+	/* Benchmarking networks, used inside some data centres. */
+	{{198, 18, 0, 0}, 15, MCPX_ADDR_RESERVED},
+	{{224, 0, 0, 0}, 4, MCPX_ADDR_MULTICAST},
+	/* Reserved for future use, and the limited broadcast address. */
+	{{240, 0, 0, 0}, 4, MCPX_ADDR_RESERVED},
+};
+
+static const struct range v6_ranges[] = {
+	{{0}, 128, MCPX_ADDR_UNSPECIFIED},
+	{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 128, MCPX_ADDR_LOOPBACK},
+	{{0xfe, 0x80}, 10, MCPX_ADDR_LINK_LOCAL},
+	/* Site-local: deprecated, but still routed to private networks. */
+	{{0xfe, 0xc0}, 10, MCPX_ADDR_PRIVATE},
+	{{0xfc}, 7, MCPX_ADDR_ULA},
+	{{0xff}, 8, MCPX_ADDR_MULTICAST},
+	{{0x20, 0x01, 0x0d, 0xb8}, 32, MCPX_ADDR_RESERVED},
+};
+
+/* IPv6 prefixes whose last 32 bits are an IPv4 address that the packet
+ * reaches (or that the host treats as one). */
+static const struct range v6_embedding[] = {
+	{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, 96, MCPX_ADDR_PUBLIC}, /* v4-mapped */
+	{{0}, 96, MCPX_ADDR_PUBLIC},                                        /* v4-compatible */
+	{{0, 0x64, 0xff, 0x9b}, 96, MCPX_ADDR_PUBLIC},                      /* NAT64 */
+	{{0, 0x64, 0xff, 0x9b, 0, 1}, 48, MCPX_ADDR_PUBLIC},                /* local NAT64 */
+};
+
+static const char *const class_names[] = {
+	[MCPX_ADDR_PUBLIC] = "public",
+	[MCPX_ADDR_LOOPBACK] = "loopback",
+	[MCPX_ADDR_PRIVATE] = "private",
+	[MCPX_ADDR_LINK_LOCAL] = "link-local",
+	[MCPX_ADDR_CGNAT] = "carrier-grade NAT",
+	[MCPX_ADDR_ULA] = "unique local",
+	[MCPX_ADDR_UNSPECIFIED] = "unspecified",
+	[MCPX_ADDR_MULTICAST] = "multicast",
+	[MCPX_ADDR_RESERVED] = "reserved",
+	[MCPX_ADDR_UNSUPPORTED] = "not an IP address",
+};
+/* clang-format on */
+
+const char *mcpx_addr_class_name(enum mcpx_addr_class c)
+{
+	if ((size_t)c >= sizeof(class_names) / sizeof(class_names[0]))
+		return "unknown";
+	return class_names[c];
+}
+
+static bool prefix_equal(const uint8_t *a, const uint8_t *b, unsigned bits)
+{
+	unsigned full = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, b, full) != 0)
+		return false;
+	if (!rest)
+		return true;
+	return ((a[full] ^ b[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
+}
+
+/* The address as (family, bytes), IPv4-mapped IPv6 turned into IPv4. */
+static int normalise(const struct sockaddr *sa, socklen_t len, uint8_t out[16])
+{
+	if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+		memcpy(out, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+		return AF_INET;
+	}
+	if (sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+		const uint8_t *a =
+		    ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+
+		if (prefix_equal(a, v6_embedding[0].net, 96)) {
+			memcpy(out, a + 12, 4);
+			return AF_INET;
+		}
+		memcpy(out, a, 16);
+		return AF_INET6;
+	}
+	return AF_UNSPEC;
+}
+
+static enum mcpx_addr_class classify_bytes(int family, const uint8_t *a)
+{
+	const struct range *t = family == AF_INET ? v4_ranges : v6_ranges;
+	size_t n = family == AF_INET ? sizeof(v4_ranges) / sizeof(v4_ranges[0])
+	                             : sizeof(v6_ranges) / sizeof(v6_ranges[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if (prefix_equal(a, t[i].net, t[i].bits))
+			return t[i].cls;
+	if (family == AF_INET6) {
+		/* :: and ::1 matched above; the rest of ::/96 embeds IPv4. */
+		for (size_t i = 0; i < sizeof(v6_embedding) / sizeof(v6_embedding[0]); i++)
+			if (prefix_equal(a, v6_embedding[i].net, v6_embedding[i].bits))
+				return classify_bytes(AF_INET, a + 12);
+	}
+	return MCPX_ADDR_PUBLIC;
+}
+
+enum mcpx_addr_class mcpx_addr_classify(const struct sockaddr *sa, socklen_t len)
+{
+	uint8_t a[16];
+	int family = normalise(sa, len, a);
+
+	if (family == AF_UNSPEC)
+		return MCPX_ADDR_UNSUPPORTED;
+	return classify_bytes(family, a);
+}
+
+enum mcpx_addr_class mcpx_addr_check(const struct sockaddr *sa, socklen_t len,
+                                     const struct mcpx_cidr *allow, size_t n)
+{
+	uint8_t a[16];
+	int family = normalise(sa, len, a);
+	enum mcpx_addr_class cls;
+
+	if (family == AF_UNSPEC)
+		return MCPX_ADDR_UNSUPPORTED;
+	cls = classify_bytes(family, a);
+	if (cls == MCPX_ADDR_PUBLIC)
+		return cls;
+	for (size_t i = 0; i < n; i++)
+		if (allow[i].family == family && prefix_equal(a, allow[i].addr, allow[i].bits))
+			return MCPX_ADDR_PUBLIC;
+	return cls;
+}
+
+void mcpx_addr_text(const struct sockaddr *sa, socklen_t len, char *buf, size_t cap)
+{
+	uint8_t a[16];
+	int family = normalise(sa, len, a);
+
+	if (family == AF_UNSPEC || !inet_ntop(family, a, buf, (socklen_t)cap))
+		snprintf(buf, cap, "(unknown)");
+}
+
+static int parse_bits(const char *s, unsigned max, unsigned *out)
+{
+	unsigned v = 0;
+
+	if (!*s || strlen(s) > 3)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	if (v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int mcpx_cidr_parse(const char *s, struct mcpx_cidr *out, char *why, size_t whylen)
+{
+	char addr[INET6_ADDRSTRLEN + 1];
+	const char *slash = strchr(s, '/');
+	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
+
+	memset(out, 0, sizeof(*out));
+	if (alen == 0 || alen >= sizeof(addr)) {
+		snprintf(why, whylen, "not an address or CIDR range");
+		return -EINVAL;
+	}
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET, addr, out->addr) == 1)
+		out->family = AF_INET;
+	else if (inet_pton(AF_INET6, addr, out->addr) == 1)
+		out->family = AF_INET6;
+	else {
+		snprintf(why, whylen, "\"%s\" is not an IPv4 or IPv6 address", addr);
+		return -EINVAL;
+	}
+	out->bits = out->family == AF_INET ? 32 : 128;
+	if (slash && parse_bits(slash + 1, out->bits, &out->bits) < 0) {
+		snprintf(why, whylen, "the prefix length must be 0..%u", out->bits);
+		return -EINVAL;
+	}
+	/* 10.0.0.1/8 is more likely a typo than a range: refuse it. */
+	{
+		uint8_t masked[16];
+
+		memcpy(masked, out->addr, 16);
+		for (unsigned i = out->bits; i < 128; i++)
+			masked[i / 8] &= (uint8_t) ~(0x80 >> (i % 8));
+		if (memcmp(masked, out->addr, 16) != 0) {
+			snprintf(why, whylen, "host bits are set beyond the /%u prefix", out->bits);
+			return -EINVAL;
+		}
+	}
+	/* A v4-mapped range is compared as IPv4, as addresses are. */
+	if (out->family == AF_INET6 && out->bits >= 96 &&
+	    prefix_equal(out->addr, v6_embedding[0].net, 96)) {
+		memmove(out->addr, out->addr + 12, 4);
+		memset(out->addr + 4, 0, 12);
+		out->family = AF_INET;
+		out->bits -= 96;
+	}
+	return 0;
+}
+
+/* ---- URLs ---------------------------------------------------------------- */
+
+static void lower(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+}
+
+/* Copies one part of h into buf; -EINVAL when it is missing or too long. */
+static int get_part(CURLU *h, CURLUPart part, unsigned flags, char *buf, size_t cap)
+{
+	char *v = NULL;
+	int rc = -EINVAL;
+
+	if (curl_url_get(h, part, &v, flags) == CURLUE_OK && v && strlen(v) < cap) {
+		strcpy(buf, v);
+		rc = 0;
+	}
+	curl_free(v);
+	return rc;
+}
+
+static bool has_part(CURLU *h, CURLUPart part)
+{
+	char *v = NULL;
+	bool has = curl_url_get(h, part, &v, 0) == CURLUE_OK;
+
+	curl_free(v);
+	return has;
+}
+
+/* A dot segment that curl could not remove because it is percent-encoded
+ * ("/%2e%2e/", "/.%2E/", "/x%2f..%2fy") may still be decoded and obeyed by
+ * the server: refused, so a prefix can never be escaped that way. */
+static bool hidden_dot_segment(const char *path)
+{
+	char seg[8];
+	size_t n = 0;
+
+	for (const char *p = path;; p++) {
+		char c = *p;
+		size_t skip = 0;
+
+		if (c == '%' && p[1] == '2' && (p[2] == 'e' || p[2] == 'E'))
+			c = '.', skip = 2;
+		else if (c == '%' && ((p[1] == '2' && (p[2] == 'f' || p[2] == 'F')) ||
+		                      (p[1] == '5' && (p[2] == 'c' || p[2] == 'C'))))
+			c = '/', skip = 2;
+		else if (c == '\\')
+			c = '/';
+		if (c == '/' || c == '\0') {
+			if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+				return true;
+			n = 0;
+			if (c == '\0')
+				return false;
+		} else if (n < sizeof(seg)) {
+			seg[n++] = c;
+		}
+		p += skip;
+	}
+}
+
+static bool is_ip_literal(const char *host)
+{
+	struct in_addr a;
+
+	return host[0] == '[' || inet_pton(AF_INET, host, &a) == 1;
+}
+
+/* Loads url (resolved against base when given) into h and checks what every
+ * URL the broker handles must satisfy. */
+static int load_url(CURLU *h, const char *url, const char *base, char *why, size_t whylen)
+{
+	CURLUcode uc;
+	char scheme[16];
+
+	if (base && curl_url_set(h, CURLUPART_URL, base, 0) != CURLUE_OK) {
+		snprintf(why, whylen, "the base URL is not valid");
+		return -EINVAL;
+	}
+	uc = curl_url_set(h, CURLUPART_URL, url, CURLU_DISALLOW_USER);
+	if (uc != CURLUE_OK) {
+		snprintf(why, whylen, "not a valid URL (%s)",
+		         uc == CURLUE_USER_NOT_ALLOWED ? "user names and passwords are not allowed"
+		                                       : curl_url_strerror(uc));
+		return -EINVAL;
+	}
+	if (get_part(h, CURLUPART_SCHEME, 0, scheme, sizeof(scheme)) < 0 ||
+	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
+		snprintf(why, whylen, "only http and https URLs are allowed");
+		return -EINVAL;
+	}
+	if (has_part(h, CURLUPART_ZONEID)) {
+		snprintf(why, whylen, "IPv6 zone ids are not allowed");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The parts every parsed URL has: scheme, host, port and path. */
+static int fill_parts(CURLU *h, char *scheme, char *host, unsigned *port, char *path, char *why,
+                      size_t whylen)
+{
+	char portbuf[8];
+
+	if (get_part(h, CURLUPART_SCHEME, 0, scheme, 8) < 0 ||
+	    get_part(h, CURLUPART_HOST, 0, host, MCPX_HOST_MAX) < 0 || !host[0]) {
+		snprintf(why, whylen, "the URL has no usable host name");
+		return -EINVAL;
+	}
+	/* Debian's curl 7.88 cannot hand back punycode (CURLU_PUNYCODE fails),
+	 * and a rule must compare names the way DNS sees them. */
+	for (const char *c = host; *c; c++) {
+		if ((unsigned char)*c >= 0x80) {
+			snprintf(why, whylen,
+			         "write international host names in their "
+			         "punycode form (xn--...)");
+			return -EINVAL;
+		}
+	}
+	lower(host);
+	if (get_part(h, CURLUPART_PORT, CURLU_DEFAULT_PORT, portbuf, sizeof(portbuf)) < 0) {
+		snprintf(why, whylen, "the URL has no port");
+		return -EINVAL;
+	}
+	*port = (unsigned)strtoul(portbuf, NULL, 10);
+	if (get_part(h, CURLUPART_PATH, 0, path, MCPX_PATH_MAX) < 0) {
+		snprintf(why, whylen, "the URL's path is longer than %d bytes", MCPX_PATH_MAX - 1);
+		return -EINVAL;
+	}
+	if (hidden_dot_segment(path)) {
+		snprintf(why, whylen, "the path hides a dot segment behind percent-encoding");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_url *out, char *why,
+                   size_t whylen)
+{
+	CURLU *h = NULL;
+	char *copy = NULL;
+	int rc = -EINVAL;
+
+	memset(out, 0, sizeof(*out));
+	if (len == 0 || len >= MCPX_URL_MAX || memchr(url, '\0', len)) {
+		snprintf(why, whylen, "the URL must be 1..%d bytes without NUL", MCPX_URL_MAX - 1);
+		return -EINVAL;
+	}
+	copy = malloc(len + 1);
+	h = curl_url();
+	if (!copy || !h) {
+		snprintf(why, whylen, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	memcpy(copy, url, len);
+	copy[len] = '\0';
+	if (load_url(h, copy, base, why, whylen) < 0 ||
+	    fill_parts(h, out->scheme, out->host, &out->port, out->path, why, whylen) < 0)
+		goto out;
+	out->ip_literal = is_ip_literal(out->host);
+	/* What is requested is exactly what was matched: the host as compared
+	 * (lower case), and no fragment (it is never sent). */
+	if (curl_url_set(h, CURLUPART_HOST, out->host, 0) != CURLUE_OK ||
+	    curl_url_set(h, CURLUPART_FRAGMENT, NULL, 0) != CURLUE_OK ||
+	    curl_url_get(h, CURLUPART_URL, &out->full, 0) != CURLUE_OK ||
+	    strlen(out->full) >= MCPX_URL_MAX) {
+		snprintf(why, whylen, "the URL cannot be rendered within %d bytes",
+		         MCPX_URL_MAX - 1);
+		mcpx_url_release(out);
+		goto out;
+	}
+	rc = 0;
+out:
+	curl_url_cleanup(h);
+	free(copy);
+	return rc;
+}
+
+void mcpx_url_release(struct mcpx_url *u)
+{
+	curl_free(u->full);
+	u->full = NULL;
+}
+
+int mcpx_url_prefix_parse(const char *s, struct mcpx_url_prefix *out, char *why, size_t whylen)
+{
+	const char *sep = strstr(s, "://");
+	char buf[MCPX_URL_MAX];
+	CURLU *h = NULL;
+	int rc = -EINVAL;
+
+	memset(out, 0, sizeof(*out));
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(why, whylen, "longer than %zu bytes", sizeof(buf) - 1);
+		return -EINVAL;
+	}
+	strcpy(buf, s);
+	/* curl's host syntax has no wildcard: "*." stands in as a label that
+	 * is stripped again after parsing. */
+	if (sep && sep[3] == '*' && sep[4] == '.') {
+		out->wildcard = true;
+		buf[sep - s + 3] = 'x';
+	}
+	if (!(h = curl_url())) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	if (load_url(h, buf, NULL, why, whylen) < 0 ||
+	    fill_parts(h, out->scheme, out->host, &out->port, out->path, why, whylen) < 0)
+		goto out;
+	if (has_part(h, CURLUPART_QUERY) || has_part(h, CURLUPART_FRAGMENT) ||
+	    strchr(out->host, '*')) {
+		snprintf(why, whylen,
+		         "a url_prefix has no query, fragment, or '*' but a leading \"*.\"");
+		goto out;
+	}
+	if (out->wildcard) {
+		memmove(out->host, out->host + 2, strlen(out->host + 2) + 1);
+		if (!strpbrk(out->host, "abcdefghijklmnopqrstuvwxyz") || is_ip_literal(out->host)) {
+			snprintf(why, whylen, "a wildcard must stand before a domain name");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	curl_url_cleanup(h);
+	return rc;
+}
+
+bool mcpx_url_prefix_match(const struct mcpx_url_prefix *p, const struct mcpx_url *u)
+{
+	size_t hl = strlen(u->host), sl = strlen(p->host), pl = strlen(p->path);
+
+	if (strcmp(p->scheme, u->scheme) != 0 || p->port != u->port)
+		return false;
+	if (p->wildcard) {
+		if (u->ip_literal || hl <= sl + 1 || u->host[hl - sl - 1] != '.' ||
+		    strcmp(u->host + hl - sl, p->host) != 0)
+			return false;
+	} else if (strcmp(p->host, u->host) != 0) {
+		return false;
+	}
+	if (strncmp(u->path, p->path, pl) != 0)
+		return false;
+	return p->path[pl - 1] == '/' || u->path[pl] == '\0' || u->path[pl] == '/';
+}
+
+/* ---- methods and headers ----------------------------------------------- */
+
+bool mcpx_method_valid(const char *m, size_t len)
+{
+	if (len == 0 || len > 16)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (m[i] < 'A' || m[i] > 'Z')
+			return false;
+	return true;
+}
+
+/* RFC 9110 token characters. */
+static bool tchar(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static bool name_is(const char *name, size_t len, const char *want)
+{
+	return strlen(want) == len && strncasecmp(name, want, len) == 0;
+}
+
+/* Headers the broker owns, and why run code may not set them. */
+static const struct {
+	const char *name;
+	const char *why;
+} owned_headers[] = {
+    {"host", "Host is set from the URL"},
+    {"content-length", "Content-Length is set by the broker"},
+    {"transfer-encoding", "Transfer-Encoding is set by the broker"},
+    {"expect", "Expect is set by the broker"},
+    {"accept-encoding", "Accept-Encoding is set by the broker, which decodes the response"},
+    {"connection", "Connection is a hop-by-hop header"},
+    {"keep-alive", "Keep-Alive is a hop-by-hop header"},
+    {"te", "TE is a hop-by-hop header"},
+    {"trailer", "Trailer is a hop-by-hop header"},
+    {"upgrade", "Upgrade is a hop-by-hop header"},
+};
+
+const char *mcpx_header_refusal(const char *name, size_t name_len, const char *value,
+                                size_t value_len, const char *cred_header)
+{
+	if (name_len == 0 || name_len > 128)
+		return "a header name must be 1..128 characters";
+	for (size_t i = 0; i < name_len; i++)
+		if (!tchar((unsigned char)name[i]))
+			return "a header name may only contain HTTP token characters (no CR, LF, "
+			       "spaces or colons)";
+	if (value_len > 16384)
+		return "a header value may be at most 16384 bytes";
+	for (size_t i = 0; i < value_len; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		if (c == '\r' || c == '\n' || c == '\0')
+			return "a header value may not contain CR, LF or NUL";
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return "a header value may not contain control characters";
+	}
+	for (size_t i = 0; i < sizeof(owned_headers) / sizeof(owned_headers[0]); i++)
+		if (name_is(name, name_len, owned_headers[i].name))
+			return owned_headers[i].why;
+	if (name_len >= 6 && strncasecmp(name, "proxy-", 6) == 0)
+		return "Proxy-* headers are not allowed";
+	if (cred_header && name_is(name, name_len, cred_header))
+		return "this header carries the rule's credential, which the broker sets";
+	return NULL;
+}

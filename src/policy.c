@@ -1,0 +1,843 @@
+/*
+ * policy.c - the policy file: strict parsing into an immutable,
+ * reference-counted snapshot, and the store that re-reads it on change.
+ *
+ * Parsing walks the JSON with the pointer of the current value in hand, so
+ * every error names where it is ("/egress/0/methods/1: ..."). Objects are
+ * checked against the keys their parser knows, so a typo ("credentail") is
+ * an error instead of a silently ignored setting, and duplicate keys (which
+ * cJSON would resolve quietly) are refused. The top level is a table of
+ * sections, parsed in table order because later ones refer to earlier ones
+ * ("exec" names "egress" rules); a new section ("functions") is one more row.
+ *
+ * Secrets: each credential's secret_file is read while parsing (a regular
+ * file of at most MCPX_SECRET_MAX_BYTES, one trailing newline dropped, no
+ * control characters since it goes into an HTTP header); the value lives in
+ * the policy only, never in a message, and is wiped when the last reference
+ * is dropped. Neither the policy file nor a secret file may lie where a run
+ * can read it (the sandbox decides that through mcpx_policy_opts).
+ *
+ * The store watches by polling: the identity of each file (device, inode,
+ * mtime, size, as stat() sees it through symlinks) is taken before the file
+ * is read, so a change during a read is caught by the next poll. A failed
+ * reload is logged once and the old policy stays in force.
+ *
+ * What it does not do: make requests (broker.c), or decide per address
+ * (egress_check.c).
+ */
+#include "policy.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crypto.h"
+#include "log.h"
+#include "loop.h"
+
+/* ---- parsing context ---------------------------------------------------- */
+
+struct pctx {
+	char ptr[512]; /* the JSON pointer of the value being parsed */
+	struct mcpx_err *err;
+	const struct mcpx_policy_opts *o;
+	struct mcpx_policy *p;
+	struct mcpx_file_id *files;
+	size_t max_files;
+	size_t n_files;
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(struct pctx *c, int e, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return mcpx_err_set(c->err, e, "%s: %s", c->ptr[0] ? c->ptr : "(the top level)", msg);
+}
+
+/* Appends "/key" (RFC 6901 escaping) to the pointer; returns the old length
+ * for pop(). */
+static size_t push_key(struct pctx *c, const char *key)
+{
+	size_t old = strlen(c->ptr), n = old;
+
+	if (n + 1 < sizeof(c->ptr))
+		c->ptr[n++] = '/';
+	for (; *key && n + 3 < sizeof(c->ptr); key++) {
+		if (*key == '~' || *key == '/') {
+			c->ptr[n++] = '~';
+			c->ptr[n++] = *key == '~' ? '0' : '1';
+		} else {
+			c->ptr[n++] = *key;
+		}
+	}
+	c->ptr[n] = '\0';
+	return old;
+}
+
+static size_t push_index(struct pctx *c, size_t i)
+{
+	size_t old = strlen(c->ptr);
+
+	snprintf(c->ptr + old, sizeof(c->ptr) - old, "/%zu", i);
+	return old;
+}
+
+static void pop(struct pctx *c, size_t old)
+{
+	c->ptr[old] = '\0';
+}
+
+/* Every key of obj must be one of keys[0..n), and appear once. */
+static int check_keys(struct pctx *c, const cJSON *obj, const char *const *keys, size_t n)
+{
+	for (const cJSON *k = obj->child; k; k = k->next) {
+		bool known = false;
+
+		for (size_t i = 0; i < n && !known; i++)
+			known = strcmp(k->string, keys[i]) == 0;
+		for (const cJSON *e = obj->child; e != k; e = e->next) {
+			if (strcmp(e->string, k->string) == 0) {
+				size_t old = push_key(c, k->string);
+				int rc = fail(c, EINVAL, "duplicate key");
+				pop(c, old);
+				return rc;
+			}
+		}
+		if (!known) {
+			size_t old = push_key(c, k->string);
+			int rc = fail(c, EINVAL, "unknown key");
+			pop(c, old);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int want_object(struct pctx *c, const cJSON *v)
+{
+	return cJSON_IsObject(v) ? 0 : fail(c, EINVAL, "must be an object");
+}
+
+/* A string of 1..cap-1 bytes (and no NUL inside) copied to buf. */
+static int get_string(struct pctx *c, const cJSON *v, char *buf, size_t cap)
+{
+	size_t n;
+
+	if (!cJSON_IsString(v))
+		return fail(c, EINVAL, "must be a string");
+	n = strlen(v->valuestring);
+	if (n == 0 || n >= cap)
+		return fail(c, EINVAL, "must be 1..%zu characters", cap - 1);
+	memcpy(buf, v->valuestring, n + 1);
+	return 0;
+}
+
+static int get_uint(struct pctx *c, const cJSON *v, double min, double max, double *out)
+{
+	double d;
+
+	if (!cJSON_IsNumber(v))
+		return fail(c, EINVAL, "must be an integer");
+	d = v->valuedouble;
+	if (!isfinite(d) || d != floor(d))
+		return fail(c, EINVAL, "must be an integer");
+	if (d < min || d > max)
+		return fail(c, ERANGE, "must be in [%.0f, %.0f]", min, max);
+	*out = d;
+	return 0;
+}
+
+/* Runs parse on each element of an array of at most max entries. */
+static int each_item(struct pctx *c, const cJSON *arr, size_t max,
+                     int (*parse)(struct pctx *, const cJSON *, size_t, void *), void *arg)
+{
+	size_t i = 0;
+
+	if (!cJSON_IsArray(arr))
+		return fail(c, EINVAL, "must be an array");
+	if ((size_t)cJSON_GetArraySize(arr) > max)
+		return fail(c, E2BIG, "at most %zu entries", max);
+	for (const cJSON *e = arr->child; e; e = e->next, i++) {
+		size_t old = push_index(c, i);
+		int rc = parse(c, e, i, arg);
+
+		pop(c, old);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- files: identities, the readable-path rule, secrets ------------------ */
+
+static void file_id_stat(const char *path, struct mcpx_file_id *id)
+{
+	struct stat st;
+
+	memset(id, 0, sizeof(*id));
+	snprintf(id->path, sizeof(id->path), "%s", path);
+	if (stat(path, &st) < 0) {
+		id->err = errno;
+		return;
+	}
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	id->size = st.st_size;
+}
+
+static bool file_id_same(const struct mcpx_file_id *a, const struct mcpx_file_id *b)
+{
+	return a->err == b->err && a->dev == b->dev && a->ino == b->ino &&
+	       a->mtime_ns == b->mtime_ns && a->size == b->size;
+}
+
+/* A file a run could read (as named, or where its symlinks lead) cannot
+ * hold anything the run must not see. */
+static bool readable_by_runs(const struct mcpx_policy_opts *o, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (!o || !o->run_may_read)
+		return false;
+	if (o->run_may_read(o->ctx, path))
+		return true;
+	return realpath(path, real) && o->run_may_read(o->ctx, real);
+}
+
+/* Reads a whole regular file of at most cap bytes into a new buffer. */
+static int read_file(const char *path, size_t cap, char **out, size_t *len)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if ((size_t)st.st_size > cap) {
+		rc = -EFBIG;
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (n <= (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + n, (size_t)st.st_size + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > (size_t)st.st_size) {
+		rc = -EFBIG; /* it grew while we read */
+		goto out;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	buf = NULL;
+out:
+	if (buf) {
+		mcpx_wipe(buf, (size_t)st.st_size + 1);
+		free(buf);
+	}
+	close(fd);
+	return rc;
+}
+
+static const char *file_error(int rc)
+{
+	return rc == -EFBIG ? "too large" : rc == -EINVAL ? "not a regular file" : strerror(-rc);
+}
+
+/* Reads the secret and builds prefix + secret into cred->value. */
+static int load_secret(struct pctx *c, struct mcpx_credential *cred, const char *prefix)
+{
+	char *secret = NULL;
+	size_t len = 0, plen = strlen(prefix);
+	int rc;
+
+	if (c->n_files < c->max_files)
+		file_id_stat(cred->secret_file, &c->files[c->n_files++]);
+	rc = read_file(cred->secret_file, MCPX_SECRET_MAX_BYTES, &secret, &len);
+	if (rc < 0)
+		return fail(c, -rc, "cannot read the secret file %s: %s", cred->secret_file,
+		            file_error(rc));
+	/* `echo token > file` leaves a newline that is not part of the token. */
+	if (len && secret[len - 1] == '\n')
+		len--;
+	if (len && secret[len - 1] == '\r')
+		len--;
+	rc = 0;
+	for (size_t i = 0; i < len && !rc; i++)
+		if ((unsigned char)secret[i] < 0x20 || secret[i] == 0x7f)
+			rc = fail(c, EINVAL,
+			          "the secret in %s contains a control character "
+			          "(it must fit in one HTTP header line)",
+			          cred->secret_file);
+	if (!rc && len == 0)
+		rc = fail(c, EINVAL, "the secret file %s is empty", cred->secret_file);
+	if (!rc && !(cred->value = malloc(plen + len + 1)))
+		rc = fail(c, ENOMEM, "out of memory");
+	if (!rc) {
+		memcpy(cred->value, prefix, plen);
+		memcpy(cred->value + plen, secret, len);
+		cred->value[plen + len] = '\0';
+		cred->value_len = plen + len;
+	}
+	mcpx_wipe(secret, len);
+	free(secret);
+	return rc;
+}
+
+/* ---- egress rules --------------------------------------------------------- */
+
+static int parse_method(struct pctx *c, const cJSON *v, size_t i, void *arg)
+{
+	struct mcpx_egress_rule *r = arg;
+
+	if (!cJSON_IsString(v) || !mcpx_method_valid(v->valuestring, strlen(v->valuestring)))
+		return fail(c, EINVAL,
+		            "must be an HTTP method in upper case (\"GET\", \"POST\", ...)");
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(r->methods[j], v->valuestring) == 0)
+			return fail(c, EINVAL, "%s is listed twice", v->valuestring);
+	strcpy(r->methods[i], v->valuestring);
+	r->n_methods = i + 1;
+	return 0;
+}
+
+static int parse_cidr(struct pctx *c, const cJSON *v, size_t i, void *arg)
+{
+	struct mcpx_egress_rule *r = arg;
+	char why[128];
+
+	if (!cJSON_IsString(v))
+		return fail(c, EINVAL, "must be a string such as \"10.0.0.0/8\"");
+	if (mcpx_cidr_parse(v->valuestring, &r->allow[i], why, sizeof(why)) < 0)
+		return fail(c, EINVAL, "%s", why);
+	r->n_allow = i + 1;
+	return 0;
+}
+
+static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_rule *r)
+{
+	static const char *const keys[] = {"header", "secret_file", "prefix"};
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(v, "header");
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, "secret_file");
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(v, "prefix");
+	char prefix[257] = "";
+	size_t old;
+	int rc;
+
+	if ((rc = want_object(c, v)) < 0 || (rc = check_keys(c, v, keys, 3)) < 0)
+		return rc;
+	if (!c->o || !c->o->credentials_allowed)
+		return fail(c, EPERM,
+		            "credentials need Landlock (Linux 5.13+), so that runs "
+		            "cannot read the secret file; this kernel has none");
+	if (!h || !f)
+		return fail(c, EINVAL, "needs \"header\" and \"secret_file\"");
+	old = push_key(c, "header");
+	rc = get_string(c, h, r->cred.header, sizeof(r->cred.header));
+	/* The run may not set it, so the header must be one a run could set
+	 * otherwise: a token, and not one the broker owns. */
+	if (!rc && mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL))
+		rc = fail(c, EINVAL, "%s",
+		          mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL));
+	pop(c, old);
+	if (rc < 0)
+		return rc;
+	old = push_key(c, "prefix");
+	if (p && !cJSON_IsString(p))
+		rc = fail(c, EINVAL, "must be a string");
+	else if (p && (strlen(p->valuestring) >= sizeof(prefix) ||
+	               mcpx_header_refusal("x", 1, p->valuestring, strlen(p->valuestring), NULL)))
+		rc = fail(c, EINVAL, "must be at most %zu characters, without control characters",
+		          sizeof(prefix) - 1);
+	else if (p)
+		strcpy(prefix, p->valuestring);
+	pop(c, old);
+	if (rc < 0)
+		return rc;
+	old = push_key(c, "secret_file");
+	rc = get_string(c, f, r->cred.secret_file, sizeof(r->cred.secret_file));
+	if (!rc && r->cred.secret_file[0] != '/')
+		rc = fail(c, EINVAL, "must be an absolute path");
+	if (!rc && readable_by_runs(c->o, r->cred.secret_file))
+		rc = fail(c, EPERM,
+		          "%s lies where runs can read it; mount secrets elsewhere "
+		          "(for example under /var/run/secrets/mcp-exec/)",
+		          r->cred.secret_file);
+	if (!rc)
+		rc = load_secret(c, &r->cred, prefix);
+	pop(c, old);
+	if (!rc)
+		r->has_credential = true;
+	return rc;
+}
+
+/* One rule's optional members, each under its own pointer. */
+static int parse_rule_member(struct pctx *c, const cJSON *v, const char *key,
+                             struct mcpx_egress_rule *r)
+{
+	double d;
+	int rc;
+
+	if (strcmp(key, "methods") == 0) {
+		rc = each_item(c, v, MCPX_POLICY_MAX_METHODS, parse_method, r);
+		return rc ? rc : r->n_methods ? 0 : fail(c, EINVAL, "must list a method");
+	}
+	if (strcmp(key, "allow_cidrs") == 0)
+		return each_item(c, v, MCPX_POLICY_MAX_CIDRS, parse_cidr, r);
+	if (strcmp(key, "credential") == 0)
+		return parse_credential(c, v, r);
+	if (strcmp(key, "timeout_s") == 0) {
+		rc = get_uint(c, v, 1, MCPX_EGRESS_TIMEOUT_MAX_S, &d);
+		r->timeout_s = (unsigned)d;
+		return rc;
+	}
+	rc = get_uint(c, v, 1, MCPX_EGRESS_RESPONSE_MAX, &d); /* max_response_bytes */
+	r->max_response_bytes = (size_t)d;
+	return rc;
+}
+
+static bool valid_name(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || (p != s && strchr("_.-", *p))))
+			return false;
+	return true;
+}
+
+static int parse_rule_head(struct pctx *c, const cJSON *v, struct mcpx_egress_rule *r, size_t i)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
+	const cJSON *url = cJSON_GetObjectItemCaseSensitive(v, "url_prefix");
+	char why[160];
+	size_t old;
+	int rc;
+
+	if (!name || !url)
+		return fail(c, EINVAL, "a rule needs \"name\" and \"url_prefix\"");
+	old = push_key(c, "name");
+	rc = get_string(c, name, r->name, sizeof(r->name));
+	if (!rc && !valid_name(r->name))
+		rc = fail(c, EINVAL, "use letters, digits, '_', '.' and '-' only");
+	for (size_t j = 0; !rc && j < i; j++)
+		if (strcmp(c->p->rules[j].name, r->name) == 0)
+			rc = fail(c, EINVAL, "another rule is named %s", r->name);
+	pop(c, old);
+	if (rc < 0)
+		return rc;
+	old = push_key(c, "url_prefix");
+	if (!cJSON_IsString(url))
+		rc = fail(c, EINVAL, "must be a string");
+	else if (mcpx_url_prefix_parse(url->valuestring, &r->prefix, why, sizeof(why)) < 0)
+		rc = fail(c, EINVAL, "%s", why);
+	else if (!(r->url_prefix = strdup(url->valuestring)))
+		rc = fail(c, ENOMEM, "out of memory");
+	pop(c, old);
+	return rc;
+}
+
+static int parse_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
+{
+	static const char *const keys[] = {
+	    "name",       "url_prefix", "methods",           "allow_cidrs",
+	    "credential", "timeout_s",  "max_response_bytes"};
+	struct mcpx_egress_rule *r = &c->p->rules[i];
+	int rc;
+
+	(void)arg;
+	c->p->n_rules = i + 1; /* so a failure still frees what this rule holds */
+	r->timeout_s = MCPX_EGRESS_TIMEOUT_DEFAULT_S;
+	r->max_response_bytes = MCPX_EGRESS_RESPONSE_DEFAULT;
+	if ((rc = want_object(c, v)) < 0 || (rc = check_keys(c, v, keys, 7)) < 0 ||
+	    (rc = parse_rule_head(c, v, r, i)) < 0)
+		return rc;
+	for (size_t k = 2; k < 7; k++) {
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, keys[k]);
+		size_t old;
+
+		if (!m)
+			continue;
+		old = push_key(c, keys[k]);
+		rc = parse_rule_member(c, m, keys[k], r);
+		pop(c, old);
+		if (rc < 0)
+			return rc;
+	}
+	if (!r->n_methods) {
+		strcpy(r->methods[0], "GET");
+		r->n_methods = 1;
+	}
+	return 0;
+}
+
+static int parse_egress(struct pctx *c, const cJSON *v)
+{
+	size_t n = cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) : 0;
+
+	if (n > MCPX_POLICY_MAX_RULES)
+		return fail(c, E2BIG, "at most %d rules", MCPX_POLICY_MAX_RULES);
+	if (n && !(c->p->rules = calloc(n, sizeof(*c->p->rules))))
+		return fail(c, ENOMEM, "out of memory");
+	return each_item(c, v, MCPX_POLICY_MAX_RULES, parse_rule, NULL);
+}
+
+/* ---- grants: which rules a caller may use ------------------------------- */
+
+static int parse_grant_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
+{
+	struct mcpx_egress_grant *g = arg;
+	const struct mcpx_policy *p = c->p;
+
+	if (!cJSON_IsString(v))
+		return fail(c, EINVAL, "must be the name of an egress rule");
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(g->rules[j]->name, v->valuestring) == 0)
+			return fail(c, EINVAL, "%s is listed twice", v->valuestring);
+	for (size_t r = 0; r < p->n_rules; r++) {
+		if (strcmp(p->rules[r].name, v->valuestring) == 0) {
+			g->rules[i] = &p->rules[r];
+			g->n_rules = i + 1;
+			return 0;
+		}
+	}
+	return fail(c, ENOENT, "no egress rule is named \"%.64s\"", v->valuestring);
+}
+
+/* {"egress": [names], "max_requests": n, "max_in_flight": n}: the shape a
+ * function's grant will share. */
+static int parse_grant(struct pctx *c, const cJSON *v, struct mcpx_egress_grant *g)
+{
+	static const char *const keys[] = {"egress", "max_requests", "max_in_flight"};
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "egress");
+	const cJSON *mr = cJSON_GetObjectItemCaseSensitive(v, "max_requests");
+	const cJSON *mf = cJSON_GetObjectItemCaseSensitive(v, "max_in_flight");
+	double d;
+	size_t old;
+	int rc;
+
+	g->max_requests = MCPX_EGRESS_MAX_REQUESTS_DEFAULT;
+	g->max_in_flight = MCPX_EGRESS_MAX_IN_FLIGHT_DEFAULT;
+	if ((rc = want_object(c, v)) < 0 || (rc = check_keys(c, v, keys, 3)) < 0)
+		return rc;
+	if (e) {
+		old = push_key(c, "egress");
+		if (cJSON_IsArray(e) && cJSON_GetArraySize(e) > 0 &&
+		    !(g->rules = calloc((size_t)cJSON_GetArraySize(e), sizeof(*g->rules))))
+			rc = fail(c, ENOMEM, "out of memory");
+		if (!rc)
+			rc = each_item(c, e, MCPX_POLICY_MAX_RULES, parse_grant_rule, g);
+		pop(c, old);
+	}
+	if (!rc && mr) {
+		old = push_key(c, "max_requests");
+		rc = get_uint(c, mr, 1, 100000, &d);
+		g->max_requests = (unsigned)d;
+		pop(c, old);
+	}
+	if (!rc && mf) {
+		old = push_key(c, "max_in_flight");
+		rc = get_uint(c, mf, 1, 64, &d);
+		g->max_in_flight = (unsigned)d;
+		pop(c, old);
+	}
+	return rc;
+}
+
+static int parse_exec(struct pctx *c, const cJSON *v)
+{
+	return parse_grant(c, v, &c->p->exec);
+}
+
+/* The top-level sections, in the order they are parsed. */
+static const struct {
+	const char *key;
+	int (*parse)(struct pctx *c, const cJSON *v);
+} sections[] = {
+    {"egress", parse_egress},
+    {"exec", parse_exec},
+};
+#define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+/* ---- the policy object -------------------------------------------------- */
+
+struct mcpx_policy *mcpx_policy_ref(struct mcpx_policy *p)
+{
+	if (p)
+		p->refs++;
+	return p;
+}
+
+void mcpx_policy_unref(struct mcpx_policy *p)
+{
+	if (!p || --p->refs > 0)
+		return;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		struct mcpx_credential *cred = &p->rules[i].cred;
+
+		if (cred->value) {
+			mcpx_wipe(cred->value, cred->value_len);
+			free(cred->value);
+		}
+		free(p->rules[i].url_prefix);
+	}
+	free(p->rules);
+	free(p->exec.rules);
+	free(p);
+}
+
+int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opts *o,
+                      struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
+                      size_t *n_files, struct mcpx_err *err)
+{
+	struct pctx c = {.err = err, .o = o, .files = files, .max_files = files ? max_files : 0};
+	const char *end = NULL;
+	const char *keys[N_SECTIONS];
+	cJSON *root;
+	int rc;
+
+	*out = NULL;
+	if (n_files)
+		*n_files = 0;
+	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+	while (root && end && (size_t)(end - json) < len && strchr(" \t\r\n", *end))
+		end++;
+	if (!root || (size_t)(end - json) != len) {
+		cJSON_Delete(root);
+		return mcpx_err_set(err, EINVAL, "not valid JSON (near byte %zu)",
+		                    end ? (size_t)(end - json) : len);
+	}
+	c.p = calloc(1, sizeof(*c.p));
+	if (!c.p) {
+		cJSON_Delete(root);
+		return mcpx_err_set(err, ENOMEM, "out of memory");
+	}
+	c.p->refs = 1;
+	for (size_t i = 0; i < N_SECTIONS; i++)
+		keys[i] = sections[i].key;
+	rc = want_object(&c, root);
+	if (!rc)
+		rc = check_keys(&c, root, keys, N_SECTIONS);
+	for (size_t i = 0; !rc && i < N_SECTIONS; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, sections[i].key);
+		size_t old;
+
+		if (!v)
+			continue;
+		old = push_key(&c, sections[i].key);
+		rc = sections[i].parse(&c, v);
+		pop(&c, old);
+	}
+	cJSON_Delete(root);
+	if (n_files)
+		*n_files = c.n_files;
+	if (rc < 0) {
+		mcpx_policy_unref(c.p);
+		return rc;
+	}
+	*out = c.p;
+	return 0;
+}
+
+const struct mcpx_egress_rule *mcpx_egress_grant_match(const struct mcpx_egress_grant *g,
+                                                       const struct mcpx_url *url,
+                                                       const char *method, const char **reason)
+{
+	bool covered = false;
+
+	for (size_t i = 0; i < g->n_rules; i++) {
+		const struct mcpx_egress_rule *r = g->rules[i];
+
+		if (!mcpx_url_prefix_match(&r->prefix, url))
+			continue;
+		covered = true;
+		for (size_t m = 0; m < r->n_methods; m++)
+			if (strcmp(r->methods[m], method) == 0)
+				return r;
+	}
+	*reason = covered ? "method" : "no_rule";
+	return NULL;
+}
+
+int mcpx_egress_grant_describe(const struct mcpx_egress_grant *g, struct mcpx_buf *b)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < g->n_rules; i++) {
+		const struct mcpx_egress_rule *r = g->rules[i];
+
+		rc = mcpx_buf_addf(b, "%s%s (", i ? "; " : "", r->url_prefix);
+		for (size_t m = 0; !rc && m < r->n_methods; m++)
+			rc = mcpx_buf_addf(b, "%s%s", m ? ", " : "", r->methods[m]);
+		if (!rc && r->has_credential)
+			rc = mcpx_buf_adds(b, "; the server adds the credentials");
+		if (!rc)
+			rc = mcpx_buf_adds(b, ")");
+	}
+	return rc;
+}
+
+/* ---- the store ----------------------------------------------------------- */
+
+#define MAX_WATCHED (1 + MCPX_POLICY_MAX_RULES)
+
+struct mcpx_policy_store {
+	char path[4096];
+	struct mcpx_policy_opts o;
+	struct mcpx_policy *cur;
+	uint64_t versions;
+	/* The files of the last attempt, as they were before it read them. */
+	struct mcpx_file_id watched[MAX_WATCHED];
+	size_t n_watched;
+	struct mcpx_loop *loop;
+	struct mcpx_timer timer;
+	unsigned interval_ms;
+};
+
+/* One attempt: identities first, then the contents. */
+static int load(struct mcpx_policy_store *s, struct mcpx_err *err)
+{
+	struct mcpx_policy *p = NULL;
+	char *json = NULL;
+	size_t len = 0, n = 0;
+	int rc;
+
+	file_id_stat(s->path, &s->watched[0]);
+	s->n_watched = 1;
+	if (readable_by_runs(&s->o, s->path))
+		return mcpx_err_set(err, EPERM,
+		                    "%s lies where runs can read it; mount the policy elsewhere "
+		                    "(for example under /var/run/secrets/mcp-exec/)",
+		                    s->path);
+	rc = read_file(s->path, MCPX_POLICY_MAX_BYTES, &json, &len);
+	if (rc < 0)
+		return mcpx_err_set(err, -rc, "cannot read %s: %s", s->path, file_error(rc));
+	rc = mcpx_policy_parse(json, len, &s->o, &p, s->watched + 1, MAX_WATCHED - 1, &n, err);
+	free(json);
+	s->n_watched = 1 + n;
+	if (rc < 0)
+		return rc;
+	p->version = ++s->versions;
+	mcpx_policy_unref(s->cur);
+	s->cur = p;
+	return 0;
+}
+
+int mcpx_policy_store_open(const char *path, const struct mcpx_policy_opts *o,
+                           struct mcpx_policy_store **out, struct mcpx_err *err)
+{
+	struct mcpx_policy_store *s;
+	struct mcpx_err inner = {{0}};
+	int rc;
+
+	*out = NULL;
+	if (!path || path[0] != '/' || strlen(path) >= sizeof(s->path))
+		return mcpx_err_set(err, EINVAL, "MCP_EXEC_POLICY must be an absolute path");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return mcpx_err_set(err, ENOMEM, "out of memory");
+	strcpy(s->path, path);
+	s->o = *o;
+	rc = load(s, &inner);
+	if (rc < 0) {
+		mcpx_err_set(err, -rc, "policy %s: %s", path, inner.msg);
+		mcpx_policy_store_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int mcpx_policy_store_check(struct mcpx_policy_store *s)
+{
+	struct mcpx_err err = {{0}};
+	bool changed = false;
+	uint64_t old = s->cur->version;
+	int rc;
+
+	for (size_t i = 0; i < s->n_watched && !changed; i++) {
+		struct mcpx_file_id now;
+
+		file_id_stat(s->watched[i].path, &now);
+		changed = !file_id_same(&now, &s->watched[i]);
+	}
+	if (!changed)
+		return 0;
+	rc = load(s, &err);
+	if (rc < 0) {
+		mcpx_error("policy %s: %s; version %llu stays in force", s->path, err.msg,
+		           (unsigned long long)old);
+		return rc;
+	}
+	mcpx_info("policy %s reloaded: version %llu, %zu egress rules, exec may use %zu", s->path,
+	          (unsigned long long)s->cur->version, s->cur->n_rules, s->cur->exec.n_rules);
+	return 1;
+}
+
+static void poll_cb(struct mcpx_timer *t)
+{
+	struct mcpx_policy_store *s = t->arg;
+
+	(void)mcpx_policy_store_check(s);
+	mcpx_timer_start(s->loop, &s->timer, (uint64_t)s->interval_ms * 1000u);
+}
+
+void mcpx_policy_store_watch(struct mcpx_policy_store *s, struct mcpx_loop *loop,
+                             unsigned interval_ms)
+{
+	s->loop = loop;
+	s->interval_ms = interval_ms ? interval_ms : 1000;
+	s->timer.fn = poll_cb;
+	s->timer.arg = s;
+	mcpx_timer_start(loop, &s->timer, (uint64_t)s->interval_ms * 1000u);
+}
+
+struct mcpx_policy *mcpx_policy_store_current(const struct mcpx_policy_store *s)
+{
+	return s ? s->cur : NULL;
+}
+
+void mcpx_policy_store_free(struct mcpx_policy_store *s)
+{
+	if (!s)
+		return;
+	if (s->loop)
+		mcpx_timer_cancel(&s->timer);
+	mcpx_policy_unref(s->cur);
+	free(s);
+}

@@ -1,0 +1,151 @@
+/*
+ * test_config.c - configuration parsing at its edges: every string setting
+ * one byte over its limit (as a variable and as a flag) is refused with a
+ * message naming it, a value at the limit is kept whole, MCP_EXEC_ADDR's
+ * host is bounded in both its plain and bracketed forms, and an over-long
+ * TMPDIR is named instead of being cut short.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config.h"
+#include "sandbox.h"
+
+static struct mcpx_config cfg;
+static struct mcpx_err err;
+
+/* Loads with the given argv (NULL-terminated, without argv[0]). */
+static int load(const char *const *args)
+{
+	char *argv[8] = {"mcp-exec"};
+	int argc = 1, code = 0, rc;
+
+	for (; args && *args && argc < 7; args++)
+		argv[argc++] = (char *)*args;
+	mcpx_config_free(&cfg);
+	memset(&err, 0, sizeof(err));
+	rc = mcpx_config_load(&cfg, argc, argv, &code, &err);
+	return rc;
+}
+
+/* n copies of ch, as a heap string. */
+static char *repeat(char ch, size_t n, const char *prefix, const char *suffix)
+{
+	size_t p = strlen(prefix), s = strlen(suffix);
+	char *v = malloc(p + n + s + 1);
+
+	memcpy(v, prefix, p);
+	memset(v + p, ch, n);
+	memcpy(v + p + n, suffix, s + 1);
+	return v;
+}
+
+static void test_addr(void)
+{
+	char *v;
+
+	/* The crash this guards against: a bracketed host longer than
+	 * listen_host overwrote the fields after it. */
+	v = repeat('a', 280, "[", "]:8080");
+	setenv("MCP_EXEC_ADDR", v, 1);
+	CHECK_INT(load(NULL), -ENAMETOOLONG);
+	CHECK(strstr(err.msg, "MCP_EXEC_ADDR") && strstr(err.msg, "280 bytes"));
+	CHECK(cfg.auth_token == NULL);
+	free(v);
+	v = repeat('b', 256, "", ":80");
+	setenv("MCP_EXEC_ADDR", v, 1);
+	CHECK_INT(load(NULL), -ENAMETOOLONG);
+	CHECK(strstr(err.msg, "MCP_EXEC_ADDR") != NULL);
+	free(v);
+	/* 255 bytes fit, whole. */
+	v = repeat('c', 255, "[", "]:80");
+	setenv("MCP_EXEC_ADDR", v, 1);
+	CHECK_INT(load(NULL), 0);
+	CHECK_INT(strlen(cfg.listen_host), 255);
+	CHECK_INT(cfg.listen_port, 80);
+	free(v);
+	setenv("MCP_EXEC_ADDR", "[]:80", 1);
+	CHECK_INT(load(NULL), -EINVAL);
+	setenv("MCP_EXEC_ADDR", "[::1]:8081", 1);
+	CHECK_INT(load(NULL), 0);
+	CHECK_STR(cfg.listen_host, "::1");
+	CHECK(cfg.listen_loopback);
+	unsetenv("MCP_EXEC_ADDR");
+}
+
+/* Each string setting, its limit, and a value of that length that is valid. */
+struct limit {
+	const char *env, *flag;
+	size_t max;
+	char fill;
+	const char *prefix;
+};
+
+static void test_strings(void)
+{
+	const struct limit limits[] = {
+	    {"MCP_EXEC_ADDR", "--addr", sizeof(cfg.addr) - 1, '1', "1:"},
+	    {"MCP_EXEC_AUTH_TOKEN_FILE", "--auth-token-file", sizeof(cfg.auth_token_file) - 1, 'f', "/"},
+	    {"MCP_EXEC_ALLOWED_ORIGINS", "--allowed-origins", sizeof(cfg.allowed_origins) - 1, 'o', ""},
+	    {"MCP_EXEC_PYTHON", "--python", sizeof(cfg.python_arg) - 1, 'p', "/"},
+	    {"MCP_EXEC_WORKDIR_BASE", "--workdir-base", MCPX_WORKDIR_BASE_MAX, 'w', "/"},
+	    {"MCP_EXEC_PRELOAD", "--preload", sizeof(cfg.preload) - 1, 'm', ""},
+	    {"MCP_EXEC_AUTH_TOKEN", "--auth-token", MCPX_SECRET_MAX, 't', ""},
+	    {"MCP_EXEC_SESSION_KEY", "--session-key", MCPX_SECRET_MAX, 'k', ""},
+	};
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		const struct limit *l = &limits[i];
+		size_t fill = l->max + 1 - strlen(l->prefix);
+		char *over = repeat(l->fill, fill, l->prefix, "");
+		const char *args[] = {l->flag, NULL, NULL};
+		char want[64];
+
+		snprintf(want, sizeof(want), "more than the %zu allowed", l->max);
+		setenv(l->env, over, 1);
+		CHECK_INT(load(NULL), -ENAMETOOLONG);
+		CHECK(strstr(err.msg, l->env) && strstr(err.msg, want));
+		unsetenv(l->env);
+		args[1] = over;
+		CHECK_INT(load(args), -ENAMETOOLONG);
+		CHECK(strstr(err.msg, l->flag) && strstr(err.msg, want));
+		if (check_failures)
+			fprintf(stderr, "  (setting %s: %s)\n", l->env, err.msg);
+		free(over);
+	}
+}
+
+static void test_tmpdir(void)
+{
+	char *v = repeat('t', MCPX_WORKDIR_BASE_MAX, "/", "");
+	const char *args[] = {"--workdir-base", "/tmp", NULL};
+
+	setenv("TMPDIR", v, 1);
+	CHECK_INT(load(NULL), -ENAMETOOLONG);
+	CHECK(strstr(err.msg, "TMPDIR") && strstr(err.msg, "MCP_EXEC_WORKDIR_BASE"));
+	/* Not in the way when the base is set explicitly. */
+	CHECK_INT(load(args), 0);
+	CHECK_STR(cfg.workdir_base, "/tmp");
+	v[MCPX_WORKDIR_BASE_MAX] = '\0';
+	setenv("TMPDIR", v, 1);
+	CHECK_INT(load(NULL), 0);
+	CHECK_STR(cfg.workdir_base, v);
+	unsetenv("TMPDIR");
+	free(v);
+}
+
+int main(void)
+{
+	/* The interpreter must resolve for a load to succeed. */
+	setenv("MCP_EXEC_PYTHON", "/usr/bin/python3", 1);
+	CHECK_INT(load(NULL), 0);
+	test_addr();
+	unsetenv("MCP_EXEC_PYTHON");
+	test_strings();
+	setenv("MCP_EXEC_PYTHON", "/usr/bin/python3", 1);
+	test_tmpdir();
+	mcpx_config_free(&cfg);
+	CHECK_DONE();
+}

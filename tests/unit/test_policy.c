@@ -1,0 +1,394 @@
+/*
+ * test_policy.c - the policy file: a complete policy parses into the rules
+ * and grant it says; every error names its JSON pointer; secrets are read,
+ * trimmed, checked and never echoed; files runs could read are refused;
+ * rule matching says why nothing matched; the store reloads on an edit, a
+ * secret rotation and a ConfigMap-style symlink swap, and keeps the old
+ * version when the new file is bad.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "policy.h"
+
+static char dir[] = "/tmp/mcpx-policy-test-XXXXXX";
+static char secret_path[256], secret2_path[256];
+
+static bool under_runtime(void *ctx, const char *path)
+{
+	(void)ctx;
+	return strncmp(path, "/usr/", 5) == 0 || strncmp(path, "/etc/", 5) == 0;
+}
+
+static const struct mcpx_policy_opts opts = {.run_may_read = under_runtime,
+                                             .credentials_allowed = true};
+
+static void write_file(const char *path, const char *text)
+{
+	char tmp[300];
+	FILE *f;
+
+	/* Replaced by rename, as editors and kubelet do: a new inode. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+	CHECK(rename(tmp, path) == 0);
+}
+
+static int parse(const char *json, struct mcpx_policy **p, struct mcpx_err *err)
+{
+	return mcpx_policy_parse(json, strlen(json), &opts, p, NULL, 0, NULL, err);
+}
+
+/* Parses json, expecting an error whose message starts with the pointer. */
+static void expect_error(int line, const char *json, const char *pointer, const char *words)
+{
+	struct mcpx_policy *p = NULL;
+	struct mcpx_err err = {{0}};
+	int rc = parse(json, &p, &err);
+
+	if (rc == 0 || strncmp(err.msg, pointer, strlen(pointer)) != 0 ||
+	    (words && !strstr(err.msg, words))) {
+		fprintf(stderr, "line %d: rc %d, message \"%s\"; expected \"%s ... %s\"\n", line,
+		        rc, err.msg, pointer, words ? words : "");
+		check_failures++;
+	}
+	CHECK(p == NULL);
+	mcpx_policy_unref(p);
+}
+#define EXPECT_ERROR(json, pointer, words) expect_error(__LINE__, json, pointer, words)
+
+static void test_complete_policy(void)
+{
+	char json[2048];
+	struct mcpx_policy *p = NULL;
+	struct mcpx_err err = {{0}};
+	const struct mcpx_egress_rule *r;
+
+	snprintf(json, sizeof(json),
+	         "{\"egress\": ["
+	         " {\"name\": \"gh\", \"url_prefix\": \"https://api.github.com/repos/\","
+	         "  \"methods\": [\"GET\", \"POST\"],"
+	         "  \"credential\": {\"header\": \"Authorization\", \"secret_file\": \"%s\","
+	         "                   \"prefix\": \"Bearer \"},"
+	         "  \"timeout_s\": 10, \"max_response_bytes\": 1000},"
+	         " {\"name\": \"local\", \"url_prefix\": \"http://127.0.0.1:8080\","
+	         "  \"allow_cidrs\": [\"127.0.0.1/32\", \"::1\"]},"
+	         " {\"name\": \"unused\", \"url_prefix\": \"https://*.example.com/\"}],"
+	         " \"exec\": {\"egress\": [\"local\", \"gh\"], \"max_requests\": 7,"
+	         "            \"max_in_flight\": 2}}",
+	         secret_path);
+	CHECK_INT(parse(json, &p, &err), 0);
+	if (!p) {
+		fprintf(stderr, "%s\n", err.msg);
+		check_failures++;
+		return;
+	}
+	CHECK_INT(p->n_rules, 3);
+	r = &p->rules[0];
+	CHECK_STR(r->name, "gh");
+	CHECK_INT(r->n_methods, 2);
+	CHECK(r->has_credential);
+	CHECK_STR(r->cred.header, "Authorization");
+	/* The trailing newline of the file is not part of the secret. */
+	CHECK_STR(r->cred.value, "Bearer s3cret-token");
+	CHECK_INT(r->timeout_s, 10);
+	CHECK_INT(r->max_response_bytes, 1000);
+	r = &p->rules[1];
+	CHECK_INT(r->n_methods, 1);
+	CHECK_STR(r->methods[0], "GET");
+	CHECK_INT(r->n_allow, 2);
+	CHECK(!r->has_credential);
+	CHECK_INT(r->timeout_s, MCPX_EGRESS_TIMEOUT_DEFAULT_S);
+	CHECK_INT(r->max_response_bytes, MCPX_EGRESS_RESPONSE_DEFAULT);
+	CHECK(p->rules[2].prefix.wildcard);
+	CHECK_INT(p->exec.n_rules, 2);
+	CHECK(p->exec.rules[0] == &p->rules[1]);
+	CHECK_INT(p->exec.max_requests, 7);
+	CHECK_INT(p->exec.max_in_flight, 2);
+
+	/* Matching: the first rule that covers the URL and allows the method. */
+	{
+		struct mcpx_url u;
+		const char *reason = NULL;
+		char why[128];
+		const char *url = "https://api.github.com/repos/x/y";
+
+		CHECK_INT(mcpx_url_parse(url, strlen(url), NULL, &u, why, sizeof(why)), 0);
+		CHECK(mcpx_egress_grant_match(&p->exec, &u, "POST", &reason) == &p->rules[0]);
+		CHECK(mcpx_egress_grant_match(&p->exec, &u, "DELETE", &reason) == NULL);
+		CHECK_STR(reason, "method");
+		mcpx_url_release(&u);
+		url = "https://a.example.com/";
+		CHECK_INT(mcpx_url_parse(url, strlen(url), NULL, &u, why, sizeof(why)), 0);
+		/* Covered by a rule, but not one exec was granted. */
+		CHECK(mcpx_egress_grant_match(&p->exec, &u, "GET", &reason) == NULL);
+		CHECK_STR(reason, "no_rule");
+		mcpx_url_release(&u);
+	}
+	{
+		struct mcpx_buf b;
+
+		mcpx_buf_init(&b, 4096);
+		CHECK_INT(mcpx_egress_grant_describe(&p->exec, &b), 0);
+		CHECK_STR(mcpx_buf_str(&b),
+		          "http://127.0.0.1:8080 (GET); https://api.github.com/repos/ "
+		          "(GET, POST; the server adds the credentials)");
+		CHECK(strstr(mcpx_buf_str(&b), "s3cret") == NULL);
+		mcpx_buf_free(&b);
+	}
+	CHECK(mcpx_policy_ref(p) == p);
+	mcpx_policy_unref(p);
+	mcpx_policy_unref(p);
+
+	/* No policy content at all is a valid, empty policy. */
+	CHECK_INT(parse("{}", &p, &err), 0);
+	CHECK_INT(p->n_rules, 0);
+	CHECK_INT(p->exec.n_rules, 0);
+	mcpx_policy_unref(p);
+}
+
+static void test_errors(void)
+{
+	char json[1024];
+	char many[16384];
+	size_t n;
+
+	EXPECT_ERROR("", "not valid JSON", NULL);
+	EXPECT_ERROR("{} x", "not valid JSON", NULL);
+	EXPECT_ERROR("[]", "(the top level): must be an object", NULL);
+	EXPECT_ERROR("{\"functions\": {}}", "/functions: unknown key", NULL);
+	EXPECT_ERROR("{\"a/b~\": 1}", "/a~1b~0: unknown key", NULL);
+	EXPECT_ERROR("{\"egress\": [], \"egress\": []}", "/egress: duplicate key", NULL);
+	EXPECT_ERROR("{\"egress\": {}}", "/egress: must be an array", NULL);
+	EXPECT_ERROR("{\"egress\": [1]}", "/egress/0: must be an object", NULL);
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"credentail\": {}}]}",
+	             "/egress/0/credentail: unknown key", NULL);
+	EXPECT_ERROR("{\"egress\": [{\"url_prefix\": \"http://a/\"}]}", "/egress/0:", "\"name\"");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a b\", \"url_prefix\": \"http://a/\"}]}",
+	             "/egress/0/name:", "letters");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"\", \"url_prefix\": \"http://a/\"}]}",
+	             "/egress/0/name:", "1..64");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\"}, "
+	             "{\"name\": \"a\", \"url_prefix\": \"http://b/\"}]}",
+	             "/egress/1/name:", "another rule");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"ftp://a/\"}]}",
+	             "/egress/0/url_prefix:", "http");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": 5}]}",
+	             "/egress/0/url_prefix: must be a string", NULL);
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/?x\"}]}",
+	             "/egress/0/url_prefix:", "query");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"methods\": [\"GET\", \"post\"]}]}",
+	             "/egress/0/methods/1:", "upper case");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"methods\": [\"GET\", \"GET\"]}]}",
+	             "/egress/0/methods/1:", "twice");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"methods\": []}]}",
+	             "/egress/0/methods:", "must list");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"allow_cidrs\": [\"10.0.0.0/8\", \"10.0.0.1/8\"]}]}",
+	             "/egress/0/allow_cidrs/1:", "host bits");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"timeout_s\": 0}]}",
+	             "/egress/0/timeout_s:", "[1, 300]");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"timeout_s\": 1.5}]}",
+	             "/egress/0/timeout_s: must be an integer", NULL);
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"max_response_bytes\": 1e12}]}",
+	             "/egress/0/max_response_bytes:", "must be in");
+	EXPECT_ERROR(
+	    "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	    "\"credential\": {\"header\": \"X\", \"secret_file\": \"/s\", \"secret\": 1}}]}",
+	    "/egress/0/credential/secret: unknown key", NULL);
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"credential\": {\"secret_file\": \"/s\"}}]}",
+	             "/egress/0/credential:", "\"header\"");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"credential\": {\"header\": \"Host\", \"secret_file\": \"/s\"}}]}",
+	             "/egress/0/credential/header:", "Host");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"credential\": {\"header\": \"X Y\", \"secret_file\": \"/s\"}}]}",
+	             "/egress/0/credential/header:", "token");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"credential\": {\"header\": \"X\", \"secret_file\": \"/s\", "
+	             "\"prefix\": \"a\\nb\"}}]}",
+	             "/egress/0/credential/prefix:", "control");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"credential\": {\"header\": \"X\", \"secret_file\": \"s\"}}]}",
+	             "/egress/0/credential/secret_file:", "absolute");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"credential\": {\"header\": \"X\", \"secret_file\": \"/nonexistent/x\"}}]}",
+	             "/egress/0/credential/secret_file:", "cannot read");
+	/* A secret runs could read (the runtime's directories) is refused. */
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	             "\"credential\": {\"header\": \"X\", \"secret_file\": \"/etc/hostname\"}}]}",
+	             "/egress/0/credential/secret_file:", "runs can read");
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	         "\"credential\": {\"header\": \"X\", \"secret_file\": \"%s\"}}]}",
+	         secret2_path);
+	write_file(secret2_path, "\n");
+	EXPECT_ERROR(json, "/egress/0/credential/secret_file:", "empty");
+	write_file(secret2_path, "tok\x01"
+	                         "en-VALUE\n");
+	EXPECT_ERROR(json, "/egress/0/credential/secret_file:", "control character");
+	{
+		/* The message names the file, never the value. */
+		struct mcpx_policy *p = NULL;
+		struct mcpx_err err = {{0}};
+
+		CHECK(parse(json, &p, &err) < 0);
+		CHECK(strstr(err.msg, "VALUE") == NULL);
+	}
+	EXPECT_ERROR("{\"exec\": {\"egress_rules\": []}}", "/exec/egress_rules: unknown key", NULL);
+	EXPECT_ERROR("{\"exec\": []}", "/exec: must be an object", NULL);
+	EXPECT_ERROR("{\"exec\": {\"egress\": [\"nope\"]}}", "/exec/egress/0:", "nope");
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\"}], "
+	             "\"exec\": {\"egress\": [\"a\", \"a\"]}}",
+	             "/exec/egress/1:", "twice");
+	EXPECT_ERROR("{\"exec\": {\"max_in_flight\": 0}}", "/exec/max_in_flight:", "[1, 64]");
+	EXPECT_ERROR("{\"exec\": {\"max_requests\": \"5\"}}", "/exec/max_requests:", "integer");
+
+	n = (size_t)snprintf(many, sizeof(many), "{\"egress\": [");
+	for (int i = 0; i <= MCPX_POLICY_MAX_RULES; i++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n,
+		                      "%s{\"name\": \"r%d\", \"url_prefix\": \"http://a/\"}",
+		                      i ? "," : "", i);
+	snprintf(many + n, sizeof(many) - n, "]}");
+	EXPECT_ERROR(many, "/egress:", "at most 64");
+}
+
+static void test_no_landlock(void)
+{
+	static const struct mcpx_policy_opts strict = {.credentials_allowed = false};
+	char json[512];
+	struct mcpx_policy *p = NULL;
+	struct mcpx_err err = {{0}};
+
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	         "\"credential\": {\"header\": \"X\", \"secret_file\": \"%s\"}}]}",
+	         secret_path);
+	CHECK(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err) < 0);
+	CHECK(strstr(err.msg, "/egress/0/credential: credentials need Landlock") == err.msg);
+	/* Without credentials there is nothing to hide: allowed. */
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\"}]}");
+	CHECK_INT(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err), 0);
+	mcpx_policy_unref(p);
+}
+
+static void test_store(void)
+{
+	char path[300], data1[300], data2[300], link[300], datalink[300], json[1024];
+	struct mcpx_policy_store *s = NULL;
+	struct mcpx_policy *old;
+	struct mcpx_err err = {{0}};
+
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a/\", "
+	         "\"credential\": {\"header\": \"X-Key\", \"secret_file\": \"%s\"}}], "
+	         "\"exec\": {\"egress\": [\"a\"]}}",
+	         secret_path);
+	write_file(path, json);
+	CHECK_INT(mcpx_policy_store_open(path, &opts, &s, &err), 0);
+	if (!s)
+		return;
+	CHECK_INT(mcpx_policy_store_current(s)->version, 1);
+	CHECK_INT(mcpx_policy_store_check(s), 0);
+
+	/* A run keeps the version it started with. */
+	old = mcpx_policy_ref(mcpx_policy_store_current(s));
+	write_file(path, "{\"egress\": []}");
+	CHECK_INT(mcpx_policy_store_check(s), 1);
+	CHECK_INT(mcpx_policy_store_current(s)->version, 2);
+	CHECK_INT(mcpx_policy_store_current(s)->n_rules, 0);
+	CHECK_INT(old->n_rules, 1);
+	CHECK_STR(old->rules[0].cred.value, "s3cret-token");
+	mcpx_policy_unref(old);
+
+	/* A bad file is reported once and the old version stays. */
+	write_file(path, "{\"egress\": [}");
+	CHECK(mcpx_policy_store_check(s) < 0);
+	CHECK_INT(mcpx_policy_store_current(s)->version, 2);
+	CHECK_INT(mcpx_policy_store_check(s), 0);
+
+	/* A rotated secret is a new version. */
+	write_file(path, json);
+	CHECK_INT(mcpx_policy_store_check(s), 1);
+	CHECK_STR(mcpx_policy_store_current(s)->rules[0].cred.value, "s3cret-token");
+	write_file(secret_path, "rotated\n");
+	CHECK_INT(mcpx_policy_store_check(s), 1);
+	CHECK_STR(mcpx_policy_store_current(s)->rules[0].cred.value, "rotated");
+	write_file(secret_path, "s3cret-token\n");
+	CHECK_INT(mcpx_policy_store_check(s), 1);
+	mcpx_policy_store_free(s);
+	s = NULL;
+
+	/* A ConfigMap mount: policy.json -> ..data/policy.json, ..data -> a
+	 * timestamped directory, swapped atomically on update. */
+	snprintf(data1, sizeof(data1), "%s/..v1", dir);
+	snprintf(data2, sizeof(data2), "%s/..v2", dir);
+	CHECK(mkdir(data1, 0700) == 0 && mkdir(data2, 0700) == 0);
+	snprintf(link, sizeof(link), "%s/..v1/policy.json", dir);
+	write_file(link, "{}");
+	snprintf(link, sizeof(link), "%s/..v2/policy.json", dir);
+	write_file(link, "{\"egress\": [{\"name\": \"b\", \"url_prefix\": \"http://b/\"}]}");
+	snprintf(datalink, sizeof(datalink), "%s/..data", dir);
+	CHECK(symlink("..v1", datalink) == 0);
+	snprintf(link, sizeof(link), "%s/cm-policy.json", dir);
+	CHECK(symlink("..data/policy.json", link) == 0);
+	CHECK_INT(mcpx_policy_store_open(link, &opts, &s, &err), 0);
+	if (!s)
+		return;
+	CHECK_INT(mcpx_policy_store_current(s)->n_rules, 0);
+	{
+		char tmp[320];
+
+		snprintf(tmp, sizeof(tmp), "%s/..data_tmp", dir);
+		CHECK(symlink("..v2", tmp) == 0);
+		CHECK(rename(tmp, datalink) == 0);
+	}
+	CHECK_INT(mcpx_policy_store_check(s), 1);
+	CHECK_INT(mcpx_policy_store_current(s)->n_rules, 1);
+	mcpx_policy_store_free(s);
+
+	/* The policy itself may not lie where runs read. */
+	CHECK(mcpx_policy_store_open("/etc/hostname", &opts, &s, &err) < 0);
+	CHECK(strstr(err.msg, "runs can read") != NULL);
+	CHECK(mcpx_policy_store_open("relative.json", &opts, &s, &err) < 0);
+	snprintf(path, sizeof(path), "%s/missing.json", dir);
+	CHECK(mcpx_policy_store_open(path, &opts, &s, &err) < 0);
+	CHECK(strstr(err.msg, "cannot read") != NULL);
+}
+
+int main(void)
+{
+	char cmd[300];
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(secret_path, sizeof(secret_path), "%s/token", dir);
+	snprintf(secret2_path, sizeof(secret2_path), "%s/token2", dir);
+	write_file(secret_path, "s3cret-token\n");
+	test_complete_policy();
+	test_errors();
+	test_no_landlock();
+	test_store();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+	CHECK_DONE();
+}
