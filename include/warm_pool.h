@@ -37,7 +37,7 @@ enum mcpx_warm_mode {
 
 /* The mode the configuration and the kernel's layers give. */
 enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg,
-				       const struct mcpx_sandbox *sb);
+                                       const struct mcpx_sandbox *sb);
 const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
 
 /* Creates the pool in the mode mcpx_warm_mode_for gives and prepares the
@@ -47,7 +47,8 @@ const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
  * be NULL: no policy) says whether runs get an egress channel. NULL when out
  * of memory. cfg, sb and broker must outlive the pool. */
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					  const struct mcpx_sandbox *sb, struct mcpx_broker *broker);
+                                          const struct mcpx_sandbox *sb,
+                                          struct mcpx_broker *broker);
 
 /* Ends every prepared process and the zygote, then frees wp (NULL is fine). */
 void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
@@ -62,7 +63,7 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
  * message in err as a cold spawn's failure ("sandbox setup failed at step
  * <name>: <error>"): the run fails as a cold run would. */
 int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc,
-			bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err);
+                        bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err);
 
 /* A run started (pgrp: its process group, left out of the next process's
  * RLIMIT_NPROC count). Fork-server mode asks for the next child now. */

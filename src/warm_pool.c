@@ -64,9 +64,9 @@ static void prepare(struct mcpx_warm_pool *wp);
 
 const char *mcpx_warm_mode_name(enum mcpx_warm_mode m)
 {
-	return m == MCPX_WARM_MODE_FORK ? "fork-server"
+	return m == MCPX_WARM_MODE_FORK         ? "fork-server"
 	       : m == MCPX_WARM_MODE_AFTER_REAP ? "after-reap"
-						: "off";
+	                                        : "off";
 }
 
 enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const struct mcpx_sandbox *sb)
@@ -268,12 +268,11 @@ static void wait_first_zygote(struct mcpx_warm_pool *wp)
 
 	warm_limits(wp, &lim);
 	if (mcpx_zygotes_new(wp->sb, mcpx_warm_preload_list(wp->cfg->preload, true), &lim, &pol,
-			     &wp->zyg, &err) < 0) {
+	                     &wp->zyg, &err) < 0) {
 		leave_fork_mode(wp, err.msg);
 		return;
 	}
-	while (wp->mode == MCPX_WARM_MODE_FORK && zygote_ready(wp) == 0 &&
-	       mcpx_now_us() < deadline)
+	while (wp->mode == MCPX_WARM_MODE_FORK && zygote_ready(wp) == 0 && mcpx_now_us() < deadline)
 		nanosleep(&ts, NULL);
 }
 
@@ -302,9 +301,8 @@ static void prepare(struct mcpx_warm_pool *wp)
 		rc = mcpx_zygotes_fork(wp->zyg, &lim, &err);
 		wp->pending = rc == 0;
 	} else {
-		rc = mcpx_sandbox_spawn_warm(wp->sb, &lim,
-					     mcpx_warm_preload_list(wp->cfg->preload, false),
-					     &wp->proc, &err);
+		rc = mcpx_sandbox_spawn_warm(
+		    wp->sb, &lim, mcpx_warm_preload_list(wp->cfg->preload, false), &wp->proc, &err);
 	}
 	if (rc < 0) {
 		failed(wp, err.msg);
@@ -320,7 +318,7 @@ static void prepare(struct mcpx_warm_pool *wp)
 /* ---- the interface ------------------------------------------------------- */
 
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					  const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
+                                          const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
 {
 	struct mcpx_warm_pool *wp = calloc(1, sizeof(*wp));
 
@@ -366,7 +364,7 @@ static bool said_ready(struct mcpx_warm_pool *wp, bool *marker_pending)
 }
 
 int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc,
-			bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err)
+                        bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err)
 {
 	struct mcpx_err setup_err = {{0}};
 	struct mcpx_procstat ps;

@@ -53,7 +53,7 @@ struct mcpx_zygote_init {
 	int32_t landlock_abi; /* 0: no Landlock */
 	uint32_t n_filter;    /* 0: no seccomp */
 	char runtime_root[4096];
-	char exe[4096];       /* the zygote's binary, for the Landlock rule */
+	char exe[4096]; /* the zygote's binary, for the Landlock rule */
 };
 
 enum mcpx_zygote_op {
@@ -66,16 +66,16 @@ enum mcpx_zygote_op {
 struct mcpx_zygote_req {
 	uint32_t op;
 	uint32_t flags;
-	int32_t pid;      /* reap */
+	int32_t pid; /* reap */
 	int32_t n_rlimits;
 	struct mcpx_rlimit rlimits[MCPX_MAX_RLIMITS]; /* fork: mcpx_sandbox_rlimits */
-	char workdir[4096]; /* fork: its path (HOME, TMPDIR, __file__) */
+	char workdir[4096];                           /* fork: its path (HOME, TMPDIR, __file__) */
 };
 
 struct mcpx_zygote_reply {
-	int32_t pid;     /* fork: the child (still entering its sandbox) */
-	int32_t err;     /* 0, or the errno of a failed fork or reap */
-	int32_t status;  /* reap: wait status */
+	int32_t pid;      /* fork: the child (still entering its sandbox) */
+	int32_t err;      /* 0, or the errno of a failed fork or reap */
+	int32_t status;   /* reap: wait status */
 	struct rusage ru; /* reap */
 };
 

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 
 	if ((!serve && !once) || argv[2][0] != '/' || !mcpx_warm_preload_valid(argv[3])) {
 		fprintf(stderr, "usage: mcp-exec-zygote serve|once <python> <preload>\n"
-				"(started by mcp-exec, not by hand)\n");
+		                "(started by mcp-exec, not by hand)\n");
 		return EX_USAGE;
 	}
 	if (await_oom_score() < 0) {

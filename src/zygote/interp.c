@@ -16,8 +16,8 @@
 #include "interp.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +40,7 @@ static PyObject *runner_run;
 
 static int fail_status(PyStatus st, const char *what)
 {
-	fprintf(stderr, "mcp-exec-zygote: %s: %s\n", what,
-		st.err_msg ? st.err_msg : "failed");
+	fprintf(stderr, "mcp-exec-zygote: %s: %s\n", what, st.err_msg ? st.err_msg : "failed");
 	return -1;
 }
 
@@ -172,12 +171,12 @@ void mcpx_interp_forked(void)
 }
 
 int mcpx_interp_fresh(const char *zygote_dir, const char *workdir, const char *env_name,
-		      const char *env_value)
+                      const char *env_value)
 {
 	PyObject *extra = PyDict_New(), *r = NULL;
 
-	if (extra && env_name && PyDict_SetItemString(extra, env_name,
-						      PyUnicode_FromString(env_value)) < 0)
+	if (extra && env_name &&
+	    PyDict_SetItemString(extra, env_name, PyUnicode_FromString(env_value)) < 0)
 		Py_CLEAR(extra);
 	if (extra)
 		r = PyObject_CallFunction(runner_fresh, "ssO", zygote_dir, workdir, extra);
@@ -216,7 +215,7 @@ static void rebase_cpu(unsigned cpu_s)
 	if (getrusage(RUSAGE_SELF, &ru) < 0 || getrlimit(RLIMIT_CPU, &cur) < 0)
 		return;
 	used_us = (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
-		  ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+	          ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
 	/* Whole seconds used, plus one, then the run's own. */
 	rl.rlim_cur = (rlim_t)(used_us / 1000000) + 1 + cpu_s;
 	rl.rlim_max = rl.rlim_cur + 1;

@@ -34,11 +34,11 @@ void mcpx_interp_forked(void);
  * added when env_name is not NULL, numpy reseeded, the run's path
  * rehearsed). Returns 0 or -1. */
 int mcpx_interp_fresh(const char *zygote_dir, const char *workdir, const char *env_name,
-		      const char *env_value);
+                      const char *env_value);
 
 /* Says ready (MCPX_WARM_READY on stdout), reads the header and the code
- * from stdin, says it has them (MCPX_WARM_TAKEN), re-bases RLIMIT_CPU on the CPU used so far, becomes dumpable again
- * (a cold run is), takes the CPU affinity cpus (NULL: keeps its own) and
+ * from stdin, says it has them (MCPX_WARM_TAKEN), re-bases RLIMIT_CPU on the CPU used so far,
+ * becomes dumpable again (a cold run is), takes the CPU affinity cpus (NULL: keeps its own) and
  * runs the code as __main__ from <workdir>/main.py.
  * Never returns: the process exits with the program's status (0 without a
  * word when stdin ends before the code: the server discarded it). */

@@ -225,7 +225,7 @@ static ssize_t recv_req(struct mcpx_zygote_req *req, int *fds, int *nfds, bool *
  * the server's (mcpx_sandbox_rlimits), never above the zygote's own hard
  * limits: unprivileged, the child can only lower them. */
 static void child_args(const struct zygote *z, struct mcpx_zygote_req *req, const int *fds,
-		       struct mcpx_child_args *a)
+                       struct mcpx_child_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->parent = z->self;
@@ -281,14 +281,14 @@ static void pin_to_this_cpu(void)
  * run while the fds they hold are still open), then the cold path's setup,
  * then the interpreter. Never returns. */
 __attribute__((noreturn)) static void run_child(const struct zygote *z,
-						const struct mcpx_child_args *a)
+                                                const struct mcpx_child_args *a)
 {
 	pin_to_this_cpu();
 	mcpx_interp_forked();
 	mcpx_sandbox_child_setup(a);
 	if (mcpx_interp_fresh(z->dir, a->workdir,
-			      a->control_fd >= 0 ? MCPX_SANDBOX_CHANNEL_ENV : NULL,
-			      MCPX_CHANNEL_FD_STR) < 0)
+	                      a->control_fd >= 0 ? MCPX_SANDBOX_CHANNEL_ENV : NULL,
+	                      MCPX_CHANNEL_FD_STR) < 0)
 		mcpx_sandbox_child_fail(MCPX_CHILD_ERRPIPE_FD, MCPX_STEP_INTERPRETER, EIO);
 	/* Sandboxed and ready: the server reads end-of-file, as after a cold
 	 * child's execve. */

@@ -92,8 +92,8 @@ static void config(struct mcpx_config *cfg, enum mcpx_warm warm)
 
 /* Runs code in a taken process as the executor would and returns its exit
  * status; out gets what it printed. */
-static int run_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc, bool marker_pending,
-		  const char *code, char *out, size_t cap)
+static int run_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
+                  bool marker_pending, const char *code, char *out, size_t cap)
 {
 	struct mcpx_err err = {{0}};
 	char hdr[64];
@@ -216,7 +216,7 @@ static void test_after_reap(struct mcpx_loop *loop, const struct mcpx_sandbox *s
 	CHECK(!pending);
 	if (st == 1) {
 		st = run_in(sb, &a, pending, "import sys; print('json' in sys.modules)", out,
-			    sizeof(out));
+		            sizeof(out));
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 		CHECK_STR(out, "True\n");
 	}
