@@ -43,6 +43,11 @@ struct mcpx_config {
 	unsigned session_ttl_s;
 	char allowed_origins[2048]; /* comma-separated, as given */
 	size_t max_body_bytes;
+	/* The network front door: deadlines for a request's head and body,
+	 * and the cap on open HTTP connections. */
+	unsigned header_timeout_s;
+	unsigned body_timeout_s;
+	unsigned max_connections;
 
 	/* Execution. */
 	unsigned default_timeout_s;

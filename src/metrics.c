@@ -26,6 +26,12 @@ static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "kill
                                        "failed", "expired",    "shutdown", "busy",   "other"};
 static const char *const limits[] = {"none",   "timeout",   "memory",    "cpu",
                                      "output", "processes", "file_size", "other"};
+/* Why the server closed an HTTP connection before (or instead of) a normal
+ * response; see http_conn.c. */
+static const char *const closes[] = {"header_timeout", "body_timeout", "evicted",
+                                     "refused",        "peer_closed",  "pipelined",
+                                     "bad_head",       "head_too_large", "other"};
+#define N_CLOSES (sizeof(closes) / sizeof(closes[0]))
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 #define N_LIMITS (sizeof(limits) / sizeof(limits[0]))
 
@@ -66,6 +72,8 @@ static struct {
 	uint64_t executions[N_OUTCOMES][N_LIMITS];
 	struct histogram duration, queue_wait;
 	uint64_t http[HTTP_SLOTS];
+	uint64_t closes[N_CLOSES];
+	unsigned long long http_connections;
 	struct named layers[MAX_LAYERS];
 	struct named info[MAX_INFO];
 } m;
@@ -114,6 +122,16 @@ void mcpx_metrics_http_response(int status)
 		m.http[status - HTTP_MIN]++;
 	else
 		m.http[HTTP_SLOTS - 1]++;
+}
+
+void mcpx_metrics_http_conn_closed(const char *reason)
+{
+	m.closes[lookup(closes, N_CLOSES, reason ? reason : "other")]++;
+}
+
+void mcpx_metrics_http_connections(unsigned long long open)
+{
+	m.http_connections = open;
 }
 
 /* Finds or claims the slot for name; NULL when the table is full or the name
@@ -339,6 +357,14 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 			put(&b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
 			    m.http[i]);
 	}
+
+	put_gauge(&b, "mcp_exec_http_connections", "Open HTTP connections.", m.http_connections);
+	put_header(&b, "mcp_exec_http_connections_closed_total", "counter",
+	           "HTTP connections the server closed early, by reason.");
+	for (size_t i = 0; i < N_CLOSES; i++)
+		if (m.closes[i])
+			put(&b, "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
+			    closes[i], m.closes[i]);
 
 	put_header(&b, "mcp_exec_sandbox_layer", "gauge",
 	           "1 for each sandbox layer that is active, 0 for each that is not.");

@@ -94,6 +94,12 @@ static const char empty_text[] =
     "mcp_exec_draining 0\n"
     "# HELP mcp_exec_http_responses_total HTTP responses sent, by status code.\n"
     "# TYPE mcp_exec_http_responses_total counter\n"
+    "# HELP mcp_exec_http_connections Open HTTP connections.\n"
+    "# TYPE mcp_exec_http_connections gauge\n"
+    "mcp_exec_http_connections 0\n"
+    "# HELP mcp_exec_http_connections_closed_total HTTP connections the server closed early, "
+    "by reason.\n"
+    "# TYPE mcp_exec_http_connections_closed_total counter\n"
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
@@ -179,6 +185,15 @@ static const char full_text[] =
     "mcp_exec_http_responses_total{code=\"404\"} 1\n"
     "mcp_exec_http_responses_total{code=\"599\"} 1\n"
     "mcp_exec_http_responses_total{code=\"other\"} 3\n"
+    "# HELP mcp_exec_http_connections Open HTTP connections.\n"
+    "# TYPE mcp_exec_http_connections gauge\n"
+    "mcp_exec_http_connections 7\n"
+    "# HELP mcp_exec_http_connections_closed_total HTTP connections the server closed early, "
+    "by reason.\n"
+    "# TYPE mcp_exec_http_connections_closed_total counter\n"
+    "mcp_exec_http_connections_closed_total{reason=\"header_timeout\"} 2\n"
+    "mcp_exec_http_connections_closed_total{reason=\"evicted\"} 1\n"
+    "mcp_exec_http_connections_closed_total{reason=\"other\"} 2\n"
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
@@ -226,6 +241,13 @@ int main(void)
 	mcpx_metrics_http_response(0);
 	mcpx_metrics_http_response(600);
 	mcpx_metrics_http_response(-1);
+
+	mcpx_metrics_http_connections(7);
+	mcpx_metrics_http_conn_closed("header_timeout");
+	mcpx_metrics_http_conn_closed("evicted");
+	mcpx_metrics_http_conn_closed("header_timeout");
+	mcpx_metrics_http_conn_closed("made-up");
+	mcpx_metrics_http_conn_closed(NULL);
 
 	mcpx_metrics_set_layer("seccomp", 0);
 	mcpx_metrics_set_layer("landlock", 0);
