@@ -313,11 +313,59 @@ static unsigned long long nonneg(long long v)
 	return v < 0 ? 0 : (unsigned long long)v;
 }
 
+/* The HTTP front door: responses by status, open connections, and the
+ * connections closed early, by reason. */
+static void put_http(struct buf *b)
+{
+	put_header(b, "mcp_exec_http_responses_total", "counter",
+	           "HTTP responses sent, by status code.");
+	for (int i = 0; i < HTTP_SLOTS; i++) {
+		if (!m.http[i])
+			continue;
+		if (i < HTTP_SLOTS - 1)
+			put(b, "mcp_exec_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
+			    HTTP_MIN + i, m.http[i]);
+		else
+			put(b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
+			    m.http[i]);
+	}
+
+	put_gauge(b, "mcp_exec_http_connections", "Open HTTP connections.", m.http_connections);
+	put_header(b, "mcp_exec_http_connections_closed_total", "counter",
+	           "HTTP connections the server closed early, by reason.");
+	for (size_t i = 0; i < N_CLOSES; i++)
+		if (m.closes[i])
+			put(b, "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
+			    closes[i], m.closes[i]);
+}
+
+/* The build and this replica's settings, as labels. */
+static void put_info(struct buf *b)
+{
+	bool any_info = false;
+
+	put_header(b, "mcp_exec_build_info", "gauge", "The version of this build.");
+	put(b, "mcp_exec_build_info{version=\"");
+	put_label_value(b, MCPX_VERSION);
+	put(b, "\"} 1\n");
+
+	put_header(b, "mcp_exec_info", "gauge", "Settings of this replica, as labels.");
+	for (size_t i = 0; i < MAX_INFO; i++) {
+		if (!m.info[i].used)
+			continue;
+		put(b, "%s%s=\"", any_info ? "," : "mcp_exec_info{", m.info[i].name);
+		put_label_value(b, m.info[i].value);
+		put(b, "\"");
+		any_info = true;
+	}
+	if (any_info)
+		put(b, "} 1\n");
+}
+
 char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 {
 	static const struct mcpx_metrics_gauges zero;
 	struct buf b = {0};
-	bool any_info = false;
 
 	if (!g)
 		g = &zero;
@@ -345,26 +393,7 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	put_gauge(&b, "mcp_exec_ready", "1 when the replica accepts work.", g->ready ? 1 : 0);
 	put_gauge(&b, "mcp_exec_draining", "1 while shutting down.", g->draining ? 1 : 0);
 
-	put_header(&b, "mcp_exec_http_responses_total", "counter",
-	           "HTTP responses sent, by status code.");
-	for (int i = 0; i < HTTP_SLOTS; i++) {
-		if (!m.http[i])
-			continue;
-		if (i < HTTP_SLOTS - 1)
-			put(&b, "mcp_exec_http_responses_total{code=\"%d\"} %" PRIu64 "\n",
-			    HTTP_MIN + i, m.http[i]);
-		else
-			put(&b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
-			    m.http[i]);
-	}
-
-	put_gauge(&b, "mcp_exec_http_connections", "Open HTTP connections.", m.http_connections);
-	put_header(&b, "mcp_exec_http_connections_closed_total", "counter",
-	           "HTTP connections the server closed early, by reason.");
-	for (size_t i = 0; i < N_CLOSES; i++)
-		if (m.closes[i])
-			put(&b, "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
-			    closes[i], m.closes[i]);
+	put_http(&b);
 
 	put_header(&b, "mcp_exec_sandbox_layer", "gauge",
 	           "1 for each sandbox layer that is active, 0 for each that is not.");
@@ -376,22 +405,7 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 		put(&b, "\"} %d\n", m.layers[i].active);
 	}
 
-	put_header(&b, "mcp_exec_build_info", "gauge", "The version of this build.");
-	put(&b, "mcp_exec_build_info{version=\"");
-	put_label_value(&b, MCPX_VERSION);
-	put(&b, "\"} 1\n");
-
-	put_header(&b, "mcp_exec_info", "gauge", "Settings of this replica, as labels.");
-	for (size_t i = 0; i < MAX_INFO; i++) {
-		if (!m.info[i].used)
-			continue;
-		put(&b, "%s%s=\"", any_info ? "," : "mcp_exec_info{", m.info[i].name);
-		put_label_value(&b, m.info[i].value);
-		put(&b, "\"");
-		any_info = true;
-	}
-	if (any_info)
-		put(&b, "} 1\n");
+	put_info(&b);
 
 	if (b.failed) {
 		free(b.p);
