@@ -6,9 +6,9 @@ Starts the server (the binary given by MCPX_BIN, default build/mcp-exec) on
 127.0.0.1 with a token, then for each count of attacking connections opens
 them, waits until the server has seen them, and times REPS requests of each
 kind on fresh connections. Prints one line per (mode, count, request) with
-p50 / p95 / max in milliseconds, and the connections the server held open
-at the end (its mcp_exec_http_connections gauge, "-" for a server without
-it).
+p50 / p95 / max in milliseconds, the connections the server held open at
+the end (its mcp_exec_http_connections gauge, "-" for a server without it)
+and the server's resident memory then (VmRSS, KiB).
 
   - idle: the connection is made and nothing is sent;
   - slowloris: a partial request head, then one more header byte every
@@ -199,6 +199,11 @@ class Attacker:
                 s.close()
 
 
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(l for l in f if l.startswith("VmRSS:")).split()[1])
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
@@ -219,7 +224,8 @@ def main():
                 ("tools/call", post(call, sid))]
         print(f"server {BIN} pid {p.pid}; bench RLIMIT_NOFILE {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}; "
               f"server RLIMIT_NOFILE {open(f'/proc/{p.pid}/limits').read().split('Max open files')[1].split()[0]}")
-        print(f"{'mode':10} {'conns':>6} {'held':>6} {'request':11} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'failed':>6}")
+        print(f"{'mode':10} {'conns':>6} {'held':>6} {'rss KiB':>8} {'request':11} {'p50 ms':>8} "
+              f"{'p95 ms':>8} {'max ms':>8} {'failed':>6}")
         for mode in MODES:
             for n in COUNTS:
                 att = Attacker(port, mode, n)
@@ -234,9 +240,10 @@ def main():
                     failed = sum(1 for r in res if r[1] != 200)
                     lines.append((name, ms, failed))
                 held = open_gauge(port)
+                rss = rss_kb(p.pid)
                 for name, ms, failed in lines:
-                    print(f"{mode:10} {n:>6} {held!s:>6} {name:11} {pct(ms, .5):8.1f} {pct(ms, .95):8.1f} "
-                          f"{max(ms):8.1f} {failed:>6}", flush=True)
+                    print(f"{mode:10} {n:>6} {held!s:>6} {rss:>8} {name:11} {pct(ms, .5):8.1f} "
+                          f"{pct(ms, .95):8.1f} {max(ms):8.1f} {failed:>6}", flush=True)
                 att.close()
                 print(f"{mode:10} {n:>6} (the attacker re-opened {att.reopened} closed connections)")
                 time.sleep(1.0)

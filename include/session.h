@@ -49,8 +49,8 @@ void mcpx_sessions_rekey(struct mcpx_sessions *s, const unsigned char *token_sha
 bool mcpx_sessions_shared_key(const struct mcpx_sessions *s);
 
 /* Mints an id for version into out (MCPX_SESSION_ID_MAX bytes). 0 or -errno;
- * -EINVAL for a version without sessions (only 2025-03-26, 2025-06-18 and
- * 2025-11-25 have them). */
+ * -EINVAL for a version without sessions (the session-based revisions
+ * 2024-11-05 to 2025-11-25 have them; 2026-07-28 is stateless). */
 int mcpx_session_mint(struct mcpx_sessions *s, const char *version, time_t now, char *out);
 
 /* Verifies id; on success copies the version (16 bytes) and returns 0.

@@ -150,9 +150,8 @@ static int unsupported_modern(struct mcpx_http_field v, struct mcpx_admit *out)
 	const char *const *list;
 	size_t n = mcpx_versions(&list);
 	char requested[64] = "(invalid)";
-	cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
-	cJSON *data = cJSON_AddObjectToObject(err, "data");
-	bool printable = v.len < sizeof(requested);
+	cJSON *root = cJSON_CreateObject(), *err, *data;
+	bool printable = v.len < sizeof(requested), ok;
 
 	for (size_t i = 0; i < v.len && printable; i++)
 		printable = v.p[i] > 0x20 && v.p[i] < 0x7f;
@@ -160,18 +159,21 @@ static int unsupported_modern(struct mcpx_http_field v, struct mcpx_admit *out)
 		snprintf(requested, sizeof(requested), "%.*s", (int)v.len, v.p);
 	cJSON_AddStringToObject(root, "jsonrpc", "2.0");
 	cJSON_AddNullToObject(root, "id");
+	err = cJSON_AddObjectToObject(root, "error");
 	cJSON_AddNumberToObject(err, "code", -32022);
 	cJSON_AddStringToObject(err, "message", "Unsupported protocol version");
+	data = cJSON_AddObjectToObject(err, "data");
 	cJSON_AddItemToObject(data, "supported", cJSON_CreateStringArray(list, (int)n));
 	cJSON_AddStringToObject(data, "requested", requested);
+	/* Any allocation failure above leaves a NULL that cJSON ignores; the
+	 * print then fails or lacks a member, and the plain text stands in. */
+	ok = root && data && cJSON_PrintPreallocated(root, out->body, (int)sizeof(out->body), 0);
+	cJSON_Delete(root);
+	if (!ok)
+		return reject(out, 400, "unsupported MCP-Protocol-Version\n", NULL);
 	out->status = 400;
 	out->content_type = "application/json";
-	if (!cJSON_PrintPreallocated(root, out->body, (int)sizeof(out->body), 0)) {
-		cJSON_Delete(root);
-		return reject(out, 400, "unsupported MCP-Protocol-Version\n", NULL);
-	}
 	out->body_len = strlen(out->body);
-	cJSON_Delete(root);
 	return 400;
 }
 

@@ -340,6 +340,10 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 		/* Custom headers (the auth token) are invisible on h2 streams in
 		 * lws 4.1.6, and WebSocket is not an MCP transport. */
 		return -1;
+	case LWS_CALLBACK_RAW_ADOPT:
+		/* A CONNECT request turns the connection into a raw socket in
+		 * lws; this server tunnels nothing. */
+		return -1;
 	case LWS_CALLBACK_HTTP:
 		return c ? on_head(c, in) : -1;
 	case LWS_CALLBACK_HTTP_BODY:
