@@ -27,8 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "config.h"
@@ -402,6 +406,42 @@ static int raise_nofile(unsigned max_connections, struct mcpx_err *err)
 	return 0;
 }
 
+/* Binds the listener's address once and lets it go, so the common failures
+ * (port in use, not an address of this host) are reported with their errno
+ * before lws is asked: lws 4.1.6 only logs them, and leaks on that path. */
+static int probe_bind(const struct mcpx_http_server *s, struct mcpx_err *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1, rc = 0;
+
+	memset(&ss, 0, sizeof(ss));
+	if (s->addr.ipv6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)s->cfg->listen_port);
+		inet_pton(AF_INET6, s->addr.numeric, &in6->sin6_addr);
+		len = sizeof(*in6);
+	} else {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)s->cfg->listen_port);
+		if (s->addr.numeric[0])
+			inet_pton(AF_INET, s->addr.numeric, &in->sin_addr);
+		len = sizeof(*in);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return mcpx_err_set(err, errno, "socket: %s", strerror(errno));
+	/* As lws does, so a port in TIME_WAIT is not taken for "in use". */
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+		rc = mcpx_err_set(err, errno, "could not listen on %s: %s", s->cfg->addr,
+				  strerror(errno));
+	close(fd);
+	return rc;
+}
+
 static void fill_info(struct lws_context_creation_info *info, struct mcpx_http_server *s,
 		      const struct lws_protocols *protocols)
 {
@@ -470,6 +510,8 @@ int mcpx_http_server_new(struct mcpx_http_server **out, const struct mcpx_config
 	 * escaped at worst six-fold; a stream's queue gets the same bound. */
 	s->out_cap = cfg->max_output_bytes * 12 + ((size_t)4 << 20);
 	rc = raise_nofile(cfg->max_connections, err);
+	if (rc == 0)
+		rc = probe_bind(s, err);
 	if (rc == 0)
 		rc = create_context(s, err);
 	if (rc == 0 && !(s->loop = mcpx_loop_wrap(s->ctx)))
