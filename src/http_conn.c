@@ -92,7 +92,8 @@ void mcpx_conn_rx(struct mcpx_http_conn *c, bool on)
 
 void mcpx_conn_kill(struct mcpx_http_conn *c, const char *reason)
 {
-	if (c->closing || c->destroying)
+	/* During teardown lws closes everything itself. */
+	if (c->closing || c->destroying || c->srv->shutting_down)
 		return;
 	c->closing = true;
 	c->srv->live--;
@@ -188,10 +189,12 @@ static void head_gate(struct mcpx_http_conn *c, int fd)
 		return;
 	}
 	end = head_end(peek, (size_t)n);
-	if (end < 0 || (end == 0 && (size_t)n > MCPX_HTTP_HEAD_MAX)) {
-		raw_reply(fd, end < 0 ? 400 : 431,
-			  end < 0 ? "Bad Request" : "Request Header Fields Too Large");
-		mcpx_conn_kill(c, end < 0 ? "bad_head" : "head_too_large");
+	if (end > MCPX_HTTP_HEAD_MAX || (end == 0 && (size_t)n > MCPX_HTTP_HEAD_MAX))
+		end = -2;
+	if (end < 0) {
+		raw_reply(fd, end == -1 ? 400 : 431,
+			  end == -1 ? "Bad Request" : "Request Header Fields Too Large");
+		mcpx_conn_kill(c, end == -1 ? "bad_head" : "head_too_large");
 		return;
 	}
 	if (end == 0) {

@@ -47,6 +47,7 @@ struct mcpx_http_server {
 	struct mcpx_auth *auth;
 	struct mcpx_http_handlers h;
 	bool draining;
+	bool shutting_down;        /* the context is being destroyed */
 	unsigned busy;             /* dispatched requests not yet closed */
 	unsigned live;             /* open connections not being closed */
 	struct mcpx_http_conn *oldest, *newest; /* accept order */

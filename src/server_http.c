@@ -530,6 +530,7 @@ void mcpx_http_server_free(struct mcpx_http_server *s)
 {
 	if (!s)
 		return;
+	s->shutting_down = true;
 	lws_context_destroy(s->ctx);
 	mcpx_loop_free(s->loop);
 	free(s);

@@ -93,6 +93,12 @@ data, closed = raw_exchange(srv.port, head("GET", "/sse", f"X-MCP-AUTH: {TOKEN}\
 t.check(data.startswith(b"HTTP/1.1 400") and closed,
         "an SSE stream with bytes behind its request is refused", data[:200])
 
+# Heads the gate refuses before lws reads them.
+data, closed = raw_exchange(srv.port, b"GET /healthz HTTP/1.1\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n")
+t.check(data.startswith(b"HTTP/1.1 431") and closed, "a request head over 16 KiB -> 431", data[:60])
+data, closed = raw_exchange(srv.port, b"GET /healthz HTTP/1.1\nHost: x\n\n")
+t.check(data.startswith(b"HTTP/1.1 400") and closed, "bare LF line endings -> 400", data[:60])
+
 # Bytes sent while a call runs are dropped; the call is still answered.
 s = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
 slow = dict(call, params={"name": "exec", "arguments": {
