@@ -175,37 +175,63 @@ static long head_end(const char *p, size_t n)
 	return 0;
 }
 
-/* The head gate: called whenever more of the head may have arrived. */
-static void head_gate(struct mcpx_http_conn *c, int fd)
+enum head_state {
+	HEAD_WAIT,      /* not all there yet (or nothing) */
+	HEAD_READY,     /* complete; c->head_len is its length */
+	HEAD_BAD,       /* malformed: 400 */
+	HEAD_TOO_LARGE, /* over MCPX_HTTP_HEAD_MAX: 431 */
+	HEAD_GONE,      /* end of file or an error before the head was whole */
+};
+
+/* Looks at the queued bytes without taking them. */
+static enum head_state look_at_head(struct mcpx_http_conn *c, int fd)
 {
 	static char peek[MCPX_HTTP_HEAD_MAX + 1]; /* one thread: one buffer */
 	ssize_t n = recv(fd, peek, sizeof(peek), MSG_PEEK | MSG_DONTWAIT);
 	long end;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		mcpx_conn_kill(c, "peer_closed");
-		return;
-	}
+		return HEAD_WAIT;
+	if (n <= 0)
+		return HEAD_GONE;
 	end = head_end(peek, (size_t)n);
+	if (end < 0)
+		return HEAD_BAD;
 	if (end > MCPX_HTTP_HEAD_MAX || (end == 0 && (size_t)n > MCPX_HTTP_HEAD_MAX))
-		end = -2;
-	if (end < 0) {
-		raw_reply(fd, end == -1 ? 400 : 431,
-			  end == -1 ? "Bad Request" : "Request Header Fields Too Large");
-		mcpx_conn_kill(c, end == -1 ? "bad_head" : "head_too_large");
-		return;
-	}
+		return HEAD_TOO_LARGE;
 	if (end == 0) {
 		set_lowat(fd, (int)n + 1);
-		return;
+		return HEAD_WAIT;
 	}
 	set_lowat(fd, 1);
 	c->head_len = (size_t)end;
-	c->phase = PH_PARSING;
-	unwatch_peer(c);
-	mcpx_conn_rx(c, true);
+	return HEAD_READY;
+}
+
+/* The head gate, from the watch: called whenever more of the head may have
+ * arrived. */
+static void head_gate(struct mcpx_http_conn *c, int fd)
+{
+	switch (look_at_head(c, fd)) {
+	case HEAD_WAIT:
+		return;
+	case HEAD_READY:
+		c->phase = PH_PARSING;
+		unwatch_peer(c);
+		mcpx_conn_rx(c, true);
+		return;
+	case HEAD_BAD:
+		raw_reply(fd, 400, "Bad Request");
+		mcpx_conn_kill(c, "bad_head");
+		return;
+	case HEAD_TOO_LARGE:
+		raw_reply(fd, 431, "Request Header Fields Too Large");
+		mcpx_conn_kill(c, "head_too_large");
+		return;
+	case HEAD_GONE:
+		mcpx_conn_kill(c, "peer_closed");
+		return;
+	}
 }
 
 /* In flight: end of file or an error means the client is gone; bytes are
@@ -288,29 +314,40 @@ static int pending_bytes(const struct mcpx_http_conn *c)
 	return ioctl(lws_get_socket_fd(c->wsi), SIOCINQ, &n) == 0 ? n : -1;
 }
 
-/* Makes room for a new connection. The victim is one that has not passed
- * the gate, preferring, among the oldest few, one that has sent nothing at
- * all: a client whose head is already queued (a probe, say) outlasts an
- * idle attacker even when new connections arrive faster than heads are
- * read. Failing that, the oldest such connection goes. */
+/* May this connection be closed to make room? Only one that has not passed
+ * the gate and is waiting on its client: for the rest of its head, or for a
+ * refused request's body that is being read and dropped. A complete head
+ * being parsed or answered is not idle; it is gone in a turn of the loop. */
+static bool evictable(const struct mcpx_http_conn *c)
+{
+	if (c->admitted || c->closing)
+		return false;
+	return c->phase == PH_HEAD || (c->resp.started && !c->body_done);
+}
+
+/* Makes room for a new connection. The victim is the oldest evictable one,
+ * except that among the oldest few one that has sent nothing at all goes
+ * first: a client whose request is already queued outlasts idle attackers
+ * even when new connections arrive faster than heads are read. */
 static bool evict_oldest_idle(struct mcpx_http_server *s)
 {
 	struct mcpx_http_conn *first = NULL;
 	unsigned scanned = 0;
 
-	for (struct mcpx_http_conn *c = s->oldest; c; c = c->newer) {
-		if (c->admitted || c->closing)
+	for (struct mcpx_http_conn *c = s->oldest; c && scanned < EVICT_SCAN; c = c->newer) {
+		if (!evictable(c))
 			continue;
 		if (!first)
 			first = c;
-		if (scanned >= EVICT_SCAN)
-			break;
 		scanned++;
 		if (c->phase == PH_HEAD && pending_bytes(c) == 0) {
 			mcpx_conn_kill(c, "evicted");
 			return true;
 		}
 	}
+	for (struct mcpx_http_conn *c = first ? NULL : s->oldest; c && !first; c = c->newer)
+		if (evictable(c))
+			first = c;
 	if (!first)
 		return false;
 	mcpx_conn_kill(first, "evicted");
@@ -359,12 +396,20 @@ int mcpx_conn_accept(struct mcpx_http_server *s, struct lws *wsi)
 	s->live++;
 	lws_set_opaque_user_data(wsi, c);
 	mcpx_conn_start_deadline(c, s->cfg->header_timeout_s);
+	publish_count(s);
+	/* A client usually sends its head right after connecting, and under a
+	 * burst of connections it is often queued by now: taking it at once
+	 * keeps a real request from being evicted by the arrivals behind it.
+	 * Anything else is left to the watch (closing is not allowed here). */
+	if (look_at_head(c, lws_get_socket_fd(wsi)) == HEAD_READY) {
+		c->phase = PH_PARSING;
+		return 0;
+	}
 	mcpx_conn_rx(c, false);
 	if (watch_peer(c) < 0) {
 		mcpx_warn("http: cannot watch a new connection (descriptors exhausted?); refused");
 		return -1; /* lws closes it; WSI_DESTROY frees c */
 	}
-	publish_count(s);
 	return 0;
 }
 
