@@ -9,10 +9,10 @@
  * - lws attaches a header table ("ah") to every accepted connection and
  *   keeps it until the head is parsed; with the pool exhausted, new
  *   connections wait for an ah without being read. The pool is therefore
- *   sized to MCP_EXEC_MAX_CONNECTIONS, and connections beyond the cap are
- *   refused here, or make room by dropping the oldest connection that has
- *   not passed the admission gate (http_admit.h): an idle or slowloris peer
- *   never displaces a client that presented the token.
+ *   sized to MCP_EXEC_MAX_CONNECTIONS, and a connection beyond the cap
+ *   makes room by dropping the oldest one that has not passed the admission
+ *   gate (http_admit.h) and waits on its client, or is refused: an idle or
+ *   slowloris peer never displaces a client that presented the token.
  *
  * - Bytes that arrive with a request but belong after it (HTTP pipelining)
  *   stay in lws's per-connection buffer. When lws later parses a request
