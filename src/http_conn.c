@@ -7,8 +7,8 @@
  * server.c and lib/roles/h1/ops-h1.c at the v4.1.6 tag):
  *
  * - lws attaches a header table ("ah") to every accepted connection and
- *   keeps it until the head is parsed; with the pool exhausted, new
- *   connections wait for an ah without being read. The pool is therefore
+ *   keeps it while the connection lives (an SSE stream gives it back); with
+ *   the pool exhausted, new connections wait for an ah without being read. The pool is therefore
  *   sized to MCP_EXEC_MAX_CONNECTIONS, and a connection beyond the cap
  *   makes room by dropping the oldest one that has not passed the admission
  *   gate (http_admit.h) and waits on its client, or is refused: an idle or
@@ -33,6 +33,8 @@
  *   lws does not read (rx flow control off); a duplicate of the socket is
  *   watched instead, the queue is inspected with MSG_PEEK, and SO_RCVLOWAT
  *   keeps a partial head from waking the loop again until more bytes come.
+ *   A head already complete when the connection is accepted goes straight
+ *   to lws.
  *
  * - In flight (a request handed to a transport), lws is kept from reading
  *   again, and the same duplicate socket is watched: end of file means the
@@ -51,6 +53,7 @@
 #include <libwebsockets.h>
 #include <linux/sockios.h>
 #include <linux/tcp.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -175,6 +178,14 @@ static long head_end(const char *p, size_t n)
 	return 0;
 }
 
+/* True when the peer has shut down its sending side (or the socket failed). */
+static bool peer_shut(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 enum head_state {
 	HEAD_WAIT,      /* not all there yet (or nothing) */
 	HEAD_READY,     /* complete; c->head_len is its length */
@@ -200,12 +211,24 @@ static enum head_state look_at_head(struct mcpx_http_conn *c, int fd)
 	if (end > MCPX_HTTP_HEAD_MAX || (end == 0 && (size_t)n > MCPX_HTTP_HEAD_MAX))
 		return HEAD_TOO_LARGE;
 	if (end == 0) {
+		/* A peer that stopped sending can never finish its head; its
+		 * end of file sits behind the bytes a peek keeps returning. */
+		if (peer_shut(fd))
+			return HEAD_GONE;
 		set_lowat(fd, (int)n + 1);
 		return HEAD_WAIT;
 	}
 	set_lowat(fd, 1);
 	c->head_len = (size_t)end;
 	return HEAD_READY;
+}
+
+/* The whole head is queued: lws may read and parse it now. */
+static void head_ready(struct mcpx_http_conn *c)
+{
+	c->phase = PH_PARSING;
+	unwatch_peer(c);
+	mcpx_conn_rx(c, true);
 }
 
 /* The head gate, from the watch: called whenever more of the head may have
@@ -216,9 +239,7 @@ static void head_gate(struct mcpx_http_conn *c, int fd)
 	case HEAD_WAIT:
 		return;
 	case HEAD_READY:
-		c->phase = PH_PARSING;
-		unwatch_peer(c);
-		mcpx_conn_rx(c, true);
+		head_ready(c);
 		return;
 	case HEAD_BAD:
 		raw_reply(fd, 400, "Bad Request");
@@ -325,33 +346,38 @@ static bool evictable(const struct mcpx_http_conn *c)
 	return c->phase == PH_HEAD || (c->resp.started && !c->body_done);
 }
 
-/* Makes room for a new connection. The victim is the oldest evictable one,
- * except that among the oldest few one that has sent nothing at all goes
- * first: a client whose request is already queued outlasts idle attackers
- * even when new connections arrive faster than heads are read. */
+/* Makes room for a new connection. Among the oldest few evictable ones,
+ * one that has sent nothing at all goes first. Otherwise the oldest goes,
+ * unless its head has arrived whole in the meantime: that one is handed to
+ * lws instead (it is a request, not an idle peer) and the next is tried. So
+ * a real request is not pushed out when new connections arrive faster than
+ * the loop gets round to reading heads. */
 static bool evict_oldest_idle(struct mcpx_http_server *s)
 {
-	struct mcpx_http_conn *first = NULL;
+	struct mcpx_http_conn *c, *next;
 	unsigned scanned = 0;
 
-	for (struct mcpx_http_conn *c = s->oldest; c && scanned < EVICT_SCAN; c = c->newer) {
+	for (c = s->oldest; c && scanned < EVICT_SCAN; c = c->newer) {
 		if (!evictable(c))
 			continue;
-		if (!first)
-			first = c;
 		scanned++;
 		if (c->phase == PH_HEAD && pending_bytes(c) == 0) {
 			mcpx_conn_kill(c, "evicted");
 			return true;
 		}
 	}
-	for (struct mcpx_http_conn *c = first ? NULL : s->oldest; c && !first; c = c->newer)
-		if (evictable(c))
-			first = c;
-	if (!first)
-		return false;
-	mcpx_conn_kill(first, "evicted");
-	return true;
+	for (c = s->oldest; c; c = next) {
+		next = c->newer;
+		if (!evictable(c))
+			continue;
+		if (c->phase == PH_HEAD && look_at_head(c, lws_get_socket_fd(c->wsi)) == HEAD_READY) {
+			head_ready(c);
+			continue;
+		}
+		mcpx_conn_kill(c, "evicted");
+		return true;
+	}
+	return false;
 }
 
 static void link_newest(struct mcpx_http_server *s, struct mcpx_http_conn *c)

@@ -189,6 +189,18 @@ t.check((cap.metric('mcp_exec_http_connections_closed_total{reason="evicted"}') 
         "evictions are counted")
 for x in (stream, partial, idle2):
     x.close()
+# A peer that sends part of a head and hangs up: its slot is freed at once
+# (a peek keeps returning the queued bytes, so the end of file behind them
+# must be looked for), not when the (here hour-long) head deadline ends.
+PEER_CLOSED = 'mcp_exec_http_connections_closed_total{reason="peer_closed"}'
+t.check(wait_until(lambda: cap.metric("mcp_exec_http_connections") == 1),
+        "the others are closed (only the metrics request is open)")
+before = cap.metric(PEER_CLOSED) or 0
+quitter = socket.create_connection(("127.0.0.1", cap.port), timeout=60)
+quitter.sendall(b"GET /healthz HTTP/1.1\r\nX-Half: ")
+quitter.close()
+t.check(wait_until(lambda: (cap.metric(PEER_CLOSED) or 0) == before + 1),
+        "a half-sent head whose client hung up is closed at once")
 cap.stop()
 
 # ---- a closed legacy SSE stream cancels its run at once ----
