@@ -34,7 +34,7 @@ struct mcpx_http_field {
 
 struct mcpx_http_head {
 	enum mcpx_http_method method;
-	const char *path; /* NUL-terminated, without the query */
+	const char *path;   /* NUL-terminated, without the query */
 	bool session_query; /* a sessionId= or sessionid= query argument is present */
 	bool too_large;     /* a header the server reads was longer than it accepts */
 	struct mcpx_http_field host, origin, authorization, x_mcp_auth;
@@ -65,20 +65,20 @@ enum mcpx_http_route {
 
 struct mcpx_admit {
 	enum mcpx_http_route route;
-	int status;               /* 0: admitted; otherwise the HTTP status to answer */
-	const char *content_type; /* of body */
+	int status;                /* 0: admitted; otherwise the HTTP status to answer */
+	const char *content_type;  /* of body */
 	const char *extra_headers; /* NULL or "Name: value\r\n" lines (static text) */
 	char body[768];
 	size_t body_len;
 	size_t content_length; /* the body bytes that follow the head */
 	bool body_follows;     /* a POST with a valid, non-zero Content-Length,
-				* admitted or not: the server reads (or drops) it */
+	                        * admitted or not: the server reads (or drops) it */
 	bool authenticated;    /* the token was presented and matched */
 };
 
 /* Decides about one request head; always fills *out. Returns out->status. */
 int mcpx_http_admit(const struct mcpx_http_head *h, const struct mcpx_admit_policy *p,
-		    struct mcpx_admit *out);
+                    struct mcpx_admit *out);
 
 /* Trims optional whitespace (SP, HTAB) at both ends of [*p, *p + *len). */
 void mcpx_http_trim(const char **p, size_t *len);

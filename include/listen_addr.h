@@ -26,7 +26,6 @@ struct mcpx_listen_addr {
  * name. A name resolving to several addresses binds the first IPv4 one
  * (else the first IPv6 one). Returns 0, or -EINVAL with a message naming
  * MCP_EXEC_ADDR when the name does not resolve. */
-int mcpx_listen_addr_resolve(const char *host, struct mcpx_listen_addr *out,
-			     struct mcpx_err *err);
+int mcpx_listen_addr_resolve(const char *host, struct mcpx_listen_addr *out, struct mcpx_err *err);
 
 #endif

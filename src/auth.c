@@ -310,7 +310,8 @@ bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
 		ok = true;
 	/* RFC 6750: the scheme is case-insensitive and followed by one space.
 	 * Anything looser would accept values no client sends. */
-	if (!ok && authorization && authz_len > 7 && strncasecmp(authorization, "Bearer ", 7) == 0 &&
+	if (!ok && authorization && authz_len > 7 &&
+	    strncasecmp(authorization, "Bearer ", 7) == 0 &&
 	    token_matches(a, authorization + 7, authz_len - 7))
 		ok = true;
 	return ok;

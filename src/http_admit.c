@@ -20,8 +20,8 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,15 +84,15 @@ static bool reserved_path(const char *p)
 
 /* Picks the route; answers 404/405 itself. Returns out->status. */
 static int route(const struct mcpx_http_head *h, const struct mcpx_admit_policy *p,
-		 struct mcpx_admit *out)
+                 struct mcpx_admit *out)
 {
 	const char *path = h->path ? h->path : "";
 	bool free_path = p->sse_mode && !reserved_path(path);
 
 	if (is_path(path, "/healthz") || is_path(path, "/readyz") || is_path(path, "/metrics")) {
 		out->route = is_path(path, "/healthz")  ? MCPX_ROUTE_HEALTHZ
-			     : is_path(path, "/readyz") ? MCPX_ROUTE_READYZ
-							: MCPX_ROUTE_METRICS;
+		             : is_path(path, "/readyz") ? MCPX_ROUTE_READYZ
+		                                        : MCPX_ROUTE_METRICS;
 		if (h->method != MCPX_HTTP_GET)
 			return reject(out, 405, "method not allowed\n", "Allow: GET\r\n");
 		return 0;
@@ -129,7 +129,7 @@ static bool to_cstr(struct mcpx_http_field f, char *buf, size_t cap)
 }
 
 static int check_origin_host(const struct mcpx_http_head *h, const struct mcpx_admit_policy *p,
-			     struct mcpx_admit *out)
+                             struct mcpx_admit *out)
 {
 	char origin[NAME_MAX_LEN], host[NAME_MAX_LEN];
 
@@ -182,8 +182,9 @@ static int unsupported_modern(struct mcpx_http_field v, struct mcpx_admit *out)
  * else can only be a 2026-07-28 request, whose rules name the error body. */
 static int check_protocol_header(const struct mcpx_http_head *h, struct mcpx_admit *out)
 {
-	static const char legacy[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
-				     "\"message\":\"Bad Request: Unsupported MCP-Protocol-Version\"}}";
+	static const char legacy[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+	    "\"message\":\"Bad Request: Unsupported MCP-Protocol-Version\"}}";
 	char v[32];
 
 	if (!h->protocol_version.len)
@@ -222,11 +223,11 @@ static int parse_length(const struct mcpx_http_head *h, struct mcpx_admit *out)
 
 /* A POST carries exactly Content-Length bytes; nothing else carries any. */
 static int check_framing(const struct mcpx_http_head *h, const struct mcpx_admit_policy *p,
-			 bool bad_length, struct mcpx_admit *out)
+                         bool bad_length, struct mcpx_admit *out)
 {
 	if (h->transfer_encoding.len)
 		return reject(out, 411,
-			      "Content-Length required (chunked bodies are not accepted)\n", NULL);
+		              "Content-Length required (chunked bodies are not accepted)\n", NULL);
 	if (bad_length)
 		return reject(out, 400, "bad Content-Length\n", NULL);
 	if (h->method != MCPX_HTTP_POST) {
@@ -236,7 +237,7 @@ static int check_framing(const struct mcpx_http_head *h, const struct mcpx_admit
 	}
 	if (!h->content_length.len)
 		return reject(out, 411,
-			      "Content-Length required (chunked bodies are not accepted)\n", NULL);
+		              "Content-Length required (chunked bodies are not accepted)\n", NULL);
 	if (out->content_length > p->max_body_bytes)
 		return reject(out, 413, "request body exceeds MCP_EXEC_MAX_BODY_BYTES\n", NULL);
 	return 0;
@@ -246,10 +247,11 @@ static int check_framing(const struct mcpx_http_head *h, const struct mcpx_admit
 static bool normalise(const struct mcpx_http_head *in, struct mcpx_http_head *h)
 {
 	struct mcpx_http_field *f[] = {
-		&h->host,         &h->origin,     &h->authorization,    &h->x_mcp_auth,
-		&h->content_length, &h->transfer_encoding, &h->expect, &h->accept,
-		&h->content_type, &h->session_id, &h->protocol_version, &h->mcp_method,
-		&h->mcp_name,     &h->last_event_id,
+	    &h->host,       &h->origin,           &h->authorization,
+	    &h->x_mcp_auth, &h->content_length,   &h->transfer_encoding,
+	    &h->expect,     &h->accept,           &h->content_type,
+	    &h->session_id, &h->protocol_version, &h->mcp_method,
+	    &h->mcp_name,   &h->last_event_id,
 	};
 
 	*h = *in;
@@ -262,7 +264,7 @@ static bool normalise(const struct mcpx_http_head *in, struct mcpx_http_head *h)
 }
 
 int mcpx_http_admit(const struct mcpx_http_head *in, const struct mcpx_admit_policy *p,
-		    struct mcpx_admit *out)
+                    struct mcpx_admit *out)
 {
 	struct mcpx_http_head h;
 	bool bad_length;
@@ -278,7 +280,7 @@ int mcpx_http_admit(const struct mcpx_http_head *in, const struct mcpx_admit_pol
 		return out->status;
 	if (mcpx_auth_enabled(p->auth)) {
 		if (!mcpx_auth_check(p->auth, h.x_mcp_auth.p, h.x_mcp_auth.len, h.authorization.p,
-				     h.authorization.len, p->now))
+		                     h.authorization.len, p->now))
 			return reject(out, 401, "unauthorized\n", NULL);
 		out->authenticated = true;
 	}

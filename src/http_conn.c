@@ -113,7 +113,7 @@ static void deadline_fired(struct mcpx_timer *t)
 	struct mcpx_http_conn *c = t->arg;
 
 	mcpx_conn_kill(c, c->phase == PH_BODY || c->phase == PH_DISPATCHED ? "body_timeout"
-									    : "header_timeout");
+	                                                                   : "header_timeout");
 }
 
 void mcpx_conn_start_deadline(struct mcpx_http_conn *c, unsigned seconds)
@@ -154,8 +154,8 @@ static void raw_reply(int fd, int status, const char *text)
 {
 	char buf[160];
 	int n = snprintf(buf, sizeof(buf),
-			 "HTTP/1.1 %d %s\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", status,
-			 text);
+	                 "HTTP/1.1 %d %s\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", status,
+	                 text);
 	mcpx_metrics_http_response(status);
 	(void)send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
@@ -370,7 +370,8 @@ static bool evict_oldest_idle(struct mcpx_http_server *s)
 		next = c->newer;
 		if (!evictable(c))
 			continue;
-		if (c->phase == PH_HEAD && look_at_head(c, lws_get_socket_fd(c->wsi)) == HEAD_READY) {
+		if (c->phase == PH_HEAD &&
+		    look_at_head(c, lws_get_socket_fd(c->wsi)) == HEAD_READY) {
 			head_ready(c);
 			continue;
 		}

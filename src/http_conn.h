@@ -47,11 +47,11 @@ struct mcpx_http_server {
 	struct mcpx_auth *auth;
 	struct mcpx_http_handlers h;
 	bool draining;
-	bool shutting_down;        /* the context is being destroyed */
-	unsigned busy;             /* dispatched requests not yet closed */
-	unsigned live;             /* open connections not being closed */
+	bool shutting_down;                     /* the context is being destroyed */
+	unsigned busy;                          /* dispatched requests not yet closed */
+	unsigned live;                          /* open connections not being closed */
 	struct mcpx_http_conn *oldest, *newest; /* accept order */
-	size_t out_cap;            /* cap on one response's queued bytes */
+	size_t out_cap;                         /* cap on one response's queued bytes */
 	int port;
 };
 
@@ -59,7 +59,7 @@ struct mcpx_http_response {
 	bool started; /* headers queued */
 	bool headers_sent;
 	bool sse;
-	bool ended; /* nothing more will be queued */
+	bool ended;  /* nothing more will be queued */
 	bool broken; /* a stream outgrew its cap: close instead of writing */
 	int status;
 	char content_type[64];
@@ -83,8 +83,8 @@ struct mcpx_http_conn {
 
 	struct mcpx_timer deadline; /* head, then body */
 	struct peer_watch *peer;    /* a dup of the socket, see http_conn.c */
-	size_t head_len;   /* bytes of the request head, found by the head gate */
-	size_t discarded;  /* bytes the client sent while its request was in flight */
+	size_t head_len;            /* bytes of the request head, found by the head gate */
+	size_t discarded;           /* bytes the client sent while its request was in flight */
 
 	struct mcpx_http_req req;
 	enum mcpx_http_route route;

@@ -31,8 +31,8 @@ static void want_write(struct mcpx_http_conn *c)
 	lws_callback_on_writable(c->wsi);
 }
 
-static void start(struct mcpx_http_conn *c, int status, const char *ctype,
-		  long long content_length, const char *extra, bool sse)
+static void start(struct mcpx_http_conn *c, int status, const char *ctype, long long content_length,
+                  const char *extra, bool sse)
 {
 	struct mcpx_http_response *r = &c->resp;
 
@@ -50,7 +50,7 @@ static void start(struct mcpx_http_conn *c, int status, const char *ctype,
 }
 
 void mcpx_http_respond(struct mcpx_http_conn *c, int status, const char *content_type,
-		       const char *body, size_t len, const char *extra_headers)
+                       const char *body, size_t len, const char *extra_headers)
 {
 	if (!c || c->resp.started)
 		return;
@@ -80,7 +80,7 @@ static void stream_add(struct mcpx_http_conn *c, const char *p, size_t n)
 }
 
 void mcpx_http_sse_event(struct mcpx_http_conn *c, const char *event, const char *id,
-			 const char *data, size_t len)
+                         const char *data, size_t len)
 {
 	char line[300];
 	size_t i = 0;
@@ -143,10 +143,10 @@ void mcpx_http_forget(struct mcpx_http_conn *c)
 /* ---- writing ---- */
 
 static int add_header(struct mcpx_http_conn *c, const char *name, const char *v, size_t vlen,
-		      unsigned char **p, unsigned char *end)
+                      unsigned char **p, unsigned char *end)
 {
 	return lws_add_http_header_by_name(c->wsi, (const unsigned char *)name,
-					   (const unsigned char *)v, (int)vlen, p, end);
+	                                   (const unsigned char *)v, (int)vlen, p, end);
 }
 
 /* The transport's "Name: value\r\n" lines; lws wants "name:" lower-case. */
@@ -177,20 +177,20 @@ static int add_extra_headers(struct mcpx_http_conn *c, unsigned char **p, unsign
 static int write_headers(struct mcpx_http_conn *c)
 {
 	unsigned char buf[LWS_PRE + 4096], *start = buf + LWS_PRE, *p = start,
-					   *end = buf + sizeof(buf) - 1;
+	                                   *end = buf + sizeof(buf) - 1;
 	const struct mcpx_http_response *r = &c->resp;
 
 	if (lws_add_http_common_headers(c->wsi, (unsigned)r->status,
-					r->content_type[0] ? r->content_type : NULL,
-					r->content_length < 0 ? LWS_ILLEGAL_HTTP_CONTENT_LEN
-							      : (lws_filepos_t)r->content_length,
-					&p, end))
+	                                r->content_type[0] ? r->content_type : NULL,
+	                                r->content_length < 0 ? LWS_ILLEGAL_HTTP_CONTENT_LEN
+	                                                      : (lws_filepos_t)r->content_length,
+	                                &p, end))
 		return -1;
 	/* Without a length lws adds "connection: close" itself. */
 	if (r->content_length >= 0 && add_header(c, "connection:", "close", 5, &p, end))
 		return -1;
 	if (r->sse && (add_header(c, "cache-control:", "no-cache", 8, &p, end) ||
-		       add_header(c, "x-accel-buffering:", "no", 2, &p, end)))
+	               add_header(c, "x-accel-buffering:", "no", 2, &p, end)))
 		return -1;
 	if (add_extra_headers(c, &p, end) || lws_finalize_write_http_header(c->wsi, start, &p, end))
 		return -1;

@@ -53,8 +53,7 @@ static int describe(const struct sockaddr *sa, struct mcpx_listen_addr *out)
 	return 0;
 }
 
-int mcpx_listen_addr_resolve(const char *host, struct mcpx_listen_addr *out,
-			     struct mcpx_err *err)
+int mcpx_listen_addr_resolve(const char *host, struct mcpx_listen_addr *out, struct mcpx_err *err)
 {
 	struct addrinfo hints, *res = NULL, *pick = NULL;
 	int rc;
@@ -67,8 +66,9 @@ int mcpx_listen_addr_resolve(const char *host, struct mcpx_listen_addr *out,
 	hints.ai_socktype = SOCK_STREAM;
 	rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc != 0)
-		return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: cannot resolve host \"%.200s\": %s",
-				    host, gai_strerror(rc));
+		return mcpx_err_set(err, EINVAL,
+		                    "MCP_EXEC_ADDR: cannot resolve host \"%.200s\": %s", host,
+		                    gai_strerror(rc));
 	/* IPv4 first: "localhost" often lists ::1 first, yet most clients
 	 * that were told 127.0.0.1 (or resolve to it) would then be refused. */
 	for (struct addrinfo *ai = res; ai && !pick; ai = ai->ai_next)
@@ -78,8 +78,8 @@ int mcpx_listen_addr_resolve(const char *host, struct mcpx_listen_addr *out,
 		if (ai->ai_family == AF_INET6)
 			pick = ai;
 	rc = pick ? describe(pick->ai_addr, out)
-		  : mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: host \"%.200s\" has no IP address",
-				 host);
+	          : mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: host \"%.200s\" has no IP address",
+	                         host);
 	freeaddrinfo(res);
 	return rc;
 }

@@ -28,8 +28,8 @@ static const char *const limits[] = {"none",   "timeout",   "memory",    "cpu",
                                      "output", "processes", "file_size", "other"};
 /* Why the server closed an HTTP connection before (or instead of) a normal
  * response; see http_conn.c. */
-static const char *const closes[] = {"header_timeout", "body_timeout", "evicted",
-                                     "refused",        "peer_closed",  "pipelined",
+static const char *const closes[] = {"header_timeout", "body_timeout",   "evicted",
+                                     "refused",        "peer_closed",    "pipelined",
                                      "bad_head",       "head_too_large", "other"};
 #define N_CLOSES (sizeof(closes) / sizeof(closes[0]))
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
@@ -335,7 +335,8 @@ static void put_http(struct buf *b)
 	           "HTTP connections the server closed early, by reason.");
 	for (size_t i = 0; i < N_CLOSES; i++)
 		if (m.closes[i])
-			put(b, "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
+			put(b,
+			    "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
 			    closes[i], m.closes[i]);
 }
 

@@ -21,14 +21,14 @@
  */
 #include "server_http.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <libwebsockets.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -55,7 +55,7 @@ struct head_copy {
 };
 
 static int copy_token(struct lws *wsi, enum lws_token_indexes t, char *buf, size_t cap,
-		      struct mcpx_http_field *f)
+                      struct mcpx_http_field *f)
 {
 	int n = lws_hdr_total_length(wsi, t) > 0 ? lws_hdr_copy(wsi, buf, (int)cap, t) : 0;
 
@@ -65,7 +65,7 @@ static int copy_token(struct lws *wsi, enum lws_token_indexes t, char *buf, size
 }
 
 static int copy_custom(struct lws *wsi, const char *name, char *buf, size_t cap,
-		       struct mcpx_http_field *f)
+                       struct mcpx_http_field *f)
 {
 	int nlen = (int)strlen(name), n = lws_hdr_custom_length(wsi, name, nlen);
 
@@ -102,25 +102,25 @@ static void read_head(struct lws *wsi, const char *path, struct head_copy *hc)
 	bad |= copy_token(wsi, WSI_TOKEN_HOST, hc->host, sizeof(hc->host), &h->host);
 	bad |= copy_token(wsi, WSI_TOKEN_ORIGIN, hc->origin, sizeof(hc->origin), &h->origin);
 	bad |= copy_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, hc->authz, sizeof(hc->authz),
-			  &h->authorization);
+	                  &h->authorization);
 	bad |= copy_token(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, hc->cl, sizeof(hc->cl),
-			  &h->content_length);
+	                  &h->content_length);
 	bad |= copy_token(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING, hc->te, sizeof(hc->te),
-			  &h->transfer_encoding);
+	                  &h->transfer_encoding);
 	bad |= copy_token(wsi, WSI_TOKEN_HTTP_EXPECT, hc->expect, sizeof(hc->expect), &h->expect);
 	bad |= copy_token(wsi, WSI_TOKEN_HTTP_ACCEPT, hc->accept, sizeof(hc->accept), &h->accept);
 	bad |= copy_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, hc->ctype, sizeof(hc->ctype),
-			  &h->content_type);
+	                  &h->content_type);
 	bad |= copy_custom(wsi, "x-mcp-auth:", hc->xauth, sizeof(hc->xauth), &h->x_mcp_auth);
 	bad |= copy_custom(wsi, "mcp-session-id:", hc->sid, sizeof(hc->sid), &h->session_id);
-	bad |= copy_custom(wsi, "mcp-protocol-version:", hc->pv, sizeof(hc->pv),
-			   &h->protocol_version);
+	bad |=
+	    copy_custom(wsi, "mcp-protocol-version:", hc->pv, sizeof(hc->pv), &h->protocol_version);
 	bad |= copy_custom(wsi, "mcp-method:", hc->method, sizeof(hc->method), &h->mcp_method);
 	bad |= copy_custom(wsi, "mcp-name:", hc->name, sizeof(hc->name), &h->mcp_name);
 	bad |= copy_custom(wsi, "last-event-id:", hc->leid, sizeof(hc->leid), &h->last_event_id);
 	h->too_large = bad != 0;
 	h->session_query = lws_get_urlarg_by_name(wsi, "sessionId=", q, (int)sizeof(q)) ||
-			   lws_get_urlarg_by_name(wsi, "sessionid=", q, (int)sizeof(q));
+	                   lws_get_urlarg_by_name(wsi, "sessionid=", q, (int)sizeof(q));
 }
 
 /* A trimmed header value into a C string field of the request. */
@@ -171,12 +171,14 @@ static void serve_ops(struct mcpx_http_conn *c)
 	if (c->route == MCPX_ROUTE_HEALTHZ) {
 		mcpx_http_respond(c, 200, "application/json", "{\"status\":\"ok\"}", 15, NULL);
 	} else if (c->route == MCPX_ROUTE_READYZ) {
-		bool ok = !s->draining && (!s->h.ready || s->h.ready(s->h.arg, reason, sizeof(reason)));
+		bool ok =
+		    !s->draining && (!s->h.ready || s->h.ready(s->h.arg, reason, sizeof(reason)));
 		if (s->draining)
 			snprintf(reason, sizeof(reason), "draining");
-		snprintf(body, sizeof(body), ok ? "{\"status\":\"ready\"}"
-						: "{\"status\":\"not ready\",\"reason\":\"%s\"}",
-			 reason);
+		snprintf(body, sizeof(body),
+		         ok ? "{\"status\":\"ready\"}"
+		            : "{\"status\":\"not ready\",\"reason\":\"%s\"}",
+		         reason);
 		mcpx_http_respond(c, ok ? 200 : 503, "application/json", body, strlen(body), NULL);
 	} else {
 		text = s->h.metrics ? s->h.metrics(s->h.arg, &len) : NULL;
@@ -184,7 +186,8 @@ static void serve_ops(struct mcpx_http_conn *c)
 			simple(c, 500, "metrics unavailable\n", NULL);
 			return;
 		}
-		mcpx_http_respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, NULL);
+		mcpx_http_respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len,
+		                  NULL);
 		free(text);
 	}
 }
@@ -199,8 +202,10 @@ static int dispatch(struct mcpx_http_conn *c, size_t consumed)
 		/* Pipelining: answer this request, drop the rest. Running it
 		 * would keep lws spinning on the bytes behind it. */
 		mcpx_metrics_http_conn_closed("pipelined");
-		simple(c, 400, "pipelined requests are not supported: send one request per "
-			       "connection\n", NULL);
+		simple(c, 400,
+		       "pipelined requests are not supported: send one request per "
+		       "connection\n",
+		       NULL);
 		return 0;
 	}
 	if (mcpx_conn_in_flight(c) < 0) {
@@ -231,20 +236,20 @@ static int continue_100(struct mcpx_http_conn *c, const struct mcpx_http_field *
 		return 0;
 	memcpy(buf + LWS_PRE, cont, sizeof(cont) - 1);
 	return lws_write(c->wsi, buf + LWS_PRE, sizeof(cont) - 1, LWS_WRITE_HTTP_HEADERS) < 0 ? -1
-												: 0;
+	                                                                                      : 0;
 }
 
 static void admit(struct mcpx_http_conn *c, const struct head_copy *hc, struct mcpx_admit *v)
 {
 	const struct mcpx_http_server *s = c->srv;
 	struct mcpx_admit_policy p = {
-		.auth = s->auth,
-		.allowed_origins = s->cfg->allowed_origins,
-		.loopback_listener = s->addr.loopback,
-		.sse_mode = s->cfg->transport == MCPX_TRANSPORT_SSE,
-		.draining = s->draining,
-		.max_body_bytes = s->cfg->max_body_bytes,
-		.now = time(NULL),
+	    .auth = s->auth,
+	    .allowed_origins = s->cfg->allowed_origins,
+	    .loopback_listener = s->addr.loopback,
+	    .sse_mode = s->cfg->transport == MCPX_TRANSPORT_SSE,
+	    .draining = s->draining,
+	    .max_body_bytes = s->cfg->max_body_bytes,
+	    .now = time(NULL),
 	};
 	mcpx_http_admit(&hc->head, &p, v);
 }
@@ -275,7 +280,7 @@ static int on_head(struct mcpx_http_conn *c, const char *path)
 			mcpx_conn_start_deadline(c, c->srv->cfg->body_timeout_s);
 		mcpx_http_respond(c, v.status, v.content_type, v.body, v.body_len, v.extra_headers);
 	} else if (v.route == MCPX_ROUTE_HEALTHZ || v.route == MCPX_ROUTE_READYZ ||
-		   v.route == MCPX_ROUTE_METRICS) {
+	           v.route == MCPX_ROUTE_METRICS) {
 		serve_ops(c);
 	} else {
 		c->admitted = true;
@@ -332,7 +337,7 @@ static int on_body_done(struct mcpx_http_conn *c)
 static bool is_http_wsi(struct lws *wsi);
 
 static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-			 size_t len)
+                         size_t len)
 {
 	struct mcpx_http_server *s = lws_context_user(lws_get_context(wsi));
 	struct mcpx_http_conn *c = lws_get_opaque_user_data(wsi);
@@ -395,11 +400,11 @@ static int raise_nofile(unsigned max_connections, struct mcpx_err *err)
 	if (rl.rlim_cur >= need)
 		return 0;
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-		return mcpx_err_set(err, EMFILE,
-				    "MCP_EXEC_MAX_CONNECTIONS=%u needs %llu open files, but the hard "
-				    "RLIMIT_NOFILE is %llu: raise it or lower the cap",
-				    max_connections, (unsigned long long)need,
-				    (unsigned long long)rl.rlim_max);
+		return mcpx_err_set(
+		    err, EMFILE,
+		    "MCP_EXEC_MAX_CONNECTIONS=%u needs %llu open files, but the hard "
+		    "RLIMIT_NOFILE is %llu: raise it or lower the cap",
+		    max_connections, (unsigned long long)need, (unsigned long long)rl.rlim_max);
 	rl.rlim_cur = need;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return mcpx_err_set(err, errno, "setrlimit(RLIMIT_NOFILE): %s", strerror(errno));
@@ -437,17 +442,17 @@ static int probe_bind(const struct mcpx_http_server *s, struct mcpx_err *err)
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
 		rc = mcpx_err_set(err, errno, "could not listen on %s: %s", s->cfg->addr,
-				  strerror(errno));
+		                  strerror(errno));
 	close(fd);
 	return rc;
 }
 
 static void fill_info(struct lws_context_creation_info *info, struct mcpx_http_server *s,
-		      const struct lws_protocols *protocols)
+                      const struct lws_protocols *protocols)
 {
 	const struct mcpx_config *cfg = s->cfg;
 	unsigned longest = cfg->header_timeout_s > cfg->body_timeout_s ? cfg->header_timeout_s
-									: cfg->body_timeout_s;
+	                                                               : cfg->body_timeout_s;
 
 	memset(info, 0, sizeof(*info));
 	info->port = cfg->listen_port;
@@ -459,9 +464,8 @@ static void fill_info(struct lws_context_creation_info *info, struct mcpx_http_s
 	info->max_http_header_data = MCPX_HTTP_HEAD_MAX;
 	/* Every open connection holds a header table from accept on; the
 	 * cap on connections bounds them, a little slack covers closes. */
-	info->max_http_header_pool = (unsigned short)(cfg->max_connections + 16 > 65535
-							      ? 65535
-							      : cfg->max_connections + 16);
+	info->max_http_header_pool =
+	    (unsigned short)(cfg->max_connections + 16 > 65535 ? 65535 : cfg->max_connections + 16);
 	/* Our own deadlines (http_conn.c) decide; lws's fire later, as a
 	 * backstop only. */
 	info->timeout_secs = longest + 5;
@@ -485,7 +489,7 @@ static int create_context(struct mcpx_http_server *s, struct mcpx_err *err)
 	s->ctx = lws_create_context(&info);
 	if (!s->ctx)
 		return mcpx_err_set(err, EADDRNOTAVAIL, "could not listen on %s (%s)", s->cfg->addr,
-				    "address in use, or not an address of this host?");
+		                    "address in use, or not an address of this host?");
 	s->vhost = lws_get_vhost_by_name(s->ctx, "default");
 	s->port = s->vhost ? lws_get_vhost_listen_port(s->vhost) : 0;
 	if (s->port <= 0)
@@ -494,8 +498,8 @@ static int create_context(struct mcpx_http_server *s, struct mcpx_err *err)
 }
 
 int mcpx_http_server_new(struct mcpx_http_server **out, const struct mcpx_config *cfg,
-			 const struct mcpx_listen_addr *addr, struct mcpx_auth *auth,
-			 const struct mcpx_http_handlers *h, struct mcpx_err *err)
+                         const struct mcpx_listen_addr *addr, struct mcpx_auth *auth,
+                         const struct mcpx_http_handlers *h, struct mcpx_err *err)
 {
 	struct mcpx_http_server *s = calloc(1, sizeof(*s));
 	int rc;

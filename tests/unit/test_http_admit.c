@@ -49,7 +49,7 @@ static struct mcpx_admit_policy policy(void)
 }
 
 static int admit(const struct mcpx_http_head *h, const struct mcpx_admit_policy *p,
-		 struct mcpx_admit *v)
+                 struct mcpx_admit *v)
 {
 	return mcpx_http_admit(h, p, v);
 }
@@ -205,9 +205,9 @@ static void test_protocol_header(void)
 	CHECK_INT(admit(&h, &p, &v), 400);
 	CHECK_STR(v.content_type, "application/json");
 	CHECK_STR(v.body, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32022,"
-			  "\"message\":\"Unsupported protocol version\",\"data\":{\"supported\":["
-			  "\"2026-07-28\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\","
-			  "\"2024-11-05\"],\"requested\":\"1999-01-01\"}}}");
+	                  "\"message\":\"Unsupported protocol version\",\"data\":{\"supported\":["
+	                  "\"2026-07-28\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\","
+	                  "\"2024-11-05\"],\"requested\":\"1999-01-01\"}}}");
 	/* What the client sent is echoed only when it is plainly printable. */
 	h.protocol_version = f("2025-11-25\xc3\xa9");
 	CHECK_INT(admit(&h, &p, &v), 400);
@@ -218,7 +218,7 @@ static void test_protocol_header(void)
 	h.session_id = f("m1.whatever");
 	CHECK_INT(admit(&h, &p, &v), 400);
 	CHECK_STR(v.body, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
-			  "\"message\":\"Bad Request: Unsupported MCP-Protocol-Version\"}}");
+	                  "\"message\":\"Bad Request: Unsupported MCP-Protocol-Version\"}}");
 
 	/* Only /mcp speaks MCP over headers. */
 	h.path = "/messages";
@@ -239,8 +239,8 @@ static void test_framing(void)
 	CHECK(!v.body_follows); /* lws does not decode it: nothing to drop */
 	h.transfer_encoding = f(NULL);
 
-	static const char *const bad[] = {"-1", "+5", "4 2", "0x10", "1e3", "5,5",
-					  "99999999999999999999999"};
+	static const char *const bad[] = {
+	    "-1", "+5", "4 2", "0x10", "1e3", "5,5", "99999999999999999999999"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		h.content_length = f(bad[i]);
 		CHECK_INT(admit(&h, &p, &v), 400);
