@@ -34,8 +34,7 @@ struct mcpx_config {
 	/* Listener (http/sse): host part and port of MCP_EXEC_ADDR. */
 	char addr[300];
 	char listen_host[256];
-	int listen_port;
-	bool listen_loopback;
+	int listen_port; /* whether it is loopback: listen_addr.h, once resolved */
 
 	/* Auth. auth_token is heap-owned by this struct until the auth module
 	 * takes it (and zeroises it); NULL when unset. */
@@ -46,6 +45,11 @@ struct mcpx_config {
 	unsigned session_ttl_s;
 	char allowed_origins[2048]; /* comma-separated, as given */
 	size_t max_body_bytes;
+	/* The network front door: deadlines for a request's head and body,
+	 * and the cap on open HTTP connections. */
+	unsigned header_timeout_s;
+	unsigned body_timeout_s;
+	unsigned max_connections;
 
 	/* Execution. */
 	unsigned default_timeout_s;

@@ -58,6 +58,12 @@ static const struct opt opts[] = {
 	 SZ(allowed_origins), 0, 0, "extra allowed Origin values, comma-separated"},
 	{"max-body-bytes", "MCP_EXEC_MAX_BODY_BYTES", T_SIZE, OFF(max_body_bytes), 0, 1024,
 	 256ULL << 20, "largest HTTP request body accepted (413 beyond)"},
+	{"header-timeout-s", "MCP_EXEC_HEADER_TIMEOUT_S", T_UINT, OFF(header_timeout_s), 0, 1, 3600,
+	 "seconds a connection may take to send its request head (closed after)"},
+	{"body-timeout-s", "MCP_EXEC_BODY_TIMEOUT_S", T_UINT, OFF(body_timeout_s), 0, 1, 3600,
+	 "seconds a request may take to send its body once the head is in"},
+	{"max-connections", "MCP_EXEC_MAX_CONNECTIONS", T_UINT, OFF(max_connections), 0, 4, 65536,
+	 "open HTTP connections; beyond, the oldest unauthenticated idle one is dropped"},
 	{"default-timeout-s", "MCP_EXEC_DEFAULT_TIMEOUT_S", T_UINT, OFF(default_timeout_s), 0, 1,
 	 86400, "wall-clock limit when the call gives none"},
 	{"max-timeout-s", "MCP_EXEC_MAX_TIMEOUT_S", T_UINT, OFF(max_timeout_s), 0, 1, 86400,
@@ -129,6 +135,9 @@ static void set_defaults(struct mcpx_config *c)
 	strcpy(c->addr, "127.0.0.1:8080");
 	c->session_ttl_s = 86400;
 	c->max_body_bytes = 4u << 20;
+	c->header_timeout_s = 10;
+	c->body_timeout_s = 10;
+	c->max_connections = 512;
 	c->default_timeout_s = 30;
 	c->max_timeout_s = 300;
 	c->max_output_bytes = 1u << 20;
@@ -353,9 +362,6 @@ static int parse_addr(struct mcpx_config *c, struct mcpx_err *err)
 	if (parse_ull(colon + 1, &port) < 0 || port > 65535)
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: bad port in \"%s\"", a);
 	c->listen_port = (int)port;
-	c->listen_loopback = strncmp(c->listen_host, "127.", 4) == 0 ||
-			     strcmp(c->listen_host, "::1") == 0 ||
-			     strcmp(c->listen_host, "localhost") == 0;
 	return 0;
 }
 
@@ -553,6 +559,9 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_SESSION_TTL_S=%u\n", c->session_ttl_s);
 	fprintf(out, "MCP_EXEC_ALLOWED_ORIGINS=%s\n", c->allowed_origins);
 	fprintf(out, "MCP_EXEC_MAX_BODY_BYTES=%zu\n", c->max_body_bytes);
+	fprintf(out, "MCP_EXEC_HEADER_TIMEOUT_S=%u\n", c->header_timeout_s);
+	fprintf(out, "MCP_EXEC_BODY_TIMEOUT_S=%u\n", c->body_timeout_s);
+	fprintf(out, "MCP_EXEC_MAX_CONNECTIONS=%u\n", c->max_connections);
 	fprintf(out, "MCP_EXEC_DEFAULT_TIMEOUT_S=%u\n", c->default_timeout_s);
 	fprintf(out, "MCP_EXEC_MAX_TIMEOUT_S=%u\n", c->max_timeout_s);
 	fprintf(out, "MCP_EXEC_MAX_OUTPUT_BYTES=%zu\n", c->max_output_bytes);

@@ -27,6 +27,12 @@ static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "kill
 static const char *const limits[] = {"none", "timeout",   "memory",    "cpu",
                                      "disk", "processes", "file_size", "other"};
 static const char *const replace_reasons[] = {"runs", "age", "died", "other"};
+/* Why the server closed an HTTP connection before (or instead of) a normal
+ * response; see http_conn.c. */
+static const char *const closes[] = {"header_timeout", "body_timeout",   "evicted",
+                                     "refused",        "peer_closed",    "pipelined",
+                                     "bad_head",       "head_too_large", "other"};
+#define N_CLOSES (sizeof(closes) / sizeof(closes[0]))
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 static const char *const egress_outcomes[] = {"ok", "failed", "cancelled", "denied", "other"};
 static const char *const egress_reasons[] = {
@@ -84,6 +90,8 @@ static struct {
 	uint64_t executions[N_OUTCOMES][N_LIMITS];
 	struct histogram duration, queue_wait;
 	uint64_t http[HTTP_SLOTS];
+	uint64_t closes[N_CLOSES];
+	unsigned long long http_connections;
 	struct named layers[MAX_LAYERS];
 	struct named info[MAX_INFO];
 	struct egress_series egress[MAX_EGRESS_SERIES];
@@ -168,6 +176,16 @@ void mcpx_metrics_http_response(int status)
 		m.http[status - HTTP_MIN]++;
 	else
 		m.http[HTTP_SLOTS - 1]++;
+}
+
+void mcpx_metrics_http_conn_closed(const char *reason)
+{
+	m.closes[lookup(closes, N_CLOSES, reason ? reason : "other")]++;
+}
+
+void mcpx_metrics_http_connections(unsigned long long open)
+{
+	m.http_connections = open;
 }
 
 /* Finds or claims the slot for name; NULL when the table is full or the name
@@ -371,6 +389,8 @@ static unsigned long long nonneg(long long v)
 	return v < 0 ? 0 : (unsigned long long)v;
 }
 
+/* The HTTP front door: responses by status, open connections, and the
+ * connections closed early, by reason. */
 static void put_http(struct buf *b)
 {
 	put_header(b, "mcp_exec_http_responses_total", "counter",
@@ -385,6 +405,15 @@ static void put_http(struct buf *b)
 			put(b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
 			    m.http[i]);
 	}
+
+	put_gauge(b, "mcp_exec_http_connections", "Open HTTP connections.", m.http_connections);
+	put_header(b, "mcp_exec_http_connections_closed_total", "counter",
+	           "HTTP connections the server closed early, by reason.");
+	for (size_t i = 0; i < N_CLOSES; i++)
+		if (m.closes[i])
+			put(b,
+			    "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
+			    closes[i], m.closes[i]);
 }
 
 static void put_egress(struct buf *b)
@@ -414,11 +443,33 @@ static void put_layers(struct buf *b)
 	}
 }
 
+/* The build and this replica's settings, as labels. */
+static void put_info(struct buf *b)
+{
+	bool any_info = false;
+
+	put_header(b, "mcp_exec_build_info", "gauge", "The version of this build.");
+	put(b, "mcp_exec_build_info{version=\"");
+	put_label_value(b, MCPX_VERSION);
+	put(b, "\"} 1\n");
+
+	put_header(b, "mcp_exec_info", "gauge", "Settings of this replica, as labels.");
+	for (size_t i = 0; i < MAX_INFO; i++) {
+		if (!m.info[i].used)
+			continue;
+		put(b, "%s%s=\"", any_info ? "," : "mcp_exec_info{", m.info[i].name);
+		put_label_value(b, m.info[i].value);
+		put(b, "\"");
+		any_info = true;
+	}
+	if (any_info)
+		put(b, "} 1\n");
+}
+
 char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 {
 	static const struct mcpx_metrics_gauges zero;
 	struct buf b = {0};
-	bool any_info = false;
 
 	if (!g)
 		g = &zero;
@@ -452,22 +503,7 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 
 	put_zygote(&b);
 
-	put_header(&b, "mcp_exec_build_info", "gauge", "The version of this build.");
-	put(&b, "mcp_exec_build_info{version=\"");
-	put_label_value(&b, MCPX_VERSION);
-	put(&b, "\"} 1\n");
-
-	put_header(&b, "mcp_exec_info", "gauge", "Settings of this replica, as labels.");
-	for (size_t i = 0; i < MAX_INFO; i++) {
-		if (!m.info[i].used)
-			continue;
-		put(&b, "%s%s=\"", any_info ? "," : "mcp_exec_info{", m.info[i].name);
-		put_label_value(&b, m.info[i].value);
-		put(&b, "\"");
-		any_info = true;
-	}
-	if (any_info)
-		put(&b, "} 1\n");
+	put_info(&b);
 
 	if (b.failed) {
 		free(b.p);

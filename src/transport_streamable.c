@@ -12,8 +12,9 @@
  * answered 202. A request is answered as one JSON object, or as an SSE stream
  * when notifications will flow during it (a tools/call that asked for
  * progress, or a session that set a logging level) and the client accepts
- * text/event-stream. GET /mcp answers 405: this server never initiates
- * messages, which the spec allows and SDK clients expect.
+ * text/event-stream. GET /mcp gets 405 from the server's gate: this server
+ * never initiates messages, which the spec allows and SDK clients expect.
+ * MCP-Protocol-Version is checked there too (http_admit.c).
  */
 #include "transport_http.h"
 
@@ -24,11 +25,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "crypto.h"
 #include "log.h"
 #include "session.h"
 
 #define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
+
+/* A sanity bound on one POST's collected JSON replies; the executor's caps
+ * keep real replies far below it, and the server caps what it sends. */
+#define JSON_REPLY_CAP ((size_t)256 << 20)
 
 struct mcpx_streamable {
 	struct mcpx_core *core;
@@ -45,15 +51,15 @@ struct post {
 	bool handled;   /* mcpx_core_handle returned */
 	bool finished;  /* the HTTP response is complete */
 	char headers[256];
-	char *json;     /* JSON mode: collected response(s) */
-	size_t json_len;
+	struct mcpx_buf json; /* JSON mode: collected response(s) */
+	bool json_failed;     /* a reply did not fit: the POST ends with 500 */
 	unsigned responses;
 	unsigned expected;
 };
 
 static void post_free(struct post *p)
 {
-	free(p->json);
+	mcpx_buf_free(&p->json);
 	free(p);
 }
 
@@ -65,9 +71,11 @@ static void post_finish(struct post *p)
 	p->t->open--;
 	if (p->sse) {
 		mcpx_http_sse_end(p->conn);
-	} else if (p->json_len) {
+	} else if (p->json_failed) {
+		mcpx_http_respond(p->conn, 500, "text/plain", "out of memory\n", 14, NULL);
+	} else if (p->json.len) {
 		/* One response, or a batch's array (the core builds it). */
-		mcpx_http_respond(p->conn, 200, "application/json", p->json, p->json_len,
+		mcpx_http_respond(p->conn, 200, "application/json", p->json.data, p->json.len,
 				  p->headers[0] ? p->headers : NULL);
 	} else {
 		/* Every request was cancelled: nothing to say, but the POST must end. */
@@ -88,15 +96,10 @@ static void post_send(struct mcpx_sink *sink, const char *json, size_t len, bool
 			p->responses++;
 		mcpx_http_sse_event(p->conn, "message", NULL, json, len);
 	} else if (response) {
-		/* Notifications have no place in a JSON reply; they are dropped. */
-		char *nb = realloc(p->json, p->json_len + len + 1);
-		if (!nb)
-			return;
-		p->json = nb;
-		if (p->json_len)
-			p->json[p->json_len++] = ',';
-		memcpy(p->json + p->json_len, json, len);
-		p->json_len += len;
+		/* Notifications have no place in a JSON reply; they are dropped.
+		 * One response per POST: a batch's replies come as one array. */
+		if (mcpx_buf_add(&p->json, json, len) < 0)
+			p->json_failed = true;
 		p->responses++;
 	}
 	if (p->handled && p->sink.pending == 0)
@@ -189,6 +192,140 @@ static void caller_from_session(const char *sid, const char *remote, char *out, 
 	snprintf(out, len, "session:%.12s@%s", hex, remote);
 }
 
+/* Content-Type, Accept and JSON syntax, before any state is touched.
+ * Returns false when it has answered. (MCP-Protocol-Version was checked by
+ * the server's gate, http_admit.c.) */
+static bool check_post(struct mcpx_http_conn *c, const struct mcpx_http_req *req,
+		       struct peek *pk)
+{
+	if (strncasecmp(req->content_type, "application/json", 16) != 0) {
+		rpc_error(c, 415, -32600, "Content-Type must be application/json");
+		return false;
+	}
+	if (!accepts(req->accept, "application/json") && !accepts(req->accept, "text/event-stream")) {
+		rpc_error(c, 406, -32600, "Accept must include application/json or text/event-stream");
+		return false;
+	}
+	peek_message(req->body, req->body_len, pk);
+	if (!pk->parsed) {
+		rpc_error(c, 400, -32700, "Parse error");
+		return false;
+	}
+	return true;
+}
+
+/* Which session the POST belongs to: a stateless 2026-07-28 request, an
+ * initialize, or a session id that must verify. Returns false when it has
+ * answered (400 or 404). */
+static bool resolve_session(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			    const struct mcpx_http_req *req, const struct peek *pk,
+			    struct mcpx_session *session, bool *stateless, time_t now)
+{
+	memset(session, 0, sizeof(*session));
+	session->log_level = MCPX_LEVEL_OFF;
+	*stateless = mcpx_version_stateless(req->protocol_version) ||
+		     (!req->protocol_version[0] && mcpx_version_stateless(pk->meta_version));
+	if (*stateless) {
+		snprintf(session->version, sizeof(session->version), "%.15s",
+			 req->protocol_version[0] ? req->protocol_version : pk->meta_version);
+		session->allow_stateless = true;
+		snprintf(session->key, sizeof(session->key), "stateless:%lu", ++t->seq);
+		snprintf(session->caller, sizeof(session->caller), "stateless@%s", req->remote);
+	} else if (pk->initialize) {
+		snprintf(session->key, sizeof(session->key), "init:%lu", ++t->seq);
+		snprintf(session->caller, sizeof(session->caller), "init@%s", req->remote);
+	} else if (!req->session_id[0]) {
+		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
+		return false;
+	} else {
+		if (mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), now,
+					session->version) < 0) {
+			rpc_error(c, 404, -32001, "Session not found");
+			return false;
+		}
+		session->initialized = true;
+		session->log_level = (enum mcpx_level)mcpx_session_get_level(
+			t->sessions, req->session_id, MCPX_LEVEL_OFF);
+		mcpx_session_touch(t->sessions, req->session_id, now);
+		snprintf(session->key, sizeof(session->key), "%s", req->session_id);
+		caller_from_session(req->session_id, req->remote, session->caller,
+				    sizeof(session->caller));
+	}
+	return true;
+}
+
+static struct post *post_open(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			      const struct mcpx_http_req *req, const struct peek *pk,
+			      const struct mcpx_session *session)
+{
+	struct post *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		rpc_error(c, 500, -32603, "Internal error");
+		return NULL;
+	}
+	p->t = t;
+	p->conn = c;
+	p->sink.send = post_send;
+	p->sink.unanswered = post_unanswered;
+	mcpx_buf_init(&p->json, JSON_REPLY_CAP);
+	p->sse = pk->tools_call && (pk->progress || session->log_level != MCPX_LEVEL_OFF) &&
+		 strstr(req->accept, "text/event-stream");
+	t->open++;
+	mcpx_http_on_close(c, post_closed, p);
+	if (p->sse) {
+		/* Headers go first so progress can flow while the code runs. */
+		mcpx_http_sse_begin(c, NULL);
+	}
+	return p;
+}
+
+/* Ends the POST at once with status and whatever JSON was collected. */
+static void post_answer(struct post *p, int status)
+{
+	p->finished = true;
+	p->t->open--;
+	mcpx_http_forget(p->conn);
+	if (p->sse)
+		mcpx_http_sse_end(p->conn);
+	else if (status == 202)
+		mcpx_http_respond(p->conn, 202, NULL, "", 0, NULL);
+	else
+		mcpx_http_respond(p->conn, status, "application/json", mcpx_buf_str(&p->json),
+				  p->json.len, NULL);
+	post_free(p);
+}
+
+/* After the core has seen the message: the session id of a new session,
+ * a logging level to remember, and the status rules for what came back. */
+static void post_handled(struct post *p, const struct mcpx_http_req *req, const struct peek *pk,
+			 const struct mcpx_session *session, const struct mcpx_handle_info *info,
+			 bool stateless, time_t now)
+{
+	struct mcpx_streamable *t = p->t;
+
+	p->handled = true;
+	if (info->initialized_now) {
+		char sid[MCPX_SESSION_ID_MAX];
+		if (mcpx_session_mint(t->sessions, session->version, now, sid) == 0) {
+			snprintf(p->headers, sizeof(p->headers), "Mcp-Session-Id: %s\r\n", sid);
+			mcpx_session_touch(t->sessions, sid, now);
+		}
+	}
+	if (!stateless && !pk->initialize && req->session_id[0] &&
+	    !strcmp(pk->method, "logging/setLevel"))
+		mcpx_session_set_level(t->sessions, req->session_id, session->log_level);
+
+	if (info->requests == 0 && !info->invalid && !info->parse_error)
+		post_answer(p, 202); /* only notifications and responses */
+	else if (info->http_status && !p->sse && p->sink.pending == 0)
+		post_answer(p, (int)info->http_status); /* 2026-07-28 mandates it */
+	else if (info->requests == 0 && !p->sse)
+		post_answer(p, 400); /* rejected input: the JSON-RPC error body */
+	else if (p->sink.pending == 0)
+		post_finish(p);
+}
+
 static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 			const struct mcpx_http_req *req)
 {
@@ -199,73 +336,12 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	bool stateless;
 	time_t now = time(NULL);
 
-	if (strncasecmp(req->content_type, "application/json", 16) != 0) {
-		rpc_error(c, 415, -32600, "Content-Type must be application/json");
+	if (!check_post(c, req, &pk) ||
+	    !resolve_session(t, c, req, &pk, &session, &stateless, now))
 		return;
-	}
-	if (!accepts(req->accept, "application/json") && !accepts(req->accept, "text/event-stream")) {
-		rpc_error(c, 406, -32600, "Accept must include application/json or text/event-stream");
+	p = post_open(t, c, req, &pk, &session);
+	if (!p)
 		return;
-	}
-	peek_message(req->body, req->body_len, &pk);
-	if (!pk.parsed) {
-		rpc_error(c, 400, -32700, "Parse error");
-		return;
-	}
-	if (req->protocol_version[0] && !mcpx_version_supported(req->protocol_version)) {
-		rpc_error(c, 400, -32600, "Unsupported MCP-Protocol-Version");
-		return;
-	}
-
-	memset(&session, 0, sizeof(session));
-	session.log_level = MCPX_LEVEL_OFF;
-	stateless = mcpx_version_stateless(req->protocol_version) ||
-		    (!req->protocol_version[0] && mcpx_version_stateless(pk.meta_version));
-	if (stateless) {
-		snprintf(session.version, sizeof(session.version), "%.15s",
-			 req->protocol_version[0] ? req->protocol_version : pk.meta_version);
-		session.allow_stateless = true;
-		snprintf(session.key, sizeof(session.key), "stateless:%lu", ++t->seq);
-		snprintf(session.caller, sizeof(session.caller), "stateless@%s", req->remote);
-	} else if (pk.initialize) {
-		snprintf(session.key, sizeof(session.key), "init:%lu", ++t->seq);
-		snprintf(session.caller, sizeof(session.caller), "init@%s", req->remote);
-	} else if (!req->session_id[0]) {
-		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
-		return;
-	} else {
-		int rc = mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), now,
-					     session.version);
-		if (rc < 0) {
-			rpc_error(c, 404, -32001, "Session not found");
-			return;
-		}
-		session.initialized = true;
-		session.log_level = (enum mcpx_level)mcpx_session_get_level(t->sessions, req->session_id,
-									    MCPX_LEVEL_OFF);
-		mcpx_session_touch(t->sessions, req->session_id, now);
-		snprintf(session.key, sizeof(session.key), "%s", req->session_id);
-		caller_from_session(req->session_id, req->remote, session.caller, sizeof(session.caller));
-	}
-
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		rpc_error(c, 500, -32603, "Internal error");
-		return;
-	}
-	p->t = t;
-	p->conn = c;
-	p->sink.send = post_send;
-	p->sink.unanswered = post_unanswered;
-	p->sse = pk.tools_call && (pk.progress || session.log_level != MCPX_LEVEL_OFF) &&
-		 strstr(req->accept, "text/event-stream");
-	t->open++;
-	mcpx_http_on_close(c, post_closed, p);
-	if (p->sse) {
-		/* Headers go first so progress can flow while the code runs. */
-		mcpx_http_sse_begin(c, NULL);
-	}
-
 	memset(&info, 0, sizeof(info));
 	{
 		struct mcpx_req_headers hdr = {
@@ -278,51 +354,7 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	}
 	if (p->finished)
 		return; /* cannot happen before handled is set, but stay safe */
-	p->handled = true;
-
-	if (info.initialized_now) {
-		char sid[MCPX_SESSION_ID_MAX];
-		if (mcpx_session_mint(t->sessions, session.version, now, sid) == 0) {
-			snprintf(p->headers, sizeof(p->headers), "Mcp-Session-Id: %s\r\n", sid);
-			mcpx_session_touch(t->sessions, sid, now);
-		}
-	}
-	if (!stateless && !pk.initialize && req->session_id[0] && !strcmp(pk.method, "logging/setLevel"))
-		mcpx_session_set_level(t->sessions, req->session_id, session.log_level);
-
-	if (info.requests == 0 && !info.invalid && !info.parse_error) {
-		/* Only notifications and responses: accepted, nothing to return. */
-		p->finished = true;
-		t->open--;
-		mcpx_http_forget(c);
-		if (p->sse)
-			mcpx_http_sse_end(c);
-		else
-			mcpx_http_respond(c, 202, NULL, "", 0, NULL);
-		post_free(p);
-		return;
-	}
-	if (info.http_status && !p->sse && p->sink.pending == 0) {
-		/* 2026-07-28 mandates the status for these errors. */
-		p->finished = true;
-		t->open--;
-		mcpx_http_forget(c);
-		mcpx_http_respond(c, (int)info.http_status, "application/json", p->json ? p->json : "",
-				  p->json_len, NULL);
-		post_free(p);
-		return;
-	}
-	if (info.requests == 0 && !p->sse) {
-		/* Rejected input: the JSON-RPC error body with status 400. */
-		p->finished = true;
-		t->open--;
-		mcpx_http_forget(c);
-		mcpx_http_respond(c, 400, "application/json", p->json ? p->json : "", p->json_len, NULL);
-		post_free(p);
-		return;
-	}
-	if (p->sink.pending == 0)
-		post_finish(p);
+	post_handled(p, req, &pk, &session, &info, stateless, now);
 }
 
 static void handle_delete(struct mcpx_streamable *t, struct mcpx_http_conn *c,
@@ -346,17 +378,11 @@ static void handle_delete(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 void mcpx_streamable_handle(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 			    const struct mcpx_http_req *req)
 {
-	switch (req->method) {
-	case MCPX_HTTP_POST:
-		handle_post(t, c, req);
-		break;
-	case MCPX_HTTP_DELETE:
+	/* The server's gate admits only POST and DELETE to /mcp. */
+	if (req->method == MCPX_HTTP_DELETE)
 		handle_delete(t, c, req);
-		break;
-	default:
-		mcpx_http_respond(c, 405, "text/plain", "method not allowed\n", 19,
-				  "Allow: POST, DELETE\r\n");
-	}
+	else
+		handle_post(t, c, req);
 }
 
 struct mcpx_streamable *mcpx_streamable_new(struct mcpx_core *core, struct mcpx_sessions *sessions)

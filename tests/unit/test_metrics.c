@@ -94,6 +94,12 @@ static const char empty_text[] =
     "mcp_exec_draining 0\n"
     "# HELP mcp_exec_http_responses_total HTTP responses sent, by status code.\n"
     "# TYPE mcp_exec_http_responses_total counter\n"
+    "# HELP mcp_exec_http_connections Open HTTP connections.\n"
+    "# TYPE mcp_exec_http_connections gauge\n"
+    "mcp_exec_http_connections 0\n"
+    "# HELP mcp_exec_http_connections_closed_total HTTP connections the server closed early, "
+    "by reason.\n"
+    "# TYPE mcp_exec_http_connections_closed_total counter\n"
     "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
     "rule, outcome and the reason of a denial.\n"
     "# TYPE mcp_exec_egress_requests_total counter\n"
@@ -192,6 +198,15 @@ static const char full_text[] =
     "mcp_exec_http_responses_total{code=\"404\"} 1\n"
     "mcp_exec_http_responses_total{code=\"599\"} 1\n"
     "mcp_exec_http_responses_total{code=\"other\"} 3\n"
+    "# HELP mcp_exec_http_connections Open HTTP connections.\n"
+    "# TYPE mcp_exec_http_connections gauge\n"
+    "mcp_exec_http_connections 7\n"
+    "# HELP mcp_exec_http_connections_closed_total HTTP connections the server closed early, "
+    "by reason.\n"
+    "# TYPE mcp_exec_http_connections_closed_total counter\n"
+    "mcp_exec_http_connections_closed_total{reason=\"header_timeout\"} 2\n"
+    "mcp_exec_http_connections_closed_total{reason=\"evicted\"} 1\n"
+    "mcp_exec_http_connections_closed_total{reason=\"other\"} 2\n"
     "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
     "rule, outcome and the reason of a denial.\n"
     "# TYPE mcp_exec_egress_requests_total counter\n"
@@ -262,6 +277,12 @@ int main(void)
 	mcpx_metrics_egress("api", "ok", NULL);
 	mcpx_metrics_egress("api", "denied", "made-up");
 	mcpx_metrics_egress("api", "strange", NULL);
+	mcpx_metrics_http_connections(7);
+	mcpx_metrics_http_conn_closed("header_timeout");
+	mcpx_metrics_http_conn_closed("evicted");
+	mcpx_metrics_http_conn_closed("header_timeout");
+	mcpx_metrics_http_conn_closed("made-up");
+	mcpx_metrics_http_conn_closed(NULL);
 
 	mcpx_metrics_set_layer("seccomp", 0);
 	mcpx_metrics_set_layer("landlock", 0);
