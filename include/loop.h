@@ -66,6 +66,11 @@ struct mcpx_loop *mcpx_loop_wrap(struct lws_context *ctx);
 int mcpx_loop_run(struct mcpx_loop *loop);
 void mcpx_loop_stop(struct mcpx_loop *loop);
 
+/* Serves what is due now (ready fds, expired timers) without waiting, then
+ * returns: for tests that turn the loop by hand between checks. Returns 0,
+ * or a negative errno. */
+int mcpx_loop_turn(struct mcpx_loop *loop);
+
 /* Starts watching w->fd for readability; w must stay valid until the
  * MCPX_EV_CLOSED callback. */
 int mcpx_loop_watch(struct mcpx_loop *loop, struct mcpx_watch *w);

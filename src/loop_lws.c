@@ -157,6 +157,12 @@ int mcpx_loop_run(struct mcpx_loop *loop)
 	return 0;
 }
 
+int mcpx_loop_turn(struct mcpx_loop *loop)
+{
+	/* lws_service with a negative timeout polls without waiting. */
+	return lws_service(loop->ctx, -1) < 0 ? -EIO : 0;
+}
+
 void mcpx_loop_stop(struct mcpx_loop *loop)
 {
 	loop->stop = 1;

@@ -18,8 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libwebsockets.h>
-
 #include "check.h"
 #include "config.h"
 #include "loop.h"
@@ -50,8 +48,8 @@ static void spin_cb(struct mcpx_timer *t)
 }
 
 /* Serves the loop until cond holds (NULL: for ms) or ms pass. The loop's
- * own run/stop is one-shot, so this turns it by hand, without letting lws
- * block in poll (lws_service -1) and pausing a millisecond per turn. */
+ * own run/stop is one-shot, so this turns it by hand, pausing a
+ * millisecond per turn. */
 static void spin(struct mcpx_loop *loop, unsigned ms, bool (*cond)(void *), void *arg)
 {
 	struct spin s = {.loop = loop, .cond = cond, .arg = arg};
@@ -63,7 +61,7 @@ static void spin(struct mcpx_loop *loop, unsigned ms, bool (*cond)(void *), void
 	while (!s.done) {
 		struct timespec ts = {0, 1000000};
 
-		lws_service(mcpx_loop_lws(loop), -1);
+		(void)mcpx_loop_turn(loop);
 		nanosleep(&ts, NULL);
 	}
 	mcpx_timer_cancel(&s.t);
