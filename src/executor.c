@@ -238,7 +238,7 @@ static void finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, cons
 	r.status = status;
 	r.exit_code = -1;
 	r.queue_wait_ms = (mcpx_now_us() - job->enqueued_us) / 1000u;
-	snprintf(r.message, sizeof(r.message), "%s", msg);
+	snprintf(r.message, sizeof(r.message), "%.*s", (int)sizeof(r.message) - 1, msg);
 	audit(job, audit_status, &r);
 	if (job->cb.done)
 		job->cb.done(job->cb.arg, &r);

@@ -407,7 +407,7 @@ int mcpx_conn_accept(struct mcpx_http_server *s, struct lws *wsi)
 {
 	struct mcpx_http_conn *c;
 
-	if (s->live >= s->cfg->max_connections && !evict_oldest_idle(s)) {
+	if (s->live >= s->max_conns && !evict_oldest_idle(s)) {
 		mcpx_metrics_http_conn_closed("refused");
 		return -1;
 	}

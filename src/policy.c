@@ -411,7 +411,7 @@ static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_r
 static int parse_rule_member(struct pctx *c, const cJSON *v, const char *key,
                              struct mcpx_egress_rule *r)
 {
-	double d;
+	double d = 0;
 	int rc;
 
 	if (strcmp(key, "methods") == 0) {
@@ -547,7 +547,7 @@ static int parse_grant(struct pctx *c, const cJSON *v, struct mcpx_egress_grant 
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "egress");
 	const cJSON *mr = cJSON_GetObjectItemCaseSensitive(v, "max_requests");
 	const cJSON *mf = cJSON_GetObjectItemCaseSensitive(v, "max_in_flight");
-	double d;
+	double d = 0;
 	size_t old;
 	int rc;
 

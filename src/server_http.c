@@ -389,22 +389,38 @@ static void lws_log_emit(int level, const char *line)
 }
 
 /* Two descriptors per connection plus a reserve must fit under the soft
- * RLIMIT_NOFILE before lws sizes its tables from it. */
-static int raise_nofile(unsigned max_connections, struct mcpx_err *err)
+ * RLIMIT_NOFILE before lws sizes its tables from it. Where the hard limit
+ * is lower than MCP_EXEC_MAX_CONNECTIONS needs (a container runtime set
+ * nofile=1024, say), the cap is lowered to what fits and the log says so:
+ * the server still sheds the oldest idle connections at that cap. Below
+ * MIN_CONNECTIONS it refuses to start. */
+#define MIN_CONNECTIONS 32u
+static int raise_nofile(unsigned wanted, unsigned *cap, struct mcpx_err *err)
 {
-	rlim_t need = (rlim_t)max_connections * 2 + FD_RESERVE;
+	rlim_t need = (rlim_t)wanted * 2 + FD_RESERVE;
 	struct rlimit rl;
 
+	*cap = wanted;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return mcpx_err_set(err, errno, "getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
 	if (rl.rlim_cur >= need)
 		return 0;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-		return mcpx_err_set(
-		    err, EMFILE,
-		    "MCP_EXEC_MAX_CONNECTIONS=%u needs %llu open files, but the hard "
-		    "RLIMIT_NOFILE is %llu: raise it or lower the cap",
-		    max_connections, (unsigned long long)need, (unsigned long long)rl.rlim_max);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		rlim_t fit = rl.rlim_max > FD_RESERVE ? (rl.rlim_max - FD_RESERVE) / 2 : 0;
+
+		if (fit < MIN_CONNECTIONS)
+			return mcpx_err_set(
+			    err, EMFILE,
+			    "MCP_EXEC_MAX_CONNECTIONS=%u needs %llu open files, but the hard "
+			    "RLIMIT_NOFILE is %llu (room for fewer than %u connections): raise it",
+			    wanted, (unsigned long long)need, (unsigned long long)rl.rlim_max,
+			    MIN_CONNECTIONS);
+		*cap = (unsigned)fit;
+		need = fit * 2 + FD_RESERVE;
+		mcpx_warn("http: MCP_EXEC_MAX_CONNECTIONS=%u needs %u open files but the hard "
+			  "RLIMIT_NOFILE is %llu: at most %u connections are held open",
+			  wanted, wanted * 2 + FD_RESERVE, (unsigned long long)rl.rlim_max, *cap);
+	}
 	rl.rlim_cur = need;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return mcpx_err_set(err, errno, "setrlimit(RLIMIT_NOFILE): %s", strerror(errno));
@@ -465,7 +481,7 @@ static void fill_info(struct lws_context_creation_info *info, struct mcpx_http_s
 	/* Every open connection holds a header table from accept on; the
 	 * cap on connections bounds them, a little slack covers closes. */
 	info->max_http_header_pool =
-	    (unsigned short)(cfg->max_connections + 16 > 65535 ? 65535 : cfg->max_connections + 16);
+	    (unsigned short)(s->max_conns + 16 > 65535 ? 65535 : s->max_conns + 16);
 	/* Our own deadlines (http_conn.c) decide; lws's fire later, as a
 	 * backstop only. */
 	info->timeout_secs = longest + 5;
@@ -513,7 +529,7 @@ int mcpx_http_server_new(struct mcpx_http_server **out, const struct mcpx_config
 	/* A reply holds the run's output twice (text and structured), each
 	 * escaped at worst six-fold; a stream's queue gets the same bound. */
 	s->out_cap = cfg->max_output_bytes * 12 + ((size_t)4 << 20);
-	rc = raise_nofile(cfg->max_connections, err);
+	rc = raise_nofile(cfg->max_connections, &s->max_conns, err);
 	if (rc == 0)
 		rc = probe_bind(s, err);
 	if (rc == 0)

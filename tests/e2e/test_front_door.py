@@ -345,4 +345,27 @@ a.stop()
 b.stop()
 os.unlink(tok_file)
 os.rmdir(tmp)
+# ---- a hard RLIMIT_NOFILE below what the cap needs -------------------------
+# Container runtimes may set nofile=1024: the cap (2 descriptors each plus a
+# reserve of 256) is lowered to what fits, with a warning, and the server
+# serves; where not even 32 connections fit, it refuses to start.
+import resource
+
+
+def nofile(n):
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+
+low = HttpServer({"MCP_EXEC_AUTH_TOKEN": TOKEN}, preexec=nofile(384))
+st, _, _ = low.request("GET", "/healthz")
+t.check(st == 200 and "at most 64 connections are held open" in low.drain_stderr(),
+        "a low hard RLIMIT_NOFILE lowers the connection cap (warned) and the server serves",
+        (st, low.drain_stderr()[-400:]))
+low.stop()
+tiny = HttpServer({"MCP_EXEC_AUTH_TOKEN": TOKEN}, preexec=nofile(300), expect_start=False)
+rc = tiny.proc.wait(timeout=60)
+err = tiny.drain_stderr()
+t.check(rc != 0 and "room for fewer than 32 connections" in err,
+        "a hard RLIMIT_NOFILE too low for 32 connections stops the start", (rc, err[-400:]))
+
 t.done()

@@ -17,7 +17,7 @@ static struct mcpx_config cfg;
 static struct mcpx_err err;
 
 /* Loads with the given argv (NULL-terminated, without argv[0]). */
-static int load(const char *const *args)
+static __attribute__((noinline)) int load(const char *const *args)
 {
 	char *argv[8] = {"mcp-exec"};
 	int argc = 1, code = 0, rc;

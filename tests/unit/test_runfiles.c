@@ -26,7 +26,7 @@ static char base[] = "/tmp/mcpx-runfiles-XXXXXX";
 
 static void put(const char *rel, const void *data, size_t len)
 {
-	char p[4096];
+	char p[8300];
 	int fd;
 
 	snprintf(p, sizeof(p), "%s/%s", base, rel);
@@ -40,7 +40,7 @@ static void put(const char *rel, const void *data, size_t len)
 
 static void mk(const char *rel)
 {
-	char p[4096];
+	char p[8300];
 
 	snprintf(p, sizeof(p), "%s/%s", base, rel);
 	if (mkdir(p, 0700) < 0 && errno != EEXIST) {
@@ -346,7 +346,7 @@ static void test_collect_basic(void)
 	static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 	struct mcpx_runfiles_out o;
 	const struct mcpx_runfile_out *e;
-	char p[4096];
+	char p[8300];
 
 	/* No out/ at all: nothing, no error. */
 	reset();
@@ -532,7 +532,7 @@ static void test_collect_same_uid(void)
 {
 	struct mcpx_runfiles_out o;
 	const struct mcpx_runfile_out *e;
-	char p[4096];
+	char p[8300];
 	int status = -1;
 	pid_t pid;
 
