@@ -11,7 +11,11 @@
  *
  * A run whose policy grants egress gets a channel to the broker (broker.h):
  * the executor only asks the sandbox for it and hands the server's end to
- * the broker when the run starts and ends it when the run ends.
+ * the broker when the run starts and ends it when the run ends. A
+ * function's run (functions.h) says how the broker is to serve it in its
+ * job's bind; a nested one (a function called from a running run) starts
+ * at once beside its caller, outside the queue, since the caller holds the
+ * slot and waits for it.
  *
  * This module does not know about MCP or JSON; it reports raw bytes and
  * numbers to the caller's callback and writes the audit line.
@@ -82,6 +86,11 @@ struct mcpx_job {
 	char caller[160];
 	char run_id[17]; /* joins the run's audit line and its egress lines */
 	struct mcpx_broker_run *egress;
+	/* Not exec's run: a copy of the submitter's bind, whose strings point
+	 * at the arrays below. */
+	bool has_bind;
+	struct mcpx_job_bind bind;
+	char tool[129], args_sha256[65], source_sha256[65], parent_run_id[17];
 	struct mcpx_job_callbacks cb;
 	bool cancelled;
 	bool warm; /* served by a warm interpreter */
@@ -115,6 +124,7 @@ struct mcpx_executor {
 	struct mcpx_job *queue_head, *queue_tail;
 	size_t queue_len;
 	struct mcpx_job *running;
+	struct mcpx_job *side; /* nested jobs, beside the running one */
 	bool draining;
 	bool freeing;
 	uint64_t completed;
@@ -134,6 +144,7 @@ struct mcpx_executor {
 };
 
 static void start_next(struct mcpx_executor *ex);
+static void start_job(struct mcpx_executor *ex, struct mcpx_job *job);
 static void warm_failed(struct mcpx_executor *ex, const char *why);
 static void wait_first_zygote(struct mcpx_executor *ex);
 static void prepare_warm(struct mcpx_executor *ex);
@@ -236,6 +247,14 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.truncated = r ? r->truncated : false;
 	rec.warm = job->warm;
 	rec.run_id = job->run_id;
+	if (job->has_bind) {
+		rec.tool = job->bind.tool;
+		rec.args_sha256 = job->bind.args_sha256;
+		rec.args_bytes = job->bind.args_bytes;
+		rec.source_sha256 = job->bind.source_sha256;
+		rec.depth = job->bind.depth;
+		rec.parent_run_id = job->bind.parent_run_id;
+	}
 	mcpx_audit_log(&rec);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
 			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
@@ -271,21 +290,36 @@ static void queue_timer_cb(struct mcpx_timer *t)
 	finish_unrun(job, MCPX_JOB_EXPIRED, msg, "expired");
 }
 
-int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
-			 const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
+/* A function's run: the submitter's bind, its strings copied. */
+static void copy_bind(struct mcpx_job *job, const struct mcpx_job_bind *b)
 {
-	struct mcpx_job *job;
-	bool idle = !ex->running && !ex->queue_head;
+	if (!b)
+		return;
+	job->has_bind = true;
+	job->bind = *b;
+	snprintf(job->tool, sizeof(job->tool), "%s", b->tool ? b->tool : "");
+	snprintf(job->args_sha256, sizeof(job->args_sha256), "%s",
+		 b->args_sha256 ? b->args_sha256 : "");
+	snprintf(job->source_sha256, sizeof(job->source_sha256), "%s",
+		 b->source_sha256 ? b->source_sha256 : "");
+	snprintf(job->parent_run_id, sizeof(job->parent_run_id), "%s",
+		 b->parent_run_id ? b->parent_run_id : "");
+	job->bind.tool = job->tool;
+	job->bind.args_sha256 = b->args_sha256 ? job->args_sha256 : NULL;
+	job->bind.source_sha256 = b->source_sha256 ? job->source_sha256 : NULL;
+	job->bind.parent_run_id = b->parent_run_id ? job->parent_run_id : NULL;
+}
 
-	if (ex->draining)
-		return -ESHUTDOWN;
-	if (!idle && ex->queue_len >= ex->cfg->max_queue) {
-		mcpx_metrics_execution("busy", NULL, 0, 0);
-		return -EBUSY;
-	}
-	job = calloc(1, sizeof(*job));
+/* A new job holding copies of spec's code, stdin, ids and bind; NULL when
+ * out of memory. */
+static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
+				const struct mcpx_job_callbacks *cb)
+{
+	struct mcpx_job *job = calloc(1, sizeof(*job));
+	unsigned char id[8] = {0};
+
 	if (!job)
-		return -ENOMEM;
+		return NULL;
 	job->ex = ex;
 	job->code = malloc(spec->code_len ? spec->code_len : 1);
 	if (!job->code)
@@ -302,35 +336,78 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	job->timeout_s = spec->timeout_s;
 	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
-	{
-		unsigned char id[8] = {0};
-
-		(void)mcpx_random(id, sizeof(id));
-		for (size_t i = 0; i < sizeof(id); i++)
-			snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
-	}
+	(void)mcpx_random(id, sizeof(id));
+	for (size_t i = 0; i < sizeof(id); i++)
+		snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
+	copy_bind(job, spec->bind);
 	job->cb = *cb;
-	job->files = spec->files; /* accepted: ours from here on */
 	job->state = JOB_QUEUED;
 	job->enqueued_us = mcpx_now_us();
+	return job;
+nomem:
+	job_free(job);
+	return NULL;
+}
+
+static void side_remove(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	for (struct mcpx_job **pp = &ex->side; *pp; pp = &(*pp)->next) {
+		if (*pp == job) {
+			*pp = job->next;
+			job->next = NULL;
+			return;
+		}
+	}
+}
+
+static void nested_start_cb(struct mcpx_timer *t)
+{
+	struct mcpx_job *job = t->arg;
+
+	start_job(job->ex, job);
+}
+
+int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
+			 const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
+{
+	struct mcpx_job *job;
+	bool idle = !ex->running && !ex->queue_head;
+	bool nested = spec->bind && spec->bind->nested;
+
+	if (ex->draining && !nested)
+		return -ESHUTDOWN;
+	if (!nested && !idle && ex->queue_len >= ex->cfg->max_queue) {
+		mcpx_metrics_execution("busy", NULL, 0, 0);
+		return -EBUSY;
+	}
+	job = job_new(ex, spec, cb);
+	if (!job)
+		return -ENOMEM;
+	job->files = spec->files; /* accepted: ours from here on */
+	*out = job;
+	job->queue_timer.arg = job;
+	if (nested) {
+		/* Its caller holds the slot and waits for it: it starts beside
+		 * it, on a fresh loop iteration like every start. */
+		job->next = ex->side;
+		ex->side = job;
+		job->queue_timer.fn = nested_start_cb;
+		mcpx_timer_start(ex->loop, &job->queue_timer, 0);
+		return 0;
+	}
 	if (ex->queue_tail)
 		ex->queue_tail->next = job;
 	else
 		ex->queue_head = job;
 	ex->queue_tail = job;
 	ex->queue_len++;
-	*out = job;
 
 	if (!idle && job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_QUEUED, ex->queue_len);
 	job->queue_timer.fn = queue_timer_cb;
-	job->queue_timer.arg = job;
 	mcpx_timer_start(ex->loop, &job->queue_timer, (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
 	kick(ex);
 	return 0;
-nomem:
-	job_free(job);
-	return -ENOMEM;
 }
 
 
@@ -578,7 +655,7 @@ static uint64_t proc_cpu_ms(pid_t pid)
 /* Takes the prepared interpreter if it is still alive (it may have died:
  * then the run starts cold). */
 static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
-		      bool *marker_pending)
+		      bool *marker_pending, bool channel)
 {
 	struct pollfd pfd;
 
@@ -617,7 +694,7 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 		}
 	}
 	/* Prepared under a policy that differs in granting egress. */
-	if ((ex->warm.channel_fd >= 0) != mcpx_broker_exec_channel(ex->broker)) {
+	if ((ex->warm.channel_fd >= 0) != channel) {
 		discard_warm(ex);
 		return false;
 	}
@@ -627,9 +704,15 @@ static bool take_warm(struct mcpx_executor *ex, struct mcpx_sandbox_proc *proc,
 	return true;
 }
 
+/* Whether job's run gets a broker channel. */
+static bool wants_channel(const struct mcpx_executor *ex, const struct mcpx_job *job)
+{
+	return (job->has_bind && job->bind.channel) || mcpx_broker_exec_channel(ex->broker);
+}
+
 static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	if (!take_warm(ex, &job->proc, &job->out.skip_marker))
+	if (!take_warm(ex, &job->proc, &job->out.skip_marker, wants_channel(ex, job)))
 		return false;
 	job->cpu_base_ms = proc_cpu_ms(job->proc.pid);
 	return true;
@@ -701,6 +784,7 @@ static void job_complete(struct mcpx_job *job)
 	int status = 0, files_rc;
 	unsigned cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
 	struct mcpx_err ferr = {{0}};
+	bool nested = job->has_bind && job->bind.nested;
 
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
@@ -743,7 +827,10 @@ static void job_complete(struct mcpx_job *job)
 			 ferr.msg);
 	}
 
-	ex->running = NULL;
+	if (ex->running == job)
+		ex->running = NULL;
+	else
+		side_remove(ex, job);
 	ex->completed++;
 	if (job->cancelled) {
 		audit(job, "cancelled", &r);
@@ -754,7 +841,8 @@ static void job_complete(struct mcpx_job *job)
 	}
 	job_free(job);
 	kick(ex);
-	schedule_warm(ex);
+	if (!ex->running || !nested)
+		schedule_warm(ex);
 }
 
 /* Called whenever one of the run's watches closes; the job completes when
@@ -978,59 +1066,56 @@ static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned
  * broker's side the run's end sees EOF, and mcpx.fetch says so. */
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	struct mcpx_broker_who who = {job->run_id, job->request_id, job->caller};
+	struct mcpx_broker_who who = {.run_id = job->run_id,
+				      .request_id = job->request_id,
+				      .caller = job->caller,
+				      .deadline_us = job->started_us + (uint64_t)job->timeout_s * 1000000u};
 
 	if (job->proc.channel_fd < 0)
 		return;
+	if (job->has_bind) {
+		who.policy = job->bind.policy;
+		who.grant = job->bind.grant;
+		who.depth = job->bind.depth;
+		who.token = job->bind.token;
+	}
 	job->egress = mcpx_broker_run_start(ex->broker, &job->proc.channel_fd, &who);
 	if (!job->egress)
 		mcpx_error("run %s: the egress broker could not take its channel", job->run_id);
 }
 
-static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
+/* Starts the run's process: a warm interpreter when one is ready, else
+ * cold. A nested call always starts cold: the warm interpreter belongs to
+ * the next queued run, and in after-reap mode none may exist beside a run
+ * anyway. */
+static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err)
 {
+	bool nested = job->has_bind && job->bind.nested;
+	struct mcpx_workdir_fill fill = {fill_workdir, job};
 	struct mcpx_limits lim;
-	struct mcpx_err err;
-	int rc;
 
-	mcpx_timer_cancel(&job->queue_timer);
 	memset(&lim, 0, sizeof(lim));
 	lim.cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
 	lim.memory_mb = ex->cfg->memory_mb;
 	lim.max_procs = ex->cfg->max_procs;
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
-	lim.channel = mcpx_broker_exec_channel(ex->broker);
-
-	job->started_us = mcpx_now_us();
-	err.msg[0] = '\0';
-	rc = 0;
+	lim.channel = wants_channel(ex, job);
 	/* No child waiting yet (the first run once the zygote is ready, or
 	 * after a failed fork): forking on demand still beats a cold start by
 	 * far. */
-	if (ex->warm_mode == MCPX_WARM_MODE_FORK && !ex->warm_ready)
+	if (!nested && ex->warm_mode == MCPX_WARM_MODE_FORK && !ex->warm_ready)
 		prepare_warm(ex);
-	if (take_warm_for(ex, job)) {
-		rc = prepare_feed(ex, job, lim.cpu_s, &err);
-	} else {
-		struct mcpx_workdir_fill fill = {fill_workdir, job};
+	if (!nested && take_warm_for(ex, job))
+		return prepare_feed(ex, job, lim.cpu_s, err);
+	return mcpx_sandbox_spawn_filled(ex->sb, &lim, job->code, job->code_len, &fill, &job->proc,
+					 err);
+}
 
-		rc = mcpx_sandbox_spawn_filled(ex->sb, &lim, job->code, job->code_len, &fill,
-					       &job->proc, &err);
-	}
-	if (rc < 0) {
-		char msg[300];
-		mcpx_error("sandbox start failed: %s", err.msg);
-		snprintf(msg, sizeof(msg), "could not start the sandbox: %s", err.msg);
-		finish_unrun(job, MCPX_JOB_FAILED, msg, "failed");
-		kick(ex);
-		return;
-	}
-	ex->running = job;
-	job->state = JOB_RUNNING;
-	job->out.job = job->err.job = job;
-	start_egress(ex, job);
-
+/* The run's output, exit and stdin on the loop, and its wall clock. False
+ * when it cannot be supervised (then it has been ended). */
+static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job)
+{
 	if (watch_fd(job, &job->out.watch, &job->proc.stdout_fd, stream_cb, &job->out) == 0)
 		job->out.open = true;
 	if (watch_fd(job, &job->err.watch, &job->proc.stderr_fd, stream_cb, &job->err) == 0)
@@ -1038,14 +1123,12 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	if (watch_fd(job, &job->pid_watch, &job->proc.pidfd, pid_cb, job) == 0)
 		job->pid_open = true;
 	if (!job->out.open || !job->err.open || !job->pid_open) {
-		/* Without its watches the run cannot be supervised: end it now. */
 		mcpx_error("could not watch the run's descriptors");
 		kill_tree(job);
 		leader_exited(job);
 		maybe_complete(job);
-		return;
+		return false;
 	}
-
 	job->wall_timer.fn = wall_timer_cb;
 	job->wall_timer.arg = job;
 	mcpx_timer_start(ex->loop, &job->wall_timer, (uint64_t)job->timeout_s * 1000000u);
@@ -1057,10 +1140,40 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 			(void)fcntl(job->proc.stdin_fd, F_SETPIPE_SZ, (int)need);
 		feed_stdin(job);
 	}
+	return true;
+}
+
+static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	bool nested = job->has_bind && job->bind.nested;
+	struct mcpx_err err;
+	int rc;
+
+	mcpx_timer_cancel(&job->queue_timer);
+	job->started_us = mcpx_now_us();
+	err.msg[0] = '\0';
+	rc = spawn_job(ex, job, &err);
+	if (rc < 0) {
+		char msg[300];
+		mcpx_error("sandbox start failed: %s", err.msg);
+		snprintf(msg, sizeof(msg), "could not start the sandbox: %s", err.msg);
+		if (nested)
+			side_remove(ex, job);
+		finish_unrun(job, MCPX_JOB_FAILED, msg, "failed");
+		kick(ex);
+		return;
+	}
+	if (!nested)
+		ex->running = job;
+	job->state = JOB_RUNNING;
+	job->out.job = job->err.job = job;
+	start_egress(ex, job);
+	if (!supervise(ex, job))
+		return;
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
 	/* The next run's child is forked while this one runs (prepare_warm). */
-	if (ex->warm_mode == MCPX_WARM_MODE_FORK)
+	if (ex->warm_mode == MCPX_WARM_MODE_FORK && !nested)
 		schedule_warm(ex);
 }
 
@@ -1082,7 +1195,10 @@ void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)
 	job->cancelled = true;
 	if (job->state == JOB_QUEUED) {
 		mcpx_timer_cancel(&job->queue_timer);
-		queue_remove(ex, job);
+		if (job->has_bind && job->bind.nested)
+			side_remove(ex, job);
+		else
+			queue_remove(ex, job);
 		audit(job, "cancelled", NULL);
 		job_free(job);
 		return;
@@ -1113,7 +1229,12 @@ void mcpx_executor_drain(struct mcpx_executor *ex)
 
 bool mcpx_executor_idle(const struct mcpx_executor *ex)
 {
-	return !ex->running && !ex->queue_head;
+	return !ex->running && !ex->queue_head && !ex->side;
+}
+
+const char *mcpx_job_run_id(const struct mcpx_job *job)
+{
+	return job->run_id;
 }
 
 void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_stats *st)
@@ -1125,10 +1246,44 @@ void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_st
 	st->warm_ready = ex->warm_ready;
 }
 
+/* Teardown: a started job is killed and reaped here, synchronously, with
+ * no callback; one not started yet is just freed. */
+static void abandon(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	int status;
+	struct rusage ru;
+
+	mcpx_timer_cancel(&job->queue_timer);
+	if (job->state == JOB_QUEUED) {
+		job_free(job);
+		return;
+	}
+	job->cancelled = true;
+	kill_tree(job);
+	mcpx_timer_cancel(&job->wall_timer);
+	mcpx_timer_cancel(&job->drain_timer);
+	mcpx_timer_cancel(&job->stdin_timer);
+	/* Ends its nested calls too (their jobs are killed, and freed below). */
+	mcpx_broker_run_end(job->egress);
+	job->egress = NULL;
+	if (job->out.open)
+		mcpx_loop_unwatch(&job->out.watch);
+	if (job->err.open)
+		mcpx_loop_unwatch(&job->err.watch);
+	if (job->pid_open)
+		mcpx_loop_unwatch(&job->pid_watch);
+	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	mcpx_sandbox_cleanup(&job->proc);
+	(void)ex;
+	audit(job, "shutdown", NULL);
+	job_free(job);
+}
+
 void mcpx_executor_free(struct mcpx_executor *ex)
 {
 	if (!ex)
 		return;
+	ex->freeing = true;
 	mcpx_timer_cancel(&ex->kick);
 	mcpx_timer_cancel(&ex->warm_kick);
 	discard_warm(ex);
@@ -1140,26 +1295,15 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	}
 	if (ex->running) {
 		struct mcpx_job *job = ex->running;
-		int status;
-		struct rusage ru;
-		ex->freeing = true;
-		job->cancelled = true;
-		kill_tree(job);
-		mcpx_timer_cancel(&job->wall_timer);
-		mcpx_timer_cancel(&job->drain_timer);
-		mcpx_timer_cancel(&job->stdin_timer);
-		mcpx_broker_run_end(job->egress);
-		job->egress = NULL;
-		if (job->out.open)
-			mcpx_loop_unwatch(&job->out.watch);
-		if (job->err.open)
-			mcpx_loop_unwatch(&job->err.watch);
-		if (job->pid_open)
-			mcpx_loop_unwatch(&job->pid_watch);
-		mcpx_sandbox_reap(&job->proc, &status, &ru);
-		mcpx_sandbox_cleanup(&job->proc);
-		audit(job, "shutdown", NULL);
-		job_free(job);
+
+		ex->running = NULL;
+		abandon(ex, job);
+	}
+	while (ex->side) {
+		struct mcpx_job *job = ex->side;
+
+		ex->side = job->next;
+		abandon(ex, job);
 	}
 	mcpx_forkserver_stop(ex->fs);
 	free(ex->bootstrap);
