@@ -1072,7 +1072,7 @@ static void cancel_all(struct mcpx_broker_run *r)
 		if (q->easy)
 			account(q, NULL, "cancelled");
 		/* An op not answered yet: its handler forgets it first. */
-		if (q->is_op && !q->answered)
+		if (q->is_op && !q->answered && r->b->ops.cancel)
 			r->b->ops.cancel(r->b->ops.arg, &q->handle);
 		req_free(q);
 	}
