@@ -416,7 +416,11 @@ static void on_job_done(void *arg, const struct mcpx_job_result *jr)
 	r->job = NULL; /* freed by the executor after this callback */
 	res.outcome = interpret(r, jr, &res.structured, &text);
 	res.text = mcpx_buf_str(&text);
-	mcpx_metrics_tool_call(r->fn->name, outcome_label(res.outcome));
+	/* A run the queue dropped (expired, draining) was refused, not run. */
+	mcpx_metrics_tool_call(r->fn->name,
+	                       jr->status == MCPX_JOB_EXPIRED || jr->status == MCPX_JOB_SHUTDOWN
+	                           ? "busy"
+	                           : outcome_label(res.outcome));
 	if (r->op)
 		answer_op(r->op, &res);
 	else if (r->cb.done)
