@@ -76,6 +76,8 @@ def handler(args, ctx):
         return {"deepest": args["n"], "error": str(e).splitlines()[0]}
 """,
     "private.py": "def handler(args, ctx):\n    return {'private': True}\n",
+    "notjson.py": "def handler(args, ctx):\n    return {'tags': {'a', 'b'}}\n",
+    "slow.py": "import time\ndef handler(args, ctx):\n    print('working')\n    time.sleep(60)\n",
     "added.py": "def handler(args, ctx):\n    return {'added': True}\n",
 }
 for name, text in SOURCES.items():
@@ -126,6 +128,8 @@ def policy(hold="hold_v1.py", added=False):
         fn("hold", hold, egress=["fnlocal"], callable_from_exec=True),
         fn("recurse", "recurse.py", callable_from_exec=True),
         fn("private", "private.py"),
+        fn("notjson", "notjson.py"),
+        fn("slow", "slow.py", timeout_s=1),
     ]
     if added:
         fns.append(fn("added", "added.py"))
@@ -319,6 +323,15 @@ t.check((tool_error_text(r) or "").startswith(
     "the function's result does not match its output schema: 1 error\n/total: must be number"),
     "a result against output_schema -> tool error", r)
 
+r = srv.fcall("notjson", {})
+t.check((tool_error_text(r) or "").startswith("the function's return value is not JSON: "
+                                                "Object of type set"),
+        "a return value that is not JSON -> tool error", r)
+r = srv.fcall("slow", {})
+text = tool_error_text(r) or ""
+t.check(text.startswith("slow did not finish within ") and "(its time limit)" in text and
+        "stdout" not in text, "a function past its timeout_s -> tool error naming the limit", r)
+
 # exec's own arguments are checked by the validator too.
 srv.send('{"jsonrpc":"2.0","id":900,"method":"tools/call","params":{"name":"exec",'
          '"arguments":{"code":"print(1)","code":5}}}')
@@ -500,6 +513,11 @@ t.check(get.status() == 200 and b"text/event-stream" in get.buf,
         "Streamable HTTP: GET /mcp opens the session's stream", get.buf[:200])
 st, _, _ = hs.request("GET", "/mcp", headers={"Accept": "text/event-stream"})
 t.check(st == 400, "GET /mcp without a session -> 400", st)
+st, _, _ = hs.request("GET", "/mcp", headers={"Mcp-Session-Id": c.sid, "Accept": "application/json"})
+t.check(st == 406, "GET /mcp without Accept: text/event-stream -> 406", st)
+st, _, _ = hs.request("GET", "/mcp", headers={"Mcp-Session-Id": c.sid, "Accept": "text/event-stream",
+                                              "MCP-Protocol-Version": "2026-07-28"})
+t.check(st == 405, "GET /mcp under 2026-07-28 -> 405 (subscriptions/listen replaced it)", st)
 
 meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "1"},
@@ -507,6 +525,10 @@ meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 listen = {"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
           "params": {"_meta": meta, "notifications": {"toolsListChanged": True,
                                                       "promptsListChanged": True}}}
+st, _, _ = hs.request("POST", "/mcp", json.dumps(listen), {
+    "Accept": "application/json", "Content-Type": "application/json",
+    "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
+t.check(st == 406, "subscriptions/listen without Accept: text/event-stream -> 406", st)
 sub = Stream("POST", "/mcp", {"Accept": "application/json, text/event-stream",
                               "Content-Type": "application/json",
                               "MCP-Protocol-Version": "2026-07-28",
