@@ -128,6 +128,9 @@ void mcpx_broker_set_ops(struct mcpx_broker *b, const struct mcpx_broker_ops *op
  * grant filled in. Valid until q is answered or cancelled. */
 const struct mcpx_broker_who *mcpx_broker_op_who(const struct mcpx_broker_op *q);
 
+/* How many ops other than fetch q's run has sent, q included. */
+unsigned mcpx_broker_op_count(const struct mcpx_broker_op *q);
+
 /* Answers q with msg (taken; its "id" is set here) and body (malloc'd,
  * taken, may be NULL). q is the broker's again afterwards. */
 void mcpx_broker_op_answer(struct mcpx_broker_op *q, cJSON *msg, char *body, size_t len);

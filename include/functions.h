@@ -26,8 +26,8 @@
  * beside its caller as a nested job (executor.h), under the caller's
  * policy version, with the caller's remaining wall-clock time at most, and
  * is cancelled when the caller's run ends (its broker op is cancelled with
- * the run). A run has one call in flight at a time, and calls nest at most
- * MCPX_FN_MAX_DEPTH deep. The caller gets the callee's structured result or
+ * the run). A run has one call in flight at a time and makes at most
+ * MCPX_FN_MAX_CALLS, and calls nest at most MCPX_FN_MAX_DEPTH deep. The caller gets the callee's structured result or
  * its error text, never its rules or credentials.
  */
 #ifndef MCPX_FUNCTIONS_H
@@ -50,6 +50,9 @@ struct mcpx_fn_run;
 
 /* exec (or a function's tools/call) is depth 0; each mcpx.call one more. */
 #define MCPX_FN_MAX_DEPTH 3
+/* Calls one run may make with mcpx.call, in all (each is a run of its own,
+ * with an audit line). */
+#define MCPX_FN_MAX_CALLS 100
 /* Bytes of a failed function's traceback kept (its end). */
 #define MCPX_FN_TRACEBACK_MAX (16u * 1024u)
 /* Room for a call's refusal: the schema's failures and a heading. */

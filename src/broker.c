@@ -103,6 +103,7 @@ struct mcpx_broker_run {
 	struct req *reqs;
 	unsigned in_flight, total, unaudited;
 	unsigned ops_in_flight; /* of in_flight: other ops, not fetches */
+	unsigned ops_total;     /* other ops received, this one included */
 };
 
 /* A request as an op handler holds it. */
@@ -1051,6 +1052,7 @@ static void handle_frame(struct mcpx_broker_run *r)
 		/* Another module's op: the handler answers, now or later. */
 		q->is_op = true;
 		r->ops_in_flight++;
+		r->ops_total++;
 		r->b->ops.op(r->b->ops.arg, &q->handle, op->valuestring, msg, r->in.body.data,
 		             r->in.body.len, r->in.oversize);
 	} else {
@@ -1249,6 +1251,11 @@ void mcpx_broker_set_ops(struct mcpx_broker *b, const struct mcpx_broker_ops *op
 const struct mcpx_broker_who *mcpx_broker_op_who(const struct mcpx_broker_op *h)
 {
 	return &h->q->run->who;
+}
+
+unsigned mcpx_broker_op_count(const struct mcpx_broker_op *h)
+{
+	return h->q->run->ops_total;
 }
 
 void mcpx_broker_op_answer(struct mcpx_broker_op *h, cJSON *msg, char *body, size_t len)

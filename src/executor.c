@@ -776,13 +776,42 @@ static int collect_files(struct mcpx_job *job, struct mcpx_err *err)
 	return rc;
 }
 
+/* The run's result from its exit status and resource use. */
+static void fill_result(struct mcpx_job *job, int status, const struct rusage *ru,
+			struct mcpx_job_result *r)
+{
+	unsigned cpu_s = job->ex->cfg->cpu_s ? job->ex->cfg->cpu_s : job->timeout_s;
+
+	memset(r, 0, sizeof(*r));
+	r->status = MCPX_JOB_DONE;
+	r->stdout_buf = job->out.buf ? job->out.buf : "";
+	r->stdout_len = job->out.len;
+	r->stderr_buf = job->err.buf ? job->err.buf : "";
+	r->stderr_len = job->err.len;
+	r->duration_ms = (job->ended_us - job->started_us) / 1000u;
+	r->queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
+	r->cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000u + (uint64_t)ru->ru_utime.tv_usec / 1000u +
+		    (uint64_t)ru->ru_stime.tv_sec * 1000u + (uint64_t)ru->ru_stime.tv_usec / 1000u;
+	r->cpu_ms = r->cpu_ms > job->cpu_base_ms ? r->cpu_ms - job->cpu_base_ms : 0;
+	r->max_rss_kb = (uint64_t)ru->ru_maxrss;
+	r->timed_out = job->timed_out;
+	r->truncated = job->output_capped;
+	if (WIFEXITED(status) && !job->timed_out && !job->output_capped) {
+		r->exit_code = WEXITSTATUS(status);
+	} else {
+		r->exit_code = -1;
+		r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	}
+	r->limit = classify_limit(job, status, r->cpu_ms, cpu_s);
+	r->files = &job->out_files;
+}
+
 static void job_complete(struct mcpx_job *job)
 {
 	struct mcpx_executor *ex = job->ex;
 	struct mcpx_job_result r;
 	struct rusage ru;
 	int status = 0, files_rc;
-	unsigned cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
 	struct mcpx_err ferr = {{0}};
 	bool nested = job->has_bind && job->bind.nested;
 
@@ -797,28 +826,7 @@ static void job_complete(struct mcpx_job *job)
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
 
-	memset(&r, 0, sizeof(r));
-	r.status = MCPX_JOB_DONE;
-	r.stdout_buf = job->out.buf ? job->out.buf : "";
-	r.stdout_len = job->out.len;
-	r.stderr_buf = job->err.buf ? job->err.buf : "";
-	r.stderr_len = job->err.len;
-	r.duration_ms = (job->ended_us - job->started_us) / 1000u;
-	r.queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
-	r.cpu_ms = (uint64_t)ru.ru_utime.tv_sec * 1000u + (uint64_t)ru.ru_utime.tv_usec / 1000u +
-		   (uint64_t)ru.ru_stime.tv_sec * 1000u + (uint64_t)ru.ru_stime.tv_usec / 1000u;
-	r.cpu_ms = r.cpu_ms > job->cpu_base_ms ? r.cpu_ms - job->cpu_base_ms : 0;
-	r.max_rss_kb = (uint64_t)ru.ru_maxrss;
-	r.timed_out = job->timed_out;
-	r.truncated = job->output_capped;
-	if (WIFEXITED(status) && !job->timed_out && !job->output_capped) {
-		r.exit_code = WEXITSTATUS(status);
-	} else {
-		r.exit_code = -1;
-		r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-	}
-	r.limit = classify_limit(job, status, r.cpu_ms, cpu_s);
-	r.files = &job->out_files;
+	fill_result(job, status, &ru, &r);
 	if (files_rc < 0) {
 		/* The server could not read what the run left: its failure, not
 		 * the program's result. */
@@ -827,6 +835,7 @@ static void job_complete(struct mcpx_job *job)
 			 ferr.msg);
 	}
 
+	/* A nested job leaves the slot to its caller. */
 	if (ex->running == job)
 		ex->running = NULL;
 	else
@@ -1248,7 +1257,7 @@ void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_st
 
 /* Teardown: a started job is killed and reaped here, synchronously, with
  * no callback; one not started yet is just freed. */
-static void abandon(struct mcpx_executor *ex, struct mcpx_job *job)
+static void abandon(struct mcpx_job *job)
 {
 	int status;
 	struct rusage ru;
@@ -1274,7 +1283,6 @@ static void abandon(struct mcpx_executor *ex, struct mcpx_job *job)
 		mcpx_loop_unwatch(&job->pid_watch);
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
 	mcpx_sandbox_cleanup(&job->proc);
-	(void)ex;
 	audit(job, "shutdown", NULL);
 	job_free(job);
 }
@@ -1297,13 +1305,13 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		struct mcpx_job *job = ex->running;
 
 		ex->running = NULL;
-		abandon(ex, job);
+		abandon(job);
 	}
 	while (ex->side) {
 		struct mcpx_job *job = ex->side;
 
 		ex->side = job->next;
-		abandon(ex, job);
+		abandon(job);
 	}
 	mcpx_forkserver_stop(ex->fs);
 	free(ex->bootstrap);

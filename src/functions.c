@@ -526,8 +526,8 @@ static bool caller_busy(struct mcpx_functions *fs, const struct mcpx_broker_who 
 /* The function the caller names, if its code may call it now; else NULL
  * with the reason in msg. */
 static const struct mcpx_function *callee(struct mcpx_functions *fs,
-                                          const struct mcpx_broker_who *who, const cJSON *name,
-                                          char *msg, size_t msglen)
+                                          const struct mcpx_broker_who *who, unsigned count,
+                                          const cJSON *name, char *msg, size_t msglen)
 {
 	const struct mcpx_function *fn = NULL;
 	char shown[MCPX_FUNCTION_NAME_MAX + 1];
@@ -547,6 +547,8 @@ static const struct mcpx_function *callee(struct mcpx_functions *fs,
 	else if (caller_busy(fs, who))
 		snprintf(msg, msglen, "%s: this run already waits for a call (one at a time)",
 		         shown);
+	else if (count > MCPX_FN_MAX_CALLS)
+		snprintf(msg, msglen, "%s: this run made its %d calls", shown, MCPX_FN_MAX_CALLS);
 	else if (mcpx_now_us() >= who->deadline_us)
 		snprintf(msg, msglen, "%s: the calling run has no time left", shown);
 	else
@@ -585,7 +587,8 @@ static void op_call(struct mcpx_functions *fs, struct mcpx_broker_op *q, const c
 	cJSON *args;
 	int rc;
 
-	fn = callee(fs, who, cJSON_GetObjectItemCaseSensitive(msg, "name"), text, sizeof(text));
+	fn = callee(fs, who, mcpx_broker_op_count(q), cJSON_GetObjectItemCaseSensitive(msg, "name"),
+	            text, sizeof(text));
 	args = fn ? call_args(fn, body, len, oversize, text, sizeof(text)) : NULL;
 	if (!args) {
 		answer_error(q, "tool", text);

@@ -76,6 +76,7 @@ def handler(args, ctx):
         return {"deepest": args["n"], "error": str(e).splitlines()[0]}
 """,
     "private.py": "def handler(args, ctx):\n    return {'private': True}\n",
+    "tiny.py": "def handler(args, ctx):\n    return {}\n",
     "notjson.py": "def handler(args, ctx):\n    return {'tags': {'a', 'b'}}\n",
     "slow.py": "import time\ndef handler(args, ctx):\n    print('working')\n    time.sleep(60)\n",
     "added.py": "def handler(args, ctx):\n    return {'added': True}\n",
@@ -129,6 +130,7 @@ def policy(hold="hold_v1.py", added=False):
         fn("recurse", "recurse.py", callable_from_exec=True),
         fn("private", "private.py"),
         fn("notjson", "notjson.py"),
+        fn("tiny", "tiny.py", callable_from_exec=True),
         fn("slow", "slow.py", timeout_s=1),
     ]
     if added:
@@ -402,6 +404,13 @@ t.check(deepest.get("deepest") == 3 and "calls nest at most 3 deep" in deepest.g
 depths = sorted(x["depth"] for x in audits(srv.stderr_text(), "recurse"))
 t.check(depths == [1, 2, 3], "each level audited with its depth", depths)
 
+# A run makes at most 100 calls.
+r = srv.call("import mcpx\nn = 0\ntry:\n    for i in range(101):\n        mcpx.call('tiny')\n"
+             "        n += 1\nexcept mcpx.ToolError as e:\n    print(n, e)\n", timeout_s=300,
+             timeout=600)
+t.check(exec_out(r) == "100 tiny: this run made its 100 calls\n", "a run makes at most 100 calls",
+        exec_out(r))
+
 # Cancelling the caller cancels its nested call.
 up.rearm()
 srv.send({"jsonrpc": "2.0", "id": 700, "method": "tools/call", "params": {
@@ -434,7 +443,31 @@ t.check(structured(r) == {"version": "v2"}, "a new call runs the new version", r
 r = srv.request("tools/list", {})
 names = [x["name"] for x in r["result"]["tools"]]
 t.check("added" in names, "tools/list shows the new function", names)
-srv.close()
+rc = srv.close()
+t.check(rc == 0 and "Sanitizer" not in srv.stderr_text(),
+        "the stdio server exits cleanly (no sanitizer report)", rc)
+
+# Stopped at once while a nested call runs: the caller and its nested call
+# are torn down with the server, and nothing leaks.
+write_policy(policy_file, policy())
+s3 = Stdio(ENV)
+s3.initialize()
+up.rearm()
+s3.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+    "name": "exec", "arguments": {"code": "import mcpx\nprint(mcpx.call('hold'))"}}})
+t.check(up.wait(lambda: up.hanging >= 1), "a nested call is running when the server is stopped")
+gone = up.disconnects
+s3.proc.send_signal(15)
+s3.wait_stderr(lambda s: "draining" in s)
+s3.proc.send_signal(15)
+try:
+    rc = s3.proc.wait(timeout=60)
+except Exception:
+    rc = None
+t.check(rc == 143 and up.wait(lambda: up.disconnects > gone) and
+        "Sanitizer" not in s3.stderr_text(),
+        "a second SIGTERM ends the caller and its nested call (exit 143, nothing left)",
+        (rc, s3.stderr_text()[-400:]))
 
 # A policy that uses a keyword the validator does not know is refused, with
 # its pointer.
@@ -585,7 +618,8 @@ try:
     rc = hs.proc.wait(timeout=120)
 except Exception:
     rc = None
-t.check(rc == 0, "the server drains with every kind of listener open and exits 0", rc)
+t.check(rc == 0 and "Sanitizer" not in hs.drain_stderr(),
+        "the server drains with every kind of listener open and exits 0", rc)
 for s in (get, sub, legacy):
     s.s.close()
 
