@@ -27,8 +27,9 @@
  * policy version, with the caller's remaining wall-clock time at most, and
  * is cancelled when the caller's run ends (its broker op is cancelled with
  * the run). A run has one call in flight at a time and makes at most
- * MCPX_FN_MAX_CALLS, and calls nest at most MCPX_FN_MAX_DEPTH deep. The caller gets the callee's structured result or
- * its error text, never its rules or credentials.
+ * MCPX_FN_MAX_CALLS, and calls nest at most MCPX_FN_MAX_DEPTH deep. The
+ * caller gets the callee's structured result or its error text, never its
+ * rules or credentials.
  */
 #ifndef MCPX_FUNCTIONS_H
 #define MCPX_FUNCTIONS_H
