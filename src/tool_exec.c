@@ -805,6 +805,37 @@ static char *with_files_sentence(char *d, const struct mcpx_config *cfg)
 	return all;
 }
 
+/* The policy's functions that code may call (policy.md, mcpx.call): their
+ * names, since each one's arguments are in its own tool's inputSchema.
+ * Takes d; NULL when out of memory. */
+static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
+{
+	struct mcpx_buf b;
+	size_t n = 0;
+	int rc;
+
+	if (!d || !mcpx_policy_exec_calls(p))
+		return d;
+	mcpx_buf_init(&b, 64 * 1024);
+	rc = mcpx_buf_addf(&b,
+	                   "%s Functions: the code may call these tools of this server with "
+	                   "`mcpx.call(name, **arguments)`, which returns the tool's structured "
+	                   "result (a dict) or raises mcpx.ToolError with its error text; each "
+	                   "one's arguments are in its own inputSchema: ",
+	                   d);
+	for (size_t i = 0; !rc && i < p->n_functions; i++)
+		if (p->functions[i].callable_from_exec)
+			rc = mcpx_buf_addf(&b, "%s%s", n++ ? ", " : "", p->functions[i].name);
+	if (!rc)
+		rc = mcpx_buf_adds(&b, ".");
+	free(d);
+	if (rc) {
+		mcpx_buf_free(&b);
+		return NULL;
+	}
+	return mcpx_buf_take(&b, NULL);
+}
+
 /* The exec grant of the current policy, or NULL when runs reach nothing. */
 static const struct mcpx_egress_grant *egress_grant(const struct exec_tool *t)
 {
@@ -882,7 +913,8 @@ static char *description(const struct exec_tool *t)
 		d = NULL;
 	}
 	free(net);
-	return d ? with_files_sentence(d, cfg) : NULL;
+	d = d ? with_files_sentence(d, cfg) : NULL;
+	return with_calls_sentence(d, mcpx_policy_store_current(t->policy));
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)
@@ -1036,6 +1068,19 @@ static cJSON *output_schema(void)
 	return s;
 }
 
+/* A grant with a method beyond reading lets code change the world. */
+static bool grant_writes(const struct mcpx_egress_grant *g)
+{
+	bool writes = false;
+
+	for (size_t i = 0; g && i < g->n_rules; i++)
+		for (size_t m = 0; m < g->rules[i]->n_methods; m++)
+			writes |= strcmp(g->rules[i]->methods[m], "GET") != 0 &&
+			          strcmp(g->rules[i]->methods[m], "HEAD") != 0 &&
+			          strcmp(g->rules[i]->methods[m], "OPTIONS") != 0;
+	return writes;
+}
+
 static cJSON *exec_describe(const struct mcpx_tool *tool)
 {
 	const struct exec_tool *t = tool->ctx;
@@ -1043,14 +1088,16 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	cJSON *ann;
 	char *desc = description(t);
 	const struct mcpx_egress_grant *g = egress_grant(t);
-	bool writes = false;
+	const struct mcpx_policy *p = mcpx_policy_store_current(t->policy);
+	bool open_world = g != NULL, writes = grant_writes(g);
 
-	/* A grant with a method beyond reading lets code change the world. */
-	for (size_t i = 0; g && i < g->n_rules; i++)
-		for (size_t m = 0; m < g->rules[i]->n_methods; m++)
-			writes |= strcmp(g->rules[i]->methods[m], "GET") != 0 &&
-				  strcmp(g->rules[i]->methods[m], "HEAD") != 0 &&
-				  strcmp(g->rules[i]->methods[m], "OPTIONS") != 0;
+	/* The functions code may call reach their own rules on its behalf. */
+	for (size_t i = 0; p && i < p->n_functions; i++) {
+		if (!p->functions[i].callable_from_exec || !p->functions[i].grant.n_rules)
+			continue;
+		open_world = true;
+		writes |= grant_writes(&p->functions[i].grant);
+	}
 
 	if (!desc || !cJSON_AddStringToObject(d, "name", TOOL_NAME) ||
 	    !cJSON_AddStringToObject(d, "title", "Run Python code") ||
@@ -1063,14 +1110,15 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	 * client may want confirmed, so not read-only; but it cannot change
 	 * anything outside its throw-away sandbox, so it is not destructive,
 	 * repeating it has no further effect, and with no network its world is
-	 * closed. A policy that lets code fetch URLs opens the world, and one
-	 * that allows more than reading (POST, DELETE, ...) makes a call able
-	 * to change it, and repeating it may do so again. */
+	 * closed. A policy that lets code fetch URLs (itself, or through a
+	 * function it may call) opens the world, and one that allows more than
+	 * reading (POST, DELETE, ...) makes a call able to change it, and
+	 * repeating it may do so again. */
 	if (!cJSON_AddStringToObject(ann, "title", "Run Python code") ||
 	    !cJSON_AddFalseToObject(ann, "readOnlyHint") ||
 	    !cJSON_AddBoolToObject(ann, "destructiveHint", writes) ||
 	    !cJSON_AddBoolToObject(ann, "idempotentHint", !writes) ||
-	    !cJSON_AddBoolToObject(ann, "openWorldHint", g != NULL))
+	    !cJSON_AddBoolToObject(ann, "openWorldHint", open_world))
 		goto fail;
 	free(desc);
 	return d;

@@ -246,6 +246,12 @@ t.check(gi.get("title") == "Get an invoice" and gi.get("description") == "The ge
         "a function's Tool: name, title, description, inputSchema, outputSchema", gi)
 t.check("outputSchema" not in tools.get("scalar", {}) and "title" not in tools.get("scalar", {}),
         "no output_schema or title in the policy: none in the Tool", tools.get("scalar"))
+ex = tools.get("exec", {})
+t.check("`mcpx.call(name, **arguments)`" in ex.get("description", "") and
+        ex.get("description", "").endswith(": get_invoice, hold, recurse, tiny.") and
+        ex.get("annotations", {}).get("openWorldHint") is True,
+        "exec's description names the functions code may call; their egress opens its world",
+        ex.get("description", "")[-300:])
 
 # A valid call.
 r = srv.fcall("get_invoice", {"n": 7, "customer": "ABC-12", "kind": "final",
