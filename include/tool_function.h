@@ -8,7 +8,8 @@
  * and nothing runs; a returned dict becomes structuredContent, any other
  * JSON value {"result": value}, with the same JSON in a text block; an
  * exception is a tool error with its message and traceback. Queue and
- * start are logged and output reported as progress, as for exec.
+ * start are logged and output reported as progress, as for exec, but the
+ * progress only counts the bytes the function printed, never quotes them.
  *
  * One tool object serves every function: the core finds it through the
  * provider (mcp.h) by the name the client called, and the call keeps the

@@ -8,6 +8,7 @@
 #ifndef MCPX_TOOL_PROGRESS_H
 #define MCPX_TOOL_PROGRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,9 @@ struct mcpx_call;
 /* One call's relay; zeroed, then call set. */
 struct mcpx_progress {
 	struct mcpx_call *call;
+	/* Progress counts the output without quoting it: a function's prints
+	 * are its author's, not part of its result. */
+	bool quiet;
 	uint64_t last_us;
 	size_t last_bytes;
 };

@@ -150,6 +150,7 @@ static void function_call(const struct mcpx_tool *tool, struct mcpx_call *call, 
 	}
 	fc->t = t;
 	fc->progress.call = call;
+	fc->progress.quiet = true;
 	cb.arg = fc;
 	if (mcpx_fn_start(t->fs, &spec, &cb, &fc->run, msg, sizeof(msg)) < 0) {
 		free(fc);

@@ -1,8 +1,9 @@
 /*
  * tool_progress.c - a run's events as MCP notifications for its call
  * (tool_progress.h): log messages when it is queued and when it starts,
- * and the tail of its output as progress, at most every
- * MCPX_PROGRESS_INTERVAL_US and only when the output grew.
+ * and the tail of its output as progress (or only its size, for a quiet
+ * relay), at most every MCPX_PROGRESS_INTERVAL_US and only when the output
+ * grew.
  *
  * It does not decide whether the client gets them: the core drops log
  * messages below the session's level and progress without a token.
@@ -59,15 +60,19 @@ static void relay_output(struct mcpx_progress *p, const struct mcpx_job *job, si
 	if (bytes <= p->last_bytes)
 		return;
 
-	n = mcpx_job_output(job, &out);
-	start = n > MCPX_PROGRESS_TAIL_BYTES ? n - MCPX_PROGRESS_TAIL_BYTES : 0;
-	/* Start on a character boundary, not inside a multi-byte one. */
-	while (start < n && start > 0 && ((unsigned char)out[start] & 0xC0) == 0x80)
-		start++;
-	tail = mcpx_progress_text(out ? out + start : "", out ? n - start : 0);
 	/* The byte count only grows, which is what progress must do. */
-	mcpx_call_progress(p->call, (double)bytes, tail ? tail : "");
-	free(tail);
+	if (p->quiet) {
+		mcpx_call_progress(p->call, (double)bytes, NULL);
+	} else {
+		n = mcpx_job_output(job, &out);
+		start = n > MCPX_PROGRESS_TAIL_BYTES ? n - MCPX_PROGRESS_TAIL_BYTES : 0;
+		/* Start on a character boundary, not inside a multi-byte one. */
+		while (start < n && start > 0 && ((unsigned char)out[start] & 0xC0) == 0x80)
+			start++;
+		tail = mcpx_progress_text(out ? out + start : "", out ? n - start : 0);
+		mcpx_call_progress(p->call, (double)bytes, tail ? tail : "");
+		free(tail);
+	}
 	p->last_us = now;
 	p->last_bytes = bytes;
 }

@@ -335,10 +335,17 @@ r = srv.fcall("notjson", {})
 t.check((tool_error_text(r) or "").startswith("the function's return value is not JSON: "
                                                 "Object of type set"),
         "a return value that is not JSON -> tool error", r)
-r = srv.fcall("slow", {})
+r = srv.request("tools/call", {"name": "slow", "arguments": {},
+                                "_meta": {"progressToken": "slow-1"}}, timeout=120)
 text = tool_error_text(r) or ""
 t.check(text.startswith("slow did not finish within ") and "(its time limit)" in text and
         "stdout" not in text, "a function past its timeout_s -> tool error naming the limit", r)
+prog = [n for n in srv.notes if n.get("method") == "notifications/progress"
+        and n["params"].get("progressToken") == "slow-1"]
+# "working" and its newline may come as two writes: 7 or 8 bytes so far.
+t.check(prog and prog[0]["params"]["progress"] in (7, 8) and
+        "message" not in prog[0]["params"] and "working" not in json.dumps(srv.notes),
+        "a function's progress counts its output without quoting it", prog)
 
 # exec's own arguments are checked by the validator too.
 srv.send('{"jsonrpc":"2.0","id":900,"method":"tools/call","params":{"name":"exec",'
