@@ -7,7 +7,8 @@
  * hashed and compared in constant time, so neither the comparison time nor the
  * length leaks. A token file is re-read when its mtime or size changes
  * (checked at most once a second), so a rotated Secret takes effect without a
- * restart.
+ * restart. Surrounding whitespace is not part of a token; a token that is
+ * only whitespace, or holds a control character, is refused.
  */
 #ifndef MCPX_AUTH_H
 #define MCPX_AUTH_H
@@ -22,20 +23,28 @@ struct mcpx_auth;
 
 /* token (heap string, may be NULL) is taken over: wiped and freed here.
  * token_file may be "" (none). With neither, auth is disabled. Fails when
- * the file cannot be read or holds an empty token. */
+ * the file cannot be read, or when either source holds nothing but
+ * whitespace or a control character. */
 int mcpx_auth_new(struct mcpx_auth **out, char **token, const char *token_file,
 		  struct mcpx_err *err);
 void mcpx_auth_free(struct mcpx_auth *a);
 
 bool mcpx_auth_enabled(const struct mcpx_auth *a);
 
-/* Checks the two header values (either may be NULL). Returns true when auth
- * is disabled or one of them carries the token ("Bearer <token>" for
- * Authorization, case-insensitive scheme). */
-bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, const char *authorization,
-		     time_t now);
+/* Checks the two header values, each (pointer, length) and either may be
+ * NULL/0. The values are compared whole, as given: the caller trims the
+ * surrounding whitespace HTTP allows. Returns true when auth is disabled or
+ * one of them carries the token ("Bearer <token>" for Authorization,
+ * case-insensitive scheme). May re-read the token file (at most once a
+ * second of now). */
+bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
+		     const char *authorization, size_t authz_len, time_t now);
 
 /* The token's SHA-256 (for deriving the session key); NULL when disabled. */
 const unsigned char *mcpx_auth_digest(const struct mcpx_auth *a);
+
+/* Bumped each time a re-read token file changes the token, so whoever
+ * derived something from mcpx_auth_digest() knows to derive it again. */
+unsigned long mcpx_auth_generation(const struct mcpx_auth *a);
 
 #endif

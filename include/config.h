@@ -34,8 +34,7 @@ struct mcpx_config {
 	/* Listener (http/sse): host part and port of MCP_EXEC_ADDR. */
 	char addr[300];
 	char listen_host[256];
-	int listen_port;
-	bool listen_loopback;
+	int listen_port; /* whether it is loopback: listen_addr.h, once resolved */
 
 	/* Auth. auth_token is heap-owned by this struct until the auth module
 	 * takes it (and zeroises it); NULL when unset. */
@@ -46,6 +45,11 @@ struct mcpx_config {
 	unsigned session_ttl_s;
 	char allowed_origins[2048]; /* comma-separated, as given */
 	size_t max_body_bytes;
+	/* The network front door: deadlines for a request's head and body,
+	 * and the cap on open HTTP connections. */
+	unsigned header_timeout_s;
+	unsigned body_timeout_s;
+	unsigned max_connections;
 
 	/* Execution. */
 	unsigned default_timeout_s;
@@ -55,9 +59,10 @@ struct mcpx_config {
 	size_t max_code_bytes;
 	char python_arg[4096]; /* as configured */
 	char python[4096];     /* resolved absolute path, set by mcpx_config_load */
-	unsigned memory_mb;
+	unsigned memory_mb;   /* the run's memory, all processes (and RLIMIT_AS of each) */
 	unsigned max_procs;
 	unsigned max_file_mb;
+	unsigned max_disk_mb; /* the run's files, all together */
 	unsigned cpu_s; /* 0: follow the run's wall-clock timeout */
 	unsigned max_queue;
 	unsigned queue_timeout_s;
@@ -75,6 +80,10 @@ struct mcpx_config {
 	 * after the previous run was reaped; after-reap forces the latter. */
 	enum mcpx_warm warm;
 	char preload[1024]; /* comma-separated module names */
+	/* A zygote is replaced (in the background) after this many runs or
+	 * seconds; 0: no bound of that kind. */
+	unsigned warm_max_runs;
+	unsigned warm_max_age_s;
 
 	/* What runs may reach beyond the sandbox (policy.h, broker.h). */
 	char policy[4096];         /* MCP_EXEC_POLICY: the policy file, or "" */

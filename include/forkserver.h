@@ -35,6 +35,22 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *bootstrap,
  * -EPIPE when it is gone (stop it and start another). Never blocks. */
 int mcpx_forkserver_poll(struct mcpx_forkserver *fs);
 
+/* False once the zygote process has exited (its pidfd says so), whatever
+ * the control socket last said. Never blocks. */
+bool mcpx_forkserver_alive(const struct mcpx_forkserver *fs);
+
+/* The zygote's pid (for logs and metrics). */
+pid_t mcpx_forkserver_pid(const struct mcpx_forkserver *fs);
+
+/* True when the pending fork's answer has arrived (or it failed), so that
+ * mcpx_forkserver_take will not wait. Never blocks. */
+bool mcpx_forkserver_answered(struct mcpx_forkserver *fs);
+
+/* Reaps a child the zygote forked (after it exited or was killed): status
+ * and rusage as wait4 gives them. Returns 0 or -errno (-EPIPE: the zygote
+ * is gone, and the child's zombie came back to the server). */
+int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, struct rusage *ru);
+
 /* Asks for the next run and returns without waiting: a fresh workdir
  * beneath the zygote's, three pipes (and with lim->channel a broker channel,
  * as for a cold spawn), and a child that is sandboxed before it reports

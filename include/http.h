@@ -8,8 +8,9 @@
  * the rest to a transport as a struct mcpx_http_req plus a connection handle.
  * The transport answers through the functions below, now or later (after an
  * execution finished); the server turns them into lws writes in its
- * writeable callback. When the client goes away first, the transport's
- * on_close hook runs and the handle must not be used again.
+ * writeable callback. A connection carries one request: once its response
+ * is written the server closes it. When the client goes away first, the
+ * transport's on_close hook runs and the handle must not be used again.
  */
 #ifndef MCPX_HTTP_H
 #define MCPX_HTTP_H

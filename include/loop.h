@@ -61,7 +61,6 @@ void mcpx_loop_free(struct mcpx_loop *loop);
 /* Wraps an lws context made by the server module (http transports), so the
  * executor shares its service loop. */
 struct mcpx_loop *mcpx_loop_wrap(struct lws_context *ctx);
-struct lws_context *mcpx_loop_lws(struct mcpx_loop *loop);
 
 /* Runs until mcpx_loop_stop(). Returns 0, or a negative errno. */
 int mcpx_loop_run(struct mcpx_loop *loop);

@@ -38,6 +38,9 @@ struct mcpx_core;
 /* Returns true for a version string this server speaks. */
 bool mcpx_version_supported(const char *v);
 bool mcpx_version_stateless(const char *v); /* 2026-07-28 and later */
+/* Every version this server speaks, newest first (the "supported" list of
+ * UnsupportedProtocolVersionError). Returns the count; *list is static. */
+size_t mcpx_versions(const char *const **list);
 
 /*
  * Where the core's outbound messages go. The transport embeds this struct in

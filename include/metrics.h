@@ -25,8 +25,18 @@ void mcpx_metrics_http_response(int status);
 /* One egress request (broker.h): rule (NULL when none matched), outcome
  * "ok", "failed", "cancelled" or "denied", and for "denied" the reason. */
 void mcpx_metrics_egress(const char *rule, const char *outcome, const char *reason);
+/* The server closed a connection early. reason: "header_timeout",
+ * "body_timeout", "evicted", "refused", "peer_closed", "pipelined",
+ * "bad_head", "head_too_large". */
+void mcpx_metrics_http_conn_closed(const char *reason);
+/* Open HTTP connections (a gauge the server keeps current). */
+void mcpx_metrics_http_connections(unsigned long long open);
 void mcpx_metrics_set_layer(const char *layer, int active);
 void mcpx_metrics_set_info(const char *key, const char *value); /* e.g. warm mode */
+/* The fork server's current zygote (0: none), and one replaced, with why:
+ * "runs", "age" or "died" (others count as "other"). */
+void mcpx_metrics_set_zygote(long pid);
+void mcpx_metrics_zygote_replaced(const char *reason);
 
 /* Gauges read at render time. */
 struct mcpx_metrics_gauges {

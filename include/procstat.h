@@ -1,7 +1,7 @@
 /*
  * procstat.h - what the server reads about other processes from /proc, in
- * one place: /proc/<pid>/stat (state, parent, group, CPU time, resident
- * memory). The command name in stat may contain spaces and ')', so every
+ * one place: /proc/<pid>/stat (state, parent, group, CPU time of the process
+ * and of the children it reaped, resident memory). The command name in stat may contain spaces and ')', so every
  * field is read after the last ')'.
  */
 #ifndef MCPX_PROCSTAT_H
@@ -17,7 +17,8 @@ struct mcpx_procstat {
 	pid_t pgrp;
 	pid_t session;
 	uint64_t cpu_ms; /* utime + stime */
-	uint64_t rss_kb; /* resident set size */
+	uint64_t children_cpu_ms; /* cutime + cstime: children it has waited for */
+	uint64_t rss_kb;  /* resident set size */
 };
 
 /* Reads /proc/<name>/stat relative to procfd (an open /proc directory, or

@@ -201,7 +201,10 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
 void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
 
 /* Reaps the leader (call after it exited or was killed; it blocks until then)
- * and any orphans of the run. Fills *status and *ru (either may be NULL).
+ * and any orphans of the run. Fills *status (the leader's) and *ru (either may
+ * be NULL): the leader's rusage, which includes the children it waited for,
+ * plus the CPU of every orphan reaped here (processes of the run whose parent
+ * died before waiting for them), and the largest peak RSS among them.
  * Between the leader's exit and its reaping the group is swept with SIGKILL,
  * so a background process left by a run that exited normally ends here too.
  * Never waits for pids it did not find itself (no waitpid(-1)). Returns 0,
@@ -249,6 +252,27 @@ int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_
  * the workdir base, where every run's workdir is. Without Landlock a run
  * reads whatever the server's uid reads, so always true. */
 bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path);
+/* The same probe in pieces, for a caller that runs it without blocking (a
+ * new zygote proven in the background, zygote_cycle.c): the code and the
+ * stdin to hand the probe, and an abstract socket it must not reach. */
+struct mcpx_probe_plan {
+	const char *code;
+	size_t code_len;
+	char input[4400];
+	size_t input_len;
+	int listen_fd; /* -1 when no abstract socket could be made */
+};
+
+/* Fills plan (and opens its listener). Returns 0 or -errno. */
+int mcpx_sandbox_probe_plan(const struct mcpx_sandbox *sb, struct mcpx_probe_plan *plan,
+			    struct mcpx_err *err);
+/* Closes the plan's listener. */
+void mcpx_sandbox_probe_plan_free(struct mcpx_probe_plan *plan);
+/* The verdict on a probe run of plan: what it printed on stdout (the
+ * program's own output, without a warm interpreter's protocol bytes) and
+ * its wait status. 0, or -EPERM with the failing layer in err. */
+int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_probe_plan *plan,
+			       const char *out, size_t len, int status, struct mcpx_err *err);
 
 /* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);

@@ -2,13 +2,16 @@
  * server_http.h - the HTTP/1.1 listener (libwebsockets) for every HTTP
  * transport, with the checks that need no MCP knowledge.
  *
- * Before a request body is read the server checks, in order: method and path
- * (404/405), auth (401, no detail; the operations endpoints are exempt),
- * Origin (403) and, on a loopback listener, Host (403), draining (503),
- * Content-Length present (411) and within MCP_EXEC_MAX_BODY_BYTES (413). It
- * answers Expect: 100-continue itself, refuses h2c and WebSocket upgrades,
- * and serves /healthz, /readyz and /metrics. Everything else goes to the
- * handlers.
+ * Every request passes one admission gate (http_admit.h: route, auth,
+ * Origin/Host, draining, MCP-Protocol-Version, body framing) before a body
+ * byte is read. The server bounds the front door: a deadline for the head
+ * (MCP_EXEC_HEADER_TIMEOUT_S) and for the body (MCP_EXEC_BODY_TIMEOUT_S), a
+ * cap on open connections (MCP_EXEC_MAX_CONNECTIONS; the oldest connection
+ * that has not passed the gate makes room for a new one), one request per
+ * connection (pipelined bytes are dropped), and a client that goes away is
+ * noticed at once. It answers Expect: 100-continue itself, refuses h2c and
+ * WebSocket upgrades, and serves /healthz, /readyz and /metrics. Everything
+ * else goes to the handlers.
  */
 #ifndef MCPX_SERVER_HTTP_H
 #define MCPX_SERVER_HTTP_H
@@ -17,6 +20,7 @@
 
 #include "err.h"
 #include "http.h"
+#include "listen_addr.h"
 #include "loop.h"
 
 struct mcpx_config;
@@ -34,9 +38,13 @@ struct mcpx_http_handlers {
 	void *arg;
 };
 
+/* Listens on addr (resolved from cfg->listen_host) and cfg->listen_port;
+ * fails when that cannot be bound. Raises the soft RLIMIT_NOFILE to what
+ * MCP_EXEC_MAX_CONNECTIONS needs (two descriptors per connection plus a
+ * reserve), or fails when the hard limit is lower. */
 int mcpx_http_server_new(struct mcpx_http_server **out, const struct mcpx_config *cfg,
-			 struct mcpx_auth *auth, const struct mcpx_http_handlers *h,
-			 struct mcpx_err *err);
+			 const struct mcpx_listen_addr *addr, struct mcpx_auth *auth,
+			 const struct mcpx_http_handlers *h, struct mcpx_err *err);
 void mcpx_http_server_free(struct mcpx_http_server *s);
 
 /* The loop sharing the server's lws context (for the executor). */

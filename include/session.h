@@ -40,12 +40,17 @@ struct mcpx_sessions *mcpx_sessions_new(const char *key, const char *auth_token,
 struct mcpx_sessions *mcpx_sessions_new_digest(const char *key, const unsigned char *token_sha256,
                                                unsigned ttl_s);
 void mcpx_sessions_free(struct mcpx_sessions *s);
+/* Re-derives a token-derived key from the token's new SHA-256 (the token
+ * file was rotated): ids minted under the old token stop verifying, and
+ * every replica that reads the new token derives the same new key. A key
+ * from MCP_EXEC_SESSION_KEY, or a process-local random one, stays. */
+void mcpx_sessions_rekey(struct mcpx_sessions *s, const unsigned char *token_sha256);
 /* True when the key came from configuration or the token (shared by replicas). */
 bool mcpx_sessions_shared_key(const struct mcpx_sessions *s);
 
 /* Mints an id for version into out (MCPX_SESSION_ID_MAX bytes). 0 or -errno;
- * -EINVAL for a version without sessions (only 2025-03-26, 2025-06-18 and
- * 2025-11-25 have them). */
+ * -EINVAL for a version without sessions (the session-based revisions
+ * 2024-11-05 to 2025-11-25 have them; 2026-07-28 is stateless). */
 int mcpx_session_mint(struct mcpx_sessions *s, const char *version, time_t now, char *out);
 
 /* Verifies id; on success copies the version (16 bytes) and returns 0.

@@ -6,10 +6,11 @@
  * the configured modules, makes itself non-dumpable while it waits, writes
  * one NUL byte to stdout to say it is ready, then reads a fixed-size header
  * and the code from stdin; whatever follows on stdin is the program's own
- * stdin. It then re-bases RLIMIT_CPU on the CPU it has used so far (the
- * limit counts from the code's arrival) and runs the code as the real
- * __main__ (from main.py, which the server wrote into the workdir), exactly
- * once. The process is discarded afterwards.
+ * stdin. Holding the whole code, it writes one more byte (MCPX_WARM_TAKEN),
+ * re-bases RLIMIT_CPU on the CPU it has used so far (the limit counts from
+ * the code's arrival) and runs the code as the real __main__ (from main.py,
+ * which the server wrote into the workdir), exactly once. The process is
+ * discarded afterwards.
  */
 #ifndef MCPX_WARM_H
 #define MCPX_WARM_H
@@ -40,6 +41,13 @@ const char *mcpx_warm_preload_list(const char *configured, bool fork_server);
  * control socket, and each child continues as a warm interpreter
  * (forkserver.h). NULL on allocation failure. */
 char *mcpx_warm_bootstrap(const char *preload_csv, bool fork_server);
+
+/* The bytes a warm interpreter writes to stdout before the program's own
+ * output: READY once it waits for its code, TAKEN once it has all of it
+ * (the server's evidence that the code was handed over: an interpreter
+ * that ends before TAKEN never ran it). */
+#define MCPX_WARM_READY '\0'
+#define MCPX_WARM_TAKEN '\1'
 
 /* The header is "<code bytes, 20 digits> <cpu seconds, 10 digits>\n". */
 #define MCPX_WARM_HEADER_LEN 32

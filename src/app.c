@@ -32,11 +32,13 @@
 #include "crypto.h"
 #include "executor.h"
 #include "functions.h"
+#include "listen_addr.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "metrics.h"
 #include "policy.h"
+#include "run_budget.h"
 #include "sandbox.h"
 #include "server_http.h"
 #include "session.h"
@@ -68,6 +70,7 @@ struct app {
 	struct mcpx_stdio *stdio;
 	/* http */
 	struct mcpx_auth *auth;
+	unsigned long auth_generation; /* of the token the session key came from */
 	struct mcpx_sessions *sessions;
 	struct mcpx_http_server *http;
 	struct mcpx_streamable *streamable;
@@ -350,6 +353,14 @@ static void on_signal(void *arg, int signo)
 static void h_mcp(void *arg, struct mcpx_http_conn *c, const struct mcpx_http_req *req)
 {
 	struct app *app = arg;
+
+	/* A rotated token file moves the session key with it (sessions signed
+	 * under the old token stop verifying; replicas reading the new token
+	 * agree again). The gate has just re-read the file if it changed. */
+	if (mcpx_auth_generation(app->auth) != app->auth_generation) {
+		app->auth_generation = mcpx_auth_generation(app->auth);
+		mcpx_sessions_rekey(app->sessions, mcpx_auth_digest(app->auth));
+	}
 	mcpx_streamable_handle(app->streamable, c, req);
 }
 
@@ -409,20 +420,26 @@ static int start_http(struct app *app)
 	struct mcpx_config *cfg = app->cfg;
 	struct mcpx_err err = {{0}};
 	struct mcpx_http_handlers h;
+	struct mcpx_listen_addr addr;
 
+	if (mcpx_listen_addr_resolve(cfg->listen_host, &addr, &err) < 0) {
+		mcpx_error("%s", err.msg);
+		return EX_CONFIG;
+	}
 	if (mcpx_auth_new(&app->auth, &cfg->auth_token, cfg->auth_token_file, &err) < 0) {
 		mcpx_error("auth: %s", err.msg);
 		return EX_CONFIG;
 	}
-	if (!mcpx_auth_enabled(app->auth) && !cfg->listen_loopback && !cfg->insecure_no_auth) {
+	if (!mcpx_auth_enabled(app->auth) && !addr.loopback && !cfg->insecure_no_auth) {
 		mcpx_error("refusing to listen on %s without a token: set MCP_EXEC_AUTH_TOKEN or "
 			   "MCP_EXEC_AUTH_TOKEN_FILE, or pass --insecure-no-auth",
 			   cfg->addr);
 		return EX_CONFIG;
 	}
 	if (!mcpx_auth_enabled(app->auth))
-		mcpx_warn("HTTP without auth (%s)", cfg->listen_loopback ? "loopback listener"
-									 : "--insecure-no-auth");
+		mcpx_warn("HTTP without auth (%s)",
+			  addr.loopback ? "loopback listener" : "--insecure-no-auth");
+	app->auth_generation = mcpx_auth_generation(app->auth);
 	app->sessions = mcpx_sessions_new_digest(cfg->session_key, mcpx_auth_digest(app->auth),
 						  cfg->session_ttl_s);
 	if (!app->sessions)
@@ -438,7 +455,7 @@ static int start_http(struct app *app)
 	h.ready = h_ready;
 	h.metrics = h_metrics;
 	h.arg = app;
-	if (mcpx_http_server_new(&app->http, cfg, app->auth, &h, &err) < 0) {
+	if (mcpx_http_server_new(&app->http, cfg, &addr, app->auth, &h, &err) < 0) {
 		mcpx_error("http: %s", err.msg);
 		return EX_UNAVAILABLE;
 	}
@@ -557,7 +574,7 @@ out:
 }
 
 /* The token file, as the HTTP server's start reads it (then forgotten). */
-static int check_auth(struct mcpx_config *cfg)
+static int check_auth(struct mcpx_config *cfg, bool loopback)
 {
 	struct mcpx_err err = {{0}};
 	struct mcpx_auth *auth = NULL;
@@ -568,7 +585,7 @@ static int check_auth(struct mcpx_config *cfg)
 		printf("auth: FAILED: %s\n", err.msg);
 		return -1;
 	}
-	if (!mcpx_auth_enabled(auth) && !cfg->listen_loopback && !cfg->insecure_no_auth) {
+	if (!mcpx_auth_enabled(auth) && !loopback && !cfg->insecure_no_auth) {
 		printf("auth: MISSING: a non-loopback listener needs a token (fail closed)\n");
 		mcpx_auth_free(auth);
 		return -1;
@@ -579,6 +596,7 @@ static int check_auth(struct mcpx_config *cfg)
 
 int mcpx_app_check_config(struct mcpx_config *cfg)
 {
+	struct mcpx_listen_addr addr = {.loopback = false};
 	struct mcpx_sandbox sb;
 	struct mcpx_err err = {{0}};
 	char layers[512];
@@ -627,7 +645,21 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 		}
 		mcpx_policy_store_free(ps);
 	}
-	if (check_auth(cfg) < 0)
+	if (cfg->transport != MCPX_TRANSPORT_STDIO) {
+		if (mcpx_listen_addr_resolve(cfg->listen_host, &addr, &err) < 0) {
+			printf("listen: FAILED: %s\n", err.msg);
+			rc = -1;
+		}
+	}
+	{
+		char how[400];
+
+		mcpx_budget_describe(how, sizeof(how));
+		printf("run budget: memory %u MiB, disk %u MiB and CPU for all of a run's processes "
+		       "together; method: %s\n",
+		       cfg->memory_mb, cfg->max_disk_mb, how);
+	}
+	if (check_auth(cfg, addr.loopback) < 0)
 		rc = -1;
 	mcpx_sandbox_free(&sb);
 	return rc == 0 ? 0 : EX_CONFIG;

@@ -7,15 +7,22 @@
  * hashed, so a core dump or a stray read of this struct reveals nothing that
  * opens the door. Presented values are hashed too and the digests compared in
  * constant time, which hides both the content and the length of the token.
- * A token file is re-read when it changes, at most once a second. This module
- * does not decide which requests need auth, does not parse HTTP, and never
- * logs a token or a header value.
+ * A token file is re-read when it changes, at most once a second; each
+ * change bumps a generation number, so the session key derived from the
+ * token can follow it. A token is what a client sends as a header value, so
+ * surrounding whitespace is not part of it (RFC 9110 drops it from field
+ * values) and control characters cannot be in it: a token that is only
+ * whitespace, or holds a control character, is refused. Presented values
+ * are compared with their full length, so a NUL inside a header cannot cut
+ * a value short into a match. This module does not decide which requests
+ * need auth, does not parse HTTP, and never logs a token or a header value.
  */
 #include "auth.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -42,6 +49,7 @@ struct file_id {
 
 struct mcpx_auth {
 	bool enabled;
+	unsigned long generation; /* bumped whenever digest changes */
 	uint8_t digest[MCPX_SHA256_LEN];
 	char *path; /* NULL unless the token came from a file */
 	struct file_id seen;
@@ -70,10 +78,41 @@ static bool file_id_equal(const struct file_id *a, const struct file_id *b)
 	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-/* Reads the token file, strips trailing whitespace (editors and `echo` add a
- * newline nobody means as part of the token) and hashes it into digest. The
- * identity recorded is that of the descriptor actually read, so a change
- * between stat and read is noticed on the next check. */
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Narrows [*p, *p + *len) to the token proper and checks it can travel in a
+ * header: surrounding whitespace (an editor's or `echo`'s newline, a pasted
+ * space) is dropped, as HTTP drops it from the value a client sends, and
+ * what remains must be non-empty and free of control characters (HTAB
+ * excepted). what names the source in the message. */
+static int token_bytes(const char **p, size_t *len, const char *what, struct mcpx_err *err)
+{
+	const char *s = *p;
+	size_t n = *len;
+
+	while (n > 0 && is_space(s[n - 1]))
+		n--;
+	while (n > 0 && is_space(s[0]))
+		s++, n--;
+	if (n == 0)
+		return mcpx_err_set(err, EINVAL, "%s is empty or only whitespace", what);
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
+			return mcpx_err_set(err, EINVAL,
+			                    "%s holds a control character, which no HTTP header "
+			                    "can carry",
+			                    what);
+	*p = s;
+	*len = n;
+	return 0;
+}
+
+/* Reads the token file, narrows it to the token (token_bytes) and hashes it
+ * into digest. The identity recorded is that of the descriptor actually
+ * read, so a change between stat and read is noticed on the next check. */
 static int read_token_file(const char *path, uint8_t digest[MCPX_SHA256_LEN], struct file_id *id,
                            struct mcpx_err *err)
 {
@@ -116,14 +155,15 @@ static int read_token_file(const char *path, uint8_t digest[MCPX_SHA256_LEN], st
 		                 path, TOKEN_FILE_MAX);
 		goto out;
 	}
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
-	                   buf[len - 1] == '\t'))
-		len--;
-	if (len == 0) {
-		rc = mcpx_err_set(err, EINVAL, "MCP_EXEC_AUTH_TOKEN_FILE %s is empty", path);
-		goto out;
+	{
+		const char *tok = buf;
+		char what[200];
+		snprintf(what, sizeof(what), "MCP_EXEC_AUTH_TOKEN_FILE %.160s", path);
+		rc = token_bytes(&tok, &len, what, err);
+		if (rc < 0)
+			goto out;
+		mcpx_sha256(tok, len, digest);
 	}
-	mcpx_sha256(buf, len, digest);
 	file_id_from_stat(id, &st);
 out:
 	mcpx_wipe(buf, sizeof(buf));
@@ -154,7 +194,12 @@ int mcpx_auth_new(struct mcpx_auth **out, char **token, const char *token_file,
 		goto out;
 	}
 	if (t && t[0]) {
-		mcpx_sha256(t, strlen(t), a->digest);
+		const char *tok = t;
+		size_t len = strlen(t);
+		rc = token_bytes(&tok, &len, "MCP_EXEC_AUTH_TOKEN", err);
+		if (rc < 0)
+			goto out;
+		mcpx_sha256(tok, len, a->digest);
 		a->enabled = true;
 	} else if (token_file && token_file[0]) {
 		a->path = strdup(token_file);
@@ -225,21 +270,26 @@ static void maybe_reload(struct mcpx_auth *a, time_t now)
 		a->seen = cur;
 		return;
 	}
-	memcpy(a->digest, digest, sizeof(digest));
-	mcpx_wipe(digest, sizeof(digest));
 	a->seen = cur;
+	if (memcmp(a->digest, digest, sizeof(digest)) != 0) {
+		memcpy(a->digest, digest, sizeof(digest));
+		a->generation++;
+	}
+	mcpx_wipe(digest, sizeof(digest));
 	mcpx_info("auth token file %s reloaded", a->path);
 }
 
 /* Hashes the presented value and compares digests in constant time. Hashing
  * first means the comparison always covers 32 bytes, so neither the time
- * taken nor an early exit reveals the token's length or a matching prefix. */
+ * taken nor an early exit reveals the token's length or a matching prefix.
+ * The whole value is hashed, NULs included: a value that merely starts with
+ * the token never matches. */
 static bool token_matches(const struct mcpx_auth *a, const char *v, size_t len)
 {
 	uint8_t d[MCPX_SHA256_LEN];
 	bool ok;
 
-	if (len == 0)
+	if (!v || len == 0)
 		return false;
 	mcpx_sha256(v, len, d);
 	ok = mcpx_ct_equal(d, a->digest, sizeof(d));
@@ -247,8 +297,8 @@ static bool token_matches(const struct mcpx_auth *a, const char *v, size_t len)
 	return ok;
 }
 
-bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, const char *authorization,
-                     time_t now)
+bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
+                     const char *authorization, size_t authz_len, time_t now)
 {
 	bool ok = false;
 
@@ -256,12 +306,18 @@ bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, const char *au
 		return true;
 	if (a->path)
 		maybe_reload(a, now);
-	if (x_mcp_auth && token_matches(a, x_mcp_auth, strlen(x_mcp_auth)))
+	if (token_matches(a, x_mcp_auth, x_len))
 		ok = true;
 	/* RFC 6750: the scheme is case-insensitive and followed by one space.
 	 * Anything looser would accept values no client sends. */
-	if (!ok && authorization && strncasecmp(authorization, "Bearer ", 7) == 0 &&
-	    token_matches(a, authorization + 7, strlen(authorization + 7)))
+	if (!ok && authorization && authz_len > 7 &&
+	    strncasecmp(authorization, "Bearer ", 7) == 0 &&
+	    token_matches(a, authorization + 7, authz_len - 7))
 		ok = true;
 	return ok;
+}
+
+unsigned long mcpx_auth_generation(const struct mcpx_auth *a)
+{
+	return a ? a->generation : 0;
 }

@@ -58,6 +58,12 @@ static const struct opt opts[] = {
 	 SZ(allowed_origins), 0, 0, "extra allowed Origin values, comma-separated"},
 	{"max-body-bytes", "MCP_EXEC_MAX_BODY_BYTES", T_SIZE, OFF(max_body_bytes), 0, 1024,
 	 256ULL << 20, "largest HTTP request body accepted (413 beyond)"},
+	{"header-timeout-s", "MCP_EXEC_HEADER_TIMEOUT_S", T_UINT, OFF(header_timeout_s), 0, 1, 3600,
+	 "seconds a connection may take to send its request head (closed after)"},
+	{"body-timeout-s", "MCP_EXEC_BODY_TIMEOUT_S", T_UINT, OFF(body_timeout_s), 0, 1, 3600,
+	 "seconds a request may take to send its body once the head is in"},
+	{"max-connections", "MCP_EXEC_MAX_CONNECTIONS", T_UINT, OFF(max_connections), 0, 4, 65536,
+	 "open HTTP connections; beyond, the oldest unauthenticated idle one is dropped"},
 	{"default-timeout-s", "MCP_EXEC_DEFAULT_TIMEOUT_S", T_UINT, OFF(default_timeout_s), 0, 1,
 	 86400, "wall-clock limit when the call gives none"},
 	{"max-timeout-s", "MCP_EXEC_MAX_TIMEOUT_S", T_UINT, OFF(max_timeout_s), 0, 1, 86400,
@@ -71,11 +77,13 @@ static const struct opt opts[] = {
 	{"python", "MCP_EXEC_PYTHON", T_STR, OFF(python_arg), SZ(python_arg), 0, 0,
 	 "interpreter: absolute path, or a name looked up in the system directories"},
 	{"memory-mb", "MCP_EXEC_MEMORY_MB", T_UINT, OFF(memory_mb), 0, 32, 1 << 20,
-	 "address-space limit per sandboxed process (MiB)"},
+	 "memory of a run, all its processes together (MiB); also each process's address space"},
 	{"max-procs", "MCP_EXEC_MAX_PROCS", T_UINT, OFF(max_procs), 0, 1, 100000,
 	 "processes and threads a run may add"},
 	{"max-file-mb", "MCP_EXEC_MAX_FILE_MB", T_UINT, OFF(max_file_mb), 0, 0, 1 << 20,
 	 "largest file a run may write (MiB)"},
+	{"max-disk-mb", "MCP_EXEC_MAX_DISK_MB", T_UINT, OFF(max_disk_mb), 0, 1, 1 << 20,
+	 "space a run's files may take in total: workdir, /dev/shm, unlinked open files (MiB)"},
 	{"cpu-s", "MCP_EXEC_CPU_S", T_UINT, OFF(cpu_s), 0, 0, 86400,
 	 "CPU-time limit per run; 0 follows the run's wall-clock timeout"},
 	{"max-queue", "MCP_EXEC_MAX_QUEUE", T_UINT, OFF(max_queue), 0, 0, 100000,
@@ -105,6 +113,10 @@ static const struct opt opts[] = {
 	{"egress-ca-file", "MCP_EXEC_EGRESS_CA_FILE", T_STR, OFF(egress_ca_file),
 	 SZ(egress_ca_file), 0, 0, "CA bundle (PEM) that broker HTTPS requests trust instead of "
 				   "the system's"},
+	{"warm-max-runs", "MCP_EXEC_WARM_MAX_RUNS", T_UINT, OFF(warm_max_runs), 0, 0, 1000000,
+	 "runs a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
+	{"warm-max-age-s", "MCP_EXEC_WARM_MAX_AGE_S", T_UINT, OFF(warm_max_age_s), 0, 0, 86400,
+	 "seconds a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -123,6 +135,9 @@ static void set_defaults(struct mcpx_config *c)
 	strcpy(c->addr, "127.0.0.1:8080");
 	c->session_ttl_s = 86400;
 	c->max_body_bytes = 4u << 20;
+	c->header_timeout_s = 10;
+	c->body_timeout_s = 10;
+	c->max_connections = 512;
 	c->default_timeout_s = 30;
 	c->max_timeout_s = 300;
 	c->max_output_bytes = 1u << 20;
@@ -132,6 +147,7 @@ static void set_defaults(struct mcpx_config *c)
 	c->memory_mb = 512;
 	c->max_procs = 64;
 	c->max_file_mb = 64;
+	c->max_disk_mb = 128;
 	c->max_queue = 16;
 	c->queue_timeout_s = 60;
 	c->max_files_in_bytes = 4u << 20;
@@ -145,6 +161,8 @@ static void set_defaults(struct mcpx_config *c)
 		strcpy(c->workdir_base, tmp);
 	c->warm = MCPX_WARM_AUTO;
 	strcpy(c->preload, MCPX_WARM_PRELOAD_AUTO);
+	c->warm_max_runs = 100;
+	c->warm_max_age_s = 300;
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -344,9 +362,6 @@ static int parse_addr(struct mcpx_config *c, struct mcpx_err *err)
 	if (parse_ull(colon + 1, &port) < 0 || port > 65535)
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: bad port in \"%s\"", a);
 	c->listen_port = (int)port;
-	c->listen_loopback = strncmp(c->listen_host, "127.", 4) == 0 ||
-			     strcmp(c->listen_host, "::1") == 0 ||
-			     strcmp(c->listen_host, "localhost") == 0;
 	return 0;
 }
 
@@ -544,6 +559,9 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_SESSION_TTL_S=%u\n", c->session_ttl_s);
 	fprintf(out, "MCP_EXEC_ALLOWED_ORIGINS=%s\n", c->allowed_origins);
 	fprintf(out, "MCP_EXEC_MAX_BODY_BYTES=%zu\n", c->max_body_bytes);
+	fprintf(out, "MCP_EXEC_HEADER_TIMEOUT_S=%u\n", c->header_timeout_s);
+	fprintf(out, "MCP_EXEC_BODY_TIMEOUT_S=%u\n", c->body_timeout_s);
+	fprintf(out, "MCP_EXEC_MAX_CONNECTIONS=%u\n", c->max_connections);
 	fprintf(out, "MCP_EXEC_DEFAULT_TIMEOUT_S=%u\n", c->default_timeout_s);
 	fprintf(out, "MCP_EXEC_MAX_TIMEOUT_S=%u\n", c->max_timeout_s);
 	fprintf(out, "MCP_EXEC_MAX_OUTPUT_BYTES=%zu\n", c->max_output_bytes);
@@ -553,6 +571,7 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_MEMORY_MB=%u\n", c->memory_mb);
 	fprintf(out, "MCP_EXEC_MAX_PROCS=%u\n", c->max_procs);
 	fprintf(out, "MCP_EXEC_MAX_FILE_MB=%u\n", c->max_file_mb);
+	fprintf(out, "MCP_EXEC_MAX_DISK_MB=%u\n", c->max_disk_mb);
 	fprintf(out, "MCP_EXEC_CPU_S=%u%s\n", c->cpu_s, c->cpu_s ? "" : " (follows the timeout)");
 	fprintf(out, "MCP_EXEC_MAX_QUEUE=%u\n", c->max_queue);
 	fprintf(out, "MCP_EXEC_QUEUE_TIMEOUT_S=%u\n", c->queue_timeout_s);
@@ -576,6 +595,10 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 						    : c->egress_proxy);
 	fprintf(out, "MCP_EXEC_EGRESS_CA_FILE=%s\n",
 		c->egress_ca_file[0] ? c->egress_ca_file : "<unset: the system's CAs>");
+	fprintf(out, "MCP_EXEC_WARM_MAX_RUNS=%u%s\n", c->warm_max_runs,
+		c->warm_max_runs ? "" : " (no bound)");
+	fprintf(out, "MCP_EXEC_WARM_MAX_AGE_S=%u%s\n", c->warm_max_age_s,
+		c->warm_max_age_s ? "" : " (no bound)");
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }

@@ -4,7 +4,7 @@
  * One job runs at a time; up to max_queue wait behind it, each with its own
  * queue-timeout timer. A running job is a small state machine driven by loop
  * events: output readable, leader exited (pidfd), wall-clock timer, stdin
- * writable-by-retry. Whatever ends the run (exit, timeout, output cap,
+ * writable-by-retry. Whatever ends the run (exit, timeout, a budget,
  * cancellation), the whole process tree is killed before the result is
  * returned, and the job is finished only when the leader is reaped and both
  * output pipes are closed, so nothing of a run outlives its result.
@@ -34,14 +34,16 @@
 
 #include "audit.h"
 #include "broker.h"
+#include "buf.h"
 #include "config.h"
 #include "crypto.h"
 #include "log.h"
-#include "forkserver.h"
 #include "metrics.h"
 #include "procstat.h"
 #include "runfiles.h"
+#include "run_budget.h"
 #include "warm.h"
+#include "zygote_cycle.h"
 
 /* After the leader exits and the tree is killed, the pipes close at once; this
  * bounds the wait anyway, so a wedged pipe can never hold the executor. */
@@ -54,10 +56,9 @@
  * at code arrival the bootstrap re-bases the limit on what it used. */
 #define WARM_PRELOAD_CPU_S 120u
 #define WARM_MAX_FAILURES 3
-/* How often a fork server that is still preloading is asked again, and how
- * long start-up waits for the first one. */
-#define WARM_ZYGOTE_POLL_US 10000u
+/* How long start-up waits for the first zygote, and how often it looks. */
 #define WARM_ZYGOTE_START_US (30u * 1000000u)
+#define WARM_ZYGOTE_START_POLL_NS 5000000L
 /* After-reap mode: how long after a run the next interpreter is started. */
 #define WARM_AFTER_REAP_DELAY_US 50000u
 
@@ -66,10 +67,12 @@ enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 struct job_stream {
 	struct mcpx_watch watch;
 	struct mcpx_job *job;
-	char *buf;
-	size_t len, cap;
+	struct mcpx_buf buf; /* capped at the combined output cap */
 	bool open;
-	bool skip_marker; /* a warm interpreter's ready byte is still to come */
+	/* Bytes of a warm interpreter's protocol still to come before the
+	 * program's output (warm.h): READY (when it had not arrived when the
+	 * run started), then TAKEN. */
+	unsigned markers;
 };
 
 struct mcpx_job {
@@ -110,7 +113,10 @@ struct mcpx_job {
 	bool pid_open;
 	bool leader_exited;
 	bool timed_out;
-	bool output_capped;
+	bool truncated;             /* output beyond the cap was dropped */
+	const char *env_failure;    /* set: the environment failed, not the program */
+	struct mcpx_run_budget *budget; /* the run as a whole (run_budget.h) */
+	const char *budget_limit;   /* the budget that ended it */
 	struct mcpx_timer wall_timer;
 	struct mcpx_timer drain_timer;
 	struct mcpx_timer stdin_timer;
@@ -139,8 +145,10 @@ struct mcpx_executor {
 	struct mcpx_timer warm_timer;
 	struct mcpx_timer warm_kick;
 	unsigned warm_failures;
-	struct mcpx_forkserver *fs; /* fork mode: the zygote, once started */
-	bool zygote_proven;         /* its first child passed the self-test probe */
+	struct mcpx_zygotes *zyg;   /* fork mode: the zygotes (zygote_cycle.h) */
+	struct mcpx_zygotes *zyg_leaving; /* fork mode ended: freed once no run of theirs is left */
+	struct mcpx_timer zygote_timer;
+	struct mcpx_budget *budget; /* how runs are held to their budget */
 };
 
 static void start_next(struct mcpx_executor *ex);
@@ -174,6 +182,14 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->cfg = cfg;
 	ex->sb = sb;
 	ex->broker = broker;
+	/* Before any sandboxed process exists: it may move the server into a
+	 * leaf cgroup. */
+	ex->budget = mcpx_budget_new();
+	if (!ex->budget) {
+		free(ex);
+		return NULL;
+	}
+	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
 	ex->warm_mode = mcpx_warm_mode_for(cfg, sb);
 	if (ex->warm_mode != MCPX_WARM_MODE_OFF) {
 		ex->bootstrap = mcpx_warm_bootstrap(cfg->preload,
@@ -204,8 +220,8 @@ static void job_free(struct mcpx_job *job)
 	mcpx_runfiles_in_free(job->files);
 	free(job->files);
 	mcpx_runfiles_out_free(&job->out_files);
-	free(job->out.buf);
-	free(job->err.buf);
+	mcpx_buf_free(&job->out.buf);
+	mcpx_buf_free(&job->err.buf);
 	free(job);
 }
 
@@ -243,7 +259,7 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.max_rss_kb = r ? r->max_rss_kb : 0;
 	rec.queue_wait_ms = r ? r->queue_wait_ms
 			      : (mcpx_now_us() - job->enqueued_us) / 1000u;
-	rec.output_bytes = job->out.len + job->err.len;
+	rec.output_bytes = job->out.buf.len + job->err.buf.len;
 	rec.truncated = r ? r->truncated : false;
 	rec.warm = job->warm;
 	rec.run_id = job->run_id;
@@ -341,6 +357,8 @@ static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_
 		snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
 	copy_bind(job, spec->bind);
 	job->cb = *cb;
+	mcpx_buf_init(&job->out.buf, ex->cfg->max_output_bytes);
+	mcpx_buf_init(&job->err.buf, ex->cfg->max_output_bytes);
 	job->state = JOB_QUEUED;
 	job->enqueued_us = mcpx_now_us();
 	return job;
@@ -441,7 +459,7 @@ static bool take_pending(struct mcpx_executor *ex)
 	struct mcpx_err err = {{0}};
 
 	ex->warm_pending = false;
-	if (mcpx_forkserver_take(ex->fs, &ex->warm, &err) == 0)
+	if (ex->zyg && mcpx_zygotes_take(ex->zyg, &ex->warm, &err) == 0)
 		return true;
 	ex->warm_ready = false;
 	mcpx_timer_cancel(&ex->warm_timer);
@@ -505,8 +523,22 @@ static void leave_fork_mode(struct mcpx_executor *ex, const char *why)
 {
 	char *boot = mcpx_warm_bootstrap(ex->cfg->preload, false);
 
-	mcpx_forkserver_stop(ex->fs);
-	ex->fs = NULL;
+	/* A running run may be a zygote's child, which dies with it: the
+	 * zygotes go once it has been reaped (job_complete). A child asked for
+	 * the next run goes with them. */
+	mcpx_timer_cancel(&ex->zygote_timer);
+	if (ex->warm_pending) {
+		ex->warm_pending = false;
+		ex->warm_ready = false;
+		mcpx_timer_cancel(&ex->warm_timer);
+	}
+	mcpx_zygotes_free(ex->zyg_leaving);
+	ex->zyg_leaving = ex->zyg;
+	ex->zyg = NULL;
+	if (!ex->running) {
+		mcpx_zygotes_free(ex->zyg_leaving);
+		ex->zyg_leaving = NULL;
+	}
 	ex->warm_failures = 0;
 	free(ex->bootstrap);
 	ex->bootstrap = boot;
@@ -531,43 +563,42 @@ static void warm_failed(struct mcpx_executor *ex, const char *why)
 	ex->warm_mode = MCPX_WARM_MODE_OFF;
 }
 
-/* Fork mode: the zygote is started on first use and replaced when it dies.
- * Returns 1 when it can fork now, 0 when it is still preloading (asked
- * again shortly), -1 on failure. */
-static int zygote_ready(struct mcpx_executor *ex, const struct mcpx_limits *lim)
+static void zygote_timer_cb(struct mcpx_timer *t);
+
+/* Fork mode: lets the zygotes do what is due (zygote_cycle.h: preload and
+ * proof of a new one, renewal, replacing a dead one) and asks again when
+ * they say. Returns 1 when a fork can be asked for now, 0 when not (runs
+ * start cold), -1 when fork mode ended. */
+static int zygote_ready(struct mcpx_executor *ex)
 {
 	struct mcpx_err err = {{0}};
+	uint64_t next_us = 0;
 	int r;
 
-	if (!ex->fs)
-		ex->zygote_proven = false;
-	if (!ex->fs && mcpx_forkserver_start(ex->sb, ex->bootstrap, lim, &ex->fs, &err) < 0) {
-		warm_failed(ex, err.msg);
+	if (!ex->zyg)
 		return -1;
-	}
-	r = mcpx_forkserver_poll(ex->fs);
-	if (r == 1 && !ex->zygote_proven) {
-		/* Each new zygote's first child must pass the start-up probe;
-		 * if it does not, no run is ever forked. */
-		if (mcpx_forkserver_selftest(ex->fs, &err) < 0) {
-			leave_fork_mode(ex, err.msg);
-			schedule_warm(ex);
-			return -1;
-		}
-		ex->zygote_proven = true;
-		mcpx_info("fork server ready: the zygote has preloaded and its first child "
-			  "passed the self-test");
-	}
+	r = mcpx_zygotes_poll(ex->zyg, &next_us, &err);
 	if (r < 0) {
-		mcpx_forkserver_stop(ex->fs);
-		ex->fs = NULL;
-		warm_failed(ex, "the fork server's zygote exited");
+		leave_fork_mode(ex, err.msg);
 		schedule_warm(ex);
 		return -1;
 	}
-	if (r == 0)
-		schedule_warm_in(ex, WARM_ZYGOTE_POLL_US);
+	if (next_us) {
+		ex->zygote_timer.fn = zygote_timer_cb;
+		ex->zygote_timer.arg = ex;
+		mcpx_timer_start(ex->loop, &ex->zygote_timer, next_us);
+	}
 	return r;
+}
+
+static void zygote_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_executor *ex = t->arg;
+
+	if (ex->warm_ready || ex->draining || ex->freeing)
+		(void)zygote_ready(ex);
+	else
+		prepare_warm(ex);
 }
 
 /* The limits a warm process is prepared with (the CPU limit is re-based
@@ -587,19 +618,28 @@ static void warm_limits(const struct mcpx_executor *ex, struct mcpx_limits *lim)
 	lim->uncounted_pgrp = ex->running ? ex->running->proc.pid : 0;
 }
 
-/* At start-up, before anything is served: waits for the first zygote's
- * preload and its self-test (zygote_ready), as the cold path's self-test is
- * run before serving. Done later, the probe would hold up the loop while
- * clients wait. A zygote still preloading after the deadline is proven
- * whenever it is ready. */
+/* At start-up, before anything is served: starts the zygotes and waits for
+ * the first one's preload and self-test probe (zygote_ready), as the cold
+ * path's self-test runs before serving, so the first calls are forked. One
+ * still preloading after the deadline is proven in the background, like
+ * every later one. */
 static void wait_first_zygote(struct mcpx_executor *ex)
 {
-	struct timespec ts = {0, 5000000};
+	struct timespec ts = {0, WARM_ZYGOTE_START_POLL_NS};
 	uint64_t deadline = mcpx_now_us() + WARM_ZYGOTE_START_US;
+	struct mcpx_zygote_policy pol = {
+	    .max_runs = ex->cfg->warm_max_runs,
+	    .max_age_us = (uint64_t)ex->cfg->warm_max_age_s * 1000000u,
+	};
+	struct mcpx_err err = {{0}};
 	struct mcpx_limits lim;
 
 	warm_limits(ex, &lim);
-	while (ex->warm_mode == MCPX_WARM_MODE_FORK && zygote_ready(ex, &lim) == 0 &&
+	if (mcpx_zygotes_new(ex->sb, ex->bootstrap, &lim, &pol, &ex->zyg, &err) < 0) {
+		leave_fork_mode(ex, err.msg);
+		return;
+	}
+	while (ex->warm_mode == MCPX_WARM_MODE_FORK && zygote_ready(ex) == 0 &&
 	       mcpx_now_us() < deadline)
 		nanosleep(&ts, NULL);
 }
@@ -622,12 +662,12 @@ static void prepare_warm(struct mcpx_executor *ex)
 		return;
 	warm_limits(ex, &lim);
 	if (ex->warm_mode == MCPX_WARM_MODE_FORK) {
-		if (zygote_ready(ex, &lim) <= 0)
+		if (zygote_ready(ex) <= 0)
 			return;
 		/* Asked for now, taken (and waited for, if need be) when the
 		 * next run starts: the fork overlaps the response and the
 		 * client's next request. */
-		rc = mcpx_forkserver_fork(ex->fs, &lim, &err);
+		rc = mcpx_zygotes_fork(ex->zyg, &lim, &err);
 		ex->warm_pending = rc == 0;
 	} else {
 		rc = mcpx_sandbox_spawn_warm(ex->sb, &lim, ex->bootstrap, &ex->warm, &err);
@@ -712,8 +752,11 @@ static bool wants_channel(const struct mcpx_executor *ex, const struct mcpx_job 
 
 static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	if (!take_warm(ex, &job->proc, &job->out.skip_marker, wants_channel(ex, job)))
+	bool ready_pending;
+
+	if (!take_warm(ex, &job->proc, &ready_pending, wants_channel(ex, job)))
 		return false;
+	job->out.markers = ready_pending ? 2 : 1;
 	job->cpu_base_ms = proc_cpu_ms(job->proc.pid);
 	return true;
 }
@@ -722,6 +765,7 @@ static bool take_warm_for(struct mcpx_executor *ex, struct mcpx_job *job)
 
 static void kill_tree(struct mcpx_job *job)
 {
+	mcpx_run_budget_kill(job->budget);
 	mcpx_sandbox_kill(&job->proc);
 }
 
@@ -732,8 +776,8 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 
 	if (job->timed_out)
 		return "timeout";
-	if (job->output_capped)
-		return "output";
+	if (job->budget_limit)
+		return job->budget_limit;
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		if (sig == SIGXCPU || (sig == SIGKILL && cpu_ms + 50 >= (uint64_t)cpu_s * 1000u))
@@ -742,13 +786,13 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 			return "file_size";
 		return NULL;
 	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.len)
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.buf.len)
 		return NULL;
 	/* Python reports these limits as exceptions; look at the end of stderr,
 	 * where the traceback's last line is. The label only describes the
 	 * caller's own run, so a program printing these words fools no one else. */
-	n = job->err.len < 4096 ? job->err.len : 4096;
-	tail = job->err.buf + job->err.len - n;
+	n = job->err.buf.len < 4096 ? job->err.buf.len : 4096;
+	tail = job->err.buf.data + job->err.buf.len - n;
 	if (memmem(tail, n, "MemoryError", 11) || memmem(tail, n, "Unable to allocate", 18) ||
 	    memmem(tail, n, "Cannot allocate memory", 22))
 		return "memory";
@@ -776,43 +820,123 @@ static int collect_files(struct mcpx_job *job, struct mcpx_err *err)
 	return rc;
 }
 
-/* The run's result from its exit status and resource use. */
-static void fill_result(struct mcpx_job *job, int status, const struct rusage *ru,
-			struct mcpx_job_result *r)
+/* Whether a run's end was a failure of its environment, not the program's
+ * result, decided on evidence the server holds (docs/architecture.md,
+ * "Error contract"):
+ * - a warm interpreter that ended before saying it had the whole code
+ *   (MCPX_WARM_TAKEN) never ran it, whatever ended it;
+ * - a forked run killed by a SIGKILL the server did not send, whose zygote
+ *   has exited: the zygote's death killed it (the child's parent-death
+ *   signal). Run code cannot signal the zygote (Landlock's signal scope,
+ *   which fork mode requires), so that was not the program's doing.
+ * A run that kills itself, even with SIGKILL, keeps its result: its zygote
+ * lives on, and it had its code. */
+static const char *environment_failure(const struct mcpx_job *job, int status, bool parent_gone)
 {
-	unsigned cpu_s = job->ex->cfg->cpu_s ? job->ex->cfg->cpu_s : job->timeout_s;
+	if (job->env_failure || job->cancelled)
+		return job->env_failure;
+	if (job->warm && job->out.markers)
+		return "the warm interpreter ended before it had taken the code";
+	if (job->timed_out || job->budget_limit)
+		return NULL;
+	if (parent_gone && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return "the fork server's zygote died during the run and took the run with it";
+	return NULL;
+}
+
+/* The result of a run that ended (reaped): raw output, times, how it ended. */
+static void fill_result(struct mcpx_job *job, int status, const struct rusage *ru,
+			uint64_t budget_cpu_ms, struct mcpx_job_result *r)
+{
+	const struct mcpx_config *cfg = job->ex->cfg;
+	unsigned cpu_s = cfg->cpu_s ? cfg->cpu_s : job->timeout_s;
 
 	memset(r, 0, sizeof(*r));
 	r->status = MCPX_JOB_DONE;
-	r->stdout_buf = job->out.buf ? job->out.buf : "";
-	r->stdout_len = job->out.len;
-	r->stderr_buf = job->err.buf ? job->err.buf : "";
-	r->stderr_len = job->err.len;
+	r->stdout_buf = mcpx_buf_str(&job->out.buf);
+	r->stdout_len = job->out.buf.len;
+	r->stderr_buf = mcpx_buf_str(&job->err.buf);
+	r->stderr_len = job->err.buf.len;
 	r->duration_ms = (job->ended_us - job->started_us) / 1000u;
 	r->queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
 	r->cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000u + (uint64_t)ru->ru_utime.tv_usec / 1000u +
 		    (uint64_t)ru->ru_stime.tv_sec * 1000u + (uint64_t)ru->ru_stime.tv_usec / 1000u;
 	r->cpu_ms = r->cpu_ms > job->cpu_base_ms ? r->cpu_ms - job->cpu_base_ms : 0;
+	/* The budget's count also holds what no one's rusage does. */
+	if (budget_cpu_ms > r->cpu_ms)
+		r->cpu_ms = budget_cpu_ms;
 	r->max_rss_kb = (uint64_t)ru->ru_maxrss;
 	r->timed_out = job->timed_out;
-	r->truncated = job->output_capped;
-	if (WIFEXITED(status) && !job->timed_out && !job->output_capped) {
+	r->truncated = job->truncated;
+	if (WIFEXITED(status) && !job->timed_out) {
 		r->exit_code = WEXITSTATUS(status);
 	} else {
 		r->exit_code = -1;
 		r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
 	}
 	r->limit = classify_limit(job, status, r->cpu_ms, cpu_s);
-	r->files = &job->out_files;
+}
+
+/* Audits the run and hands the caller its result, or, when the environment
+ * failed, a tool error: never a result that blames the code. */
+static void report(struct mcpx_job *job, struct mcpx_job_result *r)
+{
+	const char *status = job->timed_out ? "timeout" : r->signal ? "killed" : "ok";
+
+	if (job->env_failure) {
+		r->status = MCPX_JOB_FAILED;
+		snprintf(r->message, sizeof(r->message),
+			 "the execution environment failed: %s; no result of the program is "
+			 "reported, and the call can be retried",
+			 job->env_failure);
+		mcpx_error("run failed: %s", r->message);
+		status = "failed";
+	} else if (r->status == MCPX_JOB_FAILED) {
+		mcpx_error("run failed: %s", r->message);
+		status = "failed";
+	}
+	if (job->cancelled) {
+		audit(job, "cancelled", r);
+		return;
+	}
+	audit(job, status, r);
+	if (job->cb.done)
+		job->cb.done(job->cb.arg, r);
+}
+
+/* After a run: the next job, the next interpreter, and whatever is due for
+ * the zygotes (renewal starts once the response is on its way, not in front
+ * of the next call). A nested run that ends while its caller still holds
+ * the slot leaves all of that to the caller's end: the caller may be a
+ * leaving zygote's child, and in after-reap mode no interpreter may be
+ * prepared beside a run. */
+static void after_run(struct mcpx_executor *ex)
+{
+	if (ex->running)
+		return;
+	if (ex->zyg_leaving) {
+		mcpx_zygotes_free(ex->zyg_leaving);
+		ex->zyg_leaving = NULL;
+	}
+	kick(ex);
+	schedule_warm(ex);
+	if (ex->zyg) {
+		ex->zygote_timer.fn = zygote_timer_cb;
+		ex->zygote_timer.arg = ex;
+		mcpx_timer_start(ex->loop, &ex->zygote_timer, 0);
+	}
 }
 
 static void job_complete(struct mcpx_job *job)
 {
 	struct mcpx_executor *ex = job->ex;
 	struct mcpx_job_result r;
+	struct mcpx_run_usage usage;
 	struct rusage ru;
 	int status = 0, files_rc;
 	struct mcpx_err ferr = {{0}};
+	/* Asked before the reap, while the run's zygote is still known. */
+	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
 	bool nested = job->has_bind && job->bind.nested;
 
 	mcpx_timer_cancel(&job->wall_timer);
@@ -822,11 +946,16 @@ static void job_complete(struct mcpx_job *job)
 	job->egress = NULL;
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
-	files_rc = job->cancelled ? 0 : collect_files(job, &ferr);
+	job->env_failure = environment_failure(job, status, parent_gone);
+	mcpx_run_budget_finish(job->budget, &usage);
+	job->budget = NULL;
+	if (!job->budget_limit)
+		job->budget_limit = usage.limit;
+	files_rc = job->cancelled || job->env_failure ? 0 : collect_files(job, &ferr);
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
-
-	fill_result(job, status, &ru, &r);
+	fill_result(job, status, &ru, usage.cpu_ms, &r);
+	r.files = &job->out_files;
 	if (files_rc < 0) {
 		/* The server could not read what the run left: its failure, not
 		 * the program's result. */
@@ -834,24 +963,15 @@ static void job_complete(struct mcpx_job *job)
 		snprintf(r.message, sizeof(r.message), "could not read the run's out/ files: %.200s",
 			 ferr.msg);
 	}
-
 	/* A nested job leaves the slot to its caller. */
-	if (ex->running == job)
+	if (!nested && ex->running == job)
 		ex->running = NULL;
 	else
 		side_remove(ex, job);
 	ex->completed++;
-	if (job->cancelled) {
-		audit(job, "cancelled", &r);
-	} else {
-		audit(job, job->timed_out ? "timeout" : r.signal ? "killed" : "ok", &r);
-		if (job->cb.done)
-			job->cb.done(job->cb.arg, &r);
-	}
+	report(job, &r);
 	job_free(job);
-	kick(ex);
-	if (!ex->running || !nested)
-		schedule_warm(ex);
+	after_run(ex);
 }
 
 /* Called whenever one of the run's watches closes; the job completes when
@@ -884,6 +1004,7 @@ static void leader_exited(struct mcpx_job *job)
 		return;
 	job->leader_exited = true;
 	job->state = JOB_FINISHING;
+	mcpx_run_budget_stop(job->budget);
 	kill_tree(job);
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
@@ -908,20 +1029,58 @@ static void pid_cb(struct mcpx_watch *w, int events)
 	}
 }
 
-static void cap_reached(struct mcpx_job *job)
+/* The environment failed under a run (not the program): the run is ended
+ * and the caller gets a tool error with msg instead of a result. */
+static void fail_run(struct mcpx_job *job, const char *msg)
 {
-	if (job->output_capped)
-		return;
-	job->output_capped = true;
+	if (!job->env_failure)
+		job->env_failure = msg;
 	kill_tree(job);
+}
+
+/* Keeps what fits under the combined stdout+stderr cap and drops the rest.
+ * The program runs on, as with the Go mcp-exec: its pipes are still drained,
+ * so it never blocks on a full pipe, and only its own limits or the timeout
+ * end it; the result says truncated. */
+static void keep_output(struct mcpx_job *job, struct job_stream *s, const char *p, size_t n)
+{
+	size_t cap = job->ex->cfg->max_output_bytes;
+	size_t used = job->out.buf.len + job->err.buf.len;
+	size_t room = used < cap ? cap - used : 0;
+	long got = mcpx_buf_add_some(&s->buf, p, n < room ? n : room);
+
+	if (got < 0) {
+		fail_run(job, "the server ran out of memory while collecting the output");
+		return;
+	}
+	if ((size_t)got < n)
+		job->truncated = true;
+}
+
+/* Takes the bootstrap's protocol bytes off the front of a warm run's
+ * stdout; returns how many of buf's bytes they were. */
+static size_t take_markers(struct mcpx_job *job, struct job_stream *s, const char *buf, size_t n)
+{
+	size_t i = 0;
+
+	for (; s->markers && i < n; i++, s->markers--) {
+		char want = s->markers == 2 ? MCPX_WARM_READY : MCPX_WARM_TAKEN;
+
+		if (buf[i] != want) {
+			s->markers = 0;
+			fail_run(job, "the warm interpreter broke its protocol");
+			return i;
+		}
+	}
+	return i;
 }
 
 static void stream_cb(struct mcpx_watch *w, int events)
 {
 	struct job_stream *s = w->arg;
 	struct mcpx_job *job = s->job;
-	size_t cap = job->ex->cfg->max_output_bytes;
 	char buf[65536];
+	size_t skip;
 
 	if (events & MCPX_EV_READ) {
 		for (;;) {
@@ -934,44 +1093,11 @@ static void stream_cb(struct mcpx_watch *w, int events)
 				mcpx_loop_unwatch(w);
 				break;
 			}
-			if (s->skip_marker) {
-				/* The bootstrap's ready byte precedes the run's output. */
-				s->skip_marker = false;
-				if (buf[0] == '\0') {
-					memmove(buf, buf + 1, (size_t)n - 1);
-					if (--n == 0)
-						continue;
-				}
-			}
-			size_t used = job->out.len + job->err.len;
-			size_t room = used < cap ? cap - used : 0;
-			size_t take = (size_t)n < room ? (size_t)n : room;
-			if (take) {
-				if (s->len + take > s->cap) {
-					size_t ncap = s->cap ? s->cap : 4096;
-					while (ncap < s->len + take)
-						ncap *= 2;
-					if (ncap > cap)
-						ncap = cap;
-					char *nb = realloc(s->buf, ncap);
-					if (!nb) {
-						cap_reached(job);
-						break;
-					}
-					s->buf = nb;
-					s->cap = ncap;
-				}
-				memcpy(s->buf + s->len, buf, take);
-				s->len += take;
-			}
-			if ((size_t)n > take) {
-				/* An output flood ends the run: keeping a runaway
-				 * writer alive only burns the replica's one slot. */
-				cap_reached(job);
-			}
+			skip = s->markers ? take_markers(job, s, buf, (size_t)n) : 0;
+			keep_output(job, s, buf + skip, (size_t)n - skip);
 		}
 		if (s == &job->out && job->cb.event && job->state == JOB_RUNNING && !job->cancelled)
-			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.len + job->err.len);
+			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.buf.len + job->err.buf.len);
 		return;
 	}
 	if (events & MCPX_EV_CLOSED) {
@@ -1093,6 +1219,31 @@ static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 		mcpx_error("run %s: the egress broker could not take its channel", job->run_id);
 }
 
+static void budget_exceeded(void *arg, const char *limit)
+{
+	struct mcpx_job *job = arg;
+
+	if (!job->budget_limit)
+		job->budget_limit = limit;
+	kill_tree(job);
+}
+
+/* Holds the run as a whole to its budget (run_budget.h); a warm interpreter
+ * is still waiting for its code here, so all it will start is counted. */
+static int start_budget(struct mcpx_job *job, unsigned cpu_s)
+{
+	const struct mcpx_config *cfg = job->ex->cfg;
+	struct mcpx_budget_limits lim = {
+	    .memory_kb = (uint64_t)cfg->memory_mb * 1024u,
+	    .disk_kb = (uint64_t)cfg->max_disk_mb * 1024u,
+	    .cpu_ms = (uint64_t)cpu_s * 1000u,
+	    .max_procs = cfg->max_procs,
+	};
+
+	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
+				     job->cpu_base_ms, budget_exceeded, job, &job->budget);
+}
+
 /* Starts the run's process: a warm interpreter when one is ready, else
  * cold. A nested call always starts cold: the warm interpreter belongs to
  * the next queued run, and in after-reap mode none may exist beside a run
@@ -1121,9 +1272,9 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 					 err);
 }
 
-/* The run's output, exit and stdin on the loop, and its wall clock. False
- * when it cannot be supervised (then it has been ended). */
-static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job)
+/* The run's output, exit and stdin on the loop, its budget and its wall
+ * clock. False when it cannot be supervised (then it is being ended). */
+static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s)
 {
 	if (watch_fd(job, &job->out.watch, &job->proc.stdout_fd, stream_cb, &job->out) == 0)
 		job->out.open = true;
@@ -1132,10 +1283,15 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job)
 	if (watch_fd(job, &job->pid_watch, &job->proc.pidfd, pid_cb, job) == 0)
 		job->pid_open = true;
 	if (!job->out.open || !job->err.open || !job->pid_open) {
+		/* Without its watches the run cannot be supervised: end it now. */
 		mcpx_error("could not watch the run's descriptors");
 		kill_tree(job);
 		leader_exited(job);
 		maybe_complete(job);
+		return false;
+	}
+	if (start_budget(job, cpu_s) < 0) {
+		fail_run(job, "out of memory while starting the run's budget");
 		return false;
 	}
 	job->wall_timer.fn = wall_timer_cb;
@@ -1177,7 +1333,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	job->state = JOB_RUNNING;
 	job->out.job = job->err.job = job;
 	start_egress(ex, job);
-	if (!supervise(ex, job))
+	if (!supervise(ex, job, ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s))
 		return;
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
@@ -1217,8 +1373,8 @@ void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)
 
 size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 {
-	*out = job->out.buf ? job->out.buf : "";
-	return job->out.len;
+	*out = mcpx_buf_str(&job->out.buf);
+	return job->out.buf.len;
 }
 
 void mcpx_executor_drain(struct mcpx_executor *ex)
@@ -1282,6 +1438,8 @@ static void abandon(struct mcpx_job *job)
 	if (job->pid_open)
 		mcpx_loop_unwatch(&job->pid_watch);
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	mcpx_run_budget_finish(job->budget, &(struct mcpx_run_usage){0});
+	job->budget = NULL;
 	mcpx_sandbox_cleanup(&job->proc);
 	audit(job, "shutdown", NULL);
 	job_free(job);
@@ -1313,7 +1471,10 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		ex->side = job->next;
 		abandon(job);
 	}
-	mcpx_forkserver_stop(ex->fs);
+	mcpx_timer_cancel(&ex->zygote_timer);
+	mcpx_zygotes_free(ex->zyg);
+	mcpx_zygotes_free(ex->zyg_leaving);
+	mcpx_budget_free(ex->budget);
 	free(ex->bootstrap);
 	free(ex);
 }

@@ -313,12 +313,26 @@ static int settle_zygote_dir(struct mcpx_forkserver *fs, struct mcpx_err *err)
 	return mcpx_dirguards_add(&fs->guards, dir, fs->sb->run_uid, err);
 }
 
+bool mcpx_forkserver_alive(const struct mcpx_forkserver *fs)
+{
+	struct pollfd pfd = {.fd = fs->zygote.pidfd, .events = POLLIN};
+
+	return fs->zygote.pidfd >= 0 && poll(&pfd, 1, 0) == 0;
+}
+
+pid_t mcpx_forkserver_pid(const struct mcpx_forkserver *fs)
+{
+	return fs->zygote.pid;
+}
+
 int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 {
 	struct mcpx_err err = {{0}};
 	cJSON *msg;
 	int rc;
 
+	if (!fs->dead && !mcpx_forkserver_alive(fs))
+		(void)mark_dead(fs, NULL, "the zygote exited");
 	if (fs->dead)
 		return -EPIPE;
 	if (fs->ready)
@@ -629,10 +643,25 @@ bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs)
 	return fs && fs->next.active;
 }
 
+bool mcpx_forkserver_answered(struct mcpx_forkserver *fs)
+{
+	struct pollfd pfd = {.fd = fs->ctl, .events = POLLIN};
+
+	if (!fs->next.active || fs->next.answered || fs->dead)
+		return true;
+	return poll(&pfd, 1, 0) != 0;
+}
+
+int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, struct rusage *ru)
+{
+	return reap_via_zygote(fs, pid, status, ru);
+}
+
 /* ---- self-test ---------------------------------------------------------- */
 
 /* Hands a forked child the probe the way the executor hands it a run: wait
- * for its ready byte, main.py, then header, code and stdin. */
+ * for its ready byte, main.py, then header, code and stdin; the byte that
+ * says it has the whole code is taken off its output here. */
 static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *code,
 		      size_t code_len, const char *input, size_t input_len, struct mcpx_err *err)
 {
@@ -643,7 +672,7 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 	int rc;
 
 	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
-	    marker != '\0')
+	    marker != MCPX_WARM_READY)
 		return mcpx_err_set(err, EPERM, "fork server self-test: the child never became ready");
 	rc = mcpx_sandbox_write_main(fs->sb, proc, code, code_len, err);
 	if (rc)
@@ -653,6 +682,9 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 	    write(proc->stdin_fd, code, code_len) != (ssize_t)code_len ||
 	    write(proc->stdin_fd, input, input_len) != (ssize_t)input_len)
 		return mcpx_err_set(err, EIO, "fork server self-test: cannot feed the probe");
+	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
+	    marker != MCPX_WARM_TAKEN)
+		return mcpx_err_set(err, EPERM, "fork server self-test: the child did not take the probe");
 	return 0;
 }
 

@@ -45,6 +45,8 @@ struct keyword {
 
 /* "<where>: <message>" into err, cut at a character boundary; -EINVAL. */
 static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
 {
 	char what[sizeof(err->msg)], msg[sizeof(err->msg)];
 	int n;

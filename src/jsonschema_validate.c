@@ -77,6 +77,8 @@ bool mcpx_schema_budget_over(struct schema_budget *b)
  * caps; the last one (why validation stopped) may use the room kept back
  * for it, so the caller always learns that the walk did not finish. */
 static void vreport(struct vctx *v, bool last, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void vreport(struct vctx *v, bool last, const char *fmt, va_list ap)
 {
 	struct mcpx_schema_errors *e = v->errs;
 	size_t room = sizeof(e->text) - (last ? 0 : MESSAGE_MAX + 2);

@@ -140,11 +140,6 @@ struct mcpx_loop *mcpx_loop_wrap(struct lws_context *ctx)
 	return loop;
 }
 
-struct lws_context *mcpx_loop_lws(struct mcpx_loop *loop)
-{
-	return loop->ctx;
-}
-
 void mcpx_loop_free(struct mcpx_loop *loop)
 {
 	if (!loop)

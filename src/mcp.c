@@ -170,6 +170,12 @@ bool mcpx_version_supported(const char *v)
 	return false;
 }
 
+size_t mcpx_versions(const char *const **list)
+{
+	*list = all_versions;
+	return NVERSIONS;
+}
+
 /* True for "YYYY-MM-DD"; protocol versions are dates, which is what makes
  * "2026-07-28 and later" a string comparison. */
 static bool is_date(const char *v)

@@ -24,8 +24,15 @@
 
 static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "killed", "cancelled",
                                        "failed", "expired",    "shutdown", "busy",   "other"};
-static const char *const limits[] = {"none",   "timeout",   "memory",    "cpu",
-                                     "output", "processes", "file_size", "other"};
+static const char *const limits[] = {"none", "timeout",   "memory",    "cpu",
+                                     "disk", "processes", "file_size", "other"};
+static const char *const replace_reasons[] = {"runs", "age", "died", "other"};
+/* Why the server closed an HTTP connection before (or instead of) a normal
+ * response; see http_conn.c. */
+static const char *const closes[] = {"header_timeout", "body_timeout",   "evicted",
+                                     "refused",        "peer_closed",    "pipelined",
+                                     "bad_head",       "head_too_large", "other"};
+#define N_CLOSES (sizeof(closes) / sizeof(closes[0]))
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 static const char *const egress_outcomes[] = {"ok", "failed", "cancelled", "denied", "other"};
 static const char *const egress_reasons[] = {
@@ -43,6 +50,7 @@ static const char *const tool_outcomes[] = {
 /* Rule names come from the policy file (at most 64 rules, but reloads can
  * bring new names): a fixed number of series, the rest counted as "other". */
 #define MAX_EGRESS_SERIES 512
+#define N_REASONS (sizeof(replace_reasons) / sizeof(replace_reasons[0]))
 #define N_LIMITS (sizeof(limits) / sizeof(limits[0]))
 
 static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
@@ -94,12 +102,16 @@ static struct {
 	uint64_t executions[N_OUTCOMES][N_LIMITS];
 	struct histogram duration, queue_wait;
 	uint64_t http[HTTP_SLOTS];
+	uint64_t closes[N_CLOSES];
+	unsigned long long http_connections;
 	struct named layers[MAX_LAYERS];
 	struct named info[MAX_INFO];
 	struct egress_series egress[MAX_EGRESS_SERIES];
 	size_t n_egress;
 	struct tool_series tools[MAX_TOOL_SERIES];
 	size_t n_tools;
+	long zygote_pid;
+	uint64_t zygote_replaced[N_REASONS];
 } m;
 
 static size_t lookup(const char *const *table, size_t n, const char *s)
@@ -206,6 +218,16 @@ void mcpx_metrics_http_response(int status)
 		m.http[HTTP_SLOTS - 1]++;
 }
 
+void mcpx_metrics_http_conn_closed(const char *reason)
+{
+	m.closes[lookup(closes, N_CLOSES, reason ? reason : "other")]++;
+}
+
+void mcpx_metrics_http_connections(unsigned long long open)
+{
+	m.http_connections = open;
+}
+
 /* Finds or claims the slot for name; NULL when the table is full or the name
  * too long (it is dropped rather than truncated into a different name). */
 static struct named *named_slot(struct named *t, size_t n, const char *name)
@@ -262,6 +284,16 @@ void mcpx_metrics_set_info(const char *key, const char *value)
 	s = named_slot(m.info, MAX_INFO, name);
 	if (s)
 		snprintf(s->value, sizeof(s->value), "%s", value);
+}
+
+void mcpx_metrics_set_zygote(long pid)
+{
+	m.zygote_pid = pid > 0 ? pid : 0;
+}
+
+void mcpx_metrics_zygote_replaced(const char *reason)
+{
+	m.zygote_replaced[lookup(replace_reasons, N_REASONS, reason ? reason : "other")]++;
 }
 
 /* A growable buffer with a hard cap, in the spirit of curl's dynbuf. */
@@ -380,11 +412,25 @@ static void put_histogram(struct buf *b, const char *name, const char *help,
 	put(b, "\n%s_count %" PRIu64 "\n", name, h->count);
 }
 
+static void put_zygote(struct buf *b)
+{
+	put_gauge(b, "mcp_exec_zygote_pid",
+	          "Pid of the fork server's current zygote; 0 when there is none.",
+	          (unsigned long long)m.zygote_pid);
+	put_header(b, "mcp_exec_zygote_replacements_total", "counter",
+	           "Zygotes replaced, by why: served their runs or time, or died.");
+	for (size_t i = 0; i < N_REASONS; i++)
+		put(b, "mcp_exec_zygote_replacements_total{reason=\"%s\"} %" PRIu64 "\n",
+		    replace_reasons[i], m.zygote_replaced[i]);
+}
+
 static unsigned long long nonneg(long long v)
 {
 	return v < 0 ? 0 : (unsigned long long)v;
 }
 
+/* The HTTP front door: responses by status, open connections, and the
+ * connections closed early, by reason. */
 static void put_http(struct buf *b)
 {
 	put_header(b, "mcp_exec_http_responses_total", "counter",
@@ -399,6 +445,15 @@ static void put_http(struct buf *b)
 			put(b, "mcp_exec_http_responses_total{code=\"other\"} %" PRIu64 "\n",
 			    m.http[i]);
 	}
+
+	put_gauge(b, "mcp_exec_http_connections", "Open HTTP connections.", m.http_connections);
+	put_header(b, "mcp_exec_http_connections_closed_total", "counter",
+	           "HTTP connections the server closed early, by reason.");
+	for (size_t i = 0; i < N_CLOSES; i++)
+		if (m.closes[i])
+			put(b,
+			    "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
+			    closes[i], m.closes[i]);
 }
 
 static void put_tools(struct buf *b)
@@ -440,11 +495,33 @@ static void put_layers(struct buf *b)
 	}
 }
 
+/* The build and this replica's settings, as labels. */
+static void put_info(struct buf *b)
+{
+	bool any_info = false;
+
+	put_header(b, "mcp_exec_build_info", "gauge", "The version of this build.");
+	put(b, "mcp_exec_build_info{version=\"");
+	put_label_value(b, MCPX_VERSION);
+	put(b, "\"} 1\n");
+
+	put_header(b, "mcp_exec_info", "gauge", "Settings of this replica, as labels.");
+	for (size_t i = 0; i < MAX_INFO; i++) {
+		if (!m.info[i].used)
+			continue;
+		put(b, "%s%s=\"", any_info ? "," : "mcp_exec_info{", m.info[i].name);
+		put_label_value(b, m.info[i].value);
+		put(b, "\"");
+		any_info = true;
+	}
+	if (any_info)
+		put(b, "} 1\n");
+}
+
 char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 {
 	static const struct mcpx_metrics_gauges zero;
 	struct buf b = {0};
-	bool any_info = false;
 
 	if (!g)
 		g = &zero;
@@ -477,22 +554,9 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	put_egress(&b);
 	put_layers(&b);
 
-	put_header(&b, "mcp_exec_build_info", "gauge", "The version of this build.");
-	put(&b, "mcp_exec_build_info{version=\"");
-	put_label_value(&b, MCPX_VERSION);
-	put(&b, "\"} 1\n");
+	put_zygote(&b);
 
-	put_header(&b, "mcp_exec_info", "gauge", "Settings of this replica, as labels.");
-	for (size_t i = 0; i < MAX_INFO; i++) {
-		if (!m.info[i].used)
-			continue;
-		put(&b, "%s%s=\"", any_info ? "," : "mcp_exec_info{", m.info[i].name);
-		put_label_value(&b, m.info[i].value);
-		put(&b, "\"");
-		any_info = true;
-	}
-	if (any_info)
-		put(&b, "} 1\n");
+	put_info(&b);
 
 	if (b.failed) {
 		free(b.p);

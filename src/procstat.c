@@ -2,7 +2,8 @@
  * procstat.c - /proc/<pid>/stat parsing (procstat.h).
  *
  * Field numbers follow proc(5): after "pid (comm)" come state (3), ppid (4),
- * pgrp (5), session (6), ..., utime (14), stime (15), ..., rss (24, pages).
+ * pgrp (5), session (6), ..., utime (14), stime (15), cutime (16), cstime (17),
+ * ..., rss (24, pages).
  */
 #include "procstat.h"
 
@@ -18,7 +19,7 @@ static int parse_stat(const char *buf, struct mcpx_procstat *ps)
 {
 	static long hz, page_kb;
 	unsigned long long ut, st;
-	long ppid, pgrp, sid, rss;
+	long ppid, pgrp, sid, rss, cut, cst;
 	const char *p = strrchr(buf, ')');
 
 	if (!hz) {
@@ -26,14 +27,17 @@ static int parse_stat(const char *buf, struct mcpx_procstat *ps)
 		page_kb = sysconf(_SC_PAGESIZE) / 1024;
 	}
 	if (!p || sscanf(p + 1,
-	                 " %c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d"
-	                 " %*d %*d %*u %*u %ld",
-	                 &ps->state, &ppid, &pgrp, &sid, &ut, &st, &rss) != 7)
+			 " %c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %llu %llu %ld %ld %*d %*d"
+			 " %*d %*d %*u %*u %ld",
+			 &ps->state, &ppid, &pgrp, &sid, &ut, &st, &cut, &cst, &rss) != 9)
 		return -EIO;
 	ps->ppid = (pid_t)ppid;
 	ps->pgrp = (pid_t)pgrp;
 	ps->session = (pid_t)sid;
 	ps->cpu_ms = hz > 0 ? (ut + st) * 1000u / (unsigned long long)hz : 0;
+	ps->children_cpu_ms = hz > 0 && cut >= 0 && cst >= 0
+				      ? (unsigned long long)(cut + cst) * 1000u / (unsigned long long)hz
+				      : 0;
 	ps->rss_kb = rss > 0 ? (uint64_t)rss * (uint64_t)(page_kb > 0 ? page_kb : 4) : 0;
 	return 0;
 }

@@ -153,12 +153,30 @@ static int collect_orphan(const struct mcpx_procstat *ps, void *arg)
 	return 0;
 }
 
-/* Kills (and with reap, waits for) the run's remaining processes. The
- * decision is made under registry_lock so a leader being forked right now is
- * never mistaken for a stray. Returns how many were found. */
-static size_t sweep(pid_t pgid, bool reap)
+/* Adds what a reaped process used to the run's account: its CPU (the leader's
+ * wait4 does not include it, as the leader never waited for it) and the
+ * larger peak. */
+static void add_rusage(struct rusage *acc, const struct rusage *r)
 {
-	struct orphan_scan s = {.pgid = pgid, .self = getpid(), .kill_only = !reap};
+	acc->ru_utime.tv_sec += r->ru_utime.tv_sec;
+	acc->ru_utime.tv_usec += r->ru_utime.tv_usec;
+	acc->ru_stime.tv_sec += r->ru_stime.tv_sec;
+	acc->ru_stime.tv_usec += r->ru_stime.tv_usec;
+	acc->ru_utime.tv_sec += acc->ru_utime.tv_usec / 1000000;
+	acc->ru_utime.tv_usec %= 1000000;
+	acc->ru_stime.tv_sec += acc->ru_stime.tv_usec / 1000000;
+	acc->ru_stime.tv_usec %= 1000000;
+	if (r->ru_maxrss > acc->ru_maxrss)
+		acc->ru_maxrss = r->ru_maxrss;
+}
+
+/* Kills (and with acc, reaps and accounts) the run's remaining processes.
+ * The decision is made under registry_lock so a leader being forked right
+ * now is never mistaken for a stray. Returns how many were found. */
+static size_t sweep(pid_t pgid, struct rusage *acc)
+{
+	struct orphan_scan s = {.pgid = pgid, .self = getpid(), .kill_only = !acc};
+	struct rusage r;
 	size_t i;
 
 	pthread_mutex_lock(&registry_lock);
@@ -166,9 +184,14 @@ static size_t sweep(pid_t pgid, bool reap)
 	for (i = 0; i < s.n; i++)
 		(void)kill(s.pids[i], SIGKILL);
 	pthread_mutex_unlock(&registry_lock);
-	for (i = 0; reap && i < s.n; i++) {
-		while (waitpid(s.pids[i], NULL, 0) < 0 && errno == EINTR)
+	for (i = 0; acc && i < s.n; i++) {
+		pid_t got;
+
+		memset(&r, 0, sizeof(r));
+		while ((got = wait4(s.pids[i], NULL, 0, &r)) < 0 && errno == EINTR)
 			;
+		if (got == s.pids[i])
+			add_rusage(acc, &r);
 	}
 	return s.n;
 }
@@ -996,12 +1019,12 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 	if (leader_gone(proc) && !stray_children())
 		return; /* nothing of the run is left: skip the /proc scans */
 	kill_group(proc->pid);
-	(void)sweep(proc->pid, false);
+	(void)sweep(proc->pid, NULL);
 }
 
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru)
 {
-	struct rusage r = {0};
+	struct rusage r = {0}, orphans = {0};
 	int st = 0, round, rc;
 	bool strays;
 
@@ -1042,8 +1065,9 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 	/* Killed members became zombies re-parented to us (subreaper); each
 	 * round also catches the children of strays killed in the one before. */
 	for (round = 0; strays && round < MAX_SWEEP_ROUNDS; round++)
-		if (sweep(proc->pid, true) == 0)
+		if (sweep(proc->pid, &orphans) == 0)
 			break;
+	add_rusage(&r, &orphans);
 	if (status)
 		*status = st;
 	if (ru)

@@ -184,6 +184,17 @@ static void collect(struct mcpx_sandbox_proc *proc, struct probe_out *o)
 	o->buf[o->len] = '\0';
 }
 
+/* What the probe reads on stdin, one per line: the server's pid, the
+ * workdir base, an abstract socket it must not reach ("" when none could be
+ * made) and the clone syscall number (for the CLONE_PARENT check). Both the
+ * blocking self-test and the piecewise one (mcpx_sandbox_probe_plan) feed
+ * exactly this. Returns snprintf's count. */
+static int probe_input(const struct mcpx_sandbox *sb, const char *abstract, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d\n%s\n%s\n%ld\n", (int)sb->server_pid, sb->workdir_base,
+			abstract, (long)SYS_clone);
+}
+
 /* Runs the probe in a spawned process, or in given (a warm process that
  * feed hands the code and stdin to), and collects its output. Consumes
  * given. */
@@ -206,8 +217,7 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	}
 	proc = *p;
 	/* Fits the pipe buffer, so the non-blocking write completes at once. */
-	n = snprintf(input, sizeof(input), "%d\n%s\n%s\n%ld\n", (int)sb->server_pid,
-		     sb->workdir_base, abstract, (long)SYS_clone);
+	n = probe_input(sb, abstract, input, sizeof(input));
 	if (given)
 		rc = feed(ctx, &proc, probe_py, sizeof(probe_py) - 1, input, (size_t)n, err);
 	else
@@ -395,6 +405,53 @@ int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_
 		rc = check_full(sb, o, lfd >= 0, err);
 	if (lfd >= 0)
 		close(lfd);
+	free(o);
+	return rc;
+}
+
+int mcpx_sandbox_probe_plan(const struct mcpx_sandbox *sb, struct mcpx_probe_plan *plan,
+			    struct mcpx_err *err)
+{
+	char name[96];
+	int n;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->code = probe_py;
+	plan->code_len = sizeof(probe_py) - 1;
+	plan->listen_fd = listen_abstract(name, sizeof(name));
+	n = probe_input(sb, plan->listen_fd >= 0 ? name : "", plan->input, sizeof(plan->input));
+	if (n < 0 || (size_t)n >= sizeof(plan->input)) {
+		mcpx_sandbox_probe_plan_free(plan);
+		return mcpx_err_set(err, ENAMETOOLONG, "sandbox self-test: probe input too long");
+	}
+	plan->input_len = (size_t)n;
+	return 0;
+}
+
+void mcpx_sandbox_probe_plan_free(struct mcpx_probe_plan *plan)
+{
+	if (plan->listen_fd >= 0)
+		close(plan->listen_fd);
+	plan->listen_fd = -1;
+}
+
+int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_probe_plan *plan,
+			       const char *out, size_t len, int status, struct mcpx_err *err)
+{
+	struct probe_out *o = malloc(sizeof(*o));
+	int rc;
+
+	if (!o)
+		return mcpx_err_set(err, ENOMEM, "sandbox self-test: out of memory");
+	o->len = len < sizeof(o->buf) - 1 ? len : sizeof(o->buf) - 1;
+	memcpy(o->buf, out, o->len);
+	o->buf[o->len] = '\0';
+	o->status = status;
+	if (!strstr(o->buf, "done=1\n"))
+		rc = mcpx_err_set(err, EPERM, "sandbox self-test: probe did not finish (status 0x%x)",
+				  (unsigned)status);
+	else
+		rc = check_full(sb, o, plan->listen_fd >= 0, err);
 	free(o);
 	return rc;
 }

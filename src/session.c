@@ -63,6 +63,7 @@ struct note {
 struct mcpx_sessions {
 	uint8_t key[MCPX_SHA256_LEN];
 	bool shared;
+	bool from_token; /* the key follows the auth token (mcpx_sessions_rekey) */
 	unsigned ttl_s;
 
 	/* Kept in revocation order, so the oldest entry is always first. */
@@ -187,17 +188,25 @@ struct mcpx_sessions *mcpx_sessions_new_digest(const char *key, const unsigned c
 		                 s->key);
 		s->shared = true;
 	} else if (token_sha256) {
-		/* Every replica holds the same token, hence the same digest, so
-		 * they all derive the same key without extra configuration. */
-		mcpx_hmac_sha256(TOKEN_KEY_LABEL, strlen(TOKEN_KEY_LABEL), token_sha256,
-		                 MCPX_SHA256_LEN, s->key);
+		s->from_token = true;
 		s->shared = true;
+		mcpx_sessions_rekey(s, token_sha256);
 	} else if (mcpx_random(s->key, sizeof(s->key)) < 0) {
 		/* Without randomness a key would be guessable; refuse. */
 		free(s);
 		return NULL;
 	}
 	return s;
+}
+
+void mcpx_sessions_rekey(struct mcpx_sessions *s, const unsigned char *token_sha256)
+{
+	/* Every replica holds the same token, hence the same digest, so they
+	 * all derive the same key without extra configuration; and when the
+	 * token changes, ids sealed under the old key stop verifying. */
+	if (s && token_sha256 && s->from_token)
+		mcpx_hmac_sha256(TOKEN_KEY_LABEL, strlen(TOKEN_KEY_LABEL), token_sha256,
+		                 MCPX_SHA256_LEN, s->key);
 }
 
 struct mcpx_sessions *mcpx_sessions_new(const char *key, const char *auth_token, unsigned ttl_s)

@@ -878,14 +878,15 @@ static char *description(const struct exec_tool *t)
 {
 	const struct mcpx_config *cfg = t->cfg;
 	const struct mcpx_egress_grant *g = egress_grant(t);
-	char out_cap[32], in_cap[32], code_cap[32], mem[64] = "", code[64] = "", procs[64] = "";
+	char out_cap[32], in_cap[32], code_cap[32], mem[96] = "", code[64] = "", procs[64] = "";
 	char *d, *net = g ? egress_text(g) : NULL;
 
 	human_bytes(cfg->max_output_bytes, out_cap, sizeof(out_cap));
 	human_bytes(cfg->max_stdin_bytes, in_cap, sizeof(in_cap));
 	human_bytes(cfg->max_code_bytes, code_cap, sizeof(code_cap));
 	if (cfg->memory_mb)
-		snprintf(mem, sizeof(mem), "memory %u MiB; ", cfg->memory_mb);
+		snprintf(mem, sizeof(mem), "memory %u MiB and files %u MiB, all processes together; ",
+			 cfg->memory_mb, cfg->max_disk_mb);
 	if (cfg->max_procs)
 		snprintf(procs, sizeof(procs), "at most %u processes; ", cfg->max_procs);
 	if (cfg->max_code_bytes)
@@ -898,9 +899,10 @@ static char *description(const struct exec_tool *t)
 	             "Environment: the Python 3 standard library plus numpy, pandas, matplotlib "
 	             "(Agg backend, no display), PyYAML, Jinja2 and Pillow; nothing else can be "
 	             "installed. Limits: %s; wall-clock timeout %us by default, at "
-	             "most %us (set timeout_s); %s%sstdout and stderr together are capped at %s, "
-	             "after which further output is dropped and truncated is true; stdin is capped "
-	             "at %s%s. Executions run one at a time; others wait in a queue of at most %u "
+	             "most %us (set timeout_s); %s%sstdout and stderr together are capped at %s: "
+	             "output beyond that is discarded while the program keeps running to its end, "
+	             "and the result has truncated=true with the program's own exit_code; stdin "
+	             "is capped at %s%s. Executions run one at a time; others wait in a queue of at most %u "
 	             "and get a \"server busy\" error beyond that. Print what you want to see. A "
 	             "non-zero exit_code (for example an uncaught exception, traceback in stderr) "
 	             "or timed_out=true is a normal result, not a tool error.%s",
@@ -1049,15 +1051,17 @@ static cJSON *output_schema(void)
 	          "process exit code; -1 when timed out or killed by a signal") ||
 	    !prop(props, "duration_ms", "integer", "wall-clock duration of the run") ||
 	    !prop(props, "truncated", "boolean",
-	          "the combined stdout+stderr cap was hit and later output was dropped") ||
+	          "the combined stdout+stderr cap was hit: later output was discarded while the "
+	          "program ran on") ||
 	    !prop(props, "timed_out", "boolean",
 	          "the wall-clock timeout was hit and the process tree was killed") ||
 	    !prop_nullable(props, "signal",
 	                   "the signal that ended the program (e.g. \"SIGKILL\"), or null") ||
 	    !prop_nullable(props, "limit",
 	                   "the limit that ended the run: \"timeout\", \"memory\", \"cpu\", "
-	                   "\"output\", \"processes\", \"file_size\", or null") ||
-	    !prop(props, "cpu_ms", "integer", "CPU time used, user plus system") ||
+	                   "\"disk\", \"processes\", \"file_size\", or null") ||
+	    !prop(props, "cpu_ms", "integer",
+	          "CPU time used by every process of the run, user plus system") ||
 	    !prop(props, "max_rss_kb", "integer", "peak resident memory in KiB") ||
 	    !files_out_schema(props) ||
 	    !add_owned(s, "required", cJSON_CreateStringArray(req, 6)) ||

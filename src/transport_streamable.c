@@ -13,13 +13,15 @@
  * when notifications will flow during it (a tools/call that asked for
  * progress, or a session that set a logging level, or a 2026-07-28
  * subscriptions/listen, whose stream stays open) and the client accepts
- * text/event-stream.
+ * text/event-stream. MCP-Protocol-Version is checked by the server's gate
+ * (http_admit.c).
  *
  * GET /mcp opens a session's stream for server-initiated messages
  * (notifications/tools/list_changed) when the tool list can change (a
- * policy file is configured); otherwise it answers 405, as before: the
- * server then never initiates messages, which the spec allows. A GET stream
- * carries a keep-alive comment every 15 s and ends when the server drains.
+ * policy file is configured); otherwise it answers 405: the server then
+ * never initiates messages, which the spec allows and SDK clients expect.
+ * A GET stream carries a keep-alive comment every 15 s and ends when the
+ * server drains.
  */
 #include "transport_http.h"
 
@@ -30,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "crypto.h"
 #include "log.h"
 #include "loop.h"
@@ -39,6 +42,10 @@
 #define KEEPALIVE_US (15u * 1000000u)
 
 struct get_stream;
+
+/* A sanity bound on one POST's collected JSON replies; the executor's caps
+ * keep real replies far below it, and the server caps what it sends. */
+#define JSON_REPLY_CAP ((size_t)256 << 20)
 
 struct mcpx_streamable {
 	struct mcpx_core *core;
@@ -67,15 +74,15 @@ struct post {
 	bool handled;   /* mcpx_core_handle returned */
 	bool finished;  /* the HTTP response is complete */
 	char headers[256];
-	char *json;     /* JSON mode: collected response(s) */
-	size_t json_len;
+	struct mcpx_buf json; /* JSON mode: collected response(s) */
+	bool json_failed;     /* a reply did not fit: the POST ends with 500 */
 	unsigned responses;
 	unsigned expected;
 };
 
 static void post_free(struct post *p)
 {
-	free(p->json);
+	mcpx_buf_free(&p->json);
 	free(p);
 }
 
@@ -87,9 +94,11 @@ static void post_finish(struct post *p)
 	p->t->open--;
 	if (p->sse) {
 		mcpx_http_sse_end(p->conn);
-	} else if (p->json_len) {
+	} else if (p->json_failed) {
+		mcpx_http_respond(p->conn, 500, "text/plain", "out of memory\n", 14, NULL);
+	} else if (p->json.len) {
 		/* One response, or a batch's array (the core builds it). */
-		mcpx_http_respond(p->conn, 200, "application/json", p->json, p->json_len,
+		mcpx_http_respond(p->conn, 200, "application/json", p->json.data, p->json.len,
 				  p->headers[0] ? p->headers : NULL);
 	} else {
 		/* Every request was cancelled: nothing to say, but the POST must end. */
@@ -110,15 +119,10 @@ static void post_send(struct mcpx_sink *sink, const char *json, size_t len, bool
 			p->responses++;
 		mcpx_http_sse_event(p->conn, "message", NULL, json, len);
 	} else if (response) {
-		/* Notifications have no place in a JSON reply; they are dropped. */
-		char *nb = realloc(p->json, p->json_len + len + 1);
-		if (!nb)
-			return;
-		p->json = nb;
-		if (p->json_len)
-			p->json[p->json_len++] = ',';
-		memcpy(p->json + p->json_len, json, len);
-		p->json_len += len;
+		/* Notifications have no place in a JSON reply; they are dropped.
+		 * One response per POST: a batch's replies come as one array. */
+		if (mcpx_buf_add(&p->json, json, len) < 0)
+			p->json_failed = true;
 		p->responses++;
 	}
 	if (p->handled && p->sink.pending == 0)
@@ -167,6 +171,7 @@ struct peek {
 	bool initialize;
 	bool tools_call;
 	bool progress;
+	bool listen; /* a 2026-07-28 subscriptions/listen */
 	char method[128];
 	char tool_name[256];
 	char meta_version[32];
@@ -191,6 +196,7 @@ static void peek_message(const char *body, size_t len, struct peek *pk)
 		meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
 		pk->initialize = !pk->batch && !strcmp(pk->method, "initialize");
 		pk->tools_call = !strcmp(pk->method, "tools/call");
+		pk->listen = !pk->batch && !strcmp(pk->method, "subscriptions/listen");
 		pk->progress = cJSON_GetObjectItemCaseSensitive(meta, "progressToken") != NULL;
 		v = cJSON_GetObjectItemCaseSensitive(meta, META_PROTOCOL_VERSION);
 		if (cJSON_IsString(v))
@@ -211,82 +217,90 @@ static void caller_from_session(const char *sid, const char *remote, char *out, 
 	snprintf(out, len, "session:%.12s@%s", hex, remote);
 }
 
-static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
-			const struct mcpx_http_req *req)
+/* Content-Type, Accept and JSON syntax, before any state is touched.
+ * Returns false when it has answered. (MCP-Protocol-Version was checked by
+ * the server's gate, http_admit.c.) */
+static bool check_post(struct mcpx_http_conn *c, const struct mcpx_http_req *req,
+		       struct peek *pk)
 {
-	struct mcpx_session session;
-	struct mcpx_handle_info info;
-	struct peek pk;
-	struct post *p;
-	bool stateless, listen;
-	time_t now = time(NULL);
-
 	if (strncasecmp(req->content_type, "application/json", 16) != 0) {
 		rpc_error(c, 415, -32600, "Content-Type must be application/json");
-		return;
+		return false;
 	}
 	if (!accepts(req->accept, "application/json") && !accepts(req->accept, "text/event-stream")) {
 		rpc_error(c, 406, -32600, "Accept must include application/json or text/event-stream");
-		return;
+		return false;
 	}
-	peek_message(req->body, req->body_len, &pk);
-	if (!pk.parsed) {
+	peek_message(req->body, req->body_len, pk);
+	if (!pk->parsed) {
 		rpc_error(c, 400, -32700, "Parse error");
-		return;
-	}
-	if (req->protocol_version[0] && !mcpx_version_supported(req->protocol_version)) {
-		rpc_error(c, 400, -32600, "Unsupported MCP-Protocol-Version");
-		return;
+		return false;
 	}
 	/* Its notifications need a stream to travel on. */
-	listen = !pk.batch && !strcmp(pk.method, "subscriptions/listen");
-	if (listen && !strstr(req->accept, "text/event-stream")) {
+	if (pk->listen && !strstr(req->accept, "text/event-stream")) {
 		rpc_error(c, 406, -32600, "subscriptions/listen needs Accept: text/event-stream");
-		return;
+		return false;
 	}
+	return true;
+}
 
-	memset(&session, 0, sizeof(session));
-	session.log_level = MCPX_LEVEL_OFF;
-	stateless = mcpx_version_stateless(req->protocol_version) ||
-		    (!req->protocol_version[0] && mcpx_version_stateless(pk.meta_version));
-	if (stateless) {
-		snprintf(session.version, sizeof(session.version), "%.15s",
-			 req->protocol_version[0] ? req->protocol_version : pk.meta_version);
-		session.allow_stateless = true;
-		snprintf(session.key, sizeof(session.key), "stateless:%lu", ++t->seq);
-		snprintf(session.caller, sizeof(session.caller), "stateless@%s", req->remote);
-	} else if (pk.initialize) {
-		snprintf(session.key, sizeof(session.key), "init:%lu", ++t->seq);
-		snprintf(session.caller, sizeof(session.caller), "init@%s", req->remote);
+/* Which session the POST belongs to: a stateless 2026-07-28 request, an
+ * initialize, or a session id that must verify. Returns false when it has
+ * answered (400 or 404). */
+static bool resolve_session(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			    const struct mcpx_http_req *req, const struct peek *pk,
+			    struct mcpx_session *session, bool *stateless, time_t now)
+{
+	memset(session, 0, sizeof(*session));
+	session->log_level = MCPX_LEVEL_OFF;
+	*stateless = mcpx_version_stateless(req->protocol_version) ||
+		     (!req->protocol_version[0] && mcpx_version_stateless(pk->meta_version));
+	if (*stateless) {
+		snprintf(session->version, sizeof(session->version), "%.15s",
+			 req->protocol_version[0] ? req->protocol_version : pk->meta_version);
+		session->allow_stateless = true;
+		snprintf(session->key, sizeof(session->key), "stateless:%lu", ++t->seq);
+		snprintf(session->caller, sizeof(session->caller), "stateless@%s", req->remote);
+	} else if (pk->initialize) {
+		snprintf(session->key, sizeof(session->key), "init:%lu", ++t->seq);
+		snprintf(session->caller, sizeof(session->caller), "init@%s", req->remote);
 	} else if (!req->session_id[0]) {
 		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
-		return;
+		return false;
 	} else {
-		int rc = mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), now,
-					     session.version);
-		if (rc < 0) {
+		if (mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), now,
+					session->version) < 0) {
 			rpc_error(c, 404, -32001, "Session not found");
-			return;
+			return false;
 		}
-		session.initialized = true;
-		session.log_level = (enum mcpx_level)mcpx_session_get_level(t->sessions, req->session_id,
-									    MCPX_LEVEL_OFF);
+		session->initialized = true;
+		session->log_level = (enum mcpx_level)mcpx_session_get_level(
+			t->sessions, req->session_id, MCPX_LEVEL_OFF);
 		mcpx_session_touch(t->sessions, req->session_id, now);
-		snprintf(session.key, sizeof(session.key), "%s", req->session_id);
-		caller_from_session(req->session_id, req->remote, session.caller, sizeof(session.caller));
+		snprintf(session->key, sizeof(session->key), "%s", req->session_id);
+		caller_from_session(req->session_id, req->remote, session->caller,
+				    sizeof(session->caller));
 	}
+	return true;
+}
 
-	p = calloc(1, sizeof(*p));
+static struct post *post_open(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			      const struct mcpx_http_req *req, const struct peek *pk,
+			      const struct mcpx_session *session)
+{
+	struct post *p = calloc(1, sizeof(*p));
+
 	if (!p) {
 		rpc_error(c, 500, -32603, "Internal error");
-		return;
+		return NULL;
 	}
 	p->t = t;
 	p->conn = c;
 	p->sink.send = post_send;
 	p->sink.unanswered = post_unanswered;
-	p->sse = ((pk.tools_call && (pk.progress || session.log_level != MCPX_LEVEL_OFF)) ||
-		  listen) &&
+	mcpx_buf_init(&p->json, JSON_REPLY_CAP);
+	p->sse = ((pk->tools_call && (pk->progress || session->log_level != MCPX_LEVEL_OFF)) ||
+		  pk->listen) &&
 		 strstr(req->accept, "text/event-stream");
 	t->open++;
 	mcpx_http_on_close(c, post_closed, p);
@@ -294,7 +308,71 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 		/* Headers go first so progress can flow while the code runs. */
 		mcpx_http_sse_begin(c, NULL);
 	}
+	return p;
+}
 
+/* Ends the POST at once with status and whatever JSON was collected. */
+static void post_answer(struct post *p, int status)
+{
+	p->finished = true;
+	p->t->open--;
+	mcpx_http_forget(p->conn);
+	if (p->sse)
+		mcpx_http_sse_end(p->conn);
+	else if (status == 202)
+		mcpx_http_respond(p->conn, 202, NULL, "", 0, NULL);
+	else
+		mcpx_http_respond(p->conn, status, "application/json", mcpx_buf_str(&p->json),
+				  p->json.len, NULL);
+	post_free(p);
+}
+
+/* After the core has seen the message: the session id of a new session,
+ * a logging level to remember, and the status rules for what came back. */
+static void post_handled(struct post *p, const struct mcpx_http_req *req, const struct peek *pk,
+			 const struct mcpx_session *session, const struct mcpx_handle_info *info,
+			 bool stateless, time_t now)
+{
+	struct mcpx_streamable *t = p->t;
+
+	p->handled = true;
+	if (info->initialized_now) {
+		char sid[MCPX_SESSION_ID_MAX];
+		if (mcpx_session_mint(t->sessions, session->version, now, sid) == 0) {
+			snprintf(p->headers, sizeof(p->headers), "Mcp-Session-Id: %s\r\n", sid);
+			mcpx_session_touch(t->sessions, sid, now);
+		}
+	}
+	if (!stateless && !pk->initialize && req->session_id[0] &&
+	    !strcmp(pk->method, "logging/setLevel"))
+		mcpx_session_set_level(t->sessions, req->session_id, session->log_level);
+
+	if (info->requests == 0 && !info->invalid && !info->parse_error)
+		post_answer(p, 202); /* only notifications and responses */
+	else if (info->http_status && !p->sse && p->sink.pending == 0)
+		post_answer(p, (int)info->http_status); /* 2026-07-28 mandates it */
+	else if (info->requests == 0 && !p->sse)
+		post_answer(p, 400); /* rejected input: the JSON-RPC error body */
+	else if (p->sink.pending == 0)
+		post_finish(p);
+}
+
+static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			const struct mcpx_http_req *req)
+{
+	struct mcpx_session session;
+	struct mcpx_handle_info info;
+	struct peek pk;
+	struct post *p;
+	bool stateless;
+	time_t now = time(NULL);
+
+	if (!check_post(c, req, &pk) ||
+	    !resolve_session(t, c, req, &pk, &session, &stateless, now))
+		return;
+	p = post_open(t, c, req, &pk, &session);
+	if (!p)
+		return;
 	memset(&info, 0, sizeof(info));
 	{
 		struct mcpx_req_headers hdr = {
@@ -307,51 +385,7 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	}
 	if (p->finished)
 		return; /* cannot happen before handled is set, but stay safe */
-	p->handled = true;
-
-	if (info.initialized_now) {
-		char sid[MCPX_SESSION_ID_MAX];
-		if (mcpx_session_mint(t->sessions, session.version, now, sid) == 0) {
-			snprintf(p->headers, sizeof(p->headers), "Mcp-Session-Id: %s\r\n", sid);
-			mcpx_session_touch(t->sessions, sid, now);
-		}
-	}
-	if (!stateless && !pk.initialize && req->session_id[0] && !strcmp(pk.method, "logging/setLevel"))
-		mcpx_session_set_level(t->sessions, req->session_id, session.log_level);
-
-	if (info.requests == 0 && !info.invalid && !info.parse_error) {
-		/* Only notifications and responses: accepted, nothing to return. */
-		p->finished = true;
-		t->open--;
-		mcpx_http_forget(c);
-		if (p->sse)
-			mcpx_http_sse_end(c);
-		else
-			mcpx_http_respond(c, 202, NULL, "", 0, NULL);
-		post_free(p);
-		return;
-	}
-	if (info.http_status && !p->sse && p->sink.pending == 0) {
-		/* 2026-07-28 mandates the status for these errors. */
-		p->finished = true;
-		t->open--;
-		mcpx_http_forget(c);
-		mcpx_http_respond(c, (int)info.http_status, "application/json", p->json ? p->json : "",
-				  p->json_len, NULL);
-		post_free(p);
-		return;
-	}
-	if (info.requests == 0 && !p->sse) {
-		/* Rejected input: the JSON-RPC error body with status 400. */
-		p->finished = true;
-		t->open--;
-		mcpx_http_forget(c);
-		mcpx_http_respond(c, 400, "application/json", p->json ? p->json : "", p->json_len, NULL);
-		post_free(p);
-		return;
-	}
-	if (p->sink.pending == 0)
-		post_finish(p);
+	post_handled(p, req, &pk, &session, &info, stateless, now);
 }
 
 static void handle_delete(struct mcpx_streamable *t, struct mcpx_http_conn *c,
@@ -480,20 +514,14 @@ void mcpx_streamable_close_streams(struct mcpx_streamable *t)
 void mcpx_streamable_handle(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 			    const struct mcpx_http_req *req)
 {
-	switch (req->method) {
-	case MCPX_HTTP_POST:
-		handle_post(t, c, req);
-		break;
-	case MCPX_HTTP_DELETE:
+	/* The server's gate admits only POST, DELETE and, when the tool list
+	 * can change, GET to /mcp. */
+	if (req->method == MCPX_HTTP_DELETE)
 		handle_delete(t, c, req);
-		break;
-	case MCPX_HTTP_GET:
+	else if (req->method == MCPX_HTTP_GET)
 		handle_get(t, c, req);
-		break;
-	default:
-		mcpx_http_respond(c, 405, "text/plain", "method not allowed\n", 19,
-				  "Allow: GET, POST, DELETE\r\n");
-	}
+	else
+		handle_post(t, c, req);
 }
 
 struct mcpx_streamable *mcpx_streamable_new(struct mcpx_core *core, struct mcpx_sessions *sessions,

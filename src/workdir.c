@@ -370,3 +370,8 @@ int mcpx_workdir_wipe_owned_since(const char *dir, uid_t uid, const struct times
 	close(dfd);
 	return rc;
 }
+
+int mcpx_workdir_open_dir(int dirfd, const char *name)
+{
+	return open_dir_at(dirfd, name);
+}

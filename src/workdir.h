@@ -1,8 +1,8 @@
 /*
  * workdir.h - the per-run working directory: create, fill, remove.
  *
- * Private to the sandbox module. Removal never follows a symlink: the tree
- * was written by untrusted code.
+ * Private to the sandbox module and the run's budget readings (run_usage.c).
+ * Removal never follows a symlink: the tree was written by untrusted code.
  */
 #ifndef MCPX_WORKDIR_H
 #define MCPX_WORKDIR_H
@@ -24,6 +24,12 @@ int mcpx_workdir_create(const char *base, bool chown_to, uid_t uid, gid_t gid, c
  * uid:gid when chown_to). */
 int mcpx_workdir_write_file(const char *dir, const char *name, const void *data, size_t len,
                             bool chown_to, uid_t uid, gid_t gid);
+
+/* Opens name (relative to dirfd) for reading as a directory, never through
+ * a symlink (-ELOOP/-ENOTDIR for anything else); a directory the run made
+ * unreadable is given back its owner bits first when the server owns it
+ * (the pod). Returns the fd or -errno. */
+int mcpx_workdir_open_dir(int dirfd, const char *name);
 
 /* Removes path and everything beneath it without following symlinks. A
  * missing path is success. */

@@ -340,6 +340,31 @@ class HttpServer:
         c.close()
         return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
 
+    def metric(self, name):
+        """The value of one unlabelled metric (or a full "name{labels}"), or
+        None when it is absent or the server does not answer."""
+        try:
+            st, _, body = self.request("GET", "/metrics", timeout=30)
+        except OSError:
+            return None
+        for line in body.decode(errors="replace").splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return None
+
+    def audit_lines(self, more=True):
+        """The audit records logged so far (reading what stderr holds)."""
+        if more:
+            self.drain_stderr()
+        out = []
+        for l in self.err.decode(errors="replace").splitlines():
+            if '"audit"' in l:
+                try:
+                    out.append(json.loads(l))
+                except ValueError:
+                    pass
+        return out
+
     def stop(self, sig=signal.SIGTERM, timeout=60):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -348,6 +373,43 @@ class HttpServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return None
+
+
+def wait_until(cond, timeout=60, interval=0.05):
+    """Polls cond() until it returns a true value (returned) or timeout
+    passes (None). For waiting on an event the test cannot be told about
+    directly; the timeout only guards against a hang."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(interval)
+    return None
+
+
+def raw_exchange(port, payload, timeout=60):
+    """Sends payload on a new connection and reads until the server closes
+    it. Returns (bytes received, True when the server closed it)."""
+    s = _socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(payload)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the server may answer and close before reading it all
+    data, closed = b"", False
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                closed = True
+                break
+            data += chunk
+    except ConnectionResetError:
+        closed = True  # closed with our bytes unread: a reset
+    except _socket.timeout:
+        pass
+    s.close()
+    return data, closed
 
 
 def parse_sse(data):

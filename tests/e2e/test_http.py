@@ -10,7 +10,7 @@ import threading
 import time
 
 from mcpx_harness import (BIN, Failures, HttpServer, McpHttpClient, base_env, parse_sse,
-                          structured, tool_error_text)
+                          structured, tool_error_text, wait_until)
 
 t = Failures()
 TOKEN = "e2e-token-0123456789abcdef"
@@ -125,8 +125,12 @@ s.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/j
            "Accept: application/json\r\n" + auth_h + f"Expect: 100-continue\r\nContent-Length: {len(payload)}\r\n\r\n").encode())
 first = s.recv(100)
 s.sendall(payload)
-time.sleep(0.3)
-rest = s.recv(65536)
+rest = b""
+while True:  # the server closes the connection after its answer
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    rest += chunk
 s.close()
 t.check(first.startswith(b"HTTP/1.1 100 Continue") and b"200" in rest, "Expect: 100-continue answered", (first, rest[:60]))
 
@@ -246,7 +250,7 @@ payload = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                       "params": {"name": "exec", "arguments": {"code": "import time; time.sleep(60)"}}}).encode()
 s.sendall((f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\n"
            f"X-MCP-AUTH: {TOKEN}\r\nMcp-Session-Id: {cx.sid}\r\nContent-Length: {len(payload)}\r\n\r\n").encode() + payload)
-time.sleep(1.0)
+t.check(wait_until(lambda: srv.metric("mcp_exec_running") == 1), "the disconnecting client's run starts")
 s.close()
 st, h, body = cx.call("print('after disconnect')")
 # Ordering, not timing: the sleeping run's audit line says it was cancelled,
@@ -264,7 +268,7 @@ def slow():
                         "params": {"name": "exec", "arguments": {"code": "import time; time.sleep(60)"}}}, timeout=90)
 th = threading.Thread(target=slow)
 th.start()
-time.sleep(1.0)
+t.check(wait_until(lambda: srv.metric("mcp_exec_running") == 1), "the call to cancel runs")
 st, h, body = cx.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 31}})
 t.check(st == 202, "cancel notification accepted", st)
 th.join(30)
@@ -299,16 +303,23 @@ out = {}
 def run(name, code):
     out[name] = cdr.call(code)
 a = threading.Thread(target=run, args=("running", "import time; time.sleep(2); print('finished')"))
-a.start(); time.sleep(0.5)
+a.start()
+t.check(wait_until(lambda: d.metric("mcp_exec_running") == 1), "drain: one call runs")
 b = threading.Thread(target=run, args=("queued", "print('never')"))
-b.start(); time.sleep(0.5)
+b.start()
+t.check(wait_until(lambda: d.metric("mcp_exec_queue_depth") == 1), "drain: one call waits")
 d.proc.send_signal(signal.SIGTERM)
-time.sleep(0.2)
-try:
-    st, h, raw = d.request("GET", "/readyz", timeout=5)
-    t.check(st == 503, "not ready while draining", st)
-except OSError as e:
-    t.check(False, "readyz reachable while draining", e)
+
+
+def readyz_status():
+    try:
+        return d.request("GET", "/readyz", timeout=5)[0]
+    except OSError:
+        return None
+
+
+# The signal is handled on the loop; wait for readiness to say so.
+t.check(wait_until(lambda: readyz_status() == 503) == True, "not ready while draining")
 a.join(30); b.join(30)
 rc = d.proc.wait(timeout=30)
 t.check(rc == 0, "drain exits 0", rc)

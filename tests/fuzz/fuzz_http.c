@@ -1,21 +1,24 @@
 /*
- * fuzz_http.c - the checks an HTTP request head passes before any MCP
- * processing, at the level that exists as pure functions: the token check
- * (X-MCP-AUTH or Authorization: Bearer), Origin and Host against DNS
- * rebinding, the session id's verification, and the MCP-Protocol-Version
- * header. The fuzz input spells one request head; admit_head() runs it
- * through the gates, so pointing this harness at the server's admit() gate
- * means replacing that one function (and filling struct head from the same
- * fields).
+ * fuzz_http.c - the HTTP request path before any MCP processing: the
+ * server's one admission gate (mcpx_http_admit: route, auth, Origin, Host,
+ * draining, MCP-Protocol-Version, body framing) over a request head built
+ * from the fuzz input, header values as raw bytes (NULs and all), and the
+ * session id's verification that the Streamable HTTP transport does next.
  *
- * Beyond the sanitizers it checks what must never happen: a token that is
- * not exactly the configured one accepted, or a session id accepted that is
- * not, byte for byte, the one the server minted.
+ * Beyond the sanitizers it checks what must never happen: a request to an
+ * MCP route admitted with a credential that is not exactly the configured
+ * token; an admitted body larger than the cap; a verdict whose body
+ * overruns its buffer; a session id accepted that is not, byte for byte, the
+ * one the server minted.
  *
- * Input: fields separated by "\n": origin, host, x-mcp-auth, authorization,
- * mcp-session-id, mcp-protocol-version, allowed-origins; an empty field is an
- * absent header. A session id starting with "@" is the minted id with the
- * rest of the field XORed over it, so near-valid ids are explored too.
+ * Input: byte 0 holds flags (bit 0 loopback listener, bit 1 sse mode, bit 2
+ * draining, bits 3-4 the method, bit 5 a sessionId query, bit 6 auth off),
+ * byte 1 picks the path; then fields separated by "\n": host, origin,
+ * authorization, x-mcp-auth, content-length, transfer-encoding, expect,
+ * accept, content-type, mcp-session-id, mcp-protocol-version, mcp-method,
+ * mcp-name, last-event-id, allowed-origins. A session id starting with "@"
+ * is the minted id with the rest of the field XORed over it, so near-valid
+ * ids are explored too.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,19 +26,13 @@
 #include <strings.h>
 
 #include "auth.h"
-#include "mcp.h"
-#include "origin.h"
+#include "http_admit.h"
 #include "session.h"
 
 #define TOKEN "fuzz-token-0123456789"
 #define NOW ((time_t)1800000000)
-
-/* The parts of a request head the gates look at; NULL when absent. */
-struct head {
-	const char *origin, *host, *x_mcp_auth, *authorization, *session_id, *protocol_version;
-	const char *allowed_origins; /* MCP_EXEC_ALLOWED_ORIGINS */
-	bool loopback_listener;
-};
+#define MAX_BODY 4096
+#define N_FIELDS 15
 
 static struct mcpx_auth *auth;
 static struct mcpx_sessions *sessions;
@@ -57,77 +54,101 @@ static void init_once(void)
 		abort();
 }
 
-/* True when an accepted credential is exactly the token. */
-static bool token_is_exact(const struct head *h)
+static bool equals_token(struct mcpx_http_field f)
 {
-	return (h->x_mcp_auth && strcmp(h->x_mcp_auth, TOKEN) == 0) ||
-	       (h->authorization && strncasecmp(h->authorization, "Bearer ", 7) == 0 &&
-	        strcmp(h->authorization + 7, TOKEN) == 0);
+	mcpx_http_trim(&f.p, &f.len);
+	return f.len == strlen(TOKEN) && memcmp(f.p, TOKEN, f.len) == 0;
 }
 
-/* The gates, in the order a request meets them. */
-static void admit_head(const struct head *h)
+/* True when a presented credential is exactly the token. */
+static bool token_is_exact(const struct mcpx_http_head *h)
 {
-	char version[16];
+	struct mcpx_http_field a = h->authorization;
 
-	if (mcpx_auth_check(auth, h->x_mcp_auth, h->authorization, NOW) && !token_is_exact(h))
-		abort();
-	(void)mcpx_host_allowed(h->host ? h->host : "", h->loopback_listener);
-	if (h->origin)
-		(void)mcpx_origin_allowed(h->origin, h->allowed_origins ? h->allowed_origins : "");
-	if (h->protocol_version)
-		(void)mcpx_version_supported(h->protocol_version);
-	if (h->session_id &&
-	    mcpx_session_verify(sessions, h->session_id, strlen(h->session_id), NOW, version) == 0 &&
-	    (strcmp(h->session_id, minted) != 0 || strcmp(version, "2025-11-25") != 0))
-		abort();
+	if (equals_token(h->x_mcp_auth))
+		return true;
+	mcpx_http_trim(&a.p, &a.len);
+	if (a.len < 7 || strncasecmp(a.p, "Bearer ", 7) != 0)
+		return false;
+	a.p += 7;
+	a.len -= 7;
+	return equals_token(a);
 }
 
-/* The session id field: literal, or "@" + bytes XORed over the minted id. */
-static const char *session_field(char *f, char *buf)
+static void check_session(struct mcpx_http_field f)
 {
+	char id[MCPX_SESSION_ID_MAX + 64], version[16];
 	size_t n = strlen(minted);
 
-	if (f[0] != '@')
-		return f;
-	memcpy(buf, minted, n + 1);
-	for (size_t i = 1; f[i] && i - 1 < n; i++)
-		buf[i - 1] ^= f[i] == 1 ? 0 : (char)(f[i] & 0x7f);
-	for (size_t i = 0; i < n; i++)
-		if (!buf[i]) /* keep it one C string of the same length */
-			buf[i] = '.';
-	return buf;
+	if (!f.len || f.len >= sizeof(id))
+		return;
+	if (f.p[0] == '@') {
+		/* "@" + bytes XORed over the minted id (1 leaves a byte as it is). */
+		memcpy(id, minted, n + 1);
+		for (size_t i = 1; i < f.len && i - 1 < n; i++)
+			id[i - 1] ^= f.p[i] == 1 ? 0 : (char)(f.p[i] & 0x7f);
+	} else {
+		memcpy(id, f.p, f.len);
+		n = f.len;
+		id[n] = '\0';
+	}
+	if (mcpx_session_verify(sessions, id, n, NOW, version) == 0 &&
+	    (n != strlen(minted) || memcmp(id, minted, n) != 0 || strcmp(version, "2025-11-25") != 0))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char **slots[7];
-	char *copy, *p, sid[MCPX_SESSION_ID_MAX];
-	struct head h = {0};
+	static const char *const paths[] = {"/mcp", "/sse", "/messages", "/healthz",
+	                                    "/readyz", "/metrics", "/other", "/"};
+	struct mcpx_http_field f[N_FIELDS] = {{0}};
+	struct mcpx_http_head h = {0};
+	struct mcpx_admit_policy pol = {0};
+	struct mcpx_admit out;
+	const char *p, *end;
+	char *allowed;
 	size_t i = 0;
 
 	init_once();
-	copy = malloc(size + 1);
-	if (!copy)
+	if (size < 2)
 		return 0;
-	memcpy(copy, data, size);
-	copy[size] = '\0';
-	slots[0] = &h.origin;
-	slots[1] = &h.host;
-	slots[2] = &h.x_mcp_auth;
-	slots[3] = &h.authorization;
-	slots[4] = &h.session_id;
-	slots[5] = &h.protocol_version;
-	slots[6] = &h.allowed_origins;
-	for (p = copy; p && i < 7; i++) {
-		char *nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		*slots[i] = p[0] ? (i == 4 ? session_field(p, sid) : p) : NULL;
-		p = nl ? nl + 1 : NULL;
+	p = (const char *)data + 2;
+	end = (const char *)data + size;
+	for (; p <= end && i < N_FIELDS; i++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		f[i].p = p;
+		f[i].len = (size_t)((nl ? nl : end) - p);
+		p = nl ? nl + 1 : end + 1;
 	}
-	h.loopback_listener = size & 1;
-	admit_head(&h);
-	free(copy);
+	h.method = (enum mcpx_http_method)((data[0] >> 3) & 3);
+	h.path = paths[data[1] & 7];
+	h.session_query = data[0] & 0x20;
+	h.host = f[0], h.origin = f[1], h.authorization = f[2], h.x_mcp_auth = f[3];
+	h.content_length = f[4], h.transfer_encoding = f[5], h.expect = f[6], h.accept = f[7];
+	h.content_type = f[8], h.session_id = f[9], h.protocol_version = f[10];
+	h.mcp_method = f[11], h.mcp_name = f[12], h.last_event_id = f[13];
+	/* The allowed-origins setting is a C string, as configuration is. */
+	allowed = strndup(f[14].p ? f[14].p : "", f[14].len);
+	if (!allowed)
+		return 0;
+	pol.auth = data[0] & 0x40 ? NULL : auth;
+	pol.allowed_origins = allowed;
+	pol.loopback_listener = data[0] & 1;
+	pol.sse_mode = data[0] & 2;
+	pol.draining = data[0] & 4;
+	pol.max_body_bytes = MAX_BODY;
+	pol.now = NOW;
+
+	if (mcpx_http_admit(&h, &pol, &out) != out.status || out.body_len > sizeof(out.body))
+		abort();
+	if (out.status == 0 && pol.auth &&
+	    (out.route == MCPX_ROUTE_MCP || out.route == MCPX_ROUTE_SSE_OPEN ||
+	     out.route == MCPX_ROUTE_SSE_POST) &&
+	    !token_is_exact(&h))
+		abort();
+	if (out.status == 0 && out.body_follows && out.content_length > MAX_BODY)
+		abort();
+	check_session(h.session_id);
+	free(allowed);
 	return 0;
 }

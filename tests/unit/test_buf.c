@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base64.h"
@@ -120,6 +121,23 @@ static void test_procstat(void)
 	CHECK(ps.cpu_ms > 0);
 	CHECK(mcpx_procstat_scan(find_self, &self) == 1);
 	CHECK(mcpx_procstat_read(0x7ffffff0, &ps) == -ENOENT);
+	/* A child's CPU shows as the parent's children_cpu_ms once reaped. */
+	CHECK(ps.children_cpu_ms == 0);
+	{
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			volatile unsigned long n = 0;
+
+			while (n < 100000000ul)
+				n++;
+			_exit(0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+		CHECK(mcpx_procstat_read(self, &ps) == 0);
+		CHECK(ps.children_cpu_ms > 0);
+	}
 }
 
 static void test_fdutil(void)

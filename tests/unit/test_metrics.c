@@ -94,6 +94,12 @@ static const char empty_text[] =
     "mcp_exec_draining 0\n"
     "# HELP mcp_exec_http_responses_total HTTP responses sent, by status code.\n"
     "# TYPE mcp_exec_http_responses_total counter\n"
+    "# HELP mcp_exec_http_connections Open HTTP connections.\n"
+    "# TYPE mcp_exec_http_connections gauge\n"
+    "mcp_exec_http_connections 0\n"
+    "# HELP mcp_exec_http_connections_closed_total HTTP connections the server closed early, "
+    "by reason.\n"
+    "# TYPE mcp_exec_http_connections_closed_total counter\n"
     "# HELP mcp_exec_tool_calls_total tools/call requests (and mcpx.call calls of functions), by "
     "tool and outcome.\n"
     "# TYPE mcp_exec_tool_calls_total counter\n"
@@ -103,6 +109,16 @@ static const char empty_text[] =
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
+    "# HELP mcp_exec_zygote_pid Pid of the fork server's current zygote; 0 when there is none.\n"
+    "# TYPE mcp_exec_zygote_pid gauge\n"
+    "mcp_exec_zygote_pid 0\n"
+    "# HELP mcp_exec_zygote_replacements_total Zygotes replaced, by why: served their runs or "
+    "time, or died.\n"
+    "# TYPE mcp_exec_zygote_replacements_total counter\n"
+    "mcp_exec_zygote_replacements_total{reason=\"runs\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"age\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"died\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"other\"} 0\n"
     "# HELP mcp_exec_build_info The version of this build.\n"
     "# TYPE mcp_exec_build_info gauge\n"
     "mcp_exec_build_info{version=\"0.1.0\"} 1\n"
@@ -185,6 +201,15 @@ static const char full_text[] =
     "mcp_exec_http_responses_total{code=\"404\"} 1\n"
     "mcp_exec_http_responses_total{code=\"599\"} 1\n"
     "mcp_exec_http_responses_total{code=\"other\"} 3\n"
+    "# HELP mcp_exec_http_connections Open HTTP connections.\n"
+    "# TYPE mcp_exec_http_connections gauge\n"
+    "mcp_exec_http_connections 7\n"
+    "# HELP mcp_exec_http_connections_closed_total HTTP connections the server closed early, "
+    "by reason.\n"
+    "# TYPE mcp_exec_http_connections_closed_total counter\n"
+    "mcp_exec_http_connections_closed_total{reason=\"header_timeout\"} 2\n"
+    "mcp_exec_http_connections_closed_total{reason=\"evicted\"} 1\n"
+    "mcp_exec_http_connections_closed_total{reason=\"other\"} 2\n"
     "# HELP mcp_exec_tool_calls_total tools/call requests (and mcpx.call calls of functions), by "
     "tool and outcome.\n"
     "# TYPE mcp_exec_tool_calls_total counter\n"
@@ -205,6 +230,16 @@ static const char full_text[] =
     "mcp_exec_sandbox_layer{layer=\"seccomp\"} 1\n"
     "mcp_exec_sandbox_layer{layer=\"landlock\"} 0\n"
     "mcp_exec_sandbox_layer{layer=\"we\\\"ird\\\\\\n\"} 1\n"
+    "# HELP mcp_exec_zygote_pid Pid of the fork server's current zygote; 0 when there is none.\n"
+    "# TYPE mcp_exec_zygote_pid gauge\n"
+    "mcp_exec_zygote_pid 4242\n"
+    "# HELP mcp_exec_zygote_replacements_total Zygotes replaced, by why: served their runs or "
+    "time, or died.\n"
+    "# TYPE mcp_exec_zygote_replacements_total counter\n"
+    "mcp_exec_zygote_replacements_total{reason=\"runs\"} 2\n"
+    "mcp_exec_zygote_replacements_total{reason=\"age\"} 0\n"
+    "mcp_exec_zygote_replacements_total{reason=\"died\"} 1\n"
+    "mcp_exec_zygote_replacements_total{reason=\"other\"} 1\n"
     "# HELP mcp_exec_build_info The version of this build.\n"
     "# TYPE mcp_exec_build_info gauge\n"
     "mcp_exec_build_info{version=\"0.1.0\"} 1\n"
@@ -258,6 +293,12 @@ int main(void)
 	mcpx_metrics_egress("api", "ok", NULL);
 	mcpx_metrics_egress("api", "denied", "made-up");
 	mcpx_metrics_egress("api", "strange", NULL);
+	mcpx_metrics_http_connections(7);
+	mcpx_metrics_http_conn_closed("header_timeout");
+	mcpx_metrics_http_conn_closed("evicted");
+	mcpx_metrics_http_conn_closed("header_timeout");
+	mcpx_metrics_http_conn_closed("made-up");
+	mcpx_metrics_http_conn_closed(NULL);
 
 	mcpx_metrics_set_layer("seccomp", 0);
 	mcpx_metrics_set_layer("landlock", 0);
@@ -272,6 +313,13 @@ int main(void)
 	mcpx_metrics_set_info("9lives", "x");
 	mcpx_metrics_set_info("", "ignored");
 	mcpx_metrics_set_info("k", NULL);
+
+	mcpx_metrics_set_zygote(17);
+	mcpx_metrics_set_zygote(4242);
+	mcpx_metrics_zygote_replaced("runs");
+	mcpx_metrics_zygote_replaced("died");
+	mcpx_metrics_zygote_replaced("runs");
+	mcpx_metrics_zygote_replaced("whatever");
 
 	g.queue_depth = 3;
 	g.running = 1;

@@ -1,12 +1,14 @@
 /*
  * test_session.c - session ids: round trip, cross-replica acceptance under a
  * shared key, rejection under a foreign key, tampering, expiry, revocation
- * and the bounded per-session notes.
+ * the bounded per-session notes, an id forged in the right shape (only the
+ * MAC can refuse it), and the key following a rotated token.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "base64.h"
 #include "check.h"
 #include "crypto.h"
 #include "session.h"
@@ -259,8 +261,81 @@ static void test_notes(void)
 	mcpx_sessions_free(NULL);
 }
 
+/* base64url without padding, as session ids spell their parts. */
+static void b64url(const uint8_t *in, size_t n, char *out)
+{
+	size_t len = mcpx_base64_encode(in, n, out);
+	while (len > 0 && out[len - 1] == '=')
+		out[--len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
+}
+
+/* An attacker knows the format: a known version, an expiry in the future,
+ * any nonce, any MAC. Everything but the MAC is right, so only the MAC
+ * comparison can refuse it; skipping that comparison would accept it. */
+static void test_forged_shape(void)
+{
+	struct mcpx_sessions *s = mcpx_sessions_new("0123456789abcdef-key", NULL, 600);
+	uint8_t payload[30], mac[MCPX_SHA256_LEN];
+	char id[MCPX_SESSION_ID_MAX], real[MCPX_SESSION_ID_MAX], enc[64];
+	uint64_t expiry = T0 + 300;
+
+	memcpy(payload, "2025-11-25", 10);
+	for (int i = 0; i < 8; i++)
+		payload[10 + i] = (uint8_t)(expiry >> (56 - 8 * i));
+	CHECK_INT(mcpx_random(payload + 18, 12), 0);
+	CHECK_INT(mcpx_random(mac, sizeof(mac)), 0);
+	strcpy(id, "m1.");
+	b64url(payload, sizeof(payload), enc);
+	strcat(id, enc);
+	strcat(id, ".");
+	b64url(mac, sizeof(mac), enc);
+	strcat(id, enc);
+
+	CHECK_INT(mcpx_session_mint(s, "2025-11-25", T0, real), 0);
+	CHECK_INT((int)strlen(id), (int)strlen(real));
+	CHECK_INT(verify(s, id, T0), -EPERM);
+	mcpx_sessions_free(s);
+}
+
+/* The key derived from the token follows the token: after a rotation, ids
+ * sealed under the old token fail, new ones verify, and two replicas that
+ * read the same new token agree. A configured key does not move. */
+static void test_rekey(void)
+{
+	uint8_t d1[MCPX_SHA256_LEN], d2[MCPX_SHA256_LEN];
+	char old_id[MCPX_SESSION_ID_MAX], new_id[MCPX_SESSION_ID_MAX];
+	struct mcpx_sessions *a, *b, *c;
+
+	mcpx_sha256("token-one", 9, d1);
+	mcpx_sha256("token-two", 9, d2);
+	a = mcpx_sessions_new_digest(NULL, d1, 600);
+	b = mcpx_sessions_new_digest(NULL, d1, 600);
+	c = mcpx_sessions_new_digest("configured-key-0123", d1, 600);
+	CHECK_INT(mcpx_session_mint(a, "2025-06-18", T0, old_id), 0);
+	CHECK_INT(verify(b, old_id, T0), 0);
+
+	mcpx_sessions_rekey(a, d2);
+	CHECK_INT(verify(a, old_id, T0), -EPERM);
+	CHECK_INT(mcpx_session_mint(a, "2025-06-18", T0, new_id), 0);
+	CHECK_INT(verify(b, new_id, T0), -EPERM); /* b still holds the old token */
+	mcpx_sessions_rekey(b, d2);
+	CHECK_INT(verify(b, new_id, T0), 0);
+	CHECK_INT(verify(b, old_id, T0), -EPERM);
+
+	CHECK_INT(mcpx_session_mint(c, "2025-06-18", T0, old_id), 0);
+	mcpx_sessions_rekey(c, d2);
+	CHECK_INT(verify(c, old_id, T0), 0);
+	mcpx_sessions_free(a);
+	mcpx_sessions_free(b);
+	mcpx_sessions_free(c);
+}
+
 int main(void)
 {
+	test_forged_shape();
+	test_rekey();
 	test_round_trip();
 	test_replicas();
 	test_malformed();

@@ -502,8 +502,10 @@ static void test_describe(struct mcpx_tool *tool)
 		    "no network access",
 		    "30s by default",
 		    "at most 300s",
-		    "memory 512 MiB",
+		    "memory 512 MiB and files 128 MiB, all processes together",
 		    "capped at 1 MiB",
+		    "discarded while the program keeps running",
+		    "truncated=true with the program's own exit_code",
 		    "capped at 4 bytes",
 		    "numpy",
 		    "pandas",
@@ -644,6 +646,7 @@ int main(void)
 	cfg.max_stdin_bytes = 4;
 	cfg.max_code_bytes = 12;
 	cfg.memory_mb = 512;
+	cfg.max_disk_mb = 128;
 	cfg.max_procs = 64;
 	cfg.max_queue = 16;
 	cfg.max_files_in_bytes = 4 << 20;

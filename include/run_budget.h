@@ -1,0 +1,95 @@
+/*
+ * run_budget.h - a run's budget covers all of its processes and files.
+ *
+ * rlimits are per process: 64 processes may each use MCP_EXEC_MEMORY_MB, each
+ * write files up to MCP_EXEC_MAX_FILE_MB, each burn MCP_EXEC_CPU_S. This
+ * module holds the run as a whole to its budget: memory (the sum over its
+ * processes), disk (the sum of its files: the workdir, what it put in
+ * /dev/shm, files it holds open after unlinking them) and CPU (every process
+ * it started). It ends the run when a budget is passed and says which one.
+ *
+ * Two methods, chosen once at start-up:
+ * - cgroup: where the server has a writable cgroup v2 subtree with the
+ *   memory and pids controllers (run_cgroup.h), each run gets its own cgroup
+ *   (memory.max, memory.swap.max 0, memory.oom.group 1, pids.max); the
+ *   kernel enforces memory, cgroup.kill ends the run, cpu.stat counts its
+ *   CPU;
+ * - watchdog: otherwise, a timer on the event loop sums the run's resident
+ *   memory (RSS, confirmed with proportional PSS before a kill) and CPU
+ *   every few tens of milliseconds and kills the whole run at the budget.
+ * Disk is sampled the same way under both. RLIMIT_AS stays the first line
+ * (sandbox.h): one process still cannot allocate more than the budget.
+ *
+ * Not thread-safe: the loop's thread drives it. The executor owns each
+ * struct mcpx_run_budget from start to finish.
+ */
+#ifndef MCPX_RUN_BUDGET_H
+#define MCPX_RUN_BUDGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "loop.h"
+#include "sandbox.h"
+
+enum mcpx_budget_method { MCPX_BUDGET_WATCHDOG, MCPX_BUDGET_CGROUP };
+
+struct mcpx_budget;     /* the process-wide choice of method */
+struct mcpx_run_budget; /* one run */
+
+/* Chooses the method; with a usable cgroup subtree it is prepared now (the
+ * server's processes may move into a leaf cgroup). Call before any sandboxed
+ * process is started. NULL on allocation failure. */
+struct mcpx_budget *mcpx_budget_new(void);
+void mcpx_budget_free(struct mcpx_budget *b);
+
+enum mcpx_budget_method mcpx_budget_method(const struct mcpx_budget *b);
+const char *mcpx_budget_method_name(enum mcpx_budget_method m);
+
+/* One line for --check-config: the method start-up would choose and why,
+ * found without changing anything. */
+void mcpx_budget_describe(char *buf, size_t len);
+
+struct mcpx_budget_limits {
+	uint64_t memory_kb; /* the run's resident memory, all processes; 0: none */
+	uint64_t disk_kb;   /* the run's files; 0: none */
+	uint64_t cpu_ms;    /* the run's CPU, all processes; 0: none */
+	unsigned max_procs; /* tasks the run may add (cgroup pids.max) */
+};
+
+/* limit is "memory", "disk" or "cpu"; the run is already being killed. */
+typedef void (*mcpx_budget_exceeded_fn)(void *arg, const char *limit);
+
+/* Starts holding the run in proc to lim: with the cgroup method, makes its
+ * cgroup and moves the leader and every process it already started into it
+ * (a warm interpreter before it has the code: nothing escapes); then arms
+ * the sampling timer. cpu_base_ms is CPU the leader used before the run's
+ * code arrived (a warm interpreter's preload). A cgroup that cannot be made
+ * falls back to the watchdog for this run (logged). Returns 0 or -ENOMEM. */
+int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
+                          const struct mcpx_budget_limits *lim,
+                          const struct mcpx_sandbox_proc *proc, uint64_t cpu_base_ms,
+                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out);
+
+/* Kills every process of the run through its cgroup, when it has one (the
+ * caller's own process-group kill still runs). NULL is fine. */
+void mcpx_run_budget_kill(struct mcpx_run_budget *rb);
+
+/* Stops sampling: the leader has exited and the run is being torn down. */
+void mcpx_run_budget_stop(struct mcpx_run_budget *rb);
+
+struct mcpx_run_usage {
+	uint64_t cpu_ms;   /* the run's CPU as this module saw it (see below) */
+	const char *limit; /* the budget that ended the run, or NULL */
+};
+
+/* Ends the run's accounting (after the leader was reaped) and frees rb.
+ * cpu_ms is the cgroup's count of every process that ran in it, or the
+ * largest watchdog reading (which also sees children no one waited for
+ * while they lived); the caller takes the larger of it and the reaped
+ * processes' rusage. An OOM kill inside the run's cgroup is reported as
+ * "memory". NULL rb gives zeros. */
+void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * http_conn.h - the HTTP server's connection record, shared by the three
+ * files of the server: server_http.c (the lws context and request intake),
+ * http_conn.c (a connection's life: cap, deadlines, the head gate, the peer
+ * watch) and http_response.c (writing responses). Private to them.
+ *
+ * One connection carries one request: every response ends with the
+ * connection closed (see http_conn.c for why libwebsockets 4.1.6 leaves no
+ * safe way to keep it open), so the record is both the connection and the
+ * request.
+ */
+#ifndef MCPX_HTTP_CONN_H
+#define MCPX_HTTP_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "http.h"
+#include "http_admit.h"
+#include "listen_addr.h"
+#include "loop.h"
+#include "server_http.h"
+
+struct lws;
+struct lws_context;
+struct lws_vhost;
+struct peer_watch;
+
+/* A request head longer than this is refused (431); lws stores no more. */
+#define MCPX_HTTP_HEAD_MAX 16384
+
+enum conn_phase {
+	PH_HEAD,       /* waiting for the whole request head to arrive */
+	PH_PARSING,    /* the head is in; libwebsockets is parsing it */
+	PH_BODY,       /* admitted; reading Content-Length bytes */
+	PH_DISPATCHED, /* handed to a transport; the response may take long */
+};
+
+struct mcpx_http_server {
+	struct lws_context *ctx;
+	struct lws_vhost *vhost;
+	struct mcpx_loop *loop;
+	const struct mcpx_config *cfg;
+	struct mcpx_listen_addr addr;
+	struct mcpx_auth *auth;
+	struct mcpx_http_handlers h;
+	bool draining;
+	bool shutting_down;                     /* the context is being destroyed */
+	unsigned busy;                          /* dispatched requests not yet closed */
+	unsigned live;                          /* open connections not being closed */
+	struct mcpx_http_conn *oldest, *newest; /* accept order */
+	size_t out_cap;                         /* cap on one response's queued bytes */
+	int port;
+};
+
+struct mcpx_http_response {
+	bool started; /* headers queued */
+	bool headers_sent;
+	bool sse;
+	bool ended;  /* nothing more will be queued */
+	bool broken; /* a stream outgrew its cap: close instead of writing */
+	int status;
+	char content_type[64];
+	long long content_length; /* -1: a stream, ended by closing */
+	struct mcpx_buf extra;    /* "Name: value\r\n" lines */
+	struct mcpx_buf out;      /* queued body bytes */
+	size_t out_off;           /* bytes of out already written */
+};
+
+struct mcpx_http_conn {
+	struct lws *wsi;
+	struct mcpx_http_server *srv;
+	struct mcpx_http_conn *older, *newer;
+	enum conn_phase phase;
+	bool admitted;   /* passed the gate for a route that needs it: never evicted */
+	bool closing;    /* a close was asked for; WSI_DESTROY follows */
+	bool destroying; /* inside WSI_DESTROY */
+	bool rx_paused;  /* libwebsockets is not reading the socket */
+	bool body_done;  /* no request body bytes remain to be read */
+	bool counted_busy;
+
+	struct mcpx_timer deadline; /* head, then body */
+	struct peer_watch *peer;    /* a dup of the socket, see http_conn.c */
+	size_t head_len;            /* bytes of the request head, found by the head gate */
+	size_t discarded;           /* bytes the client sent while its request was in flight */
+
+	struct mcpx_http_req req;
+	enum mcpx_http_route route;
+	struct mcpx_buf body;
+	size_t body_expected;
+
+	struct mcpx_http_response resp;
+	void (*on_close)(void *arg);
+	void *close_arg;
+};
+
+/* http_conn.c */
+int mcpx_conn_accept(struct mcpx_http_server *s, struct lws *wsi);
+void mcpx_conn_destroy(struct mcpx_http_conn *c);
+/* Closes the connection now (not from inside its own lws callback: return
+ * -1 there instead). reason labels the metrics; NULL for a normal close. */
+void mcpx_conn_kill(struct mcpx_http_conn *c, const char *reason);
+void mcpx_conn_start_deadline(struct mcpx_http_conn *c, unsigned seconds);
+void mcpx_conn_stop_deadline(struct mcpx_http_conn *c);
+/* True when the client sent bytes beyond this request before it was read
+ * whole (pipelining); consumed: head plus body bytes that belong to it. */
+bool mcpx_conn_overread(const struct mcpx_http_conn *c, size_t consumed);
+/* In flight: libwebsockets stops reading; the peer watch notices EOF and
+ * discards whatever else the client sends. 0 or -errno (no descriptor). */
+int mcpx_conn_in_flight(struct mcpx_http_conn *c);
+void mcpx_conn_rx(struct mcpx_http_conn *c, bool on);
+
+/* http_response.c */
+int mcpx_conn_writeable(struct mcpx_http_conn *c);
+/* Called when the request body has been read (or discarded) whole: a
+ * connection whose response already went out may close now. */
+bool mcpx_conn_response_done(const struct mcpx_http_conn *c);
+void mcpx_conn_response_free(struct mcpx_http_conn *c);
+
+#endif

@@ -1,0 +1,345 @@
+/*
+ * run_budget.c - holds each run, as a whole, to its memory, disk and CPU
+ * budget (run_budget.h).
+ *
+ * What it does: picks the method at start-up (per-run cgroups where the
+ * server has a usable cgroup v2 subtree, else the watchdog), and per run
+ * reads the run's usage on a timer of the shared event loop: memory and CPU
+ * from the run's cgroup or from /proc (run_usage.h), disk from the run's
+ * workdir, its /dev/shm entries and the files its processes hold open after
+ * unlinking them. The first budget passed kills the run (cgroup.kill, then
+ * the executor's own process-group kill) and is reported once.
+ *
+ * Readings cost the loop time, so their interval adapts: at least
+ * SAMPLE_MIN_US apart, and at least SAMPLE_COST_FACTOR times the server CPU
+ * the last reading took (at most a tenth of the server's time), so a run
+ * with many processes or files cannot make its own supervision take over
+ * the server. A run that grows faster than the
+ * interval overshoots by what it can allocate or write in that time; that is
+ * what RLIMIT_AS and RLIMIT_FSIZE per process (the first line) and the
+ * cgroup's memory.max (where there is one) bound.
+ *
+ * What it does not do: spawn, reap or classify results (the executor), or
+ * parse /proc and cgroup files (run_usage.c, run_cgroup.c).
+ */
+#include "run_budget.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "run_cgroup.h"
+#include "run_usage.h"
+
+#define SAMPLE_MIN_US 20000u
+#define SAMPLE_MAX_US 1000000u
+#define SAMPLE_COST_FACTOR 10u
+/* The fd tables of every process are read on every this many readings:
+ * the most expensive reading, and unlinked files are rare. */
+#define UNLINKED_EVERY 8u
+
+struct mcpx_budget {
+	enum mcpx_budget_method method;
+	struct mcpx_cgroup_env cg;
+	unsigned long runs;
+	bool warned_procs;
+};
+
+struct mcpx_run_budget {
+	struct mcpx_budget *b;
+	struct mcpx_loop *loop;
+	struct mcpx_timer timer;
+	struct mcpx_budget_limits lim;
+	pid_t pgid;
+	uid_t uid;
+	char workdir[PATH_MAX];
+	struct timespec started;
+	uint64_t cpu_base_ms;
+	bool has_cgroup;
+	struct mcpx_run_cgroup cg;
+	mcpx_budget_exceeded_fn fn;
+	void *arg;
+	const char *exceeded;
+	uint64_t cpu_seen_ms;
+	uint64_t unlinked_kb;
+	unsigned readings;
+	/* The latest reading of the run's processes and the one before (for
+	 * the proportional memory carried over); swapped on each reading. */
+	struct mcpx_usage_procs *procs, *prev;
+};
+
+struct mcpx_budget *mcpx_budget_new(void)
+{
+	struct mcpx_budget *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	(void)mcpx_cgroup_env_init(&b->cg, true);
+	b->method = b->cg.usable ? MCPX_BUDGET_CGROUP : MCPX_BUDGET_WATCHDOG;
+	if (b->cg.usable)
+		mcpx_info("run budget: one cgroup per run under %s (memory.max, pids.max, "
+		          "cgroup.kill)",
+		          b->cg.root);
+	else
+		mcpx_info("run budget: watchdog on the event loop (no per-run cgroups: %s)",
+		          b->cg.why);
+	return b;
+}
+
+void mcpx_budget_free(struct mcpx_budget *b)
+{
+	if (!b)
+		return;
+	mcpx_cgroup_env_free(&b->cg);
+	free(b);
+}
+
+enum mcpx_budget_method mcpx_budget_method(const struct mcpx_budget *b)
+{
+	return b ? b->method : MCPX_BUDGET_WATCHDOG;
+}
+
+const char *mcpx_budget_method_name(enum mcpx_budget_method m)
+{
+	return m == MCPX_BUDGET_CGROUP ? "cgroup" : "watchdog";
+}
+
+void mcpx_budget_describe(char *buf, size_t len)
+{
+	struct mcpx_cgroup_env env;
+
+	(void)mcpx_cgroup_env_init(&env, false);
+	if (env.usable)
+		snprintf(buf, len, "cgroup (one cgroup v2 per run under %s)", env.root);
+	else
+		snprintf(buf, len, "watchdog (no per-run cgroups: %s)", env.why);
+}
+
+/* ---- one run ------------------------------------------------------------ */
+
+static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used, uint64_t budget,
+                   const char *unit)
+{
+	rb->exceeded = limit;
+	mcpx_info("run %d passed its %s budget (%llu %s of %llu): ending the whole run",
+	          (int)rb->pgid, limit, (unsigned long long)used, unit, (unsigned long long)budget);
+	mcpx_run_budget_kill(rb);
+	rb->fn(rb->arg, limit);
+}
+
+/* Memory and CPU through the run's cgroup: the kernel enforces memory.max,
+ * an OOM kill in the cgroup says the budget was hit. The process list is
+ * still read, for the open-file scan. */
+static void read_cgroup(struct mcpx_run_budget *rb)
+{
+	struct mcpx_cgroup_usage u;
+	long n;
+
+	if (mcpx_cgroup_run_usage(&rb->cg, &u) < 0)
+		return;
+	if (u.cpu_usec / 1000u > rb->cpu_seen_ms)
+		rb->cpu_seen_ms = u.cpu_usec / 1000u;
+	n = mcpx_cgroup_run_pids(&rb->cg, rb->procs->pid, MCPX_USAGE_MAX_PROCS);
+	rb->procs->n = n > 0 ? (size_t)n : 0;
+	if (u.oom_kills)
+		exceed(rb, "memory", u.memory_bytes / 1024u, rb->lim.memory_kb, "KiB");
+	else if (rb->lim.cpu_ms && rb->cpu_seen_ms > rb->lim.cpu_ms)
+		exceed(rb, "cpu", rb->cpu_seen_ms, rb->lim.cpu_ms, "ms");
+}
+
+/* Memory and CPU from /proc. The sum of RSS counts a page shared by several
+ * processes (after fork, or with the zygote) once per process; only when
+ * that upper bound is over the budget is the exact proportional sum read,
+ * which costs more. */
+static void read_procs(struct mcpx_run_budget *rb)
+{
+	struct mcpx_usage_procs *p = rb->prev;
+	uint64_t cpu, pss;
+
+	rb->prev = rb->procs;
+	rb->procs = p;
+	if (mcpx_usage_procs(rb->pgid, p) < 0)
+		return;
+	mcpx_usage_carry_pss(p, rb->prev);
+	cpu = p->cpu_ms > rb->cpu_base_ms ? p->cpu_ms - rb->cpu_base_ms : 0;
+	if (cpu > rb->cpu_seen_ms)
+		rb->cpu_seen_ms = cpu;
+	if (rb->lim.cpu_ms && cpu > rb->lim.cpu_ms) {
+		exceed(rb, "cpu", cpu, rb->lim.cpu_ms, "ms");
+		return;
+	}
+	if (rb->lim.memory_kb && p->rss_total_kb > rb->lim.memory_kb &&
+	    mcpx_usage_pss_over(p, rb->lim.memory_kb, &pss))
+		exceed(rb, "memory", pss, rb->lim.memory_kb, "KiB");
+}
+
+static void read_disk(struct mcpx_run_budget *rb)
+{
+	uint64_t cap = rb->lim.disk_kb, wd = 0, shm = 0;
+	int rc;
+
+	if (!cap)
+		return;
+	rc = mcpx_usage_tree_kb(rb->workdir, cap, &wd);
+	if (rc == -ELOOP) {
+		mcpx_info("run %d nested directories deeper than the disk reading follows",
+		          (int)rb->pgid);
+		exceed(rb, "disk", wd, cap, "KiB");
+		return;
+	}
+	if (wd <= cap)
+		rc = mcpx_usage_owned_kb("/dev/shm", rb->uid, &rb->started, cap - wd, &shm);
+	if (rc == -ELOOP)
+		shm = cap + 1;
+	if (rb->readings % UNLINKED_EVERY == 0)
+		rb->unlinked_kb = mcpx_usage_unlinked_kb(rb->procs);
+	if (wd + shm + rb->unlinked_kb > cap)
+		exceed(rb, "disk", wd + shm + rb->unlinked_kb, cap, "KiB");
+}
+
+/* CPU time the server's thread has used, in microseconds: what a reading
+ * costs the server. Wall time would also count the moments the run's own
+ * processes held the CPU, and a run that keeps every core busy would then
+ * stretch its own supervision. */
+static uint64_t thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return mcpx_now_us();
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void sample_cb(struct mcpx_timer *t)
+{
+	struct mcpx_run_budget *rb = t->arg;
+	uint64_t t0 = thread_cpu_us(), next;
+
+	if (rb->has_cgroup)
+		read_cgroup(rb);
+	else
+		read_procs(rb);
+	if (!rb->exceeded)
+		read_disk(rb);
+	rb->readings++;
+	if (rb->exceeded)
+		return;
+	next = (thread_cpu_us() - t0) * SAMPLE_COST_FACTOR;
+	if (next < SAMPLE_MIN_US)
+		next = SAMPLE_MIN_US;
+	if (next > SAMPLE_MAX_US)
+		next = SAMPLE_MAX_US;
+	mcpx_timer_start(rb->loop, &rb->timer, next);
+}
+
+/* The run's cgroup, and everything of the run moved into it: the leader,
+ * then any process it started before the move (a cold run's interpreter is
+ * already running; a warm one is still waiting for its code). Once the
+ * leader is inside, whatever it forks is born inside. */
+static void start_cgroup(struct mcpx_run_budget *rb)
+{
+	struct mcpx_err err = {{0}};
+	char name[64];
+	int rc;
+
+	snprintf(name, sizeof(name), "run-%lu", ++rb->b->runs);
+	rc = mcpx_cgroup_run_create(&rb->b->cg, name, rb->lim.memory_kb * 1024u,
+	                            rb->lim.max_procs ? rb->lim.max_procs + 1 : 0, &rb->cg, &err);
+	if (!rc)
+		rc = mcpx_cgroup_run_add(&rb->cg, rb->pgid);
+	if (rc) {
+		mcpx_warn("run budget: %s; this run is held to its budget by the watchdog",
+		          err.msg[0] ? err.msg : strerror(-rc));
+		mcpx_cgroup_run_remove(&rb->cg);
+		return;
+	}
+	if (mcpx_usage_procs(rb->pgid, rb->procs) == 0)
+		for (size_t i = 0; i < rb->procs->n; i++)
+			(void)mcpx_cgroup_run_add(&rb->cg, rb->procs->pid[i]);
+	rb->has_cgroup = true;
+}
+
+int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
+                          const struct mcpx_budget_limits *lim,
+                          const struct mcpx_sandbox_proc *proc, uint64_t cpu_base_ms,
+                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out)
+{
+	struct mcpx_run_budget *rb = calloc(1, sizeof(*rb));
+
+	*out = NULL;
+	if (!rb)
+		return -ENOMEM;
+	rb->procs = calloc(1, sizeof(*rb->procs));
+	rb->prev = calloc(1, sizeof(*rb->prev));
+	if (!rb->procs || !rb->prev) {
+		free(rb->procs);
+		free(rb->prev);
+		free(rb);
+		return -ENOMEM;
+	}
+	rb->b = b;
+	rb->loop = loop;
+	rb->lim = *lim;
+	rb->pgid = proc->pid;
+	rb->uid = proc->run_uid;
+	rb->started = proc->started;
+	snprintf(rb->workdir, sizeof(rb->workdir), "%s", proc->workdir);
+	rb->cpu_base_ms = cpu_base_ms;
+	rb->fn = fn;
+	rb->arg = arg;
+	rb->cg.dirfd = -1;
+	if (b->method == MCPX_BUDGET_CGROUP)
+		start_cgroup(rb);
+	if (!rb->has_cgroup && lim->max_procs >= MCPX_USAGE_MAX_PROCS && !b->warned_procs) {
+		b->warned_procs = true;
+		mcpx_warn("run budget: the watchdog follows at most %d processes of a run, and "
+			  "MCP_EXEC_MAX_PROCS (%u) allows more: memory and CPU beyond them go "
+			  "uncounted",
+			  MCPX_USAGE_MAX_PROCS, lim->max_procs);
+	}
+	rb->timer.fn = sample_cb;
+	rb->timer.arg = rb;
+	mcpx_timer_start(loop, &rb->timer, SAMPLE_MIN_US);
+	*out = rb;
+	return 0;
+}
+
+void mcpx_run_budget_kill(struct mcpx_run_budget *rb)
+{
+	if (rb && rb->has_cgroup)
+		(void)mcpx_cgroup_run_kill(&rb->cg);
+}
+
+void mcpx_run_budget_stop(struct mcpx_run_budget *rb)
+{
+	if (rb)
+		mcpx_timer_cancel(&rb->timer);
+}
+
+void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (!rb)
+		return;
+	mcpx_timer_cancel(&rb->timer);
+	if (rb->has_cgroup) {
+		struct mcpx_cgroup_usage cu;
+
+		if (mcpx_cgroup_run_usage(&rb->cg, &cu) == 0) {
+			if (cu.oom_kills && !rb->exceeded)
+				rb->exceeded = "memory";
+			if (cu.cpu_usec / 1000u > rb->cpu_seen_ms)
+				rb->cpu_seen_ms = cu.cpu_usec / 1000u;
+		}
+		mcpx_cgroup_run_remove(&rb->cg);
+	}
+	u->cpu_ms = rb->cpu_seen_ms;
+	u->limit = rb->exceeded;
+	free(rb->procs);
+	free(rb->prev);
+	free(rb);
+}

@@ -1,0 +1,377 @@
+/*
+ * run_usage.c - a run's current usage from /proc and the filesystem
+ * (run_usage.h).
+ *
+ * Processes are found by walking /proc/<pid>/task/<tid>/children from the
+ * leader and from the server itself, keeping only members of the run's
+ * process group; that costs a few reads per member instead of a scan of
+ * every process on the host. Directory trees are walked with openat and
+ * O_NOFOLLOW from an fd per level, so a symlink or a rename by the run can
+ * neither lead the walk out of the tree nor into a loop.
+ *
+ * What it does not do: decide anything (run_budget.c), kill, or read
+ * cgroup files (run_cgroup.c).
+ */
+#include "run_usage.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procstat.h"
+#include "workdir.h"
+
+/* Directory levels the walk follows (one fd each). */
+#define MAX_DEPTH 64
+/* The least an entry costs, in KiB. */
+#define MIN_ENTRY_KB 4
+/* Distinct unlinked files told apart per reading; more count without it. */
+#define MAX_UNLINKED 4096
+
+static bool listed(const struct mcpx_usage_procs *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->pid[i] == pid)
+			return true;
+	return false;
+}
+
+/* Adds pid when it is a member not seen yet. */
+static void add_member(struct mcpx_usage_procs *p, pid_t pgid, pid_t pid)
+{
+	struct mcpx_procstat ps;
+
+	if (listed(p, pid) || mcpx_procstat_read(pid, &ps) != 0 || ps.pgrp != pgid)
+		return;
+	if (p->n == MCPX_USAGE_MAX_PROCS) {
+		p->truncated = true;
+		return;
+	}
+	p->pid[p->n] = pid;
+	p->rss_kb[p->n] = ps.rss_kb;
+	p->pss_kb[p->n] = 0;
+	p->pss_at_rss_kb[p->n] = 0;
+	p->pss_age[p->n] = 0;
+	p->seen[p->n] = 0;
+	p->pss_now[p->n] = false;
+	p->rss_total_kb += ps.rss_kb;
+	p->cpu_ms += ps.cpu_ms + ps.children_cpu_ms;
+	p->n++;
+}
+
+/* Calls add_member for every child of every thread of pid. */
+static void add_children(struct mcpx_usage_procs *p, pid_t pgid, pid_t pid)
+{
+	char path[300], buf[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/children", de->d_name);
+		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		for (char *s = buf, *end; *s; s = end) {
+			long child = strtol(s, &end, 10);
+
+			if (end == s)
+				break;
+			add_member(p, pgid, (pid_t)child);
+		}
+	}
+	closedir(d);
+}
+
+int mcpx_usage_procs(pid_t pgid, struct mcpx_usage_procs *p)
+{
+	p->n = 0;
+	p->rss_total_kb = 0;
+	p->cpu_ms = 0;
+	p->truncated = false;
+	add_member(p, pgid, pgid);
+	/* Orphans of the run, re-parented to the server. */
+	add_children(p, pgid, getpid());
+	/* Breadth first: p->n grows while the loop runs. */
+	for (size_t i = 0; i < p->n; i++)
+		add_children(p, pgid, p->pid[i]);
+	return p->n ? 0 : -ESRCH;
+}
+
+/* The "Pss:" line of /proc/<pid>/smaps_rollup, or -1. */
+static long long pss_of(pid_t pid)
+{
+	char path[64], buf[4096];
+	const char *line;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	line = strstr(buf, "\nPss:");
+	return line ? strtoll(line + 5, NULL, 10) : -1;
+}
+
+void mcpx_usage_carry_pss(struct mcpx_usage_procs *p, const struct mcpx_usage_procs *prev)
+{
+	/* Both lists come from the same walk order, so a member is usually
+	 * found at the index after the previous one's. */
+	for (size_t i = 0, j = 0; i < p->n && prev->n; i++) {
+		for (size_t k = 0; k < prev->n; k++, j = (j + 1) % prev->n) {
+			if (prev->pid[j] == p->pid[i]) {
+				p->pss_kb[i] = prev->pss_kb[j];
+				p->pss_at_rss_kb[i] = prev->pss_at_rss_kb[j];
+				p->pss_age[i] = prev->pss_age[j] + 1;
+				p->seen[i] = prev->seen[j] + 1;
+				break;
+			}
+		}
+	}
+}
+
+/* Readings a carried proportional size is trusted for. A process's PSS
+ * changes while its RSS stays put: a forked Python writes reference counts
+ * all over the pages it shares with its parent, turning them private, and
+ * sharing changes when siblings come and go. What that hides is at most the
+ * memory shared at the last reading, and only for this many readings. */
+#define PSS_MAX_AGE 4
+
+/* A member's proportional size now. A young one counts with its RSS: a
+ * fresh fork shares almost everything with its parent at first and makes
+ * it private as it runs, so its first readings say little. Otherwise its
+ * carried reading, and what it grew since counts as its own (new pages are
+ * private; where not, the estimate is high, which only asks for a fresh
+ * reading). */
+static uint64_t pss_estimate(const struct mcpx_usage_procs *p, size_t i)
+{
+	uint64_t then = p->pss_at_rss_kb[i], now = p->rss_kb[i];
+
+	if (p->seen[i] < PSS_MAX_AGE)
+		return now;
+	return p->pss_kb[i] + (now > then ? now - then : 0);
+}
+
+static void read_pss(struct mcpx_usage_procs *p, size_t i)
+{
+	long long pss = pss_of(p->pid[i]);
+
+	p->pss_kb[i] = pss >= 0 ? (uint64_t)pss : p->rss_kb[i];
+	p->pss_at_rss_kb[i] = p->rss_kb[i] ? p->rss_kb[i] : 1;
+	p->pss_age[i] = 0;
+	p->pss_now[i] = true;
+}
+
+/* The member with the largest RSS not read during this reading, or n. */
+static size_t largest_unread(const struct mcpx_usage_procs *p)
+{
+	size_t best = p->n;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->pss_now[i] && (best == p->n || p->rss_kb[i] > p->rss_kb[best]))
+			best = i;
+	return best;
+}
+
+int mcpx_usage_pss_over(struct mcpx_usage_procs *p, uint64_t budget_kb, uint64_t *kb)
+{
+	uint64_t est = 0, low = 0, rest = 0;
+	size_t j;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->seen[i] >= PSS_MAX_AGE &&
+		    (!p->pss_at_rss_kb[i] || p->pss_age[i] >= PSS_MAX_AGE))
+			read_pss(p, i);
+		est += pss_estimate(p, i);
+	}
+	*kb = est;
+	if (est <= budget_kb)
+		return 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->pss_now[i])
+			low += p->pss_kb[i];
+		else
+			rest += p->rss_kb[i];
+	}
+	while (low <= budget_kb && low + rest > budget_kb && (j = largest_unread(p)) < p->n) {
+		rest -= p->rss_kb[j];
+		read_pss(p, j);
+		low += p->pss_kb[j];
+	}
+	*kb = low + rest;
+	return low > budget_kb;
+}
+
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct unlinked {
+	struct file_id seen[MAX_UNLINKED];
+	size_t n;
+	uint64_t kb;
+};
+
+static uint64_t entry_kb(const struct stat *st)
+{
+	uint64_t kb = (uint64_t)st->st_blocks / 2;
+
+	return kb < MIN_ENTRY_KB ? MIN_ENTRY_KB : kb;
+}
+
+static void note_unlinked(struct unlinked *u, const struct stat *st)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (u->seen[i].dev == st->st_dev && u->seen[i].ino == st->st_ino)
+			return;
+	if (u->n < MAX_UNLINKED) {
+		u->seen[u->n].dev = st->st_dev;
+		u->seen[u->n].ino = st->st_ino;
+		u->n++;
+	}
+	u->kb += entry_kb(st);
+}
+
+uint64_t mcpx_usage_unlinked_kb(const struct mcpx_usage_procs *p)
+{
+	struct unlinked *u = calloc(1, sizeof(*u));
+	uint64_t kb;
+
+	if (!u)
+		return 0;
+	for (size_t i = 0; i < p->n; i++) {
+		char path[64];
+		struct dirent *de;
+		struct stat st;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)p->pid[i]);
+		d = opendir(path);
+		if (!d)
+			continue;
+		/* Following the fd's link reaches the open file itself, even
+		 * when no name leads to it any more. */
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0 &&
+			    S_ISREG(st.st_mode) && st.st_nlink == 0)
+				note_unlinked(u, &st);
+		closedir(d);
+	}
+	kb = u->kb;
+	free(u);
+	return kb;
+}
+
+/* ---- directory trees ---------------------------------------------------- */
+
+struct tree_walk {
+	uint64_t kb, cap_kb;
+	int rc;
+};
+
+
+/* Counts the entries of the directory fd (consumed) and what lies beneath;
+ * the filter, when given, picks which top-level entries count. */
+static void walk_dir(struct tree_walk *w, int fd, unsigned depth,
+                     bool (*keep)(const struct stat *st, const void *arg), const void *arg)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d = fdopendir(fd);
+
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while (w->rc == 0 && w->kb <= w->cap_kb && (de = readdir(d))) {
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (keep && !keep(&st, arg))
+			continue;
+		w->kb += entry_kb(&st);
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (depth + 1 >= MAX_DEPTH) {
+			w->rc = -ELOOP;
+			break;
+		}
+		/* The run may have made it unreadable to hide what is
+		 * inside: opened the way removal opens it. */
+		sub = mcpx_workdir_open_dir(dirfd(d), de->d_name);
+		if (sub >= 0)
+			walk_dir(w, sub, depth + 1, NULL, NULL);
+	}
+	closedir(d);
+}
+
+int mcpx_usage_tree_kb(const char *path, uint64_t cap_kb, uint64_t *kb)
+{
+	struct tree_walk w = {.cap_kb = cap_kb};
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	*kb = 0;
+	if (fd < 0)
+		return -errno;
+	walk_dir(&w, fd, 0, NULL, NULL);
+	*kb = w.kb;
+	return w.rc;
+}
+
+struct owned_since {
+	uid_t uid;
+	const struct timespec *since;
+};
+
+static bool owned_since(const struct stat *st, const void *arg)
+{
+	const struct owned_since *o = arg;
+
+	if (st->st_uid != o->uid)
+		return false;
+	return st->st_ctim.tv_sec > o->since->tv_sec ||
+	       (st->st_ctim.tv_sec == o->since->tv_sec && st->st_ctim.tv_nsec >= o->since->tv_nsec);
+}
+
+int mcpx_usage_owned_kb(const char *dir, uid_t uid, const struct timespec *since, uint64_t cap_kb,
+                        uint64_t *kb)
+{
+	struct tree_walk w = {.cap_kb = cap_kb};
+	struct owned_since o = {.uid = uid, .since = since};
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	*kb = 0;
+	if (fd < 0)
+		return -errno;
+	walk_dir(&w, fd, 0, owned_since, &o);
+	*kb = w.kb;
+	return w.rc;
+}

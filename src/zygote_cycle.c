@@ -1,0 +1,512 @@
+/*
+ * zygote_cycle.c - the fork server's zygotes over time (zygote_cycle.h).
+ *
+ * What it does: keeps one current zygote (forks for runs come from it), at
+ * most one successor being prepared, and the retired ones that still have
+ * unreaped runs. A successor is proven with the start-up self-test probe,
+ * run as a state machine advanced by each mcpx_zygotes_poll: fork a child,
+ * wait for its ready byte, hand it the probe, collect what it prints, reap
+ * it, judge it (mcpx_sandbox_probe_verdict). Every wait there is a
+ * non-blocking check, so the loop keeps serving calls from the current
+ * zygote meanwhile. Every child handed out is adopted with a counting
+ * reaper, so a retired zygote is stopped exactly when its last child has
+ * been reaped.
+ *
+ * What it does not do: decide whether fork mode is allowed or what happens
+ * after it fails (executor.c), or speak the zygote's protocol
+ * (forkserver.c).
+ */
+#include "zygote_cycle.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "forkserver.h"
+#include "log.h"
+#include "loop.h"
+#include "metrics.h"
+#include "warm.h"
+
+/* How often a successor in progress is looked at. */
+#define BUSY_POLL_US 10000u
+/* The probe's whole run, from its fork to its verdict. */
+#define PROBE_TIMEOUT_US (20u * 1000000u)
+#define PROBE_OUT_MAX 8192
+/* Successors that failed to start in a row before the caller is told. */
+#define MAX_START_FAILURES 3
+
+enum probe_state { PROBE_IDLE, PROBE_FORKED, PROBE_READY_WAIT, PROBE_RUNNING };
+
+struct zygote {
+	struct mcpx_forkserver *fs;
+	unsigned children; /* handed out and not yet reaped */
+	unsigned runs;     /* of those, runs (the probe is not one) */
+	uint64_t proven_us;
+	struct zygote *next_retired;
+};
+
+struct probe {
+	enum probe_state state;
+	struct mcpx_probe_plan plan;
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_buf out;
+	bool out_open, err_open;
+	uint64_t deadline_us;
+};
+
+struct mcpx_zygotes {
+	const struct mcpx_sandbox *sb;
+	char *bootstrap;
+	struct mcpx_limits lim;
+	struct mcpx_zygote_policy pol;
+	struct zygote *cur;     /* proven; forks come from it */
+	struct zygote *next;    /* starting, preloading or being proven */
+	struct zygote *retired; /* replaced, with runs not yet reaped */
+	struct zygote *pending; /* where the asked-for child comes from */
+	struct mcpx_limits pending_lim;
+	struct probe probe;
+	const char *reason; /* why next is being prepared */
+	unsigned failures;  /* successors that failed in a row */
+	pid_t prev_pid;     /* the zygote next replaces (0: the first) */
+	unsigned prev_runs;
+};
+
+static const struct mcpx_limits probe_lim = {
+    .cpu_s = 10, .memory_mb = 512, .max_procs = 16, .file_mb = 1, .open_files = 64};
+
+/* ---- one zygote ---------------------------------------------------------- */
+
+static int reap_counted(void *ctx, pid_t pid, int *status, struct rusage *ru)
+{
+	struct zygote *zy = ctx;
+
+	/* Whatever the zygote answers, the child is gone afterwards: a dead
+	 * zygote's children are reaped by the server (sandbox.c). */
+	if (zy->children)
+		zy->children--;
+	return mcpx_forkserver_reap(zy->fs, pid, status, ru);
+}
+
+/* Takes zy's asked-for child into proc, reaped through reap_counted. */
+static int take_counted(struct zygote *zy, struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	int rc = mcpx_forkserver_take(zy->fs, proc, err);
+
+	if (rc < 0)
+		return rc;
+	proc->reaper = reap_counted;
+	proc->reaper_ctx = zy;
+	zy->children++;
+	return 0;
+}
+
+static struct zygote *zygote_start(struct mcpx_zygotes *z, struct mcpx_err *err)
+{
+	struct zygote *zy = calloc(1, sizeof(*zy));
+
+	if (!zy) {
+		mcpx_err_set(err, ENOMEM, "fork server: out of memory");
+		return NULL;
+	}
+	if (mcpx_forkserver_start(z->sb, z->bootstrap, &z->lim, &zy->fs, err) < 0) {
+		free(zy);
+		return NULL;
+	}
+	return zy;
+}
+
+static void zygote_stop(struct zygote *zy)
+{
+	if (!zy)
+		return;
+	mcpx_forkserver_stop(zy->fs);
+	free(zy);
+}
+
+/* Stops zy now if none of its runs is left, else once the last is reaped. */
+static void retire(struct mcpx_zygotes *z, struct zygote *zy)
+{
+	if (!zy->children) {
+		zygote_stop(zy);
+		return;
+	}
+	zy->next_retired = z->retired;
+	z->retired = zy;
+}
+
+static void stop_finished_retired(struct mcpx_zygotes *z)
+{
+	struct zygote **pp = &z->retired;
+
+	while (*pp) {
+		struct zygote *zy = *pp;
+
+		if (zy->children) {
+			pp = &zy->next_retired;
+			continue;
+		}
+		*pp = zy->next_retired;
+		zygote_stop(zy);
+	}
+}
+
+/* Ends the asked-for child (if any) without running it. */
+static void drop_pending(struct mcpx_zygotes *z)
+{
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+
+	if (!z->pending)
+		return;
+	if (take_counted(z->pending, &proc, &err) == 0)
+		mcpx_sandbox_cleanup(&proc);
+	z->pending = NULL;
+}
+
+/* ---- the probe of a successor -------------------------------------------- */
+
+static void probe_reset(struct probe *p)
+{
+	mcpx_sandbox_probe_plan_free(&p->plan);
+	if (p->state >= PROBE_READY_WAIT)
+		mcpx_sandbox_cleanup(&p->proc);
+	mcpx_buf_free(&p->out);
+	memset(p, 0, sizeof(*p));
+	p->plan.listen_fd = -1;
+	p->state = PROBE_IDLE;
+}
+
+static int probe_begin(struct mcpx_zygotes *z, struct mcpx_err *err)
+{
+	struct probe *p = &z->probe;
+	int rc = mcpx_sandbox_probe_plan(z->sb, &p->plan, err);
+
+	if (!rc)
+		rc = mcpx_forkserver_fork(z->next->fs, &probe_lim, err);
+	if (rc)
+		return rc;
+	mcpx_buf_init(&p->out, PROBE_OUT_MAX);
+	p->deadline_us = mcpx_now_us() + PROBE_TIMEOUT_US;
+	p->state = PROBE_FORKED;
+	return 0;
+}
+
+/* The child said ready: its code, header and stdin, all at once (they fit
+ * the pipe). */
+static int probe_feed(struct mcpx_zygotes *z, struct mcpx_err *err)
+{
+	struct probe *p = &z->probe;
+	char hdr[64];
+	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), p->plan.code_len, probe_lim.cpu_s);
+	int rc = mcpx_sandbox_write_main(z->sb, &p->proc, p->plan.code, p->plan.code_len, err);
+
+	if (rc)
+		return rc;
+	if (!hlen || write(p->proc.stdin_fd, hdr, hlen) != (ssize_t)hlen ||
+	    write(p->proc.stdin_fd, p->plan.code, p->plan.code_len) != (ssize_t)p->plan.code_len ||
+	    write(p->proc.stdin_fd, p->plan.input, p->plan.input_len) != (ssize_t)p->plan.input_len)
+		return mcpx_err_set(err, EIO, "fork server self-test: cannot feed the probe");
+	close(p->proc.stdin_fd);
+	p->proc.stdin_fd = -1;
+	p->out_open = p->err_open = true;
+	p->state = PROBE_RUNNING;
+	return 0;
+}
+
+/* Reads what is there of one output; false at end of file. */
+static bool probe_read(struct probe *p, int fd, bool keep)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		const char *s = buf;
+
+		/* The bootstrap's byte that says the whole code arrived. */
+		if (keep && p->out.len == 0 && n > 0 && buf[0] == MCPX_WARM_TAKEN) {
+			s++;
+			n--;
+		}
+		if (keep)
+			(void)mcpx_buf_add_some(&p->out, s, (size_t)n);
+	}
+	return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR));
+}
+
+static int probe_finish(struct mcpx_zygotes *z, struct mcpx_err *err)
+{
+	struct probe *p = &z->probe;
+	int status = 0, rc;
+
+	mcpx_sandbox_kill(&p->proc);
+	rc = mcpx_sandbox_reap(&p->proc, &status, NULL);
+	if (rc)
+		return mcpx_err_set(err, -rc, "fork server self-test: reap failed");
+	return mcpx_sandbox_probe_verdict(z->sb, &p->plan, p->out.data ? p->out.data : "",
+	                                  p->out.len, status, err);
+}
+
+/* One step; 1 when the successor is proven, 0 in progress, <0 failed. */
+static int probe_step(struct mcpx_zygotes *z, struct mcpx_err *err)
+{
+	struct probe *p = &z->probe;
+	struct pollfd pfd;
+	char marker;
+
+	if (p->state != PROBE_IDLE && mcpx_now_us() > p->deadline_us)
+		return mcpx_err_set(err, EPERM, "fork server self-test: the probe did not finish");
+	switch (p->state) {
+	case PROBE_IDLE:
+		return probe_begin(z, err);
+	case PROBE_FORKED:
+		if (!mcpx_forkserver_answered(z->next->fs))
+			return 0;
+		if (take_counted(z->next, &p->proc, err) < 0)
+			return -EIO;
+		p->state = PROBE_READY_WAIT;
+		return 0;
+	case PROBE_READY_WAIT: {
+		ssize_t n = read(p->proc.stdout_fd, &marker, 1);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n != 1 || marker != MCPX_WARM_READY)
+			return mcpx_err_set(err, EPERM,
+			                    "fork server self-test: the child never became ready");
+		return probe_feed(z, err);
+	}
+	case PROBE_RUNNING:
+		if (p->out_open)
+			p->out_open = probe_read(p, p->proc.stdout_fd, true);
+		if (p->err_open)
+			p->err_open = probe_read(p, p->proc.stderr_fd, false);
+		pfd.fd = p->proc.pidfd;
+		pfd.events = POLLIN;
+		if (p->out_open || p->err_open || poll(&pfd, 1, 0) == 0)
+			return 0;
+		return probe_finish(z, err) < 0 ? -EPERM : 1;
+	}
+	return -EINVAL;
+}
+
+/* ---- the cycle ----------------------------------------------------------- */
+
+static bool due(const struct mcpx_zygotes *z, const char **why)
+{
+	const struct zygote *c = z->cur;
+
+	if (z->pol.max_runs && c->runs >= z->pol.max_runs) {
+		*why = "runs";
+		return true;
+	}
+	if (z->pol.max_age_us && mcpx_now_us() - c->proven_us >= z->pol.max_age_us) {
+		*why = "age";
+		return true;
+	}
+	return false;
+}
+
+static void take_over(struct mcpx_zygotes *z)
+{
+	struct zygote *old = z->cur;
+	bool refork = z->pending != NULL;
+	struct mcpx_err err = {{0}};
+
+	/* A child asked for from the old zygote would carry its layout into
+	 * one more run: it is replaced by one of the new zygote's. */
+	drop_pending(z);
+	z->cur = z->next;
+	z->next = NULL;
+	z->cur->proven_us = mcpx_now_us();
+	z->failures = 0;
+	mcpx_metrics_set_zygote(mcpx_forkserver_pid(z->cur->fs));
+	if (old) {
+		z->prev_pid = mcpx_forkserver_pid(old->fs);
+		z->prev_runs = old->runs;
+		retire(z, old);
+	}
+	if (z->prev_pid) {
+		mcpx_info("fork server renewed: zygote pid %d replaced pid %d (%s; it served %u "
+		          "runs)",
+		          (int)mcpx_forkserver_pid(z->cur->fs), (int)z->prev_pid, z->reason,
+		          z->prev_runs);
+		mcpx_metrics_zygote_replaced(z->reason);
+	} else {
+		mcpx_info("fork server ready: zygote pid %d has preloaded and its first child "
+		          "passed the self-test",
+		          (int)mcpx_forkserver_pid(z->cur->fs));
+	}
+	if (refork && mcpx_zygotes_fork(z, &z->pending_lim, &err) < 0)
+		mcpx_warn("%s", err.msg);
+}
+
+/* Advances the successor; <0 when it failed (and is gone). */
+static int advance_next(struct mcpx_zygotes *z, struct mcpx_err *err)
+{
+	int r = mcpx_forkserver_poll(z->next->fs);
+
+	if (r == 0)
+		return 0;
+	if (r > 0)
+		r = probe_step(z, err);
+	else
+		mcpx_err_set(err, EPIPE, "fork server: the new zygote exited while preloading");
+	if (r == 0)
+		return 0;
+	if (r > 0) {
+		probe_reset(&z->probe);
+		take_over(z);
+		return 0;
+	}
+	probe_reset(&z->probe);
+	zygote_stop(z->next);
+	z->next = NULL;
+	return r;
+}
+
+int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err *err)
+{
+	const char *why = NULL;
+	int rc = 0;
+
+	*next_us = 0;
+	stop_finished_retired(z);
+	if (z->cur && !mcpx_forkserver_alive(z->cur->fs)) {
+		mcpx_warn("fork server: zygote pid %d died; runs start cold until its successor "
+		          "is ready",
+		          (int)mcpx_forkserver_pid(z->cur->fs));
+		if (z->pending == z->cur)
+			drop_pending(z);
+		z->prev_pid = mcpx_forkserver_pid(z->cur->fs);
+		z->prev_runs = z->cur->runs;
+		retire(z, z->cur);
+		z->cur = NULL;
+		z->reason = "died";
+		mcpx_metrics_set_zygote(0);
+	}
+	if (!z->next && (!z->cur || due(z, &why))) {
+		if (why) {
+			z->reason = why;
+			mcpx_info("fork server: preparing a new zygote to replace pid %d (%s; it "
+			          "served %u runs)",
+			          (int)mcpx_forkserver_pid(z->cur->fs), why, z->cur->runs);
+		}
+		z->next = zygote_start(z, err);
+		if (!z->next)
+			rc = ++z->failures >= MAX_START_FAILURES ? -EAGAIN : 0;
+	}
+	if (z->next) {
+		rc = advance_next(z, err);
+		if (rc == -EPERM)
+			return rc;
+		if (rc < 0) {
+			mcpx_warn("%s", err->msg);
+			rc = ++z->failures >= MAX_START_FAILURES ? -EAGAIN : 0;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	if (z->next || !z->cur)
+		*next_us = BUSY_POLL_US;
+	else if (z->pol.max_age_us)
+		*next_us = z->cur->proven_us + z->pol.max_age_us - mcpx_now_us() + 1;
+	return z->cur ? 1 : 0;
+}
+
+/* ---- the interface -------------------------------------------------------- */
+
+int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *bootstrap,
+                     const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
+                     struct mcpx_zygotes **out, struct mcpx_err *err)
+{
+	struct mcpx_zygotes *z = calloc(1, sizeof(*z));
+
+	*out = NULL;
+	if (!z || !(z->bootstrap = strdup(bootstrap))) {
+		free(z);
+		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
+	}
+	z->sb = sb;
+	z->lim = *lim;
+	z->pol = *pol;
+	z->probe.plan.listen_fd = -1;
+	z->reason = "start";
+	z->next = zygote_start(z, err);
+	if (!z->next) {
+		mcpx_zygotes_free(z);
+		return -EIO;
+	}
+	*out = z;
+	return 0;
+}
+
+void mcpx_zygotes_free(struct mcpx_zygotes *z)
+{
+	if (!z)
+		return;
+	drop_pending(z);
+	probe_reset(&z->probe);
+	zygote_stop(z->next);
+	zygote_stop(z->cur);
+	while (z->retired) {
+		struct zygote *zy = z->retired;
+
+		z->retired = zy->next_retired;
+		zygote_stop(zy);
+	}
+	free(z->bootstrap);
+	free(z);
+}
+
+int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim, struct mcpx_err *err)
+{
+	int rc;
+
+	if (!z->cur)
+		return mcpx_err_set(err, EAGAIN, "fork server: no zygote is ready");
+	if (z->pending)
+		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
+	rc = mcpx_forkserver_fork(z->cur->fs, lim, err);
+	if (rc == 0) {
+		z->pending = z->cur;
+		z->pending_lim = *lim;
+	}
+	return rc;
+}
+
+int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	struct zygote *zy = z->pending;
+	int rc;
+
+	mcpx_sandbox_proc_reset(proc);
+	if (!zy)
+		return mcpx_err_set(err, ENOENT, "fork server: no fork was asked for");
+	z->pending = NULL;
+	rc = take_counted(zy, proc, err);
+	if (rc == 0)
+		zy->runs++;
+	return rc;
+}
+
+bool mcpx_zygotes_pending(const struct mcpx_zygotes *z)
+{
+	return z && z->pending;
+}
+
+bool mcpx_zygotes_parent_gone(const struct mcpx_sandbox_proc *proc)
+{
+	const struct zygote *zy = proc->reaper_ctx;
+
+	return proc->reaper == reap_counted && zy && !mcpx_forkserver_alive(zy->fs);
+}
+
+pid_t mcpx_zygotes_pid(const struct mcpx_zygotes *z)
+{
+	return z && z->cur ? mcpx_forkserver_pid(z->cur->fs) : 0;
+}

@@ -1,0 +1,248 @@
+"""A run's budget covers all of its processes (issue 11): output beyond the
+cap is dropped while the program runs on; memory, disk and CPU are counted
+for the run as a whole, not per process.
+
+Runs through the real binary over stdio in the warm mode ctest picks
+(MCPX_TEST_WARM); with warm interpreters on, every check runs once more in
+after-reap mode, so fork-server children, fresh warm interpreters and cold
+starts are all covered. Programs that must be stopped by a budget block
+afterwards (sleep), so without the budget they would end by the timeout
+instead: the result tells the two apart, no timing is involved.
+"""
+import os
+import re
+import subprocess
+
+from mcpx_harness import BIN, Failures, StdioServer, base_env, structured, warm_mode
+
+t = Failures()
+
+def stop(s):
+    """Ends a stdio server and checks it went cleanly (a sanitizer build
+    reports leaks and errors through the exit status)."""
+    rc = s.close()
+    t.check(rc == 0, "the server exits cleanly", (rc, s.stderr_text()[-2000:]))
+
+MODES = ["auto", "after-reap"] if os.environ.get("MCPX_TEST_WARM", "auto") != "0" else ["0"]
+
+
+def start(mode, **extra):
+    env = base_env(MCP_EXEC_WARM=mode, **extra)
+    s = StdioServer(env)
+    s.initialize()
+    if warm_mode(env) == "fork-server":
+        t.check(s.wait_fork_server(), f"[{mode}] the fork server's zygote became ready")
+    return s
+
+
+def brief(sc):
+    return sc and {k: (v if k not in ("stdout", "stderr") else v[-300:]) for k, v in sc.items()}
+
+
+def run(s, code, **kw):
+    r = s.call(code, timeout=180, **kw)
+    sc = structured(r)
+    if sc is None:
+        print("   (no structured result)", r)
+        return {"stdout": "", "stderr": "", "exit_code": None, "limit": None, "signal": None,
+                "truncated": None, "cpu_ms": 0}
+    return sc
+
+
+def output_cap(mode):
+    s = start(mode, MCP_EXEC_MAX_OUTPUT_BYTES=4096)
+    # 10 MB through a 4 KiB cap (far more than a pipe holds), then work that
+    # only happens if the program was neither killed nor blocked on a full
+    # pipe.
+    sc = run(s, """
+import sys
+for i in range(2000):
+    sys.stdout.write('x' * 5000)
+sys.stdout.flush()
+print('still here', file=sys.stderr)
+sys.exit(7)
+""")
+    t.check(sc["truncated"] is True and sc["exit_code"] == 7 and sc["signal"] is None
+            and sc["limit"] is None,
+            f"[{mode}] output over the cap: the run goes on to its own exit code, truncated",
+            brief(sc))
+    t.check(len(sc["stdout"]) + len(sc["stderr"]) == 4096 and sc["stdout"] == "x" * 4096,
+            f"[{mode}] exactly the cap is kept, the rest is dropped",
+            (len(sc["stdout"]), len(sc["stderr"])))
+    sc = run(s, "print('small')")
+    t.check(sc["truncated"] is False and sc["stdout"] == "small\n",
+            f"[{mode}] a run under the cap is not truncated", brief(sc))
+    stop(s)
+
+
+# 12 processes of 100 MiB each: every one is far under RLIMIT_AS, together
+# they are more than twice the run's budget. (Few processes on purpose:
+# RLIMIT_NPROC counts every task of uid 65532 on the host, so a run with
+# many would take the process budget of runs in tests running beside it.)
+MANY_PROCS = """
+import os, time
+r, w = os.pipe()
+for i in range(12):
+    if os.fork() == 0:
+        os.close(r)
+        b = bytearray(b'\\x01') * (100 << 20)
+        os.write(w, b'.')
+        time.sleep(3600)
+        os._exit(0)
+os.close(w)
+got = 0
+while got < 12:
+    got += len(os.read(r, 64))
+print('all allocated', flush=True)
+time.sleep(3600)
+"""
+
+# 256 MiB in the parent, shared (copy-on-write) with four forked workers:
+# RSS summed per process is far over 512 MiB, the memory really used is not.
+SHARED_DATA = """
+import os, time
+data = bytearray(b'\\x02') * (256 << 20)
+kids = []
+for i in range(4):
+    pid = os.fork()
+    if pid == 0:
+        while time.process_time() < 0.3:
+            pass
+        os._exit(data[12345])
+    kids.append(pid)
+print(sorted(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in kids))
+"""
+
+
+def memory(mode):
+    s = start(mode, MCP_EXEC_MEMORY_MB=512)
+    sc = run(s, MANY_PROCS, timeout_s=30)
+    t.check(sc["limit"] == "memory" and sc["signal"] == "SIGKILL" and sc["timed_out"] is False
+            and "all allocated" not in sc["stdout"],
+            f"[{mode}] 12 processes x 100 MiB against a 512 MiB budget end with limit memory",
+            brief(sc))
+    sc = run(s, SHARED_DATA, timeout_s=60)
+    t.check(sc["exit_code"] == 0 and sc["limit"] is None and sc["stdout"] == "[2, 2, 2, 2]\n",
+            f"[{mode}] memory shared copy-on-write by five processes counts once", brief(sc))
+    stop(s)
+
+
+def disk(mode):
+    s = start(mode, MCP_EXEC_MAX_DISK_MB=16, MCP_EXEC_MAX_FILE_MB=4)
+    # Each file is half the per-file cap; fifty of them are twelve times the
+    # run's disk budget.
+    sc = run(s, """
+import time
+chunk = b'x' * (2 << 20)
+for i in range(50):
+    with open('f%d' % i, 'wb') as f:
+        f.write(chunk)
+print('wrote all', flush=True)
+time.sleep(3600)
+""", timeout_s=30)
+    t.check(sc["limit"] == "disk" and sc["signal"] == "SIGKILL" and sc["timed_out"] is False
+            and "wrote all" not in sc["stdout"],
+            f"[{mode}] many files under the per-file cap that pass the budget: limit disk",
+            brief(sc))
+    sc = run(s, """
+import os, time
+chunk = b'x' * (2 << 20)
+for i in range(20):
+    with open('/dev/shm/mcpx-budget-%d-%d' % (os.getpid(), i), 'wb') as f:
+        f.write(chunk)
+print('wrote shm', flush=True)
+time.sleep(3600)
+""", timeout_s=30)
+    t.check(sc["limit"] == "disk" and sc["timed_out"] is False,
+            f"[{mode}] files in /dev/shm count towards the run's disk", brief(sc))
+    # No name leads to any of these; each is under the per-file cap.
+    sc = run(s, """
+import os, time
+held = []
+for i in range(5):
+    f = open('hidden%d' % i, 'wb')
+    os.unlink('hidden%d' % i)
+    f.write(b'x' * (2 << 20))
+    f.flush()
+    held.append(f)
+for i in range(5):
+    m = os.fdopen(os.memfd_create('more'), 'wb')
+    m.write(b'y' * (2 << 20))
+    m.flush()
+    held.append(m)
+print('wrote unlinked', flush=True)
+time.sleep(3600)
+""", timeout_s=30)
+    t.check(sc["limit"] == "disk" and sc["timed_out"] is False,
+            f"[{mode}] an unlinked file held open and a memfd count towards the run's disk",
+            brief(sc))
+    sc = run(s, "for n in 'ab': open(n, 'wb').write(b'z' * (3 << 20))\nprint('fine')")
+    t.check(sc["exit_code"] == 0 and sc["limit"] is None and sc["stdout"] == "fine\n",
+            f"[{mode}] a run under its disk budget is left alone", brief(sc))
+    stop(s)
+
+
+# Two children burn half a CPU second each and live on: the leader never
+# waits for them, so only the server (which reaps them after the run, as
+# the subreaper they were handed to) can count them.
+CHILDREN_BURN = """
+import os, time
+r, w = os.pipe()
+for i in range(2):
+    if os.fork() == 0:
+        while time.process_time() < 0.5:
+            pass
+        os.write(w, b'.')
+        time.sleep(3600)
+os.close(w)
+got = 0
+while got < 2:
+    got += len(os.read(r, 8))
+print('children burnt', flush=True)
+"""
+
+# Four children spin forever; each alone would hit its own RLIMIT_CPU only
+# after MCP_EXEC_CPU_S, together they pass the run's budget after a quarter
+# of that.
+SPINNERS = """
+import os
+for i in range(4):
+    if os.fork() == 0:
+        while True:
+            pass
+for i in range(4):
+    os.wait()
+print('children ended', flush=True)
+"""
+
+
+def cpu(mode):
+    s = start(mode, MCP_EXEC_CPU_S=4)
+    sc = run(s, CHILDREN_BURN, timeout_s=60)
+    t.check(sc["exit_code"] == 0 and sc["cpu_ms"] >= 1000,
+            f"[{mode}] cpu_ms counts children the program never waited for", brief(sc))
+    sc = run(s, SPINNERS, timeout_s=60)
+    t.check(sc["limit"] == "cpu" and sc["signal"] == "SIGKILL" and sc["cpu_ms"] >= 4000
+            and sc["cpu_ms"] < 4 * 4000 and "children ended" not in sc["stdout"],
+            f"[{mode}] MCP_EXEC_CPU_S holds for the whole run: limit cpu", brief(sc))
+    stop(s)
+
+
+def check_config():
+    out = subprocess.run([BIN, "--check-config"], env=base_env(MCP_EXEC_MAX_DISK_MB=77),
+                         capture_output=True, text=True, timeout=60).stdout
+    t.check("MCP_EXEC_MAX_DISK_MB=77" in out, "--check-config shows MCP_EXEC_MAX_DISK_MB")
+    t.check(re.search(r"^run budget: memory 512 MiB, disk 77 MiB .*method: (watchdog \(no "
+                      r"per-run cgroups: .+\)|cgroup \(one cgroup v2 per run under /.+\))$",
+                      out, re.M),
+            "--check-config names the run budget's method and why", out[-600:])
+
+
+check_config()
+for mode in MODES:
+    output_cap(mode)
+    memory(mode)
+    disk(mode)
+    cpu(mode)
+
+t.done()

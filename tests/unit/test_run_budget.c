@@ -1,0 +1,327 @@
+/*
+ * test_run_budget.c - the readings a run's budget rests on (run_usage.h)
+ * and the per-run cgroup plumbing (run_cgroup.h).
+ *
+ * Process readings run against real process groups forked here; tree
+ * readings against real directories; the cgroup locator against mountinfo
+ * texts of the shapes a host, a pod and a cgroup namespace produce; the
+ * per-run cgroup calls against the host's cgroup v2 hierarchy when this
+ * process may write it (root on a v2 or hybrid host), else they are
+ * reported as skipped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "run_cgroup.h"
+#include "run_usage.h"
+
+static void test_locate(void)
+{
+	char dir[4096];
+	const char *host_mi =
+	    "21 26 0:20 / /proc rw,relatime - proc proc rw\n"
+	    "40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+	const char *pod_mi = "1 0 0:1 / / rw - overlay overlay rw\n"
+	                     "7 1 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup rw\n";
+	const char *ro_mi = "7 1 0:30 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw\n";
+	/* A bind of a subtree, with a space in the mount point. */
+	const char *bind_mi = "9 1 0:30 /kubepods/pod1 /mnt/my\\040cg rw shared:4 - cgroup2 c rw\n";
+
+	CHECK_INT(mcpx_cgroup_locate("0::/\n", host_mi, dir, sizeof(dir)), 0);
+	CHECK_STR(dir, "/sys/fs/cgroup/unified");
+	CHECK_INT(
+	    mcpx_cgroup_locate("4:memory:/x\n0::/user.slice/a.scope\n", host_mi, dir, sizeof(dir)),
+	    0);
+	CHECK_STR(dir, "/sys/fs/cgroup/unified/user.slice/a.scope");
+	CHECK_INT(mcpx_cgroup_locate("0::/\n", pod_mi, dir, sizeof(dir)), 0);
+	CHECK_STR(dir, "/sys/fs/cgroup");
+	CHECK_INT(mcpx_cgroup_locate("0::/\n", ro_mi, dir, sizeof(dir)), -EROFS);
+	CHECK_INT(mcpx_cgroup_locate("0::/kubepods/pod1/ctr\n", bind_mi, dir, sizeof(dir)), 0);
+	CHECK_STR(dir, "/mnt/my cg/ctr");
+	/* A path outside the mounted subtree is not reachable through it. */
+	CHECK_INT(mcpx_cgroup_locate("0::/kubepods/pod10\n", bind_mi, dir, sizeof(dir)), -ENOENT);
+	CHECK_INT(mcpx_cgroup_locate("4:memory:/x\n", host_mi, dir, sizeof(dir)), -ENOENT);
+	CHECK_INT(mcpx_cgroup_locate("0::/\n", "21 26 0:20 / /proc rw - proc proc rw\n", dir,
+	                             sizeof(dir)),
+	          -ENOENT);
+}
+
+static void write_file(const char *path, size_t len)
+{
+	char buf[4096];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	memset(buf, 'x', sizeof(buf));
+	for (size_t off = 0; fd >= 0 && off < len; off += sizeof(buf))
+		CHECK(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_tree(void)
+{
+	char base[] = "/tmp/mcpx-usage-XXXXXX", path[4096];
+	uint64_t kb;
+
+	CHECK(mkdtemp(base) != NULL);
+	snprintf(path, sizeof(path), "%s/a", base);
+	write_file(path, 1 << 20);
+	snprintf(path, sizeof(path), "%s/sub", base);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/sub/b", base);
+	write_file(path, 512 << 10);
+	/* A link out of the tree is one entry, not what it points at. */
+	snprintf(path, sizeof(path), "%s/sub/out", base);
+	CHECK(symlink("/usr", path) == 0);
+	/* Empty files still cost an entry each. */
+	for (int i = 0; i < 10; i++) {
+		snprintf(path, sizeof(path), "%s/e%d", base, i);
+		write_file(path, 0);
+	}
+	CHECK_INT(mcpx_usage_tree_kb(base, 1 << 30, &kb), 0);
+	/* 1 MiB + 512 KiB of data, the directory, the link, ten empty files
+	 * at 4 KiB each; a filesystem may allocate a little more. */
+	CHECK(kb >= 1024 + 512 + 4 + 4 + 40);
+	CHECK(kb < 1024 + 512 + 4 + 4 + 40 + 256);
+	/* It stops once past the cap. */
+	CHECK_INT(mcpx_usage_tree_kb(base, 100, &kb), 0);
+	CHECK(kb > 100 && kb < 1024 + 512 + 100);
+	/* A directory the run made unreadable is still measured. */
+	snprintf(path, sizeof(path), "%s/sub", base);
+	CHECK(chmod(path, 0) == 0);
+	CHECK_INT(mcpx_usage_tree_kb(base, 1 << 30, &kb), 0);
+	CHECK(kb >= 1024 + 512);
+	/* Deeper than the walk follows: said so, not counted low. */
+	snprintf(path, sizeof(path), "%s/d", base);
+	CHECK(mkdir(path, 0700) == 0);
+	CHECK(chdir(path) == 0);
+	for (int i = 0; i < 70; i++)
+		CHECK(mkdir("d", 0700) == 0 && chdir("d") == 0);
+	CHECK(chdir("/") == 0);
+	CHECK_INT(mcpx_usage_tree_kb(base, 1 << 30, &kb), -ELOOP);
+	CHECK_INT(mcpx_usage_tree_kb("/nonexistent-mcpx", 10, &kb), -ENOENT);
+	snprintf(path, sizeof(path), "rm -rf %s", base);
+	CHECK(system(path) == 0);
+}
+
+static void test_owned(void)
+{
+	char base[] = "/tmp/mcpx-owned-XXXXXX", path[4096];
+	struct timespec since;
+	uint64_t kb;
+
+	CHECK(mkdtemp(base) != NULL);
+	snprintf(path, sizeof(path), "%s/old", base);
+	write_file(path, 256 << 10);
+	/* ctime has the filesystem's coarse granularity. */
+	{
+		struct stat st;
+
+		CHECK(stat(path, &st) == 0);
+		since = st.st_ctim;
+		since.tv_nsec += 1;
+		while (1) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME_COARSE, &now);
+			if (now.tv_sec > since.tv_sec ||
+			    (now.tv_sec == since.tv_sec && now.tv_nsec > since.tv_nsec))
+				break;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/new", base);
+	write_file(path, 512 << 10);
+	CHECK_INT(mcpx_usage_owned_kb(base, geteuid(), &since, 1 << 30, &kb), 0);
+	CHECK(kb >= 512 && kb < 512 + 256);
+	CHECK_INT(mcpx_usage_owned_kb(base, geteuid() + 1, &since, 1 << 30, &kb), 0);
+	CHECK_INT(kb, 0);
+	snprintf(path, sizeof(path), "rm -rf %s", base);
+	CHECK(system(path) == 0);
+}
+
+static void spin_ms(long ms)
+{
+	struct timespec ts;
+
+	do
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	while (ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < ms);
+}
+
+/* A group like a run's: a leader in its own group with a child holding
+ * 64 MiB shared with it, a child that burnt CPU and was reaped, and an
+ * orphan handed to us (we are a subreaper here, like the server). */
+static pid_t start_group(int ready_w, char *shared)
+{
+	pid_t leader = fork();
+
+	if (leader != 0)
+		return leader;
+	setpgid(0, 0);
+	memset(shared, 1, 64 << 20);
+	if (fork() == 0) {
+		spin_ms(200);
+		_exit(0);
+	}
+	(void)wait(NULL);
+	if (fork() == 0) {
+		if (fork() == 0) {
+			if (write(ready_w, "o", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		_exit(0);
+	}
+	(void)wait(NULL);
+	if (fork() == 0) {
+		if (write(ready_w, "c", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	if (write(ready_w, "l", 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+static void test_procs(void)
+{
+	static struct mcpx_usage_procs p, prev;
+	char *shared = malloc(64 << 20), got[3];
+	int pipefd[2], n = 0;
+	uint64_t kb;
+	pid_t leader;
+
+	CHECK(shared != NULL && pipe(pipefd) == 0);
+	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0);
+	leader = start_group(pipefd[1], shared);
+	while (n < 3 && read(pipefd[0], got + n, 1) == 1)
+		n++;
+	CHECK_INT(n, 3);
+	CHECK_INT(mcpx_usage_procs(leader, &p), 0);
+	/* The leader, its child, and the orphan (now ours). */
+	CHECK_INT(p.n, 3);
+	CHECK(p.cpu_ms >= 200);
+	CHECK(p.rss_total_kb >= 3 * (64 << 10));
+	/* 64 MiB shared by three processes counts once. */
+	CHECK_INT(mcpx_usage_pss_over(&p, 100 << 10, &kb), 0);
+	CHECK_INT(mcpx_usage_pss_over(&p, 32 << 10, &kb), 1);
+	CHECK(kb > (32 << 10));
+	/* Carried readings: the second one reuses what it can. */
+	prev = p;
+	CHECK_INT(mcpx_usage_procs(leader, &p), 0);
+	mcpx_usage_carry_pss(&p, &prev);
+	CHECK(p.seen[0] == 1 && p.pss_kb[0] == prev.pss_kb[0]);
+	kill(-leader, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	CHECK_INT(mcpx_usage_procs(leader, &p), -ESRCH);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	free(shared);
+}
+
+static void test_unlinked(void)
+{
+	static struct mcpx_usage_procs p;
+	char path[] = "/tmp/mcpx-unlinked-XXXXXX";
+	int fd = mkstemp(path), ready[2];
+	char buf[4096];
+	pid_t child;
+
+	CHECK(fd >= 0 && unlink(path) == 0 && pipe(ready) == 0);
+	memset(buf, 'u', sizeof(buf));
+	for (int i = 0; i < 256; i++)
+		CHECK(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf));
+	/* The same file open in two processes of the group counts once. */
+	child = fork();
+	if (child == 0) {
+		setpgid(0, 0);
+		if (fork() == 0) {
+			if (write(ready[1], "r", 1) != 1)
+				_exit(1);
+			pause();
+		}
+		pause();
+		_exit(0);
+	}
+	CHECK(read(ready[0], buf, 1) == 1);
+	CHECK_INT(mcpx_usage_procs(child, &p), 0);
+	CHECK_INT(p.n, 2);
+	CHECK(mcpx_usage_unlinked_kb(&p) >= 1024 && mcpx_usage_unlinked_kb(&p) < 2048);
+	kill(-child, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	close(fd);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* The per-run cgroup calls on the host's real cgroup v2 hierarchy. Here
+ * (a hybrid host) it may lack the memory and pids controllers: limits are
+ * then left unset, the rest (procs, cpu.stat, cgroup.kill) is exercised. */
+static void test_cgroup_real(void)
+{
+	struct mcpx_cgroup_env env;
+	struct mcpx_run_cgroup cg;
+	struct mcpx_cgroup_usage u;
+	struct mcpx_err err = {{0}};
+	pid_t pids[8], child;
+	int st;
+
+	(void)mcpx_cgroup_env_init(&env, false);
+	printf("cgroup method here: %s%s\n",
+	       env.usable ? "usable at " : "not usable: ", env.usable ? env.root : env.why);
+	if (!env.own[0] || access(env.own, W_OK) != 0) {
+		printf("skipped: no writable cgroup v2 directory\n");
+		return;
+	}
+	if ((size_t)snprintf(env.root, sizeof(env.root), "%s/mcpx-unit-%d", env.own,
+	                     (int)getpid()) >= sizeof(env.root) ||
+	    mkdir(env.root, 0755) != 0) {
+		printf("skipped: cannot make %s: %s\n", env.root, strerror(errno));
+		return;
+	}
+	CHECK_INT(mcpx_cgroup_run_create(&env, "run-1", 0, 0, &cg, &err), 0);
+	child = fork();
+	if (child == 0) {
+		spin_ms(100000);
+		_exit(0);
+	}
+	CHECK_INT(mcpx_cgroup_run_add(&cg, child), 0);
+	CHECK_INT(mcpx_cgroup_run_pids(&cg, pids, 8), 1);
+	CHECK_INT(pids[0], child);
+	for (int i = 0; i < 1000 && mcpx_cgroup_run_usage(&cg, &u) == 0 && u.cpu_usec < 50000; i++)
+		usleep(1000);
+	CHECK(mcpx_cgroup_run_usage(&cg, &u) == 0 && u.cpu_usec >= 50000 && u.populated);
+	CHECK_INT(mcpx_cgroup_run_kill(&cg), 0);
+	CHECK(waitpid(child, &st, 0) == child && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	mcpx_cgroup_run_remove(&cg);
+	CHECK(access(cg.path, F_OK) != 0);
+	CHECK(rmdir(env.root) == 0);
+	/* A name that exists already fails cleanly. */
+	CHECK(mcpx_cgroup_run_create(&env, "run-1", 0, 0, &cg, &err) < 0);
+}
+
+int main(void)
+{
+	test_locate();
+	test_tree();
+	test_owned();
+	test_procs();
+	test_unlinked();
+	test_cgroup_real();
+	CHECK_DONE();
+}
