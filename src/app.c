@@ -455,6 +455,9 @@ static int start_http(struct app *app)
 	h.ready = h_ready;
 	h.metrics = h_metrics;
 	h.arg = app;
+	/* With a policy the tool list can change: GET /mcp streams carry
+	 * notifications/tools/list_changed (transport_streamable.c). */
+	h.mcp_stream = app->policy != NULL;
 	if (mcpx_http_server_new(&app->http, cfg, &addr, app->auth, &h, &err) < 0) {
 		mcpx_error("http: %s", err.msg);
 		return EX_UNAVAILABLE;

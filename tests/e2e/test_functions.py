@@ -564,6 +564,9 @@ t.check(st == 406, "GET /mcp without Accept: text/event-stream -> 406", st)
 st, _, _ = hs.request("GET", "/mcp", headers={"Mcp-Session-Id": c.sid, "Accept": "text/event-stream",
                                               "MCP-Protocol-Version": "2026-07-28"})
 t.check(st == 405, "GET /mcp under 2026-07-28 -> 405 (subscriptions/listen replaced it)", st)
+st, hdrs, _ = hs.request("PUT", "/mcp", "{}", {"Mcp-Session-Id": c.sid})
+t.check(st == 405 and hdrs.get("allow") == "GET, POST, DELETE",
+        "PUT /mcp -> 405 naming GET among the methods allowed", (st, hdrs.get("allow")))
 
 meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "1"},
