@@ -95,14 +95,15 @@ static void check_session(struct mcpx_http_field f)
 		id[n] = '\0';
 	}
 	if (mcpx_session_verify(sessions, id, n, NOW, version) == 0 &&
-	    (n != strlen(minted) || memcmp(id, minted, n) != 0 || strcmp(version, "2025-11-25") != 0))
+	    (n != strlen(minted) || memcmp(id, minted, n) != 0 ||
+	     strcmp(version, "2025-11-25") != 0))
 		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const paths[] = {"/mcp", "/sse", "/messages", "/healthz",
-	                                    "/readyz", "/metrics", "/other", "/"};
+	static const char *const paths[] = {"/mcp",    "/sse",     "/messages", "/healthz",
+	                                    "/readyz", "/metrics", "/other",    "/"};
 	struct mcpx_http_field f[N_FIELDS] = {{0}};
 	struct mcpx_http_head h = {0};
 	struct mcpx_admit_policy pol = {0};

@@ -1,8 +1,8 @@
 /*
  * test_http_admit.c - the admission gate every HTTP request passes: routes
- * and methods (GET /mcp only with a stream to offer), auth (with a NUL inside the header, and surrounding
- * whitespace), Origin and Host, draining, the MCP-Protocol-Version errors of
- * both protocol eras, body framing, and the order of the checks.
+ * and methods (GET /mcp only with a stream to offer), auth (with a NUL inside the header, and
+ * surrounding whitespace), Origin and Host, draining, the MCP-Protocol-Version errors of both
+ * protocol eras, body framing, and the order of the checks.
  */
 #include <string.h>
 
