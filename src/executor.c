@@ -104,6 +104,7 @@ struct mcpx_job {
 	struct mcpx_runfiles_out out_files; /* out/, read after the run */
 
 	uint64_t enqueued_us, started_us, ended_us;
+	uint64_t deadline_us; /* when its wall clock ends (set once supervised) */
 	struct mcpx_timer queue_timer;
 
 	/* Running state. */
@@ -1197,6 +1198,33 @@ static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned
 	return 0;
 }
 
+/* The run that called a nested job (its bind names it), while it is still
+ * there: the running job or another nested one. NULL for any other job. */
+static struct mcpx_job *caller_of(struct mcpx_executor *ex, const struct mcpx_job *job)
+{
+	if (!job->has_bind || !job->bind.nested || !job->bind.parent_run_id)
+		return NULL;
+	if (ex->running && !strcmp(ex->running->run_id, job->bind.parent_run_id))
+		return ex->running;
+	for (struct mcpx_job *j = ex->side; j; j = j->next)
+		if (j != job && !strcmp(j->run_id, job->bind.parent_run_id))
+			return j;
+	return NULL;
+}
+
+/* When the run's wall clock ends, counted from from: its timeout, and for a
+ * nested run no later than its caller's (which then ends both anyway). */
+static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job *job,
+				uint64_t from)
+{
+	uint64_t d = from + (uint64_t)job->timeout_s * 1000000u;
+	const struct mcpx_job *caller = caller_of(ex, job);
+
+	if (caller && caller->deadline_us && caller->deadline_us < d)
+		d = caller->deadline_us;
+	return d;
+}
+
 /* A run with a channel is served by the broker until it ends. Without the
  * broker's side the run's end sees EOF, and mcpx.fetch says so. */
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
@@ -1204,7 +1232,7 @@ static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 	struct mcpx_broker_who who = {.run_id = job->run_id,
 				      .request_id = job->request_id,
 				      .caller = job->caller,
-				      .deadline_us = job->started_us + (uint64_t)job->timeout_s * 1000000u};
+				      .deadline_us = run_deadline_us(ex, job, job->started_us)};
 
 	if (job->proc.channel_fd < 0)
 		return;
@@ -1229,10 +1257,14 @@ static void budget_exceeded(void *arg, const char *limit)
 }
 
 /* Holds the run as a whole to its budget (run_budget.h); a warm interpreter
- * is still waiting for its code here, so all it will start is counted. */
+ * is still waiting for its code here, so all it will start is counted. A
+ * nested run (mcpx.call) joins its caller's budget instead: what it uses
+ * counts against the calling run's limits, and the budget ends both.
+ * -ESRCH: a nested run whose caller is gone or no longer has a budget. */
 static int start_budget(struct mcpx_job *job, unsigned cpu_s)
 {
 	const struct mcpx_config *cfg = job->ex->cfg;
+	struct mcpx_job *caller;
 	struct mcpx_budget_limits lim = {
 	    .memory_kb = (uint64_t)cfg->memory_mb * 1024u,
 	    .disk_kb = (uint64_t)cfg->max_disk_mb * 1024u,
@@ -1240,6 +1272,13 @@ static int start_budget(struct mcpx_job *job, unsigned cpu_s)
 	    .max_procs = cfg->max_procs,
 	};
 
+	if (job->has_bind && job->bind.nested) {
+		caller = caller_of(job->ex, job);
+		if (!caller || !caller->budget)
+			return -ESRCH;
+		return mcpx_run_budget_join(caller->budget, &job->proc, budget_exceeded, job,
+					    &job->budget);
+	}
 	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
 				     job->cpu_base_ms, budget_exceeded, job, &job->budget);
 }
@@ -1276,6 +1315,9 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
  * clock. False when it cannot be supervised (then it is being ended). */
 static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s)
 {
+	uint64_t now;
+	int rc;
+
 	if (watch_fd(job, &job->out.watch, &job->proc.stdout_fd, stream_cb, &job->out) == 0)
 		job->out.open = true;
 	if (watch_fd(job, &job->err.watch, &job->proc.stderr_fd, stream_cb, &job->err) == 0)
@@ -1290,13 +1332,19 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned c
 		maybe_complete(job);
 		return false;
 	}
-	if (start_budget(job, cpu_s) < 0) {
-		fail_run(job, "out of memory while starting the run's budget");
+	rc = start_budget(job, cpu_s);
+	if (rc < 0) {
+		fail_run(job, rc == -ENOMEM ? "out of memory while starting the run's budget"
+					    : "the nested call could not be held to its caller's "
+					      "budget");
 		return false;
 	}
+	now = mcpx_now_us();
+	job->deadline_us = run_deadline_us(ex, job, now);
 	job->wall_timer.fn = wall_timer_cb;
 	job->wall_timer.arg = job;
-	mcpx_timer_start(ex->loop, &job->wall_timer, (uint64_t)job->timeout_s * 1000000u);
+	mcpx_timer_start(ex->loop, &job->wall_timer,
+			 job->deadline_us > now ? job->deadline_us - now : 0);
 	job->stdin_timer.fn = stdin_timer_cb;
 	job->stdin_timer.arg = job;
 	if (job->proc.stdin_fd >= 0) {
@@ -1311,10 +1359,17 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned c
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 {
 	bool nested = job->has_bind && job->bind.nested;
+	const struct mcpx_job *caller = caller_of(ex, job);
 	struct mcpx_err err;
 	int rc;
 
 	mcpx_timer_cancel(&job->queue_timer);
+	if (nested && (!caller || caller->state != JOB_RUNNING)) {
+		/* Its caller is ending: it would only count against nothing. */
+		side_remove(ex, job);
+		finish_unrun(job, MCPX_JOB_FAILED, "the calling run has ended", "failed");
+		return;
+	}
 	job->started_us = mcpx_now_us();
 	err.msg[0] = '\0';
 	rc = spawn_job(ex, job, &err);
