@@ -4,7 +4,9 @@
  *
  * The record carries who asked (request id, caller), what was run only as a
  * SHA-256 and a size, and how it ended. Code, stdin, output and header values
- * never reach it: the struct has no field that could carry them.
+ * never reach it: the struct has no field that could carry them. A
+ * function's run (functions.h) is named by its tool, its arguments by
+ * their SHA-256 and size, its code by its source's SHA-256.
  */
 #ifndef MCPX_AUDIT_H
 #define MCPX_AUDIT_H
@@ -31,6 +33,14 @@ struct mcpx_audit_rec {
 	bool truncated;
 	bool warm;
 	const char *run_id; /* joins the run's egress lines; NULL when unknown */
+	/* A function's run: tool is its name (NULL: exec, whose code the
+	 * code_* fields describe). */
+	const char *tool;
+	const char *args_sha256;
+	size_t args_bytes;
+	const char *source_sha256;
+	unsigned depth;            /* 0 for a tools/call, 1.. for mcpx.call */
+	const char *parent_run_id; /* a nested call: its caller's run */
 };
 
 void mcpx_audit_log(const struct mcpx_audit_rec *rec);

@@ -28,18 +28,31 @@
  * Reasons a request is denied ("reason"): not_configured, bad_request,
  * bad_url, no_rule, method, header, address, redirect, too_large,
  * request_too_large, in_flight, run_limit.
+ *
+ * Frames with another "op" go to the handler set with mcpx_broker_set_ops
+ * (functions.h: "call" from code calling a function, "result" from a
+ * function's run); the broker only frames, counts and cancels them. A run
+ * is served under the policy version and grant its starter names (a
+ * function's run under the function's grant), or, by default, under the
+ * exec grant of the policy current when it starts.
  */
 #ifndef MCPX_BROKER_H
 #define MCPX_BROKER_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 
 struct mcpx_loop;
+struct mcpx_policy;
 struct mcpx_policy_store;
+struct mcpx_egress_grant;
 struct mcpx_broker;
 struct mcpx_broker_run;
+struct mcpx_broker_op;
 
 /* Largest request body a run may send (larger ones are refused). */
 #define MCPX_BROKER_MAX_REQUEST_BODY (4u << 20)
@@ -60,25 +73,66 @@ int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
 void mcpx_broker_free(struct mcpx_broker *b);
 
 /* True when exec runs get a channel now: the current policy grants exec at
- * least one rule. False for a NULL broker. */
+ * least one rule, or lets exec code call a function. False for a NULL
+ * broker. */
 bool mcpx_broker_exec_channel(const struct mcpx_broker *b);
 
-/* Who a run is, for its audit lines (copied, cut to fit). */
+/* Who a run is: for its audit lines (strings copied, cut to fit), what it
+ * may reach, and what an op handler needs to know of it. */
 struct mcpx_broker_who {
 	const char *run_id;
 	const char *request_id;
 	const char *caller;
+	/* The policy version and the grant in it the run is served under (the
+	 * broker takes its own reference); NULL: the current version and its
+	 * exec grant. */
+	struct mcpx_policy *policy;
+	const struct mcpx_egress_grant *grant;
+	unsigned depth;       /* nesting: 0 for a tools/call's run */
+	uint64_t deadline_us; /* when the run's wall clock ends (mcpx_now_us) */
+	uint64_t token;       /* the op handler's name for the run; 0: none */
 };
 
 /* A run starts: the broker takes the server end of its channel (*fd is set
- * to -1) and answers its requests under the exec grant of the policy
- * current now, which the run keeps until it ends. NULL (and *fd untouched)
- * when out of memory or without a broker. */
+ * to -1) and answers its requests under who's grant (by default the exec
+ * grant of the policy current now), which the run keeps until it ends.
+ * NULL (and *fd untouched) when out of memory or without a broker. */
 struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
                                               const struct mcpx_broker_who *who);
 
 /* The run ended: its requests are cancelled (audited as such), the channel
  * is closed, and r is freed. NULL is fine. */
 void mcpx_broker_run_end(struct mcpx_broker_run *r);
+
+/* ---- other operations: a handler outside the broker --------------------- */
+
+struct mcpx_broker_ops {
+	/* A frame whose "op" is name (not "fetch") arrived: msg is its JSON
+	 * object, body its raw body (both borrowed for the call; oversize when
+	 * the body was over MCPX_BROKER_MAX_REQUEST_BODY and dropped). The
+	 * handler answers q exactly once, now or later, with
+	 * mcpx_broker_op_answer, unless cancel comes first. */
+	void (*op)(void *arg, struct mcpx_broker_op *q, const char *name, const cJSON *msg,
+	           const char *body, size_t len, bool oversize);
+	/* The run ended (or its channel failed) before q was answered: q is
+	 * gone and must not be answered. */
+	void (*cancel)(void *arg, struct mcpx_broker_op *q);
+	void *arg;
+};
+
+/* Routes every op but "fetch" to ops (copied); without a handler they are
+ * refused as bad requests. */
+void mcpx_broker_set_ops(struct mcpx_broker *b, const struct mcpx_broker_ops *ops);
+
+/* Who sent q: the who its run started with, with the run's policy and
+ * grant filled in. Valid until q is answered or cancelled. */
+const struct mcpx_broker_who *mcpx_broker_op_who(const struct mcpx_broker_op *q);
+
+/* How many ops other than fetch q's run has sent, q included. */
+unsigned mcpx_broker_op_count(const struct mcpx_broker_op *q);
+
+/* Answers q with msg (taken; its "id" is set here) and body (malloc'd,
+ * taken, may be NULL). q is the broker's again afterwards. */
+void mcpx_broker_op_answer(struct mcpx_broker_op *q, cJSON *msg, char *body, size_t len);
 
 #endif

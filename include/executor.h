@@ -22,8 +22,35 @@
 
 struct mcpx_broker;
 struct mcpx_config;
+struct mcpx_egress_grant;
 struct mcpx_executor;
 struct mcpx_job;
+struct mcpx_policy;
+
+/* A run that is not exec's own (a function's, functions.h): how it reaches
+ * the broker, and what its audit line says. Copied by submit; the policy
+ * must stay valid until the job is done or cancelled. */
+struct mcpx_job_bind {
+	/* The broker serves the run under this version and grant (broker.h,
+	 * struct mcpx_broker_who); NULL policy: exec's. */
+	struct mcpx_policy *policy;
+	const struct mcpx_egress_grant *grant;
+	bool channel;   /* the run gets a channel whatever exec's grant */
+	unsigned depth; /* 0 for a tools/call */
+	uint64_t token; /* the broker's op handler knows the run by it */
+	/* A call from a running run (mcpx.call): it starts at once beside its
+	 * caller, which holds the one slot, so it is never queued behind it;
+	 * it starts cold (the warm interpreter is the next queued run's). */
+	bool nested;
+	/* The audit line: the tool, a hash and size of its arguments (never
+	 * the arguments), the source that ran, and for a nested call its
+	 * caller's run. */
+	const char *tool;
+	const char *args_sha256;
+	size_t args_bytes;
+	const char *source_sha256;
+	const char *parent_run_id; /* NULL: not nested */
+};
 
 struct mcpx_job_spec {
 	const char *code; /* copied by submit */
@@ -37,6 +64,7 @@ struct mcpx_job_spec {
 	 * frees them (mcpx_runfiles_in_free, then free); a rejected one leaves
 	 * them to the caller. Written with out/ before the code starts. */
 	struct mcpx_runfiles_in *files;
+	const struct mcpx_job_bind *bind; /* NULL: an exec run */
 };
 
 enum mcpx_job_status {
@@ -97,7 +125,9 @@ void mcpx_executor_free(struct mcpx_executor *ex);
 
 /* Queues a job. Returns 0 and sets *job, or -EBUSY when the queue is full,
  * -ESHUTDOWN when draining, -ENOMEM. The done callback is always called
- * exactly once for an accepted job, unless it is cancelled first. */
+ * exactly once for an accepted job, unless it is cancelled first. A nested
+ * job (bind->nested) is never queued nor refused as busy or draining: it
+ * starts on the next loop iteration, beside the run that called it. */
 int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
 			 const struct mcpx_job_callbacks *cb, struct mcpx_job **job);
 
@@ -107,6 +137,8 @@ void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job);
 
 /* Current partial output of a running job (for progress messages). */
 size_t mcpx_job_output(const struct mcpx_job *job, const char **out);
+/* The run's id (in its audit and egress lines). */
+const char *mcpx_job_run_id(const struct mcpx_job *job);
 
 /* Drain: every queued job completes with MCPX_JOB_SHUTDOWN, the running one
  * may finish; no new jobs are accepted. */

@@ -48,6 +48,10 @@ struct mcpx_admit_policy {
 	const char *allowed_origins; /* MCP_EXEC_ALLOWED_ORIGINS */
 	bool loopback_listener;      /* the Host header must then be loopback too */
 	bool sse_mode;               /* MCP_EXEC_TRANSPORT=sse: legacy SSE on any path */
+	/* GET /mcp opens a session's stream of server-initiated messages: the
+	 * tool list can change (a policy file is configured). Without it GET
+	 * /mcp is 405, as the server then never initiates messages. */
+	bool mcp_stream;
 	bool draining;
 	size_t max_body_bytes;
 	time_t now; /* for the token file's reload check */

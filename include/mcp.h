@@ -9,10 +9,18 @@
  * notifications/cancelled and progress. It never includes libwebsockets and
  * never touches a file descriptor: transports own the bytes, tools (tool.h)
  * own the work.
+ *
+ * Tools are the fixed ones (exec) and those of a provider whose list can
+ * change while the server runs (the policy's functions). When it changes,
+ * notifications/tools/list_changed goes to every listener: a session-wide
+ * stream a transport registered (stdio, a legacy SSE stream, a Streamable
+ * HTTP GET stream) once its session is initialized, and every 2026-07-28
+ * subscriptions/listen request that asked for toolsListChanged.
  */
 #ifndef MCPX_MCP_H
 #define MCPX_MCP_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -119,12 +127,25 @@ struct mcpx_req_headers {
 	const char *name;             /* Mcp-Name */
 };
 
+/* Tools that come and go while the server runs (tool_function.c). */
+struct mcpx_tool_provider {
+	/* Appends the current tools' Tool objects to arr: 0 or -ENOMEM. */
+	int (*list)(void *ctx, cJSON *arr);
+	/* The tool that serves name now, or NULL. It must stay valid while
+	 * any call it started is in flight. */
+	const struct mcpx_tool *(*find)(void *ctx, const char *name);
+	void *ctx;
+};
+
 struct mcpx_core_opts {
 	const char *server_name;
 	const char *server_version;
 	const char *instructions; /* may be NULL */
 	struct mcpx_tool *const *tools;
 	size_t ntools;
+	const struct mcpx_tool_provider *provider; /* may be NULL; copied */
+	/* The tool list can change (declared as tools.listChanged). */
+	bool tools_list_changed;
 };
 
 struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts);
@@ -161,5 +182,21 @@ void mcpx_core_cancel_all(struct mcpx_core *core);
 
 /* Number of tool calls in flight (queued or running), for drain. */
 size_t mcpx_core_inflight(const struct mcpx_core *core);
+
+/* A session-wide stream that takes server-initiated notifications: sink
+ * gets notifications/tools/list_changed once session (NULL: one that is
+ * initialized already) is initialized. Until mcpx_core_sink_gone. */
+int mcpx_core_listen(struct mcpx_core *core, struct mcpx_sink *sink,
+                     const struct mcpx_session *session);
+
+/* Whether the tool list can change (opts.tools_list_changed). */
+bool mcpx_core_tools_can_change(const struct mcpx_core *core);
+
+/* The tool list changed: every listener is told. */
+void mcpx_core_tools_changed(struct mcpx_core *core);
+
+/* Draining: each subscriptions/listen ends with its completion result, so
+ * its stream ends. */
+void mcpx_core_end_subscriptions(struct mcpx_core *core);
 
 #endif

@@ -15,6 +15,12 @@
  * "expired", "shutdown", "busy". limit may be NULL. */
 void mcpx_metrics_execution(const char *outcome, const char *limit, double duration_s,
 			    double queue_wait_s);
+/* One tools/call (or mcpx.call) of tool ("exec" or a function's name):
+ * outcome "ok", "invalid_arguments", "raised" (the function raised),
+ * "bad_result" (its result broke its output schema), "failed" (a limit, a
+ * crash, the server), "busy" (refused: queue full or draining) or
+ * "cancelled". */
+void mcpx_metrics_tool_call(const char *tool, const char *outcome);
 void mcpx_metrics_http_response(int status);
 /* One egress request (broker.h): rule (NULL when none matched), outcome
  * "ok", "failed", "cancelled" or "denied", and for "denied" the reason. */

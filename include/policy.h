@@ -10,15 +10,20 @@
  *   "egress": [rule, ...]   what can be reached (struct mcpx_egress_rule)
  *   "exec":   {"egress": ["rule-name", ...], "max_requests": n,
  *              "max_in_flight": n}   which rules exec code may use
+ *   "functions": [function, ...]   admin-written Python published as tools
+ *                                  (struct mcpx_function)
  *
- * Each top-level key has its own parser in a table (policy.c), and a caller
- * of the broker (exec today, each function tomorrow) holds a grant (struct
- * mcpx_egress_grant): the rules it may use and its per-run caps.
+ * Each top-level key has its own parser in a table (policy.c; the functions
+ * in policy_functions.c), and each caller of the broker (exec, and every
+ * function) holds a grant (struct mcpx_egress_grant): the rules it may use
+ * and its per-run caps. A function's schemas are compiled (jsonschema.h)
+ * and its source file read when the policy is loaded, so a schema that uses
+ * an unsupported keyword or an unreadable source refuses the whole policy.
  *
  * Lifetime: a parsed policy is immutable and reference-counted. The store
- * keeps the current one and replaces it when the file or any secret file it
- * uses changes; a run takes a reference when it starts and keeps that
- * version until it ends. Secret values (credential.secret_file) are read
+ * keeps the current one and replaces it when the file or any secret or
+ * source file it uses changes; a run takes a reference when it starts and
+ * keeps that version until it ends. Secret values (credential.secret_file) are read
  * when the policy is loaded, live only inside the policy, and are zeroised
  * when the last reference goes; they never appear in messages.
  */
@@ -30,9 +35,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <cjson/cJSON.h>
+
 #include "buf.h"
 #include "egress_check.h"
 #include "err.h"
+#include "jsonschema.h"
 
 struct mcpx_loop;
 
@@ -41,6 +49,12 @@ struct mcpx_loop;
 #define MCPX_POLICY_MAX_METHODS 8
 #define MCPX_POLICY_MAX_CIDRS 16
 #define MCPX_SECRET_MAX_BYTES 8192
+#define MCPX_POLICY_MAX_FUNCTIONS 64
+/* A function's name: 1..128 of A-Z a-z 0-9 _ - . (MCP's tool name rule). */
+#define MCPX_FUNCTION_NAME_MAX 128
+#define MCPX_FUNCTION_SOURCE_MAX (1u << 20)
+#define MCPX_FUNCTION_TEXT_MAX 8192 /* title and description */
+#define MCPX_FUNCTION_TIMEOUT_MAX_S 3600
 
 /* Defaults and bounds of a rule's and a grant's numbers. */
 #define MCPX_EGRESS_TIMEOUT_DEFAULT_S 30
@@ -82,6 +96,26 @@ struct mcpx_egress_grant {
 	unsigned max_in_flight; /* per run, at once */
 };
 
+/* An admin-written function published as a tool ("functions"). Its runs
+ * are like exec's, with the source's handler(args, ctx) called on
+ * arguments validated against input; they reach the rules of grant only. */
+struct mcpx_function {
+	char name[MCPX_FUNCTION_NAME_MAX + 1];
+	char *title; /* NULL when not given */
+	char *description;
+	cJSON *input_schema;        /* as written: the tool's inputSchema */
+	cJSON *output_schema;       /* as written, or NULL: the tool's outputSchema */
+	struct mcpx_schema *input;  /* compiled */
+	struct mcpx_schema *output; /* compiled, or NULL */
+	char source_file[4096];
+	char *source; /* the file's text: UTF-8, no NUL */
+	size_t source_len;
+	char source_sha256[65];
+	struct mcpx_egress_grant grant;
+	unsigned timeout_s;      /* 0: the server's default */
+	bool callable_from_exec; /* exec code may call it with mcpx.call */
+};
+
 /* One file the policy was built from, as it was when read. */
 struct mcpx_file_id {
 	char path[4096];
@@ -98,6 +132,8 @@ struct mcpx_policy {
 	struct mcpx_egress_rule *rules;
 	size_t n_rules;
 	struct mcpx_egress_grant exec;
+	struct mcpx_function *functions;
+	size_t n_functions;
 };
 
 /* How a policy is checked against the sandbox it serves. */
@@ -106,14 +142,16 @@ struct mcpx_policy_opts {
 	 * refused. NULL: no check (unit tests). */
 	bool (*run_may_read)(void *ctx, const char *path);
 	void *ctx;
-	/* False without Landlock: runs could read any file the server can, so
-	 * a rule with a credential is refused. */
+	/* False without Landlock: runs could read any file the server can, and
+	 * write each other's workdirs, so a rule with a credential is refused,
+	 * and so is a function exec code may call that has egress rules (the
+	 * caller could take over the function's run, and its rules). */
 	bool credentials_allowed;
 };
 
-/* Parses a policy from len bytes of JSON (reading every secret file it
- * names). files, when not NULL, receives the identity of each secret file
- * as stat() saw it before reading (up to max_files; *n_files counts them),
+/* Parses a policy from len bytes of JSON (reading every secret and source
+ * file it names). files, when not NULL, receives the identity of each such
+ * file as stat() saw it before reading (up to max_files; *n_files counts them),
  * even when parsing fails, so the store can watch for the fix. Returns 0
  * with *out (one reference), or -errno with err naming the JSON pointer. */
 int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opts *o,
@@ -123,6 +161,14 @@ int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opt
 struct mcpx_policy *mcpx_policy_ref(struct mcpx_policy *p);
 /* Drops a reference; the last one wipes the secrets and frees. NULL is fine. */
 void mcpx_policy_unref(struct mcpx_policy *p);
+
+/* The function named name, or NULL. */
+const struct mcpx_function *mcpx_policy_function(const struct mcpx_policy *p, const char *name);
+/* True when exec code may call some function (so exec runs need a channel). */
+bool mcpx_policy_exec_calls(const struct mcpx_policy *p);
+/* One line for logs and --check-config: "version N, R egress rules, exec
+ * may use E, F functions (C callable from exec)". */
+void mcpx_policy_summary(const struct mcpx_policy *p, char *buf, size_t len);
 
 /* The rule of g that covers url and allows method. Returns it, or NULL with
  * *reason: "no_rule" (no rule's url_prefix covers the URL) or "method" (one
@@ -146,7 +192,7 @@ int mcpx_policy_store_open(const char *path, const struct mcpx_policy_opts *o,
 void mcpx_policy_store_free(struct mcpx_policy_store *s);
 
 /* Polls the identity (device, inode, mtime, size) of the policy file and of
- * every secret file every interval_ms on loop, so an edited file, a swapped
+ * every secret and source file every interval_ms on loop, so an edited file, a swapped
  * ConfigMap symlink or a rotated Secret is picked up. */
 void mcpx_policy_store_watch(struct mcpx_policy_store *s, struct mcpx_loop *loop,
                              unsigned interval_ms);
@@ -155,6 +201,10 @@ void mcpx_policy_store_watch(struct mcpx_policy_store *s, struct mcpx_loop *loop
  * same bad files were already reported), -errno when the changed files are
  * bad (logged; the old policy stays). */
 int mcpx_policy_store_check(struct mcpx_policy_store *s);
+
+/* fn(arg) runs after each successful reload (the tool list may have
+ * changed). */
+void mcpx_policy_store_on_change(struct mcpx_policy_store *s, void (*fn)(void *arg), void *arg);
 
 /* The current policy, borrowed: take a reference to keep it. */
 struct mcpx_policy *mcpx_policy_store_current(const struct mcpx_policy_store *s);

@@ -20,6 +20,11 @@
  * Disk is sampled the same way under both. RLIMIT_AS stays the first line
  * (sandbox.h): one process still cannot allocate more than the budget.
  *
+ * A nested run (a function called from a running run with mcpx.call) has
+ * no budget of its own: it joins its caller's (mcpx_run_budget_join), so
+ * the caller and every call it makes, at any depth, are held together to
+ * the one budget, and passing it ends them all.
+ *
  * Not thread-safe: the loop's thread drives it. The executor owns each
  * struct mcpx_run_budget from start to finish.
  */
@@ -72,6 +77,21 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
                           const struct mcpx_sandbox_proc *proc, uint64_t cpu_base_ms,
                           mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out);
 
+/* Holds a nested run in proc to caller's budget instead of one of its own:
+ * from now on the caller's readings count its processes (memory, CPU) and
+ * its workdir (disk) together with the caller's, and the first budget
+ * passed ends the caller and every joined run, fn being called for each
+ * with the limit. A run that joins a joined run joins the outermost caller.
+ * With the cgroup method it gets a cgroup beneath the caller's (the kernel
+ * charges its memory and tasks to the caller's limits); where that cannot
+ * be made, its processes go into the caller's cgroup. Its own readings are
+ * none: only mcpx_run_budget_kill and _finish apply to *out. The caller's
+ * budget, when finished first, lives on until its last joined run is
+ * finished. Returns 0, -ENOMEM, or -errno when neither cgroup would take
+ * the run (then nothing would count it). */
+int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandbox_proc *proc,
+                         mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out);
+
 /* Kills every process of the run through its cgroup, when it has one (the
  * caller's own process-group kill still runs). NULL is fine. */
 void mcpx_run_budget_kill(struct mcpx_run_budget *rb);
@@ -88,8 +108,10 @@ struct mcpx_run_usage {
  * cpu_ms is the cgroup's count of every process that ran in it, or the
  * largest watchdog reading (which also sees children no one waited for
  * while they lived); the caller takes the larger of it and the reaped
- * processes' rusage. An OOM kill inside the run's cgroup is reported as
- * "memory". NULL rb gives zeros. */
+ * processes' rusage. A caller's count includes the runs that joined its
+ * budget. An OOM kill inside the run's cgroup is reported as "memory";
+ * limit is also set for a joined run ended by its caller's budget. NULL rb
+ * gives zeros. */
 void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u);
 
 #endif

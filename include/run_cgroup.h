@@ -63,6 +63,15 @@ int mcpx_cgroup_run_create(const struct mcpx_cgroup_env *env, const char *name,
                            uint64_t memory_bytes, unsigned pids_max, struct mcpx_run_cgroup *cg,
                            struct mcpx_err *err);
 
+/* Makes parent/name for a nested run (a function its run called with
+ * mcpx.call): a cgroup without limits or controllers of its own, so the
+ * kernel charges its memory and tasks to parent's memory.max and pids.max,
+ * parent's cpu.stat and memory.events count it, and parent's cgroup.kill
+ * ends it too, while its own cgroup.kill ends it alone. It must be removed
+ * before parent can be. Returns 0 or -errno with err set. */
+int mcpx_cgroup_run_create_nested(const struct mcpx_run_cgroup *parent, const char *name,
+                                  struct mcpx_run_cgroup *cg, struct mcpx_err *err);
+
 /* Moves pid (the whole process) into the run's cgroup. Returns 0 or -errno
  * (-ESRCH when it is gone). */
 int mcpx_cgroup_run_add(struct mcpx_run_cgroup *cg, pid_t pid);

@@ -49,6 +49,11 @@ struct mcpx_usage_procs {
  * or -ESRCH when the leader is gone and nothing of the group was found. */
 int mcpx_usage_procs(pid_t pgid, struct mcpx_usage_procs *p);
 
+/* Adds the members of another process group to p, counted with those
+ * already there (a nested run read together with its caller's). Returns 0,
+ * or -ESRCH when nothing of that group was found. */
+int mcpx_usage_procs_add(pid_t pgid, struct mcpx_usage_procs *p);
+
 /* Carries the proportional readings of prev over to the same pids in p. */
 void mcpx_usage_carry_pss(struct mcpx_usage_procs *p, const struct mcpx_usage_procs *prev);
 

@@ -36,6 +36,9 @@ struct mcpx_http_handlers {
 	/* Prometheus text (malloc'd). */
 	char *(*metrics)(void *arg, size_t *len);
 	void *arg;
+	/* GET /mcp is admitted (to mcp) as a stream of server-initiated
+	 * messages; false: 405. */
+	bool mcp_stream;
 };
 
 /* Listens on addr (resolved from cfg->listen_host) and cfg->listen_port;

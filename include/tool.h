@@ -44,6 +44,9 @@ void mcpx_call_log(struct mcpx_call *call, enum mcpx_level level, const char *ms
 void mcpx_call_progress(struct mcpx_call *call, double progress, const char *message);
 int mcpx_call_has_progress(const struct mcpx_call *call);
 
+/* The tool name the client called (a provider's tool serves many names). */
+const char *mcpx_call_tool_name(const struct mcpx_call *call);
+
 /* The request id rendered as text, and the caller identity (for audit). */
 const char *mcpx_call_id_text(const struct mcpx_call *call);
 const char *mcpx_call_caller(const struct mcpx_call *call);

@@ -18,11 +18,14 @@ struct mcpx_loop;
 struct mcpx_streamable;
 struct mcpx_sse;
 
-struct mcpx_streamable *mcpx_streamable_new(struct mcpx_core *core, struct mcpx_sessions *sessions);
+struct mcpx_streamable *mcpx_streamable_new(struct mcpx_core *core, struct mcpx_sessions *sessions,
+					    struct mcpx_loop *loop);
 void mcpx_streamable_free(struct mcpx_streamable *t);
 void mcpx_streamable_handle(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 			    const struct mcpx_http_req *req);
 size_t mcpx_streamable_open(const struct mcpx_streamable *t); /* POSTs awaiting a response */
+/* Draining: every GET stream ends (the connections then close). */
+void mcpx_streamable_close_streams(struct mcpx_streamable *t);
 
 struct mcpx_sse *mcpx_sse_new(struct mcpx_core *core, struct mcpx_loop *loop);
 void mcpx_sse_free(struct mcpx_sse *t);

@@ -53,7 +53,9 @@ struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct m
 /* Ends every prepared process and the zygote, then frees wp (NULL is fine). */
 void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
 
-/* For a run about to start: the prepared interpreter, if one is alive. In
+/* For a run about to start: the prepared interpreter, if one is alive and
+ * has a broker channel exactly when channel says the run needs one (else it
+ * is discarded and the run starts cold). In
  * fork-server mode a child is asked for on the spot when none was (forking
  * on demand still beats a cold start). Returns 1 with *proc the process
  * (its ready byte read, or *marker_pending: the ready byte still precedes
@@ -62,7 +64,7 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
  * errno when the prepared child failed its sandbox setup, with the same
  * message in err as a cold spawn's failure ("sandbox setup failed at step
  * <name>: <error>"): the run fails as a cold run would. */
-int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc,
+int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc, bool channel,
                         bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err);
 
 /* A run started (pgrp: its process group, left out of the next process's

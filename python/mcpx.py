@@ -12,7 +12,13 @@
 # max_in_flight); one of them reads the channel at a time and hands each
 # answer to the thread that waits for its id. A forked child cannot share
 # the channel with its parent, so it gets a clear error instead.
-"""Reach the URLs the server's policy allows: mcpx.fetch(url, ...)."""
+#
+# mcpx.call(name, **args) calls one of the policy's functions that code may
+# call (callable_from_exec) over the same channel: the server validates the
+# arguments, runs the function in a sandbox of its own beside this run, and
+# sends back its structured result or its error (src/functions.c).
+"""Reach what the server's policy allows: mcpx.fetch(url, ...) and
+mcpx.call(function, **args)."""
 
 import json as _json
 import os as _os
@@ -20,7 +26,7 @@ import stat as _stat
 import struct as _struct
 import threading as _threading
 
-__all__ = ["fetch", "Response", "Denied", "FetchError"]
+__all__ = ["fetch", "call", "Response", "Denied", "FetchError", "ToolError"]
 
 _MAX_JSON = 1 << 20
 _MAX_BODY = 1 << 30
@@ -37,6 +43,12 @@ class Denied(PermissionError):
 class FetchError(OSError):
     """The request was allowed but did not get a response (DNS, connect,
     TLS, timeout), or the channel to the server failed."""
+
+
+class ToolError(Exception):
+    """mcpx.call: the function could not be called, or it failed; the
+    message is the tool's error text (for an exception in the function: its
+    message and traceback)."""
 
 
 class Response:
@@ -215,3 +227,32 @@ def fetch(url, method="GET", headers=None, data=None, json=None, timeout=None):
     for k, v in answer.get("headers", []):
         merged[k] = merged[k] + ", " + v if k in merged else v
     return Response(answer.get("status", 0), merged, body, answer.get("url", url))
+
+
+def call(name, /, **args):
+    """Calls the function `name` of the server's policy with keyword
+    arguments and returns its structured result (a dict: what the function
+    returned, or {"result": value} when that was not a dict).
+
+    Raises ToolError with the tool's error text when the call is refused
+    (unknown function, invalid arguments, nesting too deep) or the function
+    fails. The call runs in a sandbox of its own, under the function's own
+    egress rules, and ends when this run ends.
+    """
+    _check_str("name", name)
+    try:
+        body = _json.dumps(args, allow_nan=False).encode()
+    except (TypeError, ValueError) as e:
+        raise TypeError("mcpx.call: the arguments must be JSON values: %s" % e) from None
+    try:
+        channel = _get_channel()
+    except Denied:
+        raise ToolError("no function can be called from this run: the server's policy lets "
+                        "code call none") from None
+    try:
+        answer, result = channel.request({"op": "call", "name": name}, body)
+    except FetchError as e:
+        raise ToolError(str(e)) from None
+    if answer.get("error"):
+        raise ToolError(answer.get("message", "the call failed"))
+    return _json.loads(result)

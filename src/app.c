@@ -2,9 +2,12 @@
  * app.c - wires the modules together for one run of the server.
  *
  * Order of start-up: sandbox (layers probed, seccomp compiled, self-test
- * proves them), then the transport's loop (stdio, or the HTTP listener with
- * auth and sessions), then executor -> exec tool -> protocol core on that
- * loop, then the transports that feed the core. Teardown is the reverse
+ * proves them), the policy file, then the transport's loop (stdio, or the
+ * HTTP listener with auth and sessions), then broker -> executor ->
+ * functions -> tools (exec, the policy's functions) -> protocol core on
+ * that loop, then the transports that feed the core. A reload of the policy
+ * that changes the tool list is announced to the core's listeners
+ * (notifications/tools/list_changed). Teardown is the reverse
  * (see teardown()). SIGTERM or SIGINT drains: new work is refused (503 /
  * not ready), queued executions are answered with a clear error, the running
  * one finishes, responses are flushed, then the loop stops and the process
@@ -26,7 +29,9 @@
 #include "auth.h"
 #include "broker.h"
 #include "config.h"
+#include "crypto.h"
 #include "executor.h"
+#include "functions.h"
 #include "listen_addr.h"
 #include "log.h"
 #include "loop.h"
@@ -39,6 +44,7 @@
 #include "session.h"
 #include "signals.h"
 #include "tool_exec.h"
+#include "tool_function.h"
 #include "transport_http.h"
 #include "transport_stdio.h"
 
@@ -54,7 +60,10 @@ struct app {
 	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
 	struct mcpx_broker *broker;
 	struct mcpx_executor *ex;
+	struct mcpx_functions *functions;
 	struct mcpx_tool *tool;
+	struct mcpx_tool *fn_tool; /* NULL without a policy */
+	char tools_sha256[65];     /* of the tool list last announced */
 	struct mcpx_core *core;
 	struct mcpx_signals *sig;
 	/* stdio */
@@ -183,8 +192,12 @@ static int open_policy(struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
 		return -1;
 	}
 	p = mcpx_policy_store_current(*out);
-	mcpx_info("policy %s: version %llu, %zu egress rules, exec may use %zu", cfg->policy,
-		  (unsigned long long)p->version, p->n_rules, p->exec.n_rules);
+	{
+		char what[160];
+
+		mcpx_policy_summary(p, what, sizeof(what));
+		mcpx_info("policy %s: %s", cfg->policy, what);
+	}
 	return 0;
 }
 
@@ -204,6 +217,59 @@ static int start_broker(struct app *app)
 	return 0;
 }
 
+/* The SHA-256 of the tool list as tools/list shows it now. */
+static int tools_digest(struct app *app, char hex[65])
+{
+	cJSON *arr = cJSON_CreateArray();
+	cJSON *exec = app->tool->describe(app->tool);
+	const struct mcpx_tool_provider *pr =
+	    app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	char *text = NULL;
+
+	if (arr && exec && cJSON_AddItemToArray(arr, exec)) {
+		exec = NULL;
+		if (!pr || pr->list(pr->ctx, arr) == 0)
+			text = cJSON_PrintUnformatted(arr);
+	}
+	cJSON_Delete(exec);
+	cJSON_Delete(arr);
+	if (!text)
+		return -ENOMEM;
+	mcpx_sha256_hex(text, strlen(text), hex);
+	free(text);
+	return 0;
+}
+
+/* A new policy version: when the tools it gives (its functions, exec's
+ * description of its egress) differ from those last announced, every
+ * listening session hears notifications/tools/list_changed. */
+static void policy_changed(void *arg)
+{
+	struct app *app = arg;
+	char now[65];
+
+	if (!app->core || tools_digest(app, now) < 0 || strcmp(now, app->tools_sha256) == 0)
+		return;
+	memcpy(app->tools_sha256, now, sizeof(now));
+	mcpx_info("the tool list changed; telling the sessions that listen");
+	mcpx_core_tools_changed(app->core);
+}
+
+/* exec, and with a policy its functions. */
+static int build_tools(struct app *app)
+{
+	app->tool = mcpx_tool_exec_new(app->cfg, app->ex);
+	if (!app->tool)
+		return -1;
+	mcpx_tool_exec_set_policy(app->tool, app->policy);
+	app->functions = mcpx_functions_new(app->cfg, app->ex, app->broker);
+	if (!app->functions)
+		return -1;
+	if (app->policy && !(app->fn_tool = mcpx_tool_function_new(app->functions, app->policy)))
+		return -1;
+	return 0;
+}
+
 static int build_core(struct app *app)
 {
 	struct mcpx_tool *tools[1];
@@ -212,12 +278,8 @@ static int build_core(struct app *app)
 	if (start_broker(app) < 0)
 		return -1;
 	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb, app->broker);
-	if (!app->ex)
+	if (!app->ex || build_tools(app) < 0)
 		return -1;
-	app->tool = mcpx_tool_exec_new(app->cfg, app->ex);
-	if (!app->tool)
-		return -1;
-	mcpx_tool_exec_set_policy(app->tool, app->policy);
 	tools[0] = app->tool;
 	memset(&o, 0, sizeof(o));
 	o.server_name = MCPX_NAME;
@@ -225,8 +287,14 @@ static int build_core(struct app *app)
 	o.instructions = INSTRUCTIONS;
 	o.tools = tools;
 	o.ntools = 1;
+	o.provider = app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	o.tools_list_changed = app->policy != NULL;
 	app->core = mcpx_core_new(&o);
-	return app->core ? 0 : -1;
+	if (!app->core || tools_digest(app, app->tools_sha256) < 0)
+		return -1;
+	if (app->policy)
+		mcpx_policy_store_on_change(app->policy, policy_changed, app);
+	return 0;
 }
 
 /* ---- draining ---- */
@@ -247,6 +315,8 @@ static void drain_timer_cb(struct mcpx_timer *t)
 
 	if (app->sse)
 		mcpx_sse_close_idle(app->sse);
+	if (app->streamable)
+		mcpx_streamable_close_streams(app->streamable);
 	if (drained(app) || mcpx_now_us() > app->drain_deadline_us) {
 		if (!drained(app))
 			mcpx_warn("drain grace period over; exiting with work in flight");
@@ -274,6 +344,8 @@ static void on_signal(void *arg, int signo)
 		  signo == SIGTERM ? "SIGTERM" : "SIGINT");
 	if (app->http)
 		mcpx_http_server_drain(app->http);
+	/* Listen streams end with their completion result. */
+	mcpx_core_end_subscriptions(app->core);
 	mcpx_executor_drain(app->ex);
 	if (app->stdio) {
 		mcpx_stdio_shutdown(app->stdio);
@@ -393,6 +465,9 @@ static int start_http(struct app *app)
 	h.ready = h_ready;
 	h.metrics = h_metrics;
 	h.arg = app;
+	/* With a policy the tool list can change: GET /mcp streams carry
+	 * notifications/tools/list_changed (transport_streamable.c). */
+	h.mcp_stream = app->policy != NULL;
 	if (mcpx_http_server_new(&app->http, cfg, &addr, app->auth, &h, &err) < 0) {
 		mcpx_error("http: %s", err.msg);
 		return EX_UNAVAILABLE;
@@ -424,7 +499,11 @@ static void teardown(struct app *app)
 		mcpx_core_cancel_all(app->core);
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
+	mcpx_tool_function_free(app->fn_tool);
+	/* The executor ends the runs still there, and with them the calls
+	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);
+	mcpx_functions_free(app->functions);
 	/* The broker's sockets and the store's timer are on the loop: both go
 	 * before it. */
 	mcpx_broker_free(app->broker);
@@ -486,7 +565,7 @@ int mcpx_app_run(struct mcpx_config *cfg)
 		mcpx_info("mcp-exec %s ready on stdio; python %s; sandbox: %s; warm: %s", MCPX_VERSION,
 			  cfg->python, layers, mcpx_warm_mode_name(mcpx_warm_mode_for(cfg, &app.sb)));
 	} else {
-		app.streamable = mcpx_streamable_new(app.core, app.sessions);
+		app.streamable = mcpx_streamable_new(app.core, app.sessions, app.loop);
 		app.sse = mcpx_sse_new(app.core, app.loop);
 		if (!app.streamable || !app.sse) {
 			rc = EX_OSERR;
@@ -579,10 +658,10 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 			printf("policy: FAILED (see the error above)\n");
 			rc = -1;
 		} else {
-			const struct mcpx_policy *p = mcpx_policy_store_current(ps);
+			char what[160];
 
-			printf("policy: version %llu, %zu egress rules, exec may use %zu\n",
-			       (unsigned long long)p->version, p->n_rules, p->exec.n_rules);
+			mcpx_policy_summary(mcpx_policy_store_current(ps), what, sizeof(what));
+			printf("policy: %s\n", what);
 		}
 		mcpx_policy_store_free(ps);
 	}

@@ -73,6 +73,25 @@ static void emit(cJSON *o)
 	cJSON_Delete(o);
 }
 
+static void add_exec(cJSON *o, const struct mcpx_audit_rec *r)
+{
+	cJSON_AddStringToObject(o, "tool", "exec");
+	cJSON_AddStringToObject(o, "code_sha256", r->code_sha256);
+	cJSON_AddNumberToObject(o, "code_bytes", (double)r->code_bytes);
+	cJSON_AddNumberToObject(o, "stdin_bytes", (double)r->stdin_bytes);
+}
+
+/* The function's name comes from the policy, the rest from the server. */
+static void add_function(cJSON *o, const struct mcpx_audit_rec *r)
+{
+	add_bounded_string(o, "tool", r->tool);
+	add_bounded_string(o, "arguments_sha256", r->args_sha256);
+	cJSON_AddNumberToObject(o, "arguments_bytes", (double)r->args_bytes);
+	add_bounded_string(o, "source_sha256", r->source_sha256);
+	cJSON_AddNumberToObject(o, "depth", r->depth);
+	add_bounded_string(o, "parent_run_id", r->parent_run_id);
+}
+
 void mcpx_audit_log(const struct mcpx_audit_rec *r)
 {
 	cJSON *o = record("execution", "exec");
@@ -83,9 +102,10 @@ void mcpx_audit_log(const struct mcpx_audit_rec *r)
 		cJSON_AddStringToObject(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
 	add_bounded_string(o, "caller", r->caller);
-	cJSON_AddStringToObject(o, "code_sha256", r->code_sha256);
-	cJSON_AddNumberToObject(o, "code_bytes", (double)r->code_bytes);
-	cJSON_AddNumberToObject(o, "stdin_bytes", (double)r->stdin_bytes);
+	if (r->tool)
+		add_function(o, r);
+	else
+		add_exec(o, r);
 	cJSON_AddStringToObject(o, "status", r->status ? r->status : "unknown");
 	cJSON_AddNumberToObject(o, "exit_code", r->exit_code);
 	if (r->signal)

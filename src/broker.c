@@ -67,6 +67,7 @@ struct mcpx_broker {
 	char *proxy;   /* NULL: none */
 	char *ca_file; /* NULL: the system's CAs */
 	struct mcpx_broker_run *runs;
+	struct mcpx_broker_ops ops; /* other ops; op == NULL: none */
 };
 
 /* One socket curl asked us to watch. */
@@ -93,6 +94,7 @@ struct mcpx_broker_run {
 	struct mcpx_policy *policy; /* the version the run started with */
 	const struct mcpx_egress_grant *grant;
 	char run_id[33], request_id[129], caller[161];
+	struct mcpx_broker_who who; /* its strings point at the arrays above */
 	struct mcpx_watch ch;
 	bool ch_open, read_eof, ended, closing;
 	struct mcpx_timer close_timer;
@@ -100,12 +102,21 @@ struct mcpx_broker_run {
 	struct mcpx_wire_out out;
 	struct req *reqs;
 	unsigned in_flight, total, unaudited;
+	unsigned ops_in_flight; /* of in_flight: other ops, not fetches */
+	unsigned ops_total;     /* other ops received, this one included */
+};
+
+/* A request as an op handler holds it. */
+struct mcpx_broker_op {
+	struct req *q;
 };
 
 struct req {
 	struct mcpx_broker_run *run;
 	struct req *next;
 	double id;
+	bool is_op, answered;
+	struct mcpx_broker_op handle;
 	const struct mcpx_egress_rule *rule;
 	struct mcpx_url url;
 	bool have_url, cross_origin;
@@ -296,6 +307,8 @@ static void req_free(struct req *q)
 		}
 	}
 	r->in_flight--;
+	if (q->is_op)
+		r->ops_in_flight--;
 	detach_easy(q);
 	if (q->have_url)
 		mcpx_url_release(&q->url);
@@ -965,7 +978,7 @@ static bool allowed(struct req *q, cJSON *msg, const cJSON *url, double *timeout
 	if (r->total > g->max_requests)
 		deny(q, "run_limit", "this run made its %u requests (max_requests)",
 		     g->max_requests);
-	else if (r->in_flight > g->max_in_flight)
+	else if (r->in_flight - r->ops_in_flight > g->max_in_flight)
 		deny(q, "in_flight",
 		     "%u requests of this run are already in flight (max_in_flight)",
 		     g->max_in_flight);
@@ -1013,6 +1026,7 @@ static void handle_frame(struct mcpx_broker_run *r)
 {
 	cJSON *msg = cJSON_ParseWithLength(r->in.json.data, r->in.json.len);
 	const cJSON *id = cJSON_IsObject(msg) ? cJSON_GetObjectItemCaseSensitive(msg, "id") : NULL;
+	const cJSON *op;
 	struct req *q;
 
 	if (!valid_id(id)) {
@@ -1029,11 +1043,22 @@ static void handle_frame(struct mcpx_broker_run *r)
 	q->run = r;
 	q->id = id->valuedouble;
 	q->hop_started_us = mcpx_now_us();
+	q->handle.q = q;
 	q->next = r->reqs;
 	r->reqs = q;
 	r->in_flight++;
-	r->total++;
-	decide(q, msg, cJSON_GetObjectItemCaseSensitive(msg, "url"));
+	op = cJSON_GetObjectItemCaseSensitive(msg, "op");
+	if (r->b->ops.op && cJSON_IsString(op) && strcmp(op->valuestring, "fetch") != 0) {
+		/* Another module's op: the handler answers, now or later. */
+		q->is_op = true;
+		r->ops_in_flight++;
+		r->ops_total++;
+		r->b->ops.op(r->b->ops.arg, &q->handle, op->valuestring, msg, r->in.body.data,
+		             r->in.body.len, r->in.oversize);
+	} else {
+		r->total++;
+		decide(q, msg, cJSON_GetObjectItemCaseSensitive(msg, "url"));
+	}
 	cJSON_Delete(msg);
 }
 
@@ -1048,6 +1073,9 @@ static void cancel_all(struct mcpx_broker_run *r)
 
 		if (q->easy)
 			account(q, NULL, "cancelled");
+		/* An op not answered yet: its handler forgets it first. */
+		if (q->is_op && !q->answered && r->b->ops.cancel)
+			r->b->ops.cancel(r->b->ops.arg, &q->handle);
 		req_free(q);
 	}
 }
@@ -1148,7 +1176,7 @@ bool mcpx_broker_exec_channel(const struct mcpx_broker *b)
 {
 	const struct mcpx_policy *p = b ? mcpx_policy_store_current(b->store) : NULL;
 
-	return p && p->exec.n_rules > 0;
+	return p && (p->exec.n_rules > 0 || mcpx_policy_exec_calls(p));
 }
 
 struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
@@ -1159,12 +1187,19 @@ struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
 	if (!b || *fd < 0 || !(r = calloc(1, sizeof(*r))))
 		return NULL;
 	r->b = b;
-	r->policy = mcpx_policy_ref(mcpx_policy_store_current(b->store));
-	r->grant = &r->policy->exec;
+	r->policy =
+	    mcpx_policy_ref(who->policy ? who->policy : mcpx_policy_store_current(b->store));
+	r->grant = who->policy && who->grant ? who->grant : &r->policy->exec;
 	snprintf(r->run_id, sizeof(r->run_id), "%s", who->run_id ? who->run_id : "");
 	snprintf(r->request_id, sizeof(r->request_id), "%s",
 	         who->request_id ? who->request_id : "");
 	snprintf(r->caller, sizeof(r->caller), "%s", who->caller ? who->caller : "");
+	r->who = *who;
+	r->who.run_id = r->run_id;
+	r->who.request_id = r->request_id;
+	r->who.caller = r->caller;
+	r->who.policy = r->policy;
+	r->who.grant = r->grant;
 	mcpx_wire_in_init(&r->in, MCPX_BROKER_MAX_REQUEST_BODY);
 	r->ch.fd = *fd;
 	r->ch.fn = channel_cb;
@@ -1204,6 +1239,35 @@ void mcpx_broker_run_end(struct mcpx_broker_run *r)
 		mcpx_loop_unwatch(&r->ch); /* frees r at MCPX_EV_CLOSED */
 	else
 		run_free(r);
+}
+
+/* ---- other ops ------------------------------------------------------------- */
+
+void mcpx_broker_set_ops(struct mcpx_broker *b, const struct mcpx_broker_ops *ops)
+{
+	b->ops = *ops;
+}
+
+const struct mcpx_broker_who *mcpx_broker_op_who(const struct mcpx_broker_op *h)
+{
+	return &h->q->run->who;
+}
+
+unsigned mcpx_broker_op_count(const struct mcpx_broker_op *h)
+{
+	return h->q->run->ops_total;
+}
+
+void mcpx_broker_op_answer(struct mcpx_broker_op *h, cJSON *msg, char *body, size_t len)
+{
+	struct req *q = h->q;
+
+	q->answered = true;
+	if (msg && !cJSON_AddNumberToObject(msg, "id", q->id)) {
+		cJSON_Delete(msg);
+		msg = NULL;
+	}
+	reply(q, msg, body, len);
 }
 
 /* ---- the broker ------------------------------------------------------------- */

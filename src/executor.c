@@ -4,14 +4,18 @@
  * One job runs at a time; up to max_queue wait behind it, each with its own
  * queue-timeout timer. A running job is a small state machine driven by loop
  * events: output readable, leader exited (pidfd), wall-clock timer, stdin
- * writable-by-retry. Whatever ends the run (exit, timeout, output cap,
+ * writable-by-retry. Whatever ends the run (exit, timeout, a budget,
  * cancellation), the whole process tree is killed before the result is
  * returned, and the job is finished only when the leader is reaped and both
  * output pipes are closed, so nothing of a run outlives its result.
  *
  * A run whose policy grants egress gets a channel to the broker (broker.h):
  * the executor only asks the sandbox for it and hands the server's end to
- * the broker when the run starts and ends it when the run ends.
+ * the broker when the run starts and ends it when the run ends. A
+ * function's run (functions.h) says how the broker is to serve it in its
+ * job's bind; a nested one (a function called from a running run) starts
+ * at once beside its caller, outside the queue, since the caller holds the
+ * slot and waits for it.
  *
  * This module does not know about MCP or JSON; it reports raw bytes and
  * numbers to the caller's callback and writes the audit line.
@@ -74,6 +78,11 @@ struct mcpx_job {
 	char caller[160];
 	char run_id[17]; /* joins the run's audit line and its egress lines */
 	struct mcpx_broker_run *egress;
+	/* Not exec's run: a copy of the submitter's bind, whose strings point
+	 * at the arrays below. */
+	bool has_bind;
+	struct mcpx_job_bind bind;
+	char tool[129], args_sha256[65], source_sha256[65], parent_run_id[17];
 	struct mcpx_job_callbacks cb;
 	bool cancelled;
 	bool warm; /* served by a warm interpreter */
@@ -84,6 +93,7 @@ struct mcpx_job {
 	struct mcpx_runfiles_out out_files; /* out/, read after the run */
 
 	uint64_t enqueued_us, started_us, ended_us;
+	uint64_t deadline_us; /* when its wall clock ends (set once supervised) */
 	struct mcpx_timer queue_timer;
 
 	/* Running state. */
@@ -110,6 +120,7 @@ struct mcpx_executor {
 	struct mcpx_job *queue_head, *queue_tail;
 	size_t queue_len;
 	struct mcpx_job *running;
+	struct mcpx_job *side; /* nested jobs, beside the running one */
 	bool draining;
 	bool freeing;
 	uint64_t completed;
@@ -121,6 +132,7 @@ struct mcpx_executor {
 };
 
 static void start_next(struct mcpx_executor *ex);
+static void start_job(struct mcpx_executor *ex, struct mcpx_job *job);
 
 static void kick_cb(struct mcpx_timer *t)
 {
@@ -223,6 +235,14 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.truncated = r ? r->truncated : false;
 	rec.warm = job->warm;
 	rec.run_id = job->run_id;
+	if (job->has_bind) {
+		rec.tool = job->bind.tool;
+		rec.args_sha256 = job->bind.args_sha256;
+		rec.args_bytes = job->bind.args_bytes;
+		rec.source_sha256 = job->bind.source_sha256;
+		rec.depth = job->bind.depth;
+		rec.parent_run_id = job->bind.parent_run_id;
+	}
 	mcpx_audit_log(&rec);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
 			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
@@ -258,21 +278,36 @@ static void queue_timer_cb(struct mcpx_timer *t)
 	finish_unrun(job, MCPX_JOB_EXPIRED, msg, "expired");
 }
 
-int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
-			 const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
+/* A function's run: the submitter's bind, its strings copied. */
+static void copy_bind(struct mcpx_job *job, const struct mcpx_job_bind *b)
 {
-	struct mcpx_job *job;
-	bool idle = !ex->running && !ex->queue_head;
+	if (!b)
+		return;
+	job->has_bind = true;
+	job->bind = *b;
+	snprintf(job->tool, sizeof(job->tool), "%s", b->tool ? b->tool : "");
+	snprintf(job->args_sha256, sizeof(job->args_sha256), "%s",
+		 b->args_sha256 ? b->args_sha256 : "");
+	snprintf(job->source_sha256, sizeof(job->source_sha256), "%s",
+		 b->source_sha256 ? b->source_sha256 : "");
+	snprintf(job->parent_run_id, sizeof(job->parent_run_id), "%s",
+		 b->parent_run_id ? b->parent_run_id : "");
+	job->bind.tool = job->tool;
+	job->bind.args_sha256 = b->args_sha256 ? job->args_sha256 : NULL;
+	job->bind.source_sha256 = b->source_sha256 ? job->source_sha256 : NULL;
+	job->bind.parent_run_id = b->parent_run_id ? job->parent_run_id : NULL;
+}
 
-	if (ex->draining)
-		return -ESHUTDOWN;
-	if (!idle && ex->queue_len >= ex->cfg->max_queue) {
-		mcpx_metrics_execution("busy", NULL, 0, 0);
-		return -EBUSY;
-	}
-	job = calloc(1, sizeof(*job));
+/* A new job holding copies of spec's code, stdin, ids and bind; NULL when
+ * out of memory. */
+static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
+				const struct mcpx_job_callbacks *cb)
+{
+	struct mcpx_job *job = calloc(1, sizeof(*job));
+	unsigned char id[8] = {0};
+
 	if (!job)
-		return -ENOMEM;
+		return NULL;
 	job->ex = ex;
 	job->code = malloc(spec->code_len ? spec->code_len : 1);
 	if (!job->code)
@@ -289,39 +324,88 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	job->timeout_s = spec->timeout_s;
 	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
-	{
-		unsigned char id[8] = {0};
-
-		(void)mcpx_random(id, sizeof(id));
-		for (size_t i = 0; i < sizeof(id); i++)
-			snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
-	}
+	(void)mcpx_random(id, sizeof(id));
+	for (size_t i = 0; i < sizeof(id); i++)
+		snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
+	copy_bind(job, spec->bind);
 	job->cb = *cb;
-	job->files = spec->files; /* accepted: ours from here on */
 	mcpx_buf_init(&job->out.buf, ex->cfg->max_output_bytes);
 	mcpx_buf_init(&job->err.buf, ex->cfg->max_output_bytes);
 	job->state = JOB_QUEUED;
 	job->enqueued_us = mcpx_now_us();
+	return job;
+nomem:
+	job_free(job);
+	return NULL;
+}
+
+static void side_remove(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	for (struct mcpx_job **pp = &ex->side; *pp; pp = &(*pp)->next) {
+		if (*pp == job) {
+			*pp = job->next;
+			job->next = NULL;
+			return;
+		}
+	}
+}
+
+static void nested_start_cb(struct mcpx_timer *t)
+{
+	struct mcpx_job *job = t->arg;
+
+	start_job(job->ex, job);
+}
+
+int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
+			 const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
+{
+	struct mcpx_job *job;
+	bool idle = !ex->running && !ex->queue_head;
+	bool nested = spec->bind && spec->bind->nested;
+
+	if (ex->draining && !nested)
+		return -ESHUTDOWN;
+	if (!nested && !idle && ex->queue_len >= ex->cfg->max_queue) {
+		mcpx_metrics_execution("busy", NULL, 0, 0);
+		return -EBUSY;
+	}
+	job = job_new(ex, spec, cb);
+	if (!job)
+		return -ENOMEM;
+	job->files = spec->files; /* accepted: ours from here on */
+	*out = job;
+	job->queue_timer.arg = job;
+	if (nested) {
+		/* Its caller holds the slot and waits for it: it starts beside
+		 * it, on a fresh loop iteration like every start. */
+		job->next = ex->side;
+		ex->side = job;
+		job->queue_timer.fn = nested_start_cb;
+		mcpx_timer_start(ex->loop, &job->queue_timer, 0);
+		return 0;
+	}
 	if (ex->queue_tail)
 		ex->queue_tail->next = job;
 	else
 		ex->queue_head = job;
 	ex->queue_tail = job;
 	ex->queue_len++;
-	*out = job;
 
 	if (!idle && job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_QUEUED, ex->queue_len);
 	job->queue_timer.fn = queue_timer_cb;
-	job->queue_timer.arg = job;
 	mcpx_timer_start(ex->loop, &job->queue_timer, (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
 	kick(ex);
 	return 0;
-nomem:
-	job_free(job);
-	return -ENOMEM;
 }
 
+
+/* Whether job's run gets a broker channel. */
+static bool wants_channel(const struct mcpx_executor *ex, const struct mcpx_job *job)
+{
+	return (job->has_bind && job->bind.channel) || mcpx_broker_exec_channel(ex->broker);
+}
 
 /* ---- running a job ---- */
 
@@ -468,9 +552,14 @@ static void report(struct mcpx_job *job, struct mcpx_job_result *r)
 
 /* After a run: the next job, and the warm pool's turn (the next
  * interpreter, whatever is due for the zygotes: renewal starts once the
- * response is on its way, not in front of the next call). */
+ * response is on its way, not in front of the next call). A nested run
+ * that ends while its caller still holds the slot leaves all of that to
+ * the caller's end: the caller may be a leaving zygote's child, and in
+ * after-reap mode no interpreter may be prepared beside a run. */
 static void after_run(struct mcpx_executor *ex)
 {
+	if (ex->running)
+		return;
 	kick(ex);
 	mcpx_warm_pool_run_ended(ex->warm);
 }
@@ -485,6 +574,7 @@ static void job_complete(struct mcpx_job *job)
 	struct mcpx_err ferr = {{0}};
 	/* Asked before the reap, while the run's zygote is still known. */
 	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
+	bool nested = job->has_bind && job->bind.nested;
 
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
@@ -510,7 +600,11 @@ static void job_complete(struct mcpx_job *job)
 		snprintf(r.message, sizeof(r.message), "could not read the run's out/ files: %.200s",
 			 ferr.msg);
 	}
-	ex->running = NULL;
+	/* A nested job leaves the slot to its caller. */
+	if (!nested && ex->running == job)
+		ex->running = NULL;
+	else
+		side_remove(ex, job);
 	ex->completed++;
 	report(job, &r);
 	job_free(job);
@@ -740,14 +834,50 @@ static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned
 	return 0;
 }
 
+/* The run that called a nested job (its bind names it), while it is still
+ * there: the running job or another nested one. NULL for any other job. */
+static struct mcpx_job *caller_of(struct mcpx_executor *ex, const struct mcpx_job *job)
+{
+	if (!job->has_bind || !job->bind.nested || !job->bind.parent_run_id)
+		return NULL;
+	if (ex->running && !strcmp(ex->running->run_id, job->bind.parent_run_id))
+		return ex->running;
+	for (struct mcpx_job *j = ex->side; j; j = j->next)
+		if (j != job && !strcmp(j->run_id, job->bind.parent_run_id))
+			return j;
+	return NULL;
+}
+
+/* When the run's wall clock ends, counted from from: its timeout, and for a
+ * nested run no later than its caller's (which then ends both anyway). */
+static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job *job,
+				uint64_t from)
+{
+	uint64_t d = from + (uint64_t)job->timeout_s * 1000000u;
+	const struct mcpx_job *caller = caller_of(ex, job);
+
+	if (caller && caller->deadline_us && caller->deadline_us < d)
+		d = caller->deadline_us;
+	return d;
+}
+
 /* A run with a channel is served by the broker until it ends. Without the
  * broker's side the run's end sees EOF, and mcpx.fetch says so. */
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	struct mcpx_broker_who who = {job->run_id, job->request_id, job->caller};
+	struct mcpx_broker_who who = {.run_id = job->run_id,
+				      .request_id = job->request_id,
+				      .caller = job->caller,
+				      .deadline_us = run_deadline_us(ex, job, job->started_us)};
 
 	if (job->proc.channel_fd < 0)
 		return;
+	if (job->has_bind) {
+		who.policy = job->bind.policy;
+		who.grant = job->bind.grant;
+		who.depth = job->bind.depth;
+		who.token = job->bind.token;
+	}
 	job->egress = mcpx_broker_run_start(ex->broker, &job->proc.channel_fd, &who);
 	if (!job->egress)
 		mcpx_error("run %s: the egress broker could not take its channel", job->run_id);
@@ -763,10 +893,14 @@ static void budget_exceeded(void *arg, const char *limit)
 }
 
 /* Holds the run as a whole to its budget (run_budget.h); a warm interpreter
- * is still waiting for its code here, so all it will start is counted. */
+ * is still waiting for its code here, so all it will start is counted. A
+ * nested run (mcpx.call) joins its caller's budget instead: what it uses
+ * counts against the calling run's limits, and the budget ends both.
+ * -ESRCH: a nested run whose caller is gone or no longer has a budget. */
 static int start_budget(struct mcpx_job *job, unsigned cpu_s)
 {
 	const struct mcpx_config *cfg = job->ex->cfg;
+	struct mcpx_job *caller;
 	struct mcpx_budget_limits lim = {
 	    .memory_kb = (uint64_t)cfg->memory_mb * 1024u,
 	    .disk_kb = (uint64_t)cfg->max_disk_mb * 1024u,
@@ -774,51 +908,56 @@ static int start_budget(struct mcpx_job *job, unsigned cpu_s)
 	    .max_procs = cfg->max_procs,
 	};
 
+	if (job->has_bind && job->bind.nested) {
+		caller = caller_of(job->ex, job);
+		if (!caller || !caller->budget)
+			return -ESRCH;
+		return mcpx_run_budget_join(caller->budget, &job->proc, budget_exceeded, job,
+					    &job->budget);
+	}
 	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
 				     job->cpu_base_ms, budget_exceeded, job, &job->budget);
 }
 
-static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
+/* Starts the run's process: a warm interpreter when one is ready, else
+ * cold. A nested call always starts cold: the warm interpreter belongs to
+ * the next queued run, and in after-reap mode none may exist beside a run
+ * anyway. */
+static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err)
 {
+	bool nested = job->has_bind && job->bind.nested;
+	struct mcpx_workdir_fill fill = {fill_workdir, job};
 	struct mcpx_limits lim;
-	struct mcpx_err err;
-	bool ready_pending;
-	int rc;
 
-	mcpx_timer_cancel(&job->queue_timer);
 	memset(&lim, 0, sizeof(lim));
 	lim.cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
 	lim.memory_mb = ex->cfg->memory_mb;
 	lim.max_procs = ex->cfg->max_procs;
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
-	lim.channel = mcpx_broker_exec_channel(ex->broker);
+	lim.channel = wants_channel(ex, job);
+	if (!nested) {
+		bool ready_pending;
+		int rc = mcpx_warm_pool_take(ex->warm, &job->proc, lim.channel, &ready_pending,
+					     &job->cpu_base_ms, err);
 
-	job->started_us = mcpx_now_us();
-	err.msg[0] = '\0';
-	/* A prepared interpreter if there is one (warm_pool.h); else cold. */
-	rc = mcpx_warm_pool_take(ex->warm, &job->proc, &ready_pending, &job->cpu_base_ms, &err);
-	if (rc > 0) {
-		job->out.markers = ready_pending ? 2 : 1;
-		rc = prepare_feed(ex, job, lim.cpu_s, &err);
-	} else if (rc == 0) {
-		struct mcpx_workdir_fill fill = {fill_workdir, job};
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			job->out.markers = ready_pending ? 2 : 1;
+			return prepare_feed(ex, job, lim.cpu_s, err);
+		}
+	}
+	return mcpx_sandbox_spawn_filled(ex->sb, &lim, job->code, job->code_len, &fill, &job->proc,
+					 err);
+}
 
-		rc = mcpx_sandbox_spawn_filled(ex->sb, &lim, job->code, job->code_len, &fill,
-					       &job->proc, &err);
-	}
-	if (rc < 0) {
-		char msg[300];
-		mcpx_error("sandbox start failed: %s", err.msg);
-		snprintf(msg, sizeof(msg), "could not start the sandbox: %s", err.msg);
-		finish_unrun(job, MCPX_JOB_FAILED, msg, "failed");
-		kick(ex);
-		return;
-	}
-	ex->running = job;
-	job->state = JOB_RUNNING;
-	job->out.job = job->err.job = job;
-	start_egress(ex, job);
+/* The run's output, exit and stdin on the loop, its budget and its wall
+ * clock. False when it cannot be supervised (then it is being ended). */
+static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s)
+{
+	uint64_t now;
+	int rc;
 
 	if (watch_fd(job, &job->out.watch, &job->proc.stdout_fd, stream_cb, &job->out) == 0)
 		job->out.open = true;
@@ -832,16 +971,21 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 		kill_tree(job);
 		leader_exited(job);
 		maybe_complete(job);
-		return;
+		return false;
 	}
-	if (start_budget(job, lim.cpu_s) < 0) {
-		fail_run(job, "out of memory while starting the run's budget");
-		return;
+	rc = start_budget(job, cpu_s);
+	if (rc < 0) {
+		fail_run(job, rc == -ENOMEM ? "out of memory while starting the run's budget"
+					    : "the nested call could not be held to its caller's "
+					      "budget");
+		return false;
 	}
-
+	now = mcpx_now_us();
+	job->deadline_us = run_deadline_us(ex, job, now);
 	job->wall_timer.fn = wall_timer_cb;
 	job->wall_timer.arg = job;
-	mcpx_timer_start(ex->loop, &job->wall_timer, (uint64_t)job->timeout_s * 1000000u);
+	mcpx_timer_start(ex->loop, &job->wall_timer,
+			 job->deadline_us > now ? job->deadline_us - now : 0);
 	job->stdin_timer.fn = stdin_timer_cb;
 	job->stdin_timer.arg = job;
 	if (job->proc.stdin_fd >= 0) {
@@ -850,10 +994,49 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 			(void)fcntl(job->proc.stdin_fd, F_SETPIPE_SZ, (int)need);
 		feed_stdin(job);
 	}
+	return true;
+}
+
+static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	bool nested = job->has_bind && job->bind.nested;
+	const struct mcpx_job *caller = caller_of(ex, job);
+	struct mcpx_err err;
+	int rc;
+
+	mcpx_timer_cancel(&job->queue_timer);
+	if (nested && (!caller || caller->state != JOB_RUNNING)) {
+		/* Its caller is ending: it would only count against nothing. */
+		side_remove(ex, job);
+		finish_unrun(job, MCPX_JOB_FAILED, "the calling run has ended", "failed");
+		return;
+	}
+	job->started_us = mcpx_now_us();
+	err.msg[0] = '\0';
+	rc = spawn_job(ex, job, &err);
+	if (rc < 0) {
+		char msg[300];
+		mcpx_error("sandbox start failed: %s", err.msg);
+		snprintf(msg, sizeof(msg), "could not start the sandbox: %s", err.msg);
+		if (nested)
+			side_remove(ex, job);
+		finish_unrun(job, MCPX_JOB_FAILED, msg, "failed");
+		kick(ex);
+		return;
+	}
+	if (!nested)
+		ex->running = job;
+	job->state = JOB_RUNNING;
+	job->out.job = job->err.job = job;
+	start_egress(ex, job);
+	if (!supervise(ex, job, ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s))
+		return;
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
-	/* In fork mode the next run's child is forked while this one runs. */
-	mcpx_warm_pool_run_started(ex->warm, job->proc.pid);
+	/* In fork mode the next run's child is forked while this one runs
+	 * (a nested run's caller already asked for it). */
+	if (!nested)
+		mcpx_warm_pool_run_started(ex->warm, job->proc.pid);
 }
 
 static void start_next(struct mcpx_executor *ex)
@@ -874,7 +1057,10 @@ void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)
 	job->cancelled = true;
 	if (job->state == JOB_QUEUED) {
 		mcpx_timer_cancel(&job->queue_timer);
-		queue_remove(ex, job);
+		if (job->has_bind && job->bind.nested)
+			side_remove(ex, job);
+		else
+			queue_remove(ex, job);
 		audit(job, "cancelled", NULL);
 		job_free(job);
 		return;
@@ -905,7 +1091,12 @@ void mcpx_executor_drain(struct mcpx_executor *ex)
 
 bool mcpx_executor_idle(const struct mcpx_executor *ex)
 {
-	return !ex->running && !ex->queue_head;
+	return !ex->running && !ex->queue_head && !ex->side;
+}
+
+const char *mcpx_job_run_id(const struct mcpx_job *job)
+{
+	return job->run_id;
 }
 
 void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_stats *st)
@@ -917,10 +1108,45 @@ void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_st
 	st->warm_ready = mcpx_warm_pool_ready(ex->warm);
 }
 
+/* Teardown: a started job is killed and reaped here, synchronously, with
+ * no callback; one not started yet is just freed. */
+static void abandon(struct mcpx_job *job)
+{
+	int status;
+	struct rusage ru;
+
+	mcpx_timer_cancel(&job->queue_timer);
+	if (job->state == JOB_QUEUED) {
+		job_free(job);
+		return;
+	}
+	job->cancelled = true;
+	kill_tree(job);
+	mcpx_timer_cancel(&job->wall_timer);
+	mcpx_timer_cancel(&job->drain_timer);
+	mcpx_timer_cancel(&job->stdin_timer);
+	/* Ends its nested calls too (their jobs are killed, and freed below). */
+	mcpx_broker_run_end(job->egress);
+	job->egress = NULL;
+	if (job->out.open)
+		mcpx_loop_unwatch(&job->out.watch);
+	if (job->err.open)
+		mcpx_loop_unwatch(&job->err.watch);
+	if (job->pid_open)
+		mcpx_loop_unwatch(&job->pid_watch);
+	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	mcpx_run_budget_finish(job->budget, &(struct mcpx_run_usage){0});
+	job->budget = NULL;
+	mcpx_sandbox_cleanup(&job->proc);
+	audit(job, "shutdown", NULL);
+	job_free(job);
+}
+
 void mcpx_executor_free(struct mcpx_executor *ex)
 {
 	if (!ex)
 		return;
+	ex->freeing = true;
 	mcpx_timer_cancel(&ex->kick);
 	mcpx_warm_pool_stop(ex->warm);
 	while (ex->queue_head) {
@@ -931,27 +1157,15 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	}
 	if (ex->running) {
 		struct mcpx_job *job = ex->running;
-		int status;
-		struct rusage ru;
-		ex->freeing = true;
-		job->cancelled = true;
-		kill_tree(job);
-		mcpx_timer_cancel(&job->wall_timer);
-		mcpx_timer_cancel(&job->drain_timer);
-		mcpx_timer_cancel(&job->stdin_timer);
-		mcpx_broker_run_end(job->egress);
-		job->egress = NULL;
-		if (job->out.open)
-			mcpx_loop_unwatch(&job->out.watch);
-		if (job->err.open)
-			mcpx_loop_unwatch(&job->err.watch);
-		if (job->pid_open)
-			mcpx_loop_unwatch(&job->pid_watch);
-		mcpx_sandbox_reap(&job->proc, &status, &ru);
-		mcpx_run_budget_finish(job->budget, &(struct mcpx_run_usage){0});
-		mcpx_sandbox_cleanup(&job->proc);
-		audit(job, "shutdown", NULL);
-		job_free(job);
+
+		ex->running = NULL;
+		abandon(job);
+	}
+	while (ex->side) {
+		struct mcpx_job *job = ex->side;
+
+		ex->side = job->next;
+		abandon(job);
 	}
 	/* After the running run's reaping: its zygote may go now. */
 	mcpx_warm_pool_free(ex->warm);

@@ -99,10 +99,15 @@ static int route(const struct mcpx_http_head *h, const struct mcpx_admit_policy 
 	}
 	if (is_path(path, "/mcp")) {
 		out->route = MCPX_ROUTE_MCP;
-		/* This server never initiates messages, so GET has no stream to
-		 * offer: 405, as the transport spec allows. */
+		/* GET opens a stream only for messages the server may initiate
+		 * (the tool list can change); otherwise there is none to offer:
+		 * 405, as the transport spec allows. */
+		if (h->method == MCPX_HTTP_GET && p->mcp_stream)
+			return 0;
 		if (h->method != MCPX_HTTP_POST && h->method != MCPX_HTTP_DELETE)
-			return reject(out, 405, "method not allowed\n", "Allow: POST, DELETE\r\n");
+			return reject(out, 405, "method not allowed\n",
+			              p->mcp_stream ? "Allow: GET, POST, DELETE\r\n"
+			                            : "Allow: POST, DELETE\r\n");
 		return 0;
 	}
 	if (h->method == MCPX_HTTP_GET && (is_path(path, "/sse") || free_path)) {

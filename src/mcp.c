@@ -7,7 +7,9 @@
  * revisions 2024-11-05 .. 2025-11-25, per-request _meta for the stateless
  * 2026-07-28 revision, ping, tools/list, tools/call through the tool registry,
  * logging/setLevel, notifications/cancelled and progress. It owns one
- * struct mcpx_call per tools/call in flight.
+ * struct mcpx_call per tools/call in flight, and one struct listener per
+ * stream that takes notifications/tools/list_changed (a transport's
+ * session-wide stream, or a 2026-07-28 subscriptions/listen request).
  *
  * It does not read or write file descriptors, know about HTTP status codes
  * (it only reports what it saw in struct mcpx_handle_info), run tools (tool.h)
@@ -34,12 +36,14 @@
 #define META_CLIENT_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 #define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 
 /* Cache hints for tools/list and server/discover (2026-07-28
  * server/utilities/caching: "Servers MUST include caching hints"). The tool
- * list only changes with a restart, and it is the same for every caller,
- * hence public; five minutes bounds how long a client keeps a description
- * whose limits an operator has since reconfigured. */
+ * list is the same for every caller, hence public; it changes with a
+ * restart or a new policy file (which listeners hear of at once: the hint
+ * and notifications/tools/list_changed are "complementary"); five minutes
+ * bounds how long a client that does not listen keeps an old one. */
 #define CACHE_TTL_MS 300000
 
 /* Every version this server speaks, newest first, as listed in
@@ -55,14 +59,36 @@ static const char *const level_names[] = {
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 };
 
+struct listener;
+
 struct mcpx_core {
 	char *server_name;
 	char *server_version;
 	char *instructions; /* NULL when none */
 	struct mcpx_tool **tools;
 	size_t ntools;
+	struct mcpx_tool_provider provider; /* list == NULL: none */
+	bool tools_list_changed;
 	struct mcpx_call *calls; /* in flight, newest first */
 	size_t ncalls;
+	struct listener *listeners;
+};
+
+/*
+ * A stream that takes notifications/tools/list_changed. A session-wide one
+ * (sub_id NULL) belongs to its transport and is told once its session is
+ * initialized. A subscription is a 2026-07-28 subscriptions/listen request:
+ * it stays unanswered (holding one unit of its sink's pending count, so an
+ * HTTP response stream stays open) until the client cancels it, its sink
+ * goes, or the server ends it with its completion result.
+ */
+struct listener {
+	struct listener *next;
+	struct mcpx_sink *sink;
+	const struct mcpx_session *session; /* NULL: initialized from the start */
+	cJSON *sub_id;                      /* the request id, or NULL */
+	char key[160];                      /* the session key, for cancellation */
+	bool tools;                         /* subscribed to toolsListChanged */
 };
 
 enum call_state { CALL_RUNNING, CALL_CANCELLING };
@@ -86,6 +112,7 @@ struct mcpx_call {
 	char key[160];
 	char caller[160];
 	char id_text[128];
+	char name[129]; /* the tool name called */
 	void *data;
 };
 
@@ -109,6 +136,8 @@ struct batch {
 	bool failed;         /* a response could not be added: one error instead */
 	bool silent;         /* shutting down: settle without sending anything */
 };
+
+static struct listener *subscription_find(struct mcpx_core *core, const char *key, const cJSON *id);
 
 /* Everything about the message being handled. */
 struct ctx {
@@ -525,7 +554,7 @@ void mcpx_call_log(struct mcpx_call *call, enum mcpx_level level, const char *ms
 		return;
 	params = cJSON_CreateObject();
 	if (!cJSON_AddStringToObject(params, "level", level_names[level]) ||
-	    !cJSON_AddStringToObject(params, "logger", call->tool->name) ||
+	    !cJSON_AddStringToObject(params, "logger", call->name) ||
 	    !cJSON_AddStringToObject(params, "data", valid_text(msg, &copy))) {
 		cJSON_Delete(params);
 		params = NULL;
@@ -569,6 +598,11 @@ void mcpx_call_progress(struct mcpx_call *call, double progress, const char *mes
 	emit(call->sink, mcpx_jsonrpc_notification("notifications/progress", params), false);
 }
 
+const char *mcpx_call_tool_name(const struct mcpx_call *call)
+{
+	return call->name;
+}
+
 const char *mcpx_call_id_text(const struct mcpx_call *call)
 {
 	return call->id_text;
@@ -596,16 +630,18 @@ void *mcpx_call_data(const struct mcpx_call *call)
 
 /* ---- methods ---------------------------------------------------------- */
 
-static cJSON *capabilities(void)
+static cJSON *capabilities(const struct mcpx_core *core)
 {
-	/* One fixed tool, so the list never changes: listChanged false. logging
-	 * is declared because tools/call relays queue and start events as
-	 * notifications/message ("Servers that emit log message notifications
-	 * MUST declare the logging capability"). */
+	/* listChanged: with a policy file the tools (its functions, exec's
+	 * description) change when it does, and listeners are told; without
+	 * one the list never changes. logging is declared because tools/call
+	 * relays queue and start events as notifications/message ("Servers
+	 * that emit log message notifications MUST declare the logging
+	 * capability"). */
 	cJSON *caps = cJSON_CreateObject();
 	cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
 
-	if (!tools || !cJSON_AddFalseToObject(tools, "listChanged") ||
+	if (!tools || !cJSON_AddBoolToObject(tools, "listChanged", core->tools_list_changed) ||
 	    !cJSON_AddObjectToObject(caps, "logging")) {
 		cJSON_Delete(caps);
 		return NULL;
@@ -647,7 +683,7 @@ static void do_initialize(struct req *r)
 
 	res = cJSON_CreateObject();
 	if (!cJSON_AddStringToObject(res, "protocolVersion", chosen) ||
-	    !add_owned(res, "capabilities", capabilities()) ||
+	    !add_owned(res, "capabilities", capabilities(r->c->core)) ||
 	    !add_owned(res, "serverInfo", server_info(r->c->core)) ||
 	    (r->c->core->instructions &&
 	     !cJSON_AddStringToObject(res, "instructions", r->c->core->instructions))) {
@@ -671,7 +707,7 @@ static void do_discover(struct req *r)
 
 	if (!add_owned(res, "supportedVersions", versions))
 		goto oom;
-	if (!add_owned(res, "capabilities", capabilities()) ||
+	if (!add_owned(res, "capabilities", capabilities(core)) ||
 	    (core->instructions &&
 	     !cJSON_AddStringToObject(res, "instructions", core->instructions)) ||
 	    !cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
@@ -708,6 +744,8 @@ static void do_tools_list(struct req *r)
 			goto oom;
 		}
 	}
+	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
+		goto oom;
 	if (r->stateless && (!cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
 	                     !cJSON_AddStringToObject(res, "cacheScope", "public")))
 		goto oom;
@@ -738,12 +776,12 @@ static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const cha
 	for (size_t i = 0; i < core->ntools; i++)
 		if (strcmp(core->tools[i]->name, name) == 0)
 			return core->tools[i];
-	return NULL;
+	return core->provider.find ? core->provider.find(core->provider.ctx, name) : NULL;
 }
 
 /* A new call for request r, linked into the core's list; NULL when out of
  * memory. */
-static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool,
+static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
                                   enum mcpx_level log_level)
 {
 	struct ctx *c = r->c;
@@ -771,6 +809,7 @@ static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool,
 	mcpx_utf8_copy_trunc(call->version, sizeof(call->version), r->version);
 	mcpx_utf8_copy_trunc(call->key, sizeof(call->key), c->session->key);
 	mcpx_utf8_copy_trunc(call->caller, sizeof(call->caller), c->session->caller);
+	mcpx_utf8_copy_trunc(call->name, sizeof(call->name), name);
 	mcpx_jsonrpc_id_text(r->id, call->id_text, sizeof(call->id_text));
 
 	call->next = c->core->calls;
@@ -809,12 +848,13 @@ static void do_tools_call(struct req *r, enum mcpx_level log_level)
 	}
 	/* An id is unique among a sender's requests in flight (basic/index,
 	 * "Requests"); a reused one would make cancellation ambiguous. */
-	if (call_find(c->core, c->session->key, r->id)) {
+	if (call_find(c->core, c->session->key, r->id) ||
+	    subscription_find(c->core, c->session->key, r->id)) {
 		reply_error(r, MCPX_RPC_INVALID_REQUEST,
 		            "Invalid Request: a request with this id is still in progress");
 		return;
 	}
-	call = call_new(r, tool, log_level);
+	call = call_new(r, tool, name->valuestring, log_level);
 	if (!call) {
 		reply_result(r, NULL);
 		return;
@@ -822,6 +862,189 @@ static void do_tools_call(struct req *r, enum mcpx_level log_level)
 	/* The call may finish (and be freed) inside tool->call; nothing here
 	 * touches it afterwards. JSON null arguments count as absent. */
 	tool->call(tool, call, cJSON_IsNull(args) ? NULL : args);
+}
+
+/* ---- listeners: notifications/tools/list_changed ----------------------- */
+
+static struct listener *listener_add(struct mcpx_core *core, struct mcpx_sink *sink)
+{
+	struct listener *l = calloc(1, sizeof(*l));
+
+	if (l) {
+		l->sink = sink;
+		l->next = core->listeners;
+		core->listeners = l;
+	}
+	return l;
+}
+
+static void listener_unlink(struct mcpx_core *core, struct listener *l)
+{
+	for (struct listener **pp = &core->listeners; *pp; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			return;
+		}
+	}
+}
+
+static void listener_free(struct listener *l)
+{
+	cJSON_Delete(l->sub_id);
+	free(l);
+}
+
+int mcpx_core_listen(struct mcpx_core *core, struct mcpx_sink *sink,
+                     const struct mcpx_session *session)
+{
+	struct listener *l = listener_add(core, sink);
+
+	if (!l)
+		return -ENOMEM;
+	l->session = session;
+	l->tools = true;
+	return 0;
+}
+
+static struct listener *subscription_find(struct mcpx_core *core, const char *key, const cJSON *id)
+{
+	for (struct listener *l = core->listeners; l; l = l->next)
+		if (l->sub_id && strcmp(l->key, key) == 0 && mcpx_jsonrpc_id_equal(l->sub_id, id))
+			return l;
+	return NULL;
+}
+
+/* _meta naming the subscription, as every message on its stream carries
+ * (basic/patterns/subscriptions, "Receiving Notifications"). */
+static cJSON *subscription_meta(const struct listener *l)
+{
+	cJSON *meta = cJSON_CreateObject();
+
+	if (!add_owned(meta, META_SUBSCRIPTION_ID, cJSON_Duplicate(l->sub_id, true))) {
+		cJSON_Delete(meta);
+		return NULL;
+	}
+	return meta;
+}
+
+/* Ends a subscription. graceful: with its completion result ("the server
+ * SHOULD respond to the original subscriptions/listen request with a
+ * completion result before closing the stream"); otherwise it stays
+ * unanswered, and the sink hears so when tell_sink. */
+static void subscription_end(struct mcpx_core *core, struct listener *l, bool graceful,
+                             bool tell_sink)
+{
+	struct mcpx_sink *sink = l->sink;
+	cJSON *res = NULL;
+
+	listener_unlink(core, l);
+	if (graceful && !sink->gone) {
+		res = cJSON_CreateObject();
+		if (!add_owned(res, "_meta", subscription_meta(l)) ||
+		    !decorate_stateless(core, res)) {
+			cJSON_Delete(res);
+			res = NULL;
+		}
+	}
+	if (res) {
+		emit_response(sink, NULL, mcpx_jsonrpc_result(l->sub_id, res));
+	} else {
+		if (sink->pending > 0)
+			sink->pending--;
+		if (tell_sink && !sink->gone && sink->unanswered)
+			sink->unanswered(sink);
+	}
+	listener_free(l);
+}
+
+void mcpx_core_end_subscriptions(struct mcpx_core *core)
+{
+	struct listener *l = core->listeners, *next;
+
+	for (; l; l = next) {
+		next = l->next;
+		if (l->sub_id)
+			subscription_end(core, l, true, true);
+	}
+}
+
+bool mcpx_core_tools_can_change(const struct mcpx_core *core)
+{
+	return core->tools_list_changed;
+}
+
+void mcpx_core_tools_changed(struct mcpx_core *core)
+{
+	if (!core->tools_list_changed)
+		return; /* listChanged false was declared: nobody may hear it */
+	for (struct listener *l = core->listeners; l; l = l->next) {
+		cJSON *params = NULL;
+
+		/* "The server MUST NOT send notification types the client has
+		 * not explicitly requested"; a session hears of it once it is
+		 * initialized. */
+		if (l->sink->gone || !l->tools || (l->session && !l->session->initialized))
+			continue;
+		if (l->sub_id) {
+			params = cJSON_CreateObject();
+			if (!add_owned(params, "_meta", subscription_meta(l))) {
+				cJSON_Delete(params);
+				continue;
+			}
+		}
+		emit(l->sink, mcpx_jsonrpc_notification("notifications/tools/list_changed", params),
+		     false);
+	}
+}
+
+/* subscriptions/listen (2026-07-28 basic/patterns/subscriptions): the
+ * acknowledgement names the subset of the filter this server honours
+ * (toolsListChanged, when its tool list can change), then the request
+ * stays open until it ends. */
+static void do_listen(struct req *r)
+{
+	struct ctx *c = r->c;
+	const cJSON *filter = member(r->params, "notifications");
+	const cJSON *tools = member(filter, "toolsListChanged");
+	struct listener *l;
+	cJSON *params, *ack;
+
+	if (!cJSON_IsObject(filter) || (tools && !cJSON_IsBool(tools))) {
+		reply_error(r, MCPX_RPC_INVALID_PARAMS,
+		            "Invalid params: subscriptions/listen needs a notifications object "
+		            "(toolsListChanged a boolean)");
+		return;
+	}
+	if (call_find(c->core, c->session->key, r->id) ||
+	    subscription_find(c->core, c->session->key, r->id)) {
+		reply_error(r, MCPX_RPC_INVALID_REQUEST,
+		            "Invalid Request: a request with this id is still in progress");
+		return;
+	}
+	l = listener_add(c->core, c->sink);
+	if (!l || !(l->sub_id = cJSON_Duplicate(r->id, true))) {
+		if (l) {
+			listener_unlink(c->core, l);
+			listener_free(l);
+		}
+		reply_result(r, NULL);
+		return;
+	}
+	mcpx_utf8_copy_trunc(l->key, sizeof(l->key), c->session->key);
+	l->tools = cJSON_IsTrue(tools) && c->core->tools_list_changed;
+	/* The request's pending unit is now the subscription's. */
+	params = cJSON_CreateObject();
+	ack = cJSON_AddObjectToObject(params, "notifications");
+	if (!ack || (l->tools && !cJSON_AddTrueToObject(ack, "toolsListChanged")) ||
+	    !add_owned(params, "_meta", subscription_meta(l))) {
+		cJSON_Delete(params);
+		listener_unlink(c->core, l);
+		listener_free(l);
+		reply_error(r, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+		return;
+	}
+	emit(c->sink, mcpx_jsonrpc_notification("notifications/subscriptions/acknowledged", params),
+	     false);
 }
 
 /* ---- 2026-07-28 requests ------------------------------------------------- */
@@ -1008,6 +1231,8 @@ static bool handle_stateless(struct req *r)
 		do_tools_list(r);
 	else if (strcmp(r->method, "tools/call") == 0)
 		do_tools_call(r, lvl);
+	else if (strcmp(r->method, "subscriptions/listen") == 0)
+		do_listen(r);
 	else
 		reply_error(r, MCPX_RPC_METHOD_NOT_FOUND, "Method not found");
 	return true;
@@ -1109,6 +1334,7 @@ static void handle_notification(struct ctx *c, const char *method, const cJSON *
 	if (strcmp(method, "notifications/cancelled") == 0) {
 		const cJSON *rid = member(params, "requestId");
 		struct mcpx_call *call;
+		struct listener *l;
 
 		if (!mcpx_jsonrpc_id_valid(rid))
 			return;
@@ -1116,6 +1342,10 @@ static void handle_notification(struct ctx *c, const char *method, const cJSON *
 		if (call) {
 			mcpx_debug("mcp: request %s cancelled by the client", call->id_text);
 			call_cancel(call, true);
+		} else if ((l = subscription_find(c->core, c->session->key, rid))) {
+			/* "send notifications/cancelled referencing the
+			 * subscriptions/listen request ID (stdio)". */
+			subscription_end(c->core, l, false, true);
 		}
 	}
 	/* notifications/initialized needs no action: a stdio session is usable
@@ -1236,11 +1466,29 @@ void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, stru
 	mcpx_core_handle_http(core, session, sink, msg, len, NULL, info);
 }
 
+/* Drops sink's listeners (all of them when sink is NULL), answering
+ * nothing. */
+static void drop_listeners(struct mcpx_core *core, const struct mcpx_sink *sink)
+{
+	struct listener *l = core->listeners, *next;
+
+	for (; l; l = next) {
+		next = l->next;
+		if (sink && l->sink != sink)
+			continue;
+		listener_unlink(core, l);
+		if (l->sub_id && l->sink->pending > 0)
+			l->sink->pending--;
+		listener_free(l);
+	}
+}
+
 void mcpx_core_sink_gone(struct mcpx_core *core, struct mcpx_sink *sink)
 {
 	struct mcpx_call *call = core->calls, *next;
 
 	sink->gone = true;
+	drop_listeners(core, sink);
 	for (; call; call = next) {
 		next = call->next;
 		if (call->sink == sink)
@@ -1265,6 +1513,9 @@ struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
 	core->server_version = strdup(opts->server_version ? opts->server_version : "0");
 	if (opts->instructions)
 		core->instructions = strdup(opts->instructions);
+	if (opts->provider)
+		core->provider = *opts->provider;
+	core->tools_list_changed = opts->tools_list_changed;
 	if (opts->ntools) {
 		core->tools = calloc(opts->ntools, sizeof(*core->tools));
 		if (core->tools) {
@@ -1285,6 +1536,7 @@ void mcpx_core_cancel_all(struct mcpx_core *core)
 	/* Told nothing: the sinks are about to go away with the process. */
 	while (core->calls)
 		call_cancel(core->calls, false);
+	drop_listeners(core, NULL);
 }
 
 void mcpx_core_free(struct mcpx_core *core)

@@ -41,6 +41,12 @@ static const char *const egress_reasons[] = {
 	"request_too_large", "in_flight", "run_limit", "other"};
 #define N_EGRESS_OUTCOMES (sizeof(egress_outcomes) / sizeof(egress_outcomes[0]))
 #define N_EGRESS_REASONS (sizeof(egress_reasons) / sizeof(egress_reasons[0]))
+/* Tool calls: exec and the policy's functions (whose names reloads can
+ * change), each with an outcome; a fixed number of series as for egress. */
+static const char *const tool_outcomes[] = {
+    "ok", "invalid_arguments", "raised", "bad_result", "failed", "busy", "cancelled", "other"};
+#define N_TOOL_OUTCOMES (sizeof(tool_outcomes) / sizeof(tool_outcomes[0]))
+#define MAX_TOOL_SERIES 512
 /* Rule names come from the policy file (at most 64 rules, but reloads can
  * bring new names): a fixed number of series, the rest counted as "other". */
 #define MAX_EGRESS_SERIES 512
@@ -79,6 +85,12 @@ struct egress_series {
 	uint64_t count;
 };
 
+struct tool_series {
+	char tool[129];
+	unsigned char outcome;
+	uint64_t count;
+};
+
 struct named {
 	char name[NAME_MAX_LEN];
 	char value[VALUE_MAX_LEN];
@@ -96,6 +108,8 @@ static struct {
 	struct named info[MAX_INFO];
 	struct egress_series egress[MAX_EGRESS_SERIES];
 	size_t n_egress;
+	struct tool_series tools[MAX_TOOL_SERIES];
+	size_t n_tools;
 	long zygote_pid;
 	uint64_t zygote_replaced[N_REASONS];
 } m;
@@ -168,6 +182,32 @@ void mcpx_metrics_egress(const char *rule, const char *outcome, const char *reas
 		m.n_egress++;
 	}
 	m.egress[i].count++;
+}
+
+void mcpx_metrics_tool_call(const char *tool, const char *outcome)
+{
+	unsigned char o =
+	    (unsigned char)lookup(tool_outcomes, N_TOOL_OUTCOMES, outcome ? outcome : "other");
+	const char *name =
+	    tool && tool[0] && strlen(tool) < sizeof(m.tools[0].tool) ? tool : "other";
+	size_t i;
+
+	for (i = 0; i < m.n_tools; i++)
+		if (m.tools[i].outcome == o && strcmp(m.tools[i].tool, name) == 0)
+			break;
+	if (i == m.n_tools) {
+		/* The last slots are kept for "other", one per outcome. */
+		if (m.n_tools >= MAX_TOOL_SERIES - N_TOOL_OUTCOMES && strcmp(name, "other") != 0) {
+			mcpx_metrics_tool_call("other", outcome);
+			return;
+		}
+		if (m.n_tools == MAX_TOOL_SERIES)
+			return;
+		snprintf(m.tools[i].tool, sizeof(m.tools[i].tool), "%s", name);
+		m.tools[i].outcome = o;
+		m.n_tools++;
+	}
+	m.tools[i].count++;
 }
 
 void mcpx_metrics_http_response(int status)
@@ -416,6 +456,18 @@ static void put_http(struct buf *b)
 			    closes[i], m.closes[i]);
 }
 
+static void put_tools(struct buf *b)
+{
+	put_header(b, "mcp_exec_tool_calls_total", "counter",
+	           "tools/call requests (and mcpx.call calls of functions), by tool and outcome.");
+	for (size_t i = 0; i < m.n_tools; i++) {
+		put(b, "mcp_exec_tool_calls_total{tool=\"");
+		put_label_value(b, m.tools[i].tool);
+		put(b, "\",outcome=\"%s\"} %" PRIu64 "\n", tool_outcomes[m.tools[i].outcome],
+		    m.tools[i].count);
+	}
+}
+
 static void put_egress(struct buf *b)
 {
 	put_header(b, "mcp_exec_egress_requests_total", "counter",
@@ -498,6 +550,7 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	put_gauge(&b, "mcp_exec_draining", "1 while shutting down.", g->draining ? 1 : 0);
 
 	put_http(&b);
+	put_tools(&b);
 	put_egress(&b);
 	put_layers(&b);
 

@@ -8,24 +8,28 @@
  * an error instead of a silently ignored setting, and duplicate keys (which
  * cJSON would resolve quietly) are refused. The top level is a table of
  * sections, parsed in table order because later ones refer to earlier ones
- * ("exec" names "egress" rules); a new section ("functions") is one more row.
+ * ("exec" and "functions" name "egress" rules); "functions" has a file of
+ * its own (policy_functions.c), and the helpers all sections share are in
+ * policy_internal.h.
  *
  * Secrets: each credential's secret_file is read while parsing (a regular
  * file of at most MCPX_SECRET_MAX_BYTES, one trailing newline dropped, no
  * control characters since it goes into an HTTP header); the value lives in
  * the policy only, never in a message, and is wiped when the last reference
- * is dropped. Neither the policy file nor a secret file may lie where a run
- * can read it (the sandbox decides that through mcpx_policy_opts).
+ * is dropped. Neither the policy file nor a secret or source file may lie
+ * where a run can read it (the sandbox decides that through
+ * mcpx_policy_opts).
  *
  * The store watches by polling: the identity of each file (device, inode,
  * mtime, size, as stat() sees it through symlinks) is taken before the file
  * is read, so a change during a read is caught by the next poll. A failed
  * reload is logged once and the old policy stays in force.
  *
- * What it does not do: make requests (broker.c), or decide per address
- * (egress_check.c).
+ * What it does not do: make requests (broker.c), decide per address
+ * (egress_check.c), or run functions (functions.c).
  */
 #include "policy.h"
+#include "policy_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -43,19 +47,9 @@
 #include "log.h"
 #include "loop.h"
 
-/* ---- parsing context ---------------------------------------------------- */
+/* ---- parsing helpers (policy_internal.h) ---------------------------- */
 
-struct pctx {
-	char ptr[512]; /* the JSON pointer of the value being parsed */
-	struct mcpx_err *err;
-	const struct mcpx_policy_opts *o;
-	struct mcpx_policy *p;
-	struct mcpx_file_id *files;
-	size_t max_files;
-	size_t n_files;
-};
-
-__attribute__((format(printf, 3, 4))) static int fail(struct pctx *c, int e, const char *fmt, ...)
+int mcpx_pol_fail(struct policy_ctx *c, int e, const char *fmt, ...)
 {
 	char msg[200];
 	va_list ap;
@@ -67,8 +61,8 @@ __attribute__((format(printf, 3, 4))) static int fail(struct pctx *c, int e, con
 }
 
 /* Appends "/key" (RFC 6901 escaping) to the pointer; returns the old length
- * for pop(). */
-static size_t push_key(struct pctx *c, const char *key)
+ * for mcpx_pol_pop(). */
+size_t mcpx_pol_push_key(struct policy_ctx *c, const char *key)
 {
 	size_t old = strlen(c->ptr), n = old;
 
@@ -86,7 +80,7 @@ static size_t push_key(struct pctx *c, const char *key)
 	return old;
 }
 
-static size_t push_index(struct pctx *c, size_t i)
+size_t mcpx_pol_push_index(struct policy_ctx *c, size_t i)
 {
 	size_t old = strlen(c->ptr);
 
@@ -94,13 +88,13 @@ static size_t push_index(struct pctx *c, size_t i)
 	return old;
 }
 
-static void pop(struct pctx *c, size_t old)
+void mcpx_pol_pop(struct policy_ctx *c, size_t old)
 {
 	c->ptr[old] = '\0';
 }
 
 /* Every key of obj must be one of keys[0..n), and appear once. */
-static int check_keys(struct pctx *c, const cJSON *obj, const char *const *keys, size_t n)
+int mcpx_pol_check_keys(struct policy_ctx *c, const cJSON *obj, const char *const *keys, size_t n)
 {
 	for (const cJSON *k = obj->child; k; k = k->next) {
 		bool known = false;
@@ -109,71 +103,71 @@ static int check_keys(struct pctx *c, const cJSON *obj, const char *const *keys,
 			known = strcmp(k->string, keys[i]) == 0;
 		for (const cJSON *e = obj->child; e != k; e = e->next) {
 			if (strcmp(e->string, k->string) == 0) {
-				size_t old = push_key(c, k->string);
-				int rc = fail(c, EINVAL, "duplicate key");
-				pop(c, old);
+				size_t old = mcpx_pol_push_key(c, k->string);
+				int rc = mcpx_pol_fail(c, EINVAL, "duplicate key");
+				mcpx_pol_pop(c, old);
 				return rc;
 			}
 		}
 		if (!known) {
-			size_t old = push_key(c, k->string);
-			int rc = fail(c, EINVAL, "unknown key");
-			pop(c, old);
+			size_t old = mcpx_pol_push_key(c, k->string);
+			int rc = mcpx_pol_fail(c, EINVAL, "unknown key");
+			mcpx_pol_pop(c, old);
 			return rc;
 		}
 	}
 	return 0;
 }
 
-static int want_object(struct pctx *c, const cJSON *v)
+int mcpx_pol_want_object(struct policy_ctx *c, const cJSON *v)
 {
-	return cJSON_IsObject(v) ? 0 : fail(c, EINVAL, "must be an object");
+	return cJSON_IsObject(v) ? 0 : mcpx_pol_fail(c, EINVAL, "must be an object");
 }
 
 /* A string of 1..cap-1 bytes (and no NUL inside) copied to buf. */
-static int get_string(struct pctx *c, const cJSON *v, char *buf, size_t cap)
+int mcpx_pol_get_string(struct policy_ctx *c, const cJSON *v, char *buf, size_t cap)
 {
 	size_t n;
 
 	if (!cJSON_IsString(v))
-		return fail(c, EINVAL, "must be a string");
+		return mcpx_pol_fail(c, EINVAL, "must be a string");
 	n = strlen(v->valuestring);
 	if (n == 0 || n >= cap)
-		return fail(c, EINVAL, "must be 1..%zu characters", cap - 1);
+		return mcpx_pol_fail(c, EINVAL, "must be 1..%zu characters", cap - 1);
 	memcpy(buf, v->valuestring, n + 1);
 	return 0;
 }
 
-static int get_uint(struct pctx *c, const cJSON *v, double min, double max, double *out)
+int mcpx_pol_get_uint(struct policy_ctx *c, const cJSON *v, double min, double max, double *out)
 {
 	double d;
 
 	if (!cJSON_IsNumber(v))
-		return fail(c, EINVAL, "must be an integer");
+		return mcpx_pol_fail(c, EINVAL, "must be an integer");
 	d = v->valuedouble;
 	if (!isfinite(d) || d != floor(d))
-		return fail(c, EINVAL, "must be an integer");
+		return mcpx_pol_fail(c, EINVAL, "must be an integer");
 	if (d < min || d > max)
-		return fail(c, ERANGE, "must be in [%.0f, %.0f]", min, max);
+		return mcpx_pol_fail(c, ERANGE, "must be in [%.0f, %.0f]", min, max);
 	*out = d;
 	return 0;
 }
 
 /* Runs parse on each element of an array of at most max entries. */
-static int each_item(struct pctx *c, const cJSON *arr, size_t max,
-                     int (*parse)(struct pctx *, const cJSON *, size_t, void *), void *arg)
+int mcpx_pol_each_item(struct policy_ctx *c, const cJSON *arr, size_t max,
+                       int (*parse)(struct policy_ctx *, const cJSON *, size_t, void *), void *arg)
 {
 	size_t i = 0;
 
 	if (!cJSON_IsArray(arr))
-		return fail(c, EINVAL, "must be an array");
+		return mcpx_pol_fail(c, EINVAL, "must be an array");
 	if ((size_t)cJSON_GetArraySize(arr) > max)
-		return fail(c, E2BIG, "at most %zu entries", max);
+		return mcpx_pol_fail(c, E2BIG, "at most %zu entries", max);
 	for (const cJSON *e = arr->child; e; e = e->next, i++) {
-		size_t old = push_index(c, i);
+		size_t old = mcpx_pol_push_index(c, i);
 		int rc = parse(c, e, i, arg);
 
-		pop(c, old);
+		mcpx_pol_pop(c, old);
 		if (rc < 0)
 			return rc;
 	}
@@ -182,7 +176,7 @@ static int each_item(struct pctx *c, const cJSON *arr, size_t max,
 
 /* ---- files: identities, the readable-path rule, secrets ------------------ */
 
-static void file_id_stat(const char *path, struct mcpx_file_id *id)
+void mcpx_pol_file_id_stat(const char *path, struct mcpx_file_id *id)
 {
 	struct stat st;
 
@@ -198,6 +192,12 @@ static void file_id_stat(const char *path, struct mcpx_file_id *id)
 	id->size = st.st_size;
 }
 
+void mcpx_pol_watch_file(struct policy_ctx *c, const char *path)
+{
+	if (c->n_files < c->max_files)
+		mcpx_pol_file_id_stat(path, &c->files[c->n_files++]);
+}
+
 static bool file_id_same(const struct mcpx_file_id *a, const struct mcpx_file_id *b)
 {
 	return a->err == b->err && a->dev == b->dev && a->ino == b->ino &&
@@ -206,7 +206,7 @@ static bool file_id_same(const struct mcpx_file_id *a, const struct mcpx_file_id
 
 /* A file a run could read (as named, or where its symlinks lead) cannot
  * hold anything the run must not see. */
-static bool readable_by_runs(const struct mcpx_policy_opts *o, const char *path)
+bool mcpx_pol_readable_by_runs(const struct mcpx_policy_opts *o, const char *path)
 {
 	char real[PATH_MAX];
 
@@ -218,7 +218,7 @@ static bool readable_by_runs(const struct mcpx_policy_opts *o, const char *path)
 }
 
 /* Reads a whole regular file of at most cap bytes into a new buffer. */
-static int read_file(const char *path, size_t cap, char **out, size_t *len)
+int mcpx_pol_read_file(const char *path, size_t cap, char **out, size_t *len)
 {
 	struct stat st;
 	char *buf = NULL;
@@ -275,24 +275,23 @@ out:
 	return rc;
 }
 
-static const char *file_error(int rc)
+const char *mcpx_pol_file_error(int rc)
 {
 	return rc == -EFBIG ? "too large" : rc == -EINVAL ? "not a regular file" : strerror(-rc);
 }
 
 /* Reads the secret and builds prefix + secret into cred->value. */
-static int load_secret(struct pctx *c, struct mcpx_credential *cred, const char *prefix)
+static int load_secret(struct policy_ctx *c, struct mcpx_credential *cred, const char *prefix)
 {
 	char *secret = NULL;
 	size_t len = 0, plen = strlen(prefix);
 	int rc;
 
-	if (c->n_files < c->max_files)
-		file_id_stat(cred->secret_file, &c->files[c->n_files++]);
-	rc = read_file(cred->secret_file, MCPX_SECRET_MAX_BYTES, &secret, &len);
+	mcpx_pol_watch_file(c, cred->secret_file);
+	rc = mcpx_pol_read_file(cred->secret_file, MCPX_SECRET_MAX_BYTES, &secret, &len);
 	if (rc < 0)
-		return fail(c, -rc, "cannot read the secret file %s: %s", cred->secret_file,
-		            file_error(rc));
+		return mcpx_pol_fail(c, -rc, "cannot read the secret file %s: %s",
+		                     cred->secret_file, mcpx_pol_file_error(rc));
 	/* `echo token > file` leaves a newline that is not part of the token. */
 	if (len && secret[len - 1] == '\n')
 		len--;
@@ -301,14 +300,14 @@ static int load_secret(struct pctx *c, struct mcpx_credential *cred, const char 
 	rc = 0;
 	for (size_t i = 0; i < len && !rc; i++)
 		if ((unsigned char)secret[i] < 0x20 || secret[i] == 0x7f)
-			rc = fail(c, EINVAL,
-			          "the secret in %s contains a control character "
-			          "(it must fit in one HTTP header line)",
-			          cred->secret_file);
+			rc = mcpx_pol_fail(c, EINVAL,
+			                   "the secret in %s contains a control character "
+			                   "(it must fit in one HTTP header line)",
+			                   cred->secret_file);
 	if (!rc && len == 0)
-		rc = fail(c, EINVAL, "the secret file %s is empty", cred->secret_file);
+		rc = mcpx_pol_fail(c, EINVAL, "the secret file %s is empty", cred->secret_file);
 	if (!rc && !(cred->value = malloc(plen + len + 1)))
-		rc = fail(c, ENOMEM, "out of memory");
+		rc = mcpx_pol_fail(c, ENOMEM, "out of memory");
 	if (!rc) {
 		memcpy(cred->value, prefix, plen);
 		memcpy(cred->value + plen, secret, len);
@@ -322,35 +321,35 @@ static int load_secret(struct pctx *c, struct mcpx_credential *cred, const char 
 
 /* ---- egress rules --------------------------------------------------------- */
 
-static int parse_method(struct pctx *c, const cJSON *v, size_t i, void *arg)
+static int parse_method(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
 	struct mcpx_egress_rule *r = arg;
 
 	if (!cJSON_IsString(v) || !mcpx_method_valid(v->valuestring, strlen(v->valuestring)))
-		return fail(c, EINVAL,
-		            "must be an HTTP method in upper case (\"GET\", \"POST\", ...)");
+		return mcpx_pol_fail(
+		    c, EINVAL, "must be an HTTP method in upper case (\"GET\", \"POST\", ...)");
 	for (size_t j = 0; j < i; j++)
 		if (strcmp(r->methods[j], v->valuestring) == 0)
-			return fail(c, EINVAL, "%s is listed twice", v->valuestring);
+			return mcpx_pol_fail(c, EINVAL, "%s is listed twice", v->valuestring);
 	strcpy(r->methods[i], v->valuestring);
 	r->n_methods = i + 1;
 	return 0;
 }
 
-static int parse_cidr(struct pctx *c, const cJSON *v, size_t i, void *arg)
+static int parse_cidr(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
 	struct mcpx_egress_rule *r = arg;
 	char why[128];
 
 	if (!cJSON_IsString(v))
-		return fail(c, EINVAL, "must be a string such as \"10.0.0.0/8\"");
+		return mcpx_pol_fail(c, EINVAL, "must be a string such as \"10.0.0.0/8\"");
 	if (mcpx_cidr_parse(v->valuestring, &r->allow[i], why, sizeof(why)) < 0)
-		return fail(c, EINVAL, "%s", why);
+		return mcpx_pol_fail(c, EINVAL, "%s", why);
 	r->n_allow = i + 1;
 	return 0;
 }
 
-static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_rule *r)
+static int parse_credential(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_rule *r)
 {
 	static const char *const keys[] = {"header", "secret_file", "prefix"};
 	const cJSON *h = cJSON_GetObjectItemCaseSensitive(v, "header");
@@ -360,74 +359,76 @@ static int parse_credential(struct pctx *c, const cJSON *v, struct mcpx_egress_r
 	size_t old;
 	int rc;
 
-	if ((rc = want_object(c, v)) < 0 || (rc = check_keys(c, v, keys, 3)) < 0)
+	if ((rc = mcpx_pol_want_object(c, v)) < 0 || (rc = mcpx_pol_check_keys(c, v, keys, 3)) < 0)
 		return rc;
 	if (!c->o || !c->o->credentials_allowed)
-		return fail(c, EPERM,
-		            "credentials need Landlock (Linux 5.13+), so that runs "
-		            "cannot read the secret file; this kernel has none");
+		return mcpx_pol_fail(c, EPERM,
+		                     "credentials need Landlock (Linux 5.13+), so that runs "
+		                     "cannot read the secret file; this kernel has none");
 	if (!h || !f)
-		return fail(c, EINVAL, "needs \"header\" and \"secret_file\"");
-	old = push_key(c, "header");
-	rc = get_string(c, h, r->cred.header, sizeof(r->cred.header));
+		return mcpx_pol_fail(c, EINVAL, "needs \"header\" and \"secret_file\"");
+	old = mcpx_pol_push_key(c, "header");
+	rc = mcpx_pol_get_string(c, h, r->cred.header, sizeof(r->cred.header));
 	/* The run may not set it, so the header must be one a run could set
 	 * otherwise: a token, and not one the broker owns. */
 	if (!rc && mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL))
-		rc = fail(c, EINVAL, "%s",
-		          mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL));
-	pop(c, old);
+		rc = mcpx_pol_fail(
+		    c, EINVAL, "%s",
+		    mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL));
+	mcpx_pol_pop(c, old);
 	if (rc < 0)
 		return rc;
-	old = push_key(c, "prefix");
+	old = mcpx_pol_push_key(c, "prefix");
 	if (p && !cJSON_IsString(p))
-		rc = fail(c, EINVAL, "must be a string");
+		rc = mcpx_pol_fail(c, EINVAL, "must be a string");
 	else if (p && (strlen(p->valuestring) >= sizeof(prefix) ||
 	               mcpx_header_refusal("x", 1, p->valuestring, strlen(p->valuestring), NULL)))
-		rc = fail(c, EINVAL, "must be at most %zu characters, without control characters",
-		          sizeof(prefix) - 1);
+		rc = mcpx_pol_fail(c, EINVAL,
+		                   "must be at most %zu characters, without control characters",
+		                   sizeof(prefix) - 1);
 	else if (p)
 		strcpy(prefix, p->valuestring);
-	pop(c, old);
+	mcpx_pol_pop(c, old);
 	if (rc < 0)
 		return rc;
-	old = push_key(c, "secret_file");
-	rc = get_string(c, f, r->cred.secret_file, sizeof(r->cred.secret_file));
+	old = mcpx_pol_push_key(c, "secret_file");
+	rc = mcpx_pol_get_string(c, f, r->cred.secret_file, sizeof(r->cred.secret_file));
 	if (!rc && r->cred.secret_file[0] != '/')
-		rc = fail(c, EINVAL, "must be an absolute path");
-	if (!rc && readable_by_runs(c->o, r->cred.secret_file))
-		rc = fail(c, EPERM,
-		          "%s lies where runs can read it; mount secrets elsewhere "
-		          "(for example under /var/run/secrets/mcp-exec/)",
-		          r->cred.secret_file);
+		rc = mcpx_pol_fail(c, EINVAL, "must be an absolute path");
+	if (!rc && mcpx_pol_readable_by_runs(c->o, r->cred.secret_file))
+		rc = mcpx_pol_fail(c, EPERM,
+		                   "%s lies where runs can read it; mount secrets elsewhere "
+		                   "(for example under /var/run/secrets/mcp-exec/)",
+		                   r->cred.secret_file);
 	if (!rc)
 		rc = load_secret(c, &r->cred, prefix);
-	pop(c, old);
+	mcpx_pol_pop(c, old);
 	if (!rc)
 		r->has_credential = true;
 	return rc;
 }
 
 /* One rule's optional members, each under its own pointer. */
-static int parse_rule_member(struct pctx *c, const cJSON *v, const char *key,
+static int parse_rule_member(struct policy_ctx *c, const cJSON *v, const char *key,
                              struct mcpx_egress_rule *r)
 {
 	double d = 0;
 	int rc;
 
 	if (strcmp(key, "methods") == 0) {
-		rc = each_item(c, v, MCPX_POLICY_MAX_METHODS, parse_method, r);
-		return rc ? rc : r->n_methods ? 0 : fail(c, EINVAL, "must list a method");
+		rc = mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_METHODS, parse_method, r);
+		return rc ? rc : r->n_methods ? 0 : mcpx_pol_fail(c, EINVAL, "must list a method");
 	}
 	if (strcmp(key, "allow_cidrs") == 0)
-		return each_item(c, v, MCPX_POLICY_MAX_CIDRS, parse_cidr, r);
+		return mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_CIDRS, parse_cidr, r);
 	if (strcmp(key, "credential") == 0)
 		return parse_credential(c, v, r);
 	if (strcmp(key, "timeout_s") == 0) {
-		rc = get_uint(c, v, 1, MCPX_EGRESS_TIMEOUT_MAX_S, &d);
+		rc = mcpx_pol_get_uint(c, v, 1, MCPX_EGRESS_TIMEOUT_MAX_S, &d);
 		r->timeout_s = (unsigned)d;
 		return rc;
 	}
-	rc = get_uint(c, v, 1, MCPX_EGRESS_RESPONSE_MAX, &d); /* max_response_bytes */
+	rc = mcpx_pol_get_uint(c, v, 1, MCPX_EGRESS_RESPONSE_MAX, &d); /* max_response_bytes */
 	r->max_response_bytes = (size_t)d;
 	return rc;
 }
@@ -441,7 +442,8 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-static int parse_rule_head(struct pctx *c, const cJSON *v, struct mcpx_egress_rule *r, size_t i)
+static int parse_rule_head(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_rule *r,
+                           size_t i)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
 	const cJSON *url = cJSON_GetObjectItemCaseSensitive(v, "url_prefix");
@@ -450,29 +452,29 @@ static int parse_rule_head(struct pctx *c, const cJSON *v, struct mcpx_egress_ru
 	int rc;
 
 	if (!name || !url)
-		return fail(c, EINVAL, "a rule needs \"name\" and \"url_prefix\"");
-	old = push_key(c, "name");
-	rc = get_string(c, name, r->name, sizeof(r->name));
+		return mcpx_pol_fail(c, EINVAL, "a rule needs \"name\" and \"url_prefix\"");
+	old = mcpx_pol_push_key(c, "name");
+	rc = mcpx_pol_get_string(c, name, r->name, sizeof(r->name));
 	if (!rc && !valid_name(r->name))
-		rc = fail(c, EINVAL, "use letters, digits, '_', '.' and '-' only");
+		rc = mcpx_pol_fail(c, EINVAL, "use letters, digits, '_', '.' and '-' only");
 	for (size_t j = 0; !rc && j < i; j++)
 		if (strcmp(c->p->rules[j].name, r->name) == 0)
-			rc = fail(c, EINVAL, "another rule is named %s", r->name);
-	pop(c, old);
+			rc = mcpx_pol_fail(c, EINVAL, "another rule is named %s", r->name);
+	mcpx_pol_pop(c, old);
 	if (rc < 0)
 		return rc;
-	old = push_key(c, "url_prefix");
+	old = mcpx_pol_push_key(c, "url_prefix");
 	if (!cJSON_IsString(url))
-		rc = fail(c, EINVAL, "must be a string");
+		rc = mcpx_pol_fail(c, EINVAL, "must be a string");
 	else if (mcpx_url_prefix_parse(url->valuestring, &r->prefix, why, sizeof(why)) < 0)
-		rc = fail(c, EINVAL, "%s", why);
+		rc = mcpx_pol_fail(c, EINVAL, "%s", why);
 	else if (!(r->url_prefix = strdup(url->valuestring)))
-		rc = fail(c, ENOMEM, "out of memory");
-	pop(c, old);
+		rc = mcpx_pol_fail(c, ENOMEM, "out of memory");
+	mcpx_pol_pop(c, old);
 	return rc;
 }
 
-static int parse_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
+static int parse_rule(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
 	static const char *const keys[] = {
 	    "name",       "url_prefix", "methods",           "allow_cidrs",
@@ -484,8 +486,8 @@ static int parse_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
 	c->p->n_rules = i + 1; /* so a failure still frees what this rule holds */
 	r->timeout_s = MCPX_EGRESS_TIMEOUT_DEFAULT_S;
 	r->max_response_bytes = MCPX_EGRESS_RESPONSE_DEFAULT;
-	if ((rc = want_object(c, v)) < 0 || (rc = check_keys(c, v, keys, 7)) < 0 ||
-	    (rc = parse_rule_head(c, v, r, i)) < 0)
+	if ((rc = mcpx_pol_want_object(c, v)) < 0 ||
+	    (rc = mcpx_pol_check_keys(c, v, keys, 7)) < 0 || (rc = parse_rule_head(c, v, r, i)) < 0)
 		return rc;
 	for (size_t k = 2; k < 7; k++) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, keys[k]);
@@ -493,9 +495,9 @@ static int parse_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
 
 		if (!m)
 			continue;
-		old = push_key(c, keys[k]);
+		old = mcpx_pol_push_key(c, keys[k]);
 		rc = parse_rule_member(c, m, keys[k], r);
-		pop(c, old);
+		mcpx_pol_pop(c, old);
 		if (rc < 0)
 			return rc;
 	}
@@ -506,29 +508,29 @@ static int parse_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
 	return 0;
 }
 
-static int parse_egress(struct pctx *c, const cJSON *v)
+static int parse_egress(struct policy_ctx *c, const cJSON *v)
 {
 	size_t n = cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) : 0;
 
 	if (n > MCPX_POLICY_MAX_RULES)
-		return fail(c, E2BIG, "at most %d rules", MCPX_POLICY_MAX_RULES);
+		return mcpx_pol_fail(c, E2BIG, "at most %d rules", MCPX_POLICY_MAX_RULES);
 	if (n && !(c->p->rules = calloc(n, sizeof(*c->p->rules))))
-		return fail(c, ENOMEM, "out of memory");
-	return each_item(c, v, MCPX_POLICY_MAX_RULES, parse_rule, NULL);
+		return mcpx_pol_fail(c, ENOMEM, "out of memory");
+	return mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_RULES, parse_rule, NULL);
 }
 
 /* ---- grants: which rules a caller may use ------------------------------- */
 
-static int parse_grant_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
+static int parse_grant_rule(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
 	struct mcpx_egress_grant *g = arg;
 	const struct mcpx_policy *p = c->p;
 
 	if (!cJSON_IsString(v))
-		return fail(c, EINVAL, "must be the name of an egress rule");
+		return mcpx_pol_fail(c, EINVAL, "must be the name of an egress rule");
 	for (size_t j = 0; j < i; j++)
 		if (strcmp(g->rules[j]->name, v->valuestring) == 0)
-			return fail(c, EINVAL, "%s is listed twice", v->valuestring);
+			return mcpx_pol_fail(c, EINVAL, "%s is listed twice", v->valuestring);
 	for (size_t r = 0; r < p->n_rules; r++) {
 		if (strcmp(p->rules[r].name, v->valuestring) == 0) {
 			g->rules[i] = &p->rules[r];
@@ -536,12 +538,19 @@ static int parse_grant_rule(struct pctx *c, const cJSON *v, size_t i, void *arg)
 			return 0;
 		}
 	}
-	return fail(c, ENOENT, "no egress rule is named \"%.64s\"", v->valuestring);
+	return mcpx_pol_fail(c, ENOENT, "no egress rule is named \"%.64s\"", v->valuestring);
 }
 
-/* {"egress": [names], "max_requests": n, "max_in_flight": n}: the shape a
- * function's grant will share. */
-static int parse_grant(struct pctx *c, const cJSON *v, struct mcpx_egress_grant *g)
+int mcpx_pol_grant_rules(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g)
+{
+	if (cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0 &&
+	    !(g->rules = calloc((size_t)cJSON_GetArraySize(v), sizeof(*g->rules))))
+		return mcpx_pol_fail(c, ENOMEM, "out of memory");
+	return mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_RULES, parse_grant_rule, g);
+}
+
+/* {"egress": [names], "max_requests": n, "max_in_flight": n}. */
+static int parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g)
 {
 	static const char *const keys[] = {"egress", "max_requests", "max_in_flight"};
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "egress");
@@ -553,33 +562,29 @@ static int parse_grant(struct pctx *c, const cJSON *v, struct mcpx_egress_grant 
 
 	g->max_requests = MCPX_EGRESS_MAX_REQUESTS_DEFAULT;
 	g->max_in_flight = MCPX_EGRESS_MAX_IN_FLIGHT_DEFAULT;
-	if ((rc = want_object(c, v)) < 0 || (rc = check_keys(c, v, keys, 3)) < 0)
+	if ((rc = mcpx_pol_want_object(c, v)) < 0 || (rc = mcpx_pol_check_keys(c, v, keys, 3)) < 0)
 		return rc;
 	if (e) {
-		old = push_key(c, "egress");
-		if (cJSON_IsArray(e) && cJSON_GetArraySize(e) > 0 &&
-		    !(g->rules = calloc((size_t)cJSON_GetArraySize(e), sizeof(*g->rules))))
-			rc = fail(c, ENOMEM, "out of memory");
-		if (!rc)
-			rc = each_item(c, e, MCPX_POLICY_MAX_RULES, parse_grant_rule, g);
-		pop(c, old);
+		old = mcpx_pol_push_key(c, "egress");
+		rc = mcpx_pol_grant_rules(c, e, g);
+		mcpx_pol_pop(c, old);
 	}
 	if (!rc && mr) {
-		old = push_key(c, "max_requests");
-		rc = get_uint(c, mr, 1, 100000, &d);
+		old = mcpx_pol_push_key(c, "max_requests");
+		rc = mcpx_pol_get_uint(c, mr, 1, 100000, &d);
 		g->max_requests = (unsigned)d;
-		pop(c, old);
+		mcpx_pol_pop(c, old);
 	}
 	if (!rc && mf) {
-		old = push_key(c, "max_in_flight");
-		rc = get_uint(c, mf, 1, 64, &d);
+		old = mcpx_pol_push_key(c, "max_in_flight");
+		rc = mcpx_pol_get_uint(c, mf, 1, 64, &d);
 		g->max_in_flight = (unsigned)d;
-		pop(c, old);
+		mcpx_pol_pop(c, old);
 	}
 	return rc;
 }
 
-static int parse_exec(struct pctx *c, const cJSON *v)
+static int parse_exec(struct policy_ctx *c, const cJSON *v)
 {
 	return parse_grant(c, v, &c->p->exec);
 }
@@ -587,10 +592,11 @@ static int parse_exec(struct pctx *c, const cJSON *v)
 /* The top-level sections, in the order they are parsed. */
 static const struct {
 	const char *key;
-	int (*parse)(struct pctx *c, const cJSON *v);
+	int (*parse)(struct policy_ctx *c, const cJSON *v);
 } sections[] = {
     {"egress", parse_egress},
     {"exec", parse_exec},
+    {"functions", mcpx_pol_parse_functions},
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -616,6 +622,7 @@ void mcpx_policy_unref(struct mcpx_policy *p)
 		}
 		free(p->rules[i].url_prefix);
 	}
+	mcpx_pol_functions_free(p);
 	free(p->rules);
 	free(p->exec.rules);
 	free(p);
@@ -625,7 +632,8 @@ int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opt
                       struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
                       size_t *n_files, struct mcpx_err *err)
 {
-	struct pctx c = {.err = err, .o = o, .files = files, .max_files = files ? max_files : 0};
+	struct policy_ctx c = {
+	    .err = err, .o = o, .files = files, .max_files = files ? max_files : 0};
 	const char *end = NULL;
 	const char *keys[N_SECTIONS];
 	cJSON *root;
@@ -650,18 +658,18 @@ int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opt
 	c.p->refs = 1;
 	for (size_t i = 0; i < N_SECTIONS; i++)
 		keys[i] = sections[i].key;
-	rc = want_object(&c, root);
+	rc = mcpx_pol_want_object(&c, root);
 	if (!rc)
-		rc = check_keys(&c, root, keys, N_SECTIONS);
+		rc = mcpx_pol_check_keys(&c, root, keys, N_SECTIONS);
 	for (size_t i = 0; !rc && i < N_SECTIONS; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, sections[i].key);
 		size_t old;
 
 		if (!v)
 			continue;
-		old = push_key(&c, sections[i].key);
+		old = mcpx_pol_push_key(&c, sections[i].key);
 		rc = sections[i].parse(&c, v);
-		pop(&c, old);
+		mcpx_pol_pop(&c, old);
 	}
 	cJSON_Delete(root);
 	if (n_files)
@@ -672,6 +680,19 @@ int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opt
 	}
 	*out = c.p;
 	return 0;
+}
+
+void mcpx_policy_summary(const struct mcpx_policy *p, char *buf, size_t len)
+{
+	size_t callable = 0;
+
+	for (size_t i = 0; i < p->n_functions; i++)
+		callable += p->functions[i].callable_from_exec;
+	snprintf(buf, len,
+	         "version %llu, %zu egress rules, exec may use %zu, %zu functions (%zu callable "
+	         "from exec)",
+	         (unsigned long long)p->version, p->n_rules, p->exec.n_rules, p->n_functions,
+	         callable);
 }
 
 const struct mcpx_egress_rule *mcpx_egress_grant_match(const struct mcpx_egress_grant *g,
@@ -714,7 +735,7 @@ int mcpx_egress_grant_describe(const struct mcpx_egress_grant *g, struct mcpx_bu
 
 /* ---- the store ----------------------------------------------------------- */
 
-#define MAX_WATCHED (1 + MCPX_POLICY_MAX_RULES)
+#define MAX_WATCHED (1 + MCPX_POLICY_MAX_RULES + MCPX_POLICY_MAX_FUNCTIONS)
 
 struct mcpx_policy_store {
 	char path[4096];
@@ -727,6 +748,8 @@ struct mcpx_policy_store {
 	struct mcpx_loop *loop;
 	struct mcpx_timer timer;
 	unsigned interval_ms;
+	void (*on_change)(void *arg);
+	void *on_change_arg;
 };
 
 /* One attempt: identities first, then the contents. */
@@ -737,16 +760,17 @@ static int load(struct mcpx_policy_store *s, struct mcpx_err *err)
 	size_t len = 0, n = 0;
 	int rc;
 
-	file_id_stat(s->path, &s->watched[0]);
+	mcpx_pol_file_id_stat(s->path, &s->watched[0]);
 	s->n_watched = 1;
-	if (readable_by_runs(&s->o, s->path))
+	if (mcpx_pol_readable_by_runs(&s->o, s->path))
 		return mcpx_err_set(err, EPERM,
 		                    "%s lies where runs can read it; mount the policy elsewhere "
 		                    "(for example under /var/run/secrets/mcp-exec/)",
 		                    s->path);
-	rc = read_file(s->path, MCPX_POLICY_MAX_BYTES, &json, &len);
+	rc = mcpx_pol_read_file(s->path, MCPX_POLICY_MAX_BYTES, &json, &len);
 	if (rc < 0)
-		return mcpx_err_set(err, -rc, "cannot read %s: %s", s->path, file_error(rc));
+		return mcpx_err_set(err, -rc, "cannot read %s: %s", s->path,
+		                    mcpx_pol_file_error(rc));
 	rc = mcpx_policy_parse(json, len, &s->o, &p, s->watched + 1, MAX_WATCHED - 1, &n, err);
 	free(json);
 	s->n_watched = 1 + n;
@@ -793,7 +817,7 @@ int mcpx_policy_store_check(struct mcpx_policy_store *s)
 	for (size_t i = 0; i < s->n_watched && !changed; i++) {
 		struct mcpx_file_id now;
 
-		file_id_stat(s->watched[i].path, &now);
+		mcpx_pol_file_id_stat(s->watched[i].path, &now);
 		changed = !file_id_same(&now, &s->watched[i]);
 	}
 	if (!changed)
@@ -804,8 +828,14 @@ int mcpx_policy_store_check(struct mcpx_policy_store *s)
 		           (unsigned long long)old);
 		return rc;
 	}
-	mcpx_info("policy %s reloaded: version %llu, %zu egress rules, exec may use %zu", s->path,
-	          (unsigned long long)s->cur->version, s->cur->n_rules, s->cur->exec.n_rules);
+	{
+		char what[160];
+
+		mcpx_policy_summary(s->cur, what, sizeof(what));
+		mcpx_info("policy %s reloaded: %s", s->path, what);
+	}
+	if (s->on_change)
+		s->on_change(s->on_change_arg);
 	return 1;
 }
 
@@ -825,6 +855,12 @@ void mcpx_policy_store_watch(struct mcpx_policy_store *s, struct mcpx_loop *loop
 	s->timer.fn = poll_cb;
 	s->timer.arg = s;
 	mcpx_timer_start(loop, &s->timer, (uint64_t)s->interval_ms * 1000u);
+}
+
+void mcpx_policy_store_on_change(struct mcpx_policy_store *s, void (*fn)(void *arg), void *arg)
+{
+	s->on_change = fn;
+	s->on_change_arg = arg;
 }
 
 struct mcpx_policy *mcpx_policy_store_current(const struct mcpx_policy_store *s)

@@ -10,6 +10,17 @@
  * unlinking them. The first budget passed kills the run (cgroup.kill, then
  * the executor's own process-group kill) and is reported once.
  *
+ * A nested run (a function its run called with mcpx.call) has no budget of
+ * its own: it joins its outermost caller's. The caller's readings then take
+ * in every joined run too: their process groups are read with the caller's
+ * (watchdog), or their cgroups live beneath the caller's, where the kernel
+ * charges their memory and tasks to the caller's limits and cpu.stat counts
+ * them (cgroup); their workdirs count towards the caller's disk. The budget
+ * passed ends the caller and every joined run, each told the limit. A
+ * caller whose run is finished while joined runs are still being torn down
+ * lives on, without readings, until the last of them is finished: its
+ * cgroup can only go once theirs have.
+ *
  * Readings cost the loop time, so their interval adapts: at least
  * SAMPLE_MIN_US apart, and at least SAMPLE_COST_FACTOR times the server CPU
  * the last reading took (at most a tenth of the server's time), so a run
@@ -70,6 +81,16 @@ struct mcpx_run_budget {
 	/* The latest reading of the run's processes and the one before (for
 	 * the proportional memory carried over); swapped on each reading. */
 	struct mcpx_usage_procs *procs, *prev;
+	/* A nested run: the budget it joined (the outermost caller's), and its
+	 * place in that budget's list. */
+	struct mcpx_run_budget *caller;
+	struct mcpx_run_budget *next;
+	/* A caller: the runs that joined its budget, CPU of those already
+	 * finished (watchdog: their processes are gone from the readings),
+	 * and whether its own run has finished. */
+	struct mcpx_run_budget *joined;
+	uint64_t joined_done_ms;
+	bool finished;
 };
 
 struct mcpx_budget *mcpx_budget_new(void)
@@ -125,9 +146,18 @@ static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used,
                    const char *unit)
 {
 	rb->exceeded = limit;
-	mcpx_info("run %d passed its %s budget (%llu %s of %llu): ending the whole run",
-	          (int)rb->pgid, limit, (unsigned long long)used, unit, (unsigned long long)budget);
+	mcpx_info("run %d passed its %s budget (%llu %s of %llu%s): ending the whole run",
+	          (int)rb->pgid, limit, (unsigned long long)used, unit, (unsigned long long)budget,
+	          rb->joined ? ", its nested calls included" : "");
 	mcpx_run_budget_kill(rb);
+	/* The runs that joined its budget end with it, told why. The callbacks
+	 * only signal; nothing is freed before the loop turns again. */
+	for (struct mcpx_run_budget *j = rb->joined; j; j = j->next) {
+		if (!j->exceeded)
+			j->exceeded = limit;
+		mcpx_run_budget_kill(j);
+		j->fn(j->arg, limit);
+	}
 	rb->fn(rb->arg, limit);
 }
 
@@ -141,10 +171,18 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 
 	if (mcpx_cgroup_run_usage(&rb->cg, &u) < 0)
 		return;
+	/* The usage of a cgroup includes its descendants': the joined runs. */
 	if (u.cpu_usec / 1000u > rb->cpu_seen_ms)
 		rb->cpu_seen_ms = u.cpu_usec / 1000u;
 	n = mcpx_cgroup_run_pids(&rb->cg, rb->procs->pid, MCPX_USAGE_MAX_PROCS);
 	rb->procs->n = n > 0 ? (size_t)n : 0;
+	for (struct mcpx_run_budget *j = rb->joined; j; j = j->next) {
+		if (!j->has_cgroup)
+			continue; /* its processes are in the caller's cgroup */
+		n = mcpx_cgroup_run_pids(&j->cg, rb->procs->pid + rb->procs->n,
+		                         MCPX_USAGE_MAX_PROCS - rb->procs->n);
+		rb->procs->n += n > 0 ? (size_t)n : 0;
+	}
 	if (u.oom_kills)
 		exceed(rb, "memory", u.memory_bytes / 1024u, rb->lim.memory_kb, "KiB");
 	else if (rb->lim.cpu_ms && rb->cpu_seen_ms > rb->lim.cpu_ms)
@@ -154,7 +192,8 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 /* Memory and CPU from /proc. The sum of RSS counts a page shared by several
  * processes (after fork, or with the zygote) once per process; only when
  * that upper bound is over the budget is the exact proportional sum read,
- * which costs more. */
+ * which costs more. The process groups of the runs that joined the budget
+ * are read into the same list, each one's CPU noted for its own result. */
 static void read_procs(struct mcpx_run_budget *rb)
 {
 	struct mcpx_usage_procs *p = rb->prev;
@@ -162,10 +201,18 @@ static void read_procs(struct mcpx_run_budget *rb)
 
 	rb->prev = rb->procs;
 	rb->procs = p;
-	if (mcpx_usage_procs(rb->pgid, p) < 0)
+	(void)mcpx_usage_procs(rb->pgid, p);
+	for (struct mcpx_run_budget *j = rb->joined; j; j = j->next) {
+		uint64_t before = p->cpu_ms;
+
+		if (mcpx_usage_procs_add(j->pgid, p) == 0 && p->cpu_ms - before > j->cpu_seen_ms)
+			j->cpu_seen_ms = p->cpu_ms - before;
+	}
+	if (!p->n)
 		return;
 	mcpx_usage_carry_pss(p, rb->prev);
 	cpu = p->cpu_ms > rb->cpu_base_ms ? p->cpu_ms - rb->cpu_base_ms : 0;
+	cpu += rb->joined_done_ms;
 	if (cpu > rb->cpu_seen_ms)
 		rb->cpu_seen_ms = cpu;
 	if (rb->lim.cpu_ms && cpu > rb->lim.cpu_ms) {
@@ -177,6 +224,25 @@ static void read_procs(struct mcpx_run_budget *rb)
 		exceed(rb, "memory", pss, rb->lim.memory_kb, "KiB");
 }
 
+/* Space the run's workdir takes, and the workdirs of the runs that joined
+ * its budget; -ELOOP as mcpx_usage_tree_kb. */
+static int workdirs_kb(const struct mcpx_run_budget *rb, uint64_t cap, uint64_t *kb)
+{
+	int rc = mcpx_usage_tree_kb(rb->workdir, cap, kb);
+
+	for (const struct mcpx_run_budget *j = rb->joined; j && rc != -ELOOP && *kb <= cap;
+	     j = j->next) {
+		uint64_t one = 0;
+
+		rc = mcpx_usage_tree_kb(j->workdir, cap - *kb, &one);
+		*kb += one;
+	}
+	return rc;
+}
+
+/* Files in the workdirs, what the run's uid put in /dev/shm since the run
+ * started (the joined runs' entries are newer still), and unlinked files
+ * the processes read hold open. */
 static void read_disk(struct mcpx_run_budget *rb)
 {
 	uint64_t cap = rb->lim.disk_kb, wd = 0, shm = 0;
@@ -184,7 +250,7 @@ static void read_disk(struct mcpx_run_budget *rb)
 
 	if (!cap)
 		return;
-	rc = mcpx_usage_tree_kb(rb->workdir, cap, &wd);
+	rc = workdirs_kb(rb, cap, &wd);
 	if (rc == -ELOOP) {
 		mcpx_info("run %d nested directories deeper than the disk reading follows",
 		          (int)rb->pgid);
@@ -297,14 +363,90 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
 	if (!rb->has_cgroup && lim->max_procs >= MCPX_USAGE_MAX_PROCS && !b->warned_procs) {
 		b->warned_procs = true;
 		mcpx_warn("run budget: the watchdog follows at most %d processes of a run, and "
-			  "MCP_EXEC_MAX_PROCS (%u) allows more: memory and CPU beyond them go "
-			  "uncounted",
-			  MCPX_USAGE_MAX_PROCS, lim->max_procs);
+		          "MCP_EXEC_MAX_PROCS (%u) allows more: memory and CPU beyond them go "
+		          "uncounted",
+		          MCPX_USAGE_MAX_PROCS, lim->max_procs);
 	}
 	rb->timer.fn = sample_cb;
 	rb->timer.arg = rb;
 	mcpx_timer_start(loop, &rb->timer, SAMPLE_MIN_US);
 	*out = rb;
+	return 0;
+}
+
+/* A joined run's cgroup, beneath its caller's; where that cannot be made,
+ * its processes go into the caller's own cgroup, still counted and ended
+ * with the caller's (its own kill is then its process group's). Returns 0,
+ * or -errno when neither cgroup took its leader: then no reading counts it. */
+static int join_cgroup(struct mcpx_run_budget *rb, struct mcpx_run_budget *caller)
+{
+	struct mcpx_err err = {{0}};
+	struct mcpx_run_cgroup *into = &rb->cg;
+	struct mcpx_usage_procs *p;
+	char name[64];
+	int rc;
+
+	snprintf(name, sizeof(name), "call-%lu", ++rb->b->runs);
+	rc = mcpx_cgroup_run_create_nested(&caller->cg, name, &rb->cg, &err);
+	if (!rc)
+		rc = mcpx_cgroup_run_add(&rb->cg, rb->pgid);
+	if (rc) {
+		mcpx_warn("run budget: %s; the nested run joins its caller's cgroup",
+		          err.msg[0] ? err.msg : strerror(-rc));
+		mcpx_cgroup_run_remove(&rb->cg);
+		into = &caller->cg;
+		rc = mcpx_cgroup_run_add(into, rb->pgid);
+		/* A leader that has already exited has nothing left to count. */
+		if (rc && rc != -ESRCH)
+			return rc;
+	} else {
+		rb->has_cgroup = true;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p && mcpx_usage_procs(rb->pgid, p) == 0)
+		for (size_t i = 0; i < p->n; i++)
+			(void)mcpx_cgroup_run_add(into, p->pid[i]);
+	free(p);
+	return 0;
+}
+
+int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandbox_proc *proc,
+                         mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out)
+{
+	struct mcpx_run_budget *rb;
+	int rc;
+
+	*out = NULL;
+	/* Every level of a chain of calls counts against the outermost run. */
+	while (caller->caller)
+		caller = caller->caller;
+	rb = calloc(1, sizeof(*rb));
+	if (!rb)
+		return -ENOMEM;
+	rb->b = caller->b;
+	rb->loop = caller->loop;
+	rb->lim = caller->lim;
+	rb->pgid = proc->pid;
+	rb->uid = proc->run_uid;
+	rb->started = proc->started;
+	snprintf(rb->workdir, sizeof(rb->workdir), "%s", proc->workdir);
+	rb->fn = fn;
+	rb->arg = arg;
+	rb->cg.dirfd = -1;
+	if (caller->has_cgroup && (rc = join_cgroup(rb, caller)) < 0) {
+		free(rb);
+		return rc;
+	}
+	rb->caller = caller;
+	rb->next = caller->joined;
+	caller->joined = rb;
+	*out = rb;
+	/* Joined after the budget was passed: it goes at once, as the rest. */
+	if (caller->exceeded) {
+		rb->exceeded = caller->exceeded;
+		mcpx_run_budget_kill(rb);
+		fn(arg, caller->exceeded);
+	}
 	return 0;
 }
 
@@ -318,6 +460,35 @@ void mcpx_run_budget_stop(struct mcpx_run_budget *rb)
 {
 	if (rb)
 		mcpx_timer_cancel(&rb->timer);
+}
+
+static void free_run(struct mcpx_run_budget *rb)
+{
+	if (rb->has_cgroup)
+		mcpx_cgroup_run_remove(&rb->cg);
+	free(rb->procs);
+	free(rb->prev);
+	free(rb);
+}
+
+/* A joined run leaves its caller's budget; a caller already finished goes
+ * with its last joined run. */
+static void leave(struct mcpx_run_budget *rb)
+{
+	struct mcpx_run_budget *caller = rb->caller;
+
+	for (struct mcpx_run_budget **pp = &caller->joined; *pp; pp = &(*pp)->next) {
+		if (*pp == rb) {
+			*pp = rb->next;
+			break;
+		}
+	}
+	/* Its processes are gone from the readings now; under a cgroup the
+	 * caller's cpu.stat keeps what its cgroup used. */
+	if (!caller->has_cgroup)
+		caller->joined_done_ms += rb->cpu_seen_ms;
+	if (caller->finished && !caller->joined)
+		free_run(caller);
 }
 
 void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u)
@@ -335,11 +506,21 @@ void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u
 			if (cu.cpu_usec / 1000u > rb->cpu_seen_ms)
 				rb->cpu_seen_ms = cu.cpu_usec / 1000u;
 		}
-		mcpx_cgroup_run_remove(&rb->cg);
 	}
 	u->cpu_ms = rb->cpu_seen_ms;
 	u->limit = rb->exceeded;
-	free(rb->procs);
-	free(rb->prev);
-	free(rb);
+	if (rb->caller) {
+		/* Its cgroup goes first: the caller's may go with it (leave). */
+		if (rb->has_cgroup)
+			mcpx_cgroup_run_remove(&rb->cg);
+		rb->has_cgroup = false;
+		leave(rb);
+		free_run(rb);
+	} else if (rb->joined) {
+		/* Joined runs still being torn down: their cgroups lie beneath
+		 * this one's, which can only go after them. */
+		rb->finished = true;
+	} else {
+		free_run(rb);
+	}
 }

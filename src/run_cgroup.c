@@ -359,6 +359,46 @@ void mcpx_cgroup_env_free(struct mcpx_cgroup_env *env)
 
 /* ---- per run ------------------------------------------------------------ */
 
+/* Makes the cgroup directory parent/name and opens it. Returns 0 or -errno
+ * with err set; on failure nothing is left behind. */
+static int make_cgroup(const char *parent, const char *name, struct mcpx_run_cgroup *cg,
+                       struct mcpx_err *err)
+{
+	int rc;
+
+	cg->dirfd = -1;
+	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", parent, name) >=
+	    sizeof(cg->path)) {
+		cg->path[0] = '\0';
+		return mcpx_err_set(err, ENAMETOOLONG, "cgroup: path too long");
+	}
+	if (mkdir(cg->path, 0755) < 0) {
+		rc = mcpx_err_set(err, errno, "cgroup: mkdir %s: %s", cg->path, strerror(errno));
+		cg->path[0] = '\0';
+		return rc;
+	}
+	cg->dirfd = open_dir(cg->path);
+	if (cg->dirfd < 0) {
+		rc = mcpx_err_set(err, errno, "cgroup: open %s: %s", cg->path, strerror(errno));
+		(void)rmdir(cg->path);
+		cg->path[0] = '\0';
+		return rc;
+	}
+	return 0;
+}
+
+int mcpx_cgroup_run_create_nested(const struct mcpx_run_cgroup *parent, const char *name,
+                                  struct mcpx_run_cgroup *cg, struct mcpx_err *err)
+{
+	cg->dirfd = -1;
+	cg->path[0] = '\0';
+	if (parent->dirfd < 0)
+		return mcpx_err_set(err, EBADF, "cgroup: the caller's run has no cgroup");
+	/* No controllers of its own (its parent has processes, so it may not
+	 * give any): its memory and tasks are charged to the parent's. */
+	return make_cgroup(parent->path, name, cg, err);
+}
+
 int mcpx_cgroup_run_create(const struct mcpx_cgroup_env *env, const char *name,
                            uint64_t memory_bytes, unsigned pids_max, struct mcpx_run_cgroup *cg,
                            struct mcpx_err *err)
@@ -366,18 +406,9 @@ int mcpx_cgroup_run_create(const struct mcpx_cgroup_env *env, const char *name,
 	char num[32];
 	int rc;
 
-	cg->dirfd = -1;
-	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", env->root, name) >=
-	    sizeof(cg->path))
-		return mcpx_err_set(err, ENAMETOOLONG, "cgroup: path too long");
-	if (mkdir(cg->path, 0755) < 0)
-		return mcpx_err_set(err, errno, "cgroup: mkdir %s: %s", cg->path, strerror(errno));
-	cg->dirfd = open_dir(cg->path);
-	if (cg->dirfd < 0) {
-		rc = mcpx_err_set(err, errno, "cgroup: open %s: %s", cg->path, strerror(errno));
-		goto fail;
-	}
-	rc = 0;
+	rc = make_cgroup(env->root, name, cg, err);
+	if (rc)
+		return rc;
 	if (memory_bytes) {
 		snprintf(num, sizeof(num), "%" PRIu64, memory_bytes);
 		rc = write_text(cg->dirfd, "memory.max", num);

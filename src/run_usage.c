@@ -107,13 +107,20 @@ int mcpx_usage_procs(pid_t pgid, struct mcpx_usage_procs *p)
 	p->rss_total_kb = 0;
 	p->cpu_ms = 0;
 	p->truncated = false;
+	return mcpx_usage_procs_add(pgid, p);
+}
+
+int mcpx_usage_procs_add(pid_t pgid, struct mcpx_usage_procs *p)
+{
+	size_t first = p->n;
+
 	add_member(p, pgid, pgid);
 	/* Orphans of the run, re-parented to the server. */
 	add_children(p, pgid, getpid());
 	/* Breadth first: p->n grows while the loop runs. */
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = first; i < p->n; i++)
 		add_children(p, pgid, p->pid[i]);
-	return p->n ? 0 : -ESRCH;
+	return p->n > first ? 0 : -ESRCH;
 }
 
 /* The "Pss:" line of /proc/<pid>/smaps_rollup, or -1. */
@@ -293,7 +300,6 @@ struct tree_walk {
 	uint64_t kb, cap_kb;
 	int rc;
 };
-
 
 /* Counts the entries of the directory fd (consumed) and what lies beneath;
  * the filter, when given, picks which top-level entries count. */

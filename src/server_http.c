@@ -247,6 +247,7 @@ static void admit(struct mcpx_http_conn *c, const struct head_copy *hc, struct m
 	    .allowed_origins = s->cfg->allowed_origins,
 	    .loopback_listener = s->addr.loopback,
 	    .sse_mode = s->cfg->transport == MCPX_TRANSPORT_SSE,
+	    .mcp_stream = s->h.mcp_stream,
 	    .draining = s->draining,
 	    .max_body_bytes = s->cfg->max_body_bytes,
 	    .now = time(NULL),

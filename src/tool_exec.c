@@ -25,9 +25,13 @@
 #include "buf.h"
 #include "config.h"
 #include "jsonrpc.h"
+#include "jsonschema.h"
+#include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "policy.h"
 #include "runfiles.h"
+#include "tool_progress.h"
 #include "utf8.h"
 
 #define TOOL_NAME "exec"
@@ -35,17 +39,11 @@
 #define STR(x) STR_(x)
 #define LIST_MAX_TEXT STR(MCPX_RUNFILES_LIST_MAX)
 
-/* Progress notifications at most every 250 ms (about 4 per second): enough to
- * show a long run is alive, few enough not to flood the client ("Both
- * parties SHOULD implement rate limiting", basic/utilities/progress). */
-#define PROGRESS_INTERVAL_US 250000
-/* How much of the latest output a progress message carries. */
-#define PROGRESS_TAIL_BYTES 200
-
 struct exec_tool {
 	struct mcpx_tool base;
 	const struct mcpx_config *cfg;
 	struct mcpx_executor *ex;
+	struct mcpx_schema *schema;             /* the inputSchema, compiled */
 	const struct mcpx_policy_store *policy; /* NULL: no egress */
 };
 
@@ -57,8 +55,7 @@ struct exec_run {
 	struct mcpx_job *job;
 	bool submitting; /* inside mcpx_executor_submit */
 	bool done_early; /* done arrived during submit: free after it returns */
-	uint64_t last_progress_us;
-	size_t last_progress_bytes;
+	struct mcpx_progress progress; /* progress.call: NULL once finished */
 };
 
 /* Adds item to obj under key, or frees it: the caller's item is never
@@ -808,6 +805,37 @@ static char *with_files_sentence(char *d, const struct mcpx_config *cfg)
 	return all;
 }
 
+/* The policy's functions that code may call (policy.md, mcpx.call): their
+ * names, since each one's arguments are in its own tool's inputSchema.
+ * Takes d; NULL when out of memory. */
+static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
+{
+	struct mcpx_buf b;
+	size_t n = 0;
+	int rc;
+
+	if (!d || !mcpx_policy_exec_calls(p))
+		return d;
+	mcpx_buf_init(&b, 64 * 1024);
+	rc = mcpx_buf_addf(&b,
+	                   "%s Functions: the code may call these tools of this server with "
+	                   "`mcpx.call(name, **arguments)`, which returns the tool's structured "
+	                   "result (a dict) or raises mcpx.ToolError with its error text; each "
+	                   "one's arguments are in its own inputSchema: ",
+	                   d);
+	for (size_t i = 0; !rc && i < p->n_functions; i++)
+		if (p->functions[i].callable_from_exec)
+			rc = mcpx_buf_addf(&b, "%s%s", n++ ? ", " : "", p->functions[i].name);
+	if (!rc)
+		rc = mcpx_buf_adds(&b, ".");
+	free(d);
+	if (rc) {
+		mcpx_buf_free(&b);
+		return NULL;
+	}
+	return mcpx_buf_take(&b, NULL);
+}
+
 /* The exec grant of the current policy, or NULL when runs reach nothing. */
 static const struct mcpx_egress_grant *egress_grant(const struct exec_tool *t)
 {
@@ -887,7 +915,8 @@ static char *description(const struct exec_tool *t)
 		d = NULL;
 	}
 	free(net);
-	return d ? with_files_sentence(d, cfg) : NULL;
+	d = d ? with_files_sentence(d, cfg) : NULL;
+	return with_calls_sentence(d, mcpx_policy_store_current(t->policy));
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)
@@ -1043,6 +1072,19 @@ static cJSON *output_schema(void)
 	return s;
 }
 
+/* A grant with a method beyond reading lets code change the world. */
+static bool grant_writes(const struct mcpx_egress_grant *g)
+{
+	bool writes = false;
+
+	for (size_t i = 0; g && i < g->n_rules; i++)
+		for (size_t m = 0; m < g->rules[i]->n_methods; m++)
+			writes |= strcmp(g->rules[i]->methods[m], "GET") != 0 &&
+			          strcmp(g->rules[i]->methods[m], "HEAD") != 0 &&
+			          strcmp(g->rules[i]->methods[m], "OPTIONS") != 0;
+	return writes;
+}
+
 static cJSON *exec_describe(const struct mcpx_tool *tool)
 {
 	const struct exec_tool *t = tool->ctx;
@@ -1050,14 +1092,16 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	cJSON *ann;
 	char *desc = description(t);
 	const struct mcpx_egress_grant *g = egress_grant(t);
-	bool writes = false;
+	const struct mcpx_policy *p = mcpx_policy_store_current(t->policy);
+	bool open_world = g != NULL, writes = grant_writes(g);
 
-	/* A grant with a method beyond reading lets code change the world. */
-	for (size_t i = 0; g && i < g->n_rules; i++)
-		for (size_t m = 0; m < g->rules[i]->n_methods; m++)
-			writes |= strcmp(g->rules[i]->methods[m], "GET") != 0 &&
-				  strcmp(g->rules[i]->methods[m], "HEAD") != 0 &&
-				  strcmp(g->rules[i]->methods[m], "OPTIONS") != 0;
+	/* The functions code may call reach their own rules on its behalf. */
+	for (size_t i = 0; p && i < p->n_functions; i++) {
+		if (!p->functions[i].callable_from_exec || !p->functions[i].grant.n_rules)
+			continue;
+		open_world = true;
+		writes |= grant_writes(&p->functions[i].grant);
+	}
 
 	if (!desc || !cJSON_AddStringToObject(d, "name", TOOL_NAME) ||
 	    !cJSON_AddStringToObject(d, "title", "Run Python code") ||
@@ -1070,14 +1114,15 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	 * client may want confirmed, so not read-only; but it cannot change
 	 * anything outside its throw-away sandbox, so it is not destructive,
 	 * repeating it has no further effect, and with no network its world is
-	 * closed. A policy that lets code fetch URLs opens the world, and one
-	 * that allows more than reading (POST, DELETE, ...) makes a call able
-	 * to change it, and repeating it may do so again. */
+	 * closed. A policy that lets code fetch URLs (itself, or through a
+	 * function it may call) opens the world, and one that allows more than
+	 * reading (POST, DELETE, ...) makes a call able to change it, and
+	 * repeating it may do so again. */
 	if (!cJSON_AddStringToObject(ann, "title", "Run Python code") ||
 	    !cJSON_AddFalseToObject(ann, "readOnlyHint") ||
 	    !cJSON_AddBoolToObject(ann, "destructiveHint", writes) ||
 	    !cJSON_AddBoolToObject(ann, "idempotentHint", !writes) ||
-	    !cJSON_AddBoolToObject(ann, "openWorldHint", g != NULL))
+	    !cJSON_AddBoolToObject(ann, "openWorldHint", open_world))
 		goto fail;
 	free(desc);
 	return d;
@@ -1095,90 +1140,22 @@ static void on_done(void *arg, const struct mcpx_job_result *res)
 
 	/* mcpx_call_finish frees the call; the run goes right after, or after
 	 * submit returns when the executor answered from inside it. */
-	mcpx_call_finish(run->call, mcpx_exec_result(res));
-	run->call = NULL;
+	mcpx_metrics_tool_call(TOOL_NAME, res->status == MCPX_JOB_DONE     ? "ok"
+	                                  : res->status == MCPX_JOB_FAILED ? "failed"
+	                                                                   : "busy");
+	mcpx_call_finish(run->progress.call, mcpx_exec_result(res));
+	run->progress.call = NULL;
 	if (run->submitting)
 		run->done_early = true;
 	else
 		free(run);
 }
 
-/* The progress message: valid UTF-8, and NUL bytes (which would cut a C
- * string short) shown as U+FFFD. Caller frees; NULL when out of memory. */
-static char *progress_text(const char *buf, size_t len)
-{
-	size_t n, nuls = 0, o = 0;
-	char *s = mcpx_utf8_sanitize(buf, len, &n), *t;
-
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		nuls += s[i] == '\0';
-	if (!nuls)
-		return s;
-	t = malloc(n + nuls * 2 + 1);
-	if (t) {
-		for (size_t i = 0; i < n; i++) {
-			if (s[i] == '\0') {
-				memcpy(t + o, "\xEF\xBF\xBD", 3);
-				o += 3;
-			} else {
-				t[o++] = s[i];
-			}
-		}
-		t[o] = '\0';
-	}
-	free(s);
-	return t;
-}
-
-static void relay_progress(struct exec_run *run, size_t bytes)
-{
-	const char *out = NULL;
-	size_t n, start;
-	uint64_t now;
-	char *tail;
-
-	if (!mcpx_call_has_progress(run->call) || !run->job)
-		return;
-	now = mcpx_now_us();
-	if (run->last_progress_us && now - run->last_progress_us < PROGRESS_INTERVAL_US)
-		return;
-	if (bytes <= run->last_progress_bytes)
-		return;
-
-	n = mcpx_job_output(run->job, &out);
-	start = n > PROGRESS_TAIL_BYTES ? n - PROGRESS_TAIL_BYTES : 0;
-	/* Start on a character boundary, not inside a multi-byte one. */
-	while (start < n && start > 0 && ((unsigned char)out[start] & 0xC0) == 0x80)
-		start++;
-	tail = progress_text(out ? out + start : "", out ? n - start : 0);
-	/* The byte count only grows, which is what progress must do. */
-	mcpx_call_progress(run->call, (double)bytes, tail ? tail : "");
-	free(tail);
-	run->last_progress_us = now;
-	run->last_progress_bytes = bytes;
-}
-
 static void on_event(void *arg, enum mcpx_job_event ev, size_t pos)
 {
 	struct exec_run *run = arg;
-	char msg[64];
 
-	if (!run->call)
-		return;
-	switch (ev) {
-	case MCPX_JOB_QUEUED:
-		snprintf(msg, sizeof(msg), "queued at position %zu", pos);
-		mcpx_call_log(run->call, MCPX_LEVEL_INFO, msg);
-		break;
-	case MCPX_JOB_STARTED:
-		mcpx_call_log(run->call, MCPX_LEVEL_INFO, "execution started");
-		break;
-	case MCPX_JOB_OUTPUT:
-		relay_progress(run, pos);
-		break;
-	}
+	mcpx_progress_event(&run->progress, run->job, ev, pos);
 }
 
 /* The tool error for a job the executor refused. */
@@ -1198,6 +1175,29 @@ static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t le
 	}
 }
 
+/* exec's own checks first, with the Go server's messages; then, in
+ * addition, the validator against the inputSchema exec publishes, so what
+ * the schema says is what holds (it also sees what the checks above cannot:
+ * the later values of a key an object repeats). */
+static int exec_args(const struct exec_tool *t, const cJSON *args, struct mcpx_exec_args *a,
+                     char *msg, size_t msglen)
+{
+	struct mcpx_schema_errors errs;
+	int rc = mcpx_exec_parse_args(args, t->cfg, a, msg, msglen);
+
+	if (rc < 0)
+		return rc;
+	rc = mcpx_schema_validate(t->schema, args, &errs);
+	if (rc == 0)
+		return 0;
+	mcpx_exec_args_free(a);
+	if (rc == -ENOMEM && errs.count == 0)
+		snprintf(msg, msglen, "internal error: out of memory validating the arguments");
+	else
+		mcpx_schema_errors_format(&errs, "invalid arguments", msg, msglen);
+	return rc;
+}
+
 static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)
 {
 	struct exec_tool *t = tool->ctx;
@@ -1205,10 +1205,11 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	struct mcpx_job_spec spec;
 	struct mcpx_job_callbacks cb;
 	struct exec_run *run;
-	char msg[512];
+	char msg[MCPX_SCHEMA_ERRORS_TEXT + 256];
 	int rc;
 
-	if (mcpx_exec_parse_args(args, t->cfg, &a, msg, sizeof(msg)) < 0) {
+	if (exec_args(t, args, &a, msg, sizeof(msg)) < 0) {
+		mcpx_metrics_tool_call(TOOL_NAME, "invalid_arguments");
 		mcpx_call_fail(call, msg);
 		return;
 	}
@@ -1219,7 +1220,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 		return;
 	}
 	run->t = t;
-	run->call = call;
+	run->progress.call = call;
 	mcpx_call_set_data(call, run);
 
 	spec = (struct mcpx_job_spec){
@@ -1248,6 +1249,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 		mcpx_call_set_data(call, NULL);
 		free(run);
 		submit_error(t, rc, msg, sizeof(msg));
+		mcpx_metrics_tool_call(TOOL_NAME, rc == -ENOMEM ? "failed" : "busy");
 		mcpx_call_fail(call, msg);
 		return;
 	}
@@ -1262,6 +1264,7 @@ static void exec_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
 
 	if (!run)
 		return;
+	mcpx_metrics_tool_call(TOOL_NAME, "cancelled");
 	if (run->job)
 		mcpx_executor_cancel(t->ex, run->job);
 	mcpx_call_set_data(call, NULL);
@@ -1271,9 +1274,19 @@ static void exec_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
 struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex)
 {
 	struct exec_tool *t = calloc(1, sizeof(*t));
+	cJSON *schema = input_schema(cfg);
+	struct mcpx_err err = {{0}};
 
-	if (!t)
+	/* The schema exec publishes is compiled like a function's: a keyword
+	 * the validator does not know would be a bug here, so no start. */
+	if (!t || !schema || mcpx_schema_compile(schema, &t->schema, &err) < 0) {
+		if (err.msg[0])
+			mcpx_error("exec's own inputSchema: %s", err.msg);
+		cJSON_Delete(schema);
+		free(t);
 		return NULL;
+	}
+	cJSON_Delete(schema);
 	t->cfg = cfg;
 	t->ex = ex;
 	t->base.name = TOOL_NAME;
@@ -1293,6 +1306,10 @@ void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_
 
 void mcpx_tool_exec_free(struct mcpx_tool *tool)
 {
-	if (tool)
-		free(tool->ctx);
+	struct exec_tool *t = tool ? tool->ctx : NULL;
+
+	if (!t)
+		return;
+	mcpx_schema_free(t->schema);
+	free(t);
 }

@@ -96,6 +96,13 @@ void mcpx_sse_open(struct mcpx_sse *t, struct mcpx_http_conn *c, const struct mc
 	snprintf(s->session.key, sizeof(s->session.key), "sse:%s", s->id);
 	mcpx_sha256_hex(s->id, strlen(s->id), hex);
 	snprintf(s->session.caller, sizeof(s->session.caller), "sse:%.12s@%s", hex, req->remote);
+	/* The stream is the session's: it also takes the server's own
+	 * notifications (the tool list changed) once initialized. */
+	if (mcpx_core_listen(t->core, &s->sink, &s->session) < 0) {
+		free(s);
+		mcpx_http_respond(c, 500, "text/plain", "internal error\n", 15, NULL);
+		return;
+	}
 	s->next = t->streams;
 	t->streams = s;
 	t->count++;

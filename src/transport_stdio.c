@@ -238,7 +238,15 @@ struct mcpx_stdio *mcpx_stdio_start(struct mcpx_loop *loop, struct mcpx_core *co
 	t->in.fd = fd;
 	t->in.fn = in_cb;
 	t->in.arg = t;
+	/* stdout is the session's one stream: it also takes server-initiated
+	 * notifications (the tool list changed) once initialized. */
+	if (mcpx_core_listen(core, &t->sink, &t->session) < 0) {
+		close(fd);
+		free(t);
+		return NULL;
+	}
 	if (mcpx_loop_watch(loop, &t->in) < 0) {
+		mcpx_core_sink_gone(core, &t->sink);
 		close(fd);
 		free(t);
 		return NULL;

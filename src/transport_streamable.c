@@ -11,10 +11,17 @@
  * Each POST gets its own sink. A POST with only notifications or responses is
  * answered 202. A request is answered as one JSON object, or as an SSE stream
  * when notifications will flow during it (a tools/call that asked for
- * progress, or a session that set a logging level) and the client accepts
- * text/event-stream. GET /mcp gets 405 from the server's gate: this server
+ * progress, or a session that set a logging level, or a 2026-07-28
+ * subscriptions/listen, whose stream stays open) and the client accepts
+ * text/event-stream. MCP-Protocol-Version is checked by the server's gate
+ * (http_admit.c).
+ *
+ * GET /mcp opens a session's stream for server-initiated messages
+ * (notifications/tools/list_changed) when the tool list can change (a
+ * policy file is configured); otherwise it answers 405: the server then
  * never initiates messages, which the spec allows and SDK clients expect.
- * MCP-Protocol-Version is checked there too (http_admit.c).
+ * A GET stream carries a keep-alive comment every 15 s and ends when the
+ * server drains.
  */
 #include "transport_http.h"
 
@@ -28,9 +35,13 @@
 #include "buf.h"
 #include "crypto.h"
 #include "log.h"
+#include "loop.h"
 #include "session.h"
 
 #define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
+#define KEEPALIVE_US (15u * 1000000u)
+
+struct get_stream;
 
 /* A sanity bound on one POST's collected JSON replies; the executor's caps
  * keep real replies far below it, and the server caps what it sends. */
@@ -39,8 +50,20 @@
 struct mcpx_streamable {
 	struct mcpx_core *core;
 	struct mcpx_sessions *sessions;
+	struct mcpx_loop *loop;
 	size_t open;
 	unsigned long seq;
+	struct get_stream *streams;
+};
+
+/* A GET /mcp stream: one session's server-initiated messages. */
+struct get_stream {
+	struct mcpx_sink sink; /* first: the core hands it back */
+	struct mcpx_streamable *t;
+	struct mcpx_http_conn *conn;
+	struct get_stream *next;
+	struct mcpx_timer keepalive;
+	bool ended;
 };
 
 struct post {
@@ -148,6 +171,7 @@ struct peek {
 	bool initialize;
 	bool tools_call;
 	bool progress;
+	bool listen; /* a 2026-07-28 subscriptions/listen */
 	char method[128];
 	char tool_name[256];
 	char meta_version[32];
@@ -172,6 +196,7 @@ static void peek_message(const char *body, size_t len, struct peek *pk)
 		meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
 		pk->initialize = !pk->batch && !strcmp(pk->method, "initialize");
 		pk->tools_call = !strcmp(pk->method, "tools/call");
+		pk->listen = !pk->batch && !strcmp(pk->method, "subscriptions/listen");
 		pk->progress = cJSON_GetObjectItemCaseSensitive(meta, "progressToken") != NULL;
 		v = cJSON_GetObjectItemCaseSensitive(meta, META_PROTOCOL_VERSION);
 		if (cJSON_IsString(v))
@@ -209,6 +234,11 @@ static bool check_post(struct mcpx_http_conn *c, const struct mcpx_http_req *req
 	peek_message(req->body, req->body_len, pk);
 	if (!pk->parsed) {
 		rpc_error(c, 400, -32700, "Parse error");
+		return false;
+	}
+	/* Its notifications need a stream to travel on. */
+	if (pk->listen && !strstr(req->accept, "text/event-stream")) {
+		rpc_error(c, 406, -32600, "subscriptions/listen needs Accept: text/event-stream");
 		return false;
 	}
 	return true;
@@ -269,7 +299,8 @@ static struct post *post_open(struct mcpx_streamable *t, struct mcpx_http_conn *
 	p->sink.send = post_send;
 	p->sink.unanswered = post_unanswered;
 	mcpx_buf_init(&p->json, JSON_REPLY_CAP);
-	p->sse = pk->tools_call && (pk->progress || session->log_level != MCPX_LEVEL_OFF) &&
+	p->sse = ((pk->tools_call && (pk->progress || session->log_level != MCPX_LEVEL_OFF)) ||
+		  pk->listen) &&
 		 strstr(req->accept, "text/event-stream");
 	t->open++;
 	mcpx_http_on_close(c, post_closed, p);
@@ -375,28 +406,149 @@ static void handle_delete(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	mcpx_http_respond(c, 200, NULL, "", 0, NULL);
 }
 
+/* ---- GET /mcp: a session's stream of server-initiated messages ---- */
+
+static void get_send(struct mcpx_sink *sink, const char *json, size_t len, bool response)
+{
+	struct get_stream *g = (struct get_stream *)sink;
+
+	(void)response;
+	if (!g->ended)
+		mcpx_http_sse_event(g->conn, "message", NULL, json, len);
+}
+
+static void get_keepalive(struct mcpx_timer *tm)
+{
+	struct get_stream *g = tm->arg;
+
+	if (g->ended)
+		return;
+	mcpx_http_sse_comment(g->conn, "keepalive");
+	mcpx_timer_start(g->t->loop, &g->keepalive, KEEPALIVE_US);
+}
+
+static void get_unlink(struct get_stream *g)
+{
+	for (struct get_stream **pp = &g->t->streams; *pp; pp = &(*pp)->next) {
+		if (*pp == g) {
+			*pp = g->next;
+			return;
+		}
+	}
+}
+
+static void get_closed(void *arg)
+{
+	struct get_stream *g = arg;
+
+	mcpx_timer_cancel(&g->keepalive);
+	get_unlink(g);
+	mcpx_core_sink_gone(g->t->core, &g->sink);
+	free(g);
+}
+
+/* The session must be one this server (or a replica) issued; 2026-07-28
+ * has no GET stream (subscriptions/listen replaced it). */
+static bool get_allowed(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+			const struct mcpx_http_req *req)
+{
+	char version[16];
+
+	if (!mcpx_core_tools_can_change(t->core) || mcpx_version_stateless(req->protocol_version)) {
+		mcpx_http_respond(c, 405, "text/plain", "method not allowed\n", 19,
+				  "Allow: POST, DELETE\r\n");
+		return false;
+	}
+	if (!strstr(req->accept, "text/event-stream")) {
+		rpc_error(c, 406, -32600, "Accept must include text/event-stream");
+		return false;
+	}
+	if (!req->session_id[0]) {
+		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
+		return false;
+	}
+	if (mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), time(NULL),
+				version) < 0) {
+		rpc_error(c, 404, -32001, "Session not found");
+		return false;
+	}
+	return true;
+}
+
+static void handle_get(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+		       const struct mcpx_http_req *req)
+{
+	struct get_stream *g;
+
+	if (!get_allowed(t, c, req))
+		return;
+	g = calloc(1, sizeof(*g));
+	if (!g || mcpx_core_listen(t->core, &g->sink, NULL) < 0) {
+		free(g);
+		rpc_error(c, 500, -32603, "Internal error");
+		return;
+	}
+	g->t = t;
+	g->conn = c;
+	g->sink.send = get_send;
+	g->next = t->streams;
+	t->streams = g;
+	mcpx_http_on_close(c, get_closed, g);
+	mcpx_http_sse_begin(c, NULL);
+	g->keepalive.fn = get_keepalive;
+	g->keepalive.arg = g;
+	mcpx_timer_start(t->loop, &g->keepalive, KEEPALIVE_US);
+}
+
+void mcpx_streamable_close_streams(struct mcpx_streamable *t)
+{
+	for (struct get_stream *g = t->streams; g; g = g->next) {
+		if (g->ended)
+			continue;
+		g->ended = true;
+		mcpx_timer_cancel(&g->keepalive);
+		mcpx_http_sse_end(g->conn);
+	}
+}
+
 void mcpx_streamable_handle(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 			    const struct mcpx_http_req *req)
 {
-	/* The server's gate admits only POST and DELETE to /mcp. */
+	/* The server's gate admits only POST, DELETE and, when the tool list
+	 * can change, GET to /mcp. */
 	if (req->method == MCPX_HTTP_DELETE)
 		handle_delete(t, c, req);
+	else if (req->method == MCPX_HTTP_GET)
+		handle_get(t, c, req);
 	else
 		handle_post(t, c, req);
 }
 
-struct mcpx_streamable *mcpx_streamable_new(struct mcpx_core *core, struct mcpx_sessions *sessions)
+struct mcpx_streamable *mcpx_streamable_new(struct mcpx_core *core, struct mcpx_sessions *sessions,
+					    struct mcpx_loop *loop)
 {
 	struct mcpx_streamable *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->core = core;
 	t->sessions = sessions;
+	t->loop = loop;
 	return t;
 }
 
 void mcpx_streamable_free(struct mcpx_streamable *t)
 {
+	if (!t)
+		return;
+	while (t->streams) {
+		struct get_stream *g = t->streams;
+
+		t->streams = g->next;
+		mcpx_timer_cancel(&g->keepalive);
+		mcpx_http_forget(g->conn);
+		mcpx_core_sink_gone(t->core, &g->sink);
+		free(g);
+	}
 	free(t);
 }
 

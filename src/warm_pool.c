@@ -363,7 +363,7 @@ static bool said_ready(struct mcpx_warm_pool *wp, bool *marker_pending)
 	return false;
 }
 
-int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc,
+int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc, bool channel,
                         bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err)
 {
 	struct mcpx_err setup_err = {{0}};
@@ -383,10 +383,10 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
 		*err = setup_err;
 		return -EPERM;
 	}
-	/* Not ready, or prepared under a policy that differs in granting
-	 * egress: the run starts cold. */
-	if (!said_ready(wp, marker_pending) ||
-	    (wp->proc.channel_fd >= 0) != mcpx_broker_exec_channel(wp->broker)) {
+	/* Not ready, or prepared without the channel this run needs (or with
+	 * one it must not have): the run starts cold. Never kept beside the
+	 * run: in after-reap mode nothing may be prepared while a run lives. */
+	if (!said_ready(wp, marker_pending) || (wp->proc.channel_fd >= 0) != channel) {
 		discard(wp);
 		return 0;
 	}

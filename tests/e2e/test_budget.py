@@ -1,6 +1,7 @@
 """A run's budget covers all of its processes (issue 11): output beyond the
 cap is dropped while the program runs on; memory, disk and CPU are counted
-for the run as a whole, not per process.
+for the run as a whole, not per process, and a function the run calls with
+mcpx.call (issue 15) counts against the calling run's budget.
 
 Runs through the real binary over stdio in the warm mode ctest picks
 (MCPX_TEST_WARM); with warm interpreters on, every check runs once more in
@@ -9,9 +10,13 @@ starts are all covered. Programs that must be stopped by a budget block
 afterwards (sleep), so without the budget they would end by the timeout
 instead: the result tells the two apart, no timing is involved.
 """
+import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
+import time
 
 from mcpx_harness import BIN, Failures, StdioServer, base_env, structured, warm_mode
 
@@ -228,6 +233,107 @@ def cpu(mode):
     stop(s)
 
 
+# ---- nested calls ----------------------------------------------------------
+
+# A function that takes what it is asked to (memory, files in its workdir,
+# CPU), then returns, or holds on to it until something ends it.
+HOG = """
+import time
+def handler(args, ctx):
+    held = bytearray(b'\\x03') * (args.get('mb', 0) << 20)
+    for i in range(args.get('files', 0)):
+        with open('hog%d' % i, 'wb') as f:
+            f.write(b'h' * (2 << 20))
+    while time.process_time() < args.get('spin_s', 0):
+        pass
+    if args.get('hold'):
+        time.sleep(3600)
+    return {'held_mb': len(held) >> 20, 'files': args.get('files', 0)}
+"""
+
+# The caller takes its share, then calls hog for the rest and waits.
+CALLER = """
+import mcpx, time
+{take}
+print('took my share', flush=True)
+try:
+    print('call returned', mcpx.call('hog', **{args}))
+except mcpx.ToolError as e:
+    print('tool error:', e)
+"""
+
+
+def nested_setup():
+    """A policy publishing hog, its source where runs cannot read it."""
+    top = tempfile.mkdtemp(prefix="mcpx-budget-fn-")
+    os.chmod(top, 0o755)
+    work, admin = os.path.join(top, "work"), os.path.join(top, "admin")
+    os.mkdir(work, 0o711)
+    os.mkdir(admin, 0o755)
+    with open(os.path.join(admin, "hog.py"), "w") as f:
+        f.write(HOG)
+    pol = {"functions": [{"name": "hog", "description": "Takes memory, disk or CPU.",
+                          "input_schema": {"type": "object"},
+                          "source_file": os.path.join(admin, "hog.py"),
+                          "timeout_s": 20, "callable_from_exec": True}]}
+    with open(os.path.join(admin, "policy.json"), "w") as f:
+        json.dump(pol, f)
+    for name in ("hog.py", "policy.json"):
+        os.chmod(os.path.join(admin, name), 0o644)
+    return top, work, os.path.join(admin, "policy.json")
+
+
+def hog_audits(s):
+    return [json.loads(l) for l in s.stderr_text().splitlines()
+            if '"audit":"exec"' in l and '"tool":"hog"' in l]
+
+
+def fcall(s, args):
+    return structured(s.request("tools/call", {"name": "hog", "arguments": args}, timeout=180))
+
+
+def nested_case(s, mode, what, take, args, limit):
+    """The function alone, then the caller's share plus the same call: alone
+    each is within the budget; together they pass it, and the caller ends
+    with the limit (so does its nested run, told by the caller's budget)."""
+    alone = dict(args, hold=False)
+    sc = fcall(s, alone)
+    t.check(sc and sc.get("held_mb") == alone.get("mb", 0),
+            f"[{mode}] {what}: the function alone stays within the budget", sc)
+    before = len(hog_audits(s))
+    sc = run(s, CALLER.format(take=take, args=repr(dict(args, hold=True))), timeout_s=60)
+    t.check(sc["limit"] == limit and sc["signal"] == "SIGKILL" and sc["timed_out"] is False
+            and "took my share" in sc["stdout"] and "call returned" not in sc["stdout"]
+            and "tool error" not in sc["stdout"],
+            f"[{mode}] {what}: a caller whose nested call passes the budget ends with limit "
+            f"{limit}", brief(sc))
+    # The nested run is reaped after its caller's answer went out: its
+    # audit line is waited for, not assumed.
+    deadline = time.time() + 60
+    while len(hog_audits(s)) == before and time.time() < deadline:
+        s._pump(0.2)
+    nested = hog_audits(s)[before:]
+    t.check(len(nested) == 1 and nested[0]["depth"] == 1 and nested[0]["limit"] == limit,
+            f"[{mode}] {what}: the nested run ended with the caller's budget", nested)
+
+
+def nested(mode):
+    top, work, policy = nested_setup()
+    s = start(mode, MCP_EXEC_POLICY=policy, MCP_EXEC_WORKDIR_BASE=work, MCP_EXEC_MEMORY_MB=512,
+              MCP_EXEC_MAX_DISK_MB=16, MCP_EXEC_CPU_S=2)
+    sc = run(s, "data = bytearray(b'\\x01') * (300 << 20)\nprint('fine')", timeout_s=60)
+    t.check(sc["exit_code"] == 0 and sc["limit"] is None,
+            f"[{mode}] the caller alone may hold 300 MiB of the 512 MiB budget", brief(sc))
+    nested_case(s, mode, "memory", "data = bytearray(b'\\x01') * (300 << 20)", {"mb": 300},
+                "memory")
+    nested_case(s, mode, "disk", "for i in range(5):\n    open('mine%d' % i, 'wb').write("
+                "b'm' * (2 << 20))", {"files": 5}, "disk")
+    nested_case(s, mode, "cpu", "while time.process_time() < 1.2:\n    pass",
+                {"spin_s": 1.2}, "cpu")
+    stop(s)
+    shutil.rmtree(top, ignore_errors=True)
+
+
 def check_config():
     out = subprocess.run([BIN, "--check-config"], env=base_env(MCP_EXEC_MAX_DISK_MB=77),
                          capture_output=True, text=True, timeout=60).stdout
@@ -244,5 +350,6 @@ for mode in MODES:
     memory(mode)
     disk(mode)
     cpu(mode)
+    nested(mode)
 
 t.done()

@@ -76,9 +76,10 @@ t.check(st == 400 and json.loads(raw)["error"]["code"] == -32700, "invalid JSON 
 st, h, raw = srv.request("POST", "/mcp", "{}", c.headers({"Content-Type": "text/plain"}))
 t.check(st == 415, "wrong Content-Type -> 415", st)
 st, h, raw = srv.request("GET", "/mcp", None, c.headers({"Accept": "text/event-stream"}))
-t.check(st == 405, "GET /mcp -> 405", st)
+t.check(st == 405 and h.get("allow") == "POST, DELETE",
+        "GET /mcp -> 405 without a policy (no stream to offer)", (st, h.get("allow")))
 st, h, raw = srv.request("PUT", "/mcp", "{}", c.headers())
-t.check(st == 405, "PUT /mcp -> 405", st)
+t.check(st == 405 and h.get("allow") == "POST, DELETE", "PUT /mcp -> 405", (st, h.get("allow")))
 st, h, raw = srv.request("GET", "/nope", None, c.headers())
 t.check(st == 404, "unknown path -> 404", st)
 st, h, raw = srv.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),

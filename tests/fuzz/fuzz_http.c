@@ -9,10 +9,12 @@
  * MCP route admitted with a credential that is not exactly the configured
  * token; an admitted body larger than the cap; a verdict whose body
  * overruns its buffer; a session id accepted that is not, byte for byte, the
- * one the server minted.
+ * one the server minted; a GET /mcp admitted when the server has no stream
+ * to offer (mcp_stream off), or admitted with a body.
  *
  * Input: byte 0 holds flags (bit 0 loopback listener, bit 1 sse mode, bit 2
- * draining, bits 3-4 the method, bit 5 a sessionId query, bit 6 auth off),
+ * draining, bits 3-4 the method, bit 5 a sessionId query, bit 6 auth off,
+ * bit 7 mcp_stream: GET /mcp opens a stream),
  * byte 1 picks the path; then fields separated by "\n": host, origin,
  * authorization, x-mcp-auth, content-length, transfer-encoding, expect,
  * accept, content-type, mcp-session-id, mcp-protocol-version, mcp-method,
@@ -93,14 +95,15 @@ static void check_session(struct mcpx_http_field f)
 		id[n] = '\0';
 	}
 	if (mcpx_session_verify(sessions, id, n, NOW, version) == 0 &&
-	    (n != strlen(minted) || memcmp(id, minted, n) != 0 || strcmp(version, "2025-11-25") != 0))
+	    (n != strlen(minted) || memcmp(id, minted, n) != 0 ||
+	     strcmp(version, "2025-11-25") != 0))
 		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const paths[] = {"/mcp", "/sse", "/messages", "/healthz",
-	                                    "/readyz", "/metrics", "/other", "/"};
+	static const char *const paths[] = {"/mcp",    "/sse",     "/messages", "/healthz",
+	                                    "/readyz", "/metrics", "/other",    "/"};
 	struct mcpx_http_field f[N_FIELDS] = {{0}};
 	struct mcpx_http_head h = {0};
 	struct mcpx_admit_policy pol = {0};
@@ -136,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pol.loopback_listener = data[0] & 1;
 	pol.sse_mode = data[0] & 2;
 	pol.draining = data[0] & 4;
+	pol.mcp_stream = data[0] & 0x80;
 	pol.max_body_bytes = MAX_BODY;
 	pol.now = NOW;
 
@@ -147,6 +151,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    !token_is_exact(&h))
 		abort();
 	if (out.status == 0 && out.body_follows && out.content_length > MAX_BODY)
+		abort();
+	/* GET /mcp only where there is a stream to offer, and never with a
+	 * body; with one, only POST, DELETE and GET reach the transport. */
+	if (out.status == 0 && out.route == MCPX_ROUTE_MCP && h.method == MCPX_HTTP_GET &&
+	    (!pol.mcp_stream || out.body_follows || out.content_length))
+		abort();
+	if (out.status == 0 && out.route == MCPX_ROUTE_MCP && h.method == MCPX_HTTP_OTHER)
+		abort();
+	if (out.status == 405 && out.route == MCPX_ROUTE_MCP &&
+	    (h.method == MCPX_HTTP_POST || h.method == MCPX_HTTP_DELETE ||
+	     (h.method == MCPX_HTTP_GET && pol.mcp_stream)))
 		abort();
 	check_session(h.session_id);
 	free(allowed);

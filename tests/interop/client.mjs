@@ -7,6 +7,13 @@
 //   node client.mjs --transport http  --url http://127.0.0.1:PORT/mcp --token TOK
 //   node client.mjs --transport sse   --url http://127.0.0.1:PORT/sse --token TOK
 //
+// With --policy DIR (DIR/policy.json is the server's MCP_EXEC_POLICY, run.sh
+// writes it with one function, interop_add), the client also lists and
+// calls that function, calls it from exec code with mcpx.call, then
+// rewrites the policy with a second function and waits for
+// notifications/tools/list_changed (over stdio, the Streamable HTTP GET
+// stream the SDK opens, or the legacy SSE stream).
+//
 // For stdio the SDK's StdioClientTransport starts the binary itself, with the
 // environment passed explicitly (the SDK would otherwise keep only HOME, PATH
 // and the like). For http/sse the token goes in X-MCP-AUTH through the
@@ -19,13 +26,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { isDeepStrictEqual } from 'node:util';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 
-const usage = 'usage: client.mjs --transport stdio|http|sse (--bin PATH | --url URL) [--token TOK]';
-const opts = { transport: null, bin: null, url: null, token: null };
+const usage = 'usage: client.mjs --transport stdio|http|sse (--bin PATH | --url URL) [--token TOK] [--policy DIR]';
+const opts = { transport: null, bin: null, url: null, token: null, policy: null };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -108,6 +115,10 @@ function makeTransport(token) {
         PATH: '/usr/bin:/bin',
         MCP_EXEC_PYTHON: '/usr/bin/python3',
         MCP_EXEC_LOG_FORMAT: 'json',
+        ...(opts.policy ? {
+          MCP_EXEC_POLICY: `${opts.policy}/policy.json`,
+          MCP_EXEC_WORKDIR_BASE: `${opts.policy}/runs`,
+        } : {}),
         // warm (default: auto) or cold interpreters, as run.sh was asked
         ...(process.env.MCP_EXEC_WARM ? { MCP_EXEC_WARM: process.env.MCP_EXEC_WARM } : {}),
       },
@@ -411,6 +422,8 @@ async function main() {
     check(false, 'cancellation', errText(e));
   }
 
+  if (opts.policy) await functions(client);
+
   // ---- close (Streamable HTTP: DELETE the session; 405 is acceptable) ----
   try {
     if (opts.transport === 'http') await transport.terminateSession();
@@ -421,6 +434,47 @@ async function main() {
   }
   if (failed && stdioErr) console.log(`     | server stderr (tail): ${stdioErr.slice(-1500).replace(/\n/g, '\n     | ')}`);
   finish();
+}
+
+// The policy's functions as tools: listed, called, called from exec, and a
+// reload announced with notifications/tools/list_changed.
+async function functions(client) {
+  let changed;
+  const heard = new Promise((res) => { changed = res; });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed(true));
+  try {
+    const { tools } = await client.listTools(undefined, REQ);
+    const f = tools.find((x) => x.name === 'interop_add');
+    check(f && f.title === 'Add two numbers' && f.inputSchema?.required?.includes('a') &&
+      f.outputSchema?.properties?.sum?.type === 'number',
+      'tools/list shows the function with its title and schemas', f);
+    // The SDK checks structuredContent against the outputSchema it listed.
+    const r = await client.callTool({ name: 'interop_add', arguments: { a: 2, b: 3.5 } }, undefined, REQ);
+    check(r.isError === false && isDeepStrictEqual(r.structuredContent, { sum: 5.5 }),
+      'calling the function: its result as structuredContent', r);
+    const bad = await client.callTool({ name: 'interop_add', arguments: { a: 'x' } }, undefined, REQ);
+    const txt = bad.content?.find((b) => b.type === 'text')?.text ?? '';
+    check(bad.isError === true && txt.includes('/a: must be number') && txt.includes('"b"'),
+      'invalid arguments: a tool error naming each failure', bad);
+    const e = await exec(client, { code: 'import mcpx\nprint(mcpx.call("interop_add", a=1, b=2)["sum"])' });
+    check(e.structuredContent?.stdout === '3\n', 'exec code calls the function with mcpx.call', e.structuredContent);
+  } catch (err) {
+    check(false, 'functions', errText(err));
+  }
+  try {
+    const file = `${opts.policy}/policy.json`;
+    const policy = JSON.parse(readFileSync(file, 'utf8'));
+    policy.functions.push({ ...policy.functions[0], name: 'interop_added', title: 'Added later' });
+    writeFileSync(`${file}.tmp`, JSON.stringify(policy));
+    renameSync(`${file}.tmp`, file);
+    const got = await Promise.race([heard, new Promise((res) => setTimeout(() => res(false), 30_000))]);
+    check(got === true, 'a policy change: notifications/tools/list_changed arrives');
+    const { tools } = await client.listTools(undefined, REQ);
+    check(tools.some((x) => x.name === 'interop_added'), 'tools/list then shows the new function',
+      tools.map((x) => x.name));
+  } catch (err) {
+    check(false, 'list_changed', errText(err));
+  }
 }
 
 main().catch((e) => {

@@ -7,7 +7,9 @@
 #      binary over stdio (the SDK's StdioClientTransport starts it), Streamable
 #      HTTP (/mcp, with a token) and legacy SSE (/sse + /messages, with a
 #      token). The HTTP servers are started here on 127.0.0.1:0; the port is
-#      read from the server's "listening on http://127.0.0.1:PORT" log line;
+#      read from the server's "listening on http://127.0.0.1:PORT" log line.
+#      Each gets a policy file with a function (make_policy), which the
+#      client calls and then changes, to hear notifications/tools/list_changed;
 #   3. the MCP conformance suite against an HTTP server started WITHOUT a
 #      token on loopback (the suite's runner cannot send custom headers), for
 #      the scenarios that apply to a server whose only tool is exec.
@@ -51,6 +53,8 @@ fail() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
 indent() { sed -u 's/^/     | /'; }
 
 WORK=$(mktemp -d)
+# Runs (uid 65532 when started as root) pass through it to their workdirs.
+chmod 711 "$WORK"
 PIDS=()
 cleanup() {
   local pid
@@ -129,13 +133,33 @@ CONF_VERSION=$("$NODE" -p 'require("./node_modules/@modelcontextprotocol/conform
 echo "     @modelcontextprotocol/sdk $SDK_VERSION, @modelcontextprotocol/conformance $CONF_VERSION, server $BIN"
 
 # --------------------------------------------------------------- servers ----
-# start_server NAME [TOKEN]: the binary on HTTP at 127.0.0.1:0 with a clean
-# environment; sets PORT and SERVER_PID, or returns 1.
+# make_policy NAME: $WORK/policy-NAME/ with policy.json (one function,
+# interop_add, that exec code may call), its source, and runs/, the
+# workdir base (the policy may not lie where runs can read). Prints the dir.
+make_policy() {
+  local d=$WORK/policy-$1
+  mkdir -p "$d/runs"
+  chmod 711 "$d/runs"
+  printf 'def handler(args, ctx):\n    return {"sum": args["a"] + args["b"]}\n' >"$d/add.py"
+  cat >"$d/policy.json" <<EOF
+{"functions": [{"name": "interop_add", "title": "Add two numbers",
+  "description": "Adds a and b.",
+  "input_schema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                   "required": ["a", "b"], "additionalProperties": false},
+  "output_schema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]},
+  "source_file": "$d/add.py", "callable_from_exec": true}]}
+EOF
+  echo "$d"
+}
+
+# start_server NAME [TOKEN [POLICY_DIR]]: the binary on HTTP at 127.0.0.1:0
+# with a clean environment; sets PORT and SERVER_PID, or returns 1.
 start_server() {
-  local name=$1 token=${2:-} err=$WORK/$1.err
+  local name=$1 token=${2:-} policy=${3:-} err=$WORK/$1.err
   local envs=(PATH=/usr/bin:/bin MCP_EXEC_PYTHON=/usr/bin/python3 MCP_EXEC_LOG_FORMAT=json
     MCP_EXEC_TRANSPORT=http MCP_EXEC_ADDR=127.0.0.1:0)
   [ -n "$token" ] && envs+=("MCP_EXEC_AUTH_TOKEN=$token")
+  [ -n "$policy" ] && envs+=("MCP_EXEC_POLICY=$policy/policy.json" "MCP_EXEC_WORKDIR_BASE=$policy/runs")
   # MCP_EXEC_WARM=0 runs everything with cold interpreters (client.mjs
   # passes it to the stdio server too).
   [ -n "${MCP_EXEC_WARM:-}" ] && envs+=("MCP_EXEC_WARM=$MCP_EXEC_WARM")
@@ -228,21 +252,23 @@ run_client() {
 
 # ------------------------------------------------- SDK client: 3 transports --
 echo "== SDK client over stdio (StdioClientTransport starts $BIN)"
-run_client stdio --transport stdio --bin "$BIN"
+run_client stdio --transport stdio --bin "$BIN" --policy "$(make_policy stdio)"
 
 echo "== SDK client over Streamable HTTP (token in X-MCP-AUTH)"
-if start_server http "$TOKEN"; then
+if start_server http "$TOKEN" "$(make_policy http)"; then
   HTTP_PID=$SERVER_PID
-  run_client http --transport http --url "http://127.0.0.1:$PORT/mcp" --token "$TOKEN"
+  run_client http --transport http --url "http://127.0.0.1:$PORT/mcp" --token "$TOKEN" \
+    --policy "$WORK/policy-http"
   stop_server http "$HTTP_PID"
 else
   fail "HTTP server (with a token) starts"
 fi
 
 echo "== SDK client over legacy HTTP+SSE (token in X-MCP-AUTH)"
-if start_server sse "$TOKEN"; then
+if start_server sse "$TOKEN" "$(make_policy sse)"; then
   SSE_PID=$SERVER_PID
-  run_client sse --transport sse --url "http://127.0.0.1:$PORT/sse" --token "$TOKEN"
+  run_client sse --transport sse --url "http://127.0.0.1:$PORT/sse" --token "$TOKEN" \
+    --policy "$WORK/policy-sse"
   stop_server sse "$SSE_PID"
 else
   fail "SSE server (with a token) starts"

@@ -23,7 +23,10 @@
 #      @grafana/schema, and every metric they use is one the server exports
 #      (read from a real server's /metrics when MCPX_BIN is set or
 #      build/mcp-exec exists);
-#   7. the chart's drain constant agrees with the server's (src/app.c).
+#   7. the chart's drain constant agrees with the server's (src/app.c);
+#   8. the policy the chart renders (the fixture, and docs/deployment.md's
+#      example) loads in the real binary (--check-config), and the check
+#      catches a schema the server refuses (check_policy_render.py).
 #
 # Prints "ok"/"FAIL" per step and a last line "N passed, N failed"; exits 1 on
 # any failure and 77 (ctest SKIP_RETURN_CODE) when node/npm are missing.
@@ -202,6 +205,9 @@ render "OpenShift (values-openshift.yaml)" "$R/openshift.yaml" -f "$OPENSHIFT"
 render "KEDA ScaledObject, PDB, PrometheusRule" "$R/keda.yaml" -f "$KEDA"
 render "policy: egress rules, credentials, a function" "$R/policy.yaml" -f "$POLICY"
 render "policy with the Cilium toFQDNs policy" "$R/cilium.yaml" -f "$POLICY" --set networkPolicy.cilium.enabled=true
+# docs/deployment.md's policy example: the block after "# policy-values.yaml".
+sed -n '/^# policy-values.yaml$/,/^```$/p' "$ROOT/docs/deployment.md" | sed '$d' >"$WORK/docs-policy.yaml"
+render "docs/deployment.md's policy example" "$R/docs-policy.yaml" -f "$WORK/docs-policy.yaml"
 render "HPA on CPU" "$R/hpa-cpu.yaml" --set autoscaling.enabled=true --set autoscaling.metric=cpu
 render "policy from an existing ConfigMap" "$R/policy-cm.yaml" --set policy.existingConfigMap=my-policy \
   --set 'policy.credentialSecrets[0]=gh'
@@ -256,7 +262,8 @@ validate "other renders (incl. helm 3)" "$R/kube125.yaml" "$R/minimal.yaml" "$R/
   "$R/h3-default.yaml" "$R/h3-full.yaml" "$R/hpa-cpu.yaml" "$R/policy-cm.yaml" "$R/cold.yaml"
 validate "OpenShift render" "$R/openshift.yaml"
 validate "KEDA render (ScaledObject, PrometheusRule)" "$R/keda.yaml"
-validate "policy renders (ConfigMap, egress, CiliumNetworkPolicy)" "$R/policy.yaml" "$R/cilium.yaml"
+validate "policy renders (ConfigMap, egress, CiliumNetworkPolicy)" "$R/policy.yaml" "$R/cilium.yaml" \
+  "$R/docs-policy.yaml"
 validate "networkpolicy/*.yaml" "$ROOT"/networkpolicy/*.yaml
 
 # Security properties.
@@ -363,6 +370,27 @@ printf 'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n' >"$WORK
 expect_fail "validator rejects unknown kinds" "unknown apiVersion/kind" \
   "${VALIDATE[@]}" "$WORK/unknown.yaml"
 
+# The policy a render holds loads in the real server: the ConfigMap's
+# policy.json and function sources, moved to a temporary directory with
+# their in-pod paths rewritten, pass --check-config (schemas compiled by the
+# server's validator, sources read); and the same check refuses a schema
+# with a keyword the validator does not support.
+BIN=${MCPX_BIN:-$ROOT/build/mcp-exec}
+if [ -x "$BIN" ]; then
+  for f in policy docs-policy; do
+    if "$PY" "$HERE/check_policy_render.py" "$BIN" "$R/$f.yaml" >"$WORK/pout" 2>&1; then
+      pass "$f render: $(sed 's/^ok //' "$WORK/pout")"
+    else
+      fail "$f render: the server loads its policy"
+      indent <"$WORK/pout"
+    fi
+  done
+  expect_ok "the policy check fails on a schema the server refuses" \
+    "$PY" "$HERE/check_policy_render.py" --break "$BIN" "$R/policy.yaml"
+else
+  echo "SKIP the renders' policies in the server: no $BIN (set MCPX_BIN or build first)"
+fi
+
 # The chart's drain time must be the server's: src/app.c's drain deadline is
 # max_timeout_s + N seconds, and the chart's mcp-exec.drainSlackS must be N.
 server_slack=$(grep -oE 'max_timeout_s \+ [0-9]+u\) \* 1000000u' "$ROOT/src/app.c" | grep -oE '[0-9]+u\)' | tr -dc '0-9')
@@ -376,7 +404,6 @@ fi
 # Monitoring: the PromQL of the alerts, the KEDA query, the adapter rule and
 # the dashboard, against the metrics a real server exports.
 MONITOR=(node "$VALIDATOR_DIR/monitoring-validate.mjs")
-BIN=${MCPX_BIN:-$ROOT/build/mcp-exec}
 metrics_args=()
 if [ -x "$BIN" ]; then
   if "$PY" "$HERE/scrape_metrics.py" "$BIN" >"$WORK/metrics.txt" 2>"$WORK/err"; then

@@ -1,8 +1,8 @@
 /*
  * test_http_admit.c - the admission gate every HTTP request passes: routes
- * and methods, auth (with a NUL inside the header, and surrounding
- * whitespace), Origin and Host, draining, the MCP-Protocol-Version errors of
- * both protocol eras, body framing, and the order of the checks.
+ * and methods (GET /mcp only with a stream to offer), auth (with a NUL inside the header, and
+ * surrounding whitespace), Origin and Host, draining, the MCP-Protocol-Version errors of both
+ * protocol eras, body framing, and the order of the checks.
  */
 #include <string.h>
 
@@ -105,6 +105,63 @@ static void test_routes(void)
 	h.session_query = true;
 	CHECK_INT(admit(&h, &p, &v), 0);
 	CHECK_INT(v.route, MCPX_ROUTE_SSE_POST);
+}
+
+/* GET /mcp: a stream of server-initiated messages only where the tool list
+ * can change (mcp_stream); it passes every other check a POST does, and
+ * other methods than GET, POST and DELETE stay 405. */
+static void test_mcp_stream(void)
+{
+	struct mcpx_admit_policy p = policy();
+	struct mcpx_http_head h = post_mcp();
+	struct mcpx_admit v;
+
+	h.method = MCPX_HTTP_GET;
+	h.content_length = f(NULL);
+	h.accept = f("text/event-stream");
+	h.session_id = f("some-session");
+	CHECK_INT(admit(&h, &p, &v), 405);
+	CHECK_STR(v.extra_headers, "Allow: POST, DELETE\r\n");
+
+	p.mcp_stream = true;
+	CHECK_INT(admit(&h, &p, &v), 0);
+	CHECK_INT(v.route, MCPX_ROUTE_MCP);
+	CHECK(v.authenticated && !v.body_follows);
+
+	/* The gate's other checks still apply to it, in their order. */
+	h.x_mcp_auth = f("wrong");
+	CHECK_INT(admit(&h, &p, &v), 401);
+	h.x_mcp_auth = f(TOKEN);
+	h.origin = f("https://evil.example.com");
+	CHECK_INT(admit(&h, &p, &v), 403);
+	h.origin = f(NULL);
+	h.protocol_version = f("1999-01-01");
+	CHECK_INT(admit(&h, &p, &v), 400);
+	CHECK(strstr(v.body, "Unsupported MCP-Protocol-Version") != NULL);
+	h.protocol_version = f("2025-11-25");
+	CHECK_INT(admit(&h, &p, &v), 0);
+	h.content_length = f("5"); /* a GET carries no body */
+	CHECK_INT(admit(&h, &p, &v), 400);
+	h.content_length = f(NULL);
+	p.draining = true;
+	CHECK_INT(admit(&h, &p, &v), 503);
+	p.draining = false;
+
+	/* Other methods name GET among those allowed; POST and DELETE are
+	 * unchanged. */
+	h.method = MCPX_HTTP_OTHER;
+	CHECK_INT(admit(&h, &p, &v), 405);
+	CHECK_STR(v.extra_headers, "Allow: GET, POST, DELETE\r\n");
+	h = post_mcp();
+	CHECK_INT(admit(&h, &p, &v), 0);
+	h.method = MCPX_HTTP_DELETE;
+	h.content_length = f(NULL);
+	CHECK_INT(admit(&h, &p, &v), 0);
+
+	/* The flag opens nothing else: GET on the other MCP paths. */
+	h.method = MCPX_HTTP_GET;
+	h.path = "/messages";
+	CHECK_INT(admit(&h, &p, &v), 404);
 }
 
 static void test_auth(void)
@@ -315,6 +372,7 @@ int main(void)
 	mcpx_log_setup(MCPX_LOG_TEXT, MCPX_LOG_ERROR);
 	CHECK_INT(mcpx_auth_new(&auth, &tok, "", &err), 0);
 	test_routes();
+	test_mcp_stream();
 	test_auth();
 	test_origin_host_drain();
 	test_protocol_header();

@@ -1091,6 +1091,189 @@ static void test_http_headers(void)
 	rec_clear(&r);
 }
 
+/* ---- tools that change: a provider, listeners, subscriptions ---------- */
+
+static const char *dyn_names[2] = {"dyn-a", NULL}; /* the provider's tools now */
+static char dyn_called[64];                        /* the name a call was made with */
+
+static cJSON *dyn_describe(const struct mcpx_tool *tool)
+{
+	(void)tool;
+	return NULL; /* listed by the provider */
+}
+
+static void dyn_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)
+{
+	(void)tool;
+	(void)args;
+	snprintf(dyn_called, sizeof(dyn_called), "%s", mcpx_call_tool_name(call));
+	mcpx_call_log(call, MCPX_LEVEL_ERROR, "from dyn");
+	mcpx_call_finish(call, text("dyn"));
+}
+
+static struct mcpx_tool dyn_tool = {.name = "(dyn)", .describe = dyn_describe, .call = dyn_call};
+
+static int dyn_list(void *ctx, cJSON *arr)
+{
+	(void)ctx;
+	for (int i = 0; i < 2 && dyn_names[i]; i++) {
+		cJSON *d = cJSON_CreateObject();
+		cJSON_AddStringToObject(d, "name", dyn_names[i]);
+		cJSON_AddItemToArray(arr, d);
+	}
+	return 0;
+}
+
+static const struct mcpx_tool *dyn_find(void *ctx, const char *name)
+{
+	(void)ctx;
+	for (int i = 0; i < 2 && dyn_names[i]; i++)
+		if (strcmp(dyn_names[i], name) == 0)
+			return &dyn_tool;
+	return NULL;
+}
+
+#define LISTEN(id, filter)                                                                         \
+	"{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"subscriptions/listen\",\"params\":{"     \
+	"\"notifications\":" filter "," META2026 "}}"
+#define SUBMETA(id) "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":" id "}"
+
+static void test_provider(struct mcpx_core *c2)
+{
+	struct mcpx_session s;
+	struct rec_sink r;
+
+	rec_init(&r);
+	new_session(&s, "stdio");
+	core = c2;
+	init_session(&s, &r, "2025-11-25");
+	/* The provider's tools follow the fixed ones, and a call reaches the
+	 * provider's tool under the name the client used. */
+	send_msg(&s, &r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	CHECK_STR(r.msg[0], "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"fake\","
+	                    "\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"dyn-a\"}]}}");
+	send_msg(&s, &r,
+	         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+	         "\"dyn-a\"}}");
+	CHECK_STR(dyn_called, "dyn-a");
+	CHECK(r.n == 3 && strstr(r.msg[1], "\"logger\":\"dyn-a\""));
+	dyn_names[0] = "dyn-b";
+	send_msg(&s, &r,
+	         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+	         "\"dyn-a\"}}");
+	CHECK(strstr(r.msg[r.n - 1], "Unknown tool: dyn-a") != NULL);
+	dyn_names[0] = "dyn-a";
+	rec_clear(&r);
+	mcpx_core_sink_gone(c2, &r.base);
+}
+
+static void test_list_changed(struct mcpx_core *c2)
+{
+	struct mcpx_session s, sub;
+	struct rec_sink r, rs;
+
+	rec_init(&r);
+	rec_init(&rs);
+	new_session(&s, "stdio");
+	new_session(&sub, "sub");
+	core = c2;
+	/* A session-wide listener hears nothing before initialize. */
+	CHECK_INT(mcpx_core_listen(c2, &r.base, &s), 0);
+	mcpx_core_tools_changed(c2);
+	CHECK_INT(r.n, 0);
+	send_msg(&s, &r,
+	         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+	         "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
+	         "\"name\":\"t\",\"version\":\"1\"}}}");
+	CHECK(r.n == 1 && strstr(r.msg[0], "\"tools\":{\"listChanged\":true}"));
+	rec_clear(&r);
+	mcpx_core_tools_changed(c2);
+	CHECK_INT(r.n, 1);
+	CHECK_STR(r.msg[0], "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}");
+	CHECK(!r.response[0]);
+	rec_clear(&r);
+	/* A session cannot open a 2026-07-28 subscription. */
+	send_msg(&s, &r,
+	         "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"subscriptions/listen\",\"params\":{"
+	         "\"notifications\":{}}}");
+	CHECK(strstr(r.msg[0], "-32601") != NULL);
+	rec_clear(&r);
+
+	/* subscriptions/listen: acknowledged with what is honoured, then the
+	 * request stays open (pending) and its notifications carry its id. */
+	send_msg(&sub, &rs, LISTEN("\"L\"", "{\"toolsListChanged\":true,\"promptsListChanged\":true}"));
+	CHECK_INT(rs.n, 1);
+	CHECK_STR(rs.msg[0], "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/"
+	                     "acknowledged\",\"params\":{\"notifications\":{\"toolsListChanged\":"
+	                     "true}," SUBMETA("\"L\"") "}}");
+	CHECK_INT(rs.base.pending, 1);
+	send_msg(&sub, &rs, LISTEN("9", "{}"));
+	CHECK_INT(rs.n, 2);
+	CHECK_STR(rs.msg[1], "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/"
+	                     "acknowledged\",\"params\":{\"notifications\":{}," SUBMETA("9") "}}");
+	CHECK_INT(rs.base.pending, 2);
+	send_msg(&sub, &rs, LISTEN("\"L\"", "{}"));
+	CHECK(rs.n == 3 && strstr(rs.msg[2], "still in progress"));
+	send_msg(&sub, &rs, LISTEN("10", "[]"));
+	CHECK(rs.n == 4 && strstr(rs.msg[3], "-32602"));
+	rec_clear(&rs);
+	mcpx_core_tools_changed(c2);
+	/* Only the one that asked for it; the session listener too. */
+	CHECK_INT(rs.n, 1);
+	CHECK_STR(rs.msg[0], "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\","
+	                     "\"params\":{" SUBMETA("\"L\"") "}}");
+	CHECK_INT(r.n, 1);
+	rec_clear(&rs);
+	rec_clear(&r);
+	/* Cancelled by the client: no answer, the sink is told. */
+	send_msg(&sub, &rs,
+	         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+	         "\"requestId\":9}}");
+	CHECK_INT(rs.n, 0);
+	CHECK_INT(rs.unanswered, 1);
+	CHECK_INT(rs.base.pending, 1);
+	/* Draining: the rest end with their completion result. */
+	mcpx_core_end_subscriptions(c2);
+	CHECK_INT(rs.n, 1);
+	CHECK_STR(rs.msg[0], "{\"jsonrpc\":\"2.0\",\"id\":\"L\",\"result\":{\"_meta\":{"
+	                     "\"io.modelcontextprotocol/subscriptionId\":\"L\","
+	                     "\"io.modelcontextprotocol/serverInfo\":" SERVER "},"
+	                     "\"resultType\":\"complete\"}}");
+	CHECK(rs.response[0]);
+	CHECK_INT(rs.base.pending, 0);
+	rec_clear(&rs);
+	/* A sink that goes drops its subscriptions without a word. */
+	send_msg(&sub, &rs, LISTEN("11", "{\"toolsListChanged\":true}"));
+	mcpx_core_sink_gone(c2, &rs.base);
+	rec_clear(&rs);
+	mcpx_core_tools_changed(c2);
+	CHECK_INT(rs.n, 0);
+	rec_clear(&r);
+	mcpx_core_sink_gone(c2, &r.base);
+
+	/* A core whose list never changes declares so, and says nothing. */
+	core = NULL;
+}
+
+static void test_list_fixed(struct mcpx_core *fixed)
+{
+	struct mcpx_session s;
+	struct rec_sink r;
+
+	rec_init(&r);
+	new_session(&s, "sub");
+	core = fixed;
+	CHECK(!mcpx_core_tools_can_change(fixed));
+	send_msg(&s, &r, LISTEN("1", "{\"toolsListChanged\":true}"));
+	CHECK_STR(r.msg[0], "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/"
+	                    "acknowledged\",\"params\":{\"notifications\":{}," SUBMETA("1") "}}");
+	CHECK_INT(mcpx_core_listen(fixed, &r.base, NULL), 0);
+	mcpx_core_tools_changed(fixed);
+	CHECK_INT(r.n, 1);
+	rec_clear(&r);
+	mcpx_core_sink_gone(fixed, &r.base);
+}
+
 int main(void)
 {
 	struct mcpx_tool *tools[] = {&fake_tool};
@@ -1126,6 +1309,23 @@ int main(void)
 	test_progress();
 	test_stateless();
 	test_http_headers();
+	{
+		struct mcpx_tool_provider pr = {.list = dyn_list, .find = dyn_find};
+		struct mcpx_core_opts o2 = opts;
+		struct mcpx_core *c2, *fixed = core;
+
+		o2.provider = &pr;
+		o2.tools_list_changed = true;
+		c2 = mcpx_core_new(&o2);
+		CHECK(c2 && mcpx_core_tools_can_change(c2));
+		if (c2) {
+			test_provider(c2);
+			test_list_changed(c2);
+			mcpx_core_free(c2);
+		}
+		test_list_fixed(fixed);
+		core = fixed;
+	}
 
 	/* Freeing the core with a call in flight cancels it (ASan checks that
 	 * nothing leaks). */

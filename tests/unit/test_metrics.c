@@ -100,6 +100,9 @@ static const char empty_text[] =
     "# HELP mcp_exec_http_connections_closed_total HTTP connections the server closed early, "
     "by reason.\n"
     "# TYPE mcp_exec_http_connections_closed_total counter\n"
+    "# HELP mcp_exec_tool_calls_total tools/call requests (and mcpx.call calls of functions), by "
+    "tool and outcome.\n"
+    "# TYPE mcp_exec_tool_calls_total counter\n"
     "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
     "rule, outcome and the reason of a denial.\n"
     "# TYPE mcp_exec_egress_requests_total counter\n"
@@ -207,6 +210,13 @@ static const char full_text[] =
     "mcp_exec_http_connections_closed_total{reason=\"header_timeout\"} 2\n"
     "mcp_exec_http_connections_closed_total{reason=\"evicted\"} 1\n"
     "mcp_exec_http_connections_closed_total{reason=\"other\"} 2\n"
+    "# HELP mcp_exec_tool_calls_total tools/call requests (and mcpx.call calls of functions), by "
+    "tool and outcome.\n"
+    "# TYPE mcp_exec_tool_calls_total counter\n"
+    "mcp_exec_tool_calls_total{tool=\"exec\",outcome=\"ok\"} 2\n"
+    "mcp_exec_tool_calls_total{tool=\"get_invoice\",outcome=\"invalid_arguments\"} 1\n"
+    "mcp_exec_tool_calls_total{tool=\"get_invoice\",outcome=\"other\"} 1\n"
+    "mcp_exec_tool_calls_total{tool=\"other\",outcome=\"raised\"} 1\n"
     "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
     "rule, outcome and the reason of a denial.\n"
     "# TYPE mcp_exec_egress_requests_total counter\n"
@@ -271,6 +281,12 @@ int main(void)
 	mcpx_metrics_http_response(0);
 	mcpx_metrics_http_response(600);
 	mcpx_metrics_http_response(-1);
+
+	mcpx_metrics_tool_call("exec", "ok");
+	mcpx_metrics_tool_call("get_invoice", "invalid_arguments");
+	mcpx_metrics_tool_call("exec", "ok");
+	mcpx_metrics_tool_call("get_invoice", "made-up");
+	mcpx_metrics_tool_call(NULL, "raised");
 
 	mcpx_metrics_egress("api", "ok", NULL);
 	mcpx_metrics_egress(NULL, "denied", "no_rule");
@@ -354,6 +370,22 @@ int main(void)
 		CHECK(strstr(text, "{rule=\"other\",outcome=\"ok\",reason=\"none\"}") != NULL);
 		CHECK(strstr(text, "rule1999\"") == NULL);
 		CHECK(len < 128 * 1024);
+	}
+	free(text);
+
+	/* Function names, too: bounded series, the overflow as "other". */
+	for (int i = 0; i < 2000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "fn%d", i);
+		mcpx_metrics_tool_call(name, "ok");
+	}
+	text = mcpx_metrics_render(&g, &len);
+	CHECK(text != NULL);
+	if (text) {
+		CHECK(strstr(text, "{tool=\"exec\",outcome=\"ok\"} 2\n") != NULL);
+		CHECK(strstr(text, "{tool=\"fn0\",outcome=\"ok\"} 1\n") != NULL);
+		CHECK(strstr(text, "{tool=\"other\",outcome=\"ok\"}") != NULL);
+		CHECK(strstr(text, "fn1999\"") == NULL);
 	}
 	free(text);
 	CHECK_DONE();

@@ -166,7 +166,8 @@ static void test_errors(void)
 	EXPECT_ERROR("", "not valid JSON", NULL);
 	EXPECT_ERROR("{} x", "not valid JSON", NULL);
 	EXPECT_ERROR("[]", "(the top level): must be an object", NULL);
-	EXPECT_ERROR("{\"functions\": {}}", "/functions: unknown key", NULL);
+	EXPECT_ERROR("{\"function\": []}", "/function: unknown key", NULL);
+	EXPECT_ERROR("{\"functions\": {}}", "/functions: must be an array", NULL);
 	EXPECT_ERROR("{\"a/b~\": 1}", "/a~1b~0: unknown key", NULL);
 	EXPECT_ERROR("{\"egress\": [], \"egress\": []}", "/egress: duplicate key", NULL);
 	EXPECT_ERROR("{\"egress\": {}}", "/egress: must be an array", NULL);
@@ -291,6 +292,181 @@ static void test_no_landlock(void)
 	mcpx_policy_unref(p);
 }
 
+/* A policy with functions: {"functions": [<entries>]} and one rule. */
+static int parse_functions(const char *entries, struct mcpx_policy **p, struct mcpx_err *err)
+{
+	char json[4096];
+
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"inv\", \"url_prefix\": \"http://inv/\"}], "
+	         "\"functions\": [%s]}",
+	         entries);
+	return parse(json, p, err);
+}
+
+static void expect_function_error(int line, const char *entries, const char *pointer,
+                                  const char *words)
+{
+	char json[4096];
+
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"inv\", \"url_prefix\": \"http://inv/\"}], "
+	         "\"functions\": [%s]}",
+	         entries);
+	expect_error(line, json, pointer, words);
+}
+#define EXPECT_FN_ERROR(e, pointer, words) expect_function_error(__LINE__, e, pointer, words)
+
+/* One valid entry with `extra` members added and source file `src`. */
+static void entry(char *buf, size_t len, const char *src, const char *extra)
+{
+	snprintf(buf, len,
+	         "{\"name\": \"get_invoice\", \"description\": \"One invoice.\", "
+	         "\"input_schema\": {\"type\": \"object\", \"properties\": {\"n\": "
+	         "{\"type\": \"integer\", \"minimum\": 1}}, \"required\": [\"n\"]}, "
+	         "\"source_file\": \"%s\"%s}",
+	         src, extra);
+}
+
+static void test_functions(void)
+{
+	char src[300], bad[300], e[2048], e2[4200];
+	struct mcpx_policy *p = NULL;
+	struct mcpx_err err = {{0}};
+	const struct mcpx_function *f;
+	struct mcpx_file_id files[8];
+	size_t n_files = 0;
+
+	snprintf(src, sizeof(src), "%s/invoice.py", dir);
+	write_file(src, "def handler(args, ctx):\n    return {'n': args['n']}\n");
+	entry(e, sizeof(e), src,
+	      ", \"title\": \"Get an invoice\", \"egress\": [\"inv\"], \"timeout_s\": 20, "
+	      "\"callable_from_exec\": true, \"output_schema\": {\"type\": \"object\"}");
+	CHECK_INT(parse_functions(e, &p, &err), 0);
+	if (!p) {
+		fprintf(stderr, "%s\n", err.msg);
+		check_failures++;
+		return;
+	}
+	CHECK_INT(p->n_functions, 1);
+	f = mcpx_policy_function(p, "get_invoice");
+	CHECK(f == &p->functions[0]);
+	CHECK(mcpx_policy_function(p, "other") == NULL);
+	CHECK(mcpx_policy_exec_calls(p));
+	if (f) {
+		CHECK_STR(f->title, "Get an invoice");
+		CHECK_STR(f->description, "One invoice.");
+		CHECK(f->input && f->output && f->input_schema && f->output_schema);
+		CHECK(strncmp(f->source, "def handler(args, ctx):", 23) == 0);
+		CHECK_INT(strlen(f->source_sha256), 64);
+		CHECK_INT(f->grant.n_rules, 1);
+		CHECK(f->grant.rules[0] == &p->rules[0]);
+		CHECK_INT(f->timeout_s, 20);
+		CHECK(f->callable_from_exec);
+	}
+	mcpx_policy_unref(p);
+
+	/* Defaults, and the source file is watched like a secret file. */
+	entry(e, sizeof(e), src, "");
+	{
+		char json[4096];
+
+		snprintf(json, sizeof(json), "{\"functions\": [%s]}", e);
+		CHECK_INT(
+		    mcpx_policy_parse(json, strlen(json), &opts, &p, files, 8, &n_files, &err), 0);
+	}
+	CHECK_INT(n_files, 1);
+	CHECK_STR(files[0].path, src);
+	CHECK(p && p->functions[0].title == NULL && p->functions[0].output == NULL &&
+	      p->functions[0].timeout_s == 0 && !p->functions[0].callable_from_exec &&
+	      p->functions[0].grant.n_rules == 0 && !mcpx_policy_exec_calls(p));
+	mcpx_policy_unref(p);
+
+	/* Every error names its pointer. */
+	EXPECT_FN_ERROR("1", "/functions/0: must be an object", NULL);
+	EXPECT_FN_ERROR("{\"name\": \"a\"}", "/functions/0: a function needs", NULL);
+	entry(e, sizeof(e), src, ", \"sourcefile\": 1");
+	EXPECT_FN_ERROR(e, "/functions/0/sourcefile: unknown key", NULL);
+	snprintf(e, sizeof(e),
+	         "{\"name\": \"exec\", \"description\": \"d\", \"input_schema\": {\"type\": "
+	         "\"object\"}, \"source_file\": \"%s\"}",
+	         src);
+	EXPECT_FN_ERROR(e, "/functions/0/name:", "server's own tool");
+	snprintf(e, sizeof(e),
+	         "{\"name\": \"get invoice\", \"description\": \"d\", \"input_schema\": {\"type\": "
+	         "\"object\"}, \"source_file\": \"%s\"}",
+	         src);
+	EXPECT_FN_ERROR(e, "/functions/0/name:", "a tool name is");
+	entry(e, sizeof(e), src, "");
+	snprintf(e2, sizeof(e2), "%s, %s", e, e);
+	EXPECT_FN_ERROR(e2, "/functions/1/name:", "another function is named get_invoice");
+	/* The schema's own pointer follows the function's. */
+	snprintf(e, sizeof(e),
+	         "{\"name\": \"f\", \"description\": \"d\", \"input_schema\": {\"type\": "
+	         "\"object\", \"properties\": {\"email\": {\"type\": \"string\", \"format\": "
+	         "\"email\"}}}, \"source_file\": \"%s\"}",
+	         src);
+	EXPECT_FN_ERROR(
+	    e, "/functions/0/input_schema/properties/email/format:", "unsupported keyword");
+	snprintf(e, sizeof(e),
+	         "{\"name\": \"f\", \"description\": \"d\", \"input_schema\": {\"type\": "
+	         "\"array\"}, \"source_file\": \"%s\"}",
+	         src);
+	EXPECT_FN_ERROR(e, "/functions/0/input_schema:", "\"type\": \"object\"");
+	entry(e, sizeof(e), src, ", \"output_schema\": {\"type\": \"object\", \"oneOf\": []}");
+	EXPECT_FN_ERROR(e, "/functions/0/output_schema/oneOf:", "unsupported keyword");
+	entry(e, sizeof(e), src, ", \"egress\": [\"nope\"]");
+	EXPECT_FN_ERROR(e, "/functions/0/egress/0:", "no egress rule is named \"nope\"");
+	entry(e, sizeof(e), src, ", \"timeout_s\": 0");
+	EXPECT_FN_ERROR(e, "/functions/0/timeout_s:", "must be in");
+	entry(e, sizeof(e), src, ", \"callable_from_exec\": 1");
+	EXPECT_FN_ERROR(e, "/functions/0/callable_from_exec:", "true or false");
+	/* Source files: absolute, readable by the server, not by runs, text. */
+	entry(e, sizeof(e), "relative.py", "");
+	EXPECT_FN_ERROR(e, "/functions/0/source_file:", "absolute path");
+	entry(e, sizeof(e), "/etc/passwd", "");
+	EXPECT_FN_ERROR(e, "/functions/0/source_file:", "runs can read it");
+	snprintf(bad, sizeof(bad), "%s/missing.py", dir);
+	entry(e, sizeof(e), bad, "");
+	EXPECT_FN_ERROR(e, "/functions/0/source_file:", "cannot read the source file");
+	snprintf(bad, sizeof(bad), "%s/latin1.py", dir);
+	write_file(bad, "x = '\xe9'\n");
+	entry(e, sizeof(e), bad, "");
+	EXPECT_FN_ERROR(e, "/functions/0/source_file:", "not valid UTF-8");
+	snprintf(bad, sizeof(bad), "%s/empty.py", dir);
+	write_file(bad, "");
+	entry(e, sizeof(e), bad, "");
+	EXPECT_FN_ERROR(e, "/functions/0/source_file:", "is empty");
+	entry(e, sizeof(e), dir, "");
+	EXPECT_FN_ERROR(e, "/functions/0/source_file:", "not a regular file");
+}
+
+/* Without Landlock, exec code could take over a function it calls: such a
+ * function may not have egress rules. */
+static void test_functions_no_landlock(void)
+{
+	static const struct mcpx_policy_opts strict = {.credentials_allowed = false};
+	char src[300], e[2048], json[4096];
+	struct mcpx_policy *p = NULL;
+	struct mcpx_err err = {{0}};
+
+	snprintf(src, sizeof(src), "%s/invoice.py", dir);
+	entry(e, sizeof(e), src, ", \"egress\": [\"inv\"], \"callable_from_exec\": true");
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"inv\", \"url_prefix\": \"http://inv/\"}], "
+	         "\"functions\": [%s]}",
+	         e);
+	CHECK(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err) < 0);
+	CHECK(strstr(err.msg, "/functions/0/callable_from_exec: ") == err.msg);
+	entry(e, sizeof(e), src, ", \"egress\": [\"inv\"]");
+	snprintf(json, sizeof(json),
+	         "{\"egress\": [{\"name\": \"inv\", \"url_prefix\": \"http://inv/\"}], "
+	         "\"functions\": [%s]}",
+	         e);
+	CHECK_INT(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err), 0);
+	mcpx_policy_unref(p);
+}
+
 static void test_store(void)
 {
 	char path[300], data1[300], data2[300], link[300], datalink[300], json[1024];
@@ -387,6 +563,8 @@ int main(void)
 	test_complete_policy();
 	test_errors();
 	test_no_landlock();
+	test_functions();
+	test_functions_no_landlock();
 	test_store();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	CHECK(system(cmd) == 0);

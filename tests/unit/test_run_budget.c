@@ -7,7 +7,9 @@
  * texts of the shapes a host, a pod and a cgroup namespace produce; the
  * per-run cgroup calls against the host's cgroup v2 hierarchy when this
  * process may write it (root on a v2 or hybrid host), else they are
- * reported as skipped.
+ * reported as skipped. A nested run joining its caller's budget
+ * (run_budget.h) runs on a real loop against two real process groups,
+ * each within the budget alone and over it together.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "loop.h"
+#include "run_budget.h"
 #include "run_cgroup.h"
 #include "run_usage.h"
 
@@ -233,6 +237,146 @@ static void test_procs(void)
 	free(shared);
 }
 
+/* A process group of one that waits (pause) until killed. */
+static pid_t idle_group(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	setpgid(pid, pid); /* whichever runs first, the group exists after this */
+	return pid;
+}
+
+/* A nested run's group read into its caller's list, counted once each. */
+static void test_procs_add(void)
+{
+	static struct mcpx_usage_procs p;
+	pid_t a = idle_group(), b = idle_group();
+	bool seen_a = false, seen_b = false;
+
+	CHECK_INT(mcpx_usage_procs(a, &p), 0);
+	CHECK_INT(p.n, 1);
+	CHECK_INT(mcpx_usage_procs_add(b, &p), 0);
+	CHECK_INT(p.n, 2);
+	for (size_t i = 0; i < p.n; i++) {
+		seen_a |= p.pid[i] == a;
+		seen_b |= p.pid[i] == b;
+	}
+	CHECK(seen_a && seen_b && p.rss_total_kb > 0);
+	/* Adding a group again adds nothing twice. */
+	CHECK_INT(mcpx_usage_procs_add(b, &p), -ESRCH);
+	CHECK_INT(p.n, 2);
+	kill(b, SIGKILL);
+	CHECK(waitpid(b, NULL, 0) == b);
+	CHECK_INT(mcpx_usage_procs(a, &p), 0);
+	CHECK_INT(mcpx_usage_procs_add(b, &p), -ESRCH);
+	CHECK_INT(p.n, 1);
+	kill(a, SIGKILL);
+	CHECK(waitpid(a, NULL, 0) == a);
+}
+
+/* A group that allocates mb MiB once told to (a byte on go), then waits
+ * to be killed. */
+static pid_t hog_group(int go, size_t mb)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		volatile char *mem;
+		char c;
+
+		setpgid(0, 0);
+		/* A test that fails by hanging leaves nothing behind. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (read(go, &c, 1) != 1)
+			_exit(1);
+		/* Written through a volatile pointer: a compiler may drop a
+		 * malloc and memset whose memory nothing reads. */
+		mem = malloc(mb << 20);
+		if (!mem)
+			_exit(1);
+		for (size_t i = 0; i < (mb << 20); i += 4096)
+			mem[i] = 7;
+		pause();
+		_exit(0);
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
+struct ended {
+	struct mcpx_loop *loop;
+	pid_t pgid;
+	const char *limit;
+	bool stop;
+};
+
+static void on_exceeded(void *arg, const char *limit)
+{
+	struct ended *e = arg;
+
+	e->limit = limit;
+	kill(-e->pgid, SIGKILL);
+	if (e->stop)
+		mcpx_loop_stop(e->loop);
+}
+
+static void proc_for(struct mcpx_sandbox_proc *proc, pid_t pid, const char *workdir)
+{
+	memset(proc, 0, sizeof(*proc));
+	proc->pid = pid;
+	proc->run_uid = getuid();
+	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
+	snprintf(proc->workdir, sizeof(proc->workdir), "%s", workdir);
+}
+
+/* Two groups of 60 MiB against a 100 MiB budget: within it alone, over it
+ * once the second joins the first's budget. Both are told "memory"; the
+ * caller's budget, finished first, lives on until the joined one is. */
+static void test_budget_join(void)
+{
+	char wa[] = "/tmp/mcpx-join-a-XXXXXX", wb[] = "/tmp/mcpx-join-b-XXXXXX";
+	struct mcpx_budget_limits lim = {.memory_kb = 100 << 10};
+	struct mcpx_run_budget *ra = NULL, *rb = NULL;
+	struct mcpx_sandbox_proc pa, pb;
+	struct mcpx_run_usage u;
+	struct ended ea = {0}, eb = {0};
+	struct mcpx_budget *b = mcpx_budget_new();
+	struct mcpx_loop *loop = mcpx_loop_new();
+	int go[2];
+
+	CHECK(b && loop && pipe(go) == 0);
+	CHECK(mkdtemp(wa) && mkdtemp(wb));
+	ea.pgid = hog_group(go[0], 60);
+	eb.pgid = hog_group(go[0], 60);
+	ea.loop = eb.loop = loop;
+	ea.stop = true; /* the caller is told last */
+	proc_for(&pa, ea.pgid, wa);
+	proc_for(&pb, eb.pgid, wb);
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &pa, 0, on_exceeded, &ea, &ra), 0);
+	CHECK_INT(mcpx_run_budget_join(ra, &pb, on_exceeded, &eb, &rb), 0);
+	/* Both allocate only now, inside the budget (a cgroup is charged only
+	 * for what is allocated in it). */
+	CHECK(write(go[1], "gg", 2) == 2);
+	CHECK(mcpx_loop_run(loop) == 0);
+	CHECK_STR(ea.limit, "memory");
+	CHECK_STR(eb.limit, "memory");
+	CHECK(waitpid(ea.pgid, NULL, 0) == ea.pgid && waitpid(eb.pgid, NULL, 0) == eb.pgid);
+	mcpx_run_budget_finish(ra, &u);
+	CHECK_STR(u.limit, "memory");
+	mcpx_run_budget_finish(rb, &u);
+	CHECK_STR(u.limit, "memory");
+	CHECK(rmdir(wa) == 0 && rmdir(wb) == 0);
+	close(go[0]);
+	close(go[1]);
+	mcpx_loop_free(loop);
+	mcpx_budget_free(b);
+}
+
 static void test_unlinked(void)
 {
 	static struct mcpx_usage_procs p;
@@ -315,6 +459,64 @@ static void test_cgroup_real(void)
 	CHECK(mcpx_cgroup_run_create(&env, "run-1", 0, 0, &cg, &err) < 0);
 }
 
+/* A nested run's cgroup beneath its caller's: the caller's cpu.stat counts
+ * it, the caller's cgroup.kill ends it, its own ends it alone, and it is
+ * removed before the caller's. */
+static void test_cgroup_nested(void)
+{
+	struct mcpx_cgroup_env env;
+	struct mcpx_run_cgroup cg, sub;
+	struct mcpx_cgroup_usage u;
+	struct mcpx_err err = {{0}};
+	pid_t outer, inner;
+	int st;
+
+	(void)mcpx_cgroup_env_init(&env, false);
+	if (!env.own[0] || access(env.own, W_OK) != 0) {
+		printf("skipped: no writable cgroup v2 directory\n");
+		return;
+	}
+	if ((size_t)snprintf(env.root, sizeof(env.root), "%s/mcpx-unit-n%d", env.own,
+	                     (int)getpid()) >= sizeof(env.root) ||
+	    mkdir(env.root, 0755) != 0) {
+		printf("skipped: cannot make %s: %s\n", env.root, strerror(errno));
+		return;
+	}
+	CHECK_INT(mcpx_cgroup_run_create(&env, "run-1", 0, 0, &cg, &err), 0);
+	outer = idle_group();
+	CHECK_INT(mcpx_cgroup_run_add(&cg, outer), 0);
+	CHECK_INT(mcpx_cgroup_run_create_nested(&cg, "call-2", &sub, &err), 0);
+	inner = fork();
+	if (inner == 0) {
+		spin_ms(100000);
+		_exit(0);
+	}
+	CHECK_INT(mcpx_cgroup_run_add(&sub, inner), 0);
+	/* The caller's usage includes the nested run's. */
+	for (int i = 0; i < 1000 && mcpx_cgroup_run_usage(&cg, &u) == 0 && u.cpu_usec < 50000; i++)
+		usleep(1000);
+	CHECK(mcpx_cgroup_run_usage(&cg, &u) == 0 && u.cpu_usec >= 50000);
+	/* The nested one's kill leaves the caller alone; the caller's ends
+	 * everything beneath it too. */
+	CHECK_INT(mcpx_cgroup_run_kill(&sub), 0);
+	CHECK(waitpid(inner, &st, 0) == inner && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	CHECK(kill(outer, 0) == 0);
+	inner = fork();
+	if (inner == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK_INT(mcpx_cgroup_run_add(&sub, inner), 0);
+	CHECK_INT(mcpx_cgroup_run_kill(&cg), 0);
+	CHECK(waitpid(inner, &st, 0) == inner && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	CHECK(waitpid(outer, &st, 0) == outer && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	mcpx_cgroup_run_remove(&sub);
+	CHECK(access(sub.path, F_OK) != 0);
+	mcpx_cgroup_run_remove(&cg);
+	CHECK(access(cg.path, F_OK) != 0);
+	CHECK(rmdir(env.root) == 0);
+}
+
 int main(void)
 {
 	test_locate();
@@ -322,6 +524,9 @@ int main(void)
 	test_owned();
 	test_procs();
 	test_unlinked();
+	test_procs_add();
+	test_budget_join();
 	test_cgroup_real();
+	test_cgroup_nested();
 	CHECK_DONE();
 }

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "config.h"
 #include "jsonrpc.h"
+#include "jsonschema.h"
 #include "mcp.h"
 #include "runfiles.h"
 #include "tool_exec.h"
@@ -531,6 +532,62 @@ static void test_describe(struct mcpx_tool *tool)
 	cJSON_Delete(d);
 }
 
+/* The inputSchema exec publishes, compiled by the validator, agrees with
+ * exec's own checks: what they accept it accepts, and the type errors they
+ * report it reports too (emptiness and sizes are exec's alone). */
+static void test_schema_agrees(struct mcpx_tool *tool)
+{
+	static const struct {
+		const char *json;
+		bool valid;
+	} table[] = {
+	    {"{\"code\":\"x\"}", true},
+	    {"{\"code\":\"x\",\"timeout_s\":5,\"stdin\":\"in\"}", true},
+	    {"{\"code\":\"x\",\"timeout_s\":5.0}", true},
+	    {"{\"code\":\"x\",\"files\":[{\"path\":\"a.txt\",\"content\":\"t\"}]}", true},
+	    {"{\"code\":\"x\",\"files\":[]}", true},
+	    {"{\"code\":5}", false},
+	    {"{}", false},
+	    {"{\"code\":\"x\",\"timeout_s\":1.5}", false},
+	    {"{\"code\":\"x\",\"timeout_s\":\"5\"}", false},
+	    {"{\"code\":\"x\",\"stdin\":1}", false},
+	    {"{\"code\":\"x\",\"extra\":1}", false},
+	    {"{\"code\":\"x\",\"files\":{}}", false},
+	    {"{\"code\":\"x\",\"files\":[{\"content\":\"t\"}]}", false},
+	    {"{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":1}]}", false},
+	    {"{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"other\":\"t\"}]}", false},
+	    {"[]", false},
+	};
+	cJSON *d = tool->describe(tool);
+	struct mcpx_schema *schema = NULL;
+	struct mcpx_err err = {{0}};
+
+	CHECK_INT(mcpx_schema_compile(item(d, "inputSchema"), &schema, &err), 0);
+	for (size_t i = 0; schema && i < sizeof(table) / sizeof(table[0]); i++) {
+		struct mcpx_schema_errors errs;
+		struct mcpx_exec_args a;
+		char msg[512];
+		bool by_exec = parse(table[i].json, &a, msg, sizeof(msg)) == 0;
+		bool by_schema = mcpx_schema_validate(schema, args, &errs) == 0;
+
+		if (by_exec && a.files) {
+			mcpx_runfiles_in_free(a.files);
+			free(a.files);
+		}
+		if (by_exec != table[i].valid || by_schema != table[i].valid) {
+			fprintf(stderr, "%s: exec %d, schema %d, want %d\n", table[i].json, by_exec,
+			        by_schema, table[i].valid);
+			check_failures++;
+		}
+	}
+	mcpx_schema_free(schema);
+	cJSON_Delete(d);
+	cJSON_Delete(args);
+	args = NULL;
+	free(last_stdin);
+	last_stdin = NULL;
+}
+
 /* Argument errors through the core: a tool error result, never a JSON-RPC
  * error, and the executor is never reached (it is NULL here). */
 static char *last;
@@ -554,10 +611,19 @@ static void test_through_core(struct mcpx_tool *tool)
 	                          "\"params\":{\"name\":\"exec\",\"arguments\":{\"code\":\"  \"}}}";
 	static const char req2[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
 	                           "\"params\":{\"name\":\"exec\"}}";
+	/* exec's own checks read the first "code"; the validator, run in
+	 * addition, sees the second. */
+	static const char req3[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	                           "\"params\":{\"name\":\"exec\",\"arguments\":{\"code\":\"1\","
+	                           "\"code\":5}}}";
 
 	mcpx_core_handle(core, &s, &sink, req, sizeof(req) - 1, &info);
 	CHECK_STR(last, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\","
 	                "\"text\":\"code must not be empty\"}],\"isError\":true}}");
+	mcpx_core_handle(core, &s, &sink, req3, sizeof(req3) - 1, &info);
+	CHECK_STR(last, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\","
+	                "\"text\":\"invalid arguments: 1 error\\n/code: must be string (got "
+	                "integer)\"}],\"isError\":true}}");
 	mcpx_core_handle(core, &s, &sink, req2, sizeof(req2) - 1, &info);
 	CHECK_STR(last,
 	          "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\","
@@ -590,7 +656,9 @@ int main(void)
 	test_parse();
 	test_parse_files();
 	cJSON_Delete(args);
+	args = NULL;
 	free(last_stdin);
+	last_stdin = NULL;
 	test_result();
 	test_result_files();
 
@@ -599,6 +667,7 @@ int main(void)
 	if (!tool)
 		return 1;
 	test_describe(tool);
+	test_schema_agrees(tool);
 	test_through_core(tool);
 	mcpx_tool_exec_free(tool);
 	CHECK_DONE();

@@ -151,7 +151,7 @@ static void test_fork_mode(struct mcpx_loop *loop, const struct mcpx_sandbox *sb
 	CHECK(wp && mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_FORK);
 	/* The first child is asked for at once. */
 	CHECK(mcpx_warm_pool_ready(wp));
-	CHECK_INT(mcpx_warm_pool_take(wp, &a, &pending, &base, &err), 1);
+	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 1);
 	CHECK(a.pid > 0 && !mcpx_warm_pool_ready(wp));
 	/* Once a's run starts, the next child is prepared beside it. */
 	mcpx_warm_pool_run_started(wp, a.pid);
@@ -162,10 +162,18 @@ static void test_fork_mode(struct mcpx_loop *loop, const struct mcpx_sandbox *sb
 	CHECK(strncmp(out, "pid ", 4) == 0);
 	mcpx_warm_pool_run_ended(wp);
 	/* The next run is another process. */
-	CHECK_INT(mcpx_warm_pool_take(wp, &b, &pending, &base, &err), 1);
+	CHECK_INT(mcpx_warm_pool_take(wp, &b, false, &pending, &base, &err), 1);
 	CHECK(b.pid > 0 && b.pid != a.pid);
 	st = run_in(sb, &b, pending, "raise SystemExit(4)", out, sizeof(out));
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 4);
+	/* A run that needs a broker channel (a function's) never gets a child
+	 * prepared without one: it is discarded and the run starts cold. */
+	mcpx_warm_pool_run_started(wp, b.pid);
+	mcpx_warm_pool_run_ended(wp);
+	spin(loop, 10000, is_ready, wp);
+	CHECK(mcpx_warm_pool_ready(wp));
+	CHECK_INT(mcpx_warm_pool_take(wp, &a, true, &pending, &base, &err), 0);
+	CHECK(!mcpx_warm_pool_ready(wp));
 	mcpx_warm_pool_free(wp);
 }
 
@@ -185,7 +193,7 @@ static void test_after_reap(struct mcpx_loop *loop, const struct mcpx_sandbox *s
 	CHECK(wp && mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_AFTER_REAP);
 	CHECK(mcpx_warm_pool_ready(wp));
 	/* Still preloading at once: not handed out, the run starts cold. */
-	CHECK_INT(mcpx_warm_pool_take(wp, &a, &pending, &base, &err), 0);
+	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 0);
 	CHECK(!mcpx_warm_pool_ready(wp));
 	/* A run ended and the next started at once (cold): the interpreter
 	 * due after the first may not be started beside the second. */
@@ -201,7 +209,7 @@ static void test_after_reap(struct mcpx_loop *loop, const struct mcpx_sandbox *s
 		struct timespec ts = {0, 20000000};
 
 		for (int i = 0; i < 500; i++) {
-			st = mcpx_warm_pool_take(wp, &a, &pending, &base, &err);
+			st = mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err);
 			if (st != 0)
 				break;
 			mcpx_warm_pool_run_ended(wp);
@@ -243,7 +251,7 @@ static void test_degrade(struct mcpx_loop *loop, const struct mcpx_sandbox *sb)
 	wp = mcpx_warm_pool_new(loop, &cfg, bad, NULL);
 	spin(loop, 10000, is_after_reap, wp);
 	CHECK(mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_AFTER_REAP);
-	CHECK(mcpx_warm_pool_take(wp, &a, &pending, &base, &err) == 0);
+	CHECK(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err) == 0);
 	mcpx_warm_pool_free(wp);
 	free(bad);
 }

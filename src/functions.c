@@ -1,0 +1,674 @@
+/*
+ * functions.c - running callable functions (functions.h): host-side
+ * argument validation, the run's invocation, the "result" and "call" ops of
+ * the broker channel, nested calls, and turning what a run left into a
+ * result.
+ *
+ * Each call in progress is a struct mcpx_fn_run, known to the broker's op
+ * handler by a token (never a pointer: a run's frames may still arrive
+ * after its call was cancelled and freed, and must then find nothing). The
+ * token travels in the job's bind to the broker, which hands it back with
+ * every op of that run; exec's runs have none, so only a function's own run
+ * can deliver its result.
+ *
+ * What the run is given: main.py is a fixed line (RUN_MAIN) that calls the
+ * trusted wrapper (python/mcpx_function.py); stdin holds one JSON object
+ * {name, file, source, args}. Nothing else of the function reaches the run:
+ * its egress rules and credentials stay with the broker.
+ *
+ * What it does not do: speak MCP (tool_function.c), parse the policy
+ * (policy_functions.c), or manage processes (executor.c).
+ */
+#include "functions.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "config.h"
+#include "crypto.h"
+#include "log.h"
+#include "loop.h"
+#include "metrics.h"
+#include "policy.h"
+#include "utf8.h"
+
+/* The run's main.py: the wrapper does the rest (python/mcpx_function.py). */
+static const char RUN_MAIN[] = "import mcpx_function\nmcpx_function.main()\n";
+/* Bytes of a failed run's stderr quoted in its error. */
+#define STDERR_TAIL 2000u
+
+struct mcpx_functions {
+	const struct mcpx_config *cfg;
+	struct mcpx_executor *ex;
+	struct mcpx_broker *broker; /* NULL: no policy */
+	struct mcpx_fn_run *runs;
+	uint64_t next_token;
+};
+
+struct mcpx_fn_run {
+	struct mcpx_functions *fs;
+	struct mcpx_fn_run *next;
+	uint64_t token;
+	struct mcpx_policy *policy; /* our reference */
+	const struct mcpx_function *fn;
+	struct mcpx_job *job;
+	struct mcpx_fn_callbacks cb;
+	unsigned depth;
+	/* From mcpx.call: the caller's op, answered when this run is done. */
+	struct mcpx_broker_op *op;
+	/* What the run sent in its "result" op. */
+	bool got_result;
+	char *status; /* "ok", "error" or "bad_result" */
+	char *body;   /* the JSON the wrapper sent */
+	size_t body_len;
+	bool body_too_large;
+};
+
+/* ---- the list of calls in progress ------------------------------------ */
+
+static struct mcpx_fn_run *find_token(struct mcpx_functions *fs, uint64_t token)
+{
+	for (struct mcpx_fn_run *r = fs->runs; r && token; r = r->next)
+		if (r->token == token)
+			return r;
+	return NULL;
+}
+
+static struct mcpx_fn_run *find_op(struct mcpx_functions *fs, const struct mcpx_broker_op *q)
+{
+	for (struct mcpx_fn_run *r = fs->runs; r; r = r->next)
+		if (r->op == q)
+			return r;
+	return NULL;
+}
+
+static void run_free(struct mcpx_fn_run *r)
+{
+	for (struct mcpx_fn_run **pp = &r->fs->runs; *pp; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	mcpx_policy_unref(r->policy);
+	free(r->status);
+	free(r->body);
+	free(r);
+}
+
+/* ---- starting a run ------------------------------------------------------ */
+
+/* The source file's last component: what its tracebacks show. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* stdin of the run: {name, file, source, args}. NULL when out of memory. */
+static char *invocation(const struct mcpx_function *fn, const cJSON *args)
+{
+	cJSON *inv = cJSON_CreateObject();
+	cJSON *copy = cJSON_Duplicate(args, true);
+	char *text = NULL;
+
+	if (inv && copy && cJSON_AddStringToObject(inv, "name", fn->name) &&
+	    cJSON_AddStringToObject(inv, "file", base_name(fn->source_file)) &&
+	    cJSON_AddStringToObject(inv, "source", fn->source) &&
+	    cJSON_AddItemToObject(inv, "args", copy)) {
+		copy = NULL;
+		text = cJSON_PrintUnformatted(inv);
+	}
+	cJSON_Delete(copy);
+	cJSON_Delete(inv);
+	return text;
+}
+
+/* The function's timeout, as the server's limits allow. */
+static unsigned timeout_for(const struct mcpx_config *cfg, const struct mcpx_function *fn)
+{
+	unsigned t = fn->timeout_s ? fn->timeout_s : cfg->default_timeout_s;
+
+	if (t > cfg->max_timeout_s)
+		t = cfg->max_timeout_s;
+	return t ? t : 1;
+}
+
+static void on_job_done(void *arg, const struct mcpx_job_result *jr);
+static void on_job_event(void *arg, enum mcpx_job_event ev, size_t pos);
+
+/* Queues r's run. The arguments were validated; spec's timeout and, for
+ * a nested call, its caller are filled in by the caller. */
+static int submit(struct mcpx_fn_run *r, const cJSON *args, struct mcpx_job_spec *spec,
+                  struct mcpx_job_bind *bind)
+{
+	char *args_text = cJSON_PrintUnformatted(args);
+	char *stdin_text = invocation(r->fn, args);
+	char args_sha[65];
+	struct mcpx_job_callbacks cb = {.done = on_job_done, .event = on_job_event, .arg = r};
+	int rc = -ENOMEM;
+
+	if (args_text && stdin_text) {
+		mcpx_sha256_hex(args_text, strlen(args_text), args_sha);
+		bind->policy = r->policy;
+		bind->grant = &r->fn->grant;
+		bind->channel = true; /* the result comes back on it */
+		bind->depth = r->depth;
+		bind->token = r->token;
+		bind->tool = r->fn->name;
+		bind->args_sha256 = args_sha;
+		bind->args_bytes = strlen(args_text);
+		bind->source_sha256 = r->fn->source_sha256;
+		spec->code = RUN_MAIN;
+		spec->code_len = sizeof(RUN_MAIN) - 1;
+		spec->stdin_data = stdin_text;
+		spec->stdin_len = strlen(stdin_text);
+		spec->bind = bind;
+		rc = mcpx_executor_submit(r->fs->ex, spec, &cb, &r->job);
+	}
+	if (stdin_text) {
+		mcpx_wipe(stdin_text, strlen(stdin_text));
+		free(stdin_text);
+	}
+	free(args_text);
+	return rc;
+}
+
+/* Arguments against the input schema: 0, or -EINVAL with every failure and
+ * its pointer in msg. */
+static int validate_args(const struct mcpx_function *fn, const cJSON *args, char *msg,
+                         size_t msglen)
+{
+	struct mcpx_schema_errors errs;
+	int rc = mcpx_schema_validate(fn->input, args, &errs);
+
+	if (rc == 0)
+		return 0;
+	if (rc == -ENOMEM && errs.count == 0) {
+		snprintf(msg, msglen, "internal error: out of memory validating the arguments");
+		return -ENOMEM;
+	}
+	mcpx_schema_errors_format(&errs, "invalid arguments", msg, msglen);
+	return -EINVAL;
+}
+
+static struct mcpx_fn_run *run_new(struct mcpx_functions *fs, struct mcpx_policy *p,
+                                   const struct mcpx_function *fn, unsigned depth)
+{
+	struct mcpx_fn_run *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->fs = fs;
+	r->policy = mcpx_policy_ref(p);
+	r->fn = fn;
+	r->depth = depth;
+	r->token = ++fs->next_token;
+	r->next = fs->runs;
+	fs->runs = r;
+	return r;
+}
+
+static const char *refusal_outcome(int rc)
+{
+	return rc == -EINVAL                      ? "invalid_arguments"
+	       : rc == -EBUSY || rc == -ESHUTDOWN ? "busy"
+	                                          : "failed";
+}
+
+/* The executor's refusal, in words for the caller. */
+static void refusal_text(const struct mcpx_functions *fs, int rc, char *msg, size_t msglen)
+{
+	if (rc == -EBUSY)
+		snprintf(msg, msglen,
+		         "server busy: the queue of executions is full (limit %u); try again later",
+		         fs->cfg->max_queue);
+	else if (rc == -ESHUTDOWN)
+		snprintf(msg, msglen, "server is shutting down: not accepting new executions");
+	else
+		snprintf(msg, msglen, "internal error: could not queue the function's run (%s)",
+		         strerror(-rc));
+}
+
+int mcpx_fn_start(struct mcpx_functions *fs, const struct mcpx_fn_call *call,
+                  const struct mcpx_fn_callbacks *cb, struct mcpx_fn_run **out, char *msg,
+                  size_t msglen)
+{
+	cJSON *empty = call->args ? NULL : cJSON_CreateObject();
+	const cJSON *args = call->args ? call->args : empty;
+	struct mcpx_job_spec spec = {.request_id = call->request_id, .caller = call->caller};
+	struct mcpx_job_bind bind = {0};
+	struct mcpx_fn_run *r = NULL;
+	int rc;
+
+	*out = NULL;
+	msg[0] = '\0';
+	rc = args ? validate_args(call->fn, args, msg, msglen) : -ENOMEM;
+	if (rc == 0 && !(r = run_new(fs, call->policy, call->fn, 0)))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		r->cb = *cb;
+		spec.timeout_s = timeout_for(fs->cfg, call->fn);
+		rc = submit(r, args, &spec, &bind);
+		if (rc < 0)
+			refusal_text(fs, rc, msg, msglen);
+	}
+	if (rc < 0 && !msg[0])
+		snprintf(msg, msglen, "internal error: out of memory");
+	if (rc < 0) {
+		mcpx_metrics_tool_call(call->fn->name, refusal_outcome(rc));
+		if (r)
+			run_free(r);
+	}
+	cJSON_Delete(empty);
+	*out = rc == 0 ? r : NULL;
+	return rc;
+}
+
+void mcpx_fn_cancel(struct mcpx_fn_run *r)
+{
+	if (!r)
+		return;
+	mcpx_metrics_tool_call(r->fn->name, "cancelled");
+	mcpx_executor_cancel(r->fs->ex, r->job);
+	run_free(r);
+}
+
+struct mcpx_job *mcpx_fn_job(const struct mcpx_fn_run *r)
+{
+	return r ? r->job : NULL;
+}
+
+/* ---- a run is done: what it left becomes the result ---------------------- */
+
+/* The value the run sent: a returned dict is the structuredContent, any
+ * other value becomes {"result": value}; then the output schema. */
+static enum mcpx_fn_outcome take_value(struct mcpx_fn_run *r, cJSON **out, struct mcpx_buf *text)
+{
+	cJSON *v = cJSON_ParseWithLength(r->body, r->body_len);
+	struct mcpx_schema_errors errs;
+	char msg[MCPX_FN_MSG_MAX];
+
+	if (!v) {
+		mcpx_buf_adds(text, "the function's result is not valid JSON");
+		return MCPX_FN_BAD_RESULT;
+	}
+	if (!cJSON_IsObject(v)) {
+		cJSON *wrap = cJSON_CreateObject();
+
+		if (!wrap || !cJSON_AddItemToObject(wrap, "result", v)) {
+			cJSON_Delete(wrap);
+			cJSON_Delete(v);
+			mcpx_buf_adds(text, "internal error: out of memory");
+			return MCPX_FN_FAILED;
+		}
+		v = wrap;
+	}
+	if (r->fn->output && mcpx_schema_validate(r->fn->output, v, &errs) < 0) {
+		mcpx_schema_errors_format(&errs,
+		                          "the function's result does not match its output "
+		                          "schema",
+		                          msg, sizeof(msg));
+		mcpx_buf_adds(text, msg);
+		cJSON_Delete(v);
+		return MCPX_FN_BAD_RESULT;
+	}
+	*out = v;
+	return MCPX_FN_OK;
+}
+
+/* {"message", "traceback"} from the wrapper: the message, a blank line,
+ * the end of the traceback. */
+static void raised_text(const struct mcpx_fn_run *r, struct mcpx_buf *text)
+{
+	cJSON *e = cJSON_ParseWithLength(r->body, r->body_len);
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+	const cJSON *tb = cJSON_GetObjectItemCaseSensitive(e, "traceback");
+
+	mcpx_buf_adds(text, cJSON_IsString(m) ? m->valuestring : "the function failed");
+	if (cJSON_IsString(tb) && tb->valuestring[0]) {
+		const char *t = tb->valuestring;
+		size_t n = strlen(t);
+
+		if (n > MCPX_FN_TRACEBACK_MAX) {
+			t += n - MCPX_FN_TRACEBACK_MAX;
+			while (((unsigned char)*t & 0xC0) == 0x80)
+				t++;
+			mcpx_buf_adds(text, "\n\n(the start of the traceback is cut)\n...");
+		} else {
+			mcpx_buf_adds(text, "\n\n");
+		}
+		mcpx_buf_adds(text, t);
+	}
+	cJSON_Delete(e);
+}
+
+/* Why a run that sent no result ended, for the caller. */
+static void failed_text(const struct mcpx_fn_run *r, const struct mcpx_job_result *jr,
+                        struct mcpx_buf *text)
+{
+	const char *name = r->fn->name;
+	size_t n = jr->stderr_len < STDERR_TAIL ? jr->stderr_len : STDERR_TAIL;
+	char *tail;
+
+	if (jr->status != MCPX_JOB_DONE)
+		mcpx_buf_addf(text, "%s", jr->message);
+	else if (jr->timed_out)
+		mcpx_buf_addf(text, "%s did not finish within %llu ms (its time limit)", name,
+		              (unsigned long long)jr->duration_ms);
+	else if (jr->limit)
+		mcpx_buf_addf(text, "%s was stopped by the run's %s limit", name, jr->limit);
+	else if (jr->signal)
+		mcpx_buf_addf(text, "%s ended without a result (killed by signal %d)", name,
+		              jr->signal);
+	else
+		mcpx_buf_addf(text, "%s ended without a result (exit code %d)", name,
+		              jr->exit_code);
+	if (jr->status == MCPX_JOB_DONE && n) {
+		tail = mcpx_utf8_sanitize(jr->stderr_buf + jr->stderr_len - n, n, &n);
+		if (tail)
+			mcpx_buf_addf(text, "\n\nstderr (its end):\n%s", tail);
+		free(tail);
+	}
+}
+
+static enum mcpx_fn_outcome interpret(struct mcpx_fn_run *r, const struct mcpx_job_result *jr,
+                                      cJSON **structured, struct mcpx_buf *text)
+{
+	if (jr->status == MCPX_JOB_DONE && r->got_result) {
+		if (r->body_too_large ||
+		    (r->fs->cfg->max_output_bytes && r->body_len > r->fs->cfg->max_output_bytes)) {
+			mcpx_buf_addf(text,
+			              "the function's result is larger than %zu bytes "
+			              "(MCP_EXEC_MAX_OUTPUT_BYTES)",
+			              r->fs->cfg->max_output_bytes);
+			return MCPX_FN_BAD_RESULT;
+		}
+		if (strcmp(r->status, "ok") == 0)
+			return take_value(r, structured, text);
+		raised_text(r, text);
+		return strcmp(r->status, "bad_result") == 0 ? MCPX_FN_BAD_RESULT : MCPX_FN_RAISED;
+	}
+	failed_text(r, jr, text);
+	return MCPX_FN_FAILED;
+}
+
+static const char *outcome_label(enum mcpx_fn_outcome o)
+{
+	static const char *const labels[] = {"ok", "raised", "bad_result", "failed"};
+
+	return labels[o];
+}
+
+static void answer_op(struct mcpx_broker_op *q, const struct mcpx_fn_result *res);
+
+static void on_job_done(void *arg, const struct mcpx_job_result *jr)
+{
+	struct mcpx_fn_run *r = arg;
+	struct mcpx_fn_result res = {0};
+	struct mcpx_buf text;
+
+	mcpx_buf_init(&text, MCPX_FN_MSG_MAX + MCPX_FN_TRACEBACK_MAX);
+	r->job = NULL; /* freed by the executor after this callback */
+	res.outcome = interpret(r, jr, &res.structured, &text);
+	res.text = mcpx_buf_str(&text);
+	/* A run the queue dropped (expired, draining) was refused, not run. */
+	mcpx_metrics_tool_call(r->fn->name,
+	                       jr->status == MCPX_JOB_EXPIRED || jr->status == MCPX_JOB_SHUTDOWN
+	                           ? "busy"
+	                           : outcome_label(res.outcome));
+	if (r->op)
+		answer_op(r->op, &res);
+	else if (r->cb.done)
+		r->cb.done(r->cb.arg, &res);
+	cJSON_Delete(res.structured); /* NULL unless nobody took it */
+	mcpx_buf_free(&text);
+	run_free(r);
+}
+
+static void on_job_event(void *arg, enum mcpx_job_event ev, size_t pos)
+{
+	struct mcpx_fn_run *r = arg;
+
+	if (r->cb.event)
+		r->cb.event(r->cb.arg, ev, pos);
+}
+
+/* ---- the broker's ops: "result" from a function's run ----------------- */
+
+/* {"error": kind, "message": msg}; a refusal ("denied") also has the
+ * reason mcpx.Denied reads. */
+static void answer_error(struct mcpx_broker_op *q, const char *kind, const char *msg)
+{
+	cJSON *m = cJSON_CreateObject();
+
+	if (m && (!cJSON_AddStringToObject(m, "error", kind) ||
+	          !cJSON_AddStringToObject(m, "message", msg) ||
+	          (strcmp(kind, "denied") == 0 &&
+	           !cJSON_AddStringToObject(m, "reason", "bad_request")))) {
+		cJSON_Delete(m);
+		m = NULL;
+	}
+	mcpx_broker_op_answer(q, m, NULL, 0);
+}
+
+static void op_result(struct mcpx_functions *fs, struct mcpx_broker_op *q, const cJSON *msg,
+                      const char *body, size_t len, bool oversize)
+{
+	struct mcpx_fn_run *r = find_token(fs, mcpx_broker_op_who(q)->token);
+	const cJSON *status = cJSON_GetObjectItemCaseSensitive(msg, "status");
+
+	if (!r) {
+		answer_error(q, "denied", "this run is not a function's run");
+		return;
+	}
+	if (r->got_result) {
+		answer_error(q, "denied", "the result was already sent");
+		return;
+	}
+	if (!cJSON_IsString(status) ||
+	    (strcmp(status->valuestring, "ok") != 0 && strcmp(status->valuestring, "error") != 0 &&
+	     strcmp(status->valuestring, "bad_result") != 0)) {
+		answer_error(q, "denied", "status must be \"ok\", \"error\" or \"bad_result\"");
+		return;
+	}
+	r->status = strdup(status->valuestring);
+	r->body = oversize ? NULL : malloc(len ? len : 1);
+	if (!r->status || (!oversize && !r->body)) {
+		answer_error(q, "denied", "the server is out of memory");
+		return;
+	}
+	if (r->body)
+		memcpy(r->body, body, len);
+	r->body_len = len;
+	r->body_too_large = oversize;
+	r->got_result = true;
+	mcpx_broker_op_answer(q, cJSON_CreateObject(), NULL, 0);
+}
+
+/* ---- the broker's ops: "call" from code (mcpx.call) --------------------- */
+
+/* A call's outcome for the calling code: {"ok": true} and the structured
+ * result as the body, or {"error": "tool", "message": text}. */
+static void answer_op(struct mcpx_broker_op *q, const struct mcpx_fn_result *res)
+{
+	cJSON *m;
+	char *body;
+
+	if (res->outcome != MCPX_FN_OK) {
+		answer_error(q, "tool", res->text);
+		return;
+	}
+	body = cJSON_PrintUnformatted(res->structured);
+	m = cJSON_CreateObject();
+	if (!body || !m || !cJSON_AddTrueToObject(m, "ok")) {
+		free(body);
+		cJSON_Delete(m);
+		answer_error(q, "tool", "internal error: out of memory");
+		return;
+	}
+	mcpx_broker_op_answer(q, m, body, strlen(body));
+}
+
+/* One call in flight per calling run: threads of a run wait their turn. */
+static bool caller_busy(struct mcpx_functions *fs, const struct mcpx_broker_who *who)
+{
+	for (struct mcpx_fn_run *r = fs->runs; r; r = r->next)
+		if (r->op && mcpx_broker_op_who(r->op) == who)
+			return true;
+	return false;
+}
+
+/* The function the caller names, if its code may call it now; else NULL
+ * with the reason in msg. */
+static const struct mcpx_function *callee(struct mcpx_functions *fs,
+                                          const struct mcpx_broker_who *who, unsigned count,
+                                          const cJSON *name, char *msg, size_t msglen)
+{
+	const struct mcpx_function *fn = NULL;
+	char shown[MCPX_FUNCTION_NAME_MAX + 1];
+
+	if (!cJSON_IsString(name)) {
+		snprintf(msg, msglen, "mcpx.call needs the name of a function");
+		return NULL;
+	}
+	/* Only a name a function could have is echoed. */
+	snprintf(shown, sizeof(shown), "%s",
+	         strlen(name->valuestring) < sizeof(shown) ? name->valuestring : "(a long name)");
+	fn = mcpx_policy_function(who->policy, name->valuestring);
+	if (!fn || !fn->callable_from_exec)
+		snprintf(msg, msglen, "no function named \"%s\" may be called from code", shown);
+	else if (who->depth + 1 > MCPX_FN_MAX_DEPTH)
+		snprintf(msg, msglen, "%s: calls nest at most %d deep", shown, MCPX_FN_MAX_DEPTH);
+	else if (caller_busy(fs, who))
+		snprintf(msg, msglen, "%s: this run already waits for a call (one at a time)",
+		         shown);
+	else if (count > MCPX_FN_MAX_CALLS)
+		snprintf(msg, msglen, "%s: this run made its %d calls", shown, MCPX_FN_MAX_CALLS);
+	else if (mcpx_now_us() >= who->deadline_us)
+		snprintf(msg, msglen, "%s: the calling run has no time left", shown);
+	else
+		return fn;
+	return NULL;
+}
+
+/* The arguments: a JSON object in the body, valid for fn. */
+static cJSON *call_args(const struct mcpx_function *fn, const char *body, size_t len, bool oversize,
+                        char *msg, size_t msglen)
+{
+	cJSON *args = oversize ? NULL : cJSON_ParseWithLength(body, len);
+
+	if (oversize)
+		snprintf(msg, msglen, "%s: the arguments are larger than %u bytes", fn->name,
+		         MCPX_BROKER_MAX_REQUEST_BODY);
+	else if (!cJSON_IsObject(args))
+		snprintf(msg, msglen, "%s: the arguments must be a JSON object", fn->name);
+	else if (validate_args(fn, args, msg, msglen) == 0)
+		return args;
+	mcpx_metrics_tool_call(fn->name, "invalid_arguments");
+	cJSON_Delete(args);
+	return NULL;
+}
+
+static void op_call(struct mcpx_functions *fs, struct mcpx_broker_op *q, const cJSON *msg,
+                    const char *body, size_t len, bool oversize)
+{
+	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
+	const struct mcpx_function *fn;
+	struct mcpx_job_spec spec = {.request_id = who->request_id, .caller = who->caller};
+	struct mcpx_job_bind bind = {.nested = true, .parent_run_id = who->run_id};
+	char text[MCPX_FN_MSG_MAX];
+	uint64_t left_s;
+	struct mcpx_fn_run *r;
+	cJSON *args;
+	int rc;
+
+	fn = callee(fs, who, mcpx_broker_op_count(q), cJSON_GetObjectItemCaseSensitive(msg, "name"),
+	            text, sizeof(text));
+	args = fn ? call_args(fn, body, len, oversize, text, sizeof(text)) : NULL;
+	if (!args) {
+		answer_error(q, "tool", text);
+		return;
+	}
+	r = run_new(fs, who->policy, fn, who->depth + 1);
+	rc = r ? 0 : -ENOMEM;
+	if (r) {
+		/* The callee ends with its caller at the latest. */
+		left_s = (who->deadline_us - mcpx_now_us() + 999999u) / 1000000u;
+		spec.timeout_s = timeout_for(fs->cfg, fn);
+		if (left_s < spec.timeout_s)
+			spec.timeout_s = (unsigned)left_s;
+		r->op = q;
+		rc = submit(r, args, &spec, &bind);
+	}
+	cJSON_Delete(args);
+	if (rc < 0) {
+		refusal_text(fs, rc, text, sizeof(text));
+		mcpx_metrics_tool_call(fn->name, refusal_outcome(rc));
+		if (r)
+			run_free(r);
+		answer_error(q, "tool", text);
+	}
+}
+
+static void on_op(void *arg, struct mcpx_broker_op *q, const char *name, const cJSON *msg,
+                  const char *body, size_t len, bool oversize)
+{
+	struct mcpx_functions *fs = arg;
+
+	if (strcmp(name, "result") == 0)
+		op_result(fs, q, msg, body, len, oversize);
+	else if (strcmp(name, "call") == 0)
+		op_call(fs, q, msg, body, len, oversize);
+	else
+		answer_error(q, "denied",
+		             "unknown operation (this server knows fetch, call and "
+		             "result)");
+}
+
+/* The caller's run ended first: its call goes with it. */
+static void on_op_cancel(void *arg, struct mcpx_broker_op *q)
+{
+	struct mcpx_fn_run *r = find_op(arg, q);
+
+	if (r) {
+		r->op = NULL;
+		mcpx_fn_cancel(r);
+	}
+}
+
+/* ---- the module ------------------------------------------------------------ */
+
+struct mcpx_functions *mcpx_functions_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
+                                          struct mcpx_broker *broker)
+{
+	struct mcpx_functions *fs = calloc(1, sizeof(*fs));
+	struct mcpx_broker_ops ops = {.op = on_op, .cancel = on_op_cancel};
+
+	if (!fs)
+		return NULL;
+	fs->cfg = cfg;
+	fs->ex = ex;
+	fs->broker = broker;
+	ops.arg = fs;
+	if (broker)
+		mcpx_broker_set_ops(broker, &ops);
+	return fs;
+}
+
+void mcpx_functions_free(struct mcpx_functions *fs)
+{
+	if (!fs)
+		return;
+	/* Calls of tools/call were cancelled by the core, nested ones with
+	 * their callers' runs; whatever is left goes now. */
+	while (fs->runs)
+		mcpx_fn_cancel(fs->runs);
+	if (fs->broker)
+		mcpx_broker_set_ops(fs->broker, &(struct mcpx_broker_ops){0});
+	free(fs);
+}
