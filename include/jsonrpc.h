@@ -55,6 +55,11 @@ cJSON *mcpx_jsonrpc_parse(const char *msg, size_t len, const char **why);
  * \u0000. Returns 0, -ENOMEM, or -E2BIG when out's cap would be passed. */
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out);
 
+/* Adds item to obj under key, or frees it: the caller's item is never
+ * leaked, whichever step ran out of memory (item may be NULL: a failed
+ * allocation, reported as false). */
+bool mcpx_json_add_owned(cJSON *obj, const char *key, cJSON *item);
+
 /* True when a parsed string carries U+0000. */
 bool mcpx_json_has_nul(const cJSON *str);
 

@@ -263,6 +263,17 @@ cJSON *mcpx_jsonrpc_parse(const char *msg, size_t len, const char **why)
 	return root;
 }
 
+bool mcpx_json_add_owned(cJSON *obj, const char *key, cJSON *item)
+{
+	if (!item)
+		return false;
+	if (!cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return false;
+	}
+	return true;
+}
+
 bool mcpx_json_has_nul(const cJSON *str)
 {
 	return cJSON_IsString(str) && strchr(str->valuestring, MCPX_JSON_NUL_MARK);

@@ -217,18 +217,6 @@ static const cJSON *member(const cJSON *obj, const char *name)
 	return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
 }
 
-/* Adds item to obj under key, or frees it, so no failure path leaks it. */
-static bool add_owned(cJSON *obj, const char *key, cJSON *item)
-{
-	if (!item)
-		return false;
-	if (!cJSON_AddItemToObject(obj, key, item)) {
-		cJSON_Delete(item);
-		return false;
-	}
-	return true;
-}
-
 /* ---- sending ---------------------------------------------------------- */
 
 /* Prints msg into out and frees it. Returns 0 or a negative errno (logged:
@@ -401,7 +389,7 @@ static bool decorate_stateless(const struct mcpx_core *core, cJSON *result)
 	}
 	if (!cJSON_IsObject(meta) || cJSON_GetObjectItemCaseSensitive(meta, META_SERVER_INFO))
 		return true;
-	return add_owned(meta, META_SERVER_INFO, server_info(core));
+	return mcpx_json_add_owned(meta, META_SERVER_INFO, server_info(core));
 }
 
 /* Sends a result (ownership passes); NULL means we ran out of memory. */
@@ -582,7 +570,7 @@ void mcpx_call_progress(struct mcpx_call *call, double progress, const char *mes
 	    (call->progress_sent && !(progress > call->last_progress)))
 		return;
 	params = cJSON_CreateObject();
-	ok = add_owned(params, "progressToken", cJSON_Duplicate(call->progress_token, true)) &&
+	ok = mcpx_json_add_owned(params, "progressToken", cJSON_Duplicate(call->progress_token, true)) &&
 	     cJSON_AddNumberToObject(params, "progress", progress);
 	/* "message" was added to ProgressNotification in 2025-03-26; a
 	 * 2024-11-05 client's schema has no such field. */
@@ -683,8 +671,8 @@ static void do_initialize(struct req *r)
 
 	res = cJSON_CreateObject();
 	if (!cJSON_AddStringToObject(res, "protocolVersion", chosen) ||
-	    !add_owned(res, "capabilities", capabilities(r->c->core)) ||
-	    !add_owned(res, "serverInfo", server_info(r->c->core)) ||
+	    !mcpx_json_add_owned(res, "capabilities", capabilities(r->c->core)) ||
+	    !mcpx_json_add_owned(res, "serverInfo", server_info(r->c->core)) ||
 	    (r->c->core->instructions &&
 	     !cJSON_AddStringToObject(res, "instructions", r->c->core->instructions))) {
 		cJSON_Delete(res);
@@ -705,9 +693,9 @@ static void do_discover(struct req *r)
 	cJSON *res = cJSON_CreateObject();
 	cJSON *versions = cJSON_CreateStringArray(all_versions, (int)NVERSIONS);
 
-	if (!add_owned(res, "supportedVersions", versions))
+	if (!mcpx_json_add_owned(res, "supportedVersions", versions))
 		goto oom;
-	if (!add_owned(res, "capabilities", capabilities(core)) ||
+	if (!mcpx_json_add_owned(res, "capabilities", capabilities(core)) ||
 	    (core->instructions &&
 	     !cJSON_AddStringToObject(res, "instructions", core->instructions)) ||
 	    !cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
@@ -920,7 +908,7 @@ static cJSON *subscription_meta(const struct listener *l)
 {
 	cJSON *meta = cJSON_CreateObject();
 
-	if (!add_owned(meta, META_SUBSCRIPTION_ID, cJSON_Duplicate(l->sub_id, true))) {
+	if (!mcpx_json_add_owned(meta, META_SUBSCRIPTION_ID, cJSON_Duplicate(l->sub_id, true))) {
 		cJSON_Delete(meta);
 		return NULL;
 	}
@@ -940,7 +928,7 @@ static void subscription_end(struct mcpx_core *core, struct listener *l, bool gr
 	listener_unlink(core, l);
 	if (graceful && !sink->gone) {
 		res = cJSON_CreateObject();
-		if (!add_owned(res, "_meta", subscription_meta(l)) ||
+		if (!mcpx_json_add_owned(res, "_meta", subscription_meta(l)) ||
 		    !decorate_stateless(core, res)) {
 			cJSON_Delete(res);
 			res = NULL;
@@ -987,7 +975,7 @@ void mcpx_core_tools_changed(struct mcpx_core *core)
 			continue;
 		if (l->sub_id) {
 			params = cJSON_CreateObject();
-			if (!add_owned(params, "_meta", subscription_meta(l))) {
+			if (!mcpx_json_add_owned(params, "_meta", subscription_meta(l))) {
 				cJSON_Delete(params);
 				continue;
 			}
@@ -1036,7 +1024,7 @@ static void do_listen(struct req *r)
 	params = cJSON_CreateObject();
 	ack = cJSON_AddObjectToObject(params, "notifications");
 	if (!ack || (l->tools && !cJSON_AddTrueToObject(ack, "toolsListChanged")) ||
-	    !add_owned(params, "_meta", subscription_meta(l))) {
+	    !mcpx_json_add_owned(params, "_meta", subscription_meta(l))) {
 		cJSON_Delete(params);
 		listener_unlink(c->core, l);
 		listener_free(l);
@@ -1133,7 +1121,7 @@ static void reply_unsupported_version(struct req *r, const char *requested)
 	cJSON *data = cJSON_CreateObject();
 	cJSON *sup = cJSON_CreateStringArray(all_versions, (int)NVERSIONS);
 
-	if (!add_owned(data, "supported", sup)) {
+	if (!mcpx_json_add_owned(data, "supported", sup)) {
 		cJSON_Delete(data);
 		data = NULL;
 	} else if (!cJSON_AddStringToObject(data, "requested", requested)) {

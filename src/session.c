@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "crypto.h"
 
 /* Wire format: "m1." b64url(30-byte payload) "." b64url(32-byte MAC). */
@@ -74,72 +75,15 @@ struct mcpx_sessions {
 	uint64_t clock;
 };
 
-static const char b64url_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/* Encodes n bytes as unpadded base64url; writes B64_LEN(n) characters. */
-static void b64url_encode(const uint8_t *in, size_t n, char *out)
-{
-	size_t i = 0, o = 0;
-
-	for (; i + 3 <= n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		out[o++] = b64url_alphabet[v >> 18 & 63];
-		out[o++] = b64url_alphabet[v >> 12 & 63];
-		out[o++] = b64url_alphabet[v >> 6 & 63];
-		out[o++] = b64url_alphabet[v & 63];
-	}
-	if (n - i == 1) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		out[o++] = b64url_alphabet[v >> 18 & 63];
-		out[o++] = b64url_alphabet[v >> 12 & 63];
-	} else if (n - i == 2) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
-		out[o++] = b64url_alphabet[v >> 18 & 63];
-		out[o++] = b64url_alphabet[v >> 12 & 63];
-		out[o++] = b64url_alphabet[v >> 6 & 63];
-	}
-}
-
-static int b64url_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
-}
-
-/* Decodes exactly B64_LEN(n) characters into n bytes. The unused low bits of
- * the last character must be zero: otherwise several strings would decode to
- * the same id, and revoking one spelling would leave the others alive. */
+/* Decodes exactly B64_LEN(n) characters into exactly n bytes. The decoder
+ * is canonical (the unused low bits of the last character must be zero):
+ * otherwise several strings would decode to the same id, and revoking one
+ * spelling would leave the others alive. */
 static int b64url_decode(const char *in, size_t n, uint8_t *out)
 {
-	size_t len = B64_LEN(n), o = 0;
-	uint32_t acc = 0;
-	unsigned bits = 0;
+	ssize_t got = mcpx_base64url_decode(in, B64_LEN(n), out, n);
 
-	for (size_t i = 0; i < len; i++) {
-		int v = b64url_value(in[i]);
-		if (v < 0)
-			return -EINVAL;
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (uint8_t)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	if (o != n || acc != 0)
-		return -EINVAL;
-	return 0;
+	return got == (ssize_t)n ? 0 : -EINVAL;
 }
 
 static bool version_known(const char *v, size_t len)
@@ -253,10 +197,10 @@ int mcpx_session_mint(struct mcpx_sessions *s, const char *version, time_t now, 
 		return rc;
 
 	memcpy(out, ID_PREFIX, ID_PREFIX_LEN);
-	b64url_encode(payload, PAYLOAD_LEN, out + ID_PREFIX_LEN);
+	(void)mcpx_base64url_encode(payload, PAYLOAD_LEN, out + ID_PREFIX_LEN);
 	mcpx_hmac_sha256(s->key, sizeof(s->key), out, BODY_LEN, mac);
 	out[BODY_LEN] = '.';
-	b64url_encode(mac, sizeof(mac), out + BODY_LEN + 1);
+	(void)mcpx_base64url_encode(mac, sizeof(mac), out + BODY_LEN + 1);
 	out[ID_LEN] = '\0';
 	return 0;
 }

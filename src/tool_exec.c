@@ -58,19 +58,6 @@ struct exec_run {
 	struct mcpx_progress progress; /* progress.call: NULL once finished */
 };
 
-/* Adds item to obj under key, or frees it: the caller's item is never
- * leaked, whichever step ran out of memory. */
-static bool add_owned(cJSON *obj, const char *key, cJSON *item)
-{
-	if (!item)
-		return false;
-	if (!cJSON_AddItemToObject(obj, key, item)) {
-		cJSON_Delete(item);
-		return false;
-	}
-	return true;
-}
-
 /* ---- argument validation ---------------------------------------------- */
 
 /* A finite number without a fraction. Doubles of 2^63 and beyond have no
@@ -601,10 +588,10 @@ static cJSON *file_entry(const struct mcpx_runfile_out *f)
 	bool got = f->status == MCPX_RUNFILE_RETURNED;
 	cJSON *e = cJSON_CreateObject();
 
-	if (!add_owned(e, "path", output_string(f->path, strlen(f->path))) ||
+	if (!mcpx_json_add_owned(e, "path", output_string(f->path, strlen(f->path))) ||
 	    !cJSON_AddNumberToObject(e, "bytes", (double)f->bytes) ||
-	    !add_owned(e, "mime_type", nullable_string(got ? f->mime : NULL)) ||
-	    !add_owned(e, "sha256", nullable_string(got ? f->sha256 : NULL)) ||
+	    !mcpx_json_add_owned(e, "mime_type", nullable_string(got ? f->mime : NULL)) ||
+	    !mcpx_json_add_owned(e, "sha256", nullable_string(got ? f->sha256 : NULL)) ||
 	    !cJSON_AddBoolToObject(e, "returned", got) ||
 	    (!got && !cJSON_AddStringToObject(e, "reason", mcpx_runfiles_reason(f->status)))) {
 		cJSON_Delete(e);
@@ -638,16 +625,16 @@ static cJSON *file_block(const struct mcpx_runfile_out *f)
 
 	if (f->kind == MCPX_RUNFILE_IMAGE) {
 		ok = cJSON_AddStringToObject(b, "type", "image") &&
-		     add_owned(b, "data", base64_string(f->data, f->len)) &&
+		     mcpx_json_add_owned(b, "data", base64_string(f->data, f->len)) &&
 		     cJSON_AddStringToObject(b, "mimeType", f->mime);
 	} else {
 		ok = cJSON_AddStringToObject(b, "type", "resource") &&
 		     (r = cJSON_AddObjectToObject(b, "resource")) &&
-		     add_owned(r, "uri", file_uri(f->path)) &&
+		     mcpx_json_add_owned(r, "uri", file_uri(f->path)) &&
 		     cJSON_AddStringToObject(r, "mimeType", f->mime) &&
 		     (f->kind == MCPX_RUNFILE_TEXT
 		          ? cJSON_AddStringToObject(r, "text", f->data) != NULL
-		          : add_owned(r, "blob", base64_string(f->data, f->len)));
+		          : mcpx_json_add_owned(r, "blob", base64_string(f->data, f->len)));
 	}
 	if (!ok) {
 		cJSON_Delete(b);
@@ -712,17 +699,17 @@ static cJSON *structured_result(const struct mcpx_job_result *res)
 		else
 			snprintf(sig, sizeof(sig), "SIG%d", res->signal);
 	}
-	if (!add_owned(sc, "stdout", output_string(res->stdout_buf, res->stdout_len)) ||
-	    !add_owned(sc, "stderr", output_string(res->stderr_buf, res->stderr_len)) ||
+	if (!mcpx_json_add_owned(sc, "stdout", output_string(res->stdout_buf, res->stdout_len)) ||
+	    !mcpx_json_add_owned(sc, "stderr", output_string(res->stderr_buf, res->stderr_len)) ||
 	    !cJSON_AddNumberToObject(sc, "exit_code", res->exit_code) ||
 	    !cJSON_AddNumberToObject(sc, "duration_ms", (double)res->duration_ms) ||
 	    !cJSON_AddBoolToObject(sc, "truncated", res->truncated) ||
 	    !cJSON_AddBoolToObject(sc, "timed_out", res->timed_out) ||
-	    !add_owned(sc, "signal", nullable_string(res->signal > 0 ? sig : NULL)) ||
-	    !add_owned(sc, "limit", nullable_string(res->limit)) ||
+	    !mcpx_json_add_owned(sc, "signal", nullable_string(res->signal > 0 ? sig : NULL)) ||
+	    !mcpx_json_add_owned(sc, "limit", nullable_string(res->limit)) ||
 	    !cJSON_AddNumberToObject(sc, "cpu_ms", (double)res->cpu_ms) ||
 	    !cJSON_AddNumberToObject(sc, "max_rss_kb", (double)res->max_rss_kb) ||
-	    !add_owned(sc, "files", file_list(res->files)) ||
+	    !mcpx_json_add_owned(sc, "files", file_list(res->files)) ||
 	    !cJSON_AddBoolToObject(sc, "files_truncated", res->files && res->files->truncated)) {
 		cJSON_Delete(sc);
 		return NULL;
@@ -923,7 +910,7 @@ static cJSON *prop(cJSON *props, const char *name, const char *type, const char 
 {
 	cJSON *p = cJSON_CreateObject();
 
-	if (!add_owned(props, name, p))
+	if (!mcpx_json_add_owned(props, name, p))
 		return NULL;
 	if (type && !cJSON_AddStringToObject(p, "type", type))
 		return NULL;
@@ -939,7 +926,7 @@ static cJSON *prop_nullable(cJSON *props, const char *name, const char *desc)
 	static const char *const types[] = {"string", "null"};
 	cJSON *p = prop(props, name, NULL, NULL);
 
-	if (!p || !add_owned(p, "type", cJSON_CreateStringArray(types, 2)) ||
+	if (!p || !mcpx_json_add_owned(p, "type", cJSON_CreateStringArray(types, 2)) ||
 	    !cJSON_AddStringToObject(p, "description", desc))
 		return NULL;
 	return p;
@@ -970,7 +957,7 @@ static cJSON *files_in_schema(cJSON *props, const struct mcpx_config *cfg)
 	    !prop(ip, "path", "string", "relative path of the file in the working directory") ||
 	    !prop(ip, "content", "string", "the file's text (UTF-8)") ||
 	    !prop(ip, "content_base64", "string", "the file's bytes, base64 (RFC 4648)") ||
-	    !add_owned(items, "required", cJSON_CreateStringArray(req, 1)) ||
+	    !mcpx_json_add_owned(items, "required", cJSON_CreateStringArray(req, 1)) ||
 	    !cJSON_AddFalseToObject(items, "additionalProperties"))
 		return NULL;
 	return p;
@@ -997,7 +984,7 @@ static cJSON *input_schema(const struct mcpx_config *cfg)
 	          "to see") ||
 	    !prop(props, "timeout_s", "integer", tdesc) || !prop(props, "stdin", "string", sdesc) ||
 	    !files_in_schema(props, cfg) ||
-	    !add_owned(s, "required", cJSON_CreateStringArray(req, 1)) ||
+	    !mcpx_json_add_owned(s, "required", cJSON_CreateStringArray(req, 1)) ||
 	    !cJSON_AddFalseToObject(s, "additionalProperties")) {
 		cJSON_Delete(s);
 		return NULL;
@@ -1025,8 +1012,8 @@ static cJSON *files_out_schema(cJSON *props)
 	    !prop_nullable(ip, "sha256", "hex SHA-256 of the content (null when not read)") ||
 	    !prop(ip, "returned", "boolean", "the file is in the result's content") ||
 	    !(reason = prop(ip, "reason", "string", "why it was not returned")) ||
-	    !add_owned(reason, "enum", cJSON_CreateStringArray(reasons, 3)) ||
-	    !add_owned(items, "required", cJSON_CreateStringArray(req, 5)) ||
+	    !mcpx_json_add_owned(reason, "enum", cJSON_CreateStringArray(reasons, 3)) ||
+	    !mcpx_json_add_owned(items, "required", cJSON_CreateStringArray(req, 5)) ||
 	    !cJSON_AddFalseToObject(items, "additionalProperties"))
 		return NULL;
 	return prop(props, "files_truncated", "boolean",
@@ -1064,7 +1051,7 @@ static cJSON *output_schema(void)
 	          "CPU time used by every process of the run, user plus system") ||
 	    !prop(props, "max_rss_kb", "integer", "peak resident memory in KiB") ||
 	    !files_out_schema(props) ||
-	    !add_owned(s, "required", cJSON_CreateStringArray(req, 6)) ||
+	    !mcpx_json_add_owned(s, "required", cJSON_CreateStringArray(req, 6)) ||
 	    !cJSON_AddFalseToObject(s, "additionalProperties")) {
 		cJSON_Delete(s);
 		return NULL;
@@ -1106,8 +1093,8 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	if (!desc || !cJSON_AddStringToObject(d, "name", TOOL_NAME) ||
 	    !cJSON_AddStringToObject(d, "title", "Run Python code") ||
 	    !cJSON_AddStringToObject(d, "description", desc) ||
-	    !add_owned(d, "inputSchema", input_schema(t->cfg)) ||
-	    !add_owned(d, "outputSchema", output_schema()) ||
+	    !mcpx_json_add_owned(d, "inputSchema", input_schema(t->cfg)) ||
+	    !mcpx_json_add_owned(d, "outputSchema", output_schema()) ||
 	    !(ann = cJSON_AddObjectToObject(d, "annotations")))
 		goto fail;
 	/* Hints (server/tools, ToolAnnotations): running code is an action a

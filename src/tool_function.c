@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "functions.h"
+#include "jsonrpc.h"
 #include "metrics.h"
 #include "policy.h"
 #include "tool_progress.h"
@@ -32,17 +33,6 @@ struct function_call {
 	struct mcpx_progress progress; /* progress.call: the core's call */
 };
 
-static bool add_owned(cJSON *obj, const char *key, cJSON *item)
-{
-	if (!item)
-		return false;
-	if (!cJSON_AddItemToObject(obj, key, item)) {
-		cJSON_Delete(item);
-		return false;
-	}
-	return true;
-}
-
 static cJSON *describe_function(const struct mcpx_function *fn)
 {
 	cJSON *d = cJSON_CreateObject();
@@ -50,9 +40,9 @@ static cJSON *describe_function(const struct mcpx_function *fn)
 	if (!d || !cJSON_AddStringToObject(d, "name", fn->name) ||
 	    (fn->title && !cJSON_AddStringToObject(d, "title", fn->title)) ||
 	    !cJSON_AddStringToObject(d, "description", fn->description) ||
-	    !add_owned(d, "inputSchema", cJSON_Duplicate(fn->input_schema, true)) ||
+	    !mcpx_json_add_owned(d, "inputSchema", cJSON_Duplicate(fn->input_schema, true)) ||
 	    (fn->output_schema &&
-	     !add_owned(d, "outputSchema", cJSON_Duplicate(fn->output_schema, true)))) {
+	     !mcpx_json_add_owned(d, "outputSchema", cJSON_Duplicate(fn->output_schema, true)))) {
 		cJSON_Delete(d);
 		return NULL;
 	}

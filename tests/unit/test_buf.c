@@ -1,6 +1,6 @@
 /*
  * test_buf.c - the shared building blocks: the capped buffer (buf.h), base64
- * (base64.h), /proc stat parsing (procstat.h) and fd chores (fdutil.h).
+ * and base64url (base64.h), /proc stat parsing (procstat.h) and fd chores (fdutil.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +100,31 @@ static void test_base64(void)
 	}
 }
 
+/* base64url (RFC 4648 section 5, unpadded): the session ids' encoding. */
+static void test_base64url(void)
+{
+	const unsigned char bytes[] = {0xfb, 0xff, 0xbf, 0x66};
+	unsigned char all[256], back[256];
+	char enc[400];
+
+	CHECK(mcpx_base64url_encoded_len(4) == 6);
+	CHECK(mcpx_base64url_encode(bytes, sizeof(bytes), enc) == 6);
+	CHECK(strcmp(enc, "-_-_Zg") == 0); /* standard: "+/+/Zg==" */
+	CHECK(mcpx_base64url_decode("-_-_Zg", 6, back, sizeof(back)) == 4);
+	CHECK(memcmp(back, bytes, 4) == 0);
+	/* Neither padding nor the standard alphabet's characters. */
+	CHECK(mcpx_base64url_decode("-_-_Zg==", 8, back, sizeof(back)) == -EINVAL);
+	CHECK(mcpx_base64url_decode("+/+/Zg", 6, back, sizeof(back)) == -EINVAL);
+	/* Canonical only: the unused low bits of the last character are zero. */
+	CHECK(mcpx_base64url_decode("-_-_Zh", 6, back, sizeof(back)) == -EINVAL);
+	for (int i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	CHECK(mcpx_base64url_encode(all, sizeof(all), enc) == mcpx_base64url_encoded_len(256));
+	CHECK(strchr(enc, '=') == NULL && strchr(enc, '+') == NULL && strchr(enc, '/') == NULL);
+	CHECK(mcpx_base64url_decode(enc, strlen(enc), back, sizeof(back)) == 256);
+	CHECK(memcmp(all, back, 256) == 0);
+}
+
 static int find_self(const struct mcpx_procstat *ps, void *arg)
 {
 	return ps->pid == *(pid_t *)arg;
@@ -159,6 +184,7 @@ int main(void)
 {
 	test_buf();
 	test_base64();
+	test_base64url();
 	test_procstat();
 	test_fdutil();
 	CHECK_DONE();
