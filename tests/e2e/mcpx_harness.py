@@ -143,6 +143,7 @@ class StdioServer:
         self.eof = set()
         self.next_id = 1
         self.pending = {}
+        self.notes = []  # notifications read while waiting for a response
 
     def send(self, obj):
         data = obj if isinstance(obj, (bytes, str)) else json.dumps(obj)
@@ -204,6 +205,8 @@ class StdioServer:
                 return m
             if "id" in m and ("result" in m or "error" in m):
                 self.pending[m["id"]] = m
+            elif "method" in m:
+                self.notes.append(m)
         return None
 
     def initialize(self, version="2025-11-25"):

@@ -154,27 +154,7 @@ print("   warm mode:", warm_mode(ENV))
 # ---- helpers ----------------------------------------------------------------
 
 class Stdio(StdioServer):
-    """StdioServer that keeps the notifications it reads."""
-
-    def __init__(self, env):
-        super().__init__(env)
-        self.notes = []
-
-    def wait_for(self, rid, timeout=60):
-        if rid in self.pending:
-            return self.pending.pop(rid)
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            m = self.recv(deadline - time.time())
-            if m is None:
-                return None
-            if m.get("id") == rid and ("result" in m or "error" in m):
-                return m
-            if "id" in m and ("result" in m or "error" in m):
-                self.pending[m["id"]] = m
-            elif "method" in m:
-                self.notes.append(m)
-        return None
+    """StdioServer that waits for notifications and calls functions."""
 
     def wait_note(self, method, timeout=60):
         deadline = time.time() + timeout
