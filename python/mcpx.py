@@ -6,7 +6,7 @@
 # socket; MCPX_CHANNEL_FD names its fd), and the server checks the request
 # against its policy, performs it, adds credentials the run never sees, and
 # sends the response back. Frames on the channel: u32 JSON length, u32 body
-# length (big-endian), the JSON object, the raw body (src/broker_wire.c).
+# length (big-endian), the JSON object, the raw body (src/codemode/broker_wire.c).
 #
 # Thread-safe: threads of the run may fetch at once (up to the policy's
 # max_in_flight); one of them reads the channel at a time and hands each
@@ -16,7 +16,7 @@
 # mcpx.call(name, **args) calls one of the policy's functions that code may
 # call (callable_from_exec) over the same channel: the server validates the
 # arguments, runs the function in a sandbox of its own beside this run, and
-# sends back its structured result or its error (src/functions.c).
+# sends back its structured result or its error (src/codemode/functions.c).
 """Reach what the server's policy allows: mcpx.fetch(url, ...) and
 mcpx.call(function, **args)."""
 

@@ -2,7 +2,7 @@
 #
 # Shipped inside the server binary like mcpx (runner.py) and used only by a
 # function's run, whose main.py is the server's fixed line
-# `import mcpx_function; mcpx_function.main()` (src/functions.c). The
+# `import mcpx_function; mcpx_function.main()` (src/codemode/functions.c). The
 # server writes one JSON object to the run's stdin: {"name", "file",
 # "source", "args"}; the arguments were validated against the function's
 # input schema on the host before the run was even prepared.

@@ -2,7 +2,7 @@
  * jsonschema_internal.h - what the schema validator's files share: the
  * compiled form of a schema, the JSON pointer path kept while walking a
  * schema or an instance, the JSON value helpers (deep equality, nesting
- * depth) and the PCRE2 pattern wrapper. Not for use outside src/jsonschema*.
+ * depth) and the PCRE2 pattern wrapper. Not for use outside src/codemode/jsonschema*.
  */
 #ifndef MCPX_JSONSCHEMA_INTERNAL_H
 #define MCPX_JSONSCHEMA_INTERNAL_H

@@ -5,7 +5,7 @@
  * (where runs could read them, how they are read and watched) and the
  * parser of a list of egress rule names. policy.c holds them and the
  * "egress" and "exec" sections; policy_functions.c the "functions" section.
- * Not for use outside src/policy*.c.
+ * Not for use outside src/codemode/policy*.c.
  */
 #ifndef MCPX_POLICY_INTERNAL_H
 #define MCPX_POLICY_INTERNAL_H
