@@ -5,8 +5,10 @@
  *
  * Two ways to prepare it (mcpx_warm_mode_for, docs/architecture.md):
  * - fork-server: a child forked from the current zygote (zygote_cycle.h,
- *   which renews zygotes over time), asked for as soon as a run starts, so
- *   its fork and sandbox setup overlap that run;
+ *   which renews zygotes over time), asked for once a run has ended and its
+ *   reply is on its way, beside the run when a call already waits behind
+ *   it, or on demand when a run starts with none ready; so that neither its
+ *   fork nor its sandbox setup delays a lone run's result;
  * - after-reap: a fresh warm interpreter (sandbox.h, spawn_warm), started
  *   only once the previous run is gone.
  * The executor owns the run lifecycle (queue, one slot, result) and tells
@@ -68,11 +70,17 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
                         bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err);
 
 /* A run started (pgrp: its process group, left out of the next process's
- * RLIMIT_NPROC count). Fork-server mode asks for the next child now. */
+ * RLIMIT_NPROC count while it runs). */
 void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp);
 
-/* The run's process tree is gone and cleaned up. After-reap mode starts
- * the next interpreter a little later (an agent's pause between calls is
+/* A call waits in the queue behind the running run. Fork-server mode asks
+ * for its child now, beside the run (Landlock keeps them apart), so that it
+ * is ready when the run ends. */
+void mcpx_warm_pool_call_waiting(struct mcpx_warm_pool *wp);
+
+/* The run's process tree is gone and cleaned up. The next interpreter is
+ * prepared a little later: a forked child once the run's reply has gone
+ * out, a fresh one after a longer pause (an agent's pause between calls is
  * far longer than that plus the preload). */
 void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp);
 

@@ -394,6 +394,8 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 
 	if (!idle && job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_QUEUED, ex->queue_len);
+	if (ex->running)
+		mcpx_warm_pool_call_waiting(ex->warm);
 	job->queue_timer.fn = queue_timer_cb;
 	mcpx_timer_start(ex->loop, &job->queue_timer, (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
 	kick(ex);
@@ -1033,10 +1035,13 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 		return;
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
-	/* In fork mode the next run's child is forked while this one runs
-	 * (a nested run's caller already asked for it). */
-	if (!nested)
+	/* The pool prepares the next run's interpreter once this one ends, or
+	 * now if a call already waits for it (a nested run's caller did both). */
+	if (!nested) {
 		mcpx_warm_pool_run_started(ex->warm, job->proc.pid);
+		if (ex->queue_head)
+			mcpx_warm_pool_call_waiting(ex->warm);
+	}
 }
 
 static void start_next(struct mcpx_executor *ex)

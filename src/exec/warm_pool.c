@@ -245,7 +245,9 @@ static void zygote_timer_cb(struct mcpx_timer *t)
 {
 	struct mcpx_warm_pool *wp = t->arg;
 
-	if (wp->ready || wp->stopped)
+	/* While a run executes, its successor waits for its end (run_ended)
+	 * or for a call queued behind it (call_waiting). */
+	if (wp->ready || wp->stopped || wp->running)
 		(void)zygote_ready(wp);
 	else
 		prepare(wp);
@@ -284,12 +286,12 @@ static void prepare(struct mcpx_warm_pool *wp)
 
 	if (wp->mode == MCPX_WARM_MODE_OFF || wp->ready || wp->stopped)
 		return;
-	/* A forked child is prepared while a run executes (its fork and
-	 * sandbox setup then overlap the run instead of delaying the next
-	 * call): Landlock keeps the two apart, each in its own domain with
-	 * signals, abstract sockets and ptrace scoped, neither able to touch
-	 * the other's workdir; fork mode requires that (mcpx_warm_mode_for).
-	 * A fresh interpreter is prepared only once the previous run is gone. */
+	/* A forked child may be prepared while a run executes (for a call
+	 * queued behind it): Landlock keeps the two apart, each in its own domain
+	 * with signals, abstract sockets and ptrace scoped, neither able to
+	 * touch the other's workdir; fork mode requires that
+	 * (mcpx_warm_mode_for). A fresh interpreter is prepared only once the
+	 * previous run is gone. */
 	if (wp->running && wp->mode != MCPX_WARM_MODE_FORK)
 		return;
 	warm_limits(wp, &lim);
@@ -402,9 +404,22 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
 
 void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp)
 {
+	/* Nothing is prepared for a call that has not come yet: a child
+	 * forked beside a short run competes with it for the CPUs and the
+	 * zygote and delays its result (measured: print(1) spaced 12.2 -> 6.5
+	 * ms p50 once the child is asked for after the run instead,
+	 * docs/benchmarks.md). A call already waiting asks for it
+	 * (mcpx_warm_pool_call_waiting). */
 	wp->running = pgrp;
+}
+
+void mcpx_warm_pool_call_waiting(struct mcpx_warm_pool *wp)
+{
+	/* Its child is forked beside the running run, so that it does not
+	 * wait for the fork and setup once that run ends (prepare: fork mode
+	 * alone may prepare beside a run). */
 	if (wp->mode == MCPX_WARM_MODE_FORK)
-		schedule(wp);
+		schedule_in(wp, 0);
 }
 
 void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp)

@@ -2,8 +2,9 @@
 
 A run attacks every process of its uid it can find around it: its parent (the
 fork server's zygote in fork-server mode, the server otherwise) and its
-parent's other children (the child already forked for the next run, in
-fork-server mode). It tries to write code into their stdin through /proc, read
+parent's other children (in fork-server mode, the child forked for the next
+run while this one runs, which happens when it was queued behind another
+run; a lone run has none beside it). It tries to write code into their stdin through /proc, read
 their environment, plant files in their working directories and signal them;
 the next run proves nothing got through. Checked in every warm mode this
 kernel offers: fork-server (Landlock ABI >= 6) and after-reap (a fresh
@@ -120,9 +121,29 @@ for mode in modes:
             and "SIGNALLED" not in out,
             f"[{mode}] the running code cannot write to, read, plant into or signal its parent "
             "or the next interpreter", out)
-    if mode != "auto":
-        t.check("siblings 0" in out, f"[{mode}] no other interpreter exists while untrusted code runs", out)
-    else:
+    t.check("siblings 0" in out,
+            f"[{mode}] no other interpreter exists while a lone run's untrusted code runs "
+            "(the next one is prepared after it)", out)
+    if mode == "auto":
+        # A run with a call queued behind it has that call's child forked
+        # beside it: the attack runs between two queued calls (the first
+        # makes it wait, the last is waiting when it starts), and Landlock
+        # must keep it away from the child prepared beside it.
+        ids = []
+        for code in ("import time; time.sleep(1)", ATTACK, "print('after')"):
+            ids.append(s.next_id)
+            s.next_id += 1
+            s.send({"jsonrpc": "2.0", "id": ids[-1], "method": "tools/call",
+                    "params": {"name": "exec", "arguments": {"code": code, "timeout_s": 20}}})
+        replies = [s.wait_for(i) for i in ids]
+        t.check(all(x is not None for x in replies), "[fork-server] the three queued calls answered")
+        r = replies[1] or {}
+        out = (structured(r) or {}).get("stdout", "")
+        print(f"   [{mode}] queued attacker saw:", out.strip().replace("\n", " | "))
+        t.check("parent" in out and "WROTE" not in out and "READ" not in out
+                and "PLANTED" not in out and "SIGNALLED" not in out,
+                "[fork-server] the queued run cannot write to, read, plant into or signal "
+                "its parent or the next run's child", out)
         t.check("siblings 1" in out,
                 "[fork-server] the attack really met the next run's child (the probe is not vacuous)", out)
     time.sleep(3)
@@ -133,7 +154,7 @@ for mode in modes:
     t.check(sc.get("stdout") == "victim ['main.py', 'out']\n" and sc.get("files") == []
             and "INJECTED" not in sc.get("stdout", "") + sc.get("stderr", ""),
             f"[{mode}] the next run sees only its own code and a clean workdir", sc)
-    calls = 3
+    calls = 6 if mode == "auto" else 3  # auto: three more, the queued attack between two calls
     if mode == "auto":
         outs = []
         for _ in range(2):
