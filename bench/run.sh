@@ -19,7 +19,7 @@ LEAK_N=${LEAK_N:-10000}
 THINK_MS=${THINK_MS:-300}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
-rm -f "$OUT"/*.txt
+rm -f "$OUT"/bench.txt "$OUT"/load.txt "$OUT"/rss-*.txt  # its own; breakdown.sh keeps its summaries here too
 
 bash scripts/deps.sh --test
 command -v hyperfine >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine >/dev/null; }
