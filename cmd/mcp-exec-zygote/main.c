@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "interp.h"
-#include "warm.h"
+#include "preload.h"
 #include "zygote.h"
 
 /* Threat: a memory-hungry run making the OOM killer pick the server. The
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 	bool serve = argc == 4 && strcmp(argv[1], "serve") == 0;
 	bool once = argc == 4 && strcmp(argv[1], "once") == 0;
 
-	if ((!serve && !once) || argv[2][0] != '/' || !mcpx_warm_preload_valid(argv[3])) {
+	if ((!serve && !once) || argv[2][0] != '/' || !mcpx_preload_valid(argv[3])) {
 		fprintf(stderr, "usage: mcp-exec-zygote serve|once <python> <preload>\n"
 		                "(started by mcp-exec, not by hand)\n");
 		return EX_USAGE;

@@ -17,6 +17,11 @@
 #include "err.h"
 #include "log.h"
 
+/* The longest workdir base: the sandbox builds each run's directory and the
+ * paths beneath it in 4096-byte buffers, with up to 64 bytes after the base
+ * (sandbox.c); the configuration refuses a longer one. */
+#define MCPX_WORKDIR_BASE_MAX (4096 - 64 - 1)
+
 /* The longest token or session key accepted, as for the token file. */
 #define MCPX_SECRET_MAX 4096
 

@@ -18,23 +18,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* MCP_EXEC_PRELOAD=auto (the default): what each mode preloads. A fork
- * server pays its preload once per zygote, so it also loads and warms
- * matplotlib (python/mcpx_matplotlib_warm.py), which makes a chart call
- * about three times faster for ~27 MiB more shared memory; an interpreter
- * per run would pay that in every run, so it keeps numpy alone
- * (docs/benchmarks.md, bench/preload.sh). */
-#define MCPX_WARM_PRELOAD_AUTO "auto"
-#define MCPX_WARM_PRELOAD_FORK "numpy,mcpx_matplotlib_warm"
-#define MCPX_WARM_PRELOAD_FRESH "numpy"
-
-/* True when every comma-separated entry is a dotted Python module name. */
-bool mcpx_warm_preload_valid(const char *csv);
-
-/* The modules a warm interpreter preloads for a configured list: the list
- * itself, or for "auto" the mode's own (static storage). */
-const char *mcpx_warm_preload_list(const char *configured, bool fork_server);
-
 /* The bytes a warm interpreter writes to stdout before the program's own
  * output: READY once it waits for its code, TAKEN once it has all of it
  * (the server's evidence that the code was handed over: an interpreter

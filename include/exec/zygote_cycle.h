@@ -36,7 +36,7 @@ struct mcpx_zygote_policy {
 };
 
 /* Starts the first zygote preloading preload (a resolved list,
- * mcpx_warm_preload_list; copied), under lim (see mcpx_forkserver_start).
+ * mcpx_preload_list; copied), under lim (see mcpx_forkserver_start).
  * Returns 0 or -errno. */
 int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *preload,
                      const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,

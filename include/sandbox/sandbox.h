@@ -43,9 +43,6 @@ struct mcpx_limits {
 /* One resource limit as the child applies it (setrlimit). */
 #define MCPX_MAX_RLIMITS 8
 
-/* The longest workdir base: each run's directory and the paths beneath it
- * are built in 4096-byte buffers, with up to 64 bytes after the base. */
-#define MCPX_WORKDIR_BASE_MAX (4096 - 64 - 1)
 struct mcpx_rlimit {
 	int resource;
 	struct rlimit lim;
@@ -170,7 +167,7 @@ int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_l
 
 /* Starts a warm interpreter: the same sandbox, but the zygote binary in
  * its one-run mode (`mcp-exec-zygote once`) and no main.py; it preloads
- * the modules of preload (a resolved list, mcpx_warm_preload_list) and waits
+ * the modules of preload (a resolved list, mcpx_preload_list) and waits
  * for the code on stdin (warm.h). Needs mcpx_sandbox_use_zygote. */
 int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 			    const char *preload, struct mcpx_sandbox_proc *proc,

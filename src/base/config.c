@@ -19,8 +19,7 @@
 #include <unistd.h>
 
 #include "crypto.h"
-#include "sandbox.h"
-#include "warm.h"
+#include "preload.h"
 
 enum opt_type {
 	T_UINT, T_SIZE, T_BOOL, T_STR, T_SECRET, T_TRANSPORT, T_LOGFMT, T_LOGLVL, T_WARM, T_ACTION
@@ -160,7 +159,7 @@ static void set_defaults(struct mcpx_config *c)
 	if (strlen(tmp) <= MCPX_WORKDIR_BASE_MAX)
 		strcpy(c->workdir_base, tmp);
 	c->warm = MCPX_WARM_AUTO;
-	strcpy(c->preload, MCPX_WARM_PRELOAD_AUTO);
+	strcpy(c->preload, MCPX_PRELOAD_AUTO);
 	c->warm_max_runs = 100;
 	c->warm_max_age_s = 300;
 	c->log_format = MCPX_LOG_JSON;
@@ -436,7 +435,7 @@ static int validate(struct mcpx_config *c, struct mcpx_err *err)
 				    "set MCP_EXEC_AUTH_TOKEN or MCP_EXEC_AUTH_TOKEN_FILE, not both");
 	if (c->session_key && strlen(c->session_key) < 16)
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_SESSION_KEY: use at least 16 characters");
-	if (!mcpx_warm_preload_valid(c->preload))
+	if (!mcpx_preload_valid(c->preload))
 		return mcpx_err_set(err, EINVAL,
 				    "MCP_EXEC_PRELOAD: \"%s\" is not a comma-separated list of module names",
 				    c->preload);
@@ -583,9 +582,9 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_WARM=%s\n",
 		c->warm == MCPX_WARM_OFF ? "0" : c->warm == MCPX_WARM_AUTO ? "auto" : "after-reap");
 	fprintf(out, "MCP_EXEC_PRELOAD=%s", c->preload);
-	if (strcmp(c->preload, MCPX_WARM_PRELOAD_AUTO) == 0)
+	if (strcmp(c->preload, MCPX_PRELOAD_AUTO) == 0)
 		fprintf(out, " (fork-server: %s; after-reap: %s)",
-			mcpx_warm_preload_list(c->preload, true), mcpx_warm_preload_list(c->preload, false));
+			mcpx_preload_list(c->preload, true), mcpx_preload_list(c->preload, false));
 	fputc('\n', out);
 	fprintf(out, "MCP_EXEC_POLICY=%s\n", c->policy[0] ? c->policy : "<unset: no egress>");
 	/* A proxy URL may carry a password. */

@@ -1,6 +1,6 @@
 /*
- * warm.c - the warm interpreter's side of the protocol in C: which preload
- * lists are valid, and the fixed-size header that hands a run its code.
+ * warm.c - the warm interpreter's side of the protocol in C: the fixed-size
+ * header that hands a run its code.
  *
  * A warm interpreter is the mcp-exec-zygote binary (src/zygote/): the fork
  * server's child, or in after-reap mode the binary itself, started through
@@ -13,36 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-bool mcpx_warm_preload_valid(const char *csv)
-{
-	const char *p = csv;
-	bool start = true;
-
-	for (; *p; p++) {
-		char c = *p;
-		if (c == ',' || c == '.') {
-			if (start)
-				return false;
-			start = true;
-			continue;
-		}
-		if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (!start && c >= '0' && c <= '9')) {
-			start = false;
-			continue;
-		}
-		return false;
-	}
-	return !start || p == csv;
-}
-
-const char *mcpx_warm_preload_list(const char *configured, bool fork_server)
-{
-	if (strcmp(configured, MCPX_WARM_PRELOAD_AUTO) != 0)
-		return configured;
-	return fork_server ? MCPX_WARM_PRELOAD_FORK : MCPX_WARM_PRELOAD_FRESH;
-}
 
 size_t mcpx_warm_header(char *buf, size_t len, size_t code_len, unsigned cpu_s)
 {

@@ -22,6 +22,7 @@
 #include "broker.h"
 #include "config.h"
 #include "log.h"
+#include "preload.h"
 #include "procstat.h"
 #include "warm.h"
 #include "zygote_cycle.h"
@@ -269,7 +270,7 @@ static void wait_first_zygote(struct mcpx_warm_pool *wp)
 	struct mcpx_limits lim;
 
 	warm_limits(wp, &lim);
-	if (mcpx_zygotes_new(wp->sb, mcpx_warm_preload_list(wp->cfg->preload, true), &lim, &pol,
+	if (mcpx_zygotes_new(wp->sb, mcpx_preload_list(wp->cfg->preload, true), &lim, &pol,
 	                     &wp->zyg, &err) < 0) {
 		leave_fork_mode(wp, err.msg);
 		return;
@@ -304,7 +305,7 @@ static void prepare(struct mcpx_warm_pool *wp)
 		wp->pending = rc == 0;
 	} else {
 		rc = mcpx_sandbox_spawn_warm(
-		    wp->sb, &lim, mcpx_warm_preload_list(wp->cfg->preload, false), &wp->proc, &err);
+		    wp->sb, &lim, mcpx_preload_list(wp->cfg->preload, false), &wp->proc, &err);
 	}
 	if (rc < 0) {
 		failed(wp, err.msg);

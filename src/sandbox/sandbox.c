@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "dirguard.h"
 #include "fdutil.h"
 #include "landlock.h"
