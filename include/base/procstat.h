@@ -33,4 +33,12 @@ int mcpx_procstat_read(pid_t pid, struct mcpx_procstat *ps);
  * when fn returns non-zero. Returns 0 after a full scan, or -errno. */
 int mcpx_procstat_scan(int (*fn)(const struct mcpx_procstat *ps, void *arg), void *arg);
 
+/* For every numeric entry N of the directory dir (/proc, or a process's
+ * task/ directory), reads up to 4095 bytes of N/name and calls fn with them,
+ * NUL-terminated. An entry whose file cannot be read (a process or thread
+ * that just ended) is skipped. Returns 0, or -errno when dir cannot be
+ * opened. */
+int mcpx_proc_each_file(const char *dir, const char *name, void (*fn)(const char *text, void *arg),
+			void *arg);
+
 #endif

@@ -87,3 +87,33 @@ int mcpx_procstat_scan(int (*fn)(const struct mcpx_procstat *ps, void *arg), voi
 	closedir(d);
 	return rc;
 }
+
+int mcpx_proc_each_file(const char *dir, const char *name, void (*fn)(const char *text, void *arg),
+			void *arg)
+{
+	char path[300], buf[4096];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", de->d_name, name);
+		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		fn(buf, arg);
+	}
+	closedir(d);
+	return 0;
+}

@@ -64,41 +64,34 @@ static void add_member(struct mcpx_usage_procs *p, pid_t pgid, pid_t pid)
 	p->n++;
 }
 
+struct children_of {
+	struct mcpx_usage_procs *p;
+	pid_t pgid;
+};
+
+/* One thread's children file: a list of pids. */
+static void add_listed(const char *text, void *arg)
+{
+	struct children_of *c = arg;
+	char *end;
+
+	for (const char *s = text; *s; s = end) {
+		long child = strtol(s, &end, 10);
+
+		if (end == s)
+			break;
+		add_member(c->p, c->pgid, (pid_t)child);
+	}
+}
+
 /* Calls add_member for every child of every thread of pid. */
 static void add_children(struct mcpx_usage_procs *p, pid_t pgid, pid_t pid)
 {
-	char path[300], buf[4096];
-	struct dirent *de;
-	DIR *d;
+	struct children_of c = {p, pgid};
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "%s/children", de->d_name);
-		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		for (char *s = buf, *end; *s; s = end) {
-			long child = strtol(s, &end, 10);
-
-			if (end == s)
-				break;
-			add_member(p, pgid, (pid_t)child);
-		}
-	}
-	closedir(d);
+	(void)mcpx_proc_each_file(path, "children", add_listed, &c);
 }
 
 int mcpx_usage_procs(pid_t pgid, struct mcpx_usage_procs *p)

@@ -264,42 +264,31 @@ static void kill_group(pid_t pgid)
  * The budget is therefore added to what the uid has right now, leaving out
  * the process group skip_pgrp (a run that will be gone before the new run's
  * code starts). */
+struct task_count {
+	uid_t uid;
+	pid_t skip_pgrp;
+	unsigned long total;
+};
+
+/* One process's status file: its threads count if it is the uid's. */
+static void count_status(const char *st, void *arg)
+{
+	struct task_count *c = arg;
+	const char *u = strstr(st, "\nUid:"), *t = strstr(st, "\nThreads:"),
+		   *g = strstr(st, "\nNSpgid:");
+
+	if (c->skip_pgrp > 0 && g && strtol(g + 8, NULL, 10) == c->skip_pgrp)
+		return;
+	if (u && t && strtoul(u + 5, NULL, 10) == c->uid)
+		c->total += strtoul(t + 9, NULL, 10);
+}
+
 static unsigned long count_uid_tasks(uid_t uid, pid_t skip_pgrp)
 {
-	unsigned long total = 0;
-	struct dirent *de;
-	char path[300], buf[4096];
-	DIR *d;
+	struct task_count c = {uid, skip_pgrp, 0};
 
-	d = opendir("/proc");
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		const char *u, *t, *g;
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "%s/status", de->d_name);
-		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		u = strstr(buf, "\nUid:");
-		t = strstr(buf, "\nThreads:");
-		g = strstr(buf, "\nNSpgid:");
-		if (skip_pgrp > 0 && g && strtol(g + 8, NULL, 10) == skip_pgrp)
-			continue;
-		if (u && t && strtoul(u + 5, NULL, 10) == uid)
-			total += strtoul(t + 9, NULL, 10);
-	}
-	closedir(d);
-	return total;
+	(void)mcpx_proc_each_file("/proc", "status", count_status, &c);
+	return c.total;
 }
 
 /* The scan reads every process's status file (half a millisecond on a

@@ -130,6 +130,29 @@ static int find_self(const struct mcpx_procstat *ps, void *arg)
 	return ps->pid == *(pid_t *)arg;
 }
 
+/* mcpx_proc_each_file's callback: counts the status files naming our pid. */
+static void count_self(const char *text, void *arg)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "\nPid:\t%d\n", (int)getpid());
+	if (strstr(text, want))
+		(*(int *)arg)++;
+}
+
+static void test_proc_each_file(void)
+{
+	int seen = 0;
+
+	/* Our own thread is in our task/ directory, exactly once. */
+	CHECK(mcpx_proc_each_file("/proc/self/task", "status", count_self, &seen) == 0);
+	CHECK(seen == 1);
+	seen = 0;
+	CHECK(mcpx_proc_each_file("/proc", "status", count_self, &seen) == 0);
+	CHECK(seen == 1);
+	CHECK(mcpx_proc_each_file("/proc/0x0/none", "status", count_self, &seen) == -ENOENT);
+}
+
 static void test_procstat(void)
 {
 	struct mcpx_procstat ps;
@@ -186,6 +209,7 @@ int main(void)
 	test_base64();
 	test_base64url();
 	test_procstat();
+	test_proc_each_file();
 	test_fdutil();
 	CHECK_DONE();
 }
