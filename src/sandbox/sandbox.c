@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -723,17 +724,30 @@ int mcpx_sandbox_await_setup(int errpipe, int timeout_ms, struct mcpx_err *err)
 /* The pod case of the child's oom_score_adj step: once the child has exec'd
  * it is dumpable again and its /proc files belong to the shared uid, so the
  * parent can write them. The interpreter needs tens of milliseconds before
- * user code runs; this write lands well within that. */
+ * user code runs; this write lands well within that. The kernel closes the
+ * close-on-exec error pipe (our sign that exec succeeded) just before it
+ * makes the new image dumpable (fs/exec.c, begin_new_exec), so the file may
+ * still be root's for a moment: EACCES is retried for up to 50 ms. */
+#define OOM_OPEN_TRIES 500
+#define OOM_OPEN_PAUSE_NS 100000L
+
 static int raise_oom_score_of(pid_t pid)
 {
+	struct timespec pause = {0, OOM_OPEN_PAUSE_NS};
 	char path[64];
 	ssize_t n;
-	int fd, rc = 0;
+	int fd = -1, rc = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	for (int i = 0; i < OOM_OPEN_TRIES && fd < 0; i++) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno != EACCES)
+			return -errno;
+		if (fd < 0)
+			nanosleep(&pause, NULL);
+	}
 	if (fd < 0)
-		return -errno;
+		return -EACCES;
 	n = write(fd, "1000", 4);
 	if (n < 0)
 		rc = -errno;
