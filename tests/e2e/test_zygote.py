@@ -10,6 +10,9 @@ being replaced (issue 11, points 5 and 10).
 - After MCP_EXEC_WARM_MAX_RUNS runs, or MCP_EXEC_WARM_MAX_AGE_S seconds, a new
   zygote takes over (seen in the runs' parent pid, the log and /metrics),
   prepared while the old one served: no run starts cold meanwhile.
+- The zygote's rlimits are a run's without the CPU and process limits (it
+  lives across runs); each forked run gets the run's own, CPU included
+  (docs/architecture.md, the fork server).
 
 Every wait is for an event: a notification, a log line, a process state.
 The zygote parts need fork-server mode (Landlock ABI >= 6); in cold mode
@@ -249,9 +252,43 @@ def renewal_after_age():
     stop(s)
 
 
+def limits_of(text):
+    """/proc/<pid>/limits as {name: soft limit string}."""
+    out = {}
+    for line in text.splitlines()[1:]:
+        m = re.match(r"(Max [a-z ]+?)\s{2,}(\S+)\s+(\S+)", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def zygote_rlimits():
+    s, _ = start("auto", MCP_EXEC_MEMORY_MB="384", MCP_EXEC_MAX_PROCS="24")
+    zyg = zygote_of(s.proc.pid)
+    with open(f"/proc/{zyg}/limits") as f:
+        z = limits_of(f.read())
+    print("   zygote limits:", z)
+    sc = structured(s.call("print(open('/proc/self/limits').read())")) or {}
+    r = limits_of(sc.get("stdout", ""))
+    print("   forked run's limits:", r)
+    # RLIMIT_NPROC is left as the server had it (each child sets the run's).
+    t.check(z.get("Max cpu time") == "unlimited" and z.get("Max processes") != r.get("Max processes"),
+            "the zygote has no CPU or process limit of its own", z)
+    t.check(z.get("Max address space") == str(384 * 1024 * 1024) and z.get("Max core file size") == "0"
+            and z.get("Max open files") not in (None, "unlimited"),
+            "the zygote has the run's memory, core and descriptor limits", z)
+    t.check(r.get("Max cpu time") not in (None, "unlimited") and
+            r.get("Max processes") not in (None, "unlimited") and
+            r.get("Max address space") == str(384 * 1024 * 1024) and r.get("Max open files") == "256"
+            and r.get("Max core file size") == "0",
+            "a forked run gets the run's rlimits, CPU and processes included", r)
+    stop(s)
+
+
 self_kill(MODE)
 if MODE != "0":
     if warm_mode(base_env(MCP_EXEC_WARM="auto")) == "fork-server":
+        zygote_rlimits()
         zygote_killed_mid_run()
         pending_child_killed()
         renewal_after_runs()
