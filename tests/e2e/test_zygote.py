@@ -154,47 +154,39 @@ def zygote_killed_mid_run():
     t.check(any(a["status"] == "failed" for a in audit), "the failed run is audited as failed")
 
 
-def pending_child_killed():
-    s, _ = start("auto", MCP_EXEC_LOG_FORMAT="json")
+def killed_before_code(label, mode, waiting_parent):
+    """The interpreter prepared for the next call (a child of waiting_parent(s))
+    is stopped, a call starts on it, then it is killed before it took the
+    code: the caller gets a tool error, never a program result, and the next
+    call works."""
+    s, _ = start(mode, MCP_EXEC_LOG_FORMAT="json")
     s.request("logging/setLevel", {"level": "info"})
-    zyg = zygote_of(s.proc.pid)
-    child = wait_until(lambda: next((c for c in children_of(zyg) if waiting_for_code(c)), None))
-    t.check(child, "the next run's child is forked and waits for its code")
-    os.kill(child, signal.SIGSTOP)
-    rid = send_call(s, "print('never')")
-    started = wait_message(s, lambda m: m.get("method") == "notifications/message"
-                           and m["params"].get("data") == "execution started")
-    t.check(started is not None, "the run started on that child")
-    os.kill(child, signal.SIGKILL)
-    r = s.wait_for(rid, DEADLINE)
-    err = tool_error_text(r)
-    t.check(err is not None and "before it had taken the code" in err,
-            "a forked child killed before it took the code: a tool error", r)
-    sc = structured(s.call("print('after')"))
-    t.check(sc is not None and sc["stdout"] == "after\n", "the next call works", sc)
-    stop(s)
-
-
-def after_reap_interpreter_killed():
-    s, _ = start("after-reap")
-    s.request("logging/setLevel", {"level": "info"})
-    sc = structured(s.call("print(1)"))  # after a run, a fresh interpreter is prepared
-    warm = wait_until(lambda: next((c for c in children_of(s.proc.pid)
-                                    if waiting_for_code(c)), None))
-    t.check(warm, "[after-reap] a fresh interpreter waits for the next call's code")
+    if mode == "after-reap":
+        structured(s.call("print(1)"))  # after a run, a fresh interpreter is prepared
+    parent = waiting_parent(s)
+    warm = wait_until(lambda: next((c for c in children_of(parent) if waiting_for_code(c)), None))
+    t.check(warm, f"[{label}] the next call's interpreter waits for its code")
     os.kill(warm, signal.SIGSTOP)
     rid = send_call(s, "print('never')")
     started = wait_message(s, lambda m: m.get("method") == "notifications/message"
                            and m["params"].get("data") == "execution started")
-    t.check(started is not None, "[after-reap] the run started on that interpreter")
+    t.check(started is not None, f"[{label}] the run started on that interpreter")
     os.kill(warm, signal.SIGKILL)
     r = s.wait_for(rid, DEADLINE)
     err = tool_error_text(r)
     t.check(err is not None and "before it had taken the code" in err,
-            "[after-reap] the interpreter killed before it took the code: a tool error", r)
+            f"[{label}] the interpreter killed before it took the code: a tool error", r)
     sc = structured(s.call("print('after')"))
-    t.check(sc is not None and sc["stdout"] == "after\n", "[after-reap] the next call works", sc)
+    t.check(sc is not None and sc["stdout"] == "after\n", f"[{label}] the next call works", sc)
     stop(s)
+
+
+def pending_child_killed():
+    killed_before_code("fork-server", "auto", lambda s: zygote_of(s.proc.pid))
+
+
+def after_reap_interpreter_killed():
+    killed_before_code("after-reap", "after-reap", lambda s: s.proc.pid)
 
 
 def metric(text, name):
