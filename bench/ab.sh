@@ -9,6 +9,7 @@
 #
 # AB_ENV_A / AB_ENV_B: extra environment for each server.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 A=$1 B=$2 ROUNDS=${3:-2}
 OUT=$(mktemp -d)
 pids=()
@@ -23,12 +24,7 @@ one() { # build label extra-env
     "$build/mcp-exec" 2>"$log" >/dev/null &
   pid=$!
   pids+=("$pid")
-  for _ in $(seq 1 300); do
-    port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { echo "$label: server did not start" >&2; cat "$log" >&2; exit 1; }
+  port=$(server_port "$log" "$label") || exit 1
   local url="http://127.0.0.1:$port/mcp" p1='{"code":"print(1)"}'
   local np='{"code":"import numpy; print(numpy.zeros(3).sum())"}'
   sleep 1

@@ -14,6 +14,7 @@
 #   bash bench/breakdown.sh            # N=500 OUT=bench/results
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${N:-500}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
@@ -28,12 +29,7 @@ MCP_EXEC_TRANSPORT=http MCP_EXEC_ADDR=127.0.0.1:0 MCP_EXEC_PYTHON=/usr/bin/pytho
   MCP_EXEC_LOG_LEVEL=info "$BIN" 2>"$log" &
 SRV=$!
 trap 'kill $SRV 2>/dev/null || true; wait 2>/dev/null || true' EXIT
-for _ in $(seq 1 300); do
-  port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "server did not start" >&2; cat "$log" >&2; exit 1; }
+port=$(server_port "$log" "breakdown") || exit 1
 ZYG=$(awk '{print $1}' "/proc/$SRV/task/$SRV/children")
 URL="http://127.0.0.1:$port/mcp"
 bench() {

@@ -22,6 +22,7 @@
 #   NAMES="fork-np fork-mpl" KINDS="print-seq print-spaced" ROUNDS=5 N=40 bash bench/preload.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${ROUNDS:-3}
 N=${N:-30}
 THINK_MS=${THINK_MS:-300}
@@ -52,12 +53,7 @@ for name in "${NAMES[@]}"; do
   pid=$!
   pids+=("$pid")
   port=""
-  for _ in $(seq 1 300); do
-    port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { echo "server $name did not start" >&2; cat "$log" >&2; exit 1; }
+  port=$(server_port "$log" "$name") || exit 1
   PORT[$name]=$port
   PID[$name]=$pid
 done

@@ -12,6 +12,7 @@
 #   bash bench/run.sh                  # ROUNDS=3 N=200 CLIENTS=4 LEAK_N=10000 THINK_MS=300
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${ROUNDS:-3}
 N=${N:-200}
 CLIENTS=${CLIENTS:-4}
@@ -39,12 +40,7 @@ start_ours() { # name warm-mode -> sets PORT_<name>, PID_<name>
     MCP_EXEC_MAX_QUEUE=64 MCP_EXEC_LOG_LEVEL=info "$BIN" 2>"$log" &
   local pid=$! port=""
   pids+=("$pid")
-  for _ in $(seq 1 200); do
-    port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { echo "server $name did not start" >&2; cat "$log" >&2; exit 1; }
+  port=$(server_port "$log" "$name") || exit 1
   eval "PORT_$name=$port PID_$name=$pid"
 }
 
