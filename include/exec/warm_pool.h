@@ -57,9 +57,9 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
 
 /* For a run about to start: the prepared interpreter, if one is alive and
  * has a broker channel exactly when channel says the run needs one (else it
- * is discarded and the run starts cold). In
- * fork-server mode a child is asked for on the spot when none was (forking
- * on demand still beats a cold start). Returns 1 with *proc the process
+ * is discarded and the run starts cold). In fork-server mode a child is
+ * asked for on the spot when none was (forking on demand still beats a
+ * cold start). Returns 1 with *proc the process
  * (its ready byte read, or *marker_pending: the ready byte still precedes
  * its output) and *cpu_base_ms the CPU it used before its code (subtracted
  * from the run's); 0 when none is ready (the run starts cold); a negative
@@ -78,10 +78,10 @@ void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp);
  * is ready when the run ends. */
 void mcpx_warm_pool_call_waiting(struct mcpx_warm_pool *wp);
 
-/* The run's process tree is gone and cleaned up. The next interpreter is
- * prepared a little later: a forked child once the run's reply has gone
- * out, a fresh one after a longer pause (an agent's pause between calls is
- * far longer than that plus the preload). */
+/* The run's process tree is gone and cleaned up, its reply handed to the
+ * transport. The next interpreter is prepared on the loop's next turn (a
+ * forked child) or after a short pause (a fresh one: an agent's pause
+ * between calls is far longer than that plus the preload). */
 void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp);
 
 /* Draining: ends what is prepared and prepares nothing from now on. */
