@@ -171,8 +171,8 @@ def deny_syscalls(names):
 
 
 class StdioServer:
-    def __init__(self, env=None, args=(), as_uid=None, preexec=None):
-        binary = bin_for_uid() if as_uid is not None else BIN
+    def __init__(self, env=None, args=(), as_uid=None, preexec=None, binary=None):
+        binary = binary or (bin_for_uid() if as_uid is not None else BIN)
         self.proc = subprocess.Popen([binary, *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=env or base_env(),
