@@ -6,7 +6,7 @@ formed; this proves they still carry the defences the project promises
 (design.md section 5, docs/deployment.md), so that a change to the chart that
 weakens one fails CI:
 
-  pods:     runAsNonRoot, a non-zero uid when one is set (it may be left to
+  pods:     no env name twice in a container, runAsNonRoot, a non-zero uid when one is set (it may be left to
             the platform, as OpenShift does), RuntimeDefault seccomp, no service
             account token, no host namespaces or hostPath, every container
             read-only root, no privilege escalation, capabilities drop ALL and
@@ -29,6 +29,7 @@ weakens one fails CI:
 
 Usage:
   check_manifests.py --profile PROFILE [--chart DIR] FILE...
+  check_manifests.py --env-names FILE...   only the duplicate env name check
   check_manifests.py --self-test FILE   (FILE: a default render) mutates the
       manifests one weakness at a time and checks each one is caught.
 Prints ok/FAIL lines and a summary line "checks: N passed, N failed".
@@ -65,7 +66,7 @@ DEFAULT_ENV = {
     "MCP_EXEC_QUEUE_TIMEOUT_S": "60", "MCP_EXEC_ALLOWED_ORIGINS": "", "MCP_EXEC_LOG_FORMAT": "json",
     "MCP_EXEC_LOG_LEVEL": "info", "MCP_EXEC_WARM": "1",
     "MCP_EXEC_PRELOAD": "auto",
-    "MCP_EXEC_MAX_BODY_BYTES": "4194304", "MCP_EXEC_SESSION_TTL_S": "86400",
+    "MCP_EXEC_MAX_BODY_BYTES": "8388608", "MCP_EXEC_SESSION_TTL_S": "86400",
     "MCP_EXEC_REQUIRE_LANDLOCK": "1", "MCP_EXEC_MAX_DISK_MB": "128",
     "MCP_EXEC_WARM_MAX_RUNS": "100", "MCP_EXEC_WARM_MAX_AGE_S": "300",
     "MCP_EXEC_MAX_FILES_IN_BYTES": "4194304", "MCP_EXEC_MAX_FILES_OUT": "16",
@@ -210,6 +211,9 @@ def check_pod(r, label, spec, secret_values):
             ed = v.get("emptyDir")
             ok_tmp = isinstance(ed, dict) and ed.get("medium") == "Memory" and bool(ed.get("sizeLimit"))
         r.check(ok_tmp, f"{cl}: /tmp is a memory emptyDir with a sizeLimit")
+        names = [e.get("name") for e in c.get("env") or []]
+        dups = sorted({n for n in names if names.count(n) > 1})
+        r.check(not dups, f"{cl}: no env name appears twice (server-side apply rejects it) {dups or ''}")
         env = env_map(c)
         r.check("MCP_EXEC_AUTH_TOKEN" not in env, f"{cl}: no MCP_EXEC_AUTH_TOKEN env")
         plain_secrets = [n for n, e in env.items()
@@ -641,6 +645,7 @@ MUTATIONS = {
     "isolation pod removed": lambda d: d.remove(_test_pod(d, "isolation")),
     "token as a plain env value": lambda d: _ctr(d)["env"].append({"name": "MCP_EXEC_AUTH_TOKEN", "value": "x" * 32}),
     "session key as a plain env value": lambda d: next(e for e in _ctr(d)["env"] if e["name"] == "MCP_EXEC_SESSION_KEY").update(value="k" * 32) or next(e for e in _ctr(d)["env"] if e["name"] == "MCP_EXEC_SESSION_KEY").pop("valueFrom"),
+    "an env name twice": lambda d: _ctr(d)["env"].append({"name": "MCP_EXEC_MAX_TIMEOUT_S", "value": "3600"}),
     "MCP_EXEC_MAX_QUEUE missing": lambda d: _ctr(d).update(env=[e for e in _ctr(d)["env"] if e["name"] != "MCP_EXEC_MAX_QUEUE"]),
     "egress allow-all": lambda d: _np(d).update(egress=[{}]),
     "egress rules dropped": lambda d: _np(d).pop("egress"),
@@ -673,10 +678,19 @@ def main():
     ap.add_argument("--profile", choices=sorted(PROFILES) + ["netpol"], default="default")
     ap.add_argument("--chart", help="the chart directory (to compare the helm test script)")
     ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--env-names", action="store_true",
+                    help="only check that no container of any workload has an env name twice")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     if a.self_test:
         r = self_test(a.files, a.chart)
+    elif a.env_names:
+        r = Report()
+        for label, spec, _meta in pod_specs(load(a.files)):
+            for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+                names = [e.get("name") for e in c.get("env") or []]
+                dups = sorted({n for n in names if names.count(n) > 1})
+                r.check(not dups, f"{label}/{c.get('name')}: no env name twice {dups or ''}")
     else:
         r = Report()
         run_checks(load(a.files), a.profile, r, a.chart)

@@ -352,6 +352,90 @@ expect_fail "rejects a LoadBalancer Service" "service|type" \
 expect_fail "lint --strict fails on bad values" "replicaCount" \
   "$HELM" lint --strict "$CHART" --set replicaCount=two
 
+# Env names: every name once in every render (server-side apply, Helm 4's
+# default, rejects a keyed list with two entries of one name), and the chart
+# refuses extraEnv entries that would make a second one.
+for vf in "$CHART"/values*.yaml "$HERE"/fixtures/values-*.yaml "$WORK/docs-policy.yaml"; do
+  base=$(basename "$vf" .yaml)
+  for h in "$HELM" "$HELM3"; do
+    "$h" template mcpx "$CHART" --namespace mcp -f "$vf" >"$R/env-$base-$(basename "$(dirname "$(dirname "$h")")").yaml" 2>"$WORK/err" ||
+      { fail "render $base with $h"; indent <"$WORK/err"; }
+  done
+done
+if "$PY" "$HERE/check_manifests.py" --env-names "$R"/*.yaml >"$WORK/cout" 2>&1; then
+  pass "no env name twice in any container of any render (every shipped and test values file, helm 4 and 3): $(tail -n1 "$WORK/cout" | sed 's/^checks: //')"
+else
+  fail "an env name appears twice"
+  grep -v '^ok ' "$WORK/cout" | indent
+fi
+expect_fail "the env check catches a duplicate name" "MCP_EXEC_MAX_TIMEOUT_S" \
+  "$PY" "$HERE/check_manifests.py" --env-names "$HERE/fixtures/dup-env.yaml"
+expect_fail "rejects extraEnv naming a variable the chart sets (MCP_EXEC_MAX_TIMEOUT_S)" \
+  "extraEnv\[0\] sets MCP_EXEC_MAX_TIMEOUT_S, which the chart sets itself" \
+  "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=MCP_EXEC_MAX_TIMEOUT_S' --set-string 'extraEnv[0].value=3600'
+for v in MCP_EXEC_REQUIRE_LANDLOCK MCP_EXEC_TRANSPORT MCP_EXEC_SESSION_KEY MCP_EXEC_EGRESS_PROXY; do
+  expect_fail "rejects extraEnv naming $v" "extraEnv\[1\] sets $v," \
+    "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=OK' --set 'extraEnv[1].name='$v --set-string 'extraEnv[1].value=0'
+done
+expect_fail "rejects two extraEnv entries with one name" "two entries named FOO" \
+  "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=FOO' --set 'extraEnv[1].name=FOO'
+expect_fail "helm 3 also rejects two entries with one name" "two entries named FOO" \
+  "$HELM3" template mcpx "$CHART" --set 'extraEnv[0].name=FOO' --set 'extraEnv[1].name=FOO'
+expect_ok "accepts an extraEnv variable the chart does not set" \
+  "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=OPENBLAS_NUM_THREADS' --set-string 'extraEnv[0].value=1'
+
+# Values that render into valid objects but cannot work: each refused, the
+# message naming the value.
+expect_ok "accepts config.preload as a comma-separated list (the server takes one)" \
+  bash -c '"$1" template mcpx "$2" --set config.preload="numpy\,pandas" | grep -A1 "name: MCP_EXEC_PRELOAD$" | grep -q "value: numpy,pandas"' _ "$HELM" "$CHART"
+expect_ok "helm 3 accepts config.preload=numpy,pandas" "$HELM3" template mcpx "$CHART" --set config.preload="numpy\,pandas"
+expect_fail "rejects config.preload with a space" "preload" \
+  "$HELM" template mcpx "$CHART" --set config.preload="numpy pandas"
+expect_fail "rejects config.workdirBase outside the /tmp emptyDir" "config.workdirBase \(/var/work\) must be /tmp" \
+  "$HELM" template mcpx "$CHART" --set config.workdirBase=/var/work
+expect_fail "rejects config.workdirBase escaping /tmp with .." "config.workdirBase \(/tmp/../etc\)" \
+  "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/../etc
+expect_ok "accepts config.workdirBase below /tmp" "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/runs
+expect_fail "rejects config.memoryMb=64 (the preloaded interpreter does not fit)" "config.memoryMb \(64\) must be at least 256" \
+  "$HELM" template mcpx "$CHART" --set config.memoryMb=64
+expect_fail "rejects config.memoryMb=100 without warm interpreters" "config.memoryMb \(100\) must be at least 128" \
+  "$HELM" template mcpx "$CHART" --set config.memoryMb=100 --set config.warm=false
+expect_fail "rejects maxBodyBytes below 4/3 of maxFilesInBytes" \
+  "config.maxBodyBytes \(8388608\) must be at least 4/3 of config.maxFilesInBytes \(8388608\), i.e. 11184811" \
+  "$HELM" template mcpx "$CHART" --set config.maxFilesInBytes=8388608
+expect_ok "accepts maxBodyBytes exactly 4/3 of maxFilesInBytes" \
+  "$HELM" template mcpx "$CHART" --set config.maxFilesInBytes=6291456 --set config.maxBodyBytes=8388608
+expect_fail "rejects maxFilesOutBytes beyond the server's memory" "config.maxFilesOutBytes \(67108864\) is beyond the server's memory" \
+  "$HELM" template mcpx "$CHART" --set config.maxFilesOutBytes=67108864
+expect_fail "rejects requests.memory above limits.memory" "resources.requests.memory \(2Gi\) is above resources.limits.memory \(1" \
+  "$HELM" template mcpx "$CHART" --set resources.requests.memory=2Gi
+expect_fail "rejects requests.cpu above limits.cpu" "resources.requests.cpu \(3\) is above" \
+  "$HELM" template mcpx "$CHART" --set resources.requests.cpu=3
+for s in My_Secret a..b -lead; do
+  expect_fail "rejects the credential Secret name $s (not DNS-1123)" "policy.credentialSecrets\[0\] \(\"$s\"\) is not a Secret name" \
+    "$HELM" template mcpx "$CHART" --set "policy.credentialSecrets[0]=$s"
+done
+expect_ok "accepts a dotted credential Secret name (its volume name stays a DNS-1123 label)" \
+  bash -c '"$1" template mcpx "$2" --set "policy.credentialSecrets[0]=gh.token.v2" | node "$3" -' _ "$HELM" "$CHART" "$VALIDATOR_DIR/k8s-validate.mjs"
+RULE=(--set 'policy.egress[0].name=gh' --set 'policy.egress[0].url_prefix=https://api.github.com/')
+expect_fail "rejects policy.exec.egress naming a missing rule" "policy.exec.egress\[0\] names the rule \"github\", which policy.egress does not define \(rules: gh\)" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" --set 'policy.exec.egress[0]=github'
+expect_fail "rejects a function's egress naming a missing rule" "policy.functions\[f\].egress\[0\] names the rule \"nope\"" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" --set 'policy.functions[0].name=f' --set 'policy.functions[0].source=x' \
+  --set 'policy.functions[0].egress[0]=nope'
+for k in serviceMonitor keda prometheusRule; do
+  expect_fail "rejects $k.enabled when the NetworkPolicy does not admit Prometheus" "$k.enabled needs Prometheus to scrape /metrics" \
+    "$HELM" template mcpx "$CHART" --set "$k.enabled=true"
+done
+expect_ok "accepts serviceMonitor with networkPolicy.enabled=false" \
+  "$HELM" template mcpx "$CHART" --set serviceMonitor.enabled=true --set networkPolicy.enabled=false
+expect_fail "rejects config.egressProxy without a NetworkPolicy rule to the proxy" \
+  "config.egressProxy \(http://proxy.internal:3128\) is set, but the NetworkPolicy has no rule to the proxy" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" --set config.egressProxy=http://proxy.internal:3128
+expect_ok "accepts config.egressProxy with networkPolicy.egress naming the proxy" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" --set config.egressProxy=http://proxy.internal:3128 \
+  --set 'networkPolicy.egress.to[0].ipBlock.cidr=10.1.2.3/32' --set 'networkPolicy.egress.ports[0].port=3128'
+
 # Negative tests: the validator must reject misspelled fields and bad types.
 expect_fail "validator rejects misspelled fields (fixture)" "readOnlyRootFileSystem" \
   "${VALIDATE[@]}" "$HERE/fixtures/bad-typo.yaml"

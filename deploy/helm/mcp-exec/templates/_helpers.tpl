@@ -249,6 +249,7 @@ The parts of one egress rule's url_prefix the NetworkPolicies need:
 {{- include "mcp-exec.validateSizing" . }}
 {{- include "mcp-exec.validateScaling" . }}
 {{- include "mcp-exec.validatePolicy" . }}
+{{- include "mcp-exec.validateWorkable" . }}
 {{- end }}
 
 {{- define "mcp-exec.validateSizing" -}}
@@ -324,6 +325,14 @@ The parts of one egress rule's url_prefix the NetworkPolicies need:
 {{- end }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+The volume of one credential Secret: a DNS-1123 label whatever the Secret's
+name (which may hold dots and be 253 characters long).
+*/}}
+{{- define "mcp-exec.credentialVolume" -}}
+{{- printf "cred-%s" (sha256sum . | trunc 16) }}
 {{- end }}
 
 {{/* Labels of this release's helm test pods (plus their component). */}}
