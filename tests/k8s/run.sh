@@ -212,7 +212,7 @@ render "HPA on CPU" "$R/hpa-cpu.yaml" --set autoscaling.enabled=true --set autos
 render "policy from an existing ConfigMap" "$R/policy-cm.yaml" --set policy.existingConfigMap=my-policy \
   --set 'policy.credentialSecrets[0]=gh'
 render "warm interpreters off (smaller memory limit)" "$R/cold.yaml" --set config.warm=false \
-  --set resources.limits.memory=900Mi
+  --set resources.limits.memory=1280Mi
 
 # Helm 3: same chart, same checks on its renders.
 expect_ok "helm 3 lint --strict (default and non-default values)" \
@@ -306,15 +306,19 @@ expect_fail "rejects a grace period 1 s short of the drain + 5 s" "terminationGr
   "$HELM" template mcpx "$CHART" --set terminationGracePeriodSeconds=314
 expect_ok "accepts a grace period of exactly the drain + 5 s" \
   "$HELM" template mcpx "$CHART" --set terminationGracePeriodSeconds=315
-expect_fail "rejects a memory limit below run + server + warm + /tmp" \
-  "resources.limits.memory \(1000Mi = 1000 MiB\) is below .* = 1048 MiB" \
-  "$HELM" template mcpx "$CHART" --set config.memoryMb=568 --set resources.limits.memory=1000Mi
+expect_fail "rejects a memory limit below run + overshoot + server + warm + /tmp" \
+  "resources.limits.memory \(1400Mi = 1400 MiB\) is below .* = 1432 MiB" \
+  "$HELM" template mcpx "$CHART" --set config.memoryMb=568 --set resources.limits.memory=1400Mi
+expect_fail "the memory sum includes the watchdog's overshoot" "sizing.overshootMiB 384" \
+  "$HELM" template mcpx "$CHART" --set resources.limits.memory=1100Mi
+expect_ok "accepts that limit when the overshoot is set to 0 (per-run cgroups)" \
+  "$HELM" template mcpx "$CHART" --set resources.limits.memory=1100Mi --set sizing.overshootMiB=0
 expect_fail "rejects a memory limit that forgets the memory-backed /tmp" "tmp.sizeLimit 1024 MiB" \
   "$HELM" template mcpx "$CHART" --set tmp.sizeLimit=1Gi --set config.maxDiskMb=512
-expect_fail "rejects a memory limit given in bytes that is too small" "resources.limits.memory \(1e9 = 953 MiB\)" \
-  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1e9
+expect_fail "rejects a memory limit given in bytes that is too small" "resources.limits.memory \(1.3e9 = 1239 MiB\)" \
+  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1.3e9
 expect_ok "accepts the same limit without the warm interpreter (warm=false)" \
-  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1e9 --set config.warm=false
+  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1.3e9 --set config.warm=false
 expect_fail "rejects a per-run disk budget not below tmp.sizeLimit" "config.maxDiskMb \(256 MiB.*tmp.sizeLimit \(256Mi" \
   "$HELM" template mcpx "$CHART" --set config.maxDiskMb=256
 expect_fail "rejects a PDB minAvailable equal to replicaCount" \
