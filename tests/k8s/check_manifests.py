@@ -574,6 +574,22 @@ def profile_policy(r, by_kind, dep, labels, sp, nps):
         r.check(cidrs <= {b["cidr"] for b in blocks}, f"policy: each rule's allow_cidrs is admitted {sorted(cidrs)}")
         r.check(all("169.254.0.0/16" in b.get("except", []) for b in blocks if b["cidr"] == "0.0.0.0/0"),
                 "policy: the public range excludes link-local (cloud metadata)")
+        # Each port opens to the public range only for the rules that may
+        # reach public addresses (no allow_cidrs): a private rule's port
+        # stays closed to the internet.
+        public_ports = {p.get("port") for rule in eg for p in rule["ports"]
+                        if any(b.get("ipBlock", {}).get("cidr") == "0.0.0.0/0" for b in rule["to"])}
+        want = {rule_port(rule["url_prefix"]) for rule in doc["egress"] if not rule.get("allow_cidrs")}
+        r.check(cilium or public_ports == want,
+                f"policy: the public range is opened on exactly the public rules' ports {sorted(public_ports)}"
+                f" (want {sorted(want)})")
+        for rule in doc["egress"]:
+            if rule.get("allow_cidrs"):
+                port = rule_port(rule["url_prefix"])
+                r.check(all(set(b.get("ipBlock", {}).get("cidr") for b in er["to"]) <= set(rule["allow_cidrs"])
+                            for er in eg if any(p.get("port") == port for p in er["ports"]) and
+                            port not in want),
+                        f"policy: rule {rule['name']}'s port {port} opens to its allow_cidrs only")
     if not by_kind.get("CiliumNetworkPolicy"):
         return
     cnp = by_kind["CiliumNetworkPolicy"][0]
@@ -581,6 +597,12 @@ def profile_policy(r, by_kind, dep, labels, sp, nps):
           for e in cnp.get("spec", {}).get("egress", []) for sel in e.get("toFQDNs", [])}
     hosts = {re.match(r"^[a-z]+://([^/:]+)", rule["url_prefix"]).group(1) for rule in doc["egress"]}
     r.check(fq == hosts, f"policy: the CiliumNetworkPolicy admits exactly the rules' hosts {sorted(fq)}")
+
+
+def rule_port(url_prefix):
+    """The port of an egress rule's url_prefix (the scheme's by default)."""
+    m = re.match(r"^([a-z]+)://(?:\[[^\]]*\]|[^/:]+)(?::(\d+))?", url_prefix)
+    return int(m.group(2)) if m.group(2) else (443 if m.group(1) == "https" else 80)
 
 
 PROFILES = {"default": profile_default, "full": profile_full, "openshift": profile_openshift,

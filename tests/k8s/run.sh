@@ -440,6 +440,61 @@ expect_ok "accepts config.egressProxy with networkPolicy.egress naming the proxy
   "$HELM" template mcpx "$CHART" "${RULE[@]}" --set config.egressProxy=http://proxy.internal:3128 \
   --set 'networkPolicy.egress.to[0].ipBlock.cidr=10.1.2.3/32' --set 'networkPolicy.egress.ports[0].port=3128'
 
+# DNS presets: the server's DNS rule (with egress rules) and the helm test
+# pods' admit exactly the preset's peers and ports; the private rule's port
+# (8081, allow_cidrs) is not opened to the internet.
+dns_rule() { # FILE: "<server peers>|<server ports>|<test peers>|<test ports>" of the DNS rules, sorted
+  "$PY" -c 'import sys, yaml, json
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+def dns(np):
+    rule = np["spec"]["egress"][0]
+    peers = sorted(json.dumps(p, sort_keys=True) for p in rule["to"])
+    ports = sorted("%s/%s" % (p["port"], p["protocol"]) for p in rule["ports"])
+    return ",".join(peers) + "|" + ",".join(ports)
+srv = [d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "mcpx-mcp-exec"][0]
+tst = [d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"].endswith("-test-egress")][0]
+print(dns(srv) + "|" + dns(tst))' "$1"
+}
+KUBE_DNS='{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}'
+NODE_LOCAL='{"ipBlock": {"cidr": "169.254.20.10/32"}}'
+GKE_MD='{"ipBlock": {"cidr": "169.254.169.254/32"}}'
+P53='53/TCP,53/UDP'
+for preset in kube-dns node-local-dns gke openshift; do
+  case $preset in
+  kube-dns) want="$KUBE_DNS|$P53" ;;
+  node-local-dns) want="$NODE_LOCAL,$KUBE_DNS|$P53" ;;
+  gke) want="$GKE_MD,$NODE_LOCAL,$KUBE_DNS|$P53" ;;
+  openshift) want='{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "openshift-dns"}}, "podSelector": {"matchLabels": {"dns.operator.openshift.io/daemonset-dns": "default"}}}|53/TCP,53/UDP,5353/TCP,5353/UDP' ;;
+  esac
+  if "$HELM" template mcpx "$CHART" --namespace mcp -f "$POLICY" --set networkPolicy.dns.preset=$preset >"$R/dns-$preset.yaml" 2>"$WORK/err" &&
+    got=$(dns_rule "$R/dns-$preset.yaml") && [ "$got" = "$want|$want" ]; then
+    pass "networkPolicy.dns.preset=$preset: the server and the helm test pods reach exactly $want"
+  else
+    fail "networkPolicy.dns.preset=$preset"
+    echo "got  $got" | indent
+    echo "want $want|$want" | indent
+    indent <"$WORK/err"
+  fi
+done
+validate "DNS preset renders" "$R"/dns-*.yaml
+check "security checks, policy render with the GKE DNS preset" --profile policy "${C[@]}" "$R/dns-gke.yaml"
+if "$HELM" template mcpx "$CHART" --namespace mcp -f "$POLICY" --set networkPolicy.dns.preset=none \
+  --set 'networkPolicy.dns.to[0].ipBlock.cidr=10.96.0.10/32' --set 'networkPolicy.dns.ports[0].port=53' \
+  --set 'networkPolicy.dns.ports[0].protocol=UDP' >"$R/dns-none.yaml" 2>"$WORK/err" &&
+  [ "$(dns_rule "$R/dns-none.yaml")" = '{"ipBlock": {"cidr": "10.96.0.10/32"}}|53/UDP|{"ipBlock": {"cidr": "10.96.0.10/32"}}|53/UDP' ]; then
+  pass "networkPolicy.dns.preset=none: only dns.to on dns.ports"
+else
+  fail "networkPolicy.dns.preset=none"
+  indent <"$WORK/err"
+fi
+expect_fail "rejects networkPolicy.dns.preset=none without peers" "networkPolicy.dns.preset is none" \
+  "$HELM" template mcpx "$CHART" --set networkPolicy.dns.preset=none
+expect_fail "rejects an unknown DNS preset" "preset" \
+  "$HELM" template mcpx "$CHART" --set networkPolicy.dns.preset=coredns
+sed 's/cidr: 10.20.0.0\/16/cidr: 0.0.0.0\/0/' "$R/policy.yaml" >"$WORK/private-public.yaml"
+expect_fail "the policy check catches a private rule's port opened to the internet" "opens to its allow_cidrs only|exactly the public rules' ports" \
+  "$PY" "$HERE/check_manifests.py" --profile policy "${C[@]}" "$WORK/private-public.yaml"
+
 # Negative tests: the validator must reject misspelled fields and bad types.
 expect_fail "validator rejects misspelled fields (fixture)" "readOnlyRootFileSystem" \
   "${VALIDATE[@]}" "$HERE/fixtures/bad-typo.yaml"

@@ -336,6 +336,42 @@ name (which may hold dots and be 253 characters long).
 {{- printf "cred-%s" (sha256sum . | trunc 16) }}
 {{- end }}
 
+{{/*
+The cluster DNS as one NetworkPolicy egress rule {to, ports}, from
+networkPolicy.dns: the preset's peers plus dns.to, on dns.ports or the
+preset's ports.
+  kube-dns        the kube-dns (CoreDNS) pods, port 53
+  node-local-dns  NodeLocal DNSCache's link-local address 169.254.20.10 (the
+                  node-local-dns pods use the host network, so a pod
+                  selector cannot name them) and the kube-dns pods it
+                  forwards to and that pods fall back to
+  gke             the kube-dns pods, NodeLocal DNSCache, and the metadata
+                  server 169.254.169.254 that answers pods' lookups with
+                  Cloud DNS for GKE, port 53 only (its HTTP API stays closed)
+  openshift       the openshift-dns pods, which listen on 5353 (the Service
+                  maps 53 to 5353; NetworkPolicies see the pod port)
+  none            only dns.to and dns.ports
+*/}}
+{{- define "mcp-exec.dnsRule" -}}
+{{- $d := .Values.networkPolicy.dns }}
+{{- $kubeDns := dict "namespaceSelector" dict "podSelector" (dict "matchLabels" (dict "k8s-app" "kube-dns")) }}
+{{- $nodeLocal := dict "ipBlock" (dict "cidr" "169.254.20.10/32") }}
+{{- $p53 := list (dict "port" 53 "protocol" "UDP") (dict "port" 53 "protocol" "TCP") }}
+{{- $presets := dict
+  "kube-dns" (dict "to" (list $kubeDns) "ports" $p53)
+  "node-local-dns" (dict "to" (list $nodeLocal $kubeDns) "ports" $p53)
+  "gke" (dict "to" (list $kubeDns $nodeLocal (dict "ipBlock" (dict "cidr" "169.254.169.254/32"))) "ports" $p53)
+  "openshift" (dict "to" (list (dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" "openshift-dns")) "podSelector" (dict "matchLabels" (dict "dns.operator.openshift.io/daemonset-dns" "default")))) "ports" (concat (list (dict "port" 5353 "protocol" "UDP") (dict "port" 5353 "protocol" "TCP")) $p53))
+  "none" (dict "to" list "ports" list) }}
+{{- $p := get $presets ($d.preset | default "kube-dns") }}
+{{- $to := concat $p.to ($d.to | default list) }}
+{{- $ports := $d.ports | default $p.ports }}
+{{- if or (not $to) (not $ports) }}
+{{- fail "networkPolicy.dns.preset is none, but networkPolicy.dns.to or networkPolicy.dns.ports is empty: name the cluster DNS's peers and ports, or pick a preset (kube-dns, node-local-dns, gke, openshift)" }}
+{{- end }}
+{{- toJson (dict "to" $to "ports" $ports) }}
+{{- end }}
+
 {{/* Labels of this release's helm test pods (plus their component). */}}
 {{- define "mcp-exec.helmTestSelectorLabels" -}}
 {{ include "mcp-exec.selectorLabels" . }}
