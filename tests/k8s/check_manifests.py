@@ -460,6 +460,8 @@ def profile_default(r, by_kind, dep, labels, sp, nps):
     r.check("MCP_EXEC_POLICY" not in env_map(c), "default: no policy (MCP_EXEC_POLICY unset)")
     psc = dep["spec"]["template"]["spec"]["securityContext"]
     r.check(psc.get("runAsUser") == 65532 and psc.get("fsGroup") == 65532, "default: uid and fsGroup 65532")
+    r.check(dep["spec"]["template"]["spec"].get("hostUsers") is False,
+            "default: hostUsers false (a user namespace per pod, RLIMIT_NPROC its own) on Kubernetes >= 1.33")
 
 
 def profile_full(r, by_kind, dep, labels, sp, nps):
@@ -646,6 +648,7 @@ MUTATIONS = {
                                        _pod(d)["securityContext"].pop("runAsNonRoot")),
     "runAsUser 0": lambda d: _ctr(d)["securityContext"].update(runAsUser=0),
     "seccomp Unconfined": lambda d: (_ctr(d)["securityContext"].update(seccompProfile={"type": "Unconfined"})),
+    "hostUsers removed": lambda d: _pod(d).pop("hostUsers"),
     "automountServiceAccountToken true": lambda d: _pod(d).update(automountServiceAccountToken=True),
     "hostNetwork true": lambda d: _pod(d).update(hostNetwork=True),
     "hostPath volume": lambda d: _pod(d)["volumes"].append({"name": "h", "hostPath": {"path": "/"}}),

@@ -495,6 +495,55 @@ sed 's/cidr: 10.20.0.0\/16/cidr: 0.0.0.0\/0/' "$R/policy.yaml" >"$WORK/private-p
 expect_fail "the policy check catches a private rule's port opened to the internet" "opens to its allow_cidrs only|exactly the public rules' ports" \
   "$PY" "$HERE/check_manifests.py" --profile policy "${C[@]}" "$WORK/private-public.yaml"
 
+# What pods on one node share: a user namespace per pod where the cluster
+# has them on by default (>= 1.33), else a uid of the release's own in every
+# uid field of every pod (10000-59999, not 65532); OpenShift leaves both to
+# its SCC.
+uids() { # FILE: "hostUsers=<v> uids=<distinct uids of the server and test pods>"
+  "$PY" -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+hu, ids = set(), set()
+for d in docs:
+    spec = d["spec"]["template"]["spec"] if d["kind"] == "Deployment" else d["spec"] if d["kind"] == "Pod" else None
+    if spec is None:
+        continue
+    if d["kind"] == "Deployment":
+        hu.add(str(spec.get("hostUsers")))
+    for sc in [spec.get("securityContext") or {}] + [c.get("securityContext") or {} for c in spec["containers"]]:
+        ids |= {sc[k] for k in ("runAsUser", "runAsGroup", "fsGroup") if k in sc}
+print("hostUsers=%s uids=%s" % (",".join(sorted(hu)), ",".join(str(i) for i in sorted(ids))))' "$1"
+}
+expect_uids() { # NAME PATTERN RENDER-ARGS...
+  local name=$1 pattern=$2
+  shift 2
+  if "$HELM" template mcpx "$CHART" --namespace mcp "$@" >"$WORK/u.yaml" 2>"$WORK/err" &&
+    got=$(uids "$WORK/u.yaml") && [[ $got =~ $pattern ]]; then
+    pass "$name: $got"
+  else
+    fail "$name: got '$got', want /$pattern/"
+    indent <"$WORK/err"
+  fi
+}
+expect_uids "Kubernetes 1.35 (helm 4's default): a user namespace per pod, uid 65532 inside it" '^hostUsers=False uids=65532$'
+expect_uids "Kubernetes 1.33: user namespaces on by default" '^hostUsers=False uids=65532$' --kube-version 1.33.0
+expect_uids "Kubernetes 1.32: no user namespace, a uid of the release's own everywhere" '^hostUsers=None uids=[1-5][0-9]{4}$' --kube-version 1.32.0
+uid_a=$(uids "$WORK/u.yaml")
+"$HELM" template other "$CHART" --namespace mcp --kube-version 1.32.0 >"$WORK/u2.yaml" 2>/dev/null
+if [ "$(uids "$WORK/u2.yaml")" != "$uid_a" ] && ! grep -q 'runAsUser: 65532' "$WORK/u2.yaml"; then
+  pass "another release gets another uid ($uid_a / $(uids "$WORK/u2.yaml"))"
+else
+  fail "two releases share a uid: $uid_a / $(uids "$WORK/u2.yaml")"
+fi
+expect_uids "Kubernetes 1.32 with perReleaseUid=false: uid 65532" '^hostUsers=None uids=65532$' \
+  --kube-version 1.32.0 --set userNamespaces.perReleaseUid=false
+expect_uids "userNamespaces.enabled=true on 1.30 (feature gate): hostUsers false" '^hostUsers=False uids=65532$' \
+  --kube-version 1.30.0 --set userNamespaces.enabled=true
+expect_uids "userNamespaces.enabled=false on 1.35: the release's uid" '^hostUsers=None uids=[1-5][0-9]{4}$' \
+  --set userNamespaces.enabled=false
+expect_uids "OpenShift: no user namespace, uids left to the SCC" '^hostUsers=None uids=$' -f "$OPENSHIFT"
+expect_fail "rejects userNamespaces.enabled=sometimes" "userNamespaces" \
+  "$HELM" template mcpx "$CHART" --set userNamespaces.enabled=sometimes
+
 # Negative tests: the validator must reject misspelled fields and bad types.
 expect_fail "validator rejects misspelled fields (fixture)" "readOnlyRootFileSystem" \
   "${VALIDATE[@]}" "$HERE/fixtures/bad-typo.yaml"

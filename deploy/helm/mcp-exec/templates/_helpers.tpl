@@ -98,11 +98,53 @@ Pod-level settings shared by the server and the helm test pods. Null fields
 restricted-v2 SCC does) are left out rather than rendered as null.
 */}}
 {{- define "mcp-exec.podSecurityContext" -}}
-{{- include "mcp-exec.withoutNulls" .Values.podSecurityContext }}
+{{- include "mcp-exec.withReleaseUid" (dict "sc" .Values.podSecurityContext "uid" (include "mcp-exec.releaseUid" .)) }}
 {{- end }}
 
 {{- define "mcp-exec.containerSecurityContext" -}}
-{{- include "mcp-exec.withoutNulls" .Values.securityContext }}
+{{- include "mcp-exec.withReleaseUid" (dict "sc" .Values.securityContext "uid" (include "mcp-exec.releaseUid" .)) }}
+{{- end }}
+
+{{/*
+Whether the server pods get a user namespace of their own (hostUsers:
+false): userNamespaces.enabled true, or auto on Kubernetes >= 1.33, where
+the UserNamespacesSupport feature is on by default. Then uid 65532 in the
+pod is a host uid range of the pod's own, and RLIMIT_NPROC (counted per
+user and user namespace) is the pod's own.
+*/}}
+{{- define "mcp-exec.userNamespaces" -}}
+{{- $u := toString .Values.userNamespaces.enabled }}
+{{- if eq $u "true" }}
+{{- if semverCompare "<1.25-0" .Capabilities.KubeVersion.Version }}
+{{- fail (printf "userNamespaces.enabled=true needs Kubernetes >= 1.25 (hostUsers), and the UserNamespacesSupport feature gate before 1.33; this is %s" .Capabilities.KubeVersion.Version) }}
+{{- end }}true
+{{- else if and (eq $u "auto") (semverCompare ">=1.33-0" .Capabilities.KubeVersion.Version) }}true
+{{- end }}
+{{- end }}
+
+{{/*
+Without a user namespace, the uid this release runs as when
+userNamespaces.perReleaseUid is true: 10000 + a hash of namespace/release
+modulo 50000. Below 65536 (the kubelet never maps user-namespaced pods
+there) and above the usual login uids; not 65532, the uid distroless images
+share. Empty when user namespaces are on or the option is off.
+*/}}
+{{- define "mcp-exec.releaseUid" -}}
+{{- if and (not (include "mcp-exec.userNamespaces" .)) .Values.userNamespaces.perReleaseUid }}
+{{- add 10000 (mod (adler32sum (printf "%s/%s" .Release.Namespace .Release.Name)) 50000) }}
+{{- end }}
+{{- end }}
+
+{{/* A security context without its null fields, its uids replaced by the
+release's uid when there is one (fields left null stay to the platform). */}}
+{{- define "mcp-exec.withReleaseUid" -}}
+{{- $out := include "mcp-exec.withoutNulls" .sc | fromYaml }}
+{{- if .uid }}
+{{- range $k := list "runAsUser" "runAsGroup" "fsGroup" }}
+{{- if hasKey $out $k }}{{ $_ := set $out $k (int64 $.uid) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
 {{- end }}
 
 {{- define "mcp-exec.withoutNulls" -}}
