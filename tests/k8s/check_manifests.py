@@ -11,7 +11,8 @@ weakens one fails CI:
             account token, no host namespaces or hostPath, every container
             read-only root, no privilege escalation, capabilities drop ALL and
             add none, not privileged, a memory limit, /tmp a sized emptyDir
-  server:   liveness /healthz and readiness /readyz on the http port, grace
+  server:   hostUsers false on Kubernetes >= 1.33 (default profile),
+            liveness /healthz and readiness /readyz on the http port, grace
             period above the server's drain (MCP_EXEC_MAX_TIMEOUT_S + 10 s) plus
             5 s, memory limit above
             MCP_EXEC_MEMORY_MB + /tmp size, every MCP_EXEC_* setting present,
