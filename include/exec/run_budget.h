@@ -17,7 +17,8 @@
  * - watchdog: otherwise, a timer on the event loop sums the run's resident
  *   memory (RSS, confirmed with proportional PSS before a kill) and CPU
  *   every few tens of milliseconds and kills the whole run at the budget.
- * Disk is sampled the same way under both. RLIMIT_AS stays the first line
+ * Disk is sampled the same way under both, and so is the container's own
+ * memory (container_memory.h): near its limit the run is ended. RLIMIT_AS stays the first line
  * (sandbox.h): one process still cannot allocate more than the budget.
  *
  * A nested run (a function called from a running run with mcpx.call) has
@@ -48,6 +49,16 @@ struct mcpx_run_budget; /* one run */
  * process is started. NULL on allocation failure. */
 struct mcpx_budget *mcpx_budget_new(void);
 void mcpx_budget_free(struct mcpx_budget *b);
+
+/* Watches the memory of the container found under cgroup_root for the
+ * process whose cgroup file is proc_cgroup_file (container_memory.h):
+ * every reading of a run then ends the run, with limit "memory", once the
+ * container's working set is within the headroom of its limit.
+ * mcpx_budget_new calls it with /sys/fs/cgroup and /proc/self/cgroup; the
+ * tests point it at a fake directory. Nothing to watch is not an error.
+ * Returns 0 or -ENAMETOOLONG. */
+int mcpx_budget_watch_container(struct mcpx_budget *b, const char *cgroup_root,
+                                const char *proc_cgroup_file);
 
 enum mcpx_budget_method mcpx_budget_method(const struct mcpx_budget *b);
 const char *mcpx_budget_method_name(enum mcpx_budget_method m);

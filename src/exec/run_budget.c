@@ -30,8 +30,12 @@
  * what RLIMIT_AS and RLIMIT_FSIZE per process (the first line) and the
  * cgroup's memory.max (where there is one) bound.
  *
+ * Each reading also looks at the container's memory (container_memory.h)
+ * and ends the run before the container reaches its limit.
+ *
  * What it does not do: spawn, reap or classify results (the executor), or
- * parse /proc and cgroup files (run_usage.c, run_cgroup.c).
+ * parse /proc and cgroup files (run_usage.c, run_cgroup.c,
+ * container_memory.c).
  */
 #include "run_budget.h"
 
@@ -42,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "container_memory.h"
 #include "log.h"
 #include "run_cgroup.h"
 #include "run_usage.h"
@@ -58,6 +63,7 @@ struct mcpx_budget {
 	struct mcpx_cgroup_env cg;
 	unsigned long runs;
 	bool warned_procs;
+	struct mcpx_container_memory container;
 };
 
 struct mcpx_run_budget {
@@ -99,6 +105,7 @@ struct mcpx_budget *mcpx_budget_new(void)
 
 	if (!b)
 		return NULL;
+	b->container.usage_fd = b->container.limit_fd = b->container.stat_fd = -1;
 	(void)mcpx_cgroup_env_init(&b->cg, true);
 	b->method = b->cg.usable ? MCPX_BUDGET_CGROUP : MCPX_BUDGET_WATCHDOG;
 	if (b->cg.usable)
@@ -108,7 +115,30 @@ struct mcpx_budget *mcpx_budget_new(void)
 	else
 		mcpx_info("run budget: watchdog on the event loop (no per-run cgroups: %s)",
 		          b->cg.why);
+	(void)mcpx_budget_watch_container(b, "/sys/fs/cgroup", "/proc/self/cgroup");
 	return b;
+}
+
+int mcpx_budget_watch_container(struct mcpx_budget *b, const char *cgroup_root,
+                                const char *proc_cgroup_file)
+{
+	struct mcpx_container_reading r;
+	int rc;
+
+	mcpx_container_memory_close(&b->container);
+	rc = mcpx_container_memory_open(cgroup_root, proc_cgroup_file, &b->container);
+	if (rc < 0)
+		return rc;
+	if (mcpx_container_memory_read(&b->container, &r) == 0)
+		mcpx_info(
+		    "run budget: the container's memory is watched (cgroup v%d %s, limit %llu "
+		    "MiB): a run is ended within %llu MiB of it",
+		    b->container.version, b->container.dir, (unsigned long long)(r.limit >> 20),
+		    (unsigned long long)(r.headroom >> 20));
+	else
+		mcpx_info("run budget: the container's memory is not watched (%s)",
+		          b->container.why);
+	return 0;
 }
 
 void mcpx_budget_free(struct mcpx_budget *b)
@@ -116,6 +146,7 @@ void mcpx_budget_free(struct mcpx_budget *b)
 	if (!b)
 		return;
 	mcpx_cgroup_env_free(&b->cg);
+	mcpx_container_memory_close(&b->container);
 	free(b);
 }
 
@@ -280,11 +311,32 @@ static uint64_t thread_cpu_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The container's memory, whatever the run's own reading says: a burst
+ * faster than the readings, or a run within its budget in a container
+ * that cannot hold it, is ended before the kernel's OOM killer ends the
+ * container (container_memory.h). Returns whether it ended the run. */
+static bool read_container(struct mcpx_run_budget *rb)
+{
+	struct mcpx_container_reading r;
+
+	if (mcpx_container_memory_read(&rb->b->container, &r) < 0 || !r.near)
+		return false;
+	mcpx_warn("the container's memory is at %llu MiB of its %llu MiB limit: ending run %d "
+	          "before the kernel's OOM killer ends the container",
+	          (unsigned long long)(r.working_set >> 20), (unsigned long long)(r.limit >> 20),
+	          (int)rb->pgid);
+	exceed(rb, "memory", r.working_set / 1024u, (r.limit - r.headroom) / 1024u,
+	       "KiB in the container");
+	return true;
+}
+
 static void sample_cb(struct mcpx_timer *t)
 {
 	struct mcpx_run_budget *rb = t->arg;
 	uint64_t t0 = thread_cpu_us(), next;
 
+	if (read_container(rb))
+		return;
 	if (rb->has_cgroup)
 		read_cgroup(rb);
 	else
