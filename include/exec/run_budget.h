@@ -92,6 +92,13 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
 int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandbox_proc *proc,
                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out);
 
+/* Memory the server holds for the run outside its processes (the broker's
+ * requests, responses and unread answers: broker.h), now bytes in all.
+ * It counts towards the run's memory budget with its processes' memory
+ * (for a joined run, towards its caller's): checked now against the last
+ * reading and on every reading after. NULL is fine. */
+void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes);
+
 /* Kills every process of the run through its cgroup, when it has one (the
  * caller's own process-group kill still runs). NULL is fine. */
 void mcpx_run_budget_kill(struct mcpx_run_budget *rb);

@@ -78,6 +78,7 @@ struct mcpx_job {
 	char caller[160];
 	char run_id[17]; /* joins the run's audit line and its egress lines */
 	struct mcpx_broker_run *egress;
+	uint64_t egress_held; /* bytes the broker holds for the run */
 	/* Not exec's run: a copy of the submitter's bind, whose strings point
 	 * at the arrays below. */
 	bool has_bind;
@@ -863,6 +864,15 @@ static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job 
 	return d;
 }
 
+/* What the broker holds for the run is the run's memory (run_budget.h). */
+static void egress_held(void *arg, uint64_t bytes)
+{
+	struct mcpx_job *job = arg;
+
+	job->egress_held = bytes;
+	mcpx_run_budget_held(job->budget, bytes);
+}
+
 /* A run with a channel is served by the broker until it ends. Without the
  * broker's side the run's end sees EOF, and mcpx.fetch says so. */
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
@@ -870,7 +880,9 @@ static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 	struct mcpx_broker_who who = {.run_id = job->run_id,
 				      .request_id = job->request_id,
 				      .caller = job->caller,
-				      .deadline_us = run_deadline_us(ex, job, job->started_us)};
+				      .deadline_us = run_deadline_us(ex, job, job->started_us),
+				      .held = egress_held,
+				      .held_arg = job};
 
 	if (job->proc.channel_fd < 0)
 		return;
@@ -982,6 +994,7 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned c
 					      "budget");
 		return false;
 	}
+	mcpx_run_budget_held(job->budget, job->egress_held);
 	now = mcpx_now_us();
 	job->deadline_us = run_deadline_us(ex, job, now);
 	job->wall_timer.fn = wall_timer_cb;

@@ -77,6 +77,11 @@ struct mcpx_run_budget {
 	const char *exceeded;
 	uint64_t cpu_seen_ms;
 	uint64_t unlinked_kb;
+	/* Memory the server holds for the run (mcpx_run_budget_held), and its
+	 * processes' memory at the last reading (a caller's: all joined runs'
+	 * processes too). */
+	uint64_t held_kb;
+	uint64_t mem_seen_kb;
 	unsigned readings;
 	/* The latest reading of the run's processes and the one before (for
 	 * the proportional memory carried over); swapped on each reading. */
@@ -142,10 +147,24 @@ void mcpx_budget_describe(char *buf, size_t len)
 
 /* ---- one run ------------------------------------------------------------ */
 
+/* What the server holds for the run and every run that joined its budget. */
+static uint64_t held_total_kb(const struct mcpx_run_budget *rb)
+{
+	uint64_t kb = rb->held_kb;
+
+	for (const struct mcpx_run_budget *j = rb->joined; j; j = j->next)
+		kb += j->held_kb;
+	return kb;
+}
+
 static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used, uint64_t budget,
                    const char *unit)
 {
 	rb->exceeded = limit;
+	if (strcmp(limit, "memory") == 0 && held_total_kb(rb))
+		mcpx_info("run %d: %llu KiB of its memory are the server's, held for its requests "
+		          "and unread answers",
+		          (int)rb->pgid, (unsigned long long)held_total_kb(rb));
 	mcpx_info("run %d passed its %s budget (%llu %s of %llu%s): ending the whole run",
 	          (int)rb->pgid, limit, (unsigned long long)used, unit, (unsigned long long)budget,
 	          rb->joined ? ", its nested calls included" : "");
@@ -183,8 +202,11 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 		                         MCPX_USAGE_MAX_PROCS - rb->procs->n);
 		rb->procs->n += n > 0 ? (size_t)n : 0;
 	}
+	rb->mem_seen_kb = u.memory_bytes / 1024u;
 	if (u.oom_kills)
 		exceed(rb, "memory", u.memory_bytes / 1024u, rb->lim.memory_kb, "KiB");
+	else if (rb->lim.memory_kb && rb->mem_seen_kb + held_total_kb(rb) > rb->lim.memory_kb)
+		exceed(rb, "memory", rb->mem_seen_kb + held_total_kb(rb), rb->lim.memory_kb, "KiB");
 	else if (rb->lim.cpu_ms && rb->cpu_seen_ms > rb->lim.cpu_ms)
 		exceed(rb, "cpu", rb->cpu_seen_ms, rb->lim.cpu_ms, "ms");
 }
@@ -197,7 +219,7 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 static void read_procs(struct mcpx_run_budget *rb)
 {
 	struct mcpx_usage_procs *p = rb->prev;
-	uint64_t cpu, pss;
+	uint64_t cpu, pss, held = held_total_kb(rb);
 
 	rb->prev = rb->procs;
 	rb->procs = p;
@@ -219,9 +241,16 @@ static void read_procs(struct mcpx_run_budget *rb)
 		exceed(rb, "cpu", cpu, rb->lim.cpu_ms, "ms");
 		return;
 	}
-	if (rb->lim.memory_kb && p->rss_total_kb > rb->lim.memory_kb &&
-	    mcpx_usage_pss_over(p, rb->lim.memory_kb, &pss))
-		exceed(rb, "memory", pss, rb->lim.memory_kb, "KiB");
+	/* The server's memory held for the run counts with its processes'. */
+	rb->mem_seen_kb = p->rss_total_kb;
+	if (!rb->lim.memory_kb || p->rss_total_kb + held <= rb->lim.memory_kb)
+		return;
+	if (held >= rb->lim.memory_kb)
+		exceed(rb, "memory", held, rb->lim.memory_kb, "KiB");
+	else if (mcpx_usage_pss_over(p, rb->lim.memory_kb - held, &pss))
+		exceed(rb, "memory", pss + held, rb->lim.memory_kb, "KiB");
+	else
+		rb->mem_seen_kb = pss; /* the proportional sum: under */
 }
 
 /* Space the run's workdir takes, and the workdirs of the runs that joined
@@ -448,6 +477,24 @@ int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandb
 		fn(arg, caller->exceeded);
 	}
 	return 0;
+}
+
+void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes)
+{
+	struct mcpx_run_budget *top;
+	uint64_t kb;
+
+	if (!rb)
+		return;
+	rb->held_kb = (bytes + 1023u) / 1024u;
+	top = rb->caller ? rb->caller : rb;
+	if (top->exceeded || top->finished || !top->lim.memory_kb)
+		return;
+	/* Checked now: the server's memory grows as fast as the run makes it,
+	 * not at the pace of readings. */
+	kb = top->mem_seen_kb + held_total_kb(top);
+	if (kb > top->lim.memory_kb)
+		exceed(top, "memory", kb, top->lim.memory_kb, "KiB");
 }
 
 void mcpx_run_budget_kill(struct mcpx_run_budget *rb)
