@@ -517,7 +517,10 @@ static void fill_result(struct mcpx_job *job, int status, const struct rusage *r
 	r->max_rss_kb = (uint64_t)ru->ru_maxrss;
 	r->timed_out = job->timed_out;
 	r->truncated = job->truncated;
-	if (WIFEXITED(status) && !job->timed_out) {
+	/* A run ended by its timeout or a budget was stopped, whatever its
+	 * leader managed on its own meanwhile: a result never says both
+	 * "exited normally" and "stopped by a limit" (the kill is SIGKILL). */
+	if (WIFEXITED(status) && !job->timed_out && !job->budget_limit) {
 		r->exit_code = WEXITSTATUS(status);
 	} else {
 		r->exit_code = -1;

@@ -67,6 +67,7 @@ struct mcpx_run_budget {
 	struct mcpx_budget_limits lim;
 	pid_t pgid;
 	uid_t uid;
+	gid_t gid;
 	char workdir[PATH_MAX];
 	struct timespec started;
 	uint64_t cpu_base_ms;
@@ -219,7 +220,7 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 static void read_procs(struct mcpx_run_budget *rb)
 {
 	struct mcpx_usage_procs *p = rb->prev;
-	uint64_t cpu, pss, held = held_total_kb(rb);
+	uint64_t cpu, pss, held;
 
 	rb->prev = rb->procs;
 	rb->procs = p;
@@ -242,6 +243,7 @@ static void read_procs(struct mcpx_run_budget *rb)
 		return;
 	}
 	/* The server's memory held for the run counts with its processes'. */
+	held = held_total_kb(rb);
 	rb->mem_seen_kb = p->rss_total_kb;
 	if (!rb->lim.memory_kb || p->rss_total_kb + held <= rb->lim.memory_kb)
 		return;
@@ -287,7 +289,8 @@ static void read_disk(struct mcpx_run_budget *rb)
 		return;
 	}
 	if (wd <= cap)
-		rc = mcpx_usage_owned_kb("/dev/shm", rb->uid, &rb->started, cap - wd, &shm);
+		rc =
+		    mcpx_usage_owned_kb("/dev/shm", rb->uid, rb->gid, &rb->started, cap - wd, &shm);
 	if (rc == -ELOOP)
 		shm = cap + 1;
 	if (rb->readings % UNLINKED_EVERY == 0)
@@ -381,6 +384,7 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
 	rb->lim = *lim;
 	rb->pgid = proc->pid;
 	rb->uid = proc->run_uid;
+	rb->gid = proc->run_gid;
 	rb->started = proc->started;
 	snprintf(rb->workdir, sizeof(rb->workdir), "%s", proc->workdir);
 	rb->cpu_base_ms = cpu_base_ms;
@@ -457,6 +461,7 @@ int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandb
 	rb->lim = caller->lim;
 	rb->pgid = proc->pid;
 	rb->uid = proc->run_uid;
+	rb->gid = proc->run_gid;
 	rb->started = proc->started;
 	snprintf(rb->workdir, sizeof(rb->workdir), "%s", proc->workdir);
 	rb->fn = fn;

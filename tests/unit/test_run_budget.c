@@ -28,6 +28,7 @@
 #include "run_budget.h"
 #include "run_cgroup.h"
 #include "run_usage.h"
+#include "workdir.h"
 
 static void test_locate(void)
 {
@@ -145,10 +146,27 @@ static void test_owned(void)
 	}
 	snprintf(path, sizeof(path), "%s/new", base);
 	write_file(path, 512 << 10);
-	CHECK_INT(mcpx_usage_owned_kb(base, geteuid(), &since, 1 << 30, &kb), 0);
+	CHECK_INT(mcpx_usage_owned_kb(base, geteuid(), getegid(), &since, 1 << 30, &kb), 0);
 	CHECK(kb >= 512 && kb < 512 + 256);
-	CHECK_INT(mcpx_usage_owned_kb(base, geteuid() + 1, &since, 1 << 30, &kb), 0);
+	CHECK_INT(mcpx_usage_owned_kb(base, geteuid() + 1, getegid(), &since, 1 << 30, &kb), 0);
 	CHECK_INT(kb, 0);
+	/* Another server's runs share the uid but not the group (issue 21 9):
+	 * their files are neither counted nor wiped. */
+	CHECK_INT(mcpx_usage_owned_kb(base, geteuid(), getegid() + 1, &since, 1 << 30, &kb), 0);
+	CHECK_INT(kb, 0);
+	if (geteuid() == 0) {
+		char other[PATH_MAX + 16];
+		struct stat st;
+
+		snprintf(other, sizeof(other), "%s/other", base);
+		write_file(other, 4096);
+		CHECK(chown(other, geteuid(), getegid() + 1) == 0);
+		CHECK_INT(mcpx_usage_owned_kb(base, geteuid(), getegid(), &since, 1 << 30, &kb), 0);
+		CHECK(kb >= 512 && kb < 512 + 256);
+		CHECK_INT(mcpx_workdir_wipe_owned_since(base, geteuid(), getegid(), &since), 0);
+		CHECK(stat(path, &st) < 0 && errno == ENOENT);
+		CHECK(stat(other, &st) == 0);
+	}
 	snprintf(path, sizeof(path), "rm -rf %s", base);
 	CHECK(system(path) == 0);
 }
