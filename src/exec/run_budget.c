@@ -44,6 +44,7 @@
 
 #include "log.h"
 #include "run_cgroup.h"
+#include "run_sockets.h"
 #include "run_usage.h"
 
 #define SAMPLE_MIN_US 20000u
@@ -57,7 +58,7 @@ struct mcpx_budget {
 	enum mcpx_budget_method method;
 	struct mcpx_cgroup_env cg;
 	unsigned long runs;
-	bool warned_procs;
+	bool warned_procs, warned_sockets;
 };
 
 struct mcpx_run_budget {
@@ -83,6 +84,9 @@ struct mcpx_run_budget {
 	 * processes too). */
 	uint64_t held_kb;
 	uint64_t mem_seen_kb;
+	/* The AF_UNIX socket buffers its processes hold (run_sockets.h): kernel
+	 * memory no RSS shows, counted with its memory. */
+	uint64_t socket_kb;
 	unsigned readings;
 	/* The latest reading of the run's processes and the one before (for
 	 * the proportional memory carried over); swapped on each reading. */
@@ -158,6 +162,35 @@ static uint64_t held_total_kb(const struct mcpx_run_budget *rb)
 	return kb;
 }
 
+/* Memory of the run no process maps: what the server holds for it and its
+ * socket buffers. */
+static uint64_t outside_kb(const struct mcpx_run_budget *rb)
+{
+	return held_total_kb(rb) + rb->socket_kb;
+}
+
+/* The socket buffers of the run's processes (in rb->procs), on every
+ * reading: a run fills them as fast as it can copy, so a slower pace would
+ * let it overshoot by gigabytes. One fd-table walk of the run and one
+ * sock_diag dump of the host's AF_UNIX sockets, whose cost stretches the
+ * interval like any reading's. */
+static void read_sockets(struct mcpx_run_budget *rb)
+{
+	uint64_t kb = 0;
+	int rc;
+
+	if (!rb->lim.memory_kb)
+		return;
+	rc = mcpx_usage_socket_kb(rb->procs, &kb);
+	if (rc < 0 && !rb->b->warned_sockets) {
+		rb->b->warned_sockets = true;
+		mcpx_warn("run budget: socket buffers cannot be read (sock_diag: %s); they go "
+		          "uncounted",
+		          strerror(-rc));
+	}
+	rb->socket_kb = kb;
+}
+
 static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used, uint64_t budget,
                    const char *unit)
 {
@@ -166,6 +199,9 @@ static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used,
 		mcpx_info("run %d: %llu KiB of its memory are the server's, held for its requests "
 		          "and unread answers",
 		          (int)rb->pgid, (unsigned long long)held_total_kb(rb));
+	if (strcmp(limit, "memory") == 0 && rb->socket_kb)
+		mcpx_info("run %d: %llu KiB of its memory are socket buffers", (int)rb->pgid,
+		          (unsigned long long)rb->socket_kb);
 	mcpx_info("run %d passed its %s budget (%llu %s of %llu%s): ending the whole run",
 	          (int)rb->pgid, limit, (unsigned long long)used, unit, (unsigned long long)budget,
 	          rb->joined ? ", its nested calls included" : "");
@@ -204,10 +240,11 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 		rb->procs->n += n > 0 ? (size_t)n : 0;
 	}
 	rb->mem_seen_kb = u.memory_bytes / 1024u;
+	read_sockets(rb);
 	if (u.oom_kills)
 		exceed(rb, "memory", u.memory_bytes / 1024u, rb->lim.memory_kb, "KiB");
-	else if (rb->lim.memory_kb && rb->mem_seen_kb + held_total_kb(rb) > rb->lim.memory_kb)
-		exceed(rb, "memory", rb->mem_seen_kb + held_total_kb(rb), rb->lim.memory_kb, "KiB");
+	else if (rb->lim.memory_kb && rb->mem_seen_kb + outside_kb(rb) > rb->lim.memory_kb)
+		exceed(rb, "memory", rb->mem_seen_kb + outside_kb(rb), rb->lim.memory_kb, "KiB");
 	else if (rb->lim.cpu_ms && rb->cpu_seen_ms > rb->lim.cpu_ms)
 		exceed(rb, "cpu", rb->cpu_seen_ms, rb->lim.cpu_ms, "ms");
 }
@@ -242,8 +279,10 @@ static void read_procs(struct mcpx_run_budget *rb)
 		exceed(rb, "cpu", cpu, rb->lim.cpu_ms, "ms");
 		return;
 	}
-	/* The server's memory held for the run counts with its processes'. */
-	held = held_total_kb(rb);
+	/* The server's memory held for the run and the run's socket buffers
+	 * count with its processes'. */
+	read_sockets(rb);
+	held = outside_kb(rb);
 	rb->mem_seen_kb = p->rss_total_kb;
 	if (!rb->lim.memory_kb || p->rss_total_kb + held <= rb->lim.memory_kb)
 		return;
@@ -497,7 +536,7 @@ void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes)
 		return;
 	/* Checked now: the server's memory grows as fast as the run makes it,
 	 * not at the pace of readings. */
-	kb = top->mem_seen_kb + held_total_kb(top);
+	kb = top->mem_seen_kb + outside_kb(top);
 	if (kb > top->lim.memory_kb)
 		exceed(top, "memory", kb, top->lim.memory_kb, "KiB");
 }
