@@ -49,6 +49,14 @@ struct mcpx_run_budget; /* one run */
 struct mcpx_budget *mcpx_budget_new(void);
 void mcpx_budget_free(struct mcpx_budget *b);
 
+struct mcpx_cgroup_env;
+/* The cgroup method with per-run cgroups under env->root as it is (a
+ * directory the caller made and removes), without looking at the server's
+ * own cgroup: for tests on a host whose cgroup v2 hierarchy lacks the
+ * memory controller (budgets of 0 memory and processes then write no
+ * limits). NULL on allocation failure. */
+struct mcpx_budget *mcpx_budget_new_cgroup_at(const struct mcpx_cgroup_env *env);
+
 enum mcpx_budget_method mcpx_budget_method(const struct mcpx_budget *b);
 const char *mcpx_budget_method_name(enum mcpx_budget_method m);
 
@@ -98,6 +106,12 @@ int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandb
  * (for a joined run, towards its caller's): checked now against the last
  * reading and on every reading after. NULL is fine. */
 void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes);
+
+/* CPU the server used for the run outside its processes (validating what
+ * its code sent): counted towards the CPU budget of the run's outermost
+ * caller (the budget it joined) and in that budget's cpu_ms, and checked
+ * now. NULL is fine. */
+void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us);
 
 /* Kills every process of the run through its cgroup, when it has one (the
  * caller's own process-group kill still runs). NULL is fine. */

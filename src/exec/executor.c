@@ -79,6 +79,7 @@ struct mcpx_job {
 	char run_id[17]; /* joins the run's audit line and its egress lines */
 	struct mcpx_broker_run *egress;
 	uint64_t egress_held; /* bytes the broker holds for the run */
+	uint64_t charged_us;  /* server CPU spent for it elsewhere (validation) */
 	/* Not exec's run: a copy of the submitter's bind, whose strings point
 	 * at the arrays below. */
 	bool has_bind;
@@ -511,6 +512,7 @@ static void fill_result(struct mcpx_job *job, int status, const struct rusage *r
 	r->cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000u + (uint64_t)ru->ru_utime.tv_usec / 1000u +
 		    (uint64_t)ru->ru_stime.tv_sec * 1000u + (uint64_t)ru->ru_stime.tv_usec / 1000u;
 	r->cpu_ms = r->cpu_ms > job->cpu_base_ms ? r->cpu_ms - job->cpu_base_ms : 0;
+	r->cpu_ms += job->charged_us / 1000u;
 	/* The budget's count also holds what no one's rusage does. */
 	if (budget_cpu_ms > r->cpu_ms)
 		r->cpu_ms = budget_cpu_ms;
@@ -1069,6 +1071,20 @@ static void start_next(struct mcpx_executor *ex)
 	job = ex->queue_head;
 	queue_remove(ex, job);
 	start_job(ex, job);
+}
+
+void mcpx_executor_charge_cpu(struct mcpx_executor *ex, const char *run_id, uint64_t cpu_us)
+{
+	struct mcpx_job *job = ex->running && !strcmp(ex->running->run_id, run_id) ? ex->running
+										    : NULL;
+
+	for (struct mcpx_job *j = ex->side; j && !job; j = j->next)
+		if (!strcmp(j->run_id, run_id))
+			job = j;
+	if (!job)
+		return;
+	job->charged_us += cpu_us;
+	mcpx_run_budget_charge_cpu(job->budget, cpu_us);
 }
 
 void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)

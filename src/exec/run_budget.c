@@ -87,6 +87,8 @@ struct mcpx_run_budget {
 	/* The AF_UNIX socket buffers its processes hold (run_sockets.h): kernel
 	 * memory no RSS shows, counted with its memory. */
 	uint64_t socket_kb;
+	/* CPU the server used for it (and its joined runs) on other threads. */
+	uint64_t charged_us;
 	unsigned readings;
 	/* The latest reading of the run's processes and the one before (for
 	 * the proportional memory carried over); swapped on each reading. */
@@ -118,6 +120,19 @@ struct mcpx_budget *mcpx_budget_new(void)
 	else
 		mcpx_info("run budget: watchdog on the event loop (no per-run cgroups: %s)",
 		          b->cg.why);
+	return b;
+}
+
+struct mcpx_budget *mcpx_budget_new_cgroup_at(const struct mcpx_cgroup_env *env)
+{
+	struct mcpx_budget *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->cg = *env;
+	b->cg.usable = true;
+	b->cg.set_up = false; /* the caller's directory: not ours to remove */
+	b->method = MCPX_BUDGET_CGROUP;
 	return b;
 }
 
@@ -228,8 +243,8 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 	if (mcpx_cgroup_run_usage(&rb->cg, &u) < 0)
 		return;
 	/* The usage of a cgroup includes its descendants': the joined runs. */
-	if (u.cpu_usec / 1000u > rb->cpu_seen_ms)
-		rb->cpu_seen_ms = u.cpu_usec / 1000u;
+	if (u.cpu_usec / 1000u + rb->charged_us / 1000u > rb->cpu_seen_ms)
+		rb->cpu_seen_ms = u.cpu_usec / 1000u + rb->charged_us / 1000u;
 	n = mcpx_cgroup_run_pids(&rb->cg, rb->procs->pid, MCPX_USAGE_MAX_PROCS);
 	rb->procs->n = n > 0 ? (size_t)n : 0;
 	for (struct mcpx_run_budget *j = rb->joined; j; j = j->next) {
@@ -272,7 +287,7 @@ static void read_procs(struct mcpx_run_budget *rb)
 		return;
 	mcpx_usage_carry_pss(p, rb->prev);
 	cpu = p->cpu_ms > rb->cpu_base_ms ? p->cpu_ms - rb->cpu_base_ms : 0;
-	cpu += rb->joined_done_ms;
+	cpu += rb->joined_done_ms + rb->charged_us / 1000u;
 	if (cpu > rb->cpu_seen_ms)
 		rb->cpu_seen_ms = cpu;
 	if (rb->lim.cpu_ms && cpu > rb->lim.cpu_ms) {
@@ -541,6 +556,22 @@ void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes)
 		exceed(top, "memory", kb, top->lim.memory_kb, "KiB");
 }
 
+void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us)
+{
+	struct mcpx_run_budget *top;
+
+	if (!rb)
+		return;
+	top = rb->caller ? rb->caller : rb;
+	top->charged_us += cpu_us;
+	/* The processes' part is the last reading's; the charge is added to
+	 * it, as every reading will. */
+	top->cpu_seen_ms += cpu_us / 1000u;
+	if (!top->exceeded && !top->finished && top->lim.cpu_ms &&
+	    top->cpu_seen_ms > top->lim.cpu_ms)
+		exceed(top, "cpu", top->cpu_seen_ms, top->lim.cpu_ms, "ms");
+}
+
 void mcpx_run_budget_kill(struct mcpx_run_budget *rb)
 {
 	if (rb && rb->has_cgroup)
@@ -594,8 +625,8 @@ void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u
 		if (mcpx_cgroup_run_usage(&rb->cg, &cu) == 0) {
 			if (cu.oom_kills && !rb->exceeded)
 				rb->exceeded = "memory";
-			if (cu.cpu_usec / 1000u > rb->cpu_seen_ms)
-				rb->cpu_seen_ms = cu.cpu_usec / 1000u;
+			if (cu.cpu_usec / 1000u + rb->charged_us / 1000u > rb->cpu_seen_ms)
+				rb->cpu_seen_ms = cu.cpu_usec / 1000u + rb->charged_us / 1000u;
 		}
 	}
 	u->cpu_ms = rb->cpu_seen_ms;
