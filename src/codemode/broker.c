@@ -484,12 +484,24 @@ __attribute__((format(printf, 2, 0))) static void add_message(cJSON *m, const ch
 	free(clean);
 }
 
+/* The request's id, echoed exactly: an integer of up to 2^53 - 1
+ * (valid_id), written as one. cJSON would print a number past 2^31 as a
+ * double with 15 significant digits (9.00719925474099e+15), which the run
+ * could not match with the id it sent. Returns false when out of memory. */
+static bool add_id(cJSON *m, double id)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)id);
+	return cJSON_AddRawToObject(m, "id", text) != NULL;
+}
+
 static cJSON *answer(const struct req *q)
 {
 	cJSON *m = cJSON_CreateObject();
 
 	if (m)
-		cJSON_AddNumberToObject(m, "id", q->id);
+		add_id(m, q->id);
 	return m;
 }
 
@@ -1354,7 +1366,7 @@ void mcpx_broker_op_answer(struct mcpx_broker_op *h, cJSON *msg, char *body, siz
 	struct req *q = h->q;
 
 	q->answered = true;
-	if (msg && !cJSON_AddNumberToObject(msg, "id", q->id)) {
+	if (msg && !add_id(msg, q->id)) {
 		cJSON_Delete(msg);
 		msg = NULL;
 	}

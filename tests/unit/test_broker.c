@@ -154,6 +154,32 @@ int main(void)
 	mcpx_wire_in_free(&in);
 	CHECK(held_now < held_peak);
 
+	/* Ids up to 2^53 - 1 come back exactly as sent, as integers (issue 21
+	 * 7): before, 2^53 - 1 came back as 9.00719925474099e+15. */
+	{
+		static const char *ids[] = {"1125899906842625", "9007199254740991"};
+		char frame[128], buf[4096];
+
+		for (size_t i = 0; i < 2; i++) {
+			int n = snprintf(frame + 8, sizeof(frame) - 8,
+			                 "{\"id\":%s,\"op\":\"nope\"}", ids[i]);
+			char want[64];
+			ssize_t r = -1;
+
+			memset(frame, 0, 8);
+			frame[3] = (char)n;
+			CHECK(write(sv[1], frame, 8 + (size_t)n) == 8 + n);
+			for (int k = 0; k < 1000 && r <= 0; k++) {
+				mcpx_loop_turn(loop);
+				r = read(sv[1], buf, sizeof(buf) - 1);
+			}
+			CHECK(r > 8);
+			buf[r > 0 ? r : 0] = '\0';
+			snprintf(want, sizeof(want), "\"id\":%s,", ids[i]);
+			CHECK(r > 8 && strstr(buf + 8, want) != NULL);
+		}
+	}
+
 	mcpx_broker_run_end(run);
 	close(sv[1]);
 	mcpx_broker_free(b);
