@@ -578,6 +578,55 @@ static void test_sockets(void)
 	free(p);
 }
 
+/* Through the run budget with the cgroup method (issue 21 10): a run's
+ * cgroup exists while it runs and is removed when the run is finished. */
+static void test_cgroup_budget_removed(void)
+{
+	char wd[] = "/tmp/mcpx-cgb-XXXXXX", path[PATH_MAX + 32];
+	struct mcpx_budget_limits lim = {0};
+	struct mcpx_cgroup_env env;
+	struct mcpx_run_budget *rb = NULL;
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_run_usage u;
+	struct mcpx_budget *b;
+	struct mcpx_loop *loop;
+	pid_t child;
+
+	(void)mcpx_cgroup_env_init(&env, false);
+	if (!env.own[0] || access(env.own, W_OK) != 0) {
+		printf("skipped: no writable cgroup v2 directory\n");
+		return;
+	}
+	if ((size_t)snprintf(env.root, sizeof(env.root), "%s/mcpx-unit-b%d", env.own,
+	                     (int)getpid()) >= sizeof(env.root) ||
+	    mkdir(env.root, 0755) != 0) {
+		printf("skipped: cannot make %s: %s\n", env.root, strerror(errno));
+		return;
+	}
+	b = mcpx_budget_new_cgroup_at(&env);
+	loop = mcpx_loop_new();
+	CHECK(b && loop && mkdtemp(wd));
+	child = fork();
+	if (child == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	proc_for(&proc, child, wd);
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, on_exceeded, NULL, &rb), 0);
+	snprintf(path, sizeof(path), "%s/run-1", env.root);
+	CHECK(access(path, F_OK) == 0);
+	mcpx_run_budget_kill(rb);
+	CHECK(waitpid(child, NULL, 0) == child);
+	mcpx_run_budget_finish(rb, &u);
+	CHECK(access(path, F_OK) != 0 && errno == ENOENT);
+	CHECK(rmdir(env.root) == 0);
+	CHECK(rmdir(wd) == 0);
+	mcpx_loop_free(loop);
+	mcpx_budget_free(b);
+}
+
 int main(void)
 {
 	test_sockets();
@@ -590,5 +639,6 @@ int main(void)
 	test_budget_join();
 	test_cgroup_real();
 	test_cgroup_nested();
+	test_cgroup_budget_removed();
 	CHECK_DONE();
 }
