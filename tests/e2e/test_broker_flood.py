@@ -116,7 +116,7 @@ fd = mcpx._get_channel().fd
 for i in range(4):
     j = json.dumps({{"id": i + 1, "op": "fetch", "url": {URL!r} + "big?n=30000000"}}).encode()
     os.write(fd, struct.pack(">II", len(j), 0) + j)
-time.sleep(60)   # never reads: only a budget ends this run before its timeout
+time.sleep(120)  # never reads: only a budget ends this run before its timeout
 print("not stopped")
 """
 
@@ -152,7 +152,7 @@ sc = structured(s.call(READER_CODE, timeout=120))
 t.check(lines(sc) == ["3000 True"],
         "a run that reads its answers gets one for every frame, past the queue's cap", sc)
 
-sc = structured(s.call(HOLD_CODE, timeout=120, timeout_s=20))
+sc = structured(s.call(HOLD_CODE, timeout=180, timeout_s=60))
 t.check(sc and sc.get("limit") == "memory",
         "what the server holds for a run's unread fetches counts towards its memory budget",
         sc and {k: sc.get(k) for k in ("limit", "exit_code", "stdout", "stderr")})
