@@ -243,9 +243,10 @@ int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc);
  * it) and closes remaining fds.
  * Also removes what the run left in /dev/shm: entries owned by the run uid
  * and group (the group is this server's own when started as root,
- * MCPX_SANDBOX_GID_BASE) whose ctime is at or after the spawn. With
- * concurrent runs of one server (one uid and group) that can include
- * another live run's shared-memory segments; multiprocessing
+ * MCPX_SANDBOX_GID_BASE) whose ctime is at or after the spawn. For a
+ * nested run (a function called by a running run of the same server, one
+ * uid and group) that can include its caller's shared-memory segments made
+ * meanwhile; multiprocessing
  * locks are not affected (SemLock unlinks its name at once). If the leader was
  * not reaped yet, it kills and reaps the run first, so nothing of the run
  * outlives its cleanup. */
