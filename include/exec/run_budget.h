@@ -60,6 +60,14 @@ void mcpx_budget_free(struct mcpx_budget *b);
 int mcpx_budget_watch_container(struct mcpx_budget *b, const char *cgroup_root,
                                 const char *proc_cgroup_file);
 
+struct mcpx_cgroup_env;
+/* The cgroup method with per-run cgroups under env->root as it is (a
+ * directory the caller made and removes), without looking at the server's
+ * own cgroup: for tests on a host whose cgroup v2 hierarchy lacks the
+ * memory controller (budgets of 0 memory and processes then write no
+ * limits). NULL on allocation failure. */
+struct mcpx_budget *mcpx_budget_new_cgroup_at(const struct mcpx_cgroup_env *env);
+
 enum mcpx_budget_method mcpx_budget_method(const struct mcpx_budget *b);
 const char *mcpx_budget_method_name(enum mcpx_budget_method m);
 
@@ -102,6 +110,19 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
  * the run (then nothing would count it). */
 int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandbox_proc *proc,
                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out);
+
+/* Memory the server holds for the run outside its processes (the broker's
+ * requests, responses and unread answers: broker.h), now bytes in all.
+ * It counts towards the run's memory budget with its processes' memory
+ * (for a joined run, towards its caller's): checked now against the last
+ * reading and on every reading after. NULL is fine. */
+void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes);
+
+/* CPU the server used for the run outside its processes (validating what
+ * its code sent): counted towards the CPU budget of the run's outermost
+ * caller (the budget it joined) and in that budget's cpu_ms, and checked
+ * now. NULL is fine. */
+void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us);
 
 /* Kills every process of the run through its cgroup, when it has one (the
  * caller's own process-group kill still runs). NULL is fine. */
