@@ -45,7 +45,7 @@ struct keyword {
 
 /* "<where>: <message>" into err, cut at a character boundary; -EINVAL. */
 static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
+    __attribute__((format(printf, 3, 0)));
 static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
 {
 	char what[sizeof(err->msg)], msg[sizeof(err->msg)];
@@ -73,7 +73,7 @@ __attribute__((format(printf, 3, 4))) static int fail_at(struct mcpx_err *err, c
 /* Refuses the schema at the current keyword's pointer; returns -EINVAL. */
 __attribute__((format(printf, 2, 3))) static int fail(struct cctx *c, const char *fmt, ...)
 {
-	char where[96];
+	char where[sizeof(c->err->msg)];
 	va_list ap;
 	int rc;
 
@@ -349,7 +349,7 @@ static bool unescape_token(char *s)
 
 static int kw_ref(struct cctx *c, struct schema_node *n, const cJSON *v, const struct keyword *k)
 {
-	char where[128];
+	char where[sizeof(c->err->msg)];
 
 	if (!cJSON_IsString(v))
 		return fail(c, "must be a string");
