@@ -48,12 +48,21 @@ static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va
     __attribute__((format(printf, 3, 0)));
 static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
 {
-	char what[sizeof(err->msg)], msg[sizeof(err->msg)];
+	char what[sizeof(err->msg)], msg[sizeof(err->msg)], ptr[sizeof(err->msg)];
+	size_t wlen, room;
 	int n;
 
+	/* The pointer is given whole whenever it fits beside the reason; a
+	 * pointer too long for the buffer is cut (with "...") so that at
+	 * least the first half of the buffer's worth of reason stays. */
+	room =
+	    strlen(where) + 2 < sizeof(msg) / 2 ? sizeof(msg) - strlen(where) - 2 : sizeof(msg) / 2;
 	n = vsnprintf(what, sizeof(what), fmt, ap);
-	mcpx_schema_text_fit(what, n < 0 ? 0 : (size_t)n, sizeof(what));
-	n = snprintf(msg, sizeof(msg), "%s: %s", where, what);
+	wlen = mcpx_schema_text_fit(what, n < 0 ? 0 : (size_t)n, room);
+	room = sizeof(msg) - wlen - 2;
+	n = snprintf(ptr, sizeof(ptr), "%s", where);
+	mcpx_schema_text_fit(ptr, n < 0 ? 0 : (size_t)n, room);
+	n = snprintf(msg, sizeof(msg), "%s: %s", ptr, what);
 	mcpx_schema_text_fit(msg, n < 0 ? 0 : (size_t)n, sizeof(msg));
 	return mcpx_err_set(err, EINVAL, "%s", msg);
 }

@@ -291,13 +291,25 @@ char *mcpx_json_bytes(const cJSON *str, size_t *len)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i <= n; i++)
-		out[i] = str->valuestring[i] == (char)MCPX_JSON_NUL_MARK ? '\0'
-									: str->valuestring[i];
+		out[i] =
+		    str->valuestring[i] == (char)MCPX_JSON_NUL_MARK ? '\0' : str->valuestring[i];
 	*len = n;
 	return out;
 }
 
 /* ---- outbound: printing ----------------------------------------------- */
+
+char *mcpx_json_print_exact(const cJSON *v)
+{
+	struct mcpx_buf b;
+
+	mcpx_buf_init(&b, MCPX_JSONRPC_MAX_MESSAGE);
+	if (mcpx_jsonrpc_print(v, &b) < 0) {
+		mcpx_buf_free(&b);
+		return NULL;
+	}
+	return mcpx_buf_take(&b, NULL);
+}
 
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out)
 {

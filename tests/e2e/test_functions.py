@@ -306,6 +306,11 @@ t.check('File "raiser.py", line 6, in handler' in text and 'File "raiser.py", li
 
 r = srv.fcall("scalar", {"x": "y"})
 t.check(structured(r) == {"result": [1, 2.5, "y"]}, "another JSON value -> {\"result\": value}", r)
+# U+0000 travels both ways exactly: into the handler's arguments and back.
+r = srv.fcall("scalar", {"x": "a\x00b"})
+t.check(structured(r) == {"result": [1, 2.5, "a\x00b"]}
+        and '"a\\u0000b"' in (r.get("result", {}).get("content") or [{}])[0].get("text", ""),
+        "a NUL in an argument reaches the handler and comes back as sent", r)
 r = srv.fcall("badout", {})
 t.check((tool_error_text(r) or "").startswith(
     "the function's result does not match its output schema: 1 error\n/total: must be number"),

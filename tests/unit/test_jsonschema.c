@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "jsonrpc.h"
 #include "jsonschema.h"
 #include "utf8.h"
 
@@ -72,7 +73,28 @@ static const struct row rows[] = {
     {"{'type':'integer'}", "1", NULL},
     {"{'type':'integer'}", "1.0", NULL},
     {"{'type':'integer'}", "-0", NULL},
-    {"{'type':'integer'}", "1e300", NULL},
+    {"{'type':'integer'}", "9007199254740991", NULL},
+    {"{'type':'integer'}", "-9007199254740991", NULL},
+    /* Numbers that cannot travel exactly are refused whatever the schema:
+     * infinity prints as null, a 27-digit integer as another number. */
+    {"{'type':'integer'}", "1e300",
+     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
+     "larger ones as strings)"},
+    {"{'type':'integer'}", "123456789012345678901234567",
+     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
+     "larger ones as strings)"},
+    {"{'type':'integer'}", "9007199254740992",
+     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
+     "larger ones as strings)"},
+    {"{}", "[1, -9007199254740993]",
+     "/1: is an integer too large to be passed exactly (the limit is 9007199254740991; send larger "
+     "ones as strings)"},
+    {"{'type':'number','minimum':0}", "1e999", "(root): is not a finite number"},
+    {"{'type':'object'}", "{'x':{'y':-1e999}}", "/x/y: is not a finite number"},
+    {"{'type':'number'}", "1.5e300",
+     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
+     "larger ones as strings)"},
+    {"{'type':'number'}", "1.5e15", NULL},
     {"{'type':'integer'}", "1.5", "(root): must be integer (got number)"},
     {"{'type':'integer'}", "'1'", "(root): must be integer (got string)"},
     {"{'type':'number'}", "1.5", NULL},
@@ -157,8 +179,8 @@ static const struct row rows[] = {
     {"{'multipleOf':1}", "1e-12", "(root): must be a multiple of 1"},
     {"{'multipleOf':3}", "9", NULL},
     {"{'multipleOf':3}", "10", "(root): must be a multiple of 3"},
-    {"{'multipleOf':2}", "1e20", NULL},
-    {"{'multipleOf':1e-308}", "1e308", "(root): must be a multiple of 1e-308"},
+    {"{'multipleOf':2}", "1e15", NULL},
+    {"{'multipleOf':1e-308}", "1.5e-300", NULL},
     /* Lengths count code points, not bytes. */
     {"{'minLength':2,'maxLength':3}", "'ab'", NULL},
     {"{'minLength':2,'maxLength':3}", "'\xC3\xA9\xE2\x82\xAC'", NULL},
@@ -536,9 +558,10 @@ static void test_quadratic_pattern(void)
 	free(str);
 	mcpx_schema_free(s);
 
-	/* Bytes that are not UTF-8 (cJSON lets a program build them). */
+	/* Bytes that are not UTF-8 (cJSON lets a program build them; 0xFF
+	 * alone stands for U+0000, see jsonrpc.h). */
 	s = compile("{'pattern':'x'}", __LINE__);
-	inst = cJSON_CreateString("x\xFF");
+	inst = cJSON_CreateString("x\xC0");
 	CHECK_INT(mcpx_schema_validate(s, inst, &errs), -EINVAL);
 	CHECK_STR(errs.text, "(root): is not valid UTF-8\n");
 	cJSON_Delete(inst);
@@ -611,6 +634,53 @@ static void test_message_text_cap(void)
 	mcpx_schema_free(s);
 }
 
+/* An object with many members and a schema with many required names: the
+ * walk over the members counts against the CPU budget, and stops. */
+static void test_wide_object_budget(void)
+{
+	struct mcpx_schema_errors errs;
+	char *schema = malloc(200 * 16 + 64), name[32];
+	size_t len = 0;
+	struct mcpx_schema *s;
+	cJSON *obj = cJSON_CreateObject();
+
+	len += (size_t)sprintf(schema + len, "{'required':[");
+	for (int i = 0; i < 200; i++)
+		len += (size_t)sprintf(schema + len, "%s'r%d'", i ? "," : "", i);
+	sprintf(schema + len, "]}");
+	s = compile(schema, __LINE__);
+	for (int i = 0; i < 480000 && obj; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		cJSON_AddItemToObject(obj, name, cJSON_CreateNull());
+	}
+	CHECK_INT(mcpx_schema_validate(s, obj, &errs), -EINVAL);
+	CHECK(strstr(errs.text, "validation stopped: it used more than") != NULL);
+	cJSON_Delete(obj);
+	mcpx_schema_free(s);
+	free(schema);
+}
+
+/* A U+0000 the parser marked (jsonrpc.h) is a NUL to a pattern, not an
+ * invalid byte. */
+static void test_nul_in_strings(void)
+{
+	struct mcpx_schema_errors errs;
+	struct mcpx_schema *s =
+	    compile("{'properties':{'s':{'pattern':'^a\\\\x00b$','maxLength':3}}}", __LINE__);
+	const char *why;
+	const char *ok = "{\"s\":\"a\\u0000b\"}", *bad = "{\"s\":\"a\\u0000c\"}";
+	cJSON *a = mcpx_jsonrpc_parse(ok, strlen(ok), &why);
+	cJSON *b = mcpx_jsonrpc_parse(bad, strlen(bad), &why);
+
+	CHECK(a && b);
+	expect_value(s, a, NULL, __LINE__);
+	expect_value(s, b, "/s: must match pattern \"^a\\x00b$\"", __LINE__);
+	(void)errs;
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	mcpx_schema_free(s);
+}
+
 /* A valid instance leaves nothing behind; a missing one is a failure. */
 static void test_valid_and_missing(void)
 {
@@ -643,5 +713,7 @@ int main(void)
 	test_message_count_cap();
 	test_message_text_cap();
 	test_valid_and_missing();
+	test_wide_object_budget();
+	test_nul_in_strings();
 	CHECK_DONE();
 }
