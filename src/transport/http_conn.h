@@ -47,10 +47,10 @@ struct mcpx_http_server {
 	struct mcpx_auth *auth;
 	struct mcpx_http_handlers h;
 	bool draining;
-	bool shutting_down;                     /* the context is being destroyed */
-	unsigned busy;                          /* dispatched requests not yet closed */
-	unsigned live;                          /* open connections not being closed */
-	unsigned max_conns;                     /* the cap: MCP_EXEC_MAX_CONNECTIONS, or what fits RLIMIT_NOFILE */
+	bool shutting_down; /* the context is being destroyed */
+	unsigned busy;      /* dispatched requests not yet closed */
+	unsigned live;      /* open connections not being closed */
+	unsigned max_conns; /* the cap: MCP_EXEC_MAX_CONNECTIONS, or what fits RLIMIT_NOFILE */
 	struct mcpx_http_conn *oldest, *newest; /* accept order */
 	size_t out_cap;                         /* cap on one response's queued bytes */
 	int port;
@@ -91,6 +91,9 @@ struct mcpx_http_conn {
 	enum mcpx_http_route route;
 	struct mcpx_buf body;
 	size_t body_expected;
+	/* A refusal that waits for the body to carry the request's id
+	 * (mcpx_admit_set_id); owned, freed by mcpx_conn_destroy. */
+	struct mcpx_admit *refusal;
 
 	struct mcpx_http_response resp;
 	void (*on_close)(void *arg);
