@@ -621,6 +621,9 @@ except Exception:
     rc = None
 t.check(rc == 0 and "Sanitizer" not in hs.drain_stderr(),
         "the server drains with every kind of listener open and exits 0", rc)
+t.check("not h2 substream" not in hs.drain_stderr() and '"level":"error"' not in hs.drain_stderr(),
+        "event streams (GET /mcp, legacy SSE, subscriptions/listen) log no lws error",
+        [l for l in hs.drain_stderr().splitlines() if '"error"' in l][:5])
 for s in (get, sub, legacy):
     s.s.close()
 
