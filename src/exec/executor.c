@@ -40,8 +40,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "procstat.h"
-#include "run_budget.h"
 #include "runfiles.h"
+#include "run_budget.h"
 #include "warm.h"
 #include "warm_pool.h"
 #include "zygote_cycle.h"
@@ -87,9 +87,9 @@ struct mcpx_job {
 	char tool[129], args_sha256[65], source_sha256[65], parent_run_id[17];
 	struct mcpx_job_callbacks cb;
 	bool cancelled;
-	bool warm;            /* served by a warm interpreter */
+	bool warm; /* served by a warm interpreter */
 	uint64_t cpu_base_ms; /* warm: CPU the preload used before the code arrived */
-	char *feed;           /* warm: header + code + stdin, fed to the interpreter */
+	char *feed; /* warm: header + code + stdin, fed to the interpreter */
 	size_t feed_len;
 	struct mcpx_runfiles_in *files;     /* input files, or NULL */
 	struct mcpx_runfiles_out out_files; /* out/, read after the run */
@@ -105,10 +105,10 @@ struct mcpx_job {
 	bool pid_open;
 	bool leader_exited;
 	bool timed_out;
-	bool truncated;                 /* output beyond the cap was dropped */
-	const char *env_failure;        /* set: the environment failed, not the program */
+	bool truncated;             /* output beyond the cap was dropped */
+	const char *env_failure;    /* set: the environment failed, not the program */
 	struct mcpx_run_budget *budget; /* the run as a whole (run_budget.h) */
-	const char *budget_limit;       /* the budget that ended it */
+	const char *budget_limit;   /* the budget that ended it */
 	struct mcpx_timer wall_timer;
 	struct mcpx_timer drain_timer;
 	struct mcpx_timer stdin_timer;
@@ -151,7 +151,7 @@ static void kick(struct mcpx_executor *ex)
 }
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-                                        const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
+					const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
 {
 	struct mcpx_executor *ex = calloc(1, sizeof(*ex));
 	if (!ex)
@@ -231,7 +231,8 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.wall_ms = r ? r->duration_ms : 0;
 	rec.cpu_ms = r ? r->cpu_ms : 0;
 	rec.max_rss_kb = r ? r->max_rss_kb : 0;
-	rec.queue_wait_ms = r ? r->queue_wait_ms : (mcpx_now_us() - job->enqueued_us) / 1000u;
+	rec.queue_wait_ms = r ? r->queue_wait_ms
+			      : (mcpx_now_us() - job->enqueued_us) / 1000u;
 	rec.output_bytes = job->out.buf.len + job->err.buf.len;
 	rec.truncated = r ? r->truncated : false;
 	rec.warm = job->warm;
@@ -246,13 +247,12 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	}
 	mcpx_audit_log(&rec);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
-	                       rec.limit, (double)rec.wall_ms / 1000.0,
-	                       (double)rec.queue_wait_ms / 1000.0);
+			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
 }
 
 /* Completes a job that never ran (expired, shutdown, failed to start). */
 static void finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, const char *msg,
-                         const char *audit_status)
+			 const char *audit_status)
 {
 	struct mcpx_job_result r;
 
@@ -274,9 +274,9 @@ static void queue_timer_cb(struct mcpx_timer *t)
 
 	queue_remove(job->ex, job);
 	snprintf(msg, sizeof(msg),
-	         "execution waited %us in the queue without starting (MCP_EXEC_QUEUE_TIMEOUT_S); "
-	         "the server is busy, try again later",
-	         job->ex->cfg->queue_timeout_s);
+		 "execution waited %us in the queue without starting (MCP_EXEC_QUEUE_TIMEOUT_S); "
+		 "the server is busy, try again later",
+		 job->ex->cfg->queue_timeout_s);
 	finish_unrun(job, MCPX_JOB_EXPIRED, msg, "expired");
 }
 
@@ -289,11 +289,11 @@ static void copy_bind(struct mcpx_job *job, const struct mcpx_job_bind *b)
 	job->bind = *b;
 	snprintf(job->tool, sizeof(job->tool), "%s", b->tool ? b->tool : "");
 	snprintf(job->args_sha256, sizeof(job->args_sha256), "%s",
-	         b->args_sha256 ? b->args_sha256 : "");
+		 b->args_sha256 ? b->args_sha256 : "");
 	snprintf(job->source_sha256, sizeof(job->source_sha256), "%s",
-	         b->source_sha256 ? b->source_sha256 : "");
+		 b->source_sha256 ? b->source_sha256 : "");
 	snprintf(job->parent_run_id, sizeof(job->parent_run_id), "%s",
-	         b->parent_run_id ? b->parent_run_id : "");
+		 b->parent_run_id ? b->parent_run_id : "");
 	job->bind.tool = job->tool;
 	job->bind.args_sha256 = b->args_sha256 ? job->args_sha256 : NULL;
 	job->bind.source_sha256 = b->source_sha256 ? job->source_sha256 : NULL;
@@ -303,7 +303,7 @@ static void copy_bind(struct mcpx_job *job, const struct mcpx_job_bind *b)
 /* A new job holding copies of spec's code, stdin, ids and bind; NULL when
  * out of memory. */
 static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
-                                const struct mcpx_job_callbacks *cb)
+				const struct mcpx_job_callbacks *cb)
 {
 	struct mcpx_job *job = calloc(1, sizeof(*job));
 	unsigned char id[8] = {0};
@@ -324,8 +324,7 @@ static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_
 		job->stdin_len = spec->stdin_len;
 	}
 	job->timeout_s = spec->timeout_s;
-	snprintf(job->request_id, sizeof(job->request_id), "%s",
-	         spec->request_id ? spec->request_id : "");
+	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
 	(void)mcpx_random(id, sizeof(id));
 	for (size_t i = 0; i < sizeof(id); i++)
@@ -361,7 +360,7 @@ static void nested_start_cb(struct mcpx_timer *t)
 }
 
 int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
-                         const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
+			 const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
 {
 	struct mcpx_job *job;
 	bool idle = !ex->running && !ex->queue_head;
@@ -400,11 +399,11 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	if (ex->running)
 		mcpx_warm_pool_call_waiting(ex->warm);
 	job->queue_timer.fn = queue_timer_cb;
-	mcpx_timer_start(ex->loop, &job->queue_timer,
-	                 (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
+	mcpx_timer_start(ex->loop, &job->queue_timer, (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
 	kick(ex);
 	return 0;
 }
+
 
 /* Whether job's run gets a broker channel. */
 static bool wants_channel(const struct mcpx_executor *ex, const struct mcpx_job *job)
@@ -497,7 +496,7 @@ static const char *environment_failure(const struct mcpx_job *job, int status, b
 
 /* The result of a run that ended (reaped): raw output, times, how it ended. */
 static void fill_result(struct mcpx_job *job, int status, const struct rusage *ru,
-                        uint64_t budget_cpu_ms, struct mcpx_job_result *r)
+			uint64_t budget_cpu_ms, struct mcpx_job_result *r)
 {
 	const struct mcpx_config *cfg = job->ex->cfg;
 	unsigned cpu_s = cfg->cpu_s ? cfg->cpu_s : job->timeout_s;
@@ -511,7 +510,7 @@ static void fill_result(struct mcpx_job *job, int status, const struct rusage *r
 	r->duration_ms = (job->ended_us - job->started_us) / 1000u;
 	r->queue_wait_ms = (job->started_us - job->enqueued_us) / 1000u;
 	r->cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000u + (uint64_t)ru->ru_utime.tv_usec / 1000u +
-	            (uint64_t)ru->ru_stime.tv_sec * 1000u + (uint64_t)ru->ru_stime.tv_usec / 1000u;
+		    (uint64_t)ru->ru_stime.tv_sec * 1000u + (uint64_t)ru->ru_stime.tv_usec / 1000u;
 	r->cpu_ms = r->cpu_ms > job->cpu_base_ms ? r->cpu_ms - job->cpu_base_ms : 0;
 	/* The budget's count also holds what no one's rusage does. */
 	if (budget_cpu_ms > r->cpu_ms)
@@ -537,9 +536,9 @@ static void report(struct mcpx_job *job, struct mcpx_job_result *r)
 	if (job->env_failure) {
 		r->status = MCPX_JOB_FAILED;
 		snprintf(r->message, sizeof(r->message),
-		         "the execution environment failed: %s; no result of the program is "
-		         "reported, and the call can be retried",
-		         job->env_failure);
+			 "the execution environment failed: %s; no result of the program is "
+			 "reported, and the call can be retried",
+			 job->env_failure);
 		mcpx_error("run failed: %s", r->message);
 		status = "failed";
 	} else if (r->status == MCPX_JOB_FAILED) {
@@ -602,8 +601,8 @@ static void job_complete(struct mcpx_job *job)
 		/* The server could not read what the run left: its failure, not
 		 * the program's result. */
 		r.status = MCPX_JOB_FAILED;
-		snprintf(r.message, sizeof(r.message),
-		         "could not read the run's out/ files: %.200s", ferr.msg);
+		snprintf(r.message, sizeof(r.message), "could not read the run's out/ files: %.200s",
+			 ferr.msg);
 	}
 	/* A nested job leaves the slot to its caller. */
 	if (!nested && ex->running == job)
@@ -739,8 +738,7 @@ static void stream_cb(struct mcpx_watch *w, int events)
 			keep_output(job, s, buf + skip, (size_t)n - skip);
 		}
 		if (s == &job->out && job->cb.event && job->state == JOB_RUNNING && !job->cancelled)
-			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT,
-			              job->out.buf.len + job->err.buf.len);
+			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.buf.len + job->err.buf.len);
 		return;
 	}
 	if (events & MCPX_EV_CLOSED) {
@@ -787,7 +785,7 @@ static void stdin_timer_cb(struct mcpx_timer *t)
 }
 
 static int watch_fd(struct mcpx_job *job, struct mcpx_watch *w, int *fdp, mcpx_watch_fn fn,
-                    void *arg)
+		    void *arg)
 {
 	int rc;
 	w->fd = *fdp;
@@ -813,7 +811,7 @@ static int fill_workdir(void *arg, const char *workdir, struct mcpx_err *err)
 /* A warm interpreter gets main.py in its workdir and, on stdin, the header,
  * the code and the run's own stdin. On failure it is ended here. */
 static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s,
-                        struct mcpx_err *err)
+			struct mcpx_err *err)
 {
 	char hdr[64];
 	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, cpu_s);
@@ -856,7 +854,8 @@ static struct mcpx_job *caller_of(struct mcpx_executor *ex, const struct mcpx_jo
 
 /* When the run's wall clock ends, counted from from: its timeout, and for a
  * nested run no later than its caller's (which then ends both anyway). */
-static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job *job, uint64_t from)
+static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job *job,
+				uint64_t from)
 {
 	uint64_t d = from + (uint64_t)job->timeout_s * 1000000u;
 	const struct mcpx_job *caller = caller_of(ex, job);
@@ -871,9 +870,9 @@ static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job 
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 {
 	struct mcpx_broker_who who = {.run_id = job->run_id,
-	                              .request_id = job->request_id,
-	                              .caller = job->caller,
-	                              .deadline_us = run_deadline_us(ex, job, job->started_us)};
+				      .request_id = job->request_id,
+				      .caller = job->caller,
+				      .deadline_us = run_deadline_us(ex, job, job->started_us)};
 
 	if (job->proc.channel_fd < 0)
 		return;
@@ -918,10 +917,10 @@ static int start_budget(struct mcpx_job *job, unsigned cpu_s)
 		if (!caller || !caller->budget)
 			return -ESRCH;
 		return mcpx_run_budget_join(caller->budget, &job->proc, budget_exceeded, job,
-		                            &job->budget);
+					    &job->budget);
 	}
 	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
-	                             job->cpu_base_ms, budget_exceeded, job, &job->budget);
+				     job->cpu_base_ms, budget_exceeded, job, &job->budget);
 }
 
 /* Starts the run's process: a warm interpreter when one is ready, else
@@ -944,7 +943,7 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 	if (!nested) {
 		bool ready_pending;
 		int rc = mcpx_warm_pool_take(ex->warm, &job->proc, lim.channel, &ready_pending,
-		                             &job->cpu_base_ms, err);
+					     &job->cpu_base_ms, err);
 
 		if (rc < 0)
 			return rc;
@@ -954,7 +953,7 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 		}
 	}
 	return mcpx_sandbox_spawn_filled(ex->sb, &lim, job->code, job->code_len, &fill, &job->proc,
-	                                 err);
+					 err);
 }
 
 /* The run's output, exit and stdin on the loop, its budget and its wall
@@ -981,8 +980,8 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned c
 	rc = start_budget(job, cpu_s);
 	if (rc < 0) {
 		fail_run(job, rc == -ENOMEM ? "out of memory while starting the run's budget"
-		                            : "the nested call could not be held to its caller's "
-		                              "budget");
+					    : "the nested call could not be held to its caller's "
+					      "budget");
 		return false;
 	}
 	now = mcpx_now_us();
@@ -990,7 +989,7 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned c
 	job->wall_timer.fn = wall_timer_cb;
 	job->wall_timer.arg = job;
 	mcpx_timer_start(ex->loop, &job->wall_timer,
-	                 job->deadline_us > now ? job->deadline_us - now : 0);
+			 job->deadline_us > now ? job->deadline_us - now : 0);
 	job->stdin_timer.fn = stdin_timer_cb;
 	job->stdin_timer.arg = job;
 	if (job->proc.stdin_fd >= 0) {
@@ -1099,9 +1098,9 @@ void mcpx_executor_drain(struct mcpx_executor *ex)
 		queue_remove(ex, job);
 		mcpx_timer_cancel(&job->queue_timer);
 		finish_unrun(job, MCPX_JOB_SHUTDOWN,
-		             "the server is shutting down and did not run this execution; retry on "
-		             "another replica",
-		             "shutdown");
+			     "the server is shutting down and did not run this execution; retry on "
+			     "another replica",
+			     "shutdown");
 	}
 }
 
