@@ -53,8 +53,8 @@ struct exec_run {
 	struct exec_tool *t;
 	struct mcpx_call *call;
 	struct mcpx_job *job;
-	bool submitting;               /* inside mcpx_executor_submit */
-	bool done_early;               /* done arrived during submit: free after it returns */
+	bool submitting; /* inside mcpx_executor_submit */
+	bool done_early; /* done arrived during submit: free after it returns */
 	struct mcpx_progress progress; /* progress.call: NULL once finished */
 };
 
@@ -840,19 +840,20 @@ static char *egress_text(const struct mcpx_egress_grant *g)
 
 	mcpx_buf_init(&b, 64 * 1024);
 	rc = mcpx_buf_addf(
-	    &b, " Network: `import mcpx`, then `r = mcpx.fetch(url, method=\"GET\", headers=None, "
-	        "data=None, json=None, timeout=None)` makes an HTTP(S) request through the server, "
-	        "which allows only these URL prefixes (and methods): ");
+		&b,
+		" Network: `import mcpx`, then `r = mcpx.fetch(url, method=\"GET\", headers=None, "
+		"data=None, json=None, timeout=None)` makes an HTTP(S) request through the server, "
+		"which allows only these URL prefixes (and methods): ");
 	if (!rc)
 		rc = mcpx_egress_grant_describe(g, &b);
 	if (!rc)
 		rc = mcpx_buf_addf(
-		    &b,
-		    ". r.status, r.headers (a dict, lower-case names), r.content (bytes), r.text "
-		    "and r.json() hold the response; a refused request raises mcpx.Denied (a "
-		    "PermissionError) saying why, a network failure mcpx.FetchError (an OSError). "
-		    "At most %u requests per call, %u at a time.",
-		    g->max_requests, g->max_in_flight);
+			&b,
+			". r.status, r.headers (a dict, lower-case names), r.content (bytes), r.text "
+			"and r.json() hold the response; a refused request raises mcpx.Denied (a "
+			"PermissionError) saying why, a network failure mcpx.FetchError (an OSError). "
+			"At most %u requests per call, %u at a time.",
+			g->max_requests, g->max_in_flight);
 	if (rc) {
 		mcpx_buf_free(&b);
 		return NULL;
@@ -871,9 +872,8 @@ static char *description(const struct exec_tool *t)
 	human_bytes(cfg->max_stdin_bytes, in_cap, sizeof(in_cap));
 	human_bytes(cfg->max_code_bytes, code_cap, sizeof(code_cap));
 	if (cfg->memory_mb)
-		snprintf(mem, sizeof(mem),
-		         "memory %u MiB and files %u MiB, all processes together; ", cfg->memory_mb,
-		         cfg->max_disk_mb);
+		snprintf(mem, sizeof(mem), "memory %u MiB and files %u MiB, all processes together; ",
+			 cfg->memory_mb, cfg->max_disk_mb);
 	if (cfg->max_procs)
 		snprintf(procs, sizeof(procs), "at most %u processes; ", cfg->max_procs);
 	if (cfg->max_code_bytes)
@@ -889,8 +889,7 @@ static char *description(const struct exec_tool *t)
 	             "most %us (set timeout_s); %s%sstdout and stderr together are capped at %s: "
 	             "output beyond that is discarded while the program keeps running to its end, "
 	             "and the result has truncated=true with the program's own exit_code; stdin "
-	             "is capped at %s%s. Executions run one at a time; others wait in a queue of "
-	             "at most %u "
+	             "is capped at %s%s. Executions run one at a time; others wait in a queue of at most %u "
 	             "and get a \"server busy\" error beyond that. Print what you want to see. A "
 	             "non-zero exit_code (for example an uncaught exception, traceback in stderr) "
 	             "or timed_out=true is a normal result, not a tool error.%s",
@@ -998,7 +997,7 @@ static cJSON *files_out_schema(cJSON *props)
 {
 	static const char *const req[] = {"path", "bytes", "mime_type", "sha256", "returned"};
 	static const char *const reasons[] = {"too large", "too many", "not a regular file",
-	                                      "unsafe name"};
+					      "unsafe name"};
 	cJSON *p, *items, *ip, *reason;
 
 	if (!(p = prop(props, "files", "array",
@@ -1154,8 +1153,7 @@ static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t le
 
 	if (rc == -EBUSY) {
 		mcpx_executor_stats(t->ex, &st);
-		snprintf(msg, len,
-		         "server busy: %zu executions already queued (limit %u); try again later",
+		snprintf(msg, len, "server busy: %zu executions already queued (limit %u); try again later",
 		         st.queue_depth, t->cfg->max_queue);
 	} else if (rc == -ESHUTDOWN) {
 		snprintf(msg, len, "server is shutting down: not accepting new executions");

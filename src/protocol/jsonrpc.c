@@ -291,8 +291,8 @@ char *mcpx_json_bytes(const cJSON *str, size_t *len)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i <= n; i++)
-		out[i] =
-		    str->valuestring[i] == (char)MCPX_JSON_NUL_MARK ? '\0' : str->valuestring[i];
+		out[i] = str->valuestring[i] == (char)MCPX_JSON_NUL_MARK ? '\0'
+									: str->valuestring[i];
 	*len = n;
 	return out;
 }

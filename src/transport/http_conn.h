@@ -47,10 +47,10 @@ struct mcpx_http_server {
 	struct mcpx_auth *auth;
 	struct mcpx_http_handlers h;
 	bool draining;
-	bool shutting_down; /* the context is being destroyed */
-	unsigned busy;      /* dispatched requests not yet closed */
-	unsigned live;      /* open connections not being closed */
-	unsigned max_conns; /* the cap: MCP_EXEC_MAX_CONNECTIONS, or what fits RLIMIT_NOFILE */
+	bool shutting_down;                     /* the context is being destroyed */
+	unsigned busy;                          /* dispatched requests not yet closed */
+	unsigned live;                          /* open connections not being closed */
+	unsigned max_conns;                     /* the cap: MCP_EXEC_MAX_CONNECTIONS, or what fits RLIMIT_NOFILE */
 	struct mcpx_http_conn *oldest, *newest; /* accept order */
 	size_t out_cap;                         /* cap on one response's queued bytes */
 	int port;

@@ -144,13 +144,11 @@ static void test_parse(void)
 	CHECK(a.stdin_data != NULL);
 	/* U+0000: stdin keeps its exact bytes (each NUL one byte of the cap),
 	 * code with a NUL is refused by name rather than cut short. */
-	CHECK_INT(
-	    parse("{\"code\":\"x\",\"stdin\":\"\\u0000a\\u0000\\u0000\"}", &a, msg, sizeof(msg)),
-	    0);
+	CHECK_INT(parse("{\"code\":\"x\",\"stdin\":\"\\u0000a\\u0000\\u0000\"}", &a, msg, sizeof(msg)),
+	          0);
 	CHECK_INT(a.stdin_len, 4);
 	CHECK(a.stdin_data && memcmp(a.stdin_data, "\0a\0\0", 4) == 0);
-	EXPECT_ERROR("{\"code\":\"x\",\"stdin\":\"ab\\u0000cd\"}",
-	             "stdin exceeds limit of 4 bytes");
+	EXPECT_ERROR("{\"code\":\"x\",\"stdin\":\"ab\\u0000cd\"}", "stdin exceeds limit of 4 bytes");
 	EXPECT_ERROR("{\"code\":\"print(1)\\u0000import os\"}",
 	             "code must not contain NUL characters (U+0000)");
 
@@ -489,9 +487,9 @@ static void test_describe(struct mcpx_tool *tool)
 	CHECK_INT(cJSON_GetArraySize(item(out, "properties")), 12);
 	s = cJSON_PrintUnformatted(item(
 	    item(item(item(item(out, "properties"), "files"), "items"), "properties"), "reason"));
-	CHECK_STR(s,
-	          "{\"type\":\"string\",\"description\":\"why it was not returned\","
-	          "\"enum\":[\"too large\",\"too many\",\"not a regular file\",\"unsafe name\"]}");
+	CHECK_STR(s, "{\"type\":\"string\",\"description\":\"why it was not returned\","
+	             "\"enum\":[\"too large\",\"too many\",\"not a regular file\","
+	             "\"unsafe name\"]}");
 	cJSON_free(s);
 	s = cJSON_PrintUnformatted(item(item(item(out, "properties"), "signal"), "type"));
 	CHECK_STR(s, "[\"string\",\"null\"]");
