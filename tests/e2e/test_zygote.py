@@ -274,6 +274,13 @@ def zygote_rlimits():
             r.get("Max address space") == str(384 * 1024 * 1024) and r.get("Max open files") == "256"
             and r.get("Max core file size") == "0",
             "a forked run gets the run's rlimits, CPU and processes included", r)
+    # RLIMIT_CPU of a warm run is re-based when its code arrives: the whole
+    # seconds the process had used (none, for a fresh fork) + 1 + the run's
+    # CPU seconds (its timeout here), hard one more (docs/security.md).
+    sc = structured(s.call("print(open('/proc/self/limits').read())", timeout_s=7)) or {}
+    cpu = re.search(r"Max cpu time\s+(\S+)\s+(\S+)", sc.get("stdout", ""))
+    t.check(cpu and cpu.groups() == ("8", "9"),
+            "a forked run's RLIMIT_CPU is (timeout + 1, timeout + 2)", cpu and cpu.groups())
     stop(s)
 
 
