@@ -342,11 +342,11 @@ static size_t spelled(const unsigned char *s, size_t n, unsigned char *c)
  * follows ';' in a segment), "/..%00/" and "/..%09/" (servers that stop at
  * NUL or trim control characters and spaces), overlong UTF-8 dots
  * ("%c0%ae%c0%ae") and fullwidth ones. The path is decoded until it no
- * longer changes; each
- * segment (split at '/', '\\' and their disguises) is cut at its first ';',
- * and refused when what is left is only dots, control characters and
- * spaces, with at least one dot. Refused outright, so a prefix can never be
- * escaped that way. */
+ * longer changes; each segment (split at '/', '\\' and their disguises) is
+ * cut at its first ';' or control character (a server may stop reading
+ * there: "..%00x" is ".." to C code), and refused when what is left is only
+ * dots and spaces, with at least one dot. Refused outright, so a prefix can
+ * never be escaped that way. */
 static bool hidden_dot_segment(const char *path)
 {
 	unsigned char dec[MCPX_PATH_MAX];
@@ -373,11 +373,11 @@ static bool hidden_dot_segment(const char *path)
 			if (i >= n)
 				return false;
 		} else if (!cut) {
-			if (c == ';')
+			if (c == ';' || c < 0x20 || c == 0x7f)
 				cut = true;
 			else if (c == '.')
 				dots = true;
-			else if (c > 0x20 && c != 0x7f)
+			else if (c != ' ')
 				only = false;
 		}
 		i += step;
@@ -491,6 +491,12 @@ static int fill_parts(CURLU *h, char *scheme, char *host, unsigned *port, char *
 		}
 	}
 	lower(host);
+	/* A '%' curl kept (not a valid escape, or from a base URL) is not a
+	 * host name DNS knows either. */
+	if (strchr(host, '%')) {
+		snprintf(why, whylen, "percent-encoding is not allowed in the host name");
+		return -EINVAL;
+	}
 	if (!host_is_stable(h, host)) {
 		snprintf(why, whylen, "the host name changes when the URL is parsed again");
 		return -EINVAL;

@@ -201,6 +201,8 @@ static void test_urls(void)
 		    "https://example.com/api/%2e%2e%3b/admin",
 		    "https://example.com/api/..%00/admin",
 		    "https://example.com/api/..%09/admin",
+		    "https://example.com/api/..%00.jpg/admin",
+		    "https://example.com/api/..%0d%0aX/admin",
 		    "https://example.com/api/..%20/admin",
 		    "https://example.com/api/%c0%ae%c0%ae/admin",
 		    "https://example.com/api/%C0%AE./admin",
@@ -237,6 +239,8 @@ static void test_urls(void)
 	CHECK_INT(PARSE("http://exa%6dple.com/"), -EINVAL);
 	CHECK_INT(mcpx_url_parse("//0%2e0/x", 9, "https://example.com/", &u, why, sizeof(why)),
 	          -EINVAL);
+	/* Nor from a base (curl keeps a '%' that starts no valid escape). */
+	CHECK_INT(mcpx_url_parse("../?q=1", 7, "https://exampot%h", &u, why, sizeof(why)), -EINVAL);
 	/* Numeric forms curl normalises itself are judged as the address. */
 	CHECK_INT(PARSE("http://127.1/"), 0);
 	CHECK_STR(u.host, "127.0.0.1");
