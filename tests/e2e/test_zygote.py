@@ -284,9 +284,27 @@ def zygote_rlimits():
     stop(s)
 
 
+def first_run_waits_for_zygote():
+    """Start-up does not wait for the first zygote (protocol requests are answered
+    while it preloads), but a run does: one sent at once is still forked from it."""
+    s = StdioServer(base_env(MCP_EXEC_WARM="auto"))
+    r = s.request("server/discover", {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}})
+    t.check(r is not None and "result" in r, "server/discover is answered at start-up", r)
+    s.initialize()
+    sc = structured(s.call("import os; print(os.getppid())"))
+    zyg = zygote_of(s.proc.pid)
+    t.check(sc is not None and zyg is not None and sc["stdout"] == f"{zyg}\n",
+            "a run sent at start-up waits for the first zygote and is forked from it",
+            (sc, zyg))
+    stop(s)
+
+
 self_kill(MODE)
 if MODE != "0":
     if warm_mode(base_env(MCP_EXEC_WARM="auto")) == "fork-server":
+        first_run_waits_for_zygote()
         zygote_rlimits()
         zygote_killed_mid_run()
         pending_child_killed()
