@@ -15,7 +15,8 @@
  *
  * This file knows HTTP and MCP's header rules, not libwebsockets: the
  * server fills struct mcpx_http_head from whatever parsed the bytes. It
- * neither reads bodies nor writes responses.
+ * neither reads bodies nor writes responses (mcpx_admit_set_id is handed a
+ * refused request's body by the server, to put its id in the error).
  */
 #include "http_admit.h"
 
