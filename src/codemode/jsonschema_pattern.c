@@ -71,6 +71,22 @@ static const char *copy_quote(const char *p, struct mcpx_buf *b)
 	return p + n;
 }
 
+/* Where a POSIX class ("[:alpha:]") that starts before p ends, as PCRE2
+ * decides it (check_posix_syntax): at the first ":]", unless a ']' or
+ * another "[:" comes first. NULL when it is no POSIX class. */
+static const char *posix_end(const char *p)
+{
+	for (; *p; p++) {
+		if (p[0] == '\\' && (p[1] == ']' || p[1] == '\\'))
+			p++;
+		else if ((p[0] == '[' && p[1] == ':') || p[0] == ']')
+			return NULL;
+		else if (p[0] == ':' && p[1] == ']')
+			return p + 2;
+	}
+	return NULL;
+}
+
 /* One character class, from its '['; returns what follows its ']'. \s
  * becomes ECMAScript's white space; a class holding \S becomes a group
  * (PCRE2 classes cannot subtract): [x\S] is (?:[x]|[^ws]) and [^x\S] is
@@ -84,9 +100,9 @@ static const char *rewrite_class(const char *p, struct mcpx_buf *b)
 	if (*++p == '^')
 		neg = true, p++;
 	while (*p && *p != ']') {
-		if (p[0] == '[' && p[1] == ':' && strstr(p + 2, ":]")) {
-			const char *e = strstr(p + 2, ":]") + 2;
+		const char *e = p[0] == '[' && p[1] == ':' ? posix_end(p + 2) : NULL;
 
+		if (e) {
 			mcpx_buf_add(&body, p, (size_t)(e - p));
 			p = e;
 		} else if (p[0] == '\\' && p[1] == 'Q') {
