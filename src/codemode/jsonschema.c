@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "jsonschema_internal.h"
+#include "utf8.h"
 
 /* The only dialect accepted in `$schema` (with or without the final '#'). */
 #define DIALECT_2020_12 "https://json-schema.org/draft/2020-12/schema"
@@ -370,7 +371,10 @@ static int kw_ref(struct cctx *c, struct schema_node *n, const cJSON *v, const s
 	n->ref_where = strdup(where);
 	if (!n->ref_name || !n->ref_where)
 		return no_memory(c);
-	if (!percent_decode(n->ref_name) || !unescape_token(n->ref_name))
+	/* Decoded, the name must still be text: "%db" alone is not UTF-8,
+	 * and no definition name (a JSON string) could match it. */
+	if (!percent_decode(n->ref_name) || !unescape_token(n->ref_name) ||
+	    !mcpx_utf8_valid(n->ref_name, strlen(n->ref_name)))
 		return fail(c, "only references of the form \"#/$defs/<name>\" are supported");
 	return 0;
 }

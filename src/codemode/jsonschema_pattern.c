@@ -71,6 +71,23 @@ static const char *copy_quote(const char *p, struct mcpx_buf *b)
 	return p + n;
 }
 
+/* Copies an escape other than \\Q, \\s, \\S and \\v (from its backslash)
+ * unchanged, with what belongs to it: \\c takes the next character ("\\c["
+ * is a control character, not a class), and a letter escape followed by
+ * braces (\\p{L}, \\x{41}, \\g{1}) takes them. Returns what follows. */
+static const char *copy_escape(const char *p, struct mcpx_buf *b)
+{
+	size_t n = 2;
+
+	if (p[1] == 'c' && p[2])
+		n = 3;
+	else if (((p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z')) && p[2] == '{' &&
+	         strchr(p + 3, '}'))
+		n = (size_t)(strchr(p + 3, '}') + 1 - p);
+	mcpx_buf_add(b, p, n);
+	return p + n;
+}
+
 /* Where a POSIX class ("[:alpha:]") that starts before p ends, as PCRE2
  * decides it (check_posix_syntax): at the first ":]", unless a ']' or
  * another "[:" comes first. NULL when it is no POSIX class. */
@@ -116,8 +133,7 @@ static const char *rewrite_class(const char *p, struct mcpx_buf *b)
 				has_S = true;
 			p += 2;
 		} else if (p[0] == '\\' && p[1]) {
-			mcpx_buf_add(&body, p, 2);
-			p += 2;
+			p = copy_escape(p, &body);
 		} else {
 			mcpx_buf_add(&body, p++, 1);
 		}
@@ -153,7 +169,7 @@ static char *ecma_rewrite(const char *src)
 		} else if (p[0] == '\\' && p[1] == 'v') {
 			mcpx_buf_adds(&b, "\\x0B"), p += 2;
 		} else if (p[0] == '\\' && p[1]) {
-			mcpx_buf_add(&b, p, 2), p += 2;
+			p = copy_escape(p, &b);
 		} else if (p[0] == '(' && p[1] == '?' && p[2] == '#' && strchr(p, ')')) {
 			const char *e = strchr(p, ')') + 1;
 

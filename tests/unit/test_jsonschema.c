@@ -331,6 +331,9 @@ static const struct {
      "/properties/a~1b/allOf: unsupported keyword \"allOf\""},
     {"{'$defs':{'x':{'nullable':true}}}", "/$defs/x/nullable: unsupported keyword \"nullable\""},
     {"{'definitions':{}}", "/definitions: unsupported keyword \"definitions\""},
+    /* A reference that decodes to bytes that are not text. */
+    {"{'$defs':{'a':{}},'$ref':'#/$defs/%db'}",
+     "/$ref: only references of the form \"#/$defs/<name>\" are supported"},
     {"{'patternProperties':{}}", "/patternProperties: unsupported keyword \"patternProperties\""},
     {"{'type':'int'}", "/type: must be one of null, boolean, object, array, number, string, "
                        "integer, or a list of them"},
