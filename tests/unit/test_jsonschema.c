@@ -230,6 +230,8 @@ static const struct row rows[] = {
     {"{'pattern':'^\\\\v$'}", "'\\u000b'", NULL},
     {"{'pattern':'a[]'}", "'a'", "(root): must match pattern \"a[]\""},
     {"{'pattern':'^[^]$'}", "'\\n'", NULL},
+    {"{'pattern':'^\\\\c[.$'}", "'\\u001bx'", NULL},
+    {"{'pattern':'^\\\\p{L}.$'}", "'\\u00e9\\r'", "(root): must match pattern \"^\\p{L}.$\""},
     {"{'pattern':'^[[:alpha:].]+$'}", "'a.b'", NULL},
     {"{'pattern':'^[[:alpha:].]+$'}", "'a-b'", "(root): must match pattern \"^[[:alpha:].]+$\""},
     {"{'pattern':'^(?:(a)|b)\\\\1$'}", "'b'", NULL},
