@@ -506,6 +506,11 @@ static int fill_parts(CURLU *h, char *scheme, char *host, unsigned *port, char *
 		return -EINVAL;
 	}
 	*port = (unsigned)strtoul(portbuf, NULL, 10);
+	/* curl takes ":0", which nothing listens on and no rule should name. */
+	if (*port == 0 || *port > 65535) {
+		snprintf(why, whylen, "the URL's port must be 1..65535");
+		return -EINVAL;
+	}
 	if (get_part(h, CURLUPART_PATH, 0, path, MCPX_PATH_MAX) < 0) {
 		snprintf(why, whylen, "the URL's path is longer than %d bytes", MCPX_PATH_MAX - 1);
 		return -EINVAL;

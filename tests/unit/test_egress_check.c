@@ -250,6 +250,8 @@ static void test_urls(void)
 	CHECK_STR(u.host, "127.0.0.1");
 	CHECK(u.ip_literal);
 	mcpx_url_release(&u);
+	CHECK_INT(PARSE("http://example.com:0/"), -EINVAL);
+	CHECK(strstr(why, "port") != NULL);
 	/* '%' in the path or query is not in the host. */
 	CHECK_INT(PARSE("https://example.com/a%20b?q=%41"), 0);
 	mcpx_url_release(&u);
