@@ -30,6 +30,7 @@
 #include "broker.h"
 #include "config.h"
 #include "crypto.h"
+#include "jsonrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -128,7 +129,7 @@ static char *invocation(const struct mcpx_function *fn, const cJSON *args)
 	    cJSON_AddStringToObject(inv, "source", fn->source) &&
 	    cJSON_AddItemToObject(inv, "args", copy)) {
 		copy = NULL;
-		text = cJSON_PrintUnformatted(inv);
+		text = mcpx_json_print_exact(inv);
 	}
 	cJSON_Delete(copy);
 	cJSON_Delete(inv);
@@ -153,7 +154,7 @@ static void on_job_event(void *arg, enum mcpx_job_event ev, size_t pos);
 static int submit(struct mcpx_fn_run *r, const cJSON *args, struct mcpx_job_spec *spec,
                   struct mcpx_job_bind *bind)
 {
-	char *args_text = cJSON_PrintUnformatted(args);
+	char *args_text = mcpx_json_print_exact(args);
 	char *stdin_text = invocation(r->fn, args);
 	char args_sha[65];
 	struct mcpx_job_callbacks cb = {.done = on_job_done, .event = on_job_event, .arg = r};
@@ -386,7 +387,9 @@ struct mcpx_job *mcpx_fn_job(const struct mcpx_fn_run *r)
  * other value becomes {"result": value}; then the output schema. */
 static enum mcpx_fn_outcome take_value(struct mcpx_fn_run *r, cJSON **out, struct mcpx_buf *text)
 {
-	cJSON *v = cJSON_ParseWithLength(r->body, r->body_len);
+	const char *why;
+	/* Parsed as requests are: a U+0000 in a string stays (jsonrpc.h). */
+	cJSON *v = mcpx_jsonrpc_parse(r->body, r->body_len, &why);
 	struct mcpx_schema_errors errs;
 	char msg[MCPX_FN_MSG_MAX];
 
@@ -600,7 +603,7 @@ static void answer_op(struct mcpx_broker_op *q, const struct mcpx_fn_result *res
 		answer_error(q, "tool", res->text);
 		return;
 	}
-	body = cJSON_PrintUnformatted(res->structured);
+	body = mcpx_json_print_exact(res->structured);
 	m = cJSON_CreateObject();
 	if (!body || !m || !cJSON_AddTrueToObject(m, "ok")) {
 		free(body);
@@ -658,7 +661,10 @@ static const struct mcpx_function *callee(struct mcpx_functions *fs,
 static cJSON *call_args(const struct mcpx_function *fn, const char *body, size_t len, bool oversize,
                         char *msg, size_t msglen)
 {
-	cJSON *args = oversize ? NULL : cJSON_ParseWithLength(body, len);
+	const char *why;
+	/* Parsed as requests are, so a U+0000 in a string reaches the
+	 * function exactly (cJSON alone would end the string there). */
+	cJSON *args = oversize ? NULL : mcpx_jsonrpc_parse(body, len, &why);
 
 	if (oversize)
 		snprintf(msg, msglen, "%s: the arguments are larger than %u bytes", fn->name,

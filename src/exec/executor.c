@@ -50,6 +50,8 @@
  * bounds the wait anyway, so a wedged pipe can never hold the executor. */
 #define DRAIN_DEADLINE_US (2u * 1000000u)
 #define STDIN_RETRY_US 2000u
+/* How often a queued run looks whether the first zygote is proven. */
+#define START_WAIT_POLL_US 5000u
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
@@ -1068,6 +1070,14 @@ static void start_next(struct mcpx_executor *ex)
 
 	if (ex->running || !ex->queue_head)
 		return;
+	if (mcpx_warm_pool_starting(ex->warm)) {
+		/* The first zygote is being proven: runs wait for it (so none
+		 * starts before its self-test), the protocol does not. */
+		ex->kick.fn = kick_cb;
+		ex->kick.arg = ex;
+		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
+		return;
+	}
 	job = ex->queue_head;
 	queue_remove(ex, job);
 	start_job(ex, job);

@@ -185,6 +185,10 @@ cases = [
     ("bad_url", lambda: mcpx.fetch("ftp://127.0.0.1/")),
     ("bad_url", lambda: mcpx.fetch("http://u:p@127.0.0.1:{up.port}/echo")),
     ("bad_url", lambda: mcpx.fetch(URL + "a/%2e%2e/echo")),
+    # Disguised dot segments, and a host that changes under decoding.
+    ("bad_url", lambda: mcpx.fetch(URL + "a/..;/echo")),
+    ("bad_url", lambda: mcpx.fetch(URL + "a/%2e%2e%3b/echo")),
+    ("bad_url", lambda: mcpx.fetch("http://127%2e0%2e0%2e1:{up.port}/echo")),
 ]
 for want, f in cases:
     print(want, attempt(f))
@@ -193,8 +197,8 @@ print("tls", attempt(lambda: mcpx.fetch("https://127.0.0.1:{tls_up.port}/echo"))
 print("rogue", attempt(lambda: mcpx.fetch("https://127.0.0.1:{rogue_up.port}/echo")))
 """)
     out = lines(sc)
-    bad = [l for l in out[:18] if l.split() != [l.split()[0], "denied", l.split()[0], "True"]]
-    t.check(len(out) == 21 and not bad,
+    bad = [l for l in out[:21] if l.split() != [l.split()[0], "denied", l.split()[0], "True"]]
+    t.check(len(out) == 24 and not bad,
             f"[{tag}] each refusal raises mcpx.Denied (a PermissionError) with its reason", bad or out)
     t.check(any(l.startswith("dead fetcherror True") for l in out),
             f"[{tag}] a network failure raises mcpx.FetchError (an OSError)", out)
