@@ -170,6 +170,24 @@ static bool run_may_read(void *ctx, const char *path)
 	return mcpx_sandbox_run_may_read(ctx, path);
 }
 
+/* The auth tokens: the single one (caller "default") and the named tokens
+ * file, which, like the policy, may not lie where runs can read it. */
+static int open_auth(struct mcpx_config *cfg, const struct mcpx_sandbox *sb, struct mcpx_auth **out,
+                     struct mcpx_err *err)
+{
+	bool landlock = sb && sb->layers.landlock;
+
+	if (mcpx_auth_new(out, &cfg->auth_token, cfg->auth_token_file, err) < 0)
+		return -1;
+	if (mcpx_auth_set_tokens_file(*out, cfg->auth_tokens_file, landlock ? run_may_read : NULL,
+	                              (void *)sb, err) < 0) {
+		mcpx_auth_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* The policy file, checked against what runs can read. Without Landlock a
  * run reads whatever the server's uid reads: no file is hidden from it, so
  * no credential is accepted (policy.c says so, naming the rule). */
@@ -436,16 +454,20 @@ static int start_http(struct app *app)
 		mcpx_error("%s", err.msg);
 		return EX_CONFIG;
 	}
-	if (mcpx_auth_new(&app->auth, &cfg->auth_token, cfg->auth_token_file, &err) < 0) {
+	if (open_auth(cfg, &app->sb, &app->auth, &err) < 0) {
 		mcpx_error("auth: %s", err.msg);
 		return EX_CONFIG;
 	}
 	if (!mcpx_auth_enabled(app->auth) && !addr.loopback && !cfg->insecure_no_auth) {
-		mcpx_error("refusing to listen on %s without a token: set MCP_EXEC_AUTH_TOKEN or "
-			   "MCP_EXEC_AUTH_TOKEN_FILE, or pass --insecure-no-auth",
-			   cfg->addr);
+		mcpx_error("refusing to listen on %s without a token: set MCP_EXEC_AUTH_TOKEN, "
+		           "MCP_EXEC_AUTH_TOKEN_FILE or MCP_EXEC_AUTH_TOKENS_FILE, or pass "
+		           "--insecure-no-auth",
+		           cfg->addr);
 		return EX_CONFIG;
 	}
+	if (mcpx_auth_tokens_count(app->auth))
+		mcpx_info("auth: %zu named tokens from %s", mcpx_auth_tokens_count(app->auth),
+		          cfg->auth_tokens_file);
 	if (!mcpx_auth_enabled(app->auth))
 		mcpx_warn("HTTP without auth (%s)",
 			  addr.loopback ? "loopback listener" : "--insecure-no-auth");
@@ -587,14 +609,14 @@ out:
 }
 
 /* The token file, as the HTTP server's start reads it (then forgotten). */
-static int check_auth(struct mcpx_config *cfg, bool loopback)
+static int check_auth(struct mcpx_config *cfg, const struct mcpx_sandbox *sb, bool loopback)
 {
 	struct mcpx_err err = {{0}};
 	struct mcpx_auth *auth = NULL;
 
 	if (cfg->transport == MCPX_TRANSPORT_STDIO)
 		return 0;
-	if (mcpx_auth_new(&auth, &cfg->auth_token, cfg->auth_token_file, &err) < 0) {
+	if (open_auth(cfg, sb, &auth, &err) < 0) {
 		printf("auth: FAILED: %s\n", err.msg);
 		return -1;
 	}
@@ -679,7 +701,7 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 		       "together; method: %s\n",
 		       cfg->memory_mb, cfg->max_disk_mb, how);
 	}
-	if (check_auth(cfg, addr.loopback) < 0)
+	if (check_auth(cfg, &sb, addr.loopback) < 0)
 		rc = -1;
 	mcpx_sandbox_free(&sb);
 	return rc == 0 ? 0 : EX_CONFIG;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "auth_tokens.h"
 #include "err.h"
 
 struct mcpx_auth;
@@ -40,7 +41,28 @@ bool mcpx_auth_enabled(const struct mcpx_auth *a);
 bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
 		     const char *authorization, size_t authz_len, time_t now);
 
-/* The token's SHA-256 (for deriving the session key); NULL when disabled. */
+/* Adds the named tokens file (auth_tokens.h) at path ("" or NULL: none)
+ * and enables auth. run_may_read (may be NULL) says whether a run could
+ * read a path: such a tokens file is refused, now and at every reload.
+ * Fails when the file cannot be read or parsed. */
+int mcpx_auth_set_tokens_file(struct mcpx_auth *a, const char *path,
+                              bool (*run_may_read)(void *ctx, const char *path), void *ctx,
+                              struct mcpx_err *err);
+/* Entries of the tokens file in force (0 without one). */
+size_t mcpx_auth_tokens_count(const struct mcpx_auth *a);
+
+/* Who presents these headers: 0 with caller set to the name (the single
+ * token's is "default", a named token's its entry's caller), or -EACCES
+ * when no token matches. With auth disabled, 0 and caller "". Each value
+ * is hashed once and compared with every known token, whatever matched, so
+ * the time does not tell which one. May re-read the token files (each at
+ * most once a second of now). */
+int mcpx_auth_identify(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
+                       const char *authorization, size_t authz_len, time_t now,
+                       char caller[MCPX_CALLER_MAX]);
+
+/* The single token's SHA-256 (for deriving the session key); NULL when
+ * there is none (auth disabled, or named tokens only). */
 const unsigned char *mcpx_auth_digest(const struct mcpx_auth *a);
 
 /* Bumped each time a re-read token file changes the token, so whoever

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "caller.h"
 #include "http.h"
 
 struct mcpx_auth;
@@ -78,6 +79,8 @@ struct mcpx_admit {
 	bool body_follows;     /* a POST with a valid, non-zero Content-Length,
 	                        * admitted or not: the server reads (or drops) it */
 	bool authenticated;    /* the token was presented and matched */
+	/* Who: the caller the token belongs to; "" when auth is disabled. */
+	char caller[MCPX_CALLER_MAX];
 };
 
 /* Decides about one request head; always fills *out. Returns out->status. */

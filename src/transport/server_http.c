@@ -271,6 +271,7 @@ static int on_head(struct mcpx_http_conn *c, const char *path)
 	read_head(c->wsi, path, hc);
 	admit(c, hc, &v);
 	fill_request(c, hc);
+	memcpy(c->req.caller, v.caller, sizeof(c->req.caller));
 	/* The token is never kept beyond the check. */
 	mcpx_wipe(hc->authz, sizeof(hc->authz));
 	mcpx_wipe(hc->xauth, sizeof(hc->xauth));
