@@ -266,7 +266,12 @@ static void policy_changed(void *arg)
 	struct app *app = arg;
 	char now[65];
 
-	if (!app->core || tools_digest(app, now) < 0 || strcmp(now, app->tools_sha256) == 0)
+	const struct mcpx_policy *p = mcpx_policy_store_current(app->policy);
+
+	/* With profiles each caller's list depends on them too: any new
+	 * version may have changed some caller's list, so it is announced. */
+	if (!app->core || tools_digest(app, now) < 0 ||
+	    (strcmp(now, app->tools_sha256) == 0 && !(p && p->has_profiles)))
 		return;
 	memcpy(app->tools_sha256, now, sizeof(now));
 	mcpx_info("the tool list changed; telling the sessions that listen");
@@ -288,10 +293,25 @@ static int build_tools(struct app *app)
 	return 0;
 }
 
+/* Which tools a caller sees and may call: its profile's, under the policy
+ * in force now (mcpx_policy_tool_allowed). */
+static bool access_allowed(void *ctx, const char *caller, const char *name)
+{
+	return mcpx_policy_tool_allowed(mcpx_policy_store_current(ctx), caller, name);
+}
+
+static bool access_per_caller(void *ctx)
+{
+	const struct mcpx_policy *p = mcpx_policy_store_current(ctx);
+
+	return p && p->has_profiles;
+}
+
 static int build_core(struct app *app)
 {
 	struct mcpx_tool *tools[1];
 	struct mcpx_core_opts o;
+	struct mcpx_tool_access access = {access_allowed, access_per_caller, app->policy};
 
 	if (start_broker(app) < 0)
 		return -1;
@@ -306,6 +326,7 @@ static int build_core(struct app *app)
 	o.tools = tools;
 	o.ntools = 1;
 	o.provider = app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	o.access = app->policy ? &access : NULL;
 	o.tools_list_changed = app->policy != NULL;
 	app->core = mcpx_core_new(&o);
 	if (!app->core || tools_digest(app, app->tools_sha256) < 0)

@@ -215,15 +215,17 @@ static struct mcpx_fn_run *run_new(struct mcpx_functions *fs, struct mcpx_policy
 
 static const char *refusal_outcome(int rc)
 {
-	return rc == -EINVAL                      ? "invalid_arguments"
-	       : rc == -EBUSY || rc == -ESHUTDOWN ? "busy"
-	                                          : "failed";
+	return rc == -EINVAL ? "invalid_arguments"
+	       : rc == -EBUSY || rc == -ESHUTDOWN || rc == -EUSERS || rc == -EAGAIN ? "busy"
+	                                                                            : "failed";
 }
 
 /* The executor's refusal, in words for the caller. */
 static void refusal_text(const struct mcpx_functions *fs, int rc, char *msg, size_t msglen)
 {
-	if (rc == -EBUSY)
+	if (rc == -EUSERS || rc == -EAGAIN)
+		mcpx_executor_share_text(fs->ex, msg, msglen);
+	else if (rc == -EBUSY)
 		snprintf(msg, msglen,
 		         "server busy: the queue of executions is full (limit %u); try again later",
 		         fs->cfg->max_queue);
@@ -240,7 +242,12 @@ int mcpx_fn_start(struct mcpx_functions *fs, const struct mcpx_fn_call *call,
 {
 	cJSON *empty = call->args ? NULL : cJSON_CreateObject();
 	const cJSON *args = call->args ? call->args : empty;
-	struct mcpx_job_spec spec = {.request_id = call->request_id, .caller = call->caller};
+	const struct mcpx_profile *pr = mcpx_policy_profile_for(call->policy, call->caller);
+	struct mcpx_job_spec spec = {.request_id = call->request_id,
+	                             .caller = call->caller,
+	                             .client = call->client,
+	                             .profile = pr ? pr->name : NULL,
+	                             .limits = pr ? &pr->limits : NULL};
 	struct mcpx_job_bind bind = {0};
 	struct mcpx_fn_run *r = NULL;
 	int rc;
@@ -540,6 +547,10 @@ static const struct mcpx_function *callee(struct mcpx_functions *fs,
 	snprintf(shown, sizeof(shown), "%s",
 	         strlen(name->valuestring) < sizeof(shown) ? name->valuestring : "(a long name)");
 	fn = mcpx_policy_function(who->policy, name->valuestring);
+	/* A function the caller's profile leaves out does not exist for it,
+	 * from its code either. */
+	if (fn && !mcpx_policy_tool_allowed(who->policy, who->caller, fn->name))
+		fn = NULL;
 	if (!fn || !fn->callable_from_exec)
 		snprintf(msg, msglen, "no function named \"%s\" may be called from code", shown);
 	else if (who->depth + 1 > MCPX_FN_MAX_DEPTH)
@@ -579,7 +590,11 @@ static void op_call(struct mcpx_functions *fs, struct mcpx_broker_op *q, const c
 {
 	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
 	const struct mcpx_function *fn;
-	struct mcpx_job_spec spec = {.request_id = who->request_id, .caller = who->caller};
+	const struct mcpx_profile *pr = mcpx_policy_profile_for(who->policy, who->caller);
+	struct mcpx_job_spec spec = {.request_id = who->request_id,
+	                             .caller = who->caller,
+	                             .profile = pr ? pr->name : NULL,
+	                             .limits = pr ? &pr->limits : NULL};
 	struct mcpx_job_bind bind = {.nested = true, .parent_run_id = who->run_id};
 	char text[MCPX_FN_MSG_MAX];
 	uint64_t left_s;
