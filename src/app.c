@@ -43,6 +43,7 @@
 #include "server_http.h"
 #include "session.h"
 #include "signals.h"
+#include "tokenreview.h"
 #include "tool_exec.h"
 #include "tool_function.h"
 #include "transport_http.h"
@@ -70,6 +71,7 @@ struct app {
 	struct mcpx_stdio *stdio;
 	/* http */
 	struct mcpx_auth *auth;
+	struct mcpx_tokenreview *k8s;  /* NULL: no Kubernetes tokens */
 	unsigned long auth_generation; /* of the token the session key came from */
 	struct mcpx_sessions *sessions;
 	struct mcpx_http_server *http;
@@ -479,17 +481,18 @@ static int start_http(struct app *app)
 		mcpx_error("auth: %s", err.msg);
 		return EX_CONFIG;
 	}
-	if (!mcpx_auth_enabled(app->auth) && !addr.loopback && !cfg->insecure_no_auth) {
+	if (!mcpx_auth_enabled(app->auth) && !cfg->auth_kubernetes && !addr.loopback &&
+	    !cfg->insecure_no_auth) {
 		mcpx_error("refusing to listen on %s without a token: set MCP_EXEC_AUTH_TOKEN, "
-		           "MCP_EXEC_AUTH_TOKEN_FILE or MCP_EXEC_AUTH_TOKENS_FILE, or pass "
-		           "--insecure-no-auth",
+		           "MCP_EXEC_AUTH_TOKEN_FILE, MCP_EXEC_AUTH_TOKENS_FILE or "
+		           "MCP_EXEC_AUTH_KUBERNETES, or pass --insecure-no-auth",
 		           cfg->addr);
 		return EX_CONFIG;
 	}
 	if (mcpx_auth_tokens_count(app->auth))
 		mcpx_info("auth: %zu named tokens from %s", mcpx_auth_tokens_count(app->auth),
 		          cfg->auth_tokens_file);
-	if (!mcpx_auth_enabled(app->auth))
+	if (!mcpx_auth_enabled(app->auth) && !cfg->auth_kubernetes)
 		mcpx_warn("HTTP without auth (%s)",
 			  addr.loopback ? "loopback listener" : "--insecure-no-auth");
 	app->auth_generation = mcpx_auth_generation(app->auth);
@@ -516,6 +519,20 @@ static int start_http(struct app *app)
 		return EX_UNAVAILABLE;
 	}
 	app->loop = mcpx_http_server_loop(app->http);
+	if (cfg->auth_kubernetes) {
+		struct mcpx_tokenreview_opts ko = {.api = cfg->auth_kubernetes_api,
+		                                   .token_file = cfg->auth_kubernetes_token_file,
+		                                   .ca_file = cfg->auth_kubernetes_ca_file,
+		                                   .audience = cfg->auth_audience};
+
+		if (mcpx_tokenreview_new(&app->k8s, app->loop, &ko, &err) < 0) {
+			mcpx_error("auth: %s", err.msg);
+			return EX_CONFIG;
+		}
+		mcpx_auth_set_kubernetes(app->auth, app->k8s);
+		mcpx_info("auth: Kubernetes ServiceAccount tokens with audience %s, reviewed at %s",
+		          cfg->auth_audience, cfg->auth_kubernetes_api);
+	}
 	return 0;
 }
 
@@ -551,6 +568,9 @@ static void teardown(struct app *app)
 	 * before it. */
 	mcpx_broker_free(app->broker);
 	mcpx_policy_store_free(app->policy);
+	/* Its sockets are on the loop, and requests waiting for a review are
+	 * told before their connections go. */
+	mcpx_tokenreview_free(app->k8s);
 	if (app->http)
 		mcpx_http_server_free(app->http);
 	else
@@ -641,7 +661,8 @@ static int check_auth(struct mcpx_config *cfg, const struct mcpx_sandbox *sb, bo
 		printf("auth: FAILED: %s\n", err.msg);
 		return -1;
 	}
-	if (!mcpx_auth_enabled(auth) && !loopback && !cfg->insecure_no_auth) {
+	if (!mcpx_auth_enabled(auth) && !cfg->auth_kubernetes && !loopback &&
+	    !cfg->insecure_no_auth) {
 		printf("auth: MISSING: a non-loopback listener needs a token (fail closed)\n");
 		mcpx_auth_free(auth);
 		return -1;

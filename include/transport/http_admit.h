@@ -81,6 +81,9 @@ struct mcpx_admit {
 	bool authenticated;    /* the token was presented and matched */
 	/* Who: the caller the token belongs to; "" when auth is disabled. */
 	char caller[MCPX_CALLER_MAX];
+	/* Admitted on condition: the Bearer token must pass a TokenReview
+	 * (auth.h) before the request is dispatched; caller is "" until then. */
+	bool review;
 };
 
 /* Decides about one request head; always fills *out. Returns out->status. */

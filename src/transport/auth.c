@@ -45,6 +45,7 @@
 #include "auth_tokens.h"
 #include "crypto.h"
 #include "log.h"
+#include "tokenreview.h"
 
 /* A token is a password, not a document; a larger file is a mistake (the
  * wrong path, say) and is refused rather than truncated into a token the
@@ -75,6 +76,7 @@ struct mcpx_auth {
 	bool enabled;
 	bool single;                /* MCP_EXEC_AUTH_TOKEN or _FILE: caller "default" */
 	struct tokens_store tokens; /* path NULL: no tokens file */
+	struct mcpx_tokenreview *k8s; /* ServiceAccount tokens; not owned */
 	unsigned long generation; /* bumped whenever digest changes */
 	uint8_t digest[MCPX_SHA256_LEN];
 	char *path; /* NULL unless the token came from a file */
@@ -500,8 +502,17 @@ int mcpx_auth_identify(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len
 	who = lookup(a, x_mcp_auth, x_len);
 	/* RFC 6750: the scheme is case-insensitive and followed by one space.
 	 * Anything looser would accept values no client sends. */
-	if (!who && authorization && authz_len > 7 && strncasecmp(authorization, "Bearer ", 7) == 0)
+	if (!who && authorization && authz_len > 7 &&
+	    strncasecmp(authorization, "Bearer ", 7) == 0) {
 		who = lookup(a, authorization + 7, authz_len - 7);
+		/* Not a token of ours: perhaps a ServiceAccount's, which the
+		 * API server decides (once; the verdict is cached). */
+		if (!who && a->k8s && authz_len - 7 <= MCPX_TOKENREVIEW_TOKEN_MAX) {
+			int rc = mcpx_tokenreview_cached(a->k8s, authorization + 7, authz_len - 7,
+			                                 now, caller);
+			return rc == -ENOENT ? -EINPROGRESS : rc;
+		}
+	}
 	if (!who)
 		return -EACCES;
 	snprintf(caller, MCPX_CALLER_MAX, "%s", who);
@@ -519,4 +530,21 @@ bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
 unsigned long mcpx_auth_generation(const struct mcpx_auth *a)
 {
 	return a ? a->generation : 0;
+}
+
+void mcpx_auth_set_kubernetes(struct mcpx_auth *a, struct mcpx_tokenreview *tr)
+{
+	a->k8s = tr;
+	if (tr)
+		a->enabled = true;
+}
+
+struct mcpx_review *mcpx_auth_review(struct mcpx_auth *a, const char *authorization,
+                                     size_t authz_len,
+                                     void (*fn)(void *arg, int verdict, const char *caller),
+                                     void *arg)
+{
+	if (!a || !a->k8s || authz_len <= 7 || strncasecmp(authorization, "Bearer ", 7) != 0)
+		return NULL;
+	return mcpx_tokenreview_start(a->k8s, authorization + 7, authz_len - 7, fn, arg);
 }
