@@ -44,7 +44,8 @@ def policy(report_tools=("list_*",)):
     return {
         "functions": [
             {"name": "get_invoice", "description": "an invoice", "source_file":
-             os.path.join(admin, "get_invoice.py"), "input_schema": {"type": "object"}},
+             os.path.join(admin, "get_invoice.py"), "input_schema": {"type": "object"},
+             "callable_from_exec": True},
             {"name": "list_reports", "description": "the reports", "source_file":
              os.path.join(admin, "list_reports.py"), "input_schema": {"type": "object"}},
         ],
@@ -117,8 +118,16 @@ try:
     t.check(st == 200 and structured(body) == {"n": 1}, "billing calls get_invoice", body)
     st, _, body = call_tool(c["report-agent"], "list_reports")
     t.check(st == 200 and structured(body) == {"reports": []}, "reports calls list_reports", body)
-    # exec code cannot reach around the filter with mcpx.call either:
-    # other-agent's exec has no function (none callable, none in its list).
+    # exec code cannot reach around the filter with mcpx.call either.
+    code = ("import mcpx\ntry:\n    print(mcpx.call('get_invoice'))\n"
+            "except mcpx.ToolError as e:\n    print('refused:', e)\n")
+    st, _, body = c["billing-agent"].call(code)
+    t.check((structured(body) or {}).get("stdout") == "{'n': 1}\n",
+            "billing's code may mcpx.call get_invoice", body)
+    st, _, body = c["other-agent"].call(code)
+    out = (structured(body) or {}).get("stdout", "")
+    t.check(out.startswith("refused:") and "get_invoice" in out,
+            "an unmatched caller's code may not mcpx.call it", body)
 
     # ---- limits lowered ---------------------------------------------------
     st, _, body = c["billing-agent"].call("import time; time.sleep(30); print('slept')",
