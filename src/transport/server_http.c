@@ -360,7 +360,8 @@ static int on_head(struct mcpx_http_conn *c, const char *path)
 			v.body_len = (size_t)snprintf(v.body, sizeof(v.body), "out of memory\n");
 		}
 	}
-	/* The token is never kept beyond the check. */
+	/* The token is never kept beyond the check (a Bearer token waiting
+	 * for its TokenReview is, above, until the review ends). */
 	mcpx_wipe(hc->authz, sizeof(hc->authz));
 	mcpx_wipe(hc->xauth, sizeof(hc->xauth));
 	c->route = v.route;

@@ -115,5 +115,20 @@ try:
 finally:
     srv.stop()
 
+# ---- a tokens file runs could read is refused -----------------------------
+inside = os.path.join(work, "tokens.json")
+shutil.copy(tokens_file, inside)
+bad = HttpServer({"MCP_EXEC_AUTH_TOKENS_FILE": inside, "MCP_EXEC_WORKDIR_BASE": work},
+                 expect_start=False)
+try:
+    rc = bad.proc.wait(timeout=120)
+    err = bad.drain_stderr()
+    landlock = "Landlock is unavailable" not in err
+    t.check(not landlock or (rc == 78 and "lies where runs can read it" in err),
+            "a tokens file beneath the workdir base is refused at start (exit 78)",
+            (rc, err[-300:]))
+finally:
+    bad.stop()
+
 shutil.rmtree(tmp, ignore_errors=True)
 t.done()
