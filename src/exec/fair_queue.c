@@ -19,8 +19,9 @@ struct share {
 	char caller[MCPX_CALLER_MAX];
 	size_t queued;
 	uint64_t last_served;
-	/* Token bucket: tokens (in millionths of a run) as of bucket_us, for
-	 * a rate of rpm. rpm 0: no bucket yet. */
+	/* Token bucket: tokens as of bucket_us, for a rate of rpm, in units
+	 * of RUN_U per run, so that refilling is exact integer arithmetic
+	 * (rpm units per microsecond). rpm 0: no bucket yet. */
 	uint64_t tokens_u;
 	uint64_t bucket_us;
 	unsigned rpm;
@@ -32,7 +33,8 @@ struct mcpx_fair {
 	uint64_t clock; /* bumped per run served */
 };
 
-#define RUN_U 1000000ull /* one run, in millionths */
+#define MINUTE_US 60000000ull
+#define RUN_U MINUTE_US /* one run: a minute's worth of microseconds */
 
 struct mcpx_fair *mcpx_fair_new(void)
 {
@@ -61,12 +63,12 @@ static void refill(struct share *s, uint64_t now_us)
 	uint64_t full = (uint64_t)s->rpm * RUN_U;
 
 	if (now_us > s->bucket_us) {
-		/* rpm runs per 60 s is rpm millionths of a run per 60 us. */
-		uint64_t add = (now_us - s->bucket_us) * s->rpm / 60u;
+		/* rpm runs a minute is rpm units a microsecond; past a minute
+		 * the bucket is full anyway (and the product stays small). */
+		uint64_t dt = now_us - s->bucket_us;
+		uint64_t add = (dt < MINUTE_US ? dt : MINUTE_US) * s->rpm;
 
-		s->tokens_u = add >= full - (s->tokens_u < full ? s->tokens_u : full)
-		                  ? full
-		                  : s->tokens_u + add;
+		s->tokens_u = s->tokens_u + add >= full ? full : s->tokens_u + add;
 	}
 	if (s->tokens_u > full)
 		s->tokens_u = full;
@@ -134,7 +136,7 @@ int mcpx_fair_admit(struct mcpx_fair *f, const char *caller, unsigned max_queued
 	}
 	refill(s, now_us);
 	if (s->tokens_u < RUN_U) {
-		uint64_t need_us = (RUN_U - s->tokens_u) * 60u / s->rpm;
+		uint64_t need_us = (RUN_U - s->tokens_u + s->rpm - 1) / s->rpm;
 
 		*retry_after_s = (unsigned)((need_us + 999999u) / 1000000u);
 		if (*retry_after_s == 0)
