@@ -249,6 +249,10 @@ static int start_review(struct mcpx_http_conn *c, size_t consumed)
 		return 0;
 	}
 	c->review_consumed = consumed;
+	/* Busy from here, so a drain waits for the verdict (at most the
+	 * review's timeout) and answers it instead of dropping it. */
+	c->counted_busy = true;
+	c->srv->busy++;
 	c->review =
 	    mcpx_auth_review(c->srv->auth, c->review_authz, c->review_authz_len, review_done, c);
 	if (!c->review) {
@@ -283,8 +287,10 @@ static int dispatch(struct mcpx_http_conn *c, size_t consumed)
 		simple(c, 503, "server is out of descriptors\n", "Retry-After: 1\r\n");
 		return 0;
 	}
-	c->counted_busy = true;
-	s->busy++;
+	if (!c->counted_busy) {
+		c->counted_busy = true;
+		s->busy++;
+	}
 	c->req.body = mcpx_buf_str(&c->body);
 	c->req.body_len = c->body.len;
 	if (c->route == MCPX_ROUTE_MCP)

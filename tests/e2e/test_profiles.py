@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import threading
 
-from egress_fixture import write_policy
+from egress_fixture import Upstream, write_policy
 from mcpx_harness import (Failures, HttpServer, McpHttpClient, structured, tool_error_text,
                           wait_until)
 
@@ -40,8 +40,13 @@ for name, body in {"get_invoice.py": "def handler(args, ctx):\n    return {'n': 
         f.write(body)
 
 
+up = Upstream()
+URL = f"http://127.0.0.1:{up.port}/"
+
+
 def policy(report_tools=("list_*",)):
     return {
+        "egress": [{"name": "local", "url_prefix": URL, "allow_cidrs": ["127.0.0.1/32"]}],
         "functions": [
             {"name": "get_invoice", "description": "an invoice", "source_file":
              os.path.join(admin, "get_invoice.py"), "input_schema": {"type": "object"},
@@ -51,6 +56,7 @@ def policy(report_tools=("list_*",)):
         ],
         "profiles": [
             {"name": "billing", "callers": ["billing-*"], "tools": ["exec", "get_*"],
+             "exec": {"egress": ["local"]},
              "limits": {"timeout_s": 2, "memory_mb": 64, "max_queued": 2}},
             {"name": "reports", "callers": ["report-agent"], "tools": list(report_tools)},
             {"name": "limited", "callers": ["rate-agent"], "tools": ["exec"],
@@ -128,6 +134,20 @@ try:
     out = (structured(body) or {}).get("stdout", "")
     t.check(out.startswith("refused:") and "get_invoice" in out,
             "an unmatched caller's code may not mcpx.call it", body)
+
+    # ---- egress follows the profile --------------------------------------
+    fetch = ("import mcpx\ntry:\n    print(mcpx.fetch(%r).status)\n"
+             "except mcpx.Denied as e:\n    print('denied', e.reason)\n" % (URL + "echo"))
+    st, _, body = c["billing-agent"].call(fetch)
+    t.check((structured(body) or {}).get("stdout") == "200\n",
+            "billing's code reaches its profile's egress rule", body)
+    st, _, body = c["other-agent"].call(fetch)
+    t.check((structured(body) or {}).get("stdout", "").startswith("denied"),
+            "an unmatched caller's code gets the top-level exec grant (none here)", body)
+    lines = [a for a in srv.audit_lines() if a.get("audit") == "egress"]
+    t.check(any(a.get("caller") == "billing-agent" and a.get("profile") == "billing" and
+                a.get("decision") == "allowed" for a in lines),
+            "the egress audit line carries caller and profile", lines[-2:])
 
     # ---- limits lowered ---------------------------------------------------
     st, _, body = c["billing-agent"].call("import time; time.sleep(30); print('slept')",
