@@ -668,6 +668,21 @@ static int check_auth(struct mcpx_config *cfg, const struct mcpx_sandbox *sb, bo
 		return -1;
 	}
 	mcpx_auth_free(auth);
+	if (cfg->auth_kubernetes) {
+		/* The files a review needs, as the start checks them (no
+		 * request is made here). */
+		struct mcpx_tokenreview_opts ko = {.api = cfg->auth_kubernetes_api,
+		                                   .token_file = cfg->auth_kubernetes_token_file,
+		                                   .ca_file = cfg->auth_kubernetes_ca_file,
+		                                   .audience = cfg->auth_audience};
+		struct mcpx_tokenreview *tr = NULL;
+
+		if (mcpx_tokenreview_new(&tr, NULL, &ko, &err) < 0) {
+			printf("auth: FAILED: %s\n", err.msg);
+			return -1;
+		}
+		mcpx_tokenreview_free(tr);
+	}
 	return 0;
 }
 
