@@ -15,6 +15,7 @@
 #include "check.h"
 #include "crypto.h"
 #include "log.h"
+#include "tokenreview.h"
 
 #define T0 1700000000
 
@@ -227,6 +228,41 @@ static void test_readable_by_runs(void)
 	unlink(path);
 }
 
+/* With ServiceAccount tokens on, a Bearer token none of ours matches is
+ * to be reviewed (-EINPROGRESS), not refused; the same value in X-MCP-AUTH
+ * is refused (only Bearer carries ServiceAccount tokens); our own tokens
+ * still answer at once. */
+static void test_kubernetes_pending(void)
+{
+	struct mcpx_tokenreview_opts ko = {.api = "https://127.0.0.1:1", .audience = "mcp-exec"};
+	struct mcpx_tokenreview *tr = NULL;
+	struct mcpx_auth *a = NULL;
+	struct mcpx_err err = {{0}};
+	char path[128], caller[MCPX_CALLER_MAX];
+	char *single = strdup("the-single-token");
+
+	snprintf(path, sizeof(path), "%s/pod-token", dir);
+	write_file(path, "pod\n");
+	ko.token_file = ko.ca_file = path;
+	CHECK_INT(mcpx_tokenreview_new(&tr, NULL, &ko, &err), 0);
+	CHECK_INT(mcpx_auth_new(&a, &single, "", &err), 0);
+	mcpx_auth_set_kubernetes(a, tr);
+	CHECK_INT(who(a, NULL, "Bearer eyJhbGciOi.eyJzdWIi.c2ln", T0, caller), -EINPROGRESS);
+	CHECK_INT(who(a, "eyJhbGciOi.eyJzdWIi.c2ln", NULL, T0, caller), -EACCES);
+	CHECK_INT(who(a, NULL, "Bearer the-single-token", T0, caller), 0);
+	CHECK_STR(caller, "default");
+	/* Without the single token, only ServiceAccounts: auth is on. */
+	mcpx_auth_free(a);
+	CHECK_INT(mcpx_auth_new(&a, NULL, "", &err), 0);
+	CHECK(!mcpx_auth_enabled(a));
+	mcpx_auth_set_kubernetes(a, tr);
+	CHECK(mcpx_auth_enabled(a));
+	CHECK_INT(who(a, NULL, NULL, T0, caller), -EACCES);
+	mcpx_auth_free(a);
+	mcpx_tokenreview_free(tr);
+	unlink(path);
+}
+
 int main(void)
 {
 	mcpx_log_setup(MCPX_LOG_TEXT, MCPX_LOG_ERROR);
@@ -239,6 +275,7 @@ int main(void)
 	test_parse_refused();
 	test_identify();
 	test_readable_by_runs();
+	test_kubernetes_pending();
 	rmdir(dir);
 	CHECK_DONE();
 }
