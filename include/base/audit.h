@@ -17,7 +17,9 @@
 
 struct mcpx_audit_rec {
 	const char *request_id;
-	const char *caller;
+	const char *caller;  /* who (caller.h) */
+	const char *profile; /* the caller's profile; NULL: none */
+	const char *client;  /* the transport's view: a session hash and address; may be NULL */
 	char code_sha256[65];
 	size_t code_bytes;
 	size_t stdin_bytes;
@@ -52,6 +54,7 @@ struct mcpx_audit_egress {
 	const char *run_id;
 	const char *request_id;
 	const char *caller;
+	const char *profile;  /* NULL: none */
 	const char *rule;     /* NULL when no rule matched */
 	const char *method;
 	const char *origin;   /* "scheme://host:port", or NULL for an unparsable URL */

@@ -21,6 +21,11 @@ void mcpx_metrics_execution(const char *outcome, const char *limit, double durat
  * crash, the server), "busy" (refused: queue full or draining) or
  * "cancelled". */
 void mcpx_metrics_tool_call(const char *tool, const char *outcome);
+/* One run (or refusal) of a caller whose profile is profile (NULL or "":
+ * none), by outcome: mcpx_metrics_execution's, or "rate_limited". Counted
+ * by profile, never by caller, so the series stay as few as the profiles
+ * (at most 64 in a policy; names beyond the table count as "other"). */
+void mcpx_metrics_profile_run(const char *profile, const char *outcome);
 void mcpx_metrics_http_response(int status);
 /* One egress request (broker.h): rule (NULL when none matched), outcome
  * "ok", "failed", "cancelled" or "denied", and for "denied" the reason. */

@@ -12,6 +12,8 @@
  *              "max_in_flight": n}   which rules exec code may use
  *   "functions": [function, ...]   admin-written Python published as tools
  *                                  (struct mcpx_function)
+ *   "profiles": [profile, ...]     what each caller sees, reaches and may
+ *                                  use (struct mcpx_profile)
  *
  * Each top-level key has its own parser in a table (policy.c; the functions
  * in policy_functions.c), and each caller of the broker (exec, and every
@@ -116,6 +118,38 @@ struct mcpx_function {
 	bool callable_from_exec; /* exec code may call it with mcpx.call */
 };
 
+#define MCPX_POLICY_MAX_PROFILES 64
+#define MCPX_PROFILE_MAX_GLOBS 64
+#define MCPX_PROFILE_GLOB_MAX 352 /* a caller glob holds a whole caller name */
+
+/* A profile's limits; 0 means "not set" (the server's own). Each can only
+ * lower the server's: what applies is the smaller of the two. */
+struct mcpx_profile_limits {
+	unsigned timeout_s;       /* a run's wall clock */
+	unsigned memory_mb;       /* a run's memory */
+	unsigned max_queued;      /* the caller's runs waiting in the queue at once */
+	unsigned runs_per_minute; /* the caller's runs started (queued) per minute */
+};
+
+/* A profile ("profiles"): the callers it applies to (globs, fnmatch(3)),
+ * the tools they see and may call (globs over tool names, exec and
+ * functions alike), what their exec code may reach, and their limits. The
+ * first profile whose callers match applies. upstreams names upstream MCP
+ * servers exec code may use; they are carried for the upstreams feature
+ * and not checked against anything here. */
+struct mcpx_profile {
+	char name[65];
+	char **callers;
+	size_t n_callers;
+	char **tools;
+	size_t n_tools;
+	bool has_exec;                 /* false: the top-level "exec" applies */
+	struct mcpx_egress_grant exec; /* rules point into the same policy */
+	char **upstreams;
+	size_t n_upstreams;
+	struct mcpx_profile_limits limits;
+};
+
 /* One file the policy was built from, as it was when read. */
 struct mcpx_file_id {
 	char path[4096];
@@ -134,6 +168,12 @@ struct mcpx_policy {
 	struct mcpx_egress_grant exec;
 	struct mcpx_function *functions;
 	size_t n_functions;
+	/* With "profiles" present (even empty) every caller needs one to see
+	 * any function: an unmatched caller gets exec alone, under the
+	 * top-level "exec" grant. */
+	bool has_profiles;
+	struct mcpx_profile *profiles;
+	size_t n_profiles;
 };
 
 /* How a policy is checked against the sandbox it serves. */
@@ -166,6 +206,18 @@ void mcpx_policy_unref(struct mcpx_policy *p);
 const struct mcpx_function *mcpx_policy_function(const struct mcpx_policy *p, const char *name);
 /* True when exec code may call some function (so exec runs need a channel). */
 bool mcpx_policy_exec_calls(const struct mcpx_policy *p);
+/* The profile that applies to caller (the first whose callers match), or
+ * NULL: no "profiles" section, or none matches. */
+const struct mcpx_profile *mcpx_policy_profile_for(const struct mcpx_policy *p, const char *caller);
+/* Whether caller may see and call the tool named name: without profiles
+ * every tool; with them, what its profile's tools match, and for a caller
+ * no profile matches, exec alone. */
+bool mcpx_policy_tool_allowed(const struct mcpx_policy *p, const char *caller, const char *name);
+/* The egress grant caller's exec runs are served under: its profile's
+ * "exec", else the top-level one. */
+const struct mcpx_egress_grant *mcpx_policy_exec_grant(const struct mcpx_policy *p,
+                                                       const char *caller);
+
 /* One line for logs and --check-config: "version N, R egress rules, exec
  * may use E, F functions (C callable from exec)". */
 void mcpx_policy_summary(const struct mcpx_policy *p, char *buf, size_t len);

@@ -14,12 +14,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "caller.h"
 #include "log.h"
 #include "utf8.h"
 
 static void add_cut_string(cJSON *o, const char *name, const char *s, size_t max)
 {
-	char buf[257], *clean;
+	char buf[MCPX_CALLER_MAX], *clean;
 	size_t n;
 
 	if (!s) {
@@ -101,7 +102,10 @@ void mcpx_audit_log(const struct mcpx_audit_rec *r)
 	if (r->run_id)
 		cJSON_AddStringToObject(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
-	add_bounded_string(o, "caller", r->caller);
+	add_cut_string(o, "caller", r->caller, MCPX_CALLER_MAX); /* a ServiceAccount name is long */
+	add_bounded_string(o, "profile", r->profile);
+	if (r->client)
+		add_bounded_string(o, "client", r->client);
 	if (r->tool)
 		add_function(o, r);
 	else
@@ -131,7 +135,8 @@ void mcpx_audit_egress_log(const struct mcpx_audit_egress *r)
 		return;
 	add_bounded_string(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
-	add_bounded_string(o, "caller", r->caller);
+	add_cut_string(o, "caller", r->caller, MCPX_CALLER_MAX); /* a ServiceAccount name is long */
+	add_bounded_string(o, "profile", r->profile);
 	add_bounded_string(o, "rule", r->rule);
 	add_bounded_string(o, "method", r->method);
 	add_cut_string(o, "origin", r->origin, 256);

@@ -27,6 +27,11 @@ static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "kill
 static const char *const limits[] = {"none", "timeout",   "memory",    "cpu",
                                      "disk", "processes", "file_size", "other"};
 static const char *const replace_reasons[] = {"runs", "age", "died", "other"};
+static const char *const profile_outcomes[] = {"ok",        "error_exit",   "timeout", "killed",
+                                               "cancelled", "failed",       "expired", "shutdown",
+                                               "busy",      "rate_limited", "other"};
+#define N_PROFILE_OUTCOMES (sizeof(profile_outcomes) / sizeof(profile_outcomes[0]))
+#define MAX_PROFILE_SERIES 128
 /* Why the server closed an HTTP connection before (or instead of) a normal
  * response; see http_conn.c. */
 static const char *const closes[] = {"header_timeout", "body_timeout",   "evicted",
@@ -91,6 +96,11 @@ struct tool_series {
 	uint64_t count;
 };
 
+struct profile_series {
+	char profile[65];
+	uint64_t count[N_PROFILE_OUTCOMES];
+};
+
 struct named {
 	char name[NAME_MAX_LEN];
 	char value[VALUE_MAX_LEN];
@@ -110,6 +120,8 @@ static struct {
 	size_t n_egress;
 	struct tool_series tools[MAX_TOOL_SERIES];
 	size_t n_tools;
+	struct profile_series profiles[MAX_PROFILE_SERIES];
+	size_t n_profiles;
 	long zygote_pid;
 	uint64_t zygote_replaced[N_REASONS];
 } m;
@@ -208,6 +220,31 @@ void mcpx_metrics_tool_call(const char *tool, const char *outcome)
 		m.n_tools++;
 	}
 	m.tools[i].count++;
+}
+
+void mcpx_metrics_profile_run(const char *profile, const char *outcome)
+{
+	const char *name = profile && profile[0] && strlen(profile) < sizeof(m.profiles[0].profile)
+	                       ? profile
+	                       : "none";
+	size_t o = lookup(profile_outcomes, N_PROFILE_OUTCOMES, outcome ? outcome : "other");
+	size_t i;
+
+	for (i = 0; i < m.n_profiles; i++)
+		if (strcmp(m.profiles[i].profile, name) == 0)
+			break;
+	if (i == m.n_profiles) {
+		/* Profiles come and go with reloads; the last slot is "other". */
+		if (m.n_profiles == MAX_PROFILE_SERIES - 1 && strcmp(name, "other") != 0) {
+			mcpx_metrics_profile_run("other", outcome);
+			return;
+		}
+		if (m.n_profiles == MAX_PROFILE_SERIES)
+			return;
+		snprintf(m.profiles[i].profile, sizeof(m.profiles[i].profile), "%s", name);
+		m.n_profiles++;
+	}
+	m.profiles[i].count[o]++;
 }
 
 void mcpx_metrics_http_response(int status)
@@ -468,6 +505,22 @@ static void put_tools(struct buf *b)
 	}
 }
 
+static void put_profiles(struct buf *b)
+{
+	put_header(b, "mcp_exec_profile_runs_total", "counter",
+	           "Runs by the caller's profile (\"none\": no profile applied) and outcome, "
+	           "refusals (busy, rate_limited) included.");
+	for (size_t i = 0; i < m.n_profiles; i++)
+		for (size_t o = 0; o < N_PROFILE_OUTCOMES; o++) {
+			if (!m.profiles[i].count[o])
+				continue;
+			put(b, "mcp_exec_profile_runs_total{profile=\"");
+			put_label_value(b, m.profiles[i].profile);
+			put(b, "\",outcome=\"%s\"} %" PRIu64 "\n", profile_outcomes[o],
+			    m.profiles[i].count[o]);
+		}
+}
+
 static void put_egress(struct buf *b)
 {
 	put_header(b, "mcp_exec_egress_requests_total", "counter",
@@ -551,6 +604,7 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 
 	put_http(&b);
 	put_tools(&b);
+	put_profiles(&b);
 	put_egress(&b);
 	put_layers(&b);
 

@@ -40,6 +40,7 @@
 
 #include "audit.h"
 #include "broker_wire.h"
+#include "caller.h"
 #include "config.h"
 #include "crypto.h"
 #include "egress_check.h"
@@ -101,7 +102,8 @@ struct mcpx_broker_run {
 	struct mcpx_broker_run *next;
 	struct mcpx_policy *policy; /* the version the run started with */
 	const struct mcpx_egress_grant *grant;
-	char run_id[33], request_id[129], caller[161];
+	char run_id[33], request_id[129], caller[MCPX_CALLER_MAX];
+	char profile[65];           /* the caller's, under the run's policy; "" for none */
 	struct mcpx_broker_who who; /* its strings point at the arrays above */
 	struct mcpx_watch ch;
 	bool ch_open, read_eof, ended, closing, want_write;
@@ -361,6 +363,7 @@ static void account(struct req *q, const char *reason, const char *result)
 	a.run_id = r->run_id;
 	a.request_id = r->request_id;
 	a.caller = r->caller;
+	a.profile = r->profile[0] ? r->profile : NULL;
 	a.rule = q->rule ? q->rule->name : NULL;
 	a.method = q->method[0] ? q->method : NULL;
 	a.origin = q->have_url ? origin : NULL;
@@ -1276,7 +1279,15 @@ bool mcpx_broker_exec_channel(const struct mcpx_broker *b)
 {
 	const struct mcpx_policy *p = b ? mcpx_policy_store_current(b->store) : NULL;
 
-	return p && (p->exec.n_rules > 0 || mcpx_policy_exec_calls(p));
+	if (!p)
+		return false;
+	if (p->exec.n_rules > 0 || mcpx_policy_exec_calls(p))
+		return true;
+	/* A profile may grant exec more than the top level does. */
+	for (size_t i = 0; i < p->n_profiles; i++)
+		if (p->profiles[i].has_exec && p->profiles[i].exec.n_rules > 0)
+			return true;
+	return false;
 }
 
 struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
@@ -1289,7 +1300,15 @@ struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
 	r->b = b;
 	r->policy =
 	    mcpx_policy_ref(who->policy ? who->policy : mcpx_policy_store_current(b->store));
-	r->grant = who->policy && who->grant ? who->grant : &r->policy->exec;
+	/* exec's own runs are served under their caller's profile's grant
+	 * (the top-level one without a profile); a function's under its own. */
+	r->grant =
+	    who->policy && who->grant ? who->grant : mcpx_policy_exec_grant(r->policy, who->caller);
+	{
+		const struct mcpx_profile *pr = mcpx_policy_profile_for(r->policy, who->caller);
+
+		snprintf(r->profile, sizeof(r->profile), "%s", pr ? pr->name : "");
+	}
 	snprintf(r->run_id, sizeof(r->run_id), "%s", who->run_id ? who->run_id : "");
 	snprintf(r->request_id, sizeof(r->request_id), "%s",
 	         who->request_id ? who->request_id : "");

@@ -550,10 +550,12 @@ int mcpx_pol_grant_rules(struct policy_ctx *c, const cJSON *v, struct mcpx_egres
 	return mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_RULES, parse_grant_rule, g);
 }
 
-/* {"egress": [names], "max_requests": n, "max_in_flight": n}. */
-static int parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g)
+/* {"egress": [names], "max_requests": n, "max_in_flight": n}, and extra
+ * when given (a profile's "upstreams", parsed by its caller). */
+int mcpx_pol_parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g,
+                         const char *extra)
 {
-	static const char *const keys[] = {"egress", "max_requests", "max_in_flight"};
+	const char *const keys[] = {"egress", "max_requests", "max_in_flight", extra};
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "egress");
 	const cJSON *mr = cJSON_GetObjectItemCaseSensitive(v, "max_requests");
 	const cJSON *mf = cJSON_GetObjectItemCaseSensitive(v, "max_in_flight");
@@ -563,7 +565,8 @@ static int parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_
 
 	g->max_requests = MCPX_EGRESS_MAX_REQUESTS_DEFAULT;
 	g->max_in_flight = MCPX_EGRESS_MAX_IN_FLIGHT_DEFAULT;
-	if ((rc = mcpx_pol_want_object(c, v)) < 0 || (rc = mcpx_pol_check_keys(c, v, keys, 3)) < 0)
+	if ((rc = mcpx_pol_want_object(c, v)) < 0 ||
+	    (rc = mcpx_pol_check_keys(c, v, keys, extra ? 4 : 3)) < 0)
 		return rc;
 	if (e) {
 		old = mcpx_pol_push_key(c, "egress");
@@ -587,7 +590,7 @@ static int parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_
 
 static int parse_exec(struct policy_ctx *c, const cJSON *v)
 {
-	return parse_grant(c, v, &c->p->exec);
+	return mcpx_pol_parse_grant(c, v, &c->p->exec, NULL);
 }
 
 /* The top-level sections, in the order they are parsed. */
@@ -598,6 +601,7 @@ static const struct {
     {"egress", parse_egress},
     {"exec", parse_exec},
     {"functions", mcpx_pol_parse_functions},
+    {"profiles", mcpx_pol_parse_profiles},
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -624,6 +628,7 @@ void mcpx_policy_unref(struct mcpx_policy *p)
 		free(p->rules[i].url_prefix);
 	}
 	mcpx_pol_functions_free(p);
+	mcpx_pol_profiles_free(p);
 	free(p->rules);
 	free(p->exec.rules);
 	free(p);
@@ -737,6 +742,12 @@ void mcpx_policy_summary(const struct mcpx_policy *p, char *buf, size_t len)
 	         "from exec)",
 	         (unsigned long long)p->version, p->n_rules, p->exec.n_rules, p->n_functions,
 	         callable);
+	if (p->has_profiles) {
+		size_t n = strlen(buf);
+
+		if (n < len)
+			snprintf(buf + n, len - n, ", %zu profiles", p->n_profiles);
+	}
 }
 
 const struct mcpx_egress_rule *mcpx_egress_grant_match(const struct mcpx_egress_grant *g,

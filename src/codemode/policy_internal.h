@@ -62,6 +62,15 @@ const char *mcpx_pol_file_error(int rc);
 /* A list of egress rule names (of rules parsed before) into g->rules. */
 int mcpx_pol_grant_rules(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g);
 
+/* The "exec" grant's members ({"egress", "max_requests", "max_in_flight"})
+ * into g; extra (may be NULL) names one more key the caller parses. */
+int mcpx_pol_parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g,
+                         const char *extra);
+
+/* The "profiles" section (policy_profiles.c), and what it frees. */
+int mcpx_pol_parse_profiles(struct policy_ctx *c, const cJSON *v);
+void mcpx_pol_profiles_free(struct mcpx_policy *p);
+
 /* The "functions" section (policy_functions.c), and what it frees. */
 int mcpx_pol_parse_functions(struct policy_ctx *c, const cJSON *v);
 void mcpx_pol_functions_free(struct mcpx_policy *p);

@@ -1155,6 +1155,8 @@ static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t le
 		mcpx_executor_stats(t->ex, &st);
 		snprintf(msg, len, "server busy: %zu executions already queued (limit %u); try again later",
 		         st.queue_depth, t->cfg->max_queue);
+	} else if (rc == -EUSERS || rc == -EAGAIN) {
+		mcpx_executor_share_text(t->ex, msg, len);
 	} else if (rc == -ESHUTDOWN) {
 		snprintf(msg, len, "server is shutting down: not accepting new executions");
 	} else {
@@ -1192,6 +1194,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	struct mcpx_exec_args a;
 	struct mcpx_job_spec spec;
 	struct mcpx_job_callbacks cb;
+	const struct mcpx_profile *pr;
 	struct exec_run *run;
 	char msg[MCPX_SCHEMA_ERRORS_TEXT + 256];
 	int rc;
@@ -1211,6 +1214,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	run->progress.call = call;
 	mcpx_call_set_data(call, run);
 
+	pr = mcpx_policy_profile_for(mcpx_policy_store_current(t->policy), mcpx_call_caller(call));
 	spec = (struct mcpx_job_spec){
 	    .code = a.code,
 	    .code_len = a.code_len,
@@ -1219,6 +1223,9 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	    .timeout_s = a.timeout_s,
 	    .request_id = mcpx_call_id_text(call),
 	    .caller = mcpx_call_caller(call),
+	    .profile = pr ? pr->name : NULL,
+	    .limits = pr ? &pr->limits : NULL,
+	    .client = mcpx_call_client(call),
 	    .files = a.files,
 	};
 	cb = (struct mcpx_job_callbacks){.done = on_done, .event = on_event, .arg = run};

@@ -103,6 +103,9 @@ static const char empty_text[] =
     "# HELP mcp_exec_tool_calls_total tools/call requests (and mcpx.call calls of functions), by "
     "tool and outcome.\n"
     "# TYPE mcp_exec_tool_calls_total counter\n"
+    "# HELP mcp_exec_profile_runs_total Runs by the caller's profile (\"none\": no profile "
+    "applied) and outcome, refusals (busy, rate_limited) included.\n"
+    "# TYPE mcp_exec_profile_runs_total counter\n"
     "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
     "rule, outcome and the reason of a denial.\n"
     "# TYPE mcp_exec_egress_requests_total counter\n"
@@ -217,6 +220,12 @@ static const char full_text[] =
     "mcp_exec_tool_calls_total{tool=\"get_invoice\",outcome=\"invalid_arguments\"} 1\n"
     "mcp_exec_tool_calls_total{tool=\"get_invoice\",outcome=\"other\"} 1\n"
     "mcp_exec_tool_calls_total{tool=\"other\",outcome=\"raised\"} 1\n"
+    "# HELP mcp_exec_profile_runs_total Runs by the caller's profile (\"none\": no profile "
+    "applied) and outcome, refusals (busy, rate_limited) included.\n"
+    "# TYPE mcp_exec_profile_runs_total counter\n"
+    "mcp_exec_profile_runs_total{profile=\"billing\",outcome=\"ok\"} 2\n"
+    "mcp_exec_profile_runs_total{profile=\"billing\",outcome=\"rate_limited\"} 1\n"
+    "mcp_exec_profile_runs_total{profile=\"none\",outcome=\"busy\"} 1\n"
     "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
     "rule, outcome and the reason of a denial.\n"
     "# TYPE mcp_exec_egress_requests_total counter\n"
@@ -287,6 +296,11 @@ int main(void)
 	mcpx_metrics_tool_call("exec", "ok");
 	mcpx_metrics_tool_call("get_invoice", "made-up");
 	mcpx_metrics_tool_call(NULL, "raised");
+	/* Runs by profile: a missing profile is "none"; outcomes as given. */
+	mcpx_metrics_profile_run("billing", "ok");
+	mcpx_metrics_profile_run("billing", "rate_limited");
+	mcpx_metrics_profile_run(NULL, "busy");
+	mcpx_metrics_profile_run("billing", "ok");
 
 	mcpx_metrics_egress("api", "ok", NULL);
 	mcpx_metrics_egress(NULL, "denied", "no_rule");
