@@ -32,6 +32,8 @@
 #include "crypto.h"
 #include "executor.h"
 #include "functions.h"
+#include "upstream.h"
+#include "upstream_ops.h"
 #include "listen_addr.h"
 #include "log.h"
 #include "loop.h"
@@ -61,6 +63,9 @@ struct app {
 	struct mcpx_broker *broker;
 	struct mcpx_executor *ex;
 	struct mcpx_functions *functions;
+	struct mcpx_upstreams *upstreams;     /* NULL without a policy */
+	struct mcpx_upstream_ops *up_ops;     /* the runs' side of them */
+	const struct mcpx_policy *up_version; /* the policy the upstreams follow */
 	struct mcpx_tool *tool;
 	struct mcpx_tool *fn_tool; /* NULL without a policy */
 	char tools_sha256[65];     /* of the tool list last announced */
@@ -214,6 +219,13 @@ static int start_broker(struct app *app)
 		mcpx_error("%s", err.msg);
 		return -1;
 	}
+	/* The upstream MCP servers' client shares the broker's curl handle. */
+	if (mcpx_upstreams_new(app->loop, app->broker, app->policy, app->cfg->egress_ca_file,
+			       &app->upstreams) < 0 ||
+	    !(app->up_ops = mcpx_upstream_ops_new(app->broker, app->upstreams))) {
+		mcpx_error("upstreams: out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -248,6 +260,10 @@ static void policy_changed(void *arg)
 	struct app *app = arg;
 	char now[65];
 
+	if (app->upstreams && mcpx_policy_store_current(app->policy) != app->up_version) {
+		app->up_version = mcpx_policy_store_current(app->policy);
+		mcpx_upstreams_reload(app->upstreams);
+	}
 	if (!app->core || tools_digest(app, now) < 0 || strcmp(now, app->tools_sha256) == 0)
 		return;
 	memcpy(app->tools_sha256, now, sizeof(now));
@@ -294,6 +310,11 @@ static int build_core(struct app *app)
 		return -1;
 	if (app->policy)
 		mcpx_policy_store_on_change(app->policy, policy_changed, app);
+	if (app->upstreams) {
+		/* An upstream's new tool list may change what tools/list shows. */
+		app->up_version = mcpx_policy_store_current(app->policy);
+		mcpx_upstreams_on_list_changed(app->upstreams, policy_changed, app);
+	}
 	return 0;
 }
 
@@ -504,6 +525,10 @@ static void teardown(struct app *app)
 	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
+	/* Their calls ended with the runs; their transfers are on the broker's
+	 * handle, so they go before it. */
+	mcpx_upstream_ops_free(app->up_ops);
+	mcpx_upstreams_free(app->upstreams);
 	/* The broker's sockets and the store's timer are on the loop: both go
 	 * before it. */
 	mcpx_broker_free(app->broker);

@@ -21,8 +21,7 @@ struct mcpx_audit_rec {
 	char code_sha256[65];
 	size_t code_bytes;
 	size_t stdin_bytes;
-	const char
-	    *status; /* "ok", "timeout", "killed", "cancelled", "failed", "expired", "shutdown" */
+	const char *status; /* "ok", "timeout", "killed", "cancelled", "failed", "expired", "shutdown" */
 	int exit_code;
 	int signal;
 	const char *limit;
@@ -53,32 +52,32 @@ struct mcpx_audit_egress {
 	const char *run_id;
 	const char *request_id;
 	const char *caller;
-	const char *rule; /* NULL when no rule matched */
+	const char *rule;     /* NULL when no rule matched */
 	const char *method;
-	const char *origin; /* "scheme://host:port", or NULL for an unparsable URL */
-	const char *path;   /* without the query */
-	unsigned hop;       /* 0, or the redirect this request followed */
-	int status;         /* HTTP status, 0 when there was no response */
-	uint64_t bytes_out; /* request body sent */
-	uint64_t bytes_in;  /* response body received */
+	const char *origin;   /* "scheme://host:port", or NULL for an unparsable URL */
+	const char *path;     /* without the query */
+	unsigned hop;         /* 0, or the redirect this request followed */
+	int status;           /* HTTP status, 0 when there was no response */
+	uint64_t bytes_out;   /* request body sent */
+	uint64_t bytes_in;    /* response body received */
 	uint64_t ms;
 	bool allowed;
-	const char *reason; /* denied: why (broker.h); allowed: NULL */
-	const char *result; /* allowed: "ok", "failed", "cancelled" */
+	const char *reason;   /* denied: why (broker.h); allowed: NULL */
+	const char *result;   /* allowed: "ok", "failed", "cancelled" */
 };
 
 void mcpx_audit_egress_log(const struct mcpx_audit_egress *rec);
 
 /* One call of an upstream MCP server's tool (upstream.h), from a run or
- * through the gateway: never its arguments or its result. */
+ * through the gateway: never its arguments or its result. status: "ok",
+ * "tool_error", "timeout", "failed", "cancelled"; NULL when denied. */
 struct mcpx_audit_upstream {
 	const char *run_id; /* NULL for a gateway call */
 	const char *request_id;
 	const char *caller;
 	const char *upstream;
 	const char *tool;
-	const char
-	    *status; /* "ok", "tool_error", "timeout", "failed", "cancelled"; NULL when denied */
+	const char *status;
 	uint64_t bytes_out; /* the arguments sent */
 	uint64_t bytes_in;  /* the answer received */
 	uint64_t ms;

@@ -36,9 +36,9 @@ static const char *const closes[] = {"header_timeout", "body_timeout",   "evicte
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 static const char *const egress_outcomes[] = {"ok", "failed", "cancelled", "denied", "other"};
 static const char *const egress_reasons[] = {
-    "none",      "not_configured", "bad_request", "bad_url",   "no_rule",           "method",
-    "header",    "address",        "redirect",    "too_large", "request_too_large", "in_flight",
-    "run_limit", "other"};
+	"none",     "not_configured", "bad_request", "bad_url",   "no_rule",
+	"method",   "header",         "address",     "redirect",  "too_large",
+	"request_too_large", "in_flight", "run_limit", "other"};
 #define N_EGRESS_OUTCOMES (sizeof(egress_outcomes) / sizeof(egress_outcomes[0]))
 #define N_EGRESS_REASONS (sizeof(egress_reasons) / sizeof(egress_reasons[0]))
 /* Tool calls: exec and the policy's functions (whose names reloads can
