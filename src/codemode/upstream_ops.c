@@ -113,7 +113,7 @@ static cJSON *joined_text(const cJSON *content)
 	bool first = true;
 	cJSON *s;
 
-	mcpx_buf_init(&b, SIZE_MAX);
+	mcpx_buf_init(&b, MCPX_UPSTREAM_RESPONSE_MAX);
 	cJSON_ArrayForEach(block, content)
 	{
 		const cJSON *type = cJSON_GetObjectItemCaseSensitive(block, "type");
