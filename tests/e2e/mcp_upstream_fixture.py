@@ -248,3 +248,14 @@ def _handler(up):
             self._send(200, body, ctype="text/event-stream", headers=headers)
 
     return H
+
+
+if __name__ == "__main__":
+    # As a process of its own (for a test that kills it mid-call): serves
+    # until killed and prints its port on stdout.
+    import sys
+    import time
+    srv = McpUpstream(sse="--sse" in sys.argv)
+    print(srv.port, flush=True)
+    while True:
+        time.sleep(3600)
