@@ -34,6 +34,7 @@
 #include "functions.h"
 #include "upstream.h"
 #include "upstream_ops.h"
+#include "tool_upstream.h"
 #include "listen_addr.h"
 #include "log.h"
 #include "loop.h"
@@ -68,6 +69,7 @@ struct app {
 	const struct mcpx_policy *up_version; /* the policy the upstreams follow */
 	struct mcpx_tool *tool;
 	struct mcpx_tool *fn_tool; /* NULL without a policy */
+	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
 	char tools_sha256[65];     /* of the tool list last announced */
 	struct mcpx_core *core;
 	struct mcpx_signals *sig;
@@ -235,7 +237,7 @@ static int tools_digest(struct app *app, char hex[65])
 	cJSON *arr = cJSON_CreateArray();
 	cJSON *exec = app->tool->describe(app->tool);
 	const struct mcpx_tool_provider *pr =
-	    app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	    app->up_tool ? mcpx_tool_upstream_provider(app->up_tool) : NULL;
 	char *text = NULL;
 
 	if (arr && exec && cJSON_AddItemToArray(arr, exec)) {
@@ -283,6 +285,11 @@ static int build_tools(struct app *app)
 		return -1;
 	if (app->policy && !(app->fn_tool = mcpx_tool_function_new(app->functions, app->policy)))
 		return -1;
+	/* The gateway's tools come after the functions' (it asks them first). */
+	if (app->policy &&
+	    !(app->up_tool = mcpx_tool_upstream_new(app->upstreams, app->policy,
+						    mcpx_tool_function_provider(app->fn_tool))))
+		return -1;
 	return 0;
 }
 
@@ -303,7 +310,7 @@ static int build_core(struct app *app)
 	o.instructions = INSTRUCTIONS;
 	o.tools = tools;
 	o.ntools = 1;
-	o.provider = app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	o.provider = app->up_tool ? mcpx_tool_upstream_provider(app->up_tool) : NULL;
 	o.tools_list_changed = app->policy != NULL;
 	app->core = mcpx_core_new(&o);
 	if (!app->core || tools_digest(app, app->tools_sha256) < 0)
@@ -521,6 +528,7 @@ static void teardown(struct app *app)
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
 	mcpx_tool_function_free(app->fn_tool);
+	mcpx_tool_upstream_free(app->up_tool);
 	/* The executor ends the runs still there, and with them the calls
 	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);

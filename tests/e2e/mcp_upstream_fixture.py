@@ -70,6 +70,7 @@ class McpUpstream:
         self.auth_seen = []    # whether each request carried the token
         self.raw_auth = []     # the Authorization values (for the test's eyes only)
         self.hanging = 0
+        self.on_hang = None    # called when a slow call starts waiting
         self.cond = threading.Condition()
         self._release = threading.Event()
         self._start(port)
@@ -145,6 +146,8 @@ def _handler(up):
                 with up.cond:
                     up.hanging += 1
                     up.cond.notify_all()
+                if up.on_hang:
+                    up.on_hang()
                 up._release.wait(float(args.get("seconds", 60)))
                 return _text("done")
             if name == "huge":
@@ -252,10 +255,12 @@ def _handler(up):
 
 if __name__ == "__main__":
     # As a process of its own (for a test that kills it mid-call): serves
-    # until killed and prints its port on stdout.
+    # until killed, prints its port on stdout, then "hang" when a slow call
+    # starts waiting.
     import sys
     import time
     srv = McpUpstream(sse="--sse" in sys.argv)
+    srv.on_hang = lambda: print("hang", flush=True)
     print(srv.port, flush=True)
     while True:
         time.sleep(3600)
