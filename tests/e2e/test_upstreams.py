@@ -337,6 +337,66 @@ t.check(st == 200, "/readyz does not depend on the upstreams (one is down)", (st
 srv.stop()
 check_logs(srv.drain_stderr(), "http")
 
+# ---- the gateway: exposed upstreams' tools are tools of this server ----
+gw_policy = os.path.join(secrets, "gateway.json")
+gw_sse = McpUpstream(sse=True)
+write_policy(gw_policy, {"upstreams": [
+    {"name": "gw", "url": plain.url, "allow_cidrs": LOCAL, "expose": True,
+     "tools": {"deny": ["secret_*", "slow"]}},
+    {"name": "gws", "url": gw_sse.url, "allow_cidrs": LOCAL, "expose": True,
+     "tools": {"allow": ["grow", "late", "echo"]}},
+    {"name": "hidden", "url": plain.url, "allow_cidrs": LOCAL}]})
+g = StdioServer(dict(ENV, MCP_EXEC_POLICY=gw_policy))
+init = g.initialize()
+
+
+def gw_names():
+    return sorted(x["name"] for x in g.request("tools/list")["result"]["tools"])
+
+
+deadline = time.time() + 60
+while time.time() < deadline and "gws.echo" not in gw_names():
+    time.sleep(0.2)
+names = gw_names()
+t.check("gw.add" in names and "gw.image" in names and "gws.echo" in names and "exec" in names
+        and "gw.secret_admin" not in names and "gw.slow" not in names and "gws.add" not in names
+        and not any(n.startswith("hidden.") for n in names),
+        "exposed upstreams' allowed tools are listed as <upstream>.<tool>, others not", names)
+tool = next(x for x in g.request("tools/list")["result"]["tools"] if x["name"] == "gw.add")
+t.check(tool["inputSchema"]["required"] == ["a", "b"] and tool["outputSchema"]["type"] == "object"
+        and tool["description"] == "Adds two numbers; structured.",
+        "an exposed tool keeps the upstream's description and schemas", tool)
+r = g.request("tools/call", {"name": "gw.add", "arguments": {"a": 20, "b": 22}})
+t.check(r["result"] == {"content": [{"type": "text", "text": '{"sum": 42}'}],
+                        "structuredContent": {"sum": 42}},
+        "a gateway call returns the upstream's result unchanged", r)
+r = g.request("tools/call", {"name": "gw.fail", "arguments": {}})
+t.check(r["result"].get("isError") is True and
+        r["result"]["content"][0]["text"] == "it broke: no such invoice",
+        "an upstream tool error reaches the client unchanged", r)
+r = g.request("tools/call", {"name": "gw.image", "arguments": {}})
+t.check(r["result"]["content"][0]["type"] == "image", "images pass through the gateway", r)
+r = g.request("tools/call", {"name": "gw.secret_admin", "arguments": {}})
+t.check(r["result"].get("isError") is True and "not allowed" in r["result"]["content"][0]["text"],
+        "a denied tool cannot be called through the gateway", r)
+r = g.request("tools/call", {"name": "hidden.echo", "arguments": {"text": "x"}})
+t.check("error" in r or r["result"].get("isError") is True,
+        "an upstream without expose is not reachable through the gateway", r)
+g.notes.clear()
+r = g.request("tools/call", {"name": "gws.grow", "arguments": {}})
+deadline = time.time() + 60
+while time.time() < deadline and "gws.late" not in gw_names():
+    time.sleep(0.2)
+t.check("gws.late" in gw_names() and
+        any(n.get("method") == "notifications/tools/list_changed" for n in g.notes),
+        "an upstream's list_changed reaches the client as notifications/tools/list_changed",
+        [n.get("method") for n in g.notes])
+g.close()
+gw_audits = audits(g.stderr_text(), "upstream")
+t.check(any(a["upstream"] == "gw" and a["tool"] == "add" and a["run_id"] is None and
+            a["status"] == "ok" for a in gw_audits),
+        "gateway calls are audited (without a run id)", gw_audits[:3])
+
 # ---- a bad upstreams entry stops the start, naming the problem ----
 bad = os.path.join(secrets, "bad.json")
 write_policy(bad, {"upstreams": [{"name": "Bad-Name", "url": plain.url}]})
