@@ -273,6 +273,15 @@ static void policy_changed(void *arg)
 	mcpx_core_tools_changed(app->core);
 }
 
+/* The upstreams exec code may call, for exec's description. */
+static char *exec_upstreams(void *arg)
+{
+	struct app *app = arg;
+	struct mcpx_policy *p = mcpx_policy_store_current(app->policy);
+
+	return mcpx_upstreams_summary(app->upstreams, p, &p->exec);
+}
+
 /* exec, and with a policy its functions. */
 static int build_tools(struct app *app)
 {
@@ -280,6 +289,8 @@ static int build_tools(struct app *app)
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
+	if (app->upstreams)
+		mcpx_tool_exec_set_upstreams(app->tool, exec_upstreams, app);
 	app->functions = mcpx_functions_new(app->cfg, app->ex, app->broker);
 	if (!app->functions)
 		return -1;

@@ -56,7 +56,7 @@ void mcpx_upstreams_free(struct mcpx_upstreams *u);
  * credential: a new connection) or removed. */
 void mcpx_upstreams_reload(struct mcpx_upstreams *u);
 
-/* fn(arg) runs when the tools some exposed upstream lists change. */
+/* fn(arg) runs when an upstream's tool list was (re)loaded. */
 void mcpx_upstreams_on_list_changed(struct mcpx_upstreams *u, void (*fn)(void *arg), void *arg);
 
 /* Who calls, and under what. Strings are copied. */
@@ -119,9 +119,9 @@ void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *c, const char
 cJSON *mcpx_upstreams_tools(struct mcpx_upstreams *u, const struct mcpx_policy *policy,
                             const struct mcpx_egress_grant *grant, bool mcp_form);
 
-/* One line per upstream of grant (all when NULL): name, state, tool count
- * and the first sentence of its instructions or server name, for the exec
- * tool's description. Appends to a malloc'd string it returns, or NULL. */
+/* One line per upstream of grant (all when NULL): its name, tool count
+ * and server name (or "not connected yet"), for the exec tool's
+ * description. A malloc'd string, or NULL when there is none. */
 char *mcpx_upstreams_summary(struct mcpx_upstreams *u, const struct mcpx_policy *policy,
                              const struct mcpx_egress_grant *grant);
 

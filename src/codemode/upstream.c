@@ -359,7 +359,9 @@ static void became_ready(struct upstream *up)
 		up->waiting = c->next;
 		send_call(c);
 	}
-	if (up->conf->expose && up->mod->changed)
+	/* The gateway's list, or exec's description (tool counts), may have
+	 * changed; the listener compares before it tells anyone. */
+	if (up->mod->changed)
 		up->mod->changed(up->mod->changed_arg);
 	up_unref(up);
 }

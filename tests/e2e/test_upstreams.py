@@ -80,7 +80,18 @@ def upstreams():
 
 
 GRANTED = ["fx", "fs", "slowup", "auth", "badauth", "dead", "nocidr", "restart", "victim"]
-write_policy(policy_file, {"upstreams": upstreams(), "exec": {"upstreams": GRANTED}})
+fn_source = os.path.join(secrets, "via_other.py")
+with open(fn_source, "w") as f:
+    f.write("import mcpx\n"
+            "def handler(args, ctx):\n"
+            "    return {'echo': mcpx.call('other.echo', text=args['text'])}\n")
+os.chmod(fn_source, 0o644)
+FUNCTIONS = [{"name": "via_other", "description": "Echoes through upstream other.",
+              "input_schema": {"type": "object", "properties": {"text": {"type": "string"}},
+                               "required": ["text"]},
+              "source_file": fn_source, "upstreams": ["other"]}]
+write_policy(policy_file, {"upstreams": upstreams(), "exec": {"upstreams": GRANTED},
+                           "functions": FUNCTIONS})
 ENV = base_env(MCP_EXEC_POLICY=policy_file, MCP_EXEC_WORKDIR_BASE=work,
                MCP_EXEC_PRELOAD="json")
 MODE = warm_mode(ENV)
@@ -304,6 +315,18 @@ def stdio_call(code, **args):
 
 battery(stdio_call, "stdio")
 killed_mid_call(stdio_call)
+
+exec_tool = next(x for x in s.request("tools/list")["result"]["tools"] if x["name"] == "exec")
+desc = exec_tool["description"]
+t.check("Upstream MCP servers" in desc and "mcpx.tools(query)" in desc and
+        "- fx: 10 tools (server fixture-upstream)" in desc and "- dead: not connected yet" in desc
+        and "- other" not in desc and "inputSchema" not in desc and "Echoes the text" not in desc
+        and exec_tool["annotations"]["openWorldHint"] is True,
+        "exec's description names each upstream code may use with its tool count, not schemas",
+        desc[-700:])
+r = s.request("tools/call", {"name": "via_other", "arguments": {"text": "from a function"}})
+t.check(structured(r) == {"echo": "from a function"},
+        "a function calls the upstreams of its own entry (exec may not call that one)", r)
 s.close()
 check_logs(s.stderr_text(), "stdio")
 
