@@ -227,12 +227,14 @@ static int parse_function(struct policy_ctx *c, const cJSON *v, size_t i, void *
 		if (rc < 0)
 			return rc;
 	}
-	if (f->callable_from_exec && f->grant.n_rules && (!c->o || !c->o->credentials_allowed)) {
+	if (f->callable_from_exec && (f->grant.n_rules || f->grant.n_upstreams) &&
+	    (!c->o || !c->o->credentials_allowed)) {
 		size_t old = mcpx_pol_push_key(c, "callable_from_exec");
 
 		rc = mcpx_pol_fail(c, EPERM,
-		                   "a function exec code may call cannot have egress rules without "
-		                   "Landlock (Linux 5.13+): the caller could take over its run");
+		                   "a function exec code may call cannot have egress rules or "
+		                   "upstreams without Landlock (Linux 5.13+): the caller could take "
+		                   "over its run");
 		mcpx_pol_pop(c, old);
 	}
 	return rc;

@@ -613,6 +613,16 @@ static void test_functions_no_landlock(void)
 	         e);
 	CHECK_INT(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err), 0);
 	mcpx_policy_unref(p);
+	p = NULL;
+	/* Its upstreams (and their credentials) likewise. */
+	entry(e, sizeof(e), src, ", \"upstreams\": [\"gh\"], \"callable_from_exec\": true");
+	snprintf(json, sizeof(json),
+	         "{\"upstreams\": [{\"name\": \"gh\", \"url\": \"https://a.example/mcp\"}], "
+	         "\"functions\": [%s]}",
+	         e);
+	CHECK(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err) < 0);
+	CHECK(strstr(err.msg, "/functions/0/callable_from_exec: ") == err.msg);
+	CHECK(p == NULL);
 }
 
 static void test_store(void)
