@@ -65,8 +65,13 @@ struct upstream {
 	char session[MCPX_UPC_SESSION_MAX];
 	char version[16];
 	char server_name[128];
-	cJSON *tools;   /* what tools/list gave, or NULL before */
-	cJSON *listing; /* pages gathered so far */
+	bool announces;              /* capabilities.tools.listChanged */
+	bool no_listen;              /* the GET stream was refused (405): not again */
+	struct mcpx_upc_req *listen; /* the GET stream, or NULL */
+	struct mcpx_timer listen_timer;
+	struct mcpx_timer changed_timer; /* a list_changed seen on the stream */
+	cJSON *tools;                    /* what tools/list gave, or NULL before */
+	cJSON *listing;                  /* pages gathered so far */
 	unsigned pages;
 	bool refresh; /* list again once the current listing ends */
 	struct mcpx_timer retry;
@@ -232,10 +237,19 @@ static void audit_call(const struct mcpx_upstream_call *c, const char *status, b
 	                           c->sent ? (double)ms / 1000.0 : -1);
 }
 
+static void stop_listening(struct upstream *up)
+{
+	mcpx_timer_cancel(&up->listen_timer);
+	mcpx_timer_cancel(&up->changed_timer);
+	mcpx_upc_cancel(up->listen);
+	up->listen = NULL;
+}
+
 static void up_unref(struct upstream *up)
 {
 	if (!up || --up->refs > 0)
 		return;
+	stop_listening(up);
 	mcpx_timer_cancel(&up->retry);
 	mcpx_upc_cancel(up->req);
 	cJSON_Delete(up->tools);
@@ -320,6 +334,7 @@ static void go_down(struct upstream *up, const char *why)
 
 	mcpx_upc_cancel(up->req);
 	up->req = NULL;
+	stop_listening(up);
 	up->step = STEP_NONE;
 	snprintf(up->down_why, sizeof(up->down_why), "%s", why);
 	set_state(up, UP_DOWN);
@@ -342,6 +357,71 @@ static void go_down(struct upstream *up, const char *why)
 	up_unref(up);
 }
 
+static void tools_changed(struct upstream *up);
+static void listen_start(struct upstream *up);
+
+static void listen_timer_cb(struct mcpx_timer *t)
+{
+	listen_start(t->arg);
+}
+
+static void changed_timer_cb(struct mcpx_timer *t)
+{
+	tools_changed(t->arg);
+}
+
+/* Called from inside curl's write callback, where curl takes no new
+ * transfer and the stream must not be freed: the refresh waits for the
+ * next loop iteration. */
+static void listen_message(void *arg, const cJSON *msg)
+{
+	struct upstream *up = arg;
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+
+	if (cJSON_IsString(method) &&
+	    strcmp(method->valuestring, "notifications/tools/list_changed") == 0) {
+		up->changed_timer.fn = changed_timer_cb;
+		up->changed_timer.arg = up;
+		mcpx_timer_start(up->mod->loop, &up->changed_timer, 0);
+	}
+}
+
+/* The stream ended: opened again after a pause while the upstream is up,
+ * unless the upstream does not offer one (405). */
+static void listen_done(void *arg, struct mcpx_upc_result *res)
+{
+	struct upstream *up = arg;
+
+	up->listen = NULL;
+	if (res->kind == MCPX_UPC_HTTP && res->status == 405) {
+		up->no_listen = true;
+		return;
+	}
+	if (up->state != UP_READY || up->gone)
+		return;
+	/* It went away: found now rather than by the next call. */
+	if (res->kind == MCPX_UPC_DOWN) {
+		go_down(up, res->msg);
+		return;
+	}
+	up->listen_timer.fn = listen_timer_cb;
+	up->listen_timer.arg = up;
+	mcpx_timer_start(up->mod->loop, &up->listen_timer, (uint64_t)BACKOFF_MIN_S * 1000000u);
+}
+
+/* The GET stream on which the upstream announces changes outside answers,
+ * when it says it announces them. */
+static void listen_start(struct upstream *up)
+{
+	struct mcpx_upc_target t;
+
+	if (up->listen || up->no_listen || !up->announces || up->state != UP_READY || up->gone)
+		return;
+	target_of(up, up->conf, 0, &t);
+	if (mcpx_upc_listen(up->mod->broker, &t, listen_message, listen_done, up, &up->listen) < 0)
+		up->listen = NULL;
+}
+
 static void became_ready(struct upstream *up)
 {
 	bool first = up->down_logged || up->state != UP_READY;
@@ -352,6 +432,7 @@ static void became_ready(struct upstream *up)
 	up->down_logged = false;
 	up->backoff_s = 0;
 	set_state(up, UP_READY);
+	listen_start(up);
 	up->refs++;
 	while (up->waiting) {
 		struct mcpx_upstream_call *c = up->waiting;
@@ -465,6 +546,8 @@ static void initialize_done(void *arg, struct mcpx_upc_result *res)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(result, "protocolVersion");
 	const cJSON *info = cJSON_GetObjectItemCaseSensitive(result, "serverInfo");
 	const cJSON *sname = cJSON_GetObjectItemCaseSensitive(info, "name");
+	const cJSON *caps = cJSON_GetObjectItemCaseSensitive(result, "capabilities");
+	const cJSON *tcaps = cJSON_GetObjectItemCaseSensitive(caps, "tools");
 	struct mcpx_upc_target t;
 	char *body;
 
@@ -485,6 +568,7 @@ static void initialize_done(void *arg, struct mcpx_upc_result *res)
 	snprintf(up->session, sizeof(up->session), "%s", res->session_id);
 	snprintf(up->server_name, sizeof(up->server_name), "%s",
 	         cJSON_IsString(sname) ? sname->valuestring : "");
+	up->announces = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tcaps, "listChanged"));
 	up->step = STEP_INITIALIZED;
 	body = message(-1, "notifications/initialized", NULL);
 	target_of(up, up->conf, (uint64_t)up->conf->timeout_s * 1000u, &t);
@@ -505,6 +589,8 @@ static void connect_up(struct upstream *up)
 	mcpx_timer_cancel(&up->retry);
 	mcpx_upc_cancel(up->req);
 	up->req = NULL;
+	stop_listening(up);
+	up->no_listen = false;
 	up->session[0] = up->version[0] = '\0';
 	up->refresh = false;
 	set_state(up, UP_CONNECTING);
@@ -581,6 +667,7 @@ static void up_drop(struct upstream *up)
 	mcpx_timer_cancel(&up->retry);
 	mcpx_upc_cancel(up->req);
 	up->req = NULL;
+	stop_listening(up);
 	up->refs++;
 	while (up->waiting)
 		finish_error(up->waiting, MCPX_UPSTREAM_DENIED, "upstream_down", NULL,

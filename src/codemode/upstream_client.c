@@ -57,6 +57,10 @@ struct mcpx_upc_req {
 	char refused_addr[64];
 	bool sse, too_large, sent_session;
 	size_t received;
+	/* A listening GET: each message goes to on_message, and the cap is
+	 * per event, not per stream. */
+	mcpx_upc_message_fn on_message;
+	size_t event_bytes;
 	struct mcpx_buf json; /* a JSON answer */
 	struct mcpx_buf line; /* the SSE line being read */
 	struct mcpx_buf data; /* the SSE event's data */
@@ -101,6 +105,12 @@ static bool take_message(struct mcpx_upc_req *r, const char *p, size_t n)
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
 
+	if (r->on_message) {
+		if (cJSON_IsObject(m))
+			r->on_message(r->arg, m);
+		cJSON_Delete(m);
+		return false;
+	}
 	if (cJSON_IsString(method) && !id &&
 	    strcmp(method->valuestring, "notifications/tools/list_changed") == 0)
 		r->res.list_changed = true;
@@ -123,6 +133,7 @@ static bool sse_line(struct mcpx_upc_req *r, const char *p, size_t n)
 		if (r->data.len)
 			got = take_message(r, r->data.data, r->data.len);
 		mcpx_buf_reset(&r->data);
+		r->event_bytes = 0;
 		return got;
 	}
 	if (n >= 5 && memcmp(p, "data:", 5) == 0) {
@@ -144,7 +155,8 @@ static size_t write_cb(char *p, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 
 	r->received += n;
-	if (r->received > r->max_bytes) {
+	r->event_bytes += n;
+	if ((r->on_message ? r->event_bytes : r->received) > r->max_bytes) {
 		r->too_large = true;
 		return 0;
 	}
@@ -214,9 +226,12 @@ static int add_header(struct mcpx_upc_req *r, const char *name, const char *valu
 
 static int build_headers(struct mcpx_upc_req *r, const struct mcpx_upc_target *t)
 {
-	if (add_header(r, "Accept", "application/json, text/event-stream") < 0 ||
-	    add_header(r, "Content-Type", "application/json") < 0 ||
-	    add_header(r, "Expect", "") < 0)
+	if (!r->body) {
+		if (add_header(r, "Accept", "text/event-stream") < 0)
+			return -ENOMEM;
+	} else if (add_header(r, "Accept", "application/json, text/event-stream") < 0 ||
+	           add_header(r, "Content-Type", "application/json") < 0 ||
+	           add_header(r, "Expect", "") < 0)
 		return -ENOMEM;
 	if (t->protocol_version && add_header(r, "MCP-Protocol-Version", t->protocol_version) < 0)
 		return -ENOMEM;
@@ -230,7 +245,8 @@ static int build_headers(struct mcpx_upc_req *r, const struct mcpx_upc_target *t
 static CURLcode set_options(struct mcpx_upc_req *r, const struct mcpx_upc_target *t)
 {
 	CURL *e = r->x.easy;
-	long timeout_ms = t->timeout_ms > 0 ? (long)t->timeout_ms : 1L;
+	/* A listening GET has no end of its own (timeout_ms 0). */
+	long timeout_ms = !r->body ? 0L : t->timeout_ms > 0 ? (long)t->timeout_ms : 1L;
 	CURLcode rc = CURLE_OK;
 
 #define SET(opt, val)                                                                              \
@@ -251,7 +267,7 @@ static CURLcode set_options(struct mcpx_upc_req *r, const struct mcpx_upc_target
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
 	SET(CURLOPT_CONNECTTIMEOUT_MS,
-	    timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
+	    timeout_ms && timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
 	SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	SET(CURLOPT_OPENSOCKETDATA, r);
 	SET(CURLOPT_WRITEFUNCTION, write_cb);
@@ -263,8 +279,12 @@ static CURLcode set_options(struct mcpx_upc_req *r, const struct mcpx_upc_target
 	SET(CURLOPT_ERRORBUFFER, r->errbuf);
 	SET(CURLOPT_FORBID_REUSE, r->n_allow ? 1L : 0L);
 	SET(CURLOPT_HTTPHEADER, r->hdrs);
-	SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
-	SET(CURLOPT_POSTFIELDS, r->body);
+	if (r->body) {
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
+		SET(CURLOPT_POSTFIELDS, r->body);
+	} else {
+		SET(CURLOPT_HTTPGET, 1L);
+	}
 #undef SET
 	return rc;
 }
@@ -334,8 +354,9 @@ static void xfer_done(struct mcpx_broker_xfer *x, int curl_code)
 	req_free(r);
 }
 
-int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
-                  double id, mcpx_upc_done_fn done, void *arg, struct mcpx_upc_req **out)
+static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
+                 double id, mcpx_upc_done_fn done, mcpx_upc_message_fn on_message, void *arg,
+                 struct mcpx_upc_req **out)
 {
 	struct mcpx_upc_req *r = calloc(1, sizeof(*r));
 
@@ -351,10 +372,11 @@ int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const 
 	r->max_bytes = t->max_bytes;
 	r->sent_session = t->session_id && t->session_id[0];
 	r->x.done = xfer_done;
+	r->on_message = on_message;
 	mcpx_buf_init(&r->json, t->max_bytes);
 	mcpx_buf_init(&r->line, t->max_bytes < SSE_LINE_MAX ? t->max_bytes : SSE_LINE_MAX);
 	mcpx_buf_init(&r->data, t->max_bytes);
-	if (!(r->body = strdup(body)) || !(r->x.easy = curl_easy_init()) ||
+	if ((body && !(r->body = strdup(body))) || !(r->x.easy = curl_easy_init()) ||
 	    build_headers(r, t) < 0 || set_options(r, t) != CURLE_OK) {
 		req_free(r);
 		return -ENOMEM;
@@ -365,6 +387,19 @@ int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const 
 	}
 	*out = r;
 	return 0;
+}
+
+int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
+                  double id, mcpx_upc_done_fn done, void *arg, struct mcpx_upc_req **out)
+{
+	return start(b, t, body, id, done, NULL, arg, out);
+}
+
+int mcpx_upc_listen(struct mcpx_broker *b, const struct mcpx_upc_target *t,
+                    mcpx_upc_message_fn on_message, mcpx_upc_done_fn done, void *arg,
+                    struct mcpx_upc_req **out)
+{
+	return start(b, t, NULL, -1, done, on_message, arg, out);
 }
 
 void mcpx_upc_cancel(struct mcpx_upc_req *r)

@@ -73,6 +73,18 @@ typedef void (*mcpx_upc_done_fn)(void *arg, struct mcpx_upc_result *res);
 int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
                   double id, mcpx_upc_done_fn done, void *arg, struct mcpx_upc_req **out);
 
+/* A message of the upstream on a listening stream (borrowed for the call). */
+typedef void (*mcpx_upc_message_fn)(void *arg, const cJSON *msg);
+
+/* Opens the GET event stream on which the upstream sends what is not an
+ * answer (notifications such as tools/list_changed): each message goes to
+ * on_message; max_bytes caps each event; timeout_ms is ignored (the stream
+ * lasts until the upstream ends it, then done). Returns 0 with *out, or
+ * -errno. */
+int mcpx_upc_listen(struct mcpx_broker *b, const struct mcpx_upc_target *t,
+                    mcpx_upc_message_fn on_message, mcpx_upc_done_fn done, void *arg,
+                    struct mcpx_upc_req **out);
+
 /* Stops r; done is not called. NULL is fine. */
 void mcpx_upc_cancel(struct mcpx_upc_req *r);
 

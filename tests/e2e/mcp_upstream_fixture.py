@@ -14,12 +14,15 @@ Tools: echo(text), add(a, b) (structuredContent), fail (isError), slow
 (seconds; until release() or the client goes away), huge(n) (n bytes of
 text), image (an image block), two_blocks, rpc_error (a JSON-RPC error),
 secret_admin (for deny globs), grow (adds the tool "late" and announces
-notifications/tools/list_changed in its answer, which needs sse=True), and
-whoami ({"authorized": bool}).
+notifications/tools/list_changed in its answer, which needs sse=True),
+grow_quiet (adds the tool "quiet" and announces the change only on the GET
+event streams clients keep open), and whoami ({"authorized": bool}).
 """
 import base64
 import http.server
 import json
+import select
+import socket
 import threading
 import uuid
 
@@ -46,6 +49,8 @@ TOOLS = [
     {"name": "rpc_error", "description": "A protocol error.", "inputSchema": {"type": "object"}},
     {"name": "secret_admin", "description": "Never allowed.", "inputSchema": {"type": "object"}},
     {"name": "grow", "description": "Adds a tool.", "inputSchema": {"type": "object"}},
+    {"name": "grow_quiet", "description": "Adds a tool, said on GET streams.",
+     "inputSchema": {"type": "object"}},
     {"name": "whoami", "description": "Whether the credential came.",
      "inputSchema": {"type": "object"}},
 ]
@@ -70,6 +75,9 @@ class McpUpstream:
         self.auth_seen = []    # whether each request carried the token
         self.raw_auth = []     # the Authorization values (for the test's eyes only)
         self.hanging = 0
+        self.listeners = 0     # GET event streams open now
+        self.announced = []    # messages for the GET streams
+        self.stopping = False
         self.on_hang = None    # called when a slow call starts waiting
         self.cond = threading.Condition()
         self._release = threading.Event()
@@ -83,6 +91,9 @@ class McpUpstream:
 
     def stop(self):
         """Stops listening and forgets every session, as a crash would."""
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.sessions.clear()
@@ -91,6 +102,7 @@ class McpUpstream:
         """A new process on the same port: no session survives."""
         self.stop()
         self._release.clear()
+        self.stopping = False
         self._start(self.port)
 
     def release(self):
@@ -127,7 +139,39 @@ def _handler(up):
                 self.wfile.write(body)
 
         def do_GET(self):
-            self._send(405, b"")
+            sid = self.headers.get("Mcp-Session-Id")
+            if sid not in up.sessions or "text/event-stream" not in self.headers.get("Accept", ""):
+                self._send(405 if sid in up.sessions else 404, b"")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            with up.cond:
+                up.listeners += 1
+                seen = len(up.announced)
+                up.cond.notify_all()
+            try:
+                while True:
+                    with up.cond:
+                        up.cond.wait_for(lambda: up.stopping or len(up.announced) > seen, 1)
+                        if up.stopping or sid not in up.sessions:
+                            return
+                        new, seen = up.announced[seen:], len(up.announced)
+                    # The client went away: the stream ends.
+                    if select.select([self.connection], [], [], 0)[0] and \
+                            not self.connection.recv(1, socket.MSG_PEEK):
+                        return
+                    for m in new:
+                        self.wfile.write(b"data: " + json.dumps(m).encode() + b"\n\n")
+                    self.wfile.flush()
+            except OSError:
+                pass
+            finally:
+                with up.cond:
+                    up.listeners -= 1
+                    up.cond.notify_all()
 
         def do_DELETE(self):
             up.sessions.discard(self.headers.get("Mcp-Session-Id"))
@@ -170,6 +214,17 @@ def _handler(up):
                 return _text("grown")
             if name == "late":
                 return _text("late tool")
+            if name == "grow_quiet":
+                with up.cond:
+                    if not any(t["name"] == "quiet" for t in up.tools):
+                        up.tools.append({"name": "quiet", "description": "Added quietly.",
+                                         "inputSchema": {"type": "object"}})
+                    up.announced.append({"jsonrpc": "2.0",
+                                         "method": "notifications/tools/list_changed"})
+                    up.cond.notify_all()
+                return _text("grown quietly")
+            if name == "quiet":
+                return _text("quiet tool")
             return None
 
         def do_POST(self):

@@ -15,6 +15,8 @@ logs or /metrics; each call is audited without its arguments.
 Runs over stdio and HTTP in the warm mode MCPX_TEST_WARM selects."""
 import json
 import os
+import re
+import select
 import shutil
 import signal
 import subprocess
@@ -250,6 +252,21 @@ print(attempt("fs.late"))
     t.check(lines(sc) == ["ok 'grown'", "ok 'late tool'"],
             f"[{tag}] notifications/tools/list_changed refreshes the tool list", sc)
 
+    t.check(plain.wait(lambda: plain.listeners > 0, 30),
+            f"[{tag}] the server keeps a GET event stream open to an upstream that announces "
+            "list changes")
+    sc = call(PRELUDE + """
+print(attempt("fx.grow_quiet"))
+import time
+for i in range(300):
+    if any(t["name"] == "fx.quiet" for t in mcpx.tools()):
+        break
+    time.sleep(0.1)
+print(attempt("fx.quiet"))
+""")
+    t.check(lines(sc) == ["ok 'grown quietly'", "ok 'quiet tool'"],
+            f"[{tag}] list_changed on the GET event stream refreshes the tool list", sc)
+
     # The run ends (its timeout) while its call waits: the upstream hears it.
     before = len(slow.cancelled)
     sc = call(PRELUDE + "print(attempt('slowup.slow', seconds=0.5)); "
@@ -296,7 +313,7 @@ print(attempt("victim.slow", seconds=60).split(":")[0])
     th = threading.Thread(target=lambda: out.update(sc=call(code)))
     th.start()
     # Killed once its slow call is waiting there.
-    if victim.stdout.readline().strip() == "hang":
+    if select.select([victim.stdout], [], [], 60)[0] and victim.stdout.readline().strip() == "hang":
         victim.send_signal(signal.SIGKILL)
     th.join(60)
     t.check(lines(out.get("sc"))[-1:] == ["denied upstream_down True"] and
@@ -319,7 +336,7 @@ killed_mid_call(stdio_call)
 exec_tool = next(x for x in s.request("tools/list")["result"]["tools"] if x["name"] == "exec")
 desc = exec_tool["description"]
 t.check("Upstream MCP servers" in desc and "mcpx.tools(query)" in desc and
-        "- fx: 10 tools (server fixture-upstream)" in desc and "- dead: not connected yet" in desc
+        re.search(r"- fx: \d+ tools \(server fixture-upstream\)", desc) and "- dead: not connected yet" in desc
         and "- other" not in desc and "inputSchema" not in desc and "Echoes the text" not in desc
         and exec_tool["annotations"]["openWorldHint"] is True,
         "exec's description names each upstream code may use with its tool count, not schemas",
