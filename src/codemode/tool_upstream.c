@@ -63,15 +63,17 @@ static const struct mcpx_tool *find_tool(void *ctx, const char *name)
 static void on_done(void *arg, struct mcpx_upstream_answer *a)
 {
 	struct gateway_call *gc = arg;
+	struct mcpx_call *call = gc->call;
 
+	/* Finishing hands the call back to the core, which may free it. */
+	mcpx_call_set_data(call, NULL);
+	free(gc);
 	if (a->kind == MCPX_UPSTREAM_RESULT) {
-		mcpx_call_finish(gc->call, a->result);
+		mcpx_call_finish(call, a->result);
 		a->result = NULL;
 	} else {
-		mcpx_call_fail(gc->call, a->message);
+		mcpx_call_fail(call, a->message);
 	}
-	mcpx_call_set_data(gc->call, NULL);
-	free(gc);
 }
 
 static void upstream_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)

@@ -15,7 +15,7 @@ Tools: echo(text), add(a, b) (structuredContent), fail (isError), slow
 text), image (an image block), two_blocks, rpc_error (a JSON-RPC error),
 secret_admin (for deny globs), grow (adds the tool "late" and announces
 notifications/tools/list_changed in its answer, which needs sse=True),
-grow_quiet (adds the tool "quiet" and announces the change only on the GET
+record(id) (a 2 KB structured record), grow_quiet (adds the tool "quiet" and announces the change only on the GET
 event streams clients keep open), and whoami ({"authorized": bool}).
 """
 import base64
@@ -51,6 +51,9 @@ TOOLS = [
     {"name": "grow", "description": "Adds a tool.", "inputSchema": {"type": "object"}},
     {"name": "grow_quiet", "description": "Adds a tool, said on GET streams.",
      "inputSchema": {"type": "object"}},
+    {"name": "record", "description": "One invoice record (about 2 KB).",
+     "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}},
+                     "required": ["id"]}},
     {"name": "whoami", "description": "Whether the credential came.",
      "inputSchema": {"type": "object"}},
 ]
@@ -205,6 +208,13 @@ def _handler(up):
                 ok = bool(up.auth_seen and up.auth_seen[-1])
                 return {"content": [{"type": "text", "text": "ok"}],
                         "structuredContent": {"authorized": ok}}
+            if name == "record":
+                i = int(args.get("id", 0))
+                rec = {"id": i, "customer": "customer-%d" % (i % 7), "amount": i * 1.5,
+                       "lines": [{"sku": "sku-%d-%d" % (i, k), "qty": k + 1,
+                                  "note": "line note " * 8} for k in range(8)]}
+                return {"content": [{"type": "text", "text": json.dumps(rec)}],
+                        "structuredContent": rec}
             if name == "secret_admin":
                 return _text("you should not see this")
             if name == "grow":

@@ -410,6 +410,15 @@ r = g.request("tools/call", {"name": "gw.add", "arguments": {"a": 20, "b": 22}})
 t.check(r["result"] == {"content": [{"type": "text", "text": '{"sum": 42}'}],
                         "structuredContent": {"sum": 42}},
         "a gateway call returns the upstream's result unchanged", r)
+answers = []
+for i in range(40):
+    answers.append(g.request("tools/call", {"name": "gw.echo", "arguments": {"text": str(i)}}))
+    if answers[-1] is None:
+        break
+t.check([((a or {}).get("result") or {}).get("content") for a in answers] ==
+        [[{"type": "text", "text": str(i)}] for i in range(40)] and g.proc.poll() is None,
+        "forty gateway calls in a row all answer, and the server lives (each call is freed "
+        "once)", [a for a in answers if not a or "result" not in a][:2])
 r = g.request("tools/call", {"name": "gw.fail", "arguments": {}})
 t.check(r["result"].get("isError") is True and
         r["result"]["content"][0]["text"] == "it broke: no such invoice",
