@@ -32,6 +32,9 @@
 #include "crypto.h"
 #include "executor.h"
 #include "functions.h"
+#include "upstream.h"
+#include "upstream_ops.h"
+#include "tool_upstream.h"
 #include "listen_addr.h"
 #include "log.h"
 #include "loop.h"
@@ -62,8 +65,12 @@ struct app {
 	struct mcpx_broker *broker;
 	struct mcpx_executor *ex;
 	struct mcpx_functions *functions;
+	struct mcpx_upstreams *upstreams;     /* NULL without a policy */
+	struct mcpx_upstream_ops *up_ops;     /* the runs' side of them */
+	const struct mcpx_policy *up_version; /* the policy the upstreams follow */
 	struct mcpx_tool *tool;
 	struct mcpx_tool *fn_tool; /* NULL without a policy */
+	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
 	char tools_sha256[65];     /* of the tool list last announced */
 	struct mcpx_core *core;
 	struct mcpx_signals *sig;
@@ -234,6 +241,13 @@ static int start_broker(struct app *app)
 		mcpx_error("%s", err.msg);
 		return -1;
 	}
+	/* The upstream MCP servers' client shares the broker's curl handle. */
+	if (mcpx_upstreams_new(app->loop, app->broker, app->policy, app->cfg->egress_ca_file,
+			       &app->upstreams) < 0 ||
+	    !(app->up_ops = mcpx_upstream_ops_new(app->broker, app->upstreams))) {
+		mcpx_error("upstreams: out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -243,7 +257,7 @@ static int tools_digest(struct app *app, char hex[65])
 	cJSON *arr = cJSON_CreateArray();
 	cJSON *exec = app->tool->describe(app->tool);
 	const struct mcpx_tool_provider *pr =
-	    app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	    app->up_tool ? mcpx_tool_upstream_provider(app->up_tool) : NULL;
 	char *text = NULL;
 
 	if (arr && exec && cJSON_AddItemToArray(arr, exec)) {
@@ -270,6 +284,10 @@ static void policy_changed(void *arg)
 
 	const struct mcpx_policy *p = mcpx_policy_store_current(app->policy);
 
+	if (app->upstreams && p != app->up_version) {
+		app->up_version = p;
+		mcpx_upstreams_reload(app->upstreams);
+	}
 	/* With profiles each caller's list depends on them too: any new
 	 * version may have changed some caller's list, so it is announced. */
 	if (!app->core || tools_digest(app, now) < 0 ||
@@ -280,6 +298,15 @@ static void policy_changed(void *arg)
 	mcpx_core_tools_changed(app->core);
 }
 
+/* The upstreams exec code may call, for exec's description. */
+static char *exec_upstreams(void *arg)
+{
+	struct app *app = arg;
+	struct mcpx_policy *p = mcpx_policy_store_current(app->policy);
+
+	return mcpx_upstreams_summary(app->upstreams, p, &p->exec);
+}
+
 /* exec, and with a policy its functions. */
 static int build_tools(struct app *app)
 {
@@ -287,10 +314,17 @@ static int build_tools(struct app *app)
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
+	if (app->upstreams)
+		mcpx_tool_exec_set_upstreams(app->tool, exec_upstreams, app);
 	app->functions = mcpx_functions_new(app->cfg, app->ex, app->broker, app->loop);
 	if (!app->functions)
 		return -1;
 	if (app->policy && !(app->fn_tool = mcpx_tool_function_new(app->functions, app->policy)))
+		return -1;
+	/* The gateway's tools come after the functions' (it asks them first). */
+	if (app->policy &&
+	    !(app->up_tool = mcpx_tool_upstream_new(app->upstreams, app->policy,
+						    mcpx_tool_function_provider(app->fn_tool))))
 		return -1;
 	return 0;
 }
@@ -327,7 +361,10 @@ static int build_core(struct app *app)
 	o.instructions = INSTRUCTIONS;
 	o.tools = tools;
 	o.ntools = 1;
-	o.provider = app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	/* The gateway's provider chains the functions' (tool_upstream.c). */
+	o.provider = app->up_tool   ? mcpx_tool_upstream_provider(app->up_tool)
+	             : app->fn_tool ? mcpx_tool_function_provider(app->fn_tool)
+	                            : NULL;
 	o.access = app->policy ? &access : NULL;
 	o.tools_list_changed = app->policy != NULL;
 	app->core = mcpx_core_new(&o);
@@ -335,6 +372,11 @@ static int build_core(struct app *app)
 		return -1;
 	if (app->policy)
 		mcpx_policy_store_on_change(app->policy, policy_changed, app);
+	if (app->upstreams) {
+		/* An upstream's new tool list may change what tools/list shows. */
+		app->up_version = mcpx_policy_store_current(app->policy);
+		mcpx_upstreams_on_list_changed(app->upstreams, policy_changed, app);
+	}
 	return 0;
 }
 
@@ -560,10 +602,15 @@ static void teardown(struct app *app)
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
 	mcpx_tool_function_free(app->fn_tool);
+	mcpx_tool_upstream_free(app->up_tool);
 	/* The executor ends the runs still there, and with them the calls
 	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
+	/* Their calls ended with the runs; their transfers are on the broker's
+	 * handle, so they go before it. */
+	mcpx_upstream_ops_free(app->up_ops);
+	mcpx_upstreams_free(app->upstreams);
 	/* The broker's sockets and the store's timer are on the loop: both go
 	 * before it. */
 	mcpx_broker_free(app->broker);

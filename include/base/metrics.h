@@ -14,7 +14,7 @@
 /* outcome: "ok", "error_exit", "timeout", "killed", "cancelled", "failed",
  * "expired", "shutdown", "busy". limit may be NULL. */
 void mcpx_metrics_execution(const char *outcome, const char *limit, double duration_s,
-			    double queue_wait_s);
+                            double queue_wait_s);
 /* One tools/call (or mcpx.call) of tool ("exec" or a function's name):
  * outcome "ok", "invalid_arguments", "raised" (the function raised),
  * "bad_result" (its result broke its output schema), "failed" (a limit, a
@@ -30,6 +30,11 @@ void mcpx_metrics_http_response(int status);
 /* One egress request (broker.h): rule (NULL when none matched), outcome
  * "ok", "failed", "cancelled" or "denied", and for "denied" the reason. */
 void mcpx_metrics_egress(const char *rule, const char *outcome, const char *reason);
+/* One call of an upstream's tool: outcome "ok", "tool_error", "denied",
+ * "timeout", "failed" or "cancelled"; seconds < 0 for a call never sent. */
+void mcpx_metrics_upstream_call(const char *upstream, const char *outcome, double seconds);
+/* The up gauge of an upstream: 1 up, 0 down, -1 gone from the policy. */
+void mcpx_metrics_upstream_up(const char *upstream, int up);
 /* The server closed a connection early. reason: "header_timeout",
  * "body_timeout", "evicted", "refused", "peer_closed", "pipelined",
  * "bad_head", "head_too_large". */

@@ -154,3 +154,23 @@ void mcpx_audit_egress_log(const struct mcpx_audit_egress *r)
 	add_bounded_string(o, "result", r->result);
 	emit(o);
 }
+
+void mcpx_audit_upstream_log(const struct mcpx_audit_upstream *r)
+{
+	cJSON *o = record("upstream call", "upstream");
+
+	if (!o)
+		return;
+	add_bounded_string(o, "run_id", r->run_id);
+	add_bounded_string(o, "request_id", r->request_id);
+	add_bounded_string(o, "caller", r->caller);
+	add_bounded_string(o, "upstream", r->upstream);
+	add_cut_string(o, "tool", r->tool, 128);
+	add_bounded_string(o, "status", r->status);
+	cJSON_AddNumberToObject(o, "bytes_out", (double)r->bytes_out);
+	cJSON_AddNumberToObject(o, "bytes_in", (double)r->bytes_in);
+	cJSON_AddNumberToObject(o, "ms", (double)r->ms);
+	cJSON_AddStringToObject(o, "decision", r->allowed ? "allowed" : "denied");
+	add_bounded_string(o, "reason", r->reason);
+	emit(o);
+}

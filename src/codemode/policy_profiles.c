@@ -81,14 +81,13 @@ static int parse_list(struct policy_ctx *c, const cJSON *obj, const char *key, s
 	return rc;
 }
 
-/* "exec": a grant, plus "upstreams" (names, carried). */
+/* "exec": a grant like the top level's (egress rules and upstreams by
+ * name, both resolved against the sections parsed before). */
 static int parse_profile_exec(struct policy_ctx *c, const cJSON *v, struct mcpx_profile *pr)
 {
 	size_t old = mcpx_pol_push_key(c, "exec");
-	int rc = mcpx_pol_parse_grant(c, v, &pr->exec, "upstreams");
+	int rc = mcpx_pol_parse_grant(c, v, &pr->exec);
 
-	if (!rc && cJSON_GetObjectItemCaseSensitive(v, "upstreams"))
-		rc = parse_list(c, v, "upstreams", 65, &pr->upstreams, &pr->n_upstreams);
 	pr->has_exec = rc == 0;
 	mcpx_pol_pop(c, old);
 	return rc;
@@ -190,7 +189,7 @@ void mcpx_pol_profiles_free(struct mcpx_policy *p)
 		 * the rest NULL. */
 		free_list(pr->callers, pr->n_callers);
 		free_list(pr->tools, pr->n_tools);
-		free_list(pr->upstreams, pr->n_upstreams);
+		free(pr->exec.upstreams);
 		free(pr->exec.rules);
 	}
 	free(p->profiles);

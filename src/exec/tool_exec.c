@@ -45,6 +45,8 @@ struct exec_tool {
 	struct mcpx_executor *ex;
 	struct mcpx_schema *schema;             /* the inputSchema, compiled */
 	const struct mcpx_policy_store *policy; /* NULL: no egress */
+	char *(*upstreams)(void *arg);          /* the upstreams' lines, or NULL */
+	void *upstreams_arg;
 };
 
 /* One tools/call in flight; owned by the tool from submit until done or
@@ -801,7 +803,11 @@ static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
 	size_t n = 0;
 	int rc;
 
-	if (!d || !mcpx_policy_exec_calls(p))
+	bool any = false;
+
+	for (size_t i = 0; p && i < p->n_functions; i++)
+		any |= p->functions[i].callable_from_exec;
+	if (!d || !any)
 		return d;
 	mcpx_buf_init(&b, 64 * 1024);
 	rc = mcpx_buf_addf(&b,
@@ -821,6 +827,32 @@ static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
 		return NULL;
 	}
 	return mcpx_buf_take(&b, NULL);
+}
+
+/* The upstream MCP servers code may call (policy.md, "upstreams"): one
+ * line each with its tool count, and how to discover the rest, never every
+ * schema. Takes d; NULL when out of memory. */
+static char *with_upstreams_sentence(char *d, const struct exec_tool *t)
+{
+	char *lines = d && t->upstreams ? t->upstreams(t->upstreams_arg) : NULL;
+	char *all = NULL;
+
+	if (!lines)
+		return d;
+	if (asprintf(&all,
+	             "%s Upstream MCP servers: the code may call their tools with "
+	             "`mcpx.call(\"<server>.<tool>\", **arguments)`, which returns the tool's "
+	             "structuredContent (else its text), raises mcpx.ToolError on a tool error and "
+	             "mcpx.Denied when refused (not allowed, budget spent, server down); "
+	             "`mcpx.call_raw` returns the whole result (images). Discover the tools in the "
+	             "code with `mcpx.tools(query)`, `mcpx.describe(name)` or `from mcpx.servers "
+	             "import <server>` and help(); keep large results in the code and print only "
+	             "what matters. Servers:\n%s",
+	             d, lines) < 0)
+		all = NULL;
+	free(lines);
+	free(d);
+	return all;
 }
 
 /* The exec grant of the current policy, or NULL when runs reach nothing. */
@@ -903,7 +935,8 @@ static char *description(const struct exec_tool *t)
 	}
 	free(net);
 	d = d ? with_files_sentence(d, cfg) : NULL;
-	return with_calls_sentence(d, mcpx_policy_store_current(t->policy));
+	d = with_calls_sentence(d, mcpx_policy_store_current(t->policy));
+	return with_upstreams_sentence(d, t);
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)
@@ -1083,6 +1116,9 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	const struct mcpx_policy *p = mcpx_policy_store_current(t->policy);
 	bool open_world = g != NULL, writes = grant_writes(g);
 
+	/* Upstream tools may act on the world, and their effects are theirs. */
+	if (p && p->exec.n_upstreams)
+		open_world = writes = true;
 	/* The functions code may call reach their own rules on its behalf. */
 	for (size_t i = 0; p && i < p->n_functions; i++) {
 		if (!p->functions[i].callable_from_exec || !p->functions[i].grant.n_rules)
@@ -1297,6 +1333,14 @@ void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_
 	struct exec_tool *t = tool->ctx;
 
 	t->policy = policy;
+}
+
+void mcpx_tool_exec_set_upstreams(struct mcpx_tool *tool, char *(*fn)(void *arg), void *arg)
+{
+	struct exec_tool *t = tool->ctx;
+
+	t->upstreams = fn;
+	t->upstreams_arg = arg;
 }
 
 void mcpx_tool_exec_free(struct mcpx_tool *tool)

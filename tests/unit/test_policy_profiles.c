@@ -45,7 +45,10 @@ static void expect_error(int line, const char *json, const char *pointer, const 
 static void test_complete(void)
 {
 	const char *json =
-	    "{" RULES "\"profiles\": ["
+	    "{" RULES
+	    "\"upstreams\": [{\"name\": \"github\", \"url\": \"https://gh.example/mcp\"},"
+	    "              {\"name\": \"jira\", \"url\": \"https://jira.example/mcp\"}],"
+	    "\"profiles\": ["
 	    " {\"name\": \"billing\", \"callers\": [\"billing-agent\", "
 	    "\"system:serviceaccount:billing:*\"],"
 	    "  \"tools\": [\"exec\", \"get_*\"],"
@@ -76,8 +79,9 @@ static void test_complete(void)
 		CHECK_INT(pr->exec.n_rules, 1);
 		CHECK_STR(pr->exec.rules[0]->name, "invoices");
 		CHECK_INT(pr->exec.max_requests, 5);
-		CHECK_INT(pr->n_upstreams, 2);
-		CHECK_STR(pr->upstreams[1], "jira");
+		CHECK_INT(pr->exec.n_upstreams, 2);
+		if (pr->exec.n_upstreams == 2)
+			CHECK_STR(pr->exec.upstreams[1]->name, "jira");
 		CHECK_INT(pr->limits.timeout_s, 5);
 		CHECK_INT(pr->limits.memory_mb, 128);
 		CHECK_INT(pr->limits.max_queued, 2);
@@ -141,6 +145,10 @@ static void test_unmatched_and_absent(void)
 static void test_errors(void)
 {
 	EXPECT_ERROR("{\"profiles\": {}}", "/profiles", "array");
+	/* A profile's upstreams are resolved like exec's: a name no upstream has is refused. */
+	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"*\"], \"tools\": [\"*\"],"
+	             " \"exec\": {\"upstreams\": [\"nope\"]}}]}",
+	             "/profiles/0/exec/upstreams/0", NULL);
 	EXPECT_ERROR("{\"profiles\": [7]}", "/profiles/0", "object");
 	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"]}]}", "/profiles/0",
 	             "\"tools\"");
