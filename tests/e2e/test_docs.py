@@ -127,14 +127,26 @@ class Background:
         return False
 
     def stop(self):
+        """SIGTERM to the whole group, then wait until every process of it
+        is gone (the server drains after its shell has already exited), so
+        that the next command finds its port free; SIGKILL after 60 s."""
+        pgid = self.proc.pid
         try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=60)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(pgid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            self.proc.poll()
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.killpg(pgid, 0)
             except ProcessLookupError:
-                pass
+                return
+            time.sleep(0.1)
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def text(self):
         return self.out.decode(errors="replace")
