@@ -39,6 +39,9 @@
 #define ZYGOTE_START_POLL_NS 5000000L
 /* After-reap mode: how long after a run the next interpreter is started. */
 #define AFTER_REAP_DELAY_US 50000u
+/* Fork mode: how long after a run the zygotes are looked at (renewal due,
+ * a successor's proof): after the reply and the next child. */
+#define ZYGOTE_AFTER_RUN_US 2000u
 
 struct mcpx_warm_pool {
 	struct mcpx_loop *loop;
@@ -54,6 +57,10 @@ struct mcpx_warm_pool {
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_timer recycle;
 	struct mcpx_timer kick;
+	/* The kick waits one more loop iteration first: set when a run has
+	 * just ended, so that its reply is written before anything is
+	 * prepared (see run_ended). */
+	bool kick_yield;
 	unsigned failures;
 
 	struct mcpx_zygotes *zyg;         /* fork mode: the zygotes (zygote_cycle.h) */
@@ -130,7 +137,18 @@ static void failed(struct mcpx_warm_pool *wp, const char *why)
 
 static void kick_cb(struct mcpx_timer *t)
 {
-	prepare(t->arg);
+	struct mcpx_warm_pool *wp = t->arg;
+
+	/* A timer due now runs before the loop polls its sockets, so the
+	 * reply the ended run's caller waits for would be written only after
+	 * the preparation. Armed again from here it is due only after that
+	 * poll (the loop takes the time once per pass of its timers). */
+	if (wp->kick_yield) {
+		wp->kick_yield = false;
+		mcpx_timer_start(wp->loop, &wp->kick, 1);
+		return;
+	}
+	prepare(wp);
 }
 
 /* Prepares the next interpreter on a fresh loop iteration, after the
@@ -304,6 +322,9 @@ static void prepare(struct mcpx_warm_pool *wp)
 		rc = mcpx_zygotes_fork(wp->zyg, &lim, &err);
 		wp->pending = rc == 0;
 	} else {
+		/* Its preload under the run's memory limit, which it raises by
+		 * what it maps once its code arrives (src/zygote/interp.c). */
+		lim.as_hard_open = true;
 		rc = mcpx_sandbox_spawn_warm(
 		    wp->sb, &lim, mcpx_preload_list(wp->cfg->preload, false), &wp->proc, &err);
 	}
@@ -412,6 +433,8 @@ void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp)
 	 * docs/benchmarks.md). A call already waiting asks for it
 	 * (mcpx_warm_pool_call_waiting). */
 	wp->running = pgrp;
+	if (wp->zyg)
+		mcpx_zygotes_busy(wp->zyg, true);
 }
 
 void mcpx_warm_pool_call_waiting(struct mcpx_warm_pool *wp)
@@ -430,11 +453,15 @@ void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp)
 		mcpx_zygotes_free(wp->zyg_leaving);
 		wp->zyg_leaving = NULL;
 	}
+	/* The reply first: the next child (and, fork mode, whatever the
+	 * zygotes have due) after the loop's next poll has written it. */
+	wp->kick_yield = true;
 	schedule(wp);
 	if (wp->zyg) {
+		mcpx_zygotes_busy(wp->zyg, false);
 		wp->zygote_timer.fn = zygote_timer_cb;
 		wp->zygote_timer.arg = wp;
-		mcpx_timer_start(wp->loop, &wp->zygote_timer, 0);
+		mcpx_timer_start(wp->loop, &wp->zygote_timer, ZYGOTE_AFTER_RUN_US);
 	}
 }
 
