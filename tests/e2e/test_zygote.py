@@ -11,8 +11,9 @@ being replaced (issue 11, points 5 and 10).
   zygote takes over (seen in the runs' parent pid, the log and /metrics),
   prepared while the old one served: no run starts cold meanwhile.
 - The zygote's rlimits are a run's without the CPU and process limits (it
-  lives across runs); each forked run gets the run's own, CPU included
-  (docs/architecture.md, the fork server).
+  lives across runs), its address-space limit soft only; each forked run
+  gets the run's own, CPU included, its address space raised by what the
+  zygote maps (docs/architecture.md, the fork server; docs/security.md).
 
 Every wait is for an event: a notification, a log line, a process state.
 The zygote parts need fork-server mode (Landlock ABI >= 6); in cold mode
