@@ -81,6 +81,11 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
                              bool *setup_failed, struct mcpx_err *err);
 
+/* The control socket (owned by fs): readable once the zygote's answer to
+ * the pending fork has come (mcpx_forkserver_answered), for a loop watch
+ * on a dup() of it. */
+int mcpx_forkserver_ctl_fd(const struct mcpx_forkserver *fs);
+
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs);
 

@@ -72,6 +72,10 @@ int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim, str
 int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, bool *setup_failed,
 		      struct mcpx_err *err);
 
+/* The control socket of the zygote whose answer to the asked-for fork has
+ * not come yet (mcpx_forkserver_ctl_fd), or -1 when none is awaited. */
+int mcpx_zygotes_unanswered_fd(const struct mcpx_zygotes *z);
+
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_zygotes_pending(const struct mcpx_zygotes *z);
 

@@ -1082,11 +1082,20 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 }
 
+static void wake_cb(void *arg)
+{
+	kick(arg);
+}
+
 static void start_next(struct mcpx_executor *ex)
 {
 	struct mcpx_job *job;
 
 	if (ex->running || !ex->queue_head)
+		return;
+	/* Its forked child's pid is still on its way from the zygote: the
+	 * loop serves others meanwhile, and the pool kicks again. */
+	if (mcpx_warm_pool_wait(ex->warm, wake_cb, ex))
 		return;
 	job = ex->queue_head;
 	queue_remove(ex, job);

@@ -638,6 +638,11 @@ bool mcpx_forkserver_answered(struct mcpx_forkserver *fs)
 	return poll(&pfd, 1, 0) != 0;
 }
 
+int mcpx_forkserver_ctl_fd(const struct mcpx_forkserver *fs)
+{
+	return fs->ctl;
+}
+
 int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, struct rusage *ru)
 {
 	return reap_via_zygote(fs, pid, status, ru);

@@ -13,6 +13,7 @@
 #include "warm_pool.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,15 @@ struct mcpx_warm_pool {
 	 * prepared (see run_ended). */
 	bool kick_yield;
 	unsigned failures;
+
+	/* Fork mode: a run waits for the zygote's answer to its fork
+	 * (mcpx_warm_pool_wait): a watch on a dup of its control socket. */
+	struct mcpx_watch answer;
+	bool answer_watched;
+	bool answer_late; /* the wait timed out: the next start takes at once */
+	struct mcpx_timer answer_timer;
+	void (*wake)(void *arg);
+	void *wake_arg;
 
 	struct mcpx_zygotes *zyg;         /* fork mode: the zygotes (zygote_cycle.h) */
 	struct mcpx_zygotes *zyg_leaving; /* fork mode ended: freed once no run of theirs is left */
@@ -339,6 +349,69 @@ static void prepare(struct mcpx_warm_pool *wp)
 	mcpx_timer_start(wp->loop, &wp->recycle, RECYCLE_US);
 }
 
+/* ---- waiting for the zygote's answer ------------------------------------- */
+
+/* How long a run waits for the zygote's answer to its fork on the loop. */
+#define ANSWER_WAIT_US (5u * 1000000u)
+
+static void answer_cb(struct mcpx_watch *w, int events)
+{
+	struct mcpx_warm_pool *wp = w->arg;
+
+	if (events & MCPX_EV_READ) {
+		mcpx_loop_unwatch(w);
+		return;
+	}
+	if (events & MCPX_EV_CLOSED) {
+		wp->answer_watched = false;
+		mcpx_timer_cancel(&wp->answer_timer);
+		if (wp->wake)
+			wp->wake(wp->wake_arg);
+	}
+}
+
+static void answer_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_warm_pool *wp = t->arg;
+
+	wp->answer_late = true;
+	if (wp->answer_watched)
+		mcpx_loop_unwatch(&wp->answer);
+}
+
+bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), void *arg)
+{
+	int fd;
+
+	if (wp->answer_late || wp->mode != MCPX_WARM_MODE_FORK || !wp->pending) {
+		wp->answer_late = false;
+		return false;
+	}
+	if (wp->answer_watched)
+		return true;
+	fd = mcpx_zygotes_unanswered_fd(wp->zyg);
+	if (fd < 0)
+		return false;
+	/* The loop closes what it watches: a duplicate, so the socket stays. */
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	wp->answer.fd = fd;
+	wp->answer.fn = answer_cb;
+	wp->answer.arg = wp;
+	if (mcpx_loop_watch(wp->loop, &wp->answer) < 0) {
+		close(fd);
+		return false;
+	}
+	wp->answer_watched = true;
+	wp->wake = wake;
+	wp->wake_arg = arg;
+	wp->answer_timer.fn = answer_timer_cb;
+	wp->answer_timer.arg = wp;
+	mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_WAIT_US);
+	return true;
+}
+
 /* ---- the interface ------------------------------------------------------- */
 
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
@@ -486,6 +559,11 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp)
 {
 	if (!wp)
 		return;
+	/* Nobody to wake any more. */
+	wp->wake = NULL;
+	mcpx_timer_cancel(&wp->answer_timer);
+	if (wp->answer_watched)
+		mcpx_loop_unwatch(&wp->answer);
 	mcpx_warm_pool_stop(wp);
 	mcpx_timer_cancel(&wp->zygote_timer);
 	mcpx_zygotes_free(wp->zyg);

@@ -532,6 +532,13 @@ void mcpx_zygotes_busy(struct mcpx_zygotes *z, bool busy)
 	z->busy = busy;
 }
 
+int mcpx_zygotes_unanswered_fd(const struct mcpx_zygotes *z)
+{
+	if (!z || !z->pending || mcpx_forkserver_answered(z->pending->fs))
+		return -1;
+	return mcpx_forkserver_ctl_fd(z->pending->fs);
+}
+
 bool mcpx_zygotes_pending(const struct mcpx_zygotes *z)
 {
 	return z && z->pending;
