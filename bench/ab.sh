@@ -61,6 +61,20 @@ field() { grep -o "$1=[0-9.]*" | head -1 | cut -d= -f2; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 faults() { awk '{print $10}' "/proc/$1/stat"; }
 
+# One client's bench (one line of key=value pairs); when it fails, the
+# line says errors=, and the server's log goes to stderr (a server that
+# died says why there).
+bench() { # server-log bench-args...
+  local log=$1 out
+  shift
+  if ! out=$("$CL" bench --clients 1 "$@" 2>&1); then
+    echo "bench $*: $out" | head -3 >&2
+    echo "server log (last lines):" >&2
+    grep -v '"audit"' "$log" | tail -20 >&2
+  fi
+  echo "$out" | grep -m1 'p50_ms=' || echo "errors=1"
+}
+
 one() { # build label extra-env round
   local build=$1 label=$2 env=$3 round=$4 log="$OUT/$2-$4.log" port pid
   # shellcheck disable=SC2086
@@ -77,19 +91,19 @@ one() { # build label extra-env round
   # The zygote's preload and first child: not measured.
   for _ in $(seq 1 100); do grep -q 'fork server ready\|warm: after-reap\|warm: off' "$log" && break; sleep 0.1; done
   sleep 1
-  sp=$("$CL" bench --url "$url" --clients 1 --calls 40 --warmup 3 --think-ms 50 --tool exec --args "$p1")
+  sp=$(bench "$log" --url "$url" --calls 40 --warmup 3 --think-ms 50 --tool exec --args "$p1")
   c0=$(cpu_ticks "$pid") f0=$(faults "$pid")
-  b2b=$("$CL" bench --url "$url" --clients 1 --calls 200 --warmup 5 --tool exec --args "$p1")
+  b2b=$(bench "$log" --url "$url" --calls 200 --warmup 5 --tool exec --args "$p1")
   c1=$(cpu_ticks "$pid") f1=$(faults "$pid")
-  nps=$("$CL" bench --url "$url" --clients 1 --calls 30 --warmup 2 --think-ms 300 --tool exec --args "$np")
+  nps=$(bench "$log" --url "$url" --calls 30 --warmup 2 --think-ms 300 --tool exec --args "$np")
   sleep 1
-  rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
+  rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status" 2>/dev/null || echo "")
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$round" \
     "$(echo "$sp" | field p50_ms)" "$(echo "$b2b" | field calls_per_s)" \
     "$(echo "$b2b" | field p50_ms)" "$(echo "$nps" | field p50_ms)" "$rss" \
     "$(awk -v a="$c0" -v b="$c1" -v hz="$hz" 'BEGIN {printf "%.2f", (b - a) * 1000 / hz / 205}')" \
     "$(awk -v a="$f0" -v b="$f1" 'BEGIN {printf "%.0f", (b - a) / 205}')" \
-    "$(echo "$sp$b2b$nps" | grep -o 'errors=[0-9]*' | cut -d= -f2 | awk '{s += $1} END {print s + 0}')" \
+    "$(printf '%s\n%s\n%s\n' "$sp" "$b2b" "$nps" | grep -o 'errors=[0-9]*' | cut -d= -f2 | awk '{s += $1} END {print s + 0}')" \
     >>"$OUT/rows.tsv"
   tail -1 "$OUT/rows.tsv" >&2
   if [ -n "${AB_STRACE:-}" ]; then
@@ -101,7 +115,7 @@ one() { # build label extra-env round
     echo "== strace -c of the $label server over 200 back-to-back print(1) calls:"
     head -25 "$OUT/$label.strace"
   fi
-  kill "$pid"
+  kill "$pid" 2>/dev/null || echo "$label round $round: the server had exited" >&2
   wait "$pid" 2>/dev/null || true
 }
 
