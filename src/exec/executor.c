@@ -748,6 +748,8 @@ static size_t take_markers(struct mcpx_job *job, struct job_stream *s, const cha
 			fail_run(job, "the warm interpreter broke its protocol");
 			return i;
 		}
+		if (want == MCPX_WARM_READY)
+			mcpx_run_budget_code_started(job->budget);
 	}
 	return i;
 }

@@ -529,9 +529,14 @@ void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp)
 	/* The reply first: the next child (and, fork mode, whatever the
 	 * zygotes have due) after the loop's next poll has written it. */
 	wp->kick_yield = true;
-	schedule(wp);
-	if (wp->zyg) {
+	if (wp->zyg)
 		mcpx_zygotes_busy(wp->zyg, false);
+	/* Preparing the next child looks at the zygotes too (prepare); when
+	 * one is ready already, they get a turn of their own. Each turn of
+	 * the loop polls every descriptor: one per run is enough. */
+	if (!wp->ready && wp->mode != MCPX_WARM_MODE_OFF && !wp->stopped) {
+		schedule(wp);
+	} else if (wp->zyg) {
 		wp->zygote_timer.fn = zygote_timer_cb;
 		wp->zygote_timer.arg = wp;
 		mcpx_timer_start(wp->loop, &wp->zygote_timer, ZYGOTE_AFTER_RUN_US);
