@@ -69,6 +69,7 @@ struct mcpx_warm_pool {
 	struct mcpx_watch answer;
 	bool answer_watched;
 	bool answer_late; /* the wait timed out: the next start takes at once */
+	uint64_t answer_deadline_us;
 	struct mcpx_timer answer_timer;
 	void (*wake)(void *arg);
 	void *wake_arg;
@@ -351,8 +352,12 @@ static void prepare(struct mcpx_warm_pool *wp)
 
 /* ---- waiting for the zygote's answer ------------------------------------- */
 
-/* How long a run waits for the zygote's answer to its fork on the loop. */
+/* How long a run waits for the zygote's answer to its fork on the loop,
+ * and how often it looks whether the fork is still the one it waits for
+ * (a successor zygote that takes over reads the old one's answer itself
+ * and asks its own zygote: the watched socket then stays quiet). */
 #define ANSWER_WAIT_US (5u * 1000000u)
+#define ANSWER_CHECK_US 5000u
 
 static void answer_cb(struct mcpx_watch *w, int events)
 {
@@ -374,9 +379,15 @@ static void answer_timer_cb(struct mcpx_timer *t)
 {
 	struct mcpx_warm_pool *wp = t->arg;
 
-	wp->answer_late = true;
-	if (wp->answer_watched)
-		mcpx_loop_unwatch(&wp->answer);
+	if (!wp->answer_watched)
+		return;
+	if (mcpx_now_us() >= wp->answer_deadline_us) {
+		wp->answer_late = true;
+	} else if (wp->pending && wp->zyg && mcpx_zygotes_unanswered_fd(wp->zyg) >= 0) {
+		mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_CHECK_US);
+		return;
+	}
+	mcpx_loop_unwatch(&wp->answer);
 }
 
 bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), void *arg)
@@ -406,9 +417,10 @@ bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), voi
 	wp->answer_watched = true;
 	wp->wake = wake;
 	wp->wake_arg = arg;
+	wp->answer_deadline_us = mcpx_now_us() + ANSWER_WAIT_US;
 	wp->answer_timer.fn = answer_timer_cb;
 	wp->answer_timer.arg = wp;
-	mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_WAIT_US);
+	mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_CHECK_US);
 	return true;
 }
 
