@@ -22,7 +22,12 @@
 #include "err.h"
 
 #define MCPX_SANDBOX_UID 65532
-#define MCPX_SANDBOX_GID 65532
+/* Started as root, each server's runs get a group of their own: this base
+ * plus the server's pid. Every file a run creates carries it (a run cannot
+ * give a file another group: setgroups(0) left it no other), so what a run
+ * put in a host's shared /dev/shm is told apart from the files of another
+ * server's runs, which all share the uid 65532. */
+#define MCPX_SANDBOX_GID_BASE 0x40000000u
 
 /* A run that may ask the egress broker for something (broker.h) finds its
  * end of the channel at this fd, named by this environment variable. */
@@ -79,6 +84,10 @@ struct mcpx_sandbox {
 	struct sock_fprog zygote_filter; /* the same minus the setsid denial; owned */
 	char python[4096];        /* absolute interpreter path */
 	char zygote[4096];        /* the warm interpreter's binary (mcp-exec-zygote), or "" */
+	/* zygote opened O_PATH by the server (as root, before any child drops
+	 * its uid): Landlock's rule and the exec use it, so the run uid never
+	 * looks the path up. -1 without a zygote; owned (mcpx_sandbox_free). */
+	int zygote_fd;
 	char runtime_root[4096];  /* the interpreter's prefix when outside /usr etc., else "" */
 	const char *runner;       /* the cold run's -c program (runner.h); static storage */
 	char workdir_base[4096];
@@ -111,9 +120,11 @@ struct mcpx_sandbox_proc {
 	 * read end of its error pipe (mcpx_sandbox_setup_verdict), -1 once
 	 * read or when there is none. Closed by cleanup. */
 	int setup_fd;
-	/* Set by spawn for cleanup: whose files to wipe from /dev/shm, and
-	 * since when (CLOCK_REALTIME_COARSE, compared with ctime). */
+	/* Set by spawn for cleanup: whose files to wipe from /dev/shm (owner
+	 * and group), and since when (CLOCK_REALTIME_COARSE, compared with
+	 * ctime). */
 	uid_t run_uid;
+	gid_t run_gid;
 	struct timespec started;
 };
 
@@ -134,10 +145,14 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb);
 
 /* The warm interpreter: mcp-exec-zygote, which embeds Debian's libpython.
  * path NULL: the binary next to the running one (/proc/self/exe). Checks
- * that it is an executable file and that the configured python is the
- * interpreter it embeds (a warm run must behave as a cold one), and keeps
- * its canonical path: every Landlock ruleset then lets it be read and
- * executed. Without it (an error here), no warm mode is possible. */
+ * that it is an executable file, that the run uid may execute the file
+ * itself (its directories need not be searchable: it is opened here and
+ * handed on as a descriptor), and that the configured python is the
+ * interpreter it embeds (a warm run must behave as a cold one). Keeps its
+ * canonical path and an O_PATH descriptor (zygote_fd): the zygote's own
+ * Landlock ruleset lets that one file be read and executed. Without it (an
+ * error here, with the path, the uid and the cause), no warm mode is
+ * possible. */
 int mcpx_sandbox_use_zygote(struct mcpx_sandbox *sb, const char *path, struct mcpx_err *err);
 
 /* Repairs the guarded directories above the workdir (a run that failed to
@@ -251,8 +266,11 @@ int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc);
  * that holds it, whose owner bits it gives back first when the server owns
  * it) and closes remaining fds.
  * Also removes what the run left in /dev/shm: entries owned by the run uid
- * whose ctime is at or after the spawn. With concurrent runs (all of one uid)
- * that can include another live run's shared-memory segments; multiprocessing
+ * and group (the group is this server's own when started as root,
+ * MCPX_SANDBOX_GID_BASE) whose ctime is at or after the spawn. For a
+ * nested run (a function called by a running run of the same server, one
+ * uid and group) that can include its caller's shared-memory segments made
+ * meanwhile; multiprocessing
  * locks are not affected (SemLock unlinks its name at once). If the leader was
  * not reaped yet, it kills and reaps the run first, so nothing of the run
  * outlives its cleanup. */

@@ -175,7 +175,6 @@ static int send_init(struct mcpx_forkserver *fs)
 	init->landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
 	init->n_filter = (uint32_t)n;
 	snprintf(init->runtime_root, sizeof(init->runtime_root), "%s", sb->runtime_root);
-	snprintf(init->exe, sizeof(init->exe), "%s", sb->zygote);
 	rc = send_msg(fs, init, sizeof(*init), sb->filter.filter, n * sizeof(struct sock_filter),
 		      NULL, 0);
 	free(init);
@@ -579,6 +578,7 @@ int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_pro
 		return rc;
 	}
 	proc->run_uid = fs->sb->run_uid;
+	proc->run_gid = fs->sb->run_gid;
 	/* The run before this one is gone by now: what it changed above the
 	 * workdir is put back before this run's code arrives. */
 	rc = mcpx_dirguards_repair(&fs->guards, err);
