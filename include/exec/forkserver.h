@@ -72,6 +72,20 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
 			 bool *setup_failed, struct mcpx_err *err);
 
+/* As take, without waiting for the child's setup verdict: a child still
+ * entering its sandbox is handed over with proc->setup_fd, its error pipe,
+ * whose verdict the caller reads once the child ends without saying ready
+ * (mcpx_sandbox_setup_verdict); a verdict already there is read here, as
+ * take reads it. Waits only for the zygote's answer to the fork, which
+ * mcpx_forkserver_answered says has come. */
+int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
+                             bool *setup_failed, struct mcpx_err *err);
+
+/* The control socket (owned by fs): readable once the zygote's answer to
+ * the pending fork has come (mcpx_forkserver_answered), for a loop watch
+ * on a dup() of it. */
+int mcpx_forkserver_ctl_fd(const struct mcpx_forkserver *fs);
+
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs);
 

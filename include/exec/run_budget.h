@@ -128,6 +128,12 @@ void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us);
  * caller's own process-group kill still runs). NULL is fine. */
 void mcpx_run_budget_kill(struct mcpx_run_budget *rb);
 
+/* A warm interpreter handed over while still entering its sandbox has
+ * said ready: its code starts now, and so does the clock of its first
+ * reading (a reading while it prepared would find nothing of the run's and
+ * only cost the loop). NULL is fine. */
+void mcpx_run_budget_code_started(struct mcpx_run_budget *rb);
+
 /* Stops sampling: the leader has exited and the run is being torn down. */
 void mcpx_run_budget_stop(struct mcpx_run_budget *rb);
 

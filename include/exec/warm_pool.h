@@ -75,6 +75,15 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
 int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc, bool channel,
                         bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err);
 
+/* Fork mode, before a run is started: true when the zygote has not yet
+ * answered the fork asked for it (a millisecond, usually), so that taking
+ * the child now would wait for the answer on the loop's thread. The pool
+ * then watches the zygote's control socket and calls wake(arg) once, when
+ * the answer has come or after 5 s (a wedged zygote: the take then waits
+ * for it, bounded, as before); start the run then. False when the run can
+ * start now. */
+bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), void *arg);
+
 /* A run started (pgrp: its process group, left out of the next process's
  * RLIMIT_NPROC count while it runs). */
 void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp);

@@ -42,6 +42,12 @@ int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *preload,
                      const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
                      struct mcpx_zygotes **out, struct mcpx_err *err);
 
+/* Whether a run executes now (the caller says so at its start and end).
+ * A zygote due for renewal is replaced only once no run has executed for
+ * a moment (its successor's preload takes the CPUs for a while), or
+ * anyway once it has served twice its bound of runs or time. */
+void mcpx_zygotes_busy(struct mcpx_zygotes *z, bool busy);
+
 /* Stops every zygote (runs they forked must have been reaped). NULL is fine. */
 void mcpx_zygotes_free(struct mcpx_zygotes *z);
 
@@ -65,6 +71,10 @@ int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim, str
  * its zygote; reaping proc goes through that zygote. */
 int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, bool *setup_failed,
 		      struct mcpx_err *err);
+
+/* The control socket of the zygote whose answer to the asked-for fork has
+ * not come yet (mcpx_forkserver_ctl_fd), or -1 when none is awaited. */
+int mcpx_zygotes_unanswered_fd(const struct mcpx_zygotes *z);
 
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_zygotes_pending(const struct mcpx_zygotes *z);

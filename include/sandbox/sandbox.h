@@ -42,6 +42,11 @@ struct mcpx_limits {
 	unsigned long file_mb;  /* RLIMIT_FSIZE */
 	unsigned open_files;    /* RLIMIT_NOFILE */
 	pid_t uncounted_pgrp;   /* 0, or the group of a run about to end: not counted for NPROC */
+	/* A forked run: bytes of address space its zygote had mapped before
+	 * the fork, added to RLIMIT_AS, so that the run can allocate as much
+	 * as a cold one (its whole-run budget stays the real limit). */
+	unsigned long long as_inherited;
+	bool as_hard_open;      /* the zygote: RLIMIT_AS's hard limit open for its children */
 	bool channel;           /* the run gets a broker channel (MCPX_SANDBOX_CHANNEL_FD) */
 };
 
@@ -111,6 +116,10 @@ struct mcpx_sandbox_proc {
 	int exit_fd;
 	mcpx_reap_fn reaper;
 	void *reaper_ctx;
+	/* A forked leader handed over before its setup verdict arrived: the
+	 * read end of its error pipe (mcpx_sandbox_setup_verdict), -1 once
+	 * read or when there is none. Closed by cleanup. */
+	int setup_fd;
 	/* Set by spawn for cleanup: whose files to wipe from /dev/shm (owner
 	 * and group), and since when (CLOCK_REALTIME_COARSE, compared with
 	 * ctime). */
@@ -214,6 +223,13 @@ int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn r
  * without a word, else -errno with "sandbox setup failed at step <name>:
  * <error>" in err, as spawn reports it. */
 int mcpx_sandbox_await_setup(int errpipe, int timeout_ms, struct mcpx_err *err);
+
+/* The verdict of a leader handed over with proc->setup_fd (see above),
+ * without waiting: 0 when its setup succeeded or nothing was said (its pipe
+ * closed, or still open: call it once the leader has exited), else -errno
+ * with "sandbox setup failed at step <name>: <error>" in err. Closes
+ * setup_fd. */
+int mcpx_sandbox_setup_verdict(struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
 
 /* Empties proc (every fd -1, no pid), as spawn does before it starts. */
 void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc);

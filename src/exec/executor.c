@@ -488,6 +488,28 @@ static void kill_tree(struct mcpx_job *job)
 	mcpx_sandbox_kill(&job->proc);
 }
 
+/* Whether err holds a line starting with "MemoryError" (an uncaught
+ * MemoryError's last traceback line, in whichever process of the run). */
+static bool traceback_memory_error(const struct mcpx_buf *err)
+{
+	static const char word[] = "MemoryError";
+	const char *p = err->data, *end;
+
+	if (!err->len)
+		return false;
+	end = err->data + err->len;
+	while ((size_t)(end - p) >= sizeof(word) - 1) {
+		const char *hit = memmem(p, (size_t)(end - p), word, sizeof(word) - 1);
+
+		if (!hit)
+			return false;
+		if (hit == err->data || hit[-1] == '\n')
+			return true;
+		p = hit + 1;
+	}
+	return false;
+}
+
 static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu_ms, unsigned cpu_s)
 {
 	const char *tail;
@@ -505,6 +527,12 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 			return "file_size";
 		return NULL;
 	}
+	/* Any process of the run that hit its memory limit (RLIMIT_AS) and
+	 * died of it left a traceback ending in a line that starts with
+	 * MemoryError on the run's stderr, which it shares with the leader;
+	 * the leader may have carried on and exited 0. */
+	if (job->ex->cfg->memory_mb && traceback_memory_error(&job->err.buf))
+		return "memory";
 	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.buf.len)
 		return NULL;
 	/* Python reports these limits as exceptions; look at the end of stderr,
@@ -647,8 +675,8 @@ static void job_complete(struct mcpx_job *job)
 	struct mcpx_job_result r;
 	struct mcpx_run_usage usage;
 	struct rusage ru;
-	int status = 0, files_rc;
-	struct mcpx_err ferr = {{0}};
+	int status = 0, files_rc, setup_rc = 0;
+	struct mcpx_err ferr = {{0}}, serr = {{0}};
 	/* Asked before the reap, while the run's zygote is still known. */
 	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
 	bool nested = job->has_bind && job->bind.nested;
@@ -660,17 +688,27 @@ static void job_complete(struct mcpx_job *job)
 	job->egress = NULL;
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
-	job->env_failure = environment_failure(job, status, parent_gone);
+	/* A forked interpreter handed over while still entering its sandbox
+	 * that never said ready: its error pipe says whether setup failed,
+	 * which fails the run as a cold spawn's failed setup does. */
+	if (job->warm && job->out.markers == 2)
+		setup_rc = mcpx_sandbox_setup_verdict(&job->proc, &serr);
+	job->env_failure = setup_rc < 0 ? NULL : environment_failure(job, status, parent_gone);
 	mcpx_run_budget_finish(job->budget, &usage);
 	job->budget = NULL;
 	if (!job->budget_limit)
 		job->budget_limit = usage.limit;
-	files_rc = job->cancelled || job->env_failure ? 0 : collect_files(job, &ferr);
+	files_rc =
+	    job->cancelled || job->env_failure || setup_rc < 0 ? 0 : collect_files(job, &ferr);
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
 	fill_result(job, status, &ru, usage.cpu_ms, &r);
 	r.files = &job->out_files;
-	if (files_rc < 0) {
+	if (setup_rc < 0) {
+		r.status = MCPX_JOB_FAILED;
+		snprintf(r.message, sizeof(r.message), "could not start the sandbox: %.200s",
+		         serr.msg);
+	} else if (files_rc < 0) {
 		/* The server could not read what the run left: its failure, not
 		 * the program's result. */
 		r.status = MCPX_JOB_FAILED;
@@ -785,6 +823,8 @@ static size_t take_markers(struct mcpx_job *job, struct job_stream *s, const cha
 			fail_run(job, "the warm interpreter broke its protocol");
 			return i;
 		}
+		if (want == MCPX_WARM_READY)
+			mcpx_run_budget_code_started(job->budget);
 	}
 	return i;
 }
@@ -1131,6 +1171,11 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 }
 
+static void wake_cb(void *arg)
+{
+	kick(arg);
+}
+
 static void start_next(struct mcpx_executor *ex)
 {
 	struct mcpx_job *job;
@@ -1145,6 +1190,10 @@ static void start_next(struct mcpx_executor *ex)
 		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
 		return;
 	}
+	/* Its forked child's pid is still on its way from the zygote: the
+	 * loop serves others meanwhile, and the pool kicks again. */
+	if (mcpx_warm_pool_wait(ex->warm, wake_cb, ex))
+		return;
 	/* Callers take turns: the oldest job of the caller served longest
 	 * ago (the queue is short: MCP_EXEC_MAX_QUEUE). */
 	job = ex->queue_head;

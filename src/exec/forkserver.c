@@ -72,6 +72,9 @@ struct mcpx_forkserver {
 	/* The zygote's directory once it is ready (when a run could change
 	 * it), under the sandbox's guards of the workdir base. */
 	struct mcpx_dirguards guards;
+	/* The address space the zygote maps once it has preloaded: each
+	 * child starts with it (see mapped_size). */
+	unsigned long long mapped;
 };
 
 /* Logs what the zygote wrote to its stderr (why it stopped), once it has
@@ -207,6 +210,9 @@ int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
 	zl.cpu_s = 0;
 	zl.max_procs = 0;
 	zl.channel = false;
+	/* The preload stays under the run's memory limit (soft), but each
+	 * child raises its own by what it inherits (mapped_size). */
+	zl.as_hard_open = true;
 	rc = mcpx_sandbox_spawn_zygote(sb, &zl, preload, sv[1], &fs->zygote, err);
 	close(sv[1]);
 	if (rc < 0) {
@@ -256,6 +262,35 @@ static int settle_zygote_dir(struct mcpx_forkserver *fs, struct mcpx_err *err)
 	return mcpx_dirguards_add(&fs->guards, dir, fs->sb->run_uid, err);
 }
 
+/* The zygote's address space once it has preloaded (the first field of
+ * /proc/<pid>/statm, in pages), read once. A forked child starts with all
+ * of it mapped, though it shares it with every other child: a cold run
+ * starts with about 15 MiB, a child of a zygote that preloaded numpy and
+ * matplotlib with ten times that. Its RLIMIT_AS is the run's memory limit
+ * plus this, so that a warm run can allocate what a cold one can; the
+ * run's whole-tree budget (run_budget.h) counts what it really uses and
+ * stays the limit. 0 when it cannot be read (the run's limit alone). */
+static unsigned long long mapped_size(pid_t pid)
+{
+	char path[64], buf[128];
+	unsigned long long pages = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu", &pages) != 1)
+		return 0;
+	return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
 bool mcpx_forkserver_alive(const struct mcpx_forkserver *fs)
 {
 	struct pollfd pfd = {.fd = fs->zygote.pidfd, .events = POLLIN};
@@ -291,6 +326,7 @@ int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 		mcpx_warn("fork server: %s", err.msg);
 		return mark_dead(fs, NULL, "its directory could not be prepared");
 	}
+	fs->mapped = mapped_size(fs->zygote.pid);
 	fs->ready = true;
 	return 1;
 }
@@ -443,6 +479,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 {
 	struct pending_fork *p = &fs->next;
 	int child[MCPX_ZFD_MAX] = {-1, -1, -1, -1, -1, -1};
+	struct mcpx_limits child_lim;
 	struct mcpx_zygote_req req;
 	int rc;
 
@@ -464,7 +501,9 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 		rc = mcpx_err_set(err, -rc, "fork server: pipes: %s", strerror(-rc));
 		goto out;
 	}
-	fork_request(fs->sb, lim, p->workdir, &req);
+	child_lim = *lim;
+	child_lim.as_inherited = fs->mapped;
+	fork_request(fs->sb, &child_lim, p->workdir, &req);
 	req.flags = lim->channel ? MCPX_ZREQ_CHANNEL : 0;
 	rc = send_msg(fs, &req, sizeof(req), NULL, 0, child,
 		      lim->channel ? MCPX_ZFD_CHANNEL + 1 : MCPX_ZFD_CHANNEL);
@@ -502,10 +541,30 @@ static bool child_died(const struct mcpx_sandbox_proc *proc)
 	return poll(&pfd, 1, 0) == 1;
 }
 
-int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
-			 bool *setup_failed, struct mcpx_err *err)
+/* Reads the taken child's setup verdict from errpipe (closed here),
+ * waiting at most timeout_ms; a child that failed is cleaned up. */
+static int verdict(struct mcpx_sandbox_proc *proc, int errpipe, int timeout_ms, bool *setup_failed,
+                   struct mcpx_err *err)
+{
+	int rc = mcpx_sandbox_await_setup(errpipe, timeout_ms, err);
+
+	if (rc == 0 && child_died(proc))
+		rc = mcpx_err_set(err, ECHILD,
+		                  "sandbox setup failed: the child died before it "
+		                  "was ready");
+	if (rc < 0) {
+		if (setup_failed)
+			*setup_failed = true;
+		mcpx_sandbox_cleanup(proc);
+	}
+	return rc;
+}
+
+int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
+                             bool *setup_failed, struct mcpx_err *err)
 {
 	struct pending_fork *p = &fs->next;
+	struct pollfd pfd;
 	int errpipe, rc;
 
 	mcpx_sandbox_proc_reset(proc);
@@ -539,17 +598,30 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 	p->errpipe_r = -1;
 	hand_over(p, proc);
 	/* The child's own word on its setup, as a cold child's: end of file
-	 * once it is sandboxed and ready, or the step that failed. */
-	rc = mcpx_sandbox_await_setup(errpipe, ANSWER_TIMEOUT_MS, err);
-	if (rc == 0 && child_died(proc))
-		rc = mcpx_err_set(err, ECHILD, "sandbox setup failed: the child died before it "
-				  "was ready");
-	if (rc < 0) {
-		if (setup_failed)
-			*setup_failed = true;
-		mcpx_sandbox_cleanup(proc);
+	 * once it is sandboxed and ready, or the step that failed. Still
+	 * entering its sandbox, it is handed over with the pipe: it reads its
+	 * code only once sandboxed, and says ready (MCPX_WARM_READY) only
+	 * after closing the pipe, so a child that ends without that byte has
+	 * its verdict there (mcpx_sandbox_setup_verdict). */
+	pfd.fd = errpipe;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 0) == 0) {
+		proc->setup_fd = errpipe;
+		return 0;
 	}
-	return rc;
+	return verdict(proc, errpipe, 0, setup_failed, err);
+}
+
+int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
+                         bool *setup_failed, struct mcpx_err *err)
+{
+	int errpipe, rc = mcpx_forkserver_take_now(fs, proc, setup_failed, err);
+
+	if (rc < 0 || proc->setup_fd < 0)
+		return rc;
+	errpipe = proc->setup_fd;
+	proc->setup_fd = -1;
+	return verdict(proc, errpipe, ANSWER_TIMEOUT_MS, setup_failed, err);
 }
 
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs)
@@ -564,6 +636,11 @@ bool mcpx_forkserver_answered(struct mcpx_forkserver *fs)
 	if (!fs->next.active || fs->next.answered || fs->dead)
 		return true;
 	return poll(&pfd, 1, 0) != 0;
+}
+
+int mcpx_forkserver_ctl_fd(const struct mcpx_forkserver *fs)
+{
+	return fs->ctl;
 }
 
 int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, struct rusage *ru)
@@ -626,7 +703,7 @@ void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
 
 		/* A child nobody will use: adopted only to be ended and reaped
 		 * (take cleans up itself when it fails). */
-		if (mcpx_forkserver_take(fs, &proc, NULL, NULL) == 0)
+		if (mcpx_forkserver_take_now(fs, &proc, NULL, NULL) == 0)
 			mcpx_sandbox_cleanup(&proc);
 	}
 	/* EOF on the control socket ends the zygote's loop; the kill covers a

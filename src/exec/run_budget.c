@@ -631,6 +631,12 @@ void mcpx_run_budget_kill(struct mcpx_run_budget *rb)
 		(void)mcpx_cgroup_run_kill(&rb->cg);
 }
 
+void mcpx_run_budget_code_started(struct mcpx_run_budget *rb)
+{
+	if (rb && rb->timer.armed)
+		mcpx_timer_start(rb->loop, &rb->timer, SAMPLE_MIN_US);
+}
+
 void mcpx_run_budget_stop(struct mcpx_run_budget *rb)
 {
 	if (rb)

@@ -13,6 +13,7 @@
 #include "warm_pool.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,9 @@
 #define ZYGOTE_START_US (30u * 1000000u)
 /* After-reap mode: how long after a run the next interpreter is started. */
 #define AFTER_REAP_DELAY_US 50000u
+/* Fork mode: how long after a run the zygotes are looked at (renewal due,
+ * a successor's proof): after the reply and the next child. */
+#define ZYGOTE_AFTER_RUN_US 2000u
 
 struct mcpx_warm_pool {
 	struct mcpx_loop *loop;
@@ -53,7 +57,21 @@ struct mcpx_warm_pool {
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_timer recycle;
 	struct mcpx_timer kick;
+	/* The kick waits one more loop iteration first: set when a run has
+	 * just ended, so that its reply is written before anything is
+	 * prepared (see run_ended). */
+	bool kick_yield;
 	unsigned failures;
+
+	/* Fork mode: a run waits for the zygote's answer to its fork
+	 * (mcpx_warm_pool_wait): a watch on a dup of its control socket. */
+	struct mcpx_watch answer;
+	bool answer_watched;
+	bool answer_late; /* the wait timed out: the next start takes at once */
+	uint64_t answer_deadline_us;
+	struct mcpx_timer answer_timer;
+	void (*wake)(void *arg);
+	void *wake_arg;
 
 	struct mcpx_zygotes *zyg;         /* fork mode: the zygotes (zygote_cycle.h) */
 	uint64_t first_deadline_us;       /* fork mode: runs wait for the first zygote
@@ -131,7 +149,18 @@ static void failed(struct mcpx_warm_pool *wp, const char *why)
 
 static void kick_cb(struct mcpx_timer *t)
 {
-	prepare(t->arg);
+	struct mcpx_warm_pool *wp = t->arg;
+
+	/* A timer due now runs before the loop polls its sockets, so the
+	 * reply the ended run's caller waits for would be written only after
+	 * the preparation. Armed again from here it is due only after that
+	 * poll (the loop takes the time once per pass of its timers). */
+	if (wp->kick_yield) {
+		wp->kick_yield = false;
+		mcpx_timer_start(wp->loop, &wp->kick, 1);
+		return;
+	}
+	prepare(wp);
 }
 
 /* Prepares the next interpreter on a fresh loop iteration, after the
@@ -307,6 +336,9 @@ static void prepare(struct mcpx_warm_pool *wp)
 		rc = mcpx_zygotes_fork(wp->zyg, &lim, &err);
 		wp->pending = rc == 0;
 	} else {
+		/* Its preload under the run's memory limit, which it raises by
+		 * what it maps once its code arrives (src/zygote/interp.c). */
+		lim.as_hard_open = true;
 		rc = mcpx_sandbox_spawn_warm(
 		    wp->sb, &lim, mcpx_preload_list(wp->cfg->preload, false), &wp->proc, &err);
 	}
@@ -319,6 +351,80 @@ static void prepare(struct mcpx_warm_pool *wp)
 	wp->recycle.fn = recycle_cb;
 	wp->recycle.arg = wp;
 	mcpx_timer_start(wp->loop, &wp->recycle, RECYCLE_US);
+}
+
+/* ---- waiting for the zygote's answer ------------------------------------- */
+
+/* How long a run waits for the zygote's answer to its fork on the loop,
+ * and how often it looks whether the fork is still the one it waits for
+ * (a successor zygote that takes over reads the old one's answer itself
+ * and asks its own zygote: the watched socket then stays quiet). */
+#define ANSWER_WAIT_US (5u * 1000000u)
+#define ANSWER_CHECK_US 5000u
+
+static void answer_cb(struct mcpx_watch *w, int events)
+{
+	struct mcpx_warm_pool *wp = w->arg;
+
+	if (events & MCPX_EV_READ) {
+		mcpx_loop_unwatch(w);
+		return;
+	}
+	if (events & MCPX_EV_CLOSED) {
+		wp->answer_watched = false;
+		mcpx_timer_cancel(&wp->answer_timer);
+		if (wp->wake)
+			wp->wake(wp->wake_arg);
+	}
+}
+
+static void answer_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_warm_pool *wp = t->arg;
+
+	if (!wp->answer_watched)
+		return;
+	if (mcpx_now_us() >= wp->answer_deadline_us) {
+		wp->answer_late = true;
+	} else if (wp->pending && wp->zyg && mcpx_zygotes_unanswered_fd(wp->zyg) >= 0) {
+		mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_CHECK_US);
+		return;
+	}
+	mcpx_loop_unwatch(&wp->answer);
+}
+
+bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), void *arg)
+{
+	int fd;
+
+	if (wp->answer_late || wp->mode != MCPX_WARM_MODE_FORK || !wp->pending) {
+		wp->answer_late = false;
+		return false;
+	}
+	if (wp->answer_watched)
+		return true;
+	fd = mcpx_zygotes_unanswered_fd(wp->zyg);
+	if (fd < 0)
+		return false;
+	/* The loop closes what it watches: a duplicate, so the socket stays. */
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	wp->answer.fd = fd;
+	wp->answer.fn = answer_cb;
+	wp->answer.arg = wp;
+	if (mcpx_loop_watch(wp->loop, &wp->answer) < 0) {
+		close(fd);
+		return false;
+	}
+	wp->answer_watched = true;
+	wp->wake = wake;
+	wp->wake_arg = arg;
+	wp->answer_deadline_us = mcpx_now_us() + ANSWER_WAIT_US;
+	wp->answer_timer.fn = answer_timer_cb;
+	wp->answer_timer.arg = wp;
+	mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_CHECK_US);
+	return true;
 }
 
 /* ---- the interface ------------------------------------------------------- */
@@ -421,6 +527,8 @@ void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp)
 	 * docs/benchmarks.md). A call already waiting asks for it
 	 * (mcpx_warm_pool_call_waiting). */
 	wp->running = pgrp;
+	if (wp->zyg)
+		mcpx_zygotes_busy(wp->zyg, true);
 }
 
 void mcpx_warm_pool_call_waiting(struct mcpx_warm_pool *wp)
@@ -439,11 +547,20 @@ void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp)
 		mcpx_zygotes_free(wp->zyg_leaving);
 		wp->zyg_leaving = NULL;
 	}
-	schedule(wp);
-	if (wp->zyg) {
+	/* The reply first: the next child (and, fork mode, whatever the
+	 * zygotes have due) after the loop's next poll has written it. */
+	wp->kick_yield = true;
+	if (wp->zyg)
+		mcpx_zygotes_busy(wp->zyg, false);
+	/* Preparing the next child looks at the zygotes too (prepare); when
+	 * one is ready already, they get a turn of their own. Each turn of
+	 * the loop polls every descriptor: one per run is enough. */
+	if (!wp->ready && wp->mode != MCPX_WARM_MODE_OFF && !wp->stopped) {
+		schedule(wp);
+	} else if (wp->zyg) {
 		wp->zygote_timer.fn = zygote_timer_cb;
 		wp->zygote_timer.arg = wp;
-		mcpx_timer_start(wp->loop, &wp->zygote_timer, 0);
+		mcpx_timer_start(wp->loop, &wp->zygote_timer, ZYGOTE_AFTER_RUN_US);
 	}
 }
 
@@ -468,6 +585,11 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp)
 {
 	if (!wp)
 		return;
+	/* Nobody to wake any more. */
+	wp->wake = NULL;
+	mcpx_timer_cancel(&wp->answer_timer);
+	if (wp->answer_watched)
+		mcpx_loop_unwatch(&wp->answer);
 	mcpx_warm_pool_stop(wp);
 	mcpx_timer_cancel(&wp->zygote_timer);
 	mcpx_zygotes_free(wp->zyg);

@@ -39,6 +39,10 @@
 /* The probe's whole run, from its fork to its verdict. */
 #define PROBE_TIMEOUT_US (20u * 1000000u)
 #define PROBE_OUT_MAX 8192
+/* A successor starts once no run has executed for this long (its preload
+ * would compete with the runs for the CPUs: measured, docs/benchmarks.md),
+ * or anyway at twice the policy's bound. */
+#define RENEW_IDLE_US 100000u
 /* Successors that failed to start in a row before the caller is told. */
 #define MAX_START_FAILURES 3
 
@@ -76,6 +80,8 @@ struct mcpx_zygotes {
 	unsigned failures;  /* successors that failed in a row */
 	pid_t prev_pid;     /* the zygote next replaces (0: the first) */
 	unsigned prev_runs;
+	bool busy;        /* a run executes (mcpx_zygotes_busy) */
+	uint64_t idle_us; /* when the last run ended */
 };
 
 static const struct mcpx_limits probe_lim = {
@@ -94,11 +100,12 @@ static int reap_counted(void *ctx, pid_t pid, int *status, struct rusage *ru)
 	return mcpx_forkserver_reap(zy->fs, pid, status, ru);
 }
 
-/* Takes zy's asked-for child into proc, reaped through reap_counted. */
+/* Takes zy's asked-for child into proc, reaped through reap_counted,
+ * without waiting for its setup verdict (mcpx_forkserver_take_now). */
 static int take_counted(struct zygote *zy, struct mcpx_sandbox_proc *proc, bool *setup_failed,
 			struct mcpx_err *err)
 {
-	int rc = mcpx_forkserver_take(zy->fs, proc, setup_failed, err);
+	int rc = mcpx_forkserver_take_now(zy->fs, proc, setup_failed, err);
 
 	if (rc < 0)
 		return rc;
@@ -282,6 +289,10 @@ static int probe_step(struct mcpx_zygotes *z, struct mcpx_err *err)
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
+		/* Ended without a word: its setup verdict says why, if it
+		 * failed there (a failed setup fails the probe). */
+		if (n == 0 && mcpx_sandbox_setup_verdict(&p->proc, err) < 0)
+			return -EPERM;
 		if (n != 1 || marker != MCPX_WARM_READY)
 			return mcpx_err_set(err, EPERM,
 			                    "fork server self-test: the child never became ready");
@@ -303,18 +314,29 @@ static int probe_step(struct mcpx_zygotes *z, struct mcpx_err *err)
 
 /* ---- the cycle ----------------------------------------------------------- */
 
-static bool due(const struct mcpx_zygotes *z, const char **why)
+/* Whether the current zygote is to be replaced now: it served its runs or
+ * time, and either the server is idle or it served twice that. When it is
+ * due but waits for idle, *wait_us says how long at most. */
+static bool due(const struct mcpx_zygotes *z, const char **why, uint64_t *wait_us)
 {
 	const struct zygote *c = z->cur;
+	uint64_t now = mcpx_now_us(), idle_for = z->busy ? 0 : now - z->idle_us;
+	bool over = false;
 
+	*wait_us = 0;
 	if (z->pol.max_runs && c->runs >= z->pol.max_runs) {
 		*why = "runs";
-		return true;
-	}
-	if (z->pol.max_age_us && mcpx_now_us() - c->proven_us >= z->pol.max_age_us) {
+		over = c->runs >= 2 * z->pol.max_runs;
+	} else if (z->pol.max_age_us && now - c->proven_us >= z->pol.max_age_us) {
 		*why = "age";
-		return true;
+		over = now - c->proven_us >= 2 * z->pol.max_age_us;
+	} else {
+		return false;
 	}
+	if (over || idle_for >= RENEW_IDLE_US)
+		return true;
+	*wait_us = RENEW_IDLE_US - idle_for;
+	*why = NULL;
 	return false;
 }
 
@@ -379,6 +401,7 @@ static int advance_next(struct mcpx_zygotes *z, struct mcpx_err *err)
 int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err *err)
 {
 	const char *why = NULL;
+	uint64_t wait_us = 0;
 	int rc = 0;
 
 	*next_us = 0;
@@ -396,7 +419,7 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 		z->reason = "died";
 		mcpx_metrics_set_zygote(0);
 	}
-	if (!z->next && (!z->cur || due(z, &why))) {
+	if (!z->next && (!z->cur || due(z, &why, &wait_us))) {
 		if (why) {
 			z->reason = why;
 			mcpx_info("fork server: preparing a new zygote to replace pid %d (%s; it "
@@ -420,6 +443,8 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 		return rc;
 	if (z->next || !z->cur)
 		*next_us = BUSY_POLL_US;
+	else if (wait_us)
+		*next_us = wait_us;
 	else if (z->pol.max_age_us)
 		*next_us = z->cur->proven_us + z->pol.max_age_us - mcpx_now_us() + 1;
 	return z->cur ? 1 : 0;
@@ -500,6 +525,20 @@ int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, bo
 	if (rc == 0)
 		zy->runs++;
 	return rc;
+}
+
+void mcpx_zygotes_busy(struct mcpx_zygotes *z, bool busy)
+{
+	if (z->busy && !busy)
+		z->idle_us = mcpx_now_us();
+	z->busy = busy;
+}
+
+int mcpx_zygotes_unanswered_fd(const struct mcpx_zygotes *z)
+{
+	if (!z || !z->pending || mcpx_forkserver_answered(z->pending->fs))
+		return -1;
+	return mcpx_forkserver_ctl_fd(z->pending->fs);
 }
 
 bool mcpx_zygotes_pending(const struct mcpx_zygotes *z)

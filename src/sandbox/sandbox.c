@@ -629,9 +629,11 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
 	size_t n = 0;
 
 	add_rlimit(out, &n, RLIMIT_CORE, 0, 0);
-	if (lim->memory_mb)
-		add_rlimit(out, &n, RLIMIT_AS, (rlim_t)lim->memory_mb << 20,
-		           (rlim_t)lim->memory_mb << 20);
+	if (lim->memory_mb) {
+		rlim_t as = ((rlim_t)lim->memory_mb << 20) + (rlim_t)lim->as_inherited;
+
+		add_rlimit(out, &n, RLIMIT_AS, as, lim->as_hard_open ? RLIM_INFINITY : as);
+	}
 	if (lim->cpu_s)
 		add_rlimit(out, &n, RLIMIT_CPU, lim->cpu_s, (rlim_t)lim->cpu_s + 1);
 	if (lim->file_mb)
@@ -762,6 +764,19 @@ int mcpx_sandbox_await_setup(int errpipe, int timeout_ms, struct mcpx_err *err)
 	return r;
 }
 
+int mcpx_sandbox_setup_verdict(struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	struct pollfd pfd = {.fd = proc->setup_fd, .events = POLLIN};
+	int r = 0;
+
+	if (proc->setup_fd < 0)
+		return 0;
+	if (poll(&pfd, 1, 0) == 1)
+		r = read_verdict(proc->setup_fd, err);
+	mcpx_close_fd(&proc->setup_fd);
+	return r;
+}
+
 /* The pod case of the child's oom_score_adj step: once the child has exec'd
  * it is dumpable again and its /proc files belong to the shared uid, so the
  * parent can write them. The interpreter needs tens of milliseconds before
@@ -809,6 +824,7 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->channel_fd = -1;
 	proc->exit_fd = -1;
 	proc->parent_fd = -1;
+	proc->setup_fd = -1;
 }
 
 /* The run's workdir: the guarded directories above it put back first (a run
@@ -1233,6 +1249,7 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 	mcpx_close_fd(&proc->channel_fd);
 	mcpx_close_fd(&proc->pidfd);
 	mcpx_close_fd(&proc->exit_fd);
+	mcpx_close_fd(&proc->setup_fd);
 	if (proc->workdir[0]) {
 		rc = mcpx_workdir_remove_in(proc->parent_fd, proc->workdir);
 		if (rc)

@@ -227,6 +227,39 @@ static void rebase_cpu(unsigned cpu_s)
 	(void)setrlimit(RLIMIT_CPU, &rl);
 }
 
+/* An after-reap interpreter preloads under the run's memory limit (the
+ * soft RLIMIT_AS) with the hard limit left open: from the code's arrival
+ * its limit is the run's plus what it has mapped by then, soft and hard,
+ * so that the run can allocate what a cold run can (a forked run gets the
+ * same from the server, forkserver.c, and its hard limit is set: left
+ * alone here). The run's whole-tree budget stays the real limit. */
+static void rebase_memory(void)
+{
+	struct rlimit cur, rl;
+	unsigned long long pages = 0;
+	char buf[128];
+	ssize_t n;
+	int fd;
+
+	if (getrlimit(RLIMIT_AS, &cur) < 0 || cur.rlim_max != RLIM_INFINITY ||
+	    cur.rlim_cur == RLIM_INFINITY)
+		return;
+	rl.rlim_cur = rl.rlim_max = cur.rlim_cur;
+	fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			if (sscanf(buf, "%llu", &pages) == 1)
+				rl.rlim_cur = rl.rlim_max =
+				    cur.rlim_cur + (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
+		}
+	}
+	/* Closed either way: the code must not raise its own limit. */
+	(void)setrlimit(RLIMIT_AS, &rl);
+}
+
 void mcpx_interp_run(const char *workdir, const cpu_set_t *cpus)
 {
 	char hdr[MCPX_WARM_HEADER_LEN], path[4200];
@@ -250,6 +283,7 @@ void mcpx_interp_run(const char *workdir, const cpu_set_t *cpus)
 	if (write(1, &taken, 1) != 1)
 		_exit(0);
 	rebase_cpu(cpu_s);
+	rebase_memory();
 	if (cpus)
 		(void)sched_setaffinity(0, sizeof(*cpus), cpus);
 	/* Non-dumpable while waiting (inherited from the zygote, or set at

@@ -173,6 +173,38 @@ def memory(mode):
     stop(s)
 
 
+# 160 MiB in one piece under a 256 MiB limit: a cold run starts with about
+# 15 MiB of address space, a child of a zygote that preloaded numpy and
+# matplotlib with ten times that; RLIMIT_AS is the limit plus what the run
+# started with, so both can (issue 22).
+ONE_BIG = """
+b = bytearray(b'\\x03') * (160 << 20)
+print(len(b) >> 20, b[-1])
+"""
+
+# A process of the run (not the leader) hits the memory limit: its
+# MemoryError is the run's limit, though the leader carries on and exits 0.
+CHILD_OOM = """
+import subprocess, sys
+r = subprocess.run([sys.executable, '-c', "b = bytearray(b'x') * (700 << 20)"])
+print('child exit', r.returncode)
+"""
+
+
+def memory_like_cold(mode):
+    s = start(mode, MCP_EXEC_MEMORY_MB=256)
+    sc = run(s, ONE_BIG, timeout_s=60)
+    t.check(sc["exit_code"] == 0 and sc["limit"] is None and sc["stdout"] == "160 3\n",
+            f"[{mode}] a run can allocate 160 MiB in one piece under a 256 MiB limit, as a "
+            "cold run can", brief(sc))
+    sc = run(s, CHILD_OOM, timeout_s=60)
+    t.check(sc["exit_code"] == 0 and sc["stdout"] == "child exit 1\n"
+            and "MemoryError" in sc["stderr"] and sc["limit"] == "memory",
+            f"[{mode}] a MemoryError in a child process of the run reports limit memory",
+            brief(sc))
+    stop(s)
+
+
 def disk(mode):
     s = start(mode, MCP_EXEC_MAX_DISK_MB=16, MCP_EXEC_MAX_FILE_MB=4)
     # Each file is half the per-file cap; fifty of them are twelve times the
@@ -389,6 +421,7 @@ check_config()
 for mode in MODES:
     output_cap(mode)
     memory(mode)
+    memory_like_cold(mode)
     disk(mode)
     cpu(mode)
     nested(mode)

@@ -11,8 +11,9 @@ being replaced (issue 11, points 5 and 10).
   zygote takes over (seen in the runs' parent pid, the log and /metrics),
   prepared while the old one served: no run starts cold meanwhile.
 - The zygote's rlimits are a run's without the CPU and process limits (it
-  lives across runs); each forked run gets the run's own, CPU included
-  (docs/architecture.md, the fork server).
+  lives across runs), its address-space limit soft only; each forked run
+  gets the run's own, CPU included, its address space raised by what the
+  zygote maps (docs/architecture.md, the fork server; docs/security.md).
 
 Every wait is for an event: a notification, a log line, a process state.
 The zygote parts need fork-server mode (Landlock ABI >= 6); in cold mode
@@ -244,13 +245,13 @@ def renewal_after_age():
     stop(s)
 
 
-def limits_of(text):
-    """/proc/<pid>/limits as {name: soft limit string}."""
+def limits_of(text, hard=False):
+    """/proc/<pid>/limits as {name: soft (or hard) limit string}."""
     out = {}
     for line in text.splitlines()[1:]:
         m = re.match(r"(Max [a-z ]+?)\s{2,}(\S+)\s+(\S+)", line)
         if m:
-            out[m.group(1)] = m.group(2)
+            out[m.group(1)] = m.group(3 if hard else 2)
     return out
 
 
@@ -258,22 +259,32 @@ def zygote_rlimits():
     s, _ = start("auto", MCP_EXEC_MEMORY_MB="384", MCP_EXEC_MAX_PROCS="24")
     zyg = zygote_of(s.proc.pid)
     with open(f"/proc/{zyg}/limits") as f:
-        z = limits_of(f.read())
+        text = f.read()
+        z, zh = limits_of(text), limits_of(text, hard=True)
+    with open(f"/proc/{zyg}/status") as f:
+        zyg_vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmPeak:"))
     print("   zygote limits:", z)
     sc = structured(s.call("print(open('/proc/self/limits').read())")) or {}
-    r = limits_of(sc.get("stdout", ""))
+    r, rh = limits_of(sc.get("stdout", "")), limits_of(sc.get("stdout", ""), hard=True)
     print("   forked run's limits:", r)
     # RLIMIT_NPROC is left as the server had it (each child sets the run's).
     t.check(z.get("Max cpu time") == "unlimited" and z.get("Max processes") != r.get("Max processes"),
             "the zygote has no CPU or process limit of its own", z)
     t.check(z.get("Max address space") == str(384 * 1024 * 1024) and z.get("Max core file size") == "0"
+            and zh.get("Max address space") == "unlimited"
             and z.get("Max open files") not in (None, "unlimited"),
-            "the zygote has the run's memory, core and descriptor limits", z)
+            "the zygote has the run's memory (soft: its children set theirs), core and "
+            "descriptor limits", (z, zh))
+    # Its address space: the run's limit plus what the zygote had mapped when it
+    # forked it (the run can allocate what a cold run can; its budget still holds).
+    run_as = int(r.get("Max address space", "0")) if r.get("Max address space", "x").isdigit() else 0
     t.check(r.get("Max cpu time") not in (None, "unlimited") and
             r.get("Max processes") not in (None, "unlimited") and
-            r.get("Max address space") == str(384 * 1024 * 1024) and r.get("Max open files") == "256"
-            and r.get("Max core file size") == "0",
-            "a forked run gets the run's rlimits, CPU and processes included", r)
+            384 * 1024 * 1024 + 16 * 1024 * 1024 < run_as <= 384 * 1024 * 1024 + zyg_vm
+            and rh.get("Max address space") == r.get("Max address space")
+            and r.get("Max open files") == "256" and r.get("Max core file size") == "0",
+            "a forked run gets the run's rlimits, CPU and processes included, its address "
+            "space raised by what the zygote maps", (r, zyg_vm))
     # RLIMIT_CPU of a warm run is re-based when its code arrives: the whole
     # seconds the process had used (none, for a fresh fork) + 1 + the run's
     # CPU seconds (its timeout here), hard one more (docs/security.md).

@@ -200,6 +200,44 @@ static void test_setup_failure(const struct mcpx_sandbox *sb, struct mcpx_forkse
 	CHECK(!mcpx_forkserver_pending(fs));
 }
 
+/* Taken without waiting for its verdict (take_now, as the warm pool takes
+ * a child for a run), a child whose setup fails ends without its ready
+ * byte, and its error pipe then gives the same message as a cold spawn's:
+ * the run fails as a cold one would, and nothing waited for the child. */
+static void test_setup_failure_deferred(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs)
+{
+	static const struct mcpx_limits tight = {
+	    .cpu_s = 20, .memory_mb = 1024, .max_procs = 64, .file_mb = 16, .open_files = 2};
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	bool setup_failed = false;
+	char out[64];
+	int rc;
+
+	if (!sb->layers.landlock)
+		return;
+	CHECK_INT(mcpx_forkserver_fork(fs, &tight, &err), 0);
+	rc = mcpx_forkserver_take_now(fs, &proc, &setup_failed, &err);
+	printf("take_now: %d, verdict %s\n", rc,
+	       rc < 0               ? "read at once"
+	       : proc.setup_fd >= 0 ? "deferred"
+	                            : "already read");
+	if (rc == 0) {
+		CHECK(!setup_failed);
+		/* No ready byte: end of file on its stdout. */
+		CHECK(read_all(proc.stdout_fd, out, sizeof(out), now_ms() + 30000) == 0);
+		CHECK_INT(mcpx_sandbox_reap(&proc, NULL, NULL), 0);
+		rc = mcpx_sandbox_setup_verdict(&proc, &err);
+		CHECK(proc.setup_fd < 0);
+		mcpx_sandbox_cleanup(&proc);
+	} else {
+		CHECK(setup_failed);
+	}
+	CHECK(rc < 0);
+	CHECK_STR(err.msg, "sandbox setup failed at step landlock: Too many open files");
+	CHECK(!mcpx_forkserver_pending(fs));
+}
+
 /* A child killed before it reached setsid: kill must reach it directly, and
  * reap must not wait forever. */
 static void test_kill_early(struct mcpx_forkserver *fs)
@@ -357,6 +395,7 @@ static void test_ready(const struct mcpx_sandbox *sb, const char *preload)
 	test_run(sb, fs, false);
 	test_run(sb, fs, true);
 	test_setup_failure(sb, fs);
+	test_setup_failure_deferred(sb, fs);
 	test_kill_early(fs);
 	{
 		char code[1024], out[4096];

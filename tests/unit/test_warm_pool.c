@@ -2,8 +2,10 @@
  * test_warm_pool.c - the warm environment's lifecycle against the real
  * zygote binary and /usr/bin/python3: in fork-server mode the first zygote
  * is proven on the loop, not while the pool is created, and the next child is
- * forked while a run is going on and each run gets a fresh process; in
- * after-reap mode nothing is prepared while a run is going on, and an
+ * forked while a run is going on and each run gets a fresh process; a run
+ * whose child the zygote has not answered yet waits on the loop and is
+ * woken once; in after-reap mode nothing is prepared while a run is going
+ * on, and an
  * interpreter still preloading is not handed out; a zygote that keeps dying
  * degrades the pool to after-reap and runs still start (cold); stop leaves
  * no process behind.
@@ -11,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +191,99 @@ static void test_fork_mode(struct mcpx_loop *loop, const struct mcpx_sandbox *sb
 	mcpx_warm_pool_free(wp);
 }
 
+/* The one zygote among our children (its comm names it), or 0. */
+static pid_t zygote_child(void)
+{
+	char path[96], buf[512], comm[64];
+	pid_t found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	for (char *p = buf, *end; *p && !found; p = end) {
+		long pid = strtol(p, &end, 10);
+		FILE *c;
+
+		if (end == p)
+			break;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		c = fopen(path, "r");
+		if (c && fgets(comm, sizeof(comm), c) && strncmp(comm, "mcp-exec-zygote", 15) == 0)
+			found = (pid_t)pid;
+		if (c)
+			fclose(c);
+	}
+	return found;
+}
+
+static void wake_cb(void *arg)
+{
+	++*(int *)arg;
+}
+
+static bool is_woken(void *arg)
+{
+	return *(int *)arg > 0;
+}
+
+/* A run about to start while the zygote has not answered its child's fork
+ * yet waits on the loop, not in the take: the pool watches the zygote's
+ * control socket and wakes the caller once, when the answer has come. The
+ * zygote is held stopped to make the answer late. */
+static void test_wait_for_answer(struct mcpx_loop *loop, const struct mcpx_sandbox *sb)
+{
+	struct mcpx_config cfg;
+	struct mcpx_warm_pool *wp;
+	struct mcpx_sandbox_proc a;
+	struct mcpx_err err = {{0}};
+	bool pending;
+	uint64_t base;
+	char out[256];
+	int woken = 0, st;
+	pid_t zyg;
+
+	config(&cfg, MCPX_WARM_AUTO);
+	if (mcpx_warm_mode_for(&cfg, sb) != MCPX_WARM_MODE_FORK)
+		return;
+	wp = mcpx_warm_pool_new(loop, &cfg, sb, NULL);
+	CHECK(wp != NULL);
+	spin(loop, 30000, is_ready, wp);
+	CHECK(mcpx_warm_pool_ready(wp));
+	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 1);
+	mcpx_warm_pool_run_started(wp, a.pid);
+	st = run_in(sb, &a, pending, "print(1)", out, sizeof(out));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	zyg = zygote_child();
+	CHECK(zyg > 0);
+	if (zyg <= 0)
+		return;
+	CHECK(kill(zyg, SIGSTOP) == 0);
+	mcpx_warm_pool_run_ended(wp);
+	spin(loop, 10000, is_ready, wp);
+	CHECK(mcpx_warm_pool_ready(wp));
+	/* Asked for, not answered: the start waits, and nothing wakes it. */
+	CHECK(mcpx_warm_pool_wait(wp, wake_cb, &woken));
+	CHECK(mcpx_warm_pool_wait(wp, wake_cb, &woken));
+	spin(loop, 200, NULL, NULL);
+	CHECK_INT(woken, 0);
+	CHECK(kill(zyg, SIGCONT) == 0);
+	spin(loop, 10000, is_woken, &woken);
+	CHECK_INT(woken, 1);
+	/* Answered: the run starts now, with the child asked for. */
+	CHECK(!mcpx_warm_pool_wait(wp, wake_cb, &woken));
+	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 1);
+	st = run_in(sb, &a, pending, "raise SystemExit(5)", out, sizeof(out));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 5);
+	spin(loop, 50, NULL, NULL);
+	CHECK_INT(woken, 1);
+	mcpx_warm_pool_free(wp);
+}
+
 static void test_after_reap(struct mcpx_loop *loop, const struct mcpx_sandbox *sb)
 {
 	struct mcpx_config cfg;
@@ -309,6 +405,9 @@ int main(void)
 	printf("%.1f s: test_fork_mode\n", (double)mcpx_now_us() / 1e6);
 	fflush(stdout);
 	test_fork_mode(loop, sb);
+	printf("%.1f s: test_wait_for_answer\n", (double)mcpx_now_us() / 1e6);
+	fflush(stdout);
+	test_wait_for_answer(loop, sb);
 	printf("%.1f s: test_after_reap\n", (double)mcpx_now_us() / 1e6);
 	fflush(stdout);
 	test_after_reap(loop, sb);

@@ -168,6 +168,46 @@ static void test_renewal(const struct mcpx_sandbox *sb, const char *boot)
 	CHECK(kill(second, 0) != 0);
 }
 
+/* A zygote due for renewal while runs keep executing is not replaced yet
+ * (its successor's preload would compete with them): it is once no run has
+ * executed for a moment, or anyway at twice its bound of runs. */
+static void test_renewal_when_idle(const struct mcpx_sandbox *sb, const char *boot)
+{
+	struct mcpx_zygote_policy pol = {.max_runs = 1};
+	struct mcpx_zygotes *z = NULL;
+	struct mcpx_err err = {{0}};
+	uint64_t next = 0;
+	pid_t first, second;
+	long ppid = 0;
+
+	CHECK_INT(mcpx_zygotes_new(sb, boot, &limits, &pol, &z, &err), 0);
+	CHECK_INT(POLL_UNTIL(z, mcpx_zygotes_pid(z) != 0), 1);
+	first = mcpx_zygotes_pid(z);
+	/* One run: due, but a run executes (busy), so nothing starts. */
+	mcpx_zygotes_busy(z, true);
+	(void)one_run(sb, z, "import os; print('ppid', os.getppid())", &ppid);
+	CHECK_INT(ppid, first);
+	CHECK_INT(mcpx_zygotes_poll(z, &next, &err), 1);
+	CHECK(next > 0);
+	usleep(300000);
+	CHECK_INT(mcpx_zygotes_poll(z, &next, &err), 1);
+	CHECK(mcpx_zygotes_pid(z) == first);
+	/* Twice the bound: replaced even while busy. */
+	(void)one_run(sb, z, "pass", &ppid);
+	CHECK_INT(POLL_UNTIL(z, mcpx_zygotes_pid(z) != first), 1);
+	second = mcpx_zygotes_pid(z);
+	CHECK(second > 0 && second != first);
+	/* Due again after one run of its own: replaced once idle (no run for
+	 * 100 ms), not before. */
+	(void)one_run(sb, z, "pass", &ppid);
+	CHECK_INT(mcpx_zygotes_poll(z, &next, &err), 1);
+	CHECK(mcpx_zygotes_pid(z) == second);
+	mcpx_zygotes_busy(z, false);
+	CHECK_INT(POLL_UNTIL(z, mcpx_zygotes_pid(z) != second), 1);
+	CHECK(mcpx_zygotes_pid(z) != second && mcpx_zygotes_pid(z) > 0);
+	mcpx_zygotes_free(z);
+}
+
 static void test_death(const struct mcpx_sandbox *sb, const char *boot)
 {
 	struct mcpx_zygote_policy pol = {0};
@@ -278,6 +318,7 @@ int main(void)
 		return 1;
 	}
 	test_renewal(sb, boot);
+	test_renewal_when_idle(sb, boot);
 	test_death(sb, boot);
 	test_unproven(sb, boot);
 	mcpx_sandbox_free(sb);
