@@ -71,6 +71,7 @@ struct mcpx_job {
 
 	char *code;
 	size_t code_len;
+	enum mcpx_lang lang;
 	char *stdin_data;
 	size_t stdin_len, stdin_off;
 	unsigned timeout_s;
@@ -221,6 +222,7 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.caller = job->caller;
 	mcpx_sha256_hex(job->code, job->code_len, rec.code_sha256);
 	rec.code_bytes = job->code_len;
+	rec.language = mcpx_lang_name(job->lang);
 	rec.stdin_bytes = job->stdin_len;
 	rec.status = status;
 	rec.exit_code = r ? r->exit_code : -1;
@@ -314,6 +316,7 @@ static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_
 		goto nomem;
 	memcpy(job->code, spec->code, spec->code_len);
 	job->code_len = spec->code_len;
+	job->lang = spec->language;
 	if (spec->stdin_data && spec->stdin_len) {
 		job->stdin_data = malloc(spec->stdin_len);
 		if (!job->stdin_data)
@@ -432,6 +435,12 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 			return "cpu";
 		if (sig == SIGXFSZ)
 			return "file_size";
+		/* V8 aborts when its heap (--max-old-space-size, the run's
+		 * memory) or the address space runs out. */
+		if (sig == SIGABRT && job->lang == MCPX_LANG_JAVASCRIPT && job->err.buf.len &&
+		    (memmem(job->err.buf.data, job->err.buf.len, "heap out of memory", 18) ||
+		     memmem(job->err.buf.data, job->err.buf.len, "Fatal process OOM", 17)))
+			return "memory";
 		return NULL;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.buf.len)
@@ -442,7 +451,8 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 	n = job->err.buf.len < 4096 ? job->err.buf.len : 4096;
 	tail = job->err.buf.data + job->err.buf.len - n;
 	if (memmem(tail, n, "MemoryError", 11) || memmem(tail, n, "Unable to allocate", 18) ||
-	    memmem(tail, n, "Cannot allocate memory", 22))
+	    memmem(tail, n, "Cannot allocate memory", 22) ||
+	    memmem(tail, n, "cannot allocate memory", 22))
 		return "memory";
 	if (memmem(tail, n, "File too large", 14))
 		return "file_size";
@@ -938,6 +948,14 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
 	lim.channel = wants_channel(ex, job);
+	/* Bash and JavaScript start cold: the prepared interpreter is
+	 * Python's (and in after-reap mode none may wait beside a run). */
+	if (job->lang != MCPX_LANG_PYTHON) {
+		if (!nested)
+			mcpx_warm_pool_cold_run(ex->warm);
+		return mcpx_sandbox_spawn_lang(ex->sb, &lim, job->lang, job->code, job->code_len,
+					       &fill, &job->proc, err);
+	}
 	if (!nested) {
 		bool ready_pending;
 		int rc = mcpx_warm_pool_take(ex->warm, &job->proc, lim.channel, &ready_pending,

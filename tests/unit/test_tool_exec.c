@@ -110,7 +110,7 @@ static void test_parse(void)
 	             "\"object\", want \"string\"");
 	EXPECT_ERROR("{\"code\":\"x\",\"foo\":1,\"b\\\"ar\":2}",
 	             "validating \"arguments\": validating root: unexpected additional properties "
-	             "[\"foo\" \"b\\\"ar\"] (allowed: code, timeout_s, stdin, files)");
+	             "[\"foo\" \"b\\\"ar\"] (allowed: code, timeout_s, stdin, files, language)");
 	/* Unknown fields are reported even when code is missing. */
 	EXPECT_ERROR("{\"cmd\":\"ls\"}", "validating \"arguments\": validating root: unexpected "
 	                                 "additional properties [\"cmd\"] (allowed: code, "
@@ -662,7 +662,7 @@ int main(void)
 	test_result();
 	test_result_files();
 
-	tool = mcpx_tool_exec_new(&cfg, NULL);
+	tool = mcpx_tool_exec_new(&cfg, NULL, NULL);
 	CHECK(tool != NULL);
 	if (!tool)
 		return 1;
