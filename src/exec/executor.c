@@ -445,16 +445,18 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.buf.len)
 		return NULL;
-	/* Python reports these limits as exceptions; look at the end of stderr,
+	/* Python (and Node, bash) report these limits as errors; look at the end of stderr,
 	 * where the traceback's last line is. The label only describes the
 	 * caller's own run, so a program printing these words fools no one else. */
 	n = job->err.buf.len < 4096 ? job->err.buf.len : 4096;
 	tail = job->err.buf.data + job->err.buf.len - n;
 	if (memmem(tail, n, "MemoryError", 11) || memmem(tail, n, "Unable to allocate", 18) ||
 	    memmem(tail, n, "Cannot allocate memory", 22) ||
-	    memmem(tail, n, "cannot allocate memory", 22))
+	    memmem(tail, n, "cannot allocate memory", 22) ||
+	    memmem(tail, n, "Array buffer allocation failed", 30))
 		return "memory";
-	if (memmem(tail, n, "File too large", 14))
+	/* Node ignores SIGXFSZ, so its write fails with EFBIG instead. */
+	if (memmem(tail, n, "File too large", 14) || memmem(tail, n, "file too large", 14))
 		return "file_size";
 	if (memmem(tail, n, "Resource temporarily unavailable", 32) ||
 	    memmem(tail, n, "can't start new thread", 22))
