@@ -147,13 +147,13 @@ static int judge_sandbox(const struct mcpx_config *cfg, const struct mcpx_sandbo
  * a run's own limits (language.h). 0, or the exit code with the reason in
  * err: a language listed by name that cannot run, or Python. */
 static int find_languages(const struct mcpx_config *cfg, struct mcpx_sandbox *sb,
-			  struct mcpx_err *err)
+                          struct mcpx_err *err)
 {
 	struct mcpx_limits lim = {.cpu_s = 10,
-				  .memory_mb = cfg->memory_mb,
-				  .max_procs = cfg->max_procs,
-				  .file_mb = cfg->max_file_mb,
-				  .open_files = 256};
+	                          .memory_mb = cfg->memory_mb,
+	                          .max_procs = cfg->max_procs,
+	                          .file_mb = cfg->max_file_mb,
+	                          .open_files = 256};
 
 	if (mcpx_sandbox_find_languages(sb, cfg->languages, &lim, err) < 0)
 		return EX_UNAVAILABLE;
@@ -585,9 +585,10 @@ int mcpx_app_run(struct mcpx_config *cfg)
 			rc = EX_OSERR;
 			goto out;
 		}
-		mcpx_info("mcp-exec %s ready on stdio; python %s; languages: %s; sandbox: %s; warm: %s",
-			  MCPX_VERSION, cfg->python, langs, layers,
-			  mcpx_warm_mode_name(mcpx_warm_mode_for(cfg, &app.sb)));
+		mcpx_info(
+		    "mcp-exec %s ready on stdio; python %s; languages: %s; sandbox: %s; warm: %s",
+		    MCPX_VERSION, cfg->python, langs, layers,
+		    mcpx_warm_mode_name(mcpx_warm_mode_for(cfg, &app.sb)));
 	} else {
 		app.streamable = mcpx_streamable_new(app.core, app.sessions, app.loop);
 		app.sse = mcpx_sse_new(app.core, app.loop);
@@ -596,9 +597,9 @@ int mcpx_app_run(struct mcpx_config *cfg)
 			goto out;
 		}
 		mcpx_info("mcp-exec %s listening on http://%s:%d (Streamable HTTP at /mcp, legacy "
-			  "SSE at /sse); python %s; languages: %s; sandbox: %s",
-			  MCPX_VERSION, strchr(cfg->listen_host, ':') ? "[ipv6]" : cfg->listen_host,
-			  mcpx_http_server_port(app.http), cfg->python, langs, layers);
+		          "SSE at /sse); python %s; languages: %s; sandbox: %s",
+		          MCPX_VERSION, strchr(cfg->listen_host, ':') ? "[ipv6]" : cfg->listen_host,
+		          mcpx_http_server_port(app.http), cfg->python, langs, layers);
 	}
 	rc = mcpx_loop_run(app.loop) < 0 ? EX_SOFTWARE : 0;
 	if (rc == 0 && app.stop_signal)

@@ -51,13 +51,13 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res);
  * langs offers (NULL: python alone). Returns the language, or -EINVAL with
  * a message naming the available ones in msg. */
 int mcpx_exec_language(const struct mcpx_exec_args *a, const struct mcpx_languages *langs,
-		       char *msg, size_t msglen);
+                       char *msg, size_t msglen);
 
 /* The tool, bound to an executor; freed with mcpx_tool_exec_free. langs
  * (not owned, outlives the tool; NULL: python alone) are the languages its
  * schema offers and its description names. */
 struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
-				     const struct mcpx_languages *langs);
+                                     const struct mcpx_languages *langs);
 void mcpx_tool_exec_free(struct mcpx_tool *tool);
 
 /* The policy whose exec grant the description names (mcpx.fetch and the

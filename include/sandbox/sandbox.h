@@ -174,9 +174,9 @@ int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_l
  * through the same child setup. lang must be available in sb->langs
  * (-ENOEXEC otherwise). */
 int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-			    enum mcpx_lang lang, const char *code, size_t code_len,
-			    const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
-			    struct mcpx_err *err);
+                            enum mcpx_lang lang, const char *code, size_t code_len,
+                            const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+                            struct mcpx_err *err);
 
 /* Starts a warm interpreter: the same sandbox, but the zygote binary in
  * its one-run mode (`mcp-exec-zygote once`) and no main.py; it preloads

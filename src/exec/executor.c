@@ -956,7 +956,7 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 		if (!nested)
 			mcpx_warm_pool_cold_run(ex->warm);
 		return mcpx_sandbox_spawn_lang(ex->sb, &lim, job->lang, job->code, job->code_len,
-					       &fill, &job->proc, err);
+		                               &fill, &job->proc, err);
 	}
 	if (!nested) {
 		bool ready_pending;

@@ -461,11 +461,11 @@ static void lang_list(const struct mcpx_languages *langs, char *buf, size_t cap)
 	for (int l = 0; l < MCPX_LANG_COUNT; l++)
 		if (lang_available(langs, l) && o < cap)
 			o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? ", " : "",
-					      mcpx_lang_name((enum mcpx_lang)l));
+			                      mcpx_lang_name((enum mcpx_lang)l));
 }
 
 int mcpx_exec_language(const struct mcpx_exec_args *a, const struct mcpx_languages *langs,
-		       char *msg, size_t msglen)
+                       char *msg, size_t msglen)
 {
 	char repr[48] = "a string", list[64];
 	int l;
@@ -481,7 +481,7 @@ int mcpx_exec_language(const struct mcpx_exec_args *a, const struct mcpx_languag
 	}
 	lang_list(langs, list, sizeof(list));
 	snprintf(msg, msglen, "language %s is not available on this server (available: %s)", repr,
-		 list);
+	         list);
 	return -EINVAL;
 }
 
@@ -855,23 +855,25 @@ static char *with_languages_sentence(char *d, const struct mcpx_languages *langs
 		return d;
 	mcpx_buf_init(&b, 64 * 1024);
 	rc = mcpx_buf_addf(&b,
-			   "%s Languages: set `language` to run code other than Python 3 (%s, the "
-			   "default), in the same sandbox, with the same limits, stdin, files and "
-			   "out/; only Python has the modules above and mcpx.",
-			   d, langs->rt[MCPX_LANG_PYTHON].version);
+	                   "%s Languages: set `language` to run code other than Python 3 (%s, the "
+	                   "default), in the same sandbox, with the same limits, stdin, files and "
+	                   "out/; only Python has the modules above and mcpx.",
+	                   d, langs->rt[MCPX_LANG_PYTHON].version);
 	if (!rc && (langs->mask & (1u << MCPX_LANG_BASH)))
-		rc = mcpx_buf_addf(&b,
-				   " bash (%s): code is a script run as `bash --noprofile --norc "
-				   "main.sh` (no -e: a failed command does not end it) with "
-				   "coreutils, grep, sed, gawk, findutils, jq, sqlite3 and file where "
-				   "installed.",
-				   langs->rt[MCPX_LANG_BASH].version);
+		rc = mcpx_buf_addf(
+		    &b,
+		    " bash (%s): code is a script run as `bash --noprofile --norc "
+		    "main.sh` (no -e: a failed command does not end it) with "
+		    "coreutils, grep, sed, gawk, findutils, jq, sqlite3 and file where "
+		    "installed.",
+		    langs->rt[MCPX_LANG_BASH].version);
 	if (!rc && (langs->mask & (1u << MCPX_LANG_JAVASCRIPT)))
-		rc = mcpx_buf_addf(&b,
-				   " javascript (Node.js %s): code is an ES module (main.mjs: import, "
-				   "top-level await), console.log writes stdout, process.stdin reads "
-				   "stdin; Node's built-in modules only.",
-				   langs->rt[MCPX_LANG_JAVASCRIPT].version);
+		rc = mcpx_buf_addf(
+		    &b,
+		    " javascript (Node.js %s): code is an ES module (main.mjs: import, "
+		    "top-level await), console.log writes stdout, process.stdin reads "
+		    "stdin; Node's built-in modules only.",
+		    langs->rt[MCPX_LANG_JAVASCRIPT].version);
 	free(d);
 	if (rc) {
 		mcpx_buf_free(&b);
@@ -1057,9 +1059,9 @@ static cJSON *files_in_schema(cJSON *props, const struct mcpx_config *cfg)
 static cJSON *language_schema(cJSON *props, const struct mcpx_languages *langs)
 {
 	cJSON *p = prop(props, "language", "string",
-			"the language of code: python (the default), bash (a script run as "
-			"`bash --noprofile --norc main.sh`), javascript (Node.js, an ES module "
-			"main.mjs); only the languages this server runs are listed");
+	                "the language of code: python (the default), bash (a script run as "
+	                "`bash --noprofile --norc main.sh`), javascript (Node.js, an ES module "
+	                "main.mjs); only the languages this server runs are listed");
 	cJSON *e = p ? cJSON_AddArrayToObject(p, "enum") : NULL;
 
 	for (int l = 0; e && l < MCPX_LANG_COUNT; l++)
@@ -1378,7 +1380,7 @@ static void exec_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
 }
 
 struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
-				     const struct mcpx_languages *langs)
+                                     const struct mcpx_languages *langs)
 {
 	struct exec_tool *t = calloc(1, sizeof(*t));
 	cJSON *schema = input_schema(cfg, langs);

@@ -536,7 +536,7 @@ bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
 		if (!rt->available)
 			continue;
 		mcpx_landlock_plan(sb->layers.landlock_abi, NULL, rt->root[0] ? rt->root : NULL,
-				   sb->zygote[0] ? sb->zygote : NULL, &plan);
+		                   sb->zygote[0] ? sb->zygote : NULL, &plan);
 		for (size_t i = 0; i < plan.n_rules; i++)
 			if (plan.rules[i].path &&
 			    (plan.rules[i].rights & LANDLOCK_ACCESS_FS_READ_FILE) &&
@@ -635,7 +635,7 @@ struct spawn_what {
 };
 
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
-			 const struct spawn_what *what, const struct mcpx_limits *lim)
+                         const struct spawn_what *what, const struct mcpx_limits *lim)
 {
 	size_t i = 0;
 
@@ -679,7 +679,7 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	}
 	/* A cold run: its language's runtime on its file (language.c). */
 	b->args.exec_path =
-		mcpx_lang_argv(sb, what->lang, lim, b->argv, b->scratch, sizeof(b->scratch));
+	    mcpx_lang_argv(sb, what->lang, lim, b->argv, b->scratch, sizeof(b->scratch));
 }
 
 int mcpx_sandbox_child_error(int code, struct mcpx_err *err)
@@ -776,7 +776,7 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 }
 
 static int write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
-		      enum mcpx_lang lang, const char *code, size_t code_len, struct mcpx_err *err);
+                      enum mcpx_lang lang, const char *code, size_t code_len, struct mcpx_err *err);
 
 /* The run's workdir: the guarded directories above it put back first (a run
  * that failed to start because an earlier one changed them would be the
@@ -854,8 +854,8 @@ static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb, const 
 	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
 	/* The prefix of this run's runtime when it lies outside the standard
 	 * roots (a zygote's is Python's). */
-	b->args.runtime_root = sb->langs.rt[what->lang].root[0] ? sb->langs.rt[what->lang].root
-								 : NULL;
+	b->args.runtime_root =
+	    sb->langs.rt[what->lang].root[0] ? sb->langs.rt[what->lang].root : NULL;
 	b->args.exe = sb->zygote[0] ? sb->zygote : NULL;
 	b->args.filter = !sb->layers.seccomp   ? NULL
 			 : what->control_fd >= 0 ? &sb->zygote_filter
@@ -993,20 +993,17 @@ int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_l
 }
 
 int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-			    enum mcpx_lang lang, const char *code, size_t code_len,
-			    const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
-			    struct mcpx_err *err)
+                            enum mcpx_lang lang, const char *code, size_t code_len,
+                            const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+                            struct mcpx_err *err)
 {
-	struct spawn_what what = {.code = code,
-				  .code_len = code_len,
-				  .control_fd = -1,
-				  .fill = fill,
-				  .lang = lang};
+	struct spawn_what what = {
+	    .code = code, .code_len = code_len, .control_fd = -1, .fill = fill, .lang = lang};
 
 	if ((unsigned)lang >= MCPX_LANG_COUNT || !sb->langs.rt[lang].available) {
 		mcpx_sandbox_proc_reset(proc);
 		return mcpx_err_set(err, ENOEXEC, "sandbox: language %s is not available here",
-				    mcpx_lang_name(lang));
+		                    mcpx_lang_name(lang));
 	}
 	return spawn(sb, lim, &what, proc, err);
 }
@@ -1023,11 +1020,11 @@ int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_lim
 }
 
 static int write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
-		      enum mcpx_lang lang, const char *code, size_t code_len, struct mcpx_err *err)
+                      enum mcpx_lang lang, const char *code, size_t code_len, struct mcpx_err *err)
 {
 	const char *name = mcpx_lang_main_file(lang);
 	int rc = mcpx_workdir_write_file(proc->workdir, name, code, code_len, sb->layers.uid_drop,
-					 sb->run_uid, sb->run_gid);
+	                                 sb->run_uid, sb->run_gid);
 
 	if (rc)
 		return mcpx_err_set(err, -rc, "sandbox: cannot write %s: %s", name, strerror(-rc));
@@ -1035,7 +1032,7 @@ static int write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_p
 }
 
 int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
-			    const char *code, size_t code_len, struct mcpx_err *err)
+                            const char *code, size_t code_len, struct mcpx_err *err)
 {
 	return write_code(sb, proc, MCPX_LANG_PYTHON, code, code_len, err);
 }
