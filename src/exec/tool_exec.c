@@ -473,8 +473,16 @@ int mcpx_exec_language(const struct mcpx_exec_args *a, const struct mcpx_languag
 	if (!a->language)
 		return MCPX_LANG_PYTHON;
 	l = mcpx_lang_from_name(a->language, strlen(a->language));
-	if (l >= 0 && lang_available(langs, l))
+	if (l >= 0 && lang_available(langs, l)) {
+		/* The code's own file, as main.py is for Python (runfiles.c). */
+		for (size_t i = 0; a->files && i < a->files->n; i++)
+			if (strcmp(a->files->v[i].path, mcpx_lang_main_file((enum mcpx_lang)l)) == 0) {
+				snprintf(msg, msglen, "files[%zu] (path \"%s\"): %s is where the code goes",
+					 i, a->files->v[i].path, a->files->v[i].path);
+				return -EINVAL;
+			}
 		return l;
+	}
 	{
 		cJSON tmp = {.type = cJSON_String, .valuestring = (char *)a->language};
 		json_repr(&tmp, repr, sizeof(repr));

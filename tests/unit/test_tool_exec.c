@@ -483,6 +483,14 @@ static void test_language(void)
 	CHECK_STR(msg, "language \"javascript\" is not available on this server (available: "
 	               "python, bash)");
 	mcpx_exec_args_free(&a);
+	/* The script's own file cannot be an input file. */
+	CHECK_INT(parse("{\"code\":\"x\",\"language\":\"bash\",\"files\":[{\"path\":\"a\","
+			"\"content\":\"\"},{\"path\":\"main.sh\",\"content\":\"\"}]}",
+			&a, msg, sizeof(msg)),
+		  0);
+	CHECK_INT(mcpx_exec_language(&a, &langs, msg, sizeof(msg)), -EINVAL);
+	CHECK_STR(msg, "files[1] (path \"main.sh\"): main.sh is where the code goes");
+	mcpx_exec_args_free(&a);
 	CHECK_INT(parse("{\"code\":\"x\",\"language\":\"Bash\"}", &a, msg, sizeof(msg)), 0);
 	CHECK_INT(mcpx_exec_language(&a, &langs, msg, sizeof(msg)), -EINVAL);
 	mcpx_exec_args_free(&a);
