@@ -34,7 +34,7 @@ trap cleanup EXIT
 start() { # name warm -> PORT_<name>
   local name=$1 warm=$2 log="$OUT/server-lang-$1.log"
   MCP_EXEC_TRANSPORT=http MCP_EXEC_ADDR=127.0.0.1:0 MCP_EXEC_PYTHON=$PY MCP_EXEC_WARM=$warm \
-    MCP_EXEC_LOG_LEVEL=warn "$BIN" 2>"$log" &
+    MCP_EXEC_LOG_LEVEL=info "$BIN" 2>"$log" &
   pids+=("$!")
   eval "PORT_$name=$(server_port "$log" "$name")"
 }
