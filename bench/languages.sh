@@ -41,12 +41,10 @@ start() { # name warm -> PORT_<name>
 start main "${MCP_EXEC_WARM:-auto}"
 start cold 0
 
-floor() { # label command...
-  local label=$1
-  shift
-  hyperfine -N --warmup 10 --runs 100 --export-json "$OUT/lang-floor.json" "$@" >/dev/null
+floor() { # label "command line" (hyperfine -N splits it into words)
+  hyperfine -N --warmup 10 --runs 100 --export-json "$OUT/lang-floor.json" "$2" >/dev/null
   $PY -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(sys.argv[2], "mean_ms=%.2f" % (r["mean"]*1000), "median_ms=%.2f" % (r["median"]*1000))' \
-    "$OUT/lang-floor.json" "$label" | tee -a "$OUT/languages.txt"
+    "$OUT/lang-floor.json" "$1" | tee -a "$OUT/languages.txt"
 }
 call() { # label port args
   local line
@@ -57,11 +55,11 @@ call() { # label port args
 
 echo "start: $(uptime)" | tee -a "$OUT/languages.txt"
 for r in $(seq 1 "$ROUNDS"); do
-  floor "r$r floor bash" /usr/bin/bash -c true
+  floor "r$r floor bash" "/usr/bin/bash -c true"
   call "r$r mcp-exec bash" "$PORT_main" '{"code":"true","language":"bash"}'
-  floor "r$r floor node" $NODE -e 0
+  floor "r$r floor node" "$NODE -e 0"
   call "r$r mcp-exec javascript" "$PORT_main" '{"code":"0","language":"javascript"}'
-  floor "r$r floor python" $PY -c pass
+  floor "r$r floor python" "$PY -c pass"
   call "r$r mcp-exec python-cold" "$PORT_cold" '{"code":"pass"}'
 done
 echo "end: $(uptime)" | tee -a "$OUT/languages.txt"
