@@ -29,7 +29,8 @@ PY=/usr/bin/python3
 NODE=/usr/bin/node
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+FLOOR_JSON=$(mktemp)
+trap 'cleanup; rm -f "$FLOOR_JSON"' EXIT
 
 start() { # name warm -> PORT_<name>
   local name=$1 warm=$2 log="$OUT/server-lang-$1.log"
@@ -42,9 +43,9 @@ start main "${MCP_EXEC_WARM:-auto}"
 start cold 0
 
 floor() { # label "command line" (hyperfine -N splits it into words)
-  hyperfine -N --warmup 10 --runs 100 --export-json "$OUT/lang-floor.json" "$2" >/dev/null
+  hyperfine -N --warmup 10 --runs 100 --export-json "$FLOOR_JSON" "$2" >/dev/null
   $PY -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(sys.argv[2], "mean_ms=%.2f" % (r["mean"]*1000), "median_ms=%.2f" % (r["median"]*1000))' \
-    "$OUT/lang-floor.json" "$1" | tee -a "$OUT/languages.txt"
+    "$FLOOR_JSON" "$1" | tee -a "$OUT/languages.txt"
 }
 call() { # label port args
   local line
