@@ -75,6 +75,10 @@ struct mcpx_sandbox {
 	struct sock_fprog zygote_filter; /* the same minus the setsid denial; owned */
 	char python[4096];        /* absolute interpreter path */
 	char zygote[4096];        /* the warm interpreter's binary (mcp-exec-zygote), or "" */
+	/* zygote opened O_PATH by the server (as root, before any child drops
+	 * its uid): Landlock's rule and the exec use it, so the run uid never
+	 * looks the path up. -1 without a zygote; owned (mcpx_sandbox_free). */
+	int zygote_fd;
 	char runtime_root[4096];  /* the interpreter's prefix when outside /usr etc., else "" */
 	const char *runner;       /* the cold run's -c program (runner.h); static storage */
 	/* The languages runs may use (language.h); Python alone until
@@ -129,10 +133,14 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb);
 
 /* The warm interpreter: mcp-exec-zygote, which embeds Debian's libpython.
  * path NULL: the binary next to the running one (/proc/self/exe). Checks
- * that it is an executable file and that the configured python is the
- * interpreter it embeds (a warm run must behave as a cold one), and keeps
- * its canonical path: every Landlock ruleset then lets it be read and
- * executed. Without it (an error here), no warm mode is possible. */
+ * that it is an executable file, that the run uid may execute the file
+ * itself (its directories need not be searchable: it is opened here and
+ * handed on as a descriptor), and that the configured python is the
+ * interpreter it embeds (a warm run must behave as a cold one). Keeps its
+ * canonical path and an O_PATH descriptor (zygote_fd): the zygote's own
+ * Landlock ruleset lets that one file be read and executed. Without it (an
+ * error here, with the path, the uid and the cause), no warm mode is
+ * possible. */
 int mcpx_sandbox_use_zygote(struct mcpx_sandbox *sb, const char *path, struct mcpx_err *err);
 
 /* Repairs the guarded directories above the workdir (a run that failed to

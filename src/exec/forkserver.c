@@ -172,7 +172,6 @@ static int send_init(struct mcpx_forkserver *fs)
 	init->landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
 	init->n_filter = (uint32_t)n;
 	snprintf(init->runtime_root, sizeof(init->runtime_root), "%s", sb->runtime_root);
-	snprintf(init->exe, sizeof(init->exe), "%s", sb->zygote);
 	rc = send_msg(fs, init, sizeof(*init), sb->filter.filter, n * sizeof(struct sock_filter),
 		      NULL, 0);
 	free(init);

@@ -53,7 +53,9 @@ struct mcpx_zygote_init {
 	int32_t landlock_abi; /* 0: no Landlock */
 	uint32_t n_filter;    /* 0: no seccomp */
 	char runtime_root[4096];
-	char exe[4096]; /* the zygote's binary, for the Landlock rule */
+	/* No rule for the zygote's own binary: a run never executes or reads
+	 * it (the zygote is already running), so its children's rulesets
+	 * leave it out and stay stricter than the zygote's own. */
 };
 
 enum mcpx_zygote_op {

@@ -64,7 +64,6 @@ struct mcpx_landlock_ruleset_attr {
 	__u64 scoped;
 };
 
-
 /* Rights that create, change or remove filesystem content. */
 #define FS_WRITE_ABI1                                                                              \
 	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |                           \
@@ -89,10 +88,10 @@ static const struct {
 	const char *path;
 	__u64 rights;
 } read_roots[] = {
-	{"/usr", FS_READ_EXEC},   {"/bin", FS_READ_EXEC},  {"/sbin", FS_READ_EXEC},
-	{"/lib", FS_READ_EXEC},   {"/lib32", FS_READ_EXEC}, {"/lib64", FS_READ_EXEC},
-	{"/libx32", FS_READ_EXEC}, {"/etc", FS_READ},       {"/proc", FS_READ},
-	{"/sys", FS_READ},        {"/dev", FS_READ},
+    {"/usr", FS_READ_EXEC},    {"/bin", FS_READ_EXEC},   {"/sbin", FS_READ_EXEC},
+    {"/lib", FS_READ_EXEC},    {"/lib32", FS_READ_EXEC}, {"/lib64", FS_READ_EXEC},
+    {"/libx32", FS_READ_EXEC}, {"/etc", FS_READ},        {"/proc", FS_READ},
+    {"/sys", FS_READ},         {"/dev", FS_READ},
 };
 
 int mcpx_landlock_abi(void)
@@ -119,70 +118,77 @@ static __u64 handled_fs(int abi)
 	return fs;
 }
 
-/* Grants rights beneath path. A path that does not exist (a minimal
- * container without /dev/shm) is skipped: not granting is the safe side. */
-static int allow_path(int ruleset, const char *path, __u64 rights, bool optional)
+/* Grants rights beneath path, or beneath the file fd was opened on. A path
+ * that does not exist (a minimal container without /dev/shm) is skipped:
+ * not granting is the safe side. The given fd is the caller's: not closed. */
+static int allow_path(int ruleset, const char *path, int given_fd, __u64 rights, bool optional)
 {
 	struct landlock_path_beneath_attr pb;
-	int fd, rc, saved;
+	int fd = given_fd, rc, saved;
 
-	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return optional && errno == ENOENT ? 0 : -errno;
 	pb.allowed_access = rights;
 	pb.parent_fd = fd;
 	rc = (int)syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
 	saved = errno;
-	close(fd);
+	if (fd != given_fd)
+		close(fd);
 	return rc < 0 ? -saved : 0;
 }
 
 /* Appends one rule to the plan (the table has room for every rule below). */
-static void plan_rule(struct mcpx_landlock_plan *p, const char *path, uint64_t rights,
-		      bool optional)
+static void plan_rule(struct mcpx_landlock_plan *p, const char *path, int fd, uint64_t rights,
+                      bool optional)
 {
 	if (p->n_rules >= MCPX_LANDLOCK_MAX_RULES)
 		return;
 	p->rules[p->n_rules].path = path;
+	p->rules[p->n_rules].fd = fd;
 	p->rules[p->n_rules].rights = rights;
 	p->rules[p->n_rules].optional = optional;
 	p->n_rules++;
 }
 
-void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root, const char *exe,
-			struct mcpx_landlock_plan *p)
+void mcpx_landlock_plan(int abi, const char *workdir, const char *runtime_root,
+                        const struct mcpx_landlock_exe *exe, struct mcpx_landlock_plan *p)
 {
 	uint64_t fs = handled_fs(abi);
 
 	p->handled_fs = fs;
 	/* TCP is handled with no rule at all: every bind and connect fails,
 	 * a second wall behind seccomp's socket-family filter. */
-	p->handled_net = abi >= 4 ? LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP : 0;
+	p->handled_net =
+	    abi >= 4 ? LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP : 0;
 	/* Without scoping, same-uid code (the pod case) could kill the server
 	 * or the fork server, or connect to an abstract socket. */
 	p->scoped = abi >= 6 ? LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET : 0;
 	p->n_rules = 0;
 
 	/* The workdir is the run's own: every handled right. */
-	plan_rule(p, workdir, fs, false);
+	plan_rule(p, workdir, -1, fs, false);
 	/* Writes to /dev/null are how programs discard output. */
-	plan_rule(p, "/dev/null", fs & FS_FILE_RIGHTS, true);
+	plan_rule(p, "/dev/null", -1, fs & FS_FILE_RIGHTS, true);
 	/* multiprocessing's SemLock needs sem_open in /dev/shm. Device nodes
 	 * and cross-directory renames are left out; the server wipes what the
 	 * run leaves there. */
-	plan_rule(p, "/dev/shm",
-		  fs & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-			 LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV),
-		  true);
+	plan_rule(p, "/dev/shm", -1,
+	          fs & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+	                 LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV),
+	          true);
 	for (size_t i = 0; i < sizeof(read_roots) / sizeof(read_roots[0]); i++)
-		plan_rule(p, read_roots[i].path, read_roots[i].rights, true);
+		plan_rule(p, read_roots[i].path, -1, read_roots[i].rights, true);
 	/* An interpreter outside the standard roots (/opt/python, say). */
 	if (runtime_root && runtime_root[0])
-		plan_rule(p, runtime_root, FS_READ_EXEC, true);
+		plan_rule(p, runtime_root, -1, FS_READ_EXEC, true);
 	/* The zygote's binary, which may live outside the standard roots (next
-	 * to the server in a build tree): this one file, read and executed. */
-	if (exe && exe[0])
-		plan_rule(p, exe, FS_READ_EXEC & FS_FILE_RIGHTS, false);
+	 * to the server in a build tree): this one file, read and executed,
+	 * granted through the descriptor the server opened before the uid
+	 * drop (the run uid may not be able to look its path up). */
+	if (exe && (exe->fd >= 0 || (exe->path && exe->path[0])))
+		plan_rule(p, exe->path, exe->fd, FS_READ_EXEC & FS_FILE_RIGHTS, false);
 }
 
 int mcpx_landlock_enforce(const struct mcpx_landlock_plan *p)
@@ -197,15 +203,16 @@ int mcpx_landlock_enforce(const struct mcpx_landlock_plan *p)
 	if (ruleset < 0)
 		return -errno;
 	for (size_t i = 0; !rc && i < p->n_rules; i++)
-		rc = allow_path(ruleset, p->rules[i].path, p->rules[i].rights,
-				p->rules[i].optional);
+		rc = allow_path(ruleset, p->rules[i].path, p->rules[i].fd, p->rules[i].rights,
+		                p->rules[i].optional);
 	if (!rc && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
 		rc = -errno;
 	close(ruleset);
 	return rc;
 }
 
-int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root, const char *exe)
+int mcpx_landlock_apply(int abi, const char *workdir, const char *runtime_root,
+                        const struct mcpx_landlock_exe *exe)
 {
 	struct mcpx_landlock_plan plan;
 

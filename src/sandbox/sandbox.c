@@ -49,6 +49,7 @@
 #include "landlock.h"
 #include "log.h"
 #include "procstat.h"
+#include "reach.h"
 #include "runner.h"
 #include "sandbox_child.h"
 #include "seccomp_policy.h"
@@ -396,12 +397,32 @@ static int set_paths(struct mcpx_sandbox *sb, const char *python, const char *wo
 	return 0;
 }
 
+/* A cold run execs the interpreter by path as the run uid, and the
+ * interpreter opens its standard library by path: it must be within that
+ * uid's reach, not only the server's (a pyenv under root's 0700 home is
+ * not). No descriptor can stand in for a whole installation, so this is a
+ * refusal that names what to change. */
+static int python_reachable(const struct mcpx_sandbox *sb, struct mcpx_err *err)
+{
+	char real[PATH_MAX], why[PATH_MAX + 128];
+
+	if (!sb->layers.uid_drop || !realpath(sb->python, real))
+		return 0;
+	if (mcpx_reach_dirs(real, sb->run_uid, sb->run_gid, why, sizeof(why)) < 0)
+		return mcpx_err_set(err, EACCES,
+				    "python %s cannot be run by the runs: %s; set MCP_EXEC_PYTHON to "
+				    "an interpreter every uid can reach (e.g. /usr/bin/python3)",
+				    sb->python, why);
+	return 0;
+}
+
 int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
                       struct mcpx_err *err)
 {
 	int rc;
 
 	memset(sb, 0, sizeof(*sb));
+	sb->zygote_fd = -1;
 	rc = set_paths(sb, python, workdir_base, err);
 	if (rc)
 		return rc;
@@ -423,7 +444,9 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	sb->layers.uid_drop = geteuid() == 0;
 	sb->run_uid = sb->layers.uid_drop ? MCPX_SANDBOX_UID : geteuid();
 	sb->run_gid = sb->layers.uid_drop ? MCPX_SANDBOX_GID : getegid();
-	rc = guard_base(sb, err);
+	rc = python_reachable(sb, err);
+	if (!rc)
+		rc = guard_base(sb, err);
 	if (rc) {
 		mcpx_sandbox_free(sb);
 		return rc;
@@ -476,10 +499,12 @@ static int zygote_next_to_self(char *out, size_t len, struct mcpx_err *err)
 int mcpx_sandbox_use_zygote(struct mcpx_sandbox *sb, const char *path, struct mcpx_err *err)
 {
 	char found[PATH_MAX], real[PATH_MAX], py[PATH_MAX], embedded[PATH_MAX];
+	char why[PATH_MAX + 128];
 	struct stat st;
-	int rc;
+	int rc, fd;
 
 	sb->zygote[0] = '\0';
+	mcpx_close_fd(&sb->zygote_fd);
 	if (!path) {
 		rc = zygote_next_to_self(found, sizeof(found), err);
 		if (rc)
@@ -497,12 +522,25 @@ int mcpx_sandbox_use_zygote(struct mcpx_sandbox *sb, const char *path, struct mc
 	    strcmp(py, embedded) != 0)
 		return mcpx_err_set(err, EINVAL, "%s embeds %s, but the configured python is %s",
 				    real, MCPX_ZYGOTE_PYTHON, sb->python);
+	/* Opened now, by the server: the run uid may not be able to look the
+	 * path up (a build tree in root's 0700 home), but it can execute the
+	 * file through this descriptor when the file's own mode allows it. */
+	fd = open(real, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return mcpx_err_set(err, errno, "cannot open %s: %s", real, strerror(errno));
+	if (sb->layers.uid_drop &&
+	    mcpx_reach_file(fd, real, sb->run_uid, sb->run_gid, MCPX_REACH_EXEC, why, sizeof(why)) < 0) {
+		close(fd);
+		return mcpx_err_set(err, EACCES, "%s", why);
+	}
+	sb->zygote_fd = fd;
 	strcpy(sb->zygote, real);
 	return 0;
 }
 
 void mcpx_sandbox_free(struct mcpx_sandbox *sb)
 {
+	mcpx_close_fd(&sb->zygote_fd);
 	mcpx_seccomp_policy_free(&sb->filter);
 	mcpx_seccomp_policy_free(&sb->zygote_filter);
 	if (sb->guards) {
@@ -529,6 +567,8 @@ bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
 		return true;
 	if (beneath(path, sb->workdir_base))
 		return true;
+	struct mcpx_landlock_exe exe = {.path = sb->zygote, .fd = -1};
+
 	/* Each language's runs get their runtime's own prefix. */
 	for (int l = 0; l < MCPX_LANG_COUNT; l++) {
 		const struct mcpx_runtime *rt = &sb->langs.rt[l];
@@ -536,7 +576,7 @@ bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
 		if (!rt->available)
 			continue;
 		mcpx_landlock_plan(sb->layers.landlock_abi, NULL, rt->root[0] ? rt->root : NULL,
-		                   sb->zygote[0] ? sb->zygote : NULL, &plan);
+		                   sb->zygote[0] ? &exe : NULL, &plan);
 		for (size_t i = 0; i < plan.n_rules; i++)
 			if (plan.rules[i].path &&
 			    (plan.rules[i].rights & LANDLOCK_ACCESS_FS_READ_FILE) &&
@@ -856,7 +896,9 @@ static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb, const 
 	 * roots (a zygote's is Python's). */
 	b->args.runtime_root =
 	    sb->langs.rt[what->lang].root[0] ? sb->langs.rt[what->lang].root : NULL;
-	b->args.exe = sb->zygote[0] ? sb->zygote : NULL;
+	/* Only the zygote's own exec needs its binary: a cold run's ruleset
+	 * leaves it out. */
+	b->args.exe_fd = what->zygote_mode ? sb->zygote_fd : -1;
 	b->args.filter = !sb->layers.seccomp   ? NULL
 			 : what->control_fd >= 0 ? &sb->zygote_filter
 						 : &sb->filter;

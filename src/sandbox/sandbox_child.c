@@ -140,28 +140,33 @@ static int enter_workdir(const struct mcpx_child_args *a)
  * four fds survive: the stdin pipe, the two output pipes and the error pipe
  * (fd 3, closed by execve); fd 4 is kept for the one socket a process may
  * have: the zygote's control socket, or a run's channel to the egress
- * broker (which only answers requests its policy allows). Everything is
- * first copied above 4 so that a pipe that happens to be fd 0..4 is not
- * overwritten by another one. */
+ * broker (which only answers requests its policy allows). The zygote's
+ * binary, when it is what we exec, waits at fd 5 (close-on-exec: gone once
+ * it runs). Everything is first copied above 5 so that a pipe that happens
+ * to be fd 0..5 is not overwritten by another one. */
 static int install_fds(const struct mcpx_child_args *a, int *errfd)
 {
-	int in, out, err, ep, ctl = -1;
+	int in, out, err, ep, ctl = -1, exe = -1;
 
-	ep = fcntl(a->errpipe_fd, F_DUPFD_CLOEXEC, 5);
+	ep = fcntl(a->errpipe_fd, F_DUPFD_CLOEXEC, 6);
 	if (ep < 0)
 		return -errno;
 	*errfd = ep;
-	in = fcntl(a->stdin_fd, F_DUPFD_CLOEXEC, 5);
-	out = fcntl(a->stdout_fd, F_DUPFD_CLOEXEC, 5);
-	err = fcntl(a->stderr_fd, F_DUPFD_CLOEXEC, 5);
+	in = fcntl(a->stdin_fd, F_DUPFD_CLOEXEC, 6);
+	out = fcntl(a->stdout_fd, F_DUPFD_CLOEXEC, 6);
+	err = fcntl(a->stderr_fd, F_DUPFD_CLOEXEC, 6);
 	if (in < 0 || out < 0 || err < 0)
 		return -errno;
-	if (a->control_fd >= 0 && (ctl = fcntl(a->control_fd, F_DUPFD_CLOEXEC, 5)) < 0)
+	if (a->control_fd >= 0 && (ctl = fcntl(a->control_fd, F_DUPFD_CLOEXEC, 6)) < 0)
 		return -errno;
-	/* dup2 clears close-on-exec on 0, 1, 2 and 4; dup3 keeps it on 3. */
+	if (a->exe_fd >= 0 && (exe = fcntl(a->exe_fd, F_DUPFD_CLOEXEC, 6)) < 0)
+		return -errno;
+	/* dup2 clears close-on-exec on 0, 1, 2 and 4; dup3 keeps it on 3 and 5. */
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		return -errno;
 	if (ctl >= 0 && dup2(ctl, 4) < 0)
+		return -errno;
+	if (exe >= 0 && dup3(exe, MCPX_CHILD_EXE_FD, O_CLOEXEC) < 0)
 		return -errno;
 	if (dup3(ep, MCPX_CHILD_ERRPIPE_FD, O_CLOEXEC) < 0)
 		return -errno;
@@ -174,9 +179,13 @@ static int install_fds(const struct mcpx_child_args *a, int *errfd)
  * close-on-exec; this does not rely on every library getting that right. */
 static int close_other_fds(const struct mcpx_child_args *a)
 {
-	unsigned first = a->control_fd >= 0 ? 5U : 4U;
+	unsigned first = a->exe_fd >= 0 ? 6U : a->control_fd >= 0 ? 5U : 4U;
 	struct rlimit rl;
 	long fd, max;
+
+	/* Without a control socket, fd 4 is a leftover copy: not kept. */
+	if (a->control_fd < 0 && first > 4)
+		(void)close(4);
 
 	if (syscall(__NR_close_range, first, ~0U, 0U) == 0)
 		return 0;
@@ -250,7 +259,6 @@ static int verify_uid(const struct mcpx_child_args *a)
 	return 0;
 }
 
-
 /* Threat: a run exhausting the machine: CPU (SIGXCPU, then SIGKILL one
  * second later at the hard limit), address space, file size, fds, processes,
  * core dumps, POSIX message queues and locked memory. */
@@ -278,9 +286,12 @@ static int no_new_privs(void)
  * to the zygote's: Landlock layers intersect, so both apply. */
 static int enforce_landlock(const struct mcpx_child_args *a)
 {
+	struct mcpx_landlock_exe exe = {.path = a->exec_path, .fd = MCPX_CHILD_EXE_FD};
+
 	if (a->landlock_abi <= 0)
 		return 0;
-	return mcpx_landlock_apply(a->landlock_abi, ".", a->runtime_root, a->exe);
+	return mcpx_landlock_apply(a->landlock_abi, ".", a->runtime_root,
+	                           a->exe_fd >= 0 ? &exe : NULL);
 }
 
 /* Threat: the syscalls in seccomp_policy.c (network, namespaces, ptrace,
@@ -326,6 +337,9 @@ void mcpx_sandbox_child_setup(const struct mcpx_child_args *a)
 void mcpx_sandbox_child_exec(const struct mcpx_child_args *a)
 {
 	mcpx_sandbox_child_setup(a);
-	execve(a->exec_path, a->argv, a->envp);
+	if (a->exe_fd >= 0)
+		syscall(SYS_execveat, MCPX_CHILD_EXE_FD, "", a->argv, a->envp, AT_EMPTY_PATH);
+	else
+		execve(a->exec_path, a->argv, a->envp);
 	mcpx_sandbox_child_fail(MCPX_CHILD_ERRPIPE_FD, MCPX_STEP_EXECVE, errno);
 }

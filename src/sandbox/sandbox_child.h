@@ -41,6 +41,9 @@ enum mcpx_child_step {
 
 /* Where the error pipe is once the fds are installed (close-on-exec). */
 #define MCPX_CHILD_ERRPIPE_FD 3
+/* Where the binary to execute is, when given as a descriptor (exe_fd):
+ * close-on-exec, so the program never holds it. */
+#define MCPX_CHILD_EXE_FD 5
 
 struct mcpx_child_args {
 	pid_t parent;  /* the server (or the zygote); the child dies with it */
@@ -50,18 +53,23 @@ struct mcpx_child_args {
 	int errpipe_fd; /* -> fd 3, close-on-exec */
 	int control_fd; /* -> fd 4: the zygote's control socket or a run's broker channel; or -1 */
 	bool keep_handlers; /* a zygote's child: keep the interpreter's signal dispositions */
-	bool drop_uid;  /* started as root: become uid/gid with no groups */
+	bool drop_uid;      /* started as root: become uid/gid with no groups */
 	uid_t uid;
 	gid_t gid;
 	const char *workdir; /* entered by path unless workdir_fd >= 0 */
 	int workdir_fd;
 	struct mcpx_rlimit rlimits[MCPX_MAX_RLIMITS];
 	int n_rlimits;
-	int landlock_abi;                /* 0: no Landlock */
-	const char *runtime_root;        /* extra readable prefix, or NULL */
-	const char *exe;                 /* the zygote's binary (readable, executable), or NULL */
+	int landlock_abi;         /* 0: no Landlock */
+	const char *runtime_root; /* extra readable prefix, or NULL */
+	/* The zygote's binary as an O_PATH fd the server opened before any
+	 * uid drop, or -1. When set it is the one extra file Landlock grants
+	 * (read and execute) and mcpx_sandbox_child_exec runs it with
+	 * execveat, so the run uid never looks up its path: a build tree in
+	 * a 0700 home works without opening that home to the run uid. */
+	int exe_fd;
 	const struct sock_fprog *filter; /* NULL: no seccomp */
-	const char *exec_path;           /* mcpx_sandbox_child_exec: what to run */
+	const char *exec_path;           /* what to run: argv[0] and, without exe_fd, the path */
 	char *const *argv;
 	char *const *envp;
 };
@@ -70,7 +78,8 @@ struct mcpx_child_args {
  * held; the error pipe is then fd MCPX_CHILD_ERRPIPE_FD (close-on-exec). */
 void mcpx_sandbox_child_setup(const struct mcpx_child_args *a);
 
-/* mcpx_sandbox_child_setup, then execve of exec_path. Async-signal-safe. */
+/* mcpx_sandbox_child_setup, then execveat of exe_fd or execve of
+ * exec_path. Async-signal-safe. */
 __attribute__((noreturn)) void mcpx_sandbox_child_exec(const struct mcpx_child_args *a);
 
 /* Writes (step << 16) | err to errfd and exits with 127. */

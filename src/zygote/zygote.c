@@ -176,7 +176,6 @@ static int recv_init(struct zygote *z)
 	    (size_t)n != sizeof(z->init) + z->init.n_filter * sizeof(struct sock_filter))
 		return -1;
 	z->init.runtime_root[sizeof(z->init.runtime_root) - 1] = '\0';
-	z->init.exe[sizeof(z->init.exe) - 1] = '\0';
 	z->prog.len = (unsigned short)z->init.n_filter;
 	z->prog.filter = z->filter;
 	return 0;
@@ -252,7 +251,7 @@ static void child_args(const struct zygote *z, struct mcpx_zygote_req *req, cons
 	}
 	a->landlock_abi = z->init.landlock_abi;
 	a->runtime_root = z->init.runtime_root[0] ? z->init.runtime_root : NULL;
-	a->exe = z->init.exe[0] ? z->init.exe : NULL;
+	a->exe_fd = -1;
 	a->filter = z->prog.len ? &z->prog : NULL;
 }
 

@@ -20,6 +20,17 @@ _procs = []
 sys.stdout.reconfigure(line_buffering=True)
 
 
+class ServerDied(RuntimeError):
+    """The server under test exited while a test was still talking to it.
+    Raised at once (no waiting for a timeout), with its last log lines."""
+
+
+def _died(proc, log, what):
+    lines = log.decode(errors="replace").strip().splitlines()[-15:]
+    return ServerDied(f"the server exited (status {proc.returncode}) {what}; its last log "
+                      "lines:\n  " + "\n  ".join(lines or ["(none)"]))
+
+
 def _cleanup():
     for p in _procs:
         if p.poll() is None:
@@ -82,6 +93,34 @@ class Failures:
         sys.exit(1 if self.failed else 0)
 
 
+_bin_copies = []
+
+
+@atexit.register
+def _remove_bin_copies():
+    import shutil
+    for d in _bin_copies:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def bin_for_uid():
+    """The server binary as another uid can run it: the build tree may sit
+    where that uid cannot look (a checkout in root's 0700 home), as a pod's
+    image never does. So the server and its zygote are copied once into a
+    fresh 0755 folder under /tmp, as an image installs them."""
+    import shutil
+    import tempfile
+    if not _bin_copies:
+        d = tempfile.mkdtemp(prefix="mcpx-bin-")
+        os.chmod(d, 0o755)
+        _bin_copies.append(d)
+        src = os.path.dirname(os.path.abspath(BIN))
+        for name in (os.path.basename(BIN), "mcp-exec-zygote"):
+            if os.path.exists(os.path.join(src, name)):
+                shutil.copy2(os.path.join(src, name), os.path.join(d, name))
+    return os.path.join(_bin_copies[0], os.path.basename(BIN))
+
+
 def _become(uid):
     """A preexec_fn that runs the server as uid (gid uid, no groups): the pod,
     where the server and its runs share one uid and nothing is root."""
@@ -132,8 +171,9 @@ def deny_syscalls(names):
 
 
 class StdioServer:
-    def __init__(self, env=None, args=(), as_uid=None, preexec=None):
-        self.proc = subprocess.Popen([BIN, *args], stdin=subprocess.PIPE,
+    def __init__(self, env=None, args=(), as_uid=None, preexec=None, binary=None):
+        binary = binary or (bin_for_uid() if as_uid is not None else BIN)
+        self.proc = subprocess.Popen([binary, *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=env or base_env(),
                                      preexec_fn=_become(as_uid) if as_uid is not None else preexec)
@@ -149,8 +189,14 @@ class StdioServer:
         data = obj if isinstance(obj, (bytes, str)) else json.dumps(obj)
         if isinstance(data, str):
             data = data.encode()
-        self.proc.stdin.write(data + b"\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(data + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            self.proc.wait(timeout=30)
+            while self._pump(0):
+                pass
+            raise _died(self.proc, self.errbuf, "before a message could be sent") from None
 
     def _pump(self, timeout):
         open_ = [f for f in (self.proc.stdout, self.proc.stderr) if f not in self.eof]
@@ -200,6 +246,10 @@ class StdioServer:
         while time.time() < deadline:
             m = self.recv(deadline - time.time())
             if m is None:
+                if self.proc.stdout in self.eof and self.proc.poll() is not None:
+                    while self._pump(0):
+                        pass
+                    raise _died(self.proc, self.errbuf, f"while request {rid} waited")
                 return None
             if m.get("id") == rid and ("result" in m or "error" in m):
                 return m
@@ -337,8 +387,14 @@ class HttpServer:
         if isinstance(body, (dict, list)):
             body = json.dumps(body)
             h.setdefault("Content-Type", "application/json")
-        c.request(method, path, body=body, headers=h)
-        r = c.getresponse()
+        try:
+            c.request(method, path, body=body, headers=h)
+            r = c.getresponse()
+        except (ConnectionError, http.client.RemoteDisconnected):
+            if self.proc.poll() is None:
+                raise
+            raise _died(self.proc, self.drain_stderr().encode(),
+                        f"before {method} {path} was answered") from None
         data = r.read()
         c.close()
         return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data

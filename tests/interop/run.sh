@@ -10,7 +10,10 @@
 #      read from the server's "listening on http://127.0.0.1:PORT" log line.
 #      Each gets a policy file with a function (make_policy), which the
 #      client calls and then changes, to hear notifications/tools/list_changed;
-#   3. the MCP conformance suite against an HTTP server started WITHOUT a
+#   3. readme_configs.mjs - the README's client configuration snippets,
+#      loaded by LangChain's MCP adapters (MultiServerMCPClient) and used to
+#      call exec over stdio and over HTTP with a token;
+#   4. the MCP conformance suite against an HTTP server started WITHOUT a
 #      token on loopback (the suite's runner cannot send custom headers), for
 #      the scenarios that apply to a server whose only tool is exec.
 #
@@ -233,21 +236,29 @@ run_bg() {
   return "$rc"
 }
 
-# run_client LABEL ARGS...: client.mjs; its checks are added to the totals.
-run_client() {
-  local label=$1 out=$WORK/client-$1.out rc p f
-  shift
-  run_bg timeout 180 "$NODE" "$HERE/client.mjs" "$@" >"$out" 2>&1
+# run_script LABEL SCRIPT ARGS...: a Node script of ours that prints ok/FAIL
+# lines and a summary; its checks are added to the totals.
+run_script() {
+  local label=$1 script=$2 out=$WORK/client-$1.out rc p f
+  shift 2
+  run_bg timeout 180 "$NODE" "$HERE/$script" "$@" >"$out" 2>&1
   rc=$?
   indent <"$out"
   read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -n1)
   if [ -n "${p:-}" ]; then
     PASS=$((PASS + p))
     FAIL=$((FAIL + f))
-    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && fail "SDK client over $label exited $rc"
+    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && fail "$script ($label) exited $rc"
   else
-    fail "SDK client over $label ended without a summary (exit $rc)"
+    fail "$script ($label) ended without a summary (exit $rc)"
   fi
+}
+
+# run_client LABEL ARGS...: the SDK client, client.mjs.
+run_client() {
+  local label=$1
+  shift
+  run_script "$label" client.mjs "$@"
 }
 
 # ------------------------------------------------- SDK client: 3 transports --
@@ -272,6 +283,19 @@ if start_server sse "$TOKEN" "$(make_policy sse)"; then
   stop_server sse "$SSE_PID"
 else
   fail "SSE server (with a token) starts"
+fi
+
+# ------------------------------------- the README's client configurations ----
+# Loaded as they stand (placeholders filled in) by LangChain's MCP adapters,
+# the config loader of a client framework: the stdio one starts $BIN, the
+# HTTP one reaches a server started here with a token.
+echo "== README's MCP client configurations through LangChain's MCP adapters"
+if start_server readme "$TOKEN"; then
+  README_PID=$SERVER_PID
+  run_script readme readme_configs.mjs "$ROOT/README.md" "$BIN" "http://127.0.0.1:$PORT/mcp" "$TOKEN"
+  stop_server readme "$README_PID"
+else
+  fail "HTTP server for the README's configurations starts"
 fi
 
 # ----------------------------------------------------- conformance suite ----

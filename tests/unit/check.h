@@ -39,6 +39,34 @@ static int check_failures;
 		}                                                                          \
 	} while (0)
 
+/* A check whose failure leaves nothing to test (a NULL pointer, a process
+ * that was never started, a server that never became ready): reported like
+ * CHECK, then the calling test function returns, so the binary does not
+ * crash on what follows and the other tests still run. For void test
+ * functions. */
+#define REQUIRE(cond)                                                                      \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			fprintf(stderr, "%s:%d: REQUIRE failed: %s (rest of %s skipped)\n",     \
+				__FILE__, __LINE__, #cond, __func__);                      \
+			check_failures++;                                                  \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
+#define REQUIRE_INT(a, b)                                                                  \
+	do {                                                                               \
+		long long a_ = (long long)(a), b_ = (long long)(b);                        \
+		if (a_ != b_) {                                                            \
+			fprintf(stderr,                                                    \
+				"%s:%d: REQUIRE_INT failed: %s = %lld, expected %lld (rest of " \
+				"%s skipped)\n",                                           \
+				__FILE__, __LINE__, #a, a_, b_, __func__);                 \
+			check_failures++;                                                  \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
 #define CHECK_DONE()                                                                       \
 	do {                                                                               \
 		if (check_failures) {                                                      \

@@ -82,25 +82,26 @@ static size_t read_all(int fd, char *buf, size_t cap, long deadline)
  * by MCPX_CHANNEL_FD, and carries bytes both ways. */
 static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs, bool channel)
 {
-	static const char code[] =
-		"import os, sys\n"
-		"fd = os.environ.get('MCPX_CHANNEL_FD')\n"
-		"print('channel', fd, os.path.exists('/proc/self/fd/4'))\n"
-		"if fd:\n"
-		"    import socket\n"
-		"    s = socket.socket(fileno=int(fd))\n"
-		"    s.sendall(b'ping')\n"
-		"    print('reply', s.recv(4).decode())\n"
-		"st = open('/proc/self/status').read()\n"
-		"print('filters', [l.split()[1] for l in st.splitlines() if l.startswith('Seccomp_filters:')][0])\n"
-		"print('sid', os.getsid(0) == os.getpid())\n"
-		"print('home', os.environ['HOME'] == os.getcwd())\n"
-		"print('main', __name__, os.path.basename(__file__))\n"
-		"print('flags', sys.flags.isolated, sys.flags.dont_write_bytecode, sys.flags.safe_path)\n"
-		"print('exe', sys.executable)\n"
-		"print('cpus', len(os.sched_getaffinity(0)))\n"
-		"print('stdin', sys.stdin.read().strip())\n"
-		"sys.exit(3)\n";
+	static const char code[] = "import os, sys\n"
+	                           "fd = os.environ.get('MCPX_CHANNEL_FD')\n"
+	                           "print('channel', fd, os.path.exists('/proc/self/fd/4'))\n"
+	                           "if fd:\n"
+	                           "    import socket\n"
+	                           "    s = socket.socket(fileno=int(fd))\n"
+	                           "    s.sendall(b'ping')\n"
+	                           "    print('reply', s.recv(4).decode())\n"
+	                           "st = open('/proc/self/status').read()\n"
+	                           "print('filters', [l.split()[1] for l in st.splitlines() if "
+	                           "l.startswith('Seccomp_filters:')][0])\n"
+	                           "print('sid', os.getsid(0) == os.getpid())\n"
+	                           "print('home', os.environ['HOME'] == os.getcwd())\n"
+	                           "print('main', __name__, os.path.basename(__file__))\n"
+	                           "print('flags', sys.flags.isolated, "
+	                           "sys.flags.dont_write_bytecode, sys.flags.safe_path)\n"
+	                           "print('exe', sys.executable)\n"
+	                           "print('cpus', len(os.sched_getaffinity(0)))\n"
+	                           "print('stdin', sys.stdin.read().strip())\n"
+	                           "sys.exit(3)\n";
 	struct mcpx_limits lim = limits;
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_err err = {{0}};
@@ -111,9 +112,9 @@ static void test_run(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs, 
 	long deadline = now_ms() + 30000;
 
 	lim.channel = channel;
-	CHECK_INT(mcpx_forkserver_fork(fs, &lim, &err), 0);
+	REQUIRE_INT(mcpx_forkserver_fork(fs, &lim, &err), 0);
 	CHECK(mcpx_forkserver_pending(fs));
-	CHECK_INT(mcpx_forkserver_take(fs, &proc, NULL, &err), 0);
+	REQUIRE_INT(mcpx_forkserver_take(fs, &proc, NULL, &err), 0);
 	CHECK(!mcpx_forkserver_pending(fs));
 	CHECK(proc.pid > 0 && proc.pidfd >= 0 && proc.workdir[0] == '/');
 	CHECK(channel ? proc.channel_fd >= 0 : proc.channel_fd == -1);
@@ -252,8 +253,8 @@ static void children_of(pid_t pid, char *buf, size_t len)
 }
 
 /* Runs code in a forked child and reaps it (the code gets no stdin). */
-static void run_forked(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs,
-		       const char *code, char *out, size_t outlen)
+static void run_forked(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs, const char *code,
+                       char *out, size_t outlen)
 {
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_err err = {{0}};
@@ -264,8 +265,8 @@ static void run_forked(const struct mcpx_sandbox *sb, struct mcpx_forkserver *fs
 	int status;
 
 	out[0] = '\0';
-	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
-	CHECK_INT(mcpx_forkserver_take(fs, &proc, NULL, &err), 0);
+	REQUIRE_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
+	REQUIRE_INT(mcpx_forkserver_take(fs, &proc, NULL, &err), 0);
 	p.fd = proc.stdout_fd;
 	p.events = POLLIN;
 	CHECK(poll(&p, 1, 30000) == 1 && read(proc.stdout_fd, &marker, 1) == 1 && marker == 0);
@@ -307,18 +308,20 @@ static void test_reaps_strays(const struct mcpx_sandbox *sb, const char *preload
 	zyg = zygote_pid();
 	CHECK(zyg > 0);
 	snprintf(code, sizeof(code),
-		 "import ctypes, os, time\n"
-		 "libc = ctypes.CDLL(None, use_errno=True)\n"
-		 "made = []\n"
-		 "for sleep in (0, 60):\n"
-		 "    r = libc.syscall(ctypes.c_long(%ld), ctypes.c_long(0x8011), 0, 0, 0, 0)\n"
-		 "    if r == 0:\n"
-		 "        time.sleep(sleep)\n"
-		 "        os._exit(0)\n"
-		 "    made.append(r)\n"
-		 "ppids = [open('/proc/%%d/stat' %% p).read().rsplit(')', 1)[1].split()[1] for p in made]\n"
-		 "print('made', len([p for p in made if p > 0]), 'zygote-children', ppids.count(str(os.getppid())))\n",
-		 (long)SYS_clone);
+	         "import ctypes, os, time\n"
+	         "libc = ctypes.CDLL(None, use_errno=True)\n"
+	         "made = []\n"
+	         "for sleep in (0, 60):\n"
+	         "    r = libc.syscall(ctypes.c_long(%ld), ctypes.c_long(0x8011), 0, 0, 0, 0)\n"
+	         "    if r == 0:\n"
+	         "        time.sleep(sleep)\n"
+	         "        os._exit(0)\n"
+	         "    made.append(r)\n"
+	         "ppids = [open('/proc/%%d/stat' %% p).read().rsplit(')', 1)[1].split()[1] for p "
+	         "in made]\n"
+	         "print('made', len([p for p in made if p > 0]), 'zygote-children', "
+	         "ppids.count(str(os.getppid())))\n",
+	         (long)SYS_clone);
 	run_forked(open_sb, fs, code, out, sizeof(out));
 	printf("  run said: %s", out);
 	CHECK(strstr(out, "made 2 zygote-children 2\n") != NULL);
@@ -329,11 +332,92 @@ static void test_reaps_strays(const struct mcpx_sandbox *sb, const char *preload
 	free(open_sb);
 }
 
+/* A ready fork server: runs with and without a channel, setup failures,
+ * an early kill, CLONE_PARENT refused, a pending fork cleaned up by stop. */
+static void test_ready(const struct mcpx_sandbox *sb, const char *preload)
+{
+	struct mcpx_forkserver *fs = NULL;
+	struct mcpx_err err = {{0}};
+	int rc;
+
+	REQUIRE_INT(mcpx_forkserver_start(sb, preload, &limits, &fs, &err), 0);
+	REQUIRE(fs != NULL);
+	/* Before the zygote is ready nothing can be forked. */
+	if (mcpx_forkserver_poll(fs) == 0)
+		CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), -EAGAIN);
+	if (!wait_ready(fs)) {
+		CHECK(!"the zygote became ready");
+		mcpx_forkserver_stop(fs);
+		return;
+	}
+	/* The start-up probe holds in a forked child too. */
+	rc = mcpx_forkserver_selftest(fs, &err);
+	printf("fork server self-test: %s\n", rc ? err.msg : "passed");
+	CHECK_INT(rc, 0);
+	test_run(sb, fs, false);
+	test_run(sb, fs, true);
+	test_setup_failure(sb, fs);
+	test_kill_early(fs);
+	{
+		char code[1024], out[4096];
+
+		/* With the real filters CLONE_PARENT is refused in a forked run. */
+		snprintf(code, sizeof(code),
+		         "import ctypes\n"
+		         "libc = ctypes.CDLL(None, use_errno=True)\n"
+		         "r = libc.syscall(ctypes.c_long(%ld), ctypes.c_long(0x8011), 0, 0, 0, 0)\n"
+		         "print('clone_parent', r, ctypes.get_errno())\n",
+		         (long)SYS_clone);
+		run_forked(sb, fs, code, out, sizeof(out));
+		printf("CLONE_PARENT in a forked run: %s", out);
+		if (sb->layers.seccomp)
+			CHECK_STR(out, "clone_parent -1 1\n");
+	}
+
+	/* A pending fork is cleaned up by stop. */
+	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
+	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), -EBUSY);
+	mcpx_forkserver_stop(fs);
+}
+
+/* A zygote that died: errors, not hangs. */
+static void test_zygote_died(const struct mcpx_sandbox *sb, const char *preload)
+{
+	struct mcpx_forkserver *fs = NULL;
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	int rc;
+
+	REQUIRE_INT(mcpx_forkserver_start(sb, preload, &limits, &fs, &err), 0);
+	if (!wait_ready(fs)) {
+		CHECK(!"the zygote became ready");
+		mcpx_forkserver_stop(fs);
+		return;
+	}
+	{
+		pid_t zyg = zygote_pid();
+
+		CHECK(zyg > 0);
+		if (zyg > 0)
+			kill(zyg, SIGKILL);
+	}
+	{
+		struct timespec ts = {0, 200000000};
+
+		nanosleep(&ts, NULL);
+	}
+	rc = mcpx_forkserver_fork(fs, &limits, &err);
+	if (rc == 0)
+		rc = mcpx_forkserver_take(fs, &proc, NULL, &err);
+	CHECK(rc < 0);
+	printf("after the zygote died: %s\n", err.msg);
+	CHECK_INT(mcpx_forkserver_poll(fs), -EPIPE);
+	mcpx_forkserver_stop(fs);
+}
+
 int main(void)
 {
 	struct mcpx_sandbox *sb = malloc(sizeof(*sb));
-	struct mcpx_forkserver *fs = NULL;
-	struct mcpx_sandbox_proc proc;
 	struct mcpx_err err = {{0}};
 	char base[] = "/tmp/mcpx-fstest-XXXXXX";
 	const char *preload = "json";
@@ -354,67 +438,9 @@ int main(void)
 		return 1;
 	}
 
-	CHECK_INT(mcpx_forkserver_start(sb, preload, &limits, &fs, &err), 0);
-	CHECK(fs != NULL);
-	/* Before the zygote is ready nothing can be forked. */
-	if (mcpx_forkserver_poll(fs) == 0)
-		CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), -EAGAIN);
-	CHECK(wait_ready(fs));
-	/* The start-up probe holds in a forked child too. */
-	rc = mcpx_forkserver_selftest(fs, &err);
-	printf("fork server self-test: %s\n", rc ? err.msg : "passed");
-	CHECK_INT(rc, 0);
-	test_run(sb, fs, false);
-	test_run(sb, fs, true);
-	test_setup_failure(sb, fs);
-	test_kill_early(fs);
-	{
-		char code[1024], out[4096];
-
-		/* With the real filters CLONE_PARENT is refused in a forked run. */
-		snprintf(code, sizeof(code),
-			 "import ctypes\n"
-			 "libc = ctypes.CDLL(None, use_errno=True)\n"
-			 "r = libc.syscall(ctypes.c_long(%ld), ctypes.c_long(0x8011), 0, 0, 0, 0)\n"
-			 "print('clone_parent', r, ctypes.get_errno())\n",
-			 (long)SYS_clone);
-		run_forked(sb, fs, code, out, sizeof(out));
-		printf("CLONE_PARENT in a forked run: %s", out);
-		if (sb->layers.seccomp)
-			CHECK_STR(out, "clone_parent -1 1\n");
-	}
-
-	/* A pending fork is cleaned up by stop. */
-	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), 0);
-	CHECK_INT(mcpx_forkserver_fork(fs, &limits, &err), -EBUSY);
-	mcpx_forkserver_stop(fs);
-
+	test_ready(sb, preload);
 	test_reaps_strays(sb, preload);
-
-	/* A zygote that died: errors, not hangs. */
-	fs = NULL;
-	CHECK_INT(mcpx_forkserver_start(sb, preload, &limits, &fs, &err), 0);
-	CHECK(wait_ready(fs));
-	{
-		pid_t zyg = zygote_pid();
-
-		CHECK(zyg > 0);
-		if (zyg > 0)
-			kill(zyg, SIGKILL);
-	}
-	{
-		struct timespec ts = {0, 200000000};
-
-		nanosleep(&ts, NULL);
-	}
-	rc = mcpx_forkserver_fork(fs, &limits, &err);
-	if (rc == 0)
-		rc = mcpx_forkserver_take(fs, &proc, NULL, &err);
-	CHECK(rc < 0);
-	printf("after the zygote died: %s\n", err.msg);
-	CHECK_INT(mcpx_forkserver_poll(fs), -EPIPE);
-	mcpx_forkserver_stop(fs);
-
+	test_zygote_died(sb, preload);
 	mcpx_sandbox_free(sb);
 	free(sb);
 	rmdir(base);

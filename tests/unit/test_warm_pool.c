@@ -8,6 +8,7 @@
  * no process behind.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -250,12 +251,16 @@ static void test_degrade(struct mcpx_loop *loop, const struct mcpx_sandbox *sb)
 		return;
 	}
 	*bad = *sb;
+	/* The binary is executed through its descriptor (sandbox.h). */
 	snprintf(bad->zygote, sizeof(bad->zygote), "/bin/false");
+	bad->zygote_fd = open("/bin/false", O_PATH | O_CLOEXEC);
+	CHECK(bad->zygote_fd >= 0);
 	wp = mcpx_warm_pool_new(loop, &cfg, bad, NULL);
 	spin(loop, 10000, is_after_reap, wp);
 	CHECK(mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_AFTER_REAP);
 	CHECK(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err) == 0);
 	mcpx_warm_pool_free(wp);
+	close(bad->zygote_fd);
 	free(bad);
 }
 
