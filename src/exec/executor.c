@@ -445,14 +445,13 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.buf.len)
 		return NULL;
-	/* Python (and Node, bash) report these limits as errors; look at the end of stderr,
-	 * where the traceback's last line is. The label only describes the
+	/* Python reports these limits as exceptions (Node and bash's tools as
+	 * errors); look at the end of stderr, where the traceback's last line is. The label only describes the
 	 * caller's own run, so a program printing these words fools no one else. */
 	n = job->err.buf.len < 4096 ? job->err.buf.len : 4096;
 	tail = job->err.buf.data + job->err.buf.len - n;
 	if (memmem(tail, n, "MemoryError", 11) || memmem(tail, n, "Unable to allocate", 18) ||
 	    memmem(tail, n, "Cannot allocate memory", 22) ||
-	    memmem(tail, n, "cannot allocate memory", 22) ||
 	    memmem(tail, n, "Array buffer allocation failed", 30))
 		return "memory";
 	/* Node ignores SIGXFSZ, so its write fails with EFBIG instead. */
