@@ -56,6 +56,8 @@ const char *mcpx_lang_main_file(enum mcpx_lang l);
  * that prints its version under lim (memory, processes, ...), as a run
  * would. With "auto" a runtime that is missing or fails the proof is left
  * out (why says so); one listed by name makes this fail with err set.
+ * Python is never left out (the start-up self-test decides whether it
+ * runs); a failed proof only leaves its version at "3".
  * Fills sb->langs. Call after mcpx_sandbox_init. Returns 0 or -errno. */
 int mcpx_sandbox_find_languages(struct mcpx_sandbox *sb, const char *setting,
                                 const struct mcpx_limits *lim, struct mcpx_err *err);

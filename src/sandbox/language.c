@@ -240,14 +240,19 @@ int mcpx_sandbox_find_languages(struct mcpx_sandbox *sb, const char *setting,
 		/* available is set only for prove's own spawn to find the
 		 * runtime, and kept only if it passes. */
 		rt->available = rt->path[0] != '\0';
-		if (rt->available && prove(sb, (enum mcpx_lang)l, lim, rt) < 0)
-			rt->available = false;
+		if (rt->available && prove(sb, (enum mcpx_lang)l, lim, rt) < 0) {
+			/* Whether Python runs is the self-test's verdict, as
+			 * before languages existed; only its version is unknown. */
+			if (l == MCPX_LANG_PYTHON)
+				snprintf(rt->version, sizeof(rt->version), "3");
+			else
+				rt->available = false;
+		}
 		if (rt->available) {
 			langs->mask |= 1u << l;
 			continue;
 		}
-		/* Python is the default language: without it there is no server. */
-		if (listed || l == MCPX_LANG_PYTHON)
+		if (listed)
 			return mcpx_err_set(err, ENOENT, "language %s: %s", mcpx_lang_name(l),
 			                    rt->why);
 	}
