@@ -23,9 +23,9 @@ struct mcpx_limits;
 struct mcpx_rlimit;
 
 /* Address space V8 reserves but never backs: its code range (a 512 MiB
- * PROT_NONE, MAP_NORESERVE mapping, measured with strace on Node 18 and
- * 20: "Fatal process OOM in Failed to reserve virtual memory for
- * CodeRange" below it) plus alignment slack. A JavaScript run's RLIMIT_AS is
+ * PROT_NONE, MAP_NORESERVE mapping, measured with strace on Node 20.20:
+ * "Fatal process OOM in Failed to reserve virtual memory for CodeRange"
+ * below it) plus alignment slack. A JavaScript run's RLIMIT_AS is
  * MCP_EXEC_MEMORY_MB plus this; its heap is held to MCP_EXEC_MEMORY_MB by
  * --max-old-space-size and the run's resident memory by the run budget,
  * exactly as every other language's (docs/security.md). */
