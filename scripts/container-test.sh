@@ -22,7 +22,13 @@
 #    chart does, and mcp-exec-client calls from a sibling container sharing
 #    its network namespace: output, exit codes, auth, sandbox probes; the
 #    same under the arbitrary uid;
-# 5. the escape suite (tests/e2e/test_escape.py) run inside the hardened
+# 5. memory bursts (16 x 100 MiB, 32 x 60 MiB) under the chart's memory
+#    limit and under 1 GiB: each ends at the memory limit with no kernel OOM
+#    kill in the container's cgroup, and the next call is served;
+# 6. two replicas side by side, each in a user namespace of its own (podman
+#    --uidmap, as hostUsers: false): replica A's run holding 51 children does
+#    not make replica B's run fail; the control (one shared host uid) does;
+# 7. the escape suite (tests/e2e/test_escape.py) run inside the hardened
 #    container against the image's own server, warm and cold.
 #
 # Exits 0 with "SKIP: <reason>" when podman or debootstrap cannot run here
@@ -183,7 +189,8 @@ chmod 0400 "$TOKDIR/token"
 TOKMOUNT=(-v "$TOKDIR:/var/run/secrets/mcp-exec:ro" -e MCP_EXEC_AUTH_TOKEN_FILE=/var/run/secrets/mcp-exec/token)
 # What the Helm chart sets beyond the image's ENV, and its memory limit.
 CHART_ENV=(-e MCP_EXEC_WARM=1 -e MCP_EXEC_PRELOAD=numpy -e MCP_EXEC_REQUIRE_LANDLOCK=1
-  -e MCP_EXEC_MEMORY_MB=512 -e MCP_EXEC_LOG_FORMAT=json --memory 1g)
+  -e MCP_EXEC_MEMORY_MB=512 -e MCP_EXEC_LOG_FORMAT=json)
+CHART_MEM=(--memory 1536m --memory-swap 1536m)
 
 cat >"$WORK/posture.py" <<'EOF'
 import os, sys
@@ -255,7 +262,7 @@ for who in 65532:65532 1000770000:0; do
   grep -qE '^(ok|FAIL) ' "$WORK/out" || { fail "posture probe did not run as $who"; indent <"$WORK/out"; }
 done
 
-if "${PODMAN[@]}" run --rm "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" "$IMAGE" --check-config \
+if "${PODMAN[@]}" run --rm "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" "${CHART_MEM[@]}" "$IMAGE" --check-config \
   >"$WORK/check-config" 2>&1; then
   pass "mcp-exec --check-config in the hardened container (output below)"
 else
@@ -269,7 +276,7 @@ grep -q 'MCP_EXEC_TRANSPORT=http' "$WORK/check-config" && grep -q 'MCP_EXEC_AUTH
 
 # -------------------------------------------------------- server + client --
 if ! "${PODMAN[@]}" run -d --name "$NAME" "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" \
-  "$IMAGE" >"$WORK/out" 2>&1; then
+  "${CHART_MEM[@]}" "$IMAGE" >"$WORK/out" 2>&1; then
   fail "start the server container"
   indent <"$WORK/out"
   echo "$PASS passed, $FAIL failed"
@@ -386,7 +393,7 @@ chmod 0550 "$ANYTOK"
 chmod 0440 "$ANYTOK/token"
 if "${PODMAN[@]}" run -d --name "$NAME" "${ANYUID[@]}" --network none \
   -v "$ANYTOK:/var/run/secrets/mcp-exec:ro" -e MCP_EXEC_AUTH_TOKEN_FILE=/var/run/secrets/mcp-exec/token \
-  "${CHART_ENV[@]}" "$IMAGE" >"$WORK/out" 2>&1; then
+  "${CHART_ENV[@]}" "${CHART_MEM[@]}" "$IMAGE" >"$WORK/out" 2>&1; then
   SIB=(--rm "${ANYUID[@]}" --network "container:$NAME" -v "$ANYTOK:/token:ro")
   ok_any=0
   for _ in $(seq 1 60); do
@@ -409,6 +416,175 @@ else
   fail "start the server as uid 1000770000, gid 0"
   indent <"$WORK/out"
 fi
+
+# ------------------------------------- memory bursts under the pod's limit --
+# Issue 23: with per-run cgroups unavailable (a pod), the run budget is a
+# watchdog reading; 16 x 100 MiB and 32 x 60 MiB forked processes used to
+# take the container to its limit and the kernel's OOM killer into it. Now
+# the server also watches the container's own memory cgroup and ends the run
+# before the kernel would. Each burst must end with the memory limit, the
+# container's cgroup must show no OOM kill, and the next call must be served:
+# under the chart's limit (1536Mi) and under the old 1 GiB, below the chart's
+# memory sum, where only the container watch can stop the burst in time.
+# Calls go through `podman exec` into the server's own container.
+xcall() { # xcall CONTAINER OUTFILE CODE [TIMEOUT]
+  "${PODMAN[@]}" exec "$1" /usr/local/bin/mcp-exec-client call --url "$URL" \
+    --token-file /var/run/secrets/mcp-exec/token --timeout "${4:-60}" --code "$3" >"$2" 2>&1
+}
+xready() { # xready CONTAINER: 0 once /readyz answers (at most 90 tries)
+  for _ in $(seq 1 90); do
+    "${PODMAN[@]}" exec "$1" /usr/bin/python3 -c \
+      'import urllib.request as u; u.urlopen("http://127.0.0.1:8080/readyz", timeout=2)' >/dev/null 2>&1 && return 0
+    [ "$("${PODMAN[@]}" inspect -f '{{.State.Running}}' "$1" 2>/dev/null)" = true ] || return 1
+    sleep 1
+  done
+  return 1
+}
+oom_kills() { # oom_kills CONTAINER: the oom_kill count of its memory cgroup (v2 memory.events, v1 memory.oom_control)
+  local id dir
+  id=$("${PODMAN[@]}" inspect -f '{{.Id}}' "$1")
+  dir=$(find /sys/fs/cgroup/memory /sys/fs/cgroup -maxdepth 4 -type d -name "*$id*" 2>/dev/null | head -n1)
+  if [ -f "$dir/memory.events" ]; then
+    awk '$1 == "oom_kill" {print $2}' "$dir/memory.events"
+  elif [ -f "$dir/memory.oom_control" ]; then
+    awk '$1 == "oom_kill" {print $2}' "$dir/memory.oom_control"
+  fi
+}
+burst_code() { # burst_code N MIB
+  cat <<PYCODE
+import os, time
+r, w = os.pipe()
+for i in range($1):
+    if os.fork() == 0:
+        os.close(r)
+        b = bytearray(b'\x01') * ($2 << 20)
+        os.write(w, b'.')
+        time.sleep(3600)
+        os._exit(0)
+os.close(w)
+got = 0
+while got < $1:
+    got += len(os.read(r, 64))
+print('all allocated', flush=True)
+time.sleep(3600)
+PYCODE
+}
+for lim in 1536m 1g; do
+  BN=$NAME-burst
+  if ! "${PODMAN[@]}" run -d --name "$BN" "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" \
+    --memory "$lim" --memory-swap "$lim" "$IMAGE" >"$WORK/out" 2>&1 || ! xready "$BN"; then
+    fail "start the server under a $lim memory limit"
+    indent <"$WORK/out"
+    "${PODMAN[@]}" logs "$BN" 2>&1 | tail -n 20 | indent
+    "${PODMAN[@]}" rm -f -t 0 "$BN" >/dev/null 2>&1
+    continue
+  fi
+  watched=$("${PODMAN[@]}" logs "$BN" 2>&1 | grep -o "the container's memory is watched ([^)]*)" | head -n1)
+  if [ -n "$watched" ]; then
+    pass "[$lim] the server watches its container's memory: $watched"
+  else
+    fail "[$lim] the server does not watch its container's memory"
+    "${PODMAN[@]}" logs "$BN" 2>&1 | grep -i "container's memory" | head -n 5 | indent
+  fi
+  before=$(oom_kills "$BN")
+  for nm in "16 100" "32 60"; do
+    n=${nm% *} mb=${nm#* }
+    for try in 1 2 3; do
+      xcall "$BN" "$WORK/o" "$(burst_code "$n" "$mb")" 60
+      after=$(oom_kills "$BN")
+      if grep -q "(memory limit)" "$WORK/o" && ! grep -q "all allocated" "$WORK/o" &&
+        [ -n "$before" ] && [ "$after" = "$before" ] && xcall "$BN" "$WORK/p" 'print(6*7)' &&
+        [ "$(cat "$WORK/p")" = 42 ]; then
+        pass "[$lim] burst $n x $mb MiB (try $try): ended at the memory limit, no kernel OOM kill (oom_kill $before -> $after), the next call served"
+      else
+        fail "[$lim] burst $n x $mb MiB (try $try): oom_kill '$before' -> '$after'"
+        indent <"$WORK/o"
+        "${PODMAN[@]}" logs "$BN" 2>&1 | tail -n 8 | indent
+      fi
+    done
+  done
+  # What stopped each burst: the run's budget or the container watch.
+  "${PODMAN[@]}" logs "$BN" 2>&1 | grep -oE "passed its memory budget \([0-9]+ KiB[^)]*\)" | sed "s/^/[$lim] /" | indent
+  "${PODMAN[@]}" rm -f -t 0 "$BN" >/dev/null 2>&1
+done
+
+# ------------------------------------------- two replicas on one node ----
+# Issue 23: RLIMIT_NPROC counts every task of the uid, so without user
+# namespaces replica A's run holding 51 sleeping children made replica B's
+# run fail with fork: EAGAIN. With a user namespace per pod (hostUsers:
+# false; here podman's --uidmap, each container its own host range, as
+# --userns=auto would pick) the kernel counts per user namespace and B's run
+# forks freely. The control, both replicas under one host uid without user
+# namespaces, must reproduce the failure (uid 40000, so that nothing else on
+# this host is disturbed).
+HOLD='import os, time
+for i in range(51):
+    if os.fork() == 0:
+        time.sleep(120)
+        os._exit(0)
+print("holding", flush=True)
+time.sleep(120)'
+FORK40='import os, time
+kids = []
+for i in range(40):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(3)
+        os._exit(0)
+    kids.append(pid)
+for p in kids:
+    os.waitpid(p, 0)
+print("forked", len(kids))'
+start_replica() { # start_replica NAME HOSTUID RUN-ARGS...: the server, its token owned by HOSTUID
+  local name=$1 uid=$2 tok=$WORK/tok-$1
+  shift 2
+  mkdir -p "$tok" && cp "$TOKDIR/token" "$tok/token" && chown -R "$uid:$uid" "$tok" &&
+    chmod 0500 "$tok" && chmod 0400 "$tok/token"
+  "${PODMAN[@]}" run -d --name "$name" --read-only --read-only-tmpfs=false --cap-drop ALL \
+    --security-opt no-new-privileges --tmpfs /tmp --network none "$@" \
+    -v "$tok:/var/run/secrets/mcp-exec:ro" -e MCP_EXEC_AUTH_TOKEN_FILE=/var/run/secrets/mcp-exec/token \
+    "${CHART_ENV[@]}" "${CHART_MEM[@]}" "$IMAGE" >"$WORK/out" 2>&1 && xready "$name"
+}
+pair() { # pair LABEL EXPECT(ok|fail) HOSTUID-A ARGS-A HOSTUID-B ARGS-B (ARGS: one string, split on spaces)
+  local label=$1 expect=$2 ua=$3 aa=$4 ub=$5 ba=$6 A=$NAME-a B=$NAME-b
+  # shellcheck disable=SC2086
+  if ! start_replica "$A" "$ua" $aa || ! start_replica "$B" "$ub" $ba; then
+    fail "$label: start the replicas"
+    indent <"$WORK/out"
+    "${PODMAN[@]}" logs "$A" 2>&1 | tail -n 10 | indent
+    "${PODMAN[@]}" logs "$B" 2>&1 | tail -n 10 | indent
+    "${PODMAN[@]}" rm -f -t 0 "$A" "$B" >/dev/null 2>&1
+    return
+  fi
+  xcall "$A" "$WORK/hold" "$HOLD" 150 &
+  local holder=$! held=0 rc
+  for _ in $(seq 1 60); do
+    [ "$(pgrep -c -u "$ua" 2>/dev/null)" -ge 52 ] 2>/dev/null && { held=1; break; }
+    sleep 1
+  done
+  if [ $held = 1 ]; then
+    xcall "$B" "$WORK/o" "$FORK40" 60
+    rc=$?
+    if [ "$expect" = ok ] && [ $rc = 0 ] && grep -q "^forked 40" "$WORK/o"; then
+      pass "$label: replica A's run holds its children ($(pgrep -c -u "$ua") tasks of host uid $ua); replica B's run (host uid $ub) forks 40"
+    elif [ "$expect" = fail ] && [ $rc != 0 ]; then
+      pass "$label: replica B's run fails while replica A's holds its children, as issue 23 found ($(grep -m1 -E 'Error|limit' "$WORK/o" | cut -c1-100))"
+    else
+      fail "$label: replica B's run exited $rc, expected $expect"
+      indent <"$WORK/o"
+    fi
+  else
+    fail "$label: replica A's run did not reach 52 tasks of host uid $ua"
+    indent <"$WORK/hold"
+  fi
+  "${PODMAN[@]}" rm -f -t 0 "$A" "$B" >/dev/null 2>&1
+  wait "$holder" 2>/dev/null
+}
+pair "two replicas, a user namespace each (--uidmap, as hostUsers: false)" ok \
+  165532 "--user 65532:65532 --uidmap 0:100000:65536 --gidmap 0:100000:65536" \
+  265532 "--user 65532:65532 --uidmap 0:200000:65536 --gidmap 0:200000:65536"
+pair "control: two replicas sharing host uid 40000, no user namespaces" fail \
+  40000 "--user 40000:40000" 40000 "--user 40000:40000"
 
 # ------------------------------------------------- the escape suite inside --
 # tests/e2e/test_escape.py drives the image's own mcp-exec (stdio) from the

@@ -284,7 +284,7 @@ static int build_tools(struct app *app)
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
-	app->functions = mcpx_functions_new(app->cfg, app->ex, app->broker);
+	app->functions = mcpx_functions_new(app->cfg, app->ex, app->broker, app->loop);
 	if (!app->functions)
 		return -1;
 	if (app->policy && !(app->fn_tool = mcpx_tool_function_new(app->functions, app->policy)))

@@ -25,6 +25,13 @@
  * one audit line and counts in /metrics. When the run ends, its requests
  * are cancelled.
  *
+ * A run that does not read its answers is not read either: once
+ * OUT_MAX_FRAMES answers or OUT_MAX_BYTES (broker.c: 64 and 64 KiB) wait
+ * unread, the broker stops reading the channel until they drain, so the
+ * run's own writes block; what the server holds for a run (at most
+ * max_in_flight transfers, one call and that queue) is reported to its
+ * starter (who->held) and charged to the run's memory budget.
+ *
  * Reasons a request is denied ("reason"): not_configured, bad_request,
  * bad_url, no_rule, method, header, address, redirect, too_large,
  * request_too_large, in_flight, run_limit.
@@ -91,6 +98,12 @@ struct mcpx_broker_who {
 	unsigned depth;       /* nesting: 0 for a tools/call's run */
 	uint64_t deadline_us; /* when the run's wall clock ends (mcpx_now_us) */
 	uint64_t token;       /* the op handler's name for the run; 0: none */
+	/* Told the bytes the server holds for the run (its requests, the
+	 * responses being collected, the answers it has not read) whenever
+	 * that changes, so its starter can charge them to the run's memory
+	 * budget; NULL: not told. Never called once the run has ended. */
+	void (*held)(void *arg, uint64_t bytes);
+	void *held_arg;
 };
 
 /* A run starts: the broker takes the server end of its channel (*fd is set

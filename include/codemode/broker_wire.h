@@ -63,6 +63,7 @@ struct mcpx_wire_frame;
 struct mcpx_wire_out {
 	struct mcpx_wire_frame *head, *tail;
 	size_t queued; /* frames not yet fully written */
+	size_t bytes;  /* their bytes not yet written (headers included) */
 };
 
 /* Queues a frame: the JSON is copied, the body (malloc'd, may be NULL) is

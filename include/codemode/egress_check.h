@@ -80,8 +80,11 @@ struct mcpx_url {
 
 /* Parses an absolute http(s) URL of len bytes (no NUL inside). Refuses other
  * schemes, user names and passwords, IPv6 zone ids, non-ASCII host names
- * (they must be given in punycode), and paths that hide a
- * dot segment behind percent-encoding ("/a/%2e%2e/b"). base, when not NULL,
+ * (they must be given in punycode), host names written with '%' or that
+ * change when the rendered URL is parsed again (so the host judged is the
+ * host curl connects to), and paths with a disguised dot segment
+ * ("/a/%2e%2e/b", "/a/..;/b", "/a/..%00/b", overlong UTF-8 dots: see
+ * hidden_dot_segment in egress_check.c). base, when not NULL,
  * resolves url relative to it (a redirect's Location). On success fill
  * *out (release with mcpx_url_release). Returns 0 or -EINVAL with why. */
 int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_url *out, char *why,

@@ -90,17 +90,21 @@ struct mcpx_fn_call {
 };
 
 /* Starts on loop's executor and serves the "call" and "result" ops of the
- * broker (which may be NULL: no policy, no functions). */
+ * broker (which may be NULL: no policy, no functions). Arguments are
+ * validated on a worker thread of its own (offload.h), never on loop. */
+struct mcpx_loop;
+
 struct mcpx_functions *mcpx_functions_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
-                                          struct mcpx_broker *broker);
+                                          struct mcpx_broker *broker, struct mcpx_loop *loop);
 /* Cancels every call still running. */
 void mcpx_functions_free(struct mcpx_functions *fs);
 
-/* A tools/call of a function: validates the arguments and queues the run.
- * Returns 0 with *out (until done, or mcpx_fn_cancel); or, with nothing
- * run and msg set: -EINVAL (the arguments: "invalid arguments: N errors"
- * and one line per failure with its JSON pointer), -EBUSY, -ESHUTDOWN,
- * -ENOMEM. The refusal is counted in /metrics. */
+/* A tools/call of a function: validates the arguments (off the loop) and
+ * queues the run. Returns 0 with *out (until done, or mcpx_fn_cancel): a
+ * refusal found after this returns (invalid arguments: "invalid arguments:
+ * N errors" and one line per failure with its JSON pointer; a full queue;
+ * shutting down) comes through done as MCPX_FN_FAILED with its text. Or
+ * -ENOMEM with msg set and nothing run. Refusals are counted in /metrics. */
 int mcpx_fn_start(struct mcpx_functions *fs, const struct mcpx_fn_call *call,
                   const struct mcpx_fn_callbacks *cb, struct mcpx_fn_run **out, char *msg,
                   size_t msglen);

@@ -135,6 +135,11 @@ void mcpx_executor_free(struct mcpx_executor *ex);
 int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
 			 const struct mcpx_job_callbacks *cb, struct mcpx_job **job);
 
+/* CPU the server spent for the running run run_id on another thread
+ * (validating the arguments its code sent with mcpx.call): counted in its
+ * cpu_ms and against its CPU budget. An unknown run_id: nothing. */
+void mcpx_executor_charge_cpu(struct mcpx_executor *ex, const char *run_id, uint64_t cpu_us);
+
 /* Cancels a queued or running job: a queued one is dropped, a running one is
  * killed. No callback follows. */
 void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job);

@@ -17,7 +17,8 @@
  * - watchdog: otherwise, a timer on the event loop sums the run's resident
  *   memory (RSS, confirmed with proportional PSS before a kill) and CPU
  *   every few tens of milliseconds and kills the whole run at the budget.
- * Disk is sampled the same way under both. RLIMIT_AS stays the first line
+ * Disk is sampled the same way under both, and so is the container's own
+ * memory (container_memory.h): near its limit the run is ended. RLIMIT_AS stays the first line
  * (sandbox.h): one process still cannot allocate more than the budget.
  *
  * A nested run (a function called from a running run with mcpx.call) has
@@ -48,6 +49,24 @@ struct mcpx_run_budget; /* one run */
  * process is started. NULL on allocation failure. */
 struct mcpx_budget *mcpx_budget_new(void);
 void mcpx_budget_free(struct mcpx_budget *b);
+
+/* Watches the memory of the container found under cgroup_root for the
+ * process whose cgroup file is proc_cgroup_file (container_memory.h):
+ * every reading of a run then ends the run, with limit "memory", once the
+ * container's working set is within the headroom of its limit.
+ * mcpx_budget_new calls it with /sys/fs/cgroup and /proc/self/cgroup; the
+ * tests point it at a fake directory. Nothing to watch is not an error.
+ * Returns 0 or -ENAMETOOLONG. */
+int mcpx_budget_watch_container(struct mcpx_budget *b, const char *cgroup_root,
+                                const char *proc_cgroup_file);
+
+struct mcpx_cgroup_env;
+/* The cgroup method with per-run cgroups under env->root as it is (a
+ * directory the caller made and removes), without looking at the server's
+ * own cgroup: for tests on a host whose cgroup v2 hierarchy lacks the
+ * memory controller (budgets of 0 memory and processes then write no
+ * limits). NULL on allocation failure. */
+struct mcpx_budget *mcpx_budget_new_cgroup_at(const struct mcpx_cgroup_env *env);
 
 enum mcpx_budget_method mcpx_budget_method(const struct mcpx_budget *b);
 const char *mcpx_budget_method_name(enum mcpx_budget_method m);
@@ -91,6 +110,19 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
  * the run (then nothing would count it). */
 int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandbox_proc *proc,
                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out);
+
+/* Memory the server holds for the run outside its processes (the broker's
+ * requests, responses and unread answers: broker.h), now bytes in all.
+ * It counts towards the run's memory budget with its processes' memory
+ * (for a joined run, towards its caller's): checked now against the last
+ * reading and on every reading after. NULL is fine. */
+void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes);
+
+/* CPU the server used for the run outside its processes (validating what
+ * its code sent): counted towards the CPU budget of the run's outermost
+ * caller (the budget it joined) and in that budget's cpu_ms, and checked
+ * now. NULL is fine. */
+void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us);
 
 /* Kills every process of the run through its cgroup, when it has one (the
  * caller's own process-group kill still runs). NULL is fine. */

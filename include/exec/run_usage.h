@@ -82,9 +82,9 @@ uint64_t mcpx_usage_unlinked_kb(const struct mcpx_usage_procs *p);
  * -errno when path cannot be opened. */
 int mcpx_usage_tree_kb(const char *path, uint64_t cap_kb, uint64_t *kb);
 
-/* The same for the entries directly in dir (say /dev/shm) owned by uid
- * whose ctime is at or after since: what a run put there. */
-int mcpx_usage_owned_kb(const char *dir, uid_t uid, const struct timespec *since, uint64_t cap_kb,
-                        uint64_t *kb);
+/* The same for the entries directly in dir (say /dev/shm) owned by uid and
+ * group gid whose ctime is at or after since: what a run put there. */
+int mcpx_usage_owned_kb(const char *dir, uid_t uid, gid_t gid, const struct timespec *since,
+                        uint64_t cap_kb, uint64_t *kb);
 
 #endif

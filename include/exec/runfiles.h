@@ -4,12 +4,11 @@
  * out/, read back after its whole process tree is gone.
  *
  * Input: every path is checked (relative, no "..", "." or empty segments,
- * no control characters, valid UTF-8, not main.py or out itself, no file
- * that is also another file's directory), base64 is decoded strictly, and
- * the decoded bytes in total are capped, all before anything runs. Writing
- * walks the path one component at a time with openat and O_NOFOLLOW,
- * creates parent directories, and hands everything to the run's uid when
- * the server runs as root.
+ * no control, line-separator or bidirectional-text characters, valid UTF-8, not main.py or out
+ * itself, no file that is also another file's directory), base64 is decoded strictly, and the
+ * decoded bytes in total are capped, all before anything runs. Writing walks the path one component
+ * at a time with openat and O_NOFOLLOW, creates parent directories, and hands everything to the
+ * run's uid when the server runs as root.
  *
  * Output: out/ is walked relative to the workdir, one component at a time,
  * opened O_PATH|O_NOFOLLOW, so no symlink is ever followed at any level,
@@ -99,6 +98,8 @@ enum mcpx_runfile_status {
 	MCPX_RUNFILE_TOO_MANY,    /* the file-count cap was reached */
 	MCPX_RUNFILE_NOT_REGULAR, /* symlink, directory too deep, fifo, socket,
 	                           * several hard links, or not the run's */
+	MCPX_RUNFILE_UNSAFE_NAME, /* a control, line-separator or bidi character
+	                           * in the name (path shown percent-encoded) */
 };
 
 struct mcpx_runfile_out {

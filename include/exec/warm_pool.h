@@ -13,8 +13,9 @@
  *   only once the previous run is gone.
  * The executor owns the run lifecycle (queue, one slot, result) and tells
  * the pool when a run starts and ends; the pool decides everything else.
- * Every wait is a timer on the shared loop, except at start-up, where the
- * first zygote is proven before anything is served. Not thread-safe.
+ * Every wait is a timer on the shared loop, start-up included: the first
+ * zygote is proven in the background while protocol requests are answered,
+ * and runs wait for it (mcpx_warm_pool_starting). Not thread-safe.
  */
 #ifndef MCPX_WARM_POOL_H
 #define MCPX_WARM_POOL_H
@@ -43,14 +44,19 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg,
 const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
 
 /* Creates the pool in the mode mcpx_warm_mode_for gives and prepares the
- * first interpreter. In fork-server mode it first waits (at most 30 s) for
- * the zygote's preload and for its first child to pass the start-up
- * self-test, as the cold path's self-test runs before serving. broker (may
+ * first interpreter. In fork-server mode it starts the first zygote and
+ * returns at once; its preload and its first child's start-up self-test go
+ * on in the background (see mcpx_warm_pool_starting). broker (may
  * be NULL: no policy) says whether runs get an egress channel. NULL when out
  * of memory. cfg, sb and broker must outlive the pool. */
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
                                           const struct mcpx_sandbox *sb,
                                           struct mcpx_broker *broker);
+
+/* True while runs should wait rather than start: fork-server mode, the
+ * first zygote is still preloading or being proven, and less than 30 s have
+ * passed since the pool was created. Protocol requests never wait for it. */
+bool mcpx_warm_pool_starting(const struct mcpx_warm_pool *wp);
 
 /* Ends every prepared process and the zygote, then frees wp (NULL is fine). */
 void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);

@@ -55,6 +55,12 @@ cJSON *mcpx_jsonrpc_parse(const char *msg, size_t len, const char **why);
  * \u0000. Returns 0, -ENOMEM, or -E2BIG when out's cap would be passed. */
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out);
 
+/* v printed compactly as mcpx_jsonrpc_print does (each U+0000 a parsed
+ * string carries written as \u0000), into a malloc'd string the caller
+ * frees; NULL when out of memory. For JSON handed on to a run or put into
+ * a text block. */
+char *mcpx_json_print_exact(const cJSON *v);
+
 /* Adds item to obj under key, or frees it: the caller's item is never
  * leaked, whichever step ran out of memory (item may be NULL: a failed
  * allocation, reported as false). */

@@ -23,7 +23,12 @@
 #include "language.h"
 
 #define MCPX_SANDBOX_UID 65532
-#define MCPX_SANDBOX_GID 65532
+/* Started as root, each server's runs get a group of their own: this base
+ * plus the server's pid. Every file a run creates carries it (a run cannot
+ * give a file another group: setgroups(0) left it no other), so what a run
+ * put in a host's shared /dev/shm is told apart from the files of another
+ * server's runs, which all share the uid 65532. */
+#define MCPX_SANDBOX_GID_BASE 0x40000000u
 
 /* A run that may ask the egress broker for something (broker.h) finds its
  * end of the channel at this fd, named by this environment variable. */
@@ -110,9 +115,11 @@ struct mcpx_sandbox_proc {
 	int exit_fd;
 	mcpx_reap_fn reaper;
 	void *reaper_ctx;
-	/* Set by spawn for cleanup: whose files to wipe from /dev/shm, and
-	 * since when (CLOCK_REALTIME_COARSE, compared with ctime). */
+	/* Set by spawn for cleanup: whose files to wipe from /dev/shm (owner
+	 * and group), and since when (CLOCK_REALTIME_COARSE, compared with
+	 * ctime). */
 	uid_t run_uid;
+	gid_t run_gid;
 	struct timespec started;
 };
 
@@ -256,8 +263,11 @@ int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc);
  * that holds it, whose owner bits it gives back first when the server owns
  * it) and closes remaining fds.
  * Also removes what the run left in /dev/shm: entries owned by the run uid
- * whose ctime is at or after the spawn. With concurrent runs (all of one uid)
- * that can include another live run's shared-memory segments; multiprocessing
+ * and group (the group is this server's own when started as root,
+ * MCPX_SANDBOX_GID_BASE) whose ctime is at or after the spawn. For a
+ * nested run (a function called by a running run of the same server, one
+ * uid and group) that can include its caller's shared-memory segments made
+ * meanwhile; multiprocessing
  * locks are not affected (SemLock unlinks its name at once). If the leader was
  * not reaped yet, it kills and reaps the run first, so nothing of the run
  * outlives its cleanup. */

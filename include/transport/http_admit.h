@@ -78,11 +78,21 @@ struct mcpx_admit {
 	bool body_follows;     /* a POST with a valid, non-zero Content-Length,
 	                        * admitted or not: the server reads (or drops) it */
 	bool authenticated;    /* the token was presented and matched */
+	bool wants_id;         /* body is a JSON-RPC error with "id": null that
+	                        * should carry the request's id: the server reads
+	                        * the body and calls mcpx_admit_set_id first */
 };
 
 /* Decides about one request head; always fills *out. Returns out->status. */
 int mcpx_http_admit(const struct mcpx_http_head *h, const struct mcpx_admit_policy *p,
                     struct mcpx_admit *out);
+
+/* Puts the id of the JSON-RPC request in body (len bytes, the refused
+ * request's body) into out's error body in place of null, when body is one
+ * request with a valid id and the result fits; otherwise out stays as it
+ * is. For a refusal with wants_id (an unsupported MCP-Protocol-Version:
+ * the error must carry the request's id). */
+void mcpx_admit_set_id(struct mcpx_admit *out, const char *body, size_t len);
 
 /* Trims optional whitespace (SP, HTAB) at both ends of [*p, *p + *len). */
 void mcpx_http_trim(const char **p, size_t *len);

@@ -54,6 +54,14 @@
 #define REQ_HEADERS_MAX 64
 #define CONNECT_TIMEOUT_MS 10000L
 #define READ_ROUNDS 16
+#define READ_CHUNK 65536
+/* Answers a run may leave unread before its channel is no longer read: a
+ * run that writes requests and never reads what comes back then finds its
+ * own writes blocked (the socket's buffers fill) instead of making the
+ * server queue an answer, and the request it answers, per frame. Every
+ * request counts, a refusal and an op as much as a fetch. */
+#define OUT_MAX_FRAMES 64u
+#define OUT_MAX_BYTES (64u * 1024u)
 
 struct lost_socket;
 
@@ -96,10 +104,17 @@ struct mcpx_broker_run {
 	char run_id[33], request_id[129], caller[161];
 	struct mcpx_broker_who who; /* its strings point at the arrays above */
 	struct mcpx_watch ch;
-	bool ch_open, read_eof, ended, closing;
+	bool ch_open, read_eof, ended, closing, want_write;
 	struct mcpx_timer close_timer;
 	struct mcpx_wire_in in;
 	struct mcpx_wire_out out;
+	/* Bytes read from the channel and not yet framed: framing stops while
+	 * the answers queue is full and resumes (resume_timer) once it has
+	 * drained, so at most one read's worth waits here. */
+	char pending[READ_CHUNK];
+	size_t pend_off, pend_len;
+	struct mcpx_timer resume_timer;
+	uint64_t held; /* what the server holds for the run, last told */
 	struct req *reqs;
 	unsigned in_flight, total, unaudited;
 	unsigned ops_in_flight; /* of in_flight: other ops, not fetches */
@@ -141,6 +156,7 @@ struct req {
 static void process_done(struct mcpx_broker *b);
 static void start_transfer(struct req *q);
 static void close_later(struct mcpx_broker_run *r, const char *why);
+static void update_held(struct mcpx_broker_run *r);
 
 /* ---- curl on the loop ----------------------------------------------------- */
 
@@ -317,6 +333,7 @@ static void req_free(struct req *q)
 	free(q->body);
 	mcpx_buf_free(&q->resp);
 	free(q);
+	update_held(r);
 }
 
 static uint64_t hop_ms(const struct req *q)
@@ -365,6 +382,50 @@ static void reply_sent(void *tag, void *arg)
 	req_free(tag);
 }
 
+/* What the server holds for r now: the run itself, its requests (a URL is a
+ * few KiB), their bodies and the responses collected so far, the answers
+ * not yet written and the bytes read but not yet framed. */
+static uint64_t held_now(const struct mcpx_broker_run *r)
+{
+	uint64_t n =
+	    sizeof(*r) + r->in.json.alloc + r->in.body.alloc + r->out.bytes + r->out.queued * 64u;
+
+	for (const struct req *q = r->reqs; q; q = q->next)
+		n += sizeof(*q) + q->body_len + q->resp.alloc + q->resp_hdr_bytes;
+	return n;
+}
+
+/* Tells the run's starter what the server holds for it, which charges it
+ * to the run's memory budget: the server's memory a run causes is the
+ * run's. */
+static void update_held(struct mcpx_broker_run *r)
+{
+	uint64_t n;
+
+	if (!r->who.held || r->ended)
+		return;
+	n = held_now(r);
+	if (n != r->held) {
+		r->held = n;
+		r->who.held(r->who.held_arg, n);
+	}
+}
+
+static bool out_full(const struct mcpx_broker_run *r)
+{
+	return r->out.queued >= OUT_MAX_FRAMES || r->out.bytes >= OUT_MAX_BYTES;
+}
+
+/* Reads while the answers queue has room, writes while it holds any. */
+static void set_events(struct mcpx_broker_run *r)
+{
+	bool read = !r->read_eof && !r->closing && !out_full(r);
+
+	if (r->ch_open)
+		mcpx_loop_set_events(&r->ch, (read ? MCPX_EV_READ : 0) |
+		                                 (r->want_write ? MCPX_EV_WRITE : 0));
+}
+
 static void flush_channel(struct mcpx_broker_run *r)
 {
 	int rc;
@@ -376,7 +437,12 @@ static void flush_channel(struct mcpx_broker_run *r)
 		close_later(r, NULL); /* the run closed its end */
 		return;
 	}
-	mcpx_loop_set_events(&r->ch, (r->read_eof ? 0 : MCPX_EV_READ) | (rc ? MCPX_EV_WRITE : 0));
+	r->want_write = rc == 1;
+	set_events(r);
+	/* Bytes already read wait for room: framed on the next iteration,
+	 * outside whatever callback answered. */
+	if (!out_full(r) && r->pend_off < r->pend_len && !r->resume_timer.armed)
+		mcpx_timer_start(r->b->loop, &r->resume_timer, 0);
 }
 
 /* Queues the answer to q (its last use: q may be freed before this
@@ -401,6 +467,7 @@ static void reply(struct req *q, cJSON *msg, char *body, size_t body_len)
 		return;
 	}
 	free(text);
+	update_held(r);
 	flush_channel(r);
 }
 
@@ -417,12 +484,24 @@ __attribute__((format(printf, 2, 0))) static void add_message(cJSON *m, const ch
 	free(clean);
 }
 
+/* The request's id, echoed exactly: an integer of up to 2^53 - 1
+ * (valid_id), written as one. cJSON would print a number past 2^31 as a
+ * double with 15 significant digits (9.00719925474099e+15), which the run
+ * could not match with the id it sent. Returns false when out of memory. */
+static bool add_id(cJSON *m, double id)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)id);
+	return cJSON_AddRawToObject(m, "id", text) != NULL;
+}
+
 static cJSON *answer(const struct req *q)
 {
 	cJSON *m = cJSON_CreateObject();
 
 	if (m)
-		cJSON_AddNumberToObject(m, "id", q->id);
+		add_id(m, q->id);
 	return m;
 }
 
@@ -499,10 +578,13 @@ static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_so
 static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 {
 	struct req *q = arg;
+	size_t had = q->resp.alloc;
 	int rc = mcpx_buf_add(&q->resp, p, size * n);
 
 	if (rc == -E2BIG)
 		q->too_large = true;
+	if (q->resp.alloc != had)
+		update_held(q->run);
 	return rc < 0 ? 0 : size * n;
 }
 
@@ -1047,6 +1129,7 @@ static void handle_frame(struct mcpx_broker_run *r)
 	q->next = r->reqs;
 	r->reqs = q;
 	r->in_flight++;
+	update_held(r);
 	op = cJSON_GetObjectItemCaseSensitive(msg, "op");
 	if (r->b->ops.op && cJSON_IsString(op) && strcmp(op->valuestring, "fetch") != 0) {
 		/* Another module's op: the handler answers, now or later. */
@@ -1091,6 +1174,7 @@ static void close_timer_cb(struct mcpx_timer *t)
 {
 	struct mcpx_broker_run *r = t->arg;
 
+	mcpx_timer_cancel(&r->resume_timer);
 	cancel_all(r);
 	if (r->ch_open)
 		mcpx_loop_unwatch(&r->ch);
@@ -1110,15 +1194,16 @@ static void close_later(struct mcpx_broker_run *r, const char *why)
 	mcpx_timer_start(r->b->loop, &r->close_timer, 0);
 }
 
-static void feed(struct mcpx_broker_run *r, const char *buf, size_t n)
+/* Frames the bytes read so far, one request at a time, while the answers
+ * queue has room: what is left waits in r->pending. */
+static void feed(struct mcpx_broker_run *r)
 {
-	size_t off = 0;
-
-	while (off < n && !r->closing) {
+	while (r->pend_off < r->pend_len && !r->closing && !out_full(r)) {
 		size_t used = 0;
-		int rc = mcpx_wire_in_feed(&r->in, buf + off, n - off, &used);
+		int rc = mcpx_wire_in_feed(&r->in, r->pending + r->pend_off,
+		                           r->pend_len - r->pend_off, &used);
 
-		off += used;
+		r->pend_off += used;
 		if (rc < 0) {
 			close_later(r, rc == -ENOMEM ? "out of memory" : "a malformed frame");
 			return;
@@ -1128,20 +1213,24 @@ static void feed(struct mcpx_broker_run *r, const char *buf, size_t n)
 			mcpx_wire_in_next(&r->in);
 		}
 	}
+	if (r->pend_off == r->pend_len)
+		r->pend_off = r->pend_len = 0;
 }
 
 static void read_channel(struct mcpx_broker_run *r)
 {
-	char buf[65536];
-
 	/* Bounded per wake-up, so one chatty run cannot starve the loop. */
 	for (int i = 0; i < READ_ROUNDS && !r->closing; i++) {
-		ssize_t n = read(r->ch.fd, buf, sizeof(buf));
+		ssize_t n;
 
+		feed(r);
+		if (r->pend_len || r->closing)
+			break; /* the answers queue is full: the rest waits */
+		n = read(r->ch.fd, r->pending, sizeof(r->pending));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
+			break;
 		if (n <= 0) {
 			/* The run closed its end (or exited): nobody is left to
 			 * answer. */
@@ -1150,8 +1239,19 @@ static void read_channel(struct mcpx_broker_run *r)
 			close_later(r, NULL);
 			return;
 		}
-		feed(r, buf, (size_t)n);
+		r->pend_len = (size_t)n;
 	}
+	feed(r);
+	set_events(r);
+	update_held(r);
+}
+
+static void resume_cb(struct mcpx_timer *t)
+{
+	struct mcpx_broker_run *r = t->arg;
+
+	if (!r->closing && r->ch_open)
+		read_channel(r);
 }
 
 static void channel_cb(struct mcpx_watch *w, int events)
@@ -1204,6 +1304,8 @@ struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
 	r->ch.fd = *fd;
 	r->ch.fn = channel_cb;
 	r->ch.arg = r;
+	r->resume_timer.fn = resume_cb;
+	r->resume_timer.arg = r;
 	if (mcpx_loop_watch(b->loop, &r->ch) < 0) {
 		run_free(r);
 		return NULL;
@@ -1223,6 +1325,7 @@ void mcpx_broker_run_end(struct mcpx_broker_run *r)
 		return;
 	r->ended = true;
 	mcpx_timer_cancel(&r->close_timer);
+	mcpx_timer_cancel(&r->resume_timer);
 	cancel_all(r);
 	if (r->unaudited)
 		mcpx_warn(
@@ -1263,7 +1366,7 @@ void mcpx_broker_op_answer(struct mcpx_broker_op *h, cJSON *msg, char *body, siz
 	struct req *q = h->q;
 
 	q->answered = true;
-	if (msg && !cJSON_AddNumberToObject(msg, "id", q->id)) {
+	if (msg && !add_id(msg, q->id)) {
 		cJSON_Delete(msg);
 		msg = NULL;
 	}

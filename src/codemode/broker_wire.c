@@ -129,6 +129,7 @@ int mcpx_wire_out_push(struct mcpx_wire_out *out, const char *json, size_t json_
 		out->head = f;
 	out->tail = f;
 	out->queued++;
+	out->bytes += MCPX_WIRE_HEADER_LEN + json_len + body_len;
 	return 0;
 }
 
@@ -140,6 +141,7 @@ static void pop_frame(struct mcpx_wire_out *out)
 	if (!out->head)
 		out->tail = NULL;
 	out->queued--;
+	out->bytes -= MCPX_WIRE_HEADER_LEN + f->json_len + f->body_len - f->off;
 	free(f->json);
 	free(f->body);
 	free(f);
@@ -187,6 +189,7 @@ int mcpx_wire_out_flush(struct mcpx_wire_out *out, int fd, void (*sent)(void *ta
 		if (w < 0)
 			return -errno;
 		f->off += (size_t)w;
+		out->bytes -= (size_t)w;
 		if (f->off < MCPX_WIRE_HEADER_LEN + f->json_len + f->body_len)
 			continue;
 		tag = f->tag;

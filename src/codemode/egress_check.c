@@ -276,35 +276,111 @@ static bool has_part(CURLU *h, CURLUPart part)
 	return has;
 }
 
-/* A dot segment that curl could not remove because it is percent-encoded
- * ("/%2e%2e/", "/.%2E/", "/x%2f..%2fy") may still be decoded and obeyed by
- * the server: refused, so a prefix can never be escaped that way. */
+/* The value of a hex digit, or -1. */
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes the n bytes at s in place (the result may hold NUL
+ * bytes) and returns the new length. */
+static size_t pct_decode(unsigned char *s, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int hi = i + 2 < n ? hexval(s[i + 1]) : -1, lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+
+		if (s[i] == '%' && lo >= 0) {
+			s[o++] = (unsigned char)(hi << 4 | lo);
+			i += 2;
+		} else {
+			s[o++] = s[i];
+		}
+	}
+	return o;
+}
+
+/* How many bytes at s (n left) spell a '.' or a '/' in a form some server
+ * may read as one: the byte itself, the overlong UTF-8 forms Java and old
+ * IIS decoders accepted (C0 AE, E0 80 AE, F0 80 80 AE) and the fullwidth
+ * and one-dot-leader characters NFKC folds to '.' (U+FF0E, U+2024), the
+ * fullwidth solidus (U+FF0F) and '\\'. *c gets '.', '/' or the byte. */
+static size_t spelled(const unsigned char *s, size_t n, unsigned char *c)
+{
+	static const struct {
+		const char *bytes;
+		unsigned char as;
+	} forms[] = {
+	    {"\xc0\xae", '.'},     {"\xe0\x80\xae", '.'},     {"\xf0\x80\x80\xae", '.'},
+	    {"\xef\xbc\x8e", '.'}, {"\xe2\x80\xa4", '.'},     {"\xc0\xaf", '/'},
+	    {"\xe0\x80\xaf", '/'}, {"\xf0\x80\x80\xaf", '/'}, {"\xef\xbc\x8f", '/'},
+	    {"\xc1\x9c", '/'},
+	};
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		size_t l = strlen(forms[i].bytes);
+
+		if (l <= n && memcmp(s, forms[i].bytes, l) == 0) {
+			*c = forms[i].as;
+			return l;
+		}
+	}
+	*c = s[0] == '\\' ? '/' : s[0];
+	return 1;
+}
+
+/* A dot segment that curl could not remove because it is disguised may
+ * still be obeyed by the server behind the prefix: "/%2e%2e/", "/.%2E/",
+ * "/x%2f..%2fy", "/..;/" and "/%2e%2e%3b/" (Tomcat and Spring drop what
+ * follows ';' in a segment), "/..%00/" and "/..%09/" (servers that stop at
+ * NUL or trim control characters and spaces), overlong UTF-8 dots
+ * ("%c0%ae%c0%ae") and fullwidth ones. The path is decoded until it no
+ * longer changes; each segment (split at '/', '\\' and their disguises) is
+ * cut at its first ';' or control character (a server may stop reading
+ * there: "..%00x" is ".." to C code), and refused when what is left is only
+ * dots and spaces, with at least one dot. Refused outright, so a prefix can
+ * never be escaped that way. */
 static bool hidden_dot_segment(const char *path)
 {
-	char seg[8];
-	size_t n = 0;
+	unsigned char dec[MCPX_PATH_MAX];
+	size_t n = strlen(path), was;
+	bool dots = false, only = true, cut = false;
 
-	for (const char *p = path;; p++) {
-		char c = *p;
-		size_t skip = 0;
+	/* Decoded until nothing changes (a proxy and the server behind it may
+	 * each decode once: "%252e" is "%2e" to the second). */
+	memcpy(dec, path, n < sizeof(dec) ? n : sizeof(dec) - 1);
+	n = n < sizeof(dec) ? n : sizeof(dec) - 1;
+	do {
+		was = n;
+		n = pct_decode(dec, n);
+	} while (n != was);
 
-		if (c == '%' && p[1] == '2' && (p[2] == 'e' || p[2] == 'E'))
-			c = '.', skip = 2;
-		else if (c == '%' && ((p[1] == '2' && (p[2] == 'f' || p[2] == 'F')) ||
-		                      (p[1] == '5' && (p[2] == 'c' || p[2] == 'C'))))
-			c = '/', skip = 2;
-		else if (c == '\\')
-			c = '/';
-		if (c == '/' || c == '\0') {
-			if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+	for (size_t i = 0;;) {
+		unsigned char c = '/';
+		size_t step = i < n ? spelled(dec + i, n - i, &c) : 1;
+
+		if (c == '/' || i >= n) {
+			if (dots && only)
 				return true;
-			n = 0;
-			if (c == '\0')
+			dots = false, only = true, cut = false;
+			if (i >= n)
 				return false;
-		} else if (n < sizeof(seg)) {
-			seg[n++] = c;
+		} else if (!cut) {
+			if (c == ';' || c < 0x20 || c == 0x7f)
+				cut = true;
+			else if (c == '.')
+				dots = true;
+			else if (c != ' ')
+				only = false;
 		}
-		p += skip;
+		i += step;
 	}
 }
 
@@ -313,6 +389,50 @@ static bool is_ip_literal(const char *host)
 	struct in_addr a;
 
 	return host[0] == '[' || inet_pton(AF_INET, host, &a) == 1;
+}
+
+/* Whether the authority of url as written (after "scheme:" and the
+ * slashes, up to the path, query or fragment) holds a '%'. curl decodes the
+ * host after it normalised IPv4 forms, so "0%2e0" is the name "0.0" to the
+ * URL API but 0.0.0.0 once the rendered URL is parsed again for the
+ * transfer: a host that changes under decoding is refused. */
+static bool authority_has_pct(const char *url)
+{
+	const char *p = url, *q;
+
+	for (q = p; (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+	            (q > p && ((*q >= '0' && *q <= '9') || *q == '+' || *q == '-' || *q == '.'));
+	     q++)
+		;
+	if (q > p && *q == ':')
+		p = q + 1;
+	else if (!((p[0] == '/' || p[0] == '\\') && (p[1] == '/' || p[1] == '\\')))
+		return false;
+	while (*p == '/' || *p == '\\')
+		p++;
+	for (; *p && !strchr("/\\?#", *p); p++)
+		if (*p == '%')
+			return true;
+	return false;
+}
+
+/* Whether the host curl connects to is the host the checker judges: the
+ * URL as it will be requested, parsed again, must give the same host (an
+ * IPv4 form that only appears after decoding would not). */
+static bool host_is_stable(CURLU *h, const char *host)
+{
+	CURLU *again = curl_url();
+	char *full = NULL, *h2 = NULL;
+	bool same = false;
+
+	if (again && curl_url_get(h, CURLUPART_URL, &full, 0) == CURLUE_OK &&
+	    curl_url_set(again, CURLUPART_URL, full, 0) == CURLUE_OK &&
+	    curl_url_get(again, CURLUPART_HOST, &h2, 0) == CURLUE_OK)
+		same = strcasecmp(h2, host) == 0;
+	curl_free(h2);
+	curl_free(full);
+	curl_url_cleanup(again);
+	return same;
 }
 
 /* Loads url (resolved against base when given) into h and checks what every
@@ -324,6 +444,10 @@ static int load_url(CURLU *h, const char *url, const char *base, char *why, size
 
 	if (base && curl_url_set(h, CURLUPART_URL, base, 0) != CURLUE_OK) {
 		snprintf(why, whylen, "the base URL is not valid");
+		return -EINVAL;
+	}
+	if (authority_has_pct(url)) {
+		snprintf(why, whylen, "percent-encoding is not allowed in the host name");
 		return -EINVAL;
 	}
 	uc = curl_url_set(h, CURLUPART_URL, url, CURLU_DISALLOW_USER);
@@ -367,11 +491,26 @@ static int fill_parts(CURLU *h, char *scheme, char *host, unsigned *port, char *
 		}
 	}
 	lower(host);
+	/* A '%' curl kept (not a valid escape, or from a base URL) is not a
+	 * host name DNS knows either. */
+	if (strchr(host, '%')) {
+		snprintf(why, whylen, "percent-encoding is not allowed in the host name");
+		return -EINVAL;
+	}
+	if (!host_is_stable(h, host)) {
+		snprintf(why, whylen, "the host name changes when the URL is parsed again");
+		return -EINVAL;
+	}
 	if (get_part(h, CURLUPART_PORT, CURLU_DEFAULT_PORT, portbuf, sizeof(portbuf)) < 0) {
 		snprintf(why, whylen, "the URL has no port");
 		return -EINVAL;
 	}
 	*port = (unsigned)strtoul(portbuf, NULL, 10);
+	/* curl takes ":0", which nothing listens on and no rule should name. */
+	if (*port == 0 || *port > 65535) {
+		snprintf(why, whylen, "the URL's port must be 1..65535");
+		return -EINVAL;
+	}
 	if (get_part(h, CURLUPART_PATH, 0, path, MCPX_PATH_MAX) < 0) {
 		snprintf(why, whylen, "the URL's path is longer than %d bytes", MCPX_PATH_MAX - 1);
 		return -EINVAL;

@@ -22,6 +22,7 @@
 #include "functions.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,11 @@
 #include "broker.h"
 #include "config.h"
 #include "crypto.h"
+#include "jsonrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
+#include "offload.h"
 #include "policy.h"
 #include "utf8.h"
 
@@ -43,10 +46,13 @@ static const char RUN_MAIN[] = "import mcpx_function\nmcpx_function.main()\n";
 struct mcpx_functions {
 	const struct mcpx_config *cfg;
 	struct mcpx_executor *ex;
-	struct mcpx_broker *broker; /* NULL: no policy */
+	struct mcpx_broker *broker;   /* NULL: no policy */
+	struct mcpx_offload *offload; /* where arguments are validated */
 	struct mcpx_fn_run *runs;
 	uint64_t next_token;
 };
+
+struct validation;
 
 struct mcpx_fn_run {
 	struct mcpx_functions *fs;
@@ -59,6 +65,8 @@ struct mcpx_fn_run {
 	unsigned depth;
 	/* From mcpx.call: the caller's op, answered when this run is done. */
 	struct mcpx_broker_op *op;
+	/* Its arguments being validated off the loop: no job yet. */
+	struct validation *validating;
 	/* What the run sent in its "result" op. */
 	bool got_result;
 	char *status; /* "ok", "error" or "bad_result" */
@@ -121,7 +129,7 @@ static char *invocation(const struct mcpx_function *fn, const cJSON *args)
 	    cJSON_AddStringToObject(inv, "source", fn->source) &&
 	    cJSON_AddItemToObject(inv, "args", copy)) {
 		copy = NULL;
-		text = cJSON_PrintUnformatted(inv);
+		text = mcpx_json_print_exact(inv);
 	}
 	cJSON_Delete(copy);
 	cJSON_Delete(inv);
@@ -146,7 +154,7 @@ static void on_job_event(void *arg, enum mcpx_job_event ev, size_t pos);
 static int submit(struct mcpx_fn_run *r, const cJSON *args, struct mcpx_job_spec *spec,
                   struct mcpx_job_bind *bind)
 {
-	char *args_text = cJSON_PrintUnformatted(args);
+	char *args_text = mcpx_json_print_exact(args);
 	char *stdin_text = invocation(r->fn, args);
 	char args_sha[65];
 	struct mcpx_job_callbacks cb = {.done = on_job_done, .event = on_job_event, .arg = r};
@@ -179,7 +187,9 @@ static int submit(struct mcpx_fn_run *r, const cJSON *args, struct mcpx_job_spec
 }
 
 /* Arguments against the input schema: 0, or -EINVAL with every failure and
- * its pointer in msg. */
+ * its pointer in msg. Runs on the offload worker (validation costs up to
+ * MCPX_SCHEMA_CPU_LIMIT_MS of CPU, which must not stall the loop); the
+ * compiled schema is read-only and safe there. */
 static int validate_args(const struct mcpx_function *fn, const cJSON *args, char *msg,
                          size_t msglen)
 {
@@ -234,39 +244,125 @@ static void refusal_text(const struct mcpx_functions *fs, int rc, char *msg, siz
 		         strerror(-rc));
 }
 
+/* ---- validating off the loop ---------------------------------------------- */
+
+/* One call's arguments on their way through the offload worker: what the
+ * worker reads is this struct's own (a copy of the arguments, a reference
+ * to the policy holding the schema), so the call may go away meanwhile. */
+struct validation {
+	struct mcpx_offload_task task;
+	struct mcpx_fn_run *r; /* NULL: the call was cancelled meanwhile */
+	struct mcpx_policy *policy;
+	const struct mcpx_function *fn;
+	cJSON *args;
+	int rc;
+	char msg[MCPX_FN_MSG_MAX];
+	char request_id[129], caller[161]; /* a tools/call's, for its audit line */
+};
+
+static void validate_work(struct mcpx_offload_task *t)
+{
+	struct validation *v = (struct validation *)((char *)t - offsetof(struct validation, task));
+
+	v->rc = validate_args(v->fn, v->args, v->msg, sizeof(v->msg));
+}
+
+static void validated(struct mcpx_offload_task *t);
+
+/* Hands r's arguments (taken) to the worker; validated() goes on. */
+static int validate_later(struct mcpx_fn_run *r, cJSON *args)
+{
+	struct validation *v = calloc(1, sizeof(*v));
+
+	if (!v || !args) {
+		free(v);
+		cJSON_Delete(args);
+		return -ENOMEM;
+	}
+	v->r = r;
+	v->policy = mcpx_policy_ref(r->policy);
+	v->fn = r->fn;
+	v->args = args;
+	v->task.work = validate_work;
+	v->task.done = validated;
+	r->validating = v;
+	mcpx_offload_submit(r->fs->offload, &v->task);
+	return 0;
+}
+
+/* A tools/call whose arguments were checked: queued, or refused through
+ * its done callback (the refusal the synchronous path used to return). */
+static void start_validated(struct mcpx_fn_run *r, struct validation *v)
+{
+	struct mcpx_job_spec spec = {.request_id = v->request_id, .caller = v->caller};
+	struct mcpx_job_bind bind = {0};
+	struct mcpx_fn_result res = {.outcome = MCPX_FN_FAILED, .text = v->msg};
+	int rc = v->rc;
+
+	if (rc == 0) {
+		spec.timeout_s = timeout_for(r->fs->cfg, r->fn);
+		rc = submit(r, v->args, &spec, &bind);
+		if (rc < 0)
+			refusal_text(r->fs, rc, v->msg, sizeof(v->msg));
+	}
+	if (rc == 0)
+		return;
+	mcpx_metrics_tool_call(r->fn->name, refusal_outcome(rc));
+	r->cb.done(r->cb.arg, &res);
+	run_free(r);
+}
+
+static void call_validated(struct mcpx_fn_run *r, struct validation *v);
+
+static void validated(struct mcpx_offload_task *t)
+{
+	struct validation *v = (struct validation *)((char *)t - offsetof(struct validation, task));
+	struct mcpx_fn_run *r = v->r;
+
+	if (r) {
+		r->validating = NULL;
+		if (t->cancelled) {
+			v->rc = -ESHUTDOWN;
+			snprintf(v->msg, sizeof(v->msg),
+			         "server is shutting down: not accepting new executions");
+		}
+		if (r->op)
+			call_validated(r, v);
+		else
+			start_validated(r, v);
+	}
+	cJSON_Delete(v->args);
+	mcpx_policy_unref(v->policy);
+	free(v);
+}
+
 int mcpx_fn_start(struct mcpx_functions *fs, const struct mcpx_fn_call *call,
                   const struct mcpx_fn_callbacks *cb, struct mcpx_fn_run **out, char *msg,
                   size_t msglen)
 {
-	cJSON *empty = call->args ? NULL : cJSON_CreateObject();
-	const cJSON *args = call->args ? call->args : empty;
-	struct mcpx_job_spec spec = {.request_id = call->request_id, .caller = call->caller};
-	struct mcpx_job_bind bind = {0};
-	struct mcpx_fn_run *r = NULL;
-	int rc;
+	struct mcpx_fn_run *r = run_new(fs, call->policy, call->fn, 0);
+	cJSON *args = call->args ? cJSON_Duplicate(call->args, true) : cJSON_CreateObject();
 
 	*out = NULL;
 	msg[0] = '\0';
-	rc = args ? validate_args(call->fn, args, msg, msglen) : -ENOMEM;
-	if (rc == 0 && !(r = run_new(fs, call->policy, call->fn, 0)))
-		rc = -ENOMEM;
-	if (rc == 0) {
+	if (r) {
 		r->cb = *cb;
-		spec.timeout_s = timeout_for(fs->cfg, call->fn);
-		rc = submit(r, args, &spec, &bind);
-		if (rc < 0)
-			refusal_text(fs, rc, msg, msglen);
+		if (validate_later(r, args) == 0) {
+			snprintf(r->validating->request_id, sizeof(r->validating->request_id), "%s",
+			         call->request_id ? call->request_id : "");
+			snprintf(r->validating->caller, sizeof(r->validating->caller), "%s",
+			         call->caller ? call->caller : "");
+			*out = r;
+			return 0;
+		}
+		args = NULL;
 	}
-	if (rc < 0 && !msg[0])
-		snprintf(msg, msglen, "internal error: out of memory");
-	if (rc < 0) {
-		mcpx_metrics_tool_call(call->fn->name, refusal_outcome(rc));
-		if (r)
-			run_free(r);
-	}
-	cJSON_Delete(empty);
-	*out = rc == 0 ? r : NULL;
-	return rc;
+	cJSON_Delete(args);
+	snprintf(msg, msglen, "internal error: out of memory");
+	mcpx_metrics_tool_call(call->fn->name, "failed");
+	if (r)
+		run_free(r);
+	return -ENOMEM;
 }
 
 void mcpx_fn_cancel(struct mcpx_fn_run *r)
@@ -274,6 +370,8 @@ void mcpx_fn_cancel(struct mcpx_fn_run *r)
 	if (!r)
 		return;
 	mcpx_metrics_tool_call(r->fn->name, "cancelled");
+	if (r->validating)
+		r->validating->r = NULL; /* the worker's copy is dropped when done */
 	mcpx_executor_cancel(r->fs->ex, r->job);
 	run_free(r);
 }
@@ -289,7 +387,9 @@ struct mcpx_job *mcpx_fn_job(const struct mcpx_fn_run *r)
  * other value becomes {"result": value}; then the output schema. */
 static enum mcpx_fn_outcome take_value(struct mcpx_fn_run *r, cJSON **out, struct mcpx_buf *text)
 {
-	cJSON *v = cJSON_ParseWithLength(r->body, r->body_len);
+	const char *why;
+	/* Parsed as requests are: a U+0000 in a string stays (jsonrpc.h). */
+	cJSON *v = mcpx_jsonrpc_parse(r->body, r->body_len, &why);
 	struct mcpx_schema_errors errs;
 	char msg[MCPX_FN_MSG_MAX];
 
@@ -503,7 +603,7 @@ static void answer_op(struct mcpx_broker_op *q, const struct mcpx_fn_result *res
 		answer_error(q, "tool", res->text);
 		return;
 	}
-	body = cJSON_PrintUnformatted(res->structured);
+	body = mcpx_json_print_exact(res->structured);
 	m = cJSON_CreateObject();
 	if (!body || !m || !cJSON_AddTrueToObject(m, "ok")) {
 		free(body);
@@ -556,22 +656,63 @@ static const struct mcpx_function *callee(struct mcpx_functions *fs,
 	return NULL;
 }
 
-/* The arguments: a JSON object in the body, valid for fn. */
+/* The arguments: a JSON object in the body (checked against fn's schema
+ * later, off the loop). */
 static cJSON *call_args(const struct mcpx_function *fn, const char *body, size_t len, bool oversize,
                         char *msg, size_t msglen)
 {
-	cJSON *args = oversize ? NULL : cJSON_ParseWithLength(body, len);
+	const char *why;
+	/* Parsed as requests are, so a U+0000 in a string reaches the
+	 * function exactly (cJSON alone would end the string there). */
+	cJSON *args = oversize ? NULL : mcpx_jsonrpc_parse(body, len, &why);
 
 	if (oversize)
 		snprintf(msg, msglen, "%s: the arguments are larger than %u bytes", fn->name,
 		         MCPX_BROKER_MAX_REQUEST_BODY);
 	else if (!cJSON_IsObject(args))
 		snprintf(msg, msglen, "%s: the arguments must be a JSON object", fn->name);
-	else if (validate_args(fn, args, msg, msglen) == 0)
+	else
 		return args;
 	mcpx_metrics_tool_call(fn->name, "invalid_arguments");
 	cJSON_Delete(args);
 	return NULL;
+}
+
+/* An mcpx.call whose arguments were checked: the CPU the check took is the
+ * calling run's (its cpu_ms and budget), then the call is queued or
+ * answered with its refusal. */
+static void call_validated(struct mcpx_fn_run *r, struct validation *v)
+{
+	struct mcpx_broker_op *q = r->op;
+	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
+	struct mcpx_job_spec spec = {.request_id = who->request_id, .caller = who->caller};
+	struct mcpx_job_bind bind = {.nested = true, .parent_run_id = who->run_id};
+	uint64_t now = mcpx_now_us();
+	int rc = v->rc;
+
+	mcpx_executor_charge_cpu(r->fs->ex, who->run_id, v->task.cpu_us);
+	if (rc == 0 && now >= who->deadline_us) {
+		rc = -ETIME;
+		snprintf(v->msg, sizeof(v->msg), "%s: the calling run has no time left",
+		         r->fn->name);
+	}
+	if (rc == 0) {
+		/* The callee ends with its caller at the latest. */
+		uint64_t left_s = (who->deadline_us - now + 999999u) / 1000000u;
+
+		spec.timeout_s = timeout_for(r->fs->cfg, r->fn);
+		if (left_s < spec.timeout_s)
+			spec.timeout_s = (unsigned)left_s;
+		rc = submit(r, v->args, &spec, &bind);
+		if (rc < 0)
+			refusal_text(r->fs, rc, v->msg, sizeof(v->msg));
+	}
+	if (rc == 0)
+		return;
+	mcpx_metrics_tool_call(r->fn->name, refusal_outcome(rc));
+	r->op = NULL;
+	run_free(r);
+	answer_error(q, "tool", v->msg);
 }
 
 static void op_call(struct mcpx_functions *fs, struct mcpx_broker_op *q, const cJSON *msg,
@@ -579,13 +720,9 @@ static void op_call(struct mcpx_functions *fs, struct mcpx_broker_op *q, const c
 {
 	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
 	const struct mcpx_function *fn;
-	struct mcpx_job_spec spec = {.request_id = who->request_id, .caller = who->caller};
-	struct mcpx_job_bind bind = {.nested = true, .parent_run_id = who->run_id};
 	char text[MCPX_FN_MSG_MAX];
-	uint64_t left_s;
 	struct mcpx_fn_run *r;
 	cJSON *args;
-	int rc;
 
 	fn = callee(fs, who, mcpx_broker_op_count(q), cJSON_GetObjectItemCaseSensitive(msg, "name"),
 	            text, sizeof(text));
@@ -595,24 +732,18 @@ static void op_call(struct mcpx_functions *fs, struct mcpx_broker_op *q, const c
 		return;
 	}
 	r = run_new(fs, who->policy, fn, who->depth + 1);
-	rc = r ? 0 : -ENOMEM;
 	if (r) {
-		/* The callee ends with its caller at the latest. */
-		left_s = (who->deadline_us - mcpx_now_us() + 999999u) / 1000000u;
-		spec.timeout_s = timeout_for(fs->cfg, fn);
-		if (left_s < spec.timeout_s)
-			spec.timeout_s = (unsigned)left_s;
+		/* One call at a time per caller holds from here (caller_busy). */
 		r->op = q;
-		rc = submit(r, args, &spec, &bind);
+		if (validate_later(r, args) == 0)
+			return;
+		r->op = NULL;
+		run_free(r);
+	} else {
+		cJSON_Delete(args);
 	}
-	cJSON_Delete(args);
-	if (rc < 0) {
-		refusal_text(fs, rc, text, sizeof(text));
-		mcpx_metrics_tool_call(fn->name, refusal_outcome(rc));
-		if (r)
-			run_free(r);
-		answer_error(q, "tool", text);
-	}
+	mcpx_metrics_tool_call(fn->name, "failed");
+	answer_error(q, "tool", "internal error: out of memory");
 }
 
 static void on_op(void *arg, struct mcpx_broker_op *q, const char *name, const cJSON *msg,
@@ -644,13 +775,17 @@ static void on_op_cancel(void *arg, struct mcpx_broker_op *q)
 /* ---- the module ------------------------------------------------------------ */
 
 struct mcpx_functions *mcpx_functions_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
-                                          struct mcpx_broker *broker)
+                                          struct mcpx_broker *broker, struct mcpx_loop *loop)
 {
 	struct mcpx_functions *fs = calloc(1, sizeof(*fs));
 	struct mcpx_broker_ops ops = {.op = on_op, .cancel = on_op_cancel};
 
 	if (!fs)
 		return NULL;
+	if (mcpx_offload_new(loop, &fs->offload) < 0) {
+		free(fs);
+		return NULL;
+	}
 	fs->cfg = cfg;
 	fs->ex = ex;
 	fs->broker = broker;
@@ -668,6 +803,8 @@ void mcpx_functions_free(struct mcpx_functions *fs)
 	 * their callers' runs; whatever is left goes now. */
 	while (fs->runs)
 		mcpx_fn_cancel(fs->runs);
+	/* Validations still in the worker find their calls gone. */
+	mcpx_offload_free(fs->offload);
 	if (fs->broker)
 		mcpx_broker_set_ops(fs->broker, &(struct mcpx_broker_ops){0});
 	free(fs);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "jsonschema_internal.h"
+#include "utf8.h"
 
 /* The only dialect accepted in `$schema` (with or without the final '#'). */
 #define DIALECT_2020_12 "https://json-schema.org/draft/2020-12/schema"
@@ -45,15 +46,24 @@ struct keyword {
 
 /* "<where>: <message>" into err, cut at a character boundary; -EINVAL. */
 static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
+    __attribute__((format(printf, 3, 0)));
 static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
 {
-	char what[sizeof(err->msg)], msg[sizeof(err->msg)];
+	char what[sizeof(err->msg)], msg[sizeof(err->msg)], ptr[sizeof(err->msg)];
+	size_t wlen, room;
 	int n;
 
+	/* The pointer is given whole whenever it fits beside the reason; a
+	 * pointer too long for the buffer is cut (with "...") so that at
+	 * least the first half of the buffer's worth of reason stays. */
+	room =
+	    strlen(where) + 2 < sizeof(msg) / 2 ? sizeof(msg) - strlen(where) - 2 : sizeof(msg) / 2;
 	n = vsnprintf(what, sizeof(what), fmt, ap);
-	mcpx_schema_text_fit(what, n < 0 ? 0 : (size_t)n, sizeof(what));
-	n = snprintf(msg, sizeof(msg), "%s: %s", where, what);
+	wlen = mcpx_schema_text_fit(what, n < 0 ? 0 : (size_t)n, room);
+	room = sizeof(msg) - wlen - 2;
+	n = snprintf(ptr, sizeof(ptr), "%s", where);
+	mcpx_schema_text_fit(ptr, n < 0 ? 0 : (size_t)n, room);
+	n = snprintf(msg, sizeof(msg), "%s: %s", ptr, what);
 	mcpx_schema_text_fit(msg, n < 0 ? 0 : (size_t)n, sizeof(msg));
 	return mcpx_err_set(err, EINVAL, "%s", msg);
 }
@@ -73,7 +83,7 @@ __attribute__((format(printf, 3, 4))) static int fail_at(struct mcpx_err *err, c
 /* Refuses the schema at the current keyword's pointer; returns -EINVAL. */
 __attribute__((format(printf, 2, 3))) static int fail(struct cctx *c, const char *fmt, ...)
 {
-	char where[96];
+	char where[sizeof(c->err->msg)];
 	va_list ap;
 	int rc;
 
@@ -349,7 +359,7 @@ static bool unescape_token(char *s)
 
 static int kw_ref(struct cctx *c, struct schema_node *n, const cJSON *v, const struct keyword *k)
 {
-	char where[128];
+	char where[sizeof(c->err->msg)];
 
 	if (!cJSON_IsString(v))
 		return fail(c, "must be a string");
@@ -361,7 +371,10 @@ static int kw_ref(struct cctx *c, struct schema_node *n, const cJSON *v, const s
 	n->ref_where = strdup(where);
 	if (!n->ref_name || !n->ref_where)
 		return no_memory(c);
-	if (!percent_decode(n->ref_name) || !unescape_token(n->ref_name))
+	/* Decoded, the name must still be text: "%db" alone is not UTF-8,
+	 * and no definition name (a JSON string) could match it. */
+	if (!percent_decode(n->ref_name) || !unescape_token(n->ref_name) ||
+	    !mcpx_utf8_valid(n->ref_name, strlen(n->ref_name)))
 		return fail(c, "only references of the form \"#/$defs/<name>\" are supported");
 	return 0;
 }

@@ -6,7 +6,14 @@
  * close the gaps that would change what a pattern accepts: `$` matches only
  * at the very end (PCRE's default also matches before a final newline, so
  * `^[a-z]+$` would accept "abc\n"), \u is ECMAScript's code point escape,
- * and \C (which can split a UTF-8 character) is refused.
+ * `[]` matches nothing and `[^]` any character, a reference to a group that
+ * did not match matches the empty string, and \C (which can split a UTF-8
+ * character) is refused. Where no option exists, the pattern is rewritten
+ * before it is compiled (ecma_rewrite): `.` excludes exactly ECMAScript's
+ * line terminators (LF, CR, U+2028, U+2029), `\s` and `\S` are
+ * ECMAScript's white space and line terminators (U+00A0 and U+FEFF in,
+ * U+0085 out), and `\v` is U+000B alone. The source is compiled as written
+ * first, so errors and their offsets refer to what the admin wrote.
  *
  * An instance must not be able to make a match run for long. Catastrophic
  * backtracking (`^(a+)+$` on "aaa...ab") is stopped by PCRE2's match and
@@ -23,10 +30,13 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <pcre2.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "jsonschema_internal.h"
 
 /* Backtracking steps, nested backtracking depth and KiB of backtracking
@@ -42,11 +52,148 @@ struct schema_pattern {
 	char *source;
 };
 
+/* ECMAScript's WhiteSpace and LineTerminator code points (ECMA-262
+ * 12.2, 12.3), as class contents in PCRE2_ALT_BSUX syntax. */
+#define ECMA_SPACE                                                                                 \
+	"\\t\\n\\x0B\\f\\r "                                                                       \
+	"\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF"
+/* What ECMAScript's `.` matches without the s flag. */
+#define ECMA_DOT "[^\\n\\r\\u2028\\u2029]"
+
+/* Copies a \Q...\E quote (from the backslash) unchanged; returns what
+ * follows it. */
+static const char *copy_quote(const char *p, struct mcpx_buf *b)
+{
+	const char *e = strstr(p + 2, "\\E");
+	size_t n = e ? (size_t)(e + 2 - p) : strlen(p);
+
+	mcpx_buf_add(b, p, n);
+	return p + n;
+}
+
+/* Copies an escape other than \\Q, \\s, \\S and \\v (from its backslash)
+ * unchanged, with what belongs to it: \\c takes the next character ("\\c["
+ * is a control character, not a class), and a letter escape followed by
+ * braces (\\p{L}, \\x{41}, \\g{1}) takes them. Returns what follows. */
+static const char *copy_escape(const char *p, struct mcpx_buf *b)
+{
+	size_t n = 2;
+
+	if (p[1] == 'c' && p[2])
+		n = 3;
+	else if (((p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z')) && p[2] == '{' &&
+	         strchr(p + 3, '}'))
+		n = (size_t)(strchr(p + 3, '}') + 1 - p);
+	mcpx_buf_add(b, p, n);
+	return p + n;
+}
+
+/* Where a POSIX class ("[:alpha:]") that starts before p ends, as PCRE2
+ * decides it (check_posix_syntax): at the first ":]", unless a ']' or
+ * another "[:" comes first. NULL when it is no POSIX class. */
+static const char *posix_end(const char *p)
+{
+	for (; *p; p++) {
+		if (p[0] == '\\' && (p[1] == ']' || p[1] == '\\'))
+			p++;
+		else if ((p[0] == '[' && p[1] == ':') || p[0] == ']')
+			return NULL;
+		else if (p[0] == ':' && p[1] == ']')
+			return p + 2;
+	}
+	return NULL;
+}
+
+/* One character class, from its '['; returns what follows its ']'. \s
+ * becomes ECMAScript's white space; a class holding \S becomes a group
+ * (PCRE2 classes cannot subtract): [x\S] is (?:[x]|[^ws]) and [^x\S] is
+ * (?:(?![x])[ws]). */
+static const char *rewrite_class(const char *p, struct mcpx_buf *b)
+{
+	struct mcpx_buf body;
+	bool neg = false, has_S = false;
+
+	mcpx_buf_init(&body, SIZE_MAX / 2);
+	if (*++p == '^')
+		neg = true, p++;
+	while (*p && *p != ']') {
+		const char *e = p[0] == '[' && p[1] == ':' ? posix_end(p + 2) : NULL;
+
+		if (e) {
+			mcpx_buf_add(&body, p, (size_t)(e - p));
+			p = e;
+		} else if (p[0] == '\\' && p[1] == 'Q') {
+			p = copy_quote(p, &body);
+		} else if (p[0] == '\\' && (p[1] == 's' || p[1] == 'S' || p[1] == 'v')) {
+			if (p[1] == 's')
+				mcpx_buf_adds(&body, ECMA_SPACE);
+			else if (p[1] == 'v')
+				mcpx_buf_adds(&body, "\\x0B");
+			else
+				has_S = true;
+			p += 2;
+		} else if (p[0] == '\\' && p[1]) {
+			p = copy_escape(p, &body);
+		} else {
+			mcpx_buf_add(&body, p++, 1);
+		}
+	}
+	if (!has_S)
+		mcpx_buf_addf(b, "[%s%s]", neg ? "^" : "", mcpx_buf_str(&body));
+	else if (!neg)
+		mcpx_buf_addf(b, "(?:%s%s%s[^" ECMA_SPACE "])", body.len ? "[" : "",
+		              mcpx_buf_str(&body), body.len ? "]|" : "");
+	else
+		mcpx_buf_addf(b, "(?:%s%s%s[" ECMA_SPACE "])", body.len ? "(?![" : "",
+		              mcpx_buf_str(&body), body.len ? "])" : "");
+	mcpx_buf_free(&body);
+	return *p ? p + 1 : p;
+}
+
+/* src with ECMAScript's `.`, `\s`, `\S` and `\v` spelled out for PCRE2
+ * (see the top of this file); malloc'd, NULL when out of memory. src has
+ * compiled as written, so its classes and quotes are well formed. */
+static char *ecma_rewrite(const char *src)
+{
+	struct mcpx_buf b;
+	const char *p = src;
+
+	mcpx_buf_init(&b, SIZE_MAX / 2);
+	while (*p) {
+		if (p[0] == '\\' && p[1] == 'Q') {
+			p = copy_quote(p, &b);
+		} else if (p[0] == '\\' && p[1] == 's') {
+			mcpx_buf_adds(&b, "[" ECMA_SPACE "]"), p += 2;
+		} else if (p[0] == '\\' && p[1] == 'S') {
+			mcpx_buf_adds(&b, "[^" ECMA_SPACE "]"), p += 2;
+		} else if (p[0] == '\\' && p[1] == 'v') {
+			mcpx_buf_adds(&b, "\\x0B"), p += 2;
+		} else if (p[0] == '\\' && p[1]) {
+			p = copy_escape(p, &b);
+		} else if (p[0] == '(' && p[1] == '?' && p[2] == '#' && strchr(p, ')')) {
+			const char *e = strchr(p, ')') + 1;
+
+			mcpx_buf_add(&b, p, (size_t)(e - p)), p = e;
+		} else if (p[0] == '[') {
+			p = rewrite_class(p, &b);
+		} else if (p[0] == '.') {
+			mcpx_buf_adds(&b, ECMA_DOT), p++;
+		} else {
+			mcpx_buf_add(&b, p++, 1);
+		}
+	}
+	if (!b.data)
+		mcpx_buf_adds(&b, "");
+	return mcpx_buf_take(&b, NULL);
+}
+
 int mcpx_schema_pattern_compile(const char *src, struct schema_pattern **out, char *msg,
                                 size_t msgsize)
 {
 	uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALT_BSUX |
-	                PCRE2_NEVER_BACKSLASH_C | PCRE2_AUTO_CALLOUT;
+	                PCRE2_NEVER_BACKSLASH_C | PCRE2_AUTO_CALLOUT | PCRE2_ALLOW_EMPTY_CLASS |
+	                PCRE2_MATCH_UNSET_BACKREF;
+	char *ecma = NULL;
 	pcre2_compile_context *cc = NULL;
 	struct schema_pattern *p = NULL;
 	PCRE2_SIZE where = 0;
@@ -73,10 +220,24 @@ int mcpx_schema_pattern_compile(const char *src, struct schema_pattern **out, ch
 		rc = -EINVAL;
 		goto out;
 	}
+	/* The source compiled as written: now the ECMAScript spelling. */
+	pcre2_code_free(p->code);
+	p->code = NULL;
+	if (!(ecma = ecma_rewrite(src)))
+		goto out;
+	p->code = pcre2_compile((PCRE2_SPTR)ecma, PCRE2_ZERO_TERMINATED, opts, &code, &where, cc);
+	if (!p->code) {
+		if (code == PCRE2_ERROR_NOMEMORY)
+			goto out;
+		snprintf(msg, msgsize, "not supported in its ECMAScript meaning");
+		rc = -EINVAL;
+		goto out;
+	}
 	*out = p;
 	p = NULL;
 	rc = 0;
 out:
+	free(ecma);
 	mcpx_schema_pattern_free(p);
 	pcre2_compile_context_free(cc);
 	return rc;

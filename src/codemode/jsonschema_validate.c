@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "jsonrpc.h"
 #include "jsonschema_internal.h"
 
 /* Nested validations, counting `$ref` hops; the instance's own nesting is
@@ -77,7 +78,7 @@ bool mcpx_schema_budget_over(struct schema_budget *b)
  * caps; the last one (why validation stopped) may use the room kept back
  * for it, so the caller always learns that the walk did not finish. */
 static void vreport(struct vctx *v, bool last, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
+    __attribute__((format(printf, 3, 0)));
 static void vreport(struct vctx *v, bool last, const char *fmt, va_list ap)
 {
 	struct mcpx_schema_errors *e = v->errs;
@@ -299,6 +300,7 @@ static void check_pattern(struct vctx *v, const struct schema_pattern *p, const 
 static void check_string(struct vctx *v, const struct schema_node *n, const char *s)
 {
 	size_t len = strlen(s), cps = 0;
+	char *exact = NULL;
 
 	if (n->has & (SCHEMA_HAS_MINLEN | SCHEMA_HAS_MAXLEN))
 		cps = code_points(s, len);
@@ -308,8 +310,20 @@ static void check_string(struct vctx *v, const struct schema_node *n, const char
 	if ((n->has & SCHEMA_HAS_MAXLEN) && (double)cps > n->max_len)
 		report(v, "must be at most %.0f character%s long", n->max_len,
 		       n->max_len == 1 ? "" : "s");
+	if (n->pattern && memchr(s, MCPX_JSON_NUL_MARK, len)) {
+		/* The parser marked each U+0000 (jsonrpc.h): the pattern sees
+		 * the string as sent, NULs included. */
+		if (!(exact = malloc(len + 1))) {
+			v->rc = -ENOMEM;
+			return;
+		}
+		for (size_t i = 0; i <= len; i++)
+			exact[i] = s[i] == (char)MCPX_JSON_NUL_MARK ? '\0' : s[i];
+		s = exact;
+	}
 	if (n->pattern)
 		check_pattern(v, n->pattern, s, len);
+	free(exact);
 }
 
 static void validate_node(struct vctx *v, const struct schema_node *n, const cJSON *inst);
@@ -462,7 +476,9 @@ static void check_object(struct vctx *v, const struct schema_node *n, const cJSO
 {
 	const cJSON *c;
 
-	for (c = obj->child; c && !v->stopped && !v->rc; c = c->next) {
+	/* Both loops run over the instance's members, as many as the caller
+	 * sent: each step counts against the CPU budget. */
+	for (c = obj->child; c && !v->rc && !out_of_time(v); c = c->next) {
 		const char *key = c->string ? c->string : "";
 		const struct schema_node *p = property(n, key);
 
@@ -477,9 +493,13 @@ static void check_object(struct vctx *v, const struct schema_node *n, const cJSO
 			validate_node(v, n->additional, c);
 		mcpx_schema_path_pop(&v->path);
 	}
-	for (size_t i = 0; i < n->nrequired && !v->stopped; i++)
-		if (!cJSON_GetObjectItemCaseSensitive(obj, n->required[i]))
+	for (size_t i = 0; i < n->nrequired && !v->stopped; i++) {
+		for (c = obj->child; c && !out_of_time(v); c = c->next)
+			if (c->string && strcmp(c->string, n->required[i]) == 0)
+				break;
+		if (!c && !v->stopped)
 			report(v, "missing required property \"%s\"", n->required[i]);
+	}
 }
 
 static void validate_node(struct vctx *v, const struct schema_node *n, const cJSON *inst)
@@ -530,10 +550,42 @@ static bool find_too_deep(struct schema_path *p, const cJSON *val, unsigned max)
 	return false;
 }
 
+/* Moves the path to the first number that cannot travel exactly: one that
+ * is not finite (1e999 parses as infinity, which prints as null) or has no
+ * fraction and a magnitude of 2^53 or more (a 27-digit integer parses as
+ * the nearest double, and arrives as another number). *why says which. */
+static bool find_inexact(struct schema_path *p, const cJSON *val, const char **why)
+{
+	size_t i = 0;
+
+	if (cJSON_IsNumber(val)) {
+		double d = val->valuedouble;
+
+		if (!isfinite(d))
+			*why = "is not a finite number";
+		else if (fabs(d) >= 0x1p53 && mcpx_schema_is_integer(d))
+			*why = "is an integer too large to be passed exactly (the limit is "
+			       "9007199254740991; send larger ones as strings)";
+		return *why != NULL;
+	}
+	for (const cJSON *c = val->child; c && (cJSON_IsArray(val) || cJSON_IsObject(val));
+	     c = c->next, i++) {
+		if (cJSON_IsArray(val))
+			mcpx_schema_path_index(p, i);
+		else
+			mcpx_schema_path_key(p, c->string);
+		if (find_inexact(p, c, why))
+			return true;
+		mcpx_schema_path_pop(p);
+	}
+	return false;
+}
+
 int mcpx_schema_validate(const struct mcpx_schema *s, const cJSON *instance,
                          struct mcpx_schema_errors *errs)
 {
 	struct vctx v = {.errs = errs};
+	const char *why = NULL;
 
 	errs->count = errs->kept = 0;
 	errs->len = 0;
@@ -543,6 +595,8 @@ int mcpx_schema_validate(const struct mcpx_schema *s, const cJSON *instance,
 		report(&v, "no value");
 	else if (find_too_deep(&v.path, instance, MCPX_SCHEMA_MAX_DEPTH))
 		report(&v, "nests deeper than %d levels", MCPX_SCHEMA_MAX_DEPTH);
+	else if (find_inexact(&v.path, instance, &why))
+		report(&v, "%s", why);
 	else
 		validate_node(&v, s->root, instance);
 	if (v.rc < 0)

@@ -46,6 +46,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "loop.h"
+#include "utf8.h"
 
 /* ---- parsing helpers (policy_internal.h) ---------------------------- */
 
@@ -628,6 +629,47 @@ void mcpx_policy_unref(struct mcpx_policy *p)
 	free(p);
 }
 
+/* Where the first "\\u0000" escape inside a string of the n bytes at json
+ * is, or n. cJSON ends its strings at U+0000, so a name, a pattern or a
+ * required property with one would silently mean a shorter one: refused. */
+static size_t nul_escape_at(const char *json, size_t n)
+{
+	bool in_str = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!in_str) {
+			in_str = json[i] == '"';
+		} else if (json[i] == '"') {
+			in_str = false;
+		} else if (json[i] == '\\') {
+			if (n - i >= 6 && memcmp(json + i + 1, "u0000", 5) == 0)
+				return i;
+			i++; /* the escaped character, "\\\\" included */
+		}
+	}
+	return n;
+}
+
+/* What the JSON parser would let through that a policy must not hold:
+ * bytes that are not UTF-8 (its strings go into tools/list, exec's
+ * description and messages as they are), NUL bytes (cJSON stops reading at
+ * one, so a file followed by NULs would pass), and U+0000 escapes. */
+static int check_text(const char *json, size_t len, struct mcpx_err *err)
+{
+	const char *nul = memchr(json, '\0', len);
+	size_t esc;
+
+	if (nul)
+		return mcpx_err_set(err, EINVAL, "not valid JSON: a NUL byte at byte %zu",
+		                    (size_t)(nul - json));
+	if (!mcpx_utf8_valid(json, len))
+		return mcpx_err_set(err, EINVAL, "not valid UTF-8");
+	if ((esc = nul_escape_at(json, len)) < len)
+		return mcpx_err_set(
+		    err, EINVAL, "U+0000 (\"\\u0000\") is not allowed in a string (byte %zu)", esc);
+	return 0;
+}
+
 int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opts *o,
                       struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
                       size_t *n_files, struct mcpx_err *err)
@@ -642,8 +684,10 @@ int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opt
 	*out = NULL;
 	if (n_files)
 		*n_files = 0;
+	if ((rc = check_text(json, len, err)) < 0)
+		return rc;
 	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	while (root && end && (size_t)(end - json) < len && strchr(" \t\r\n", *end))
+	while (root && end && (size_t)(end - json) < len && *end && strchr(" \t\r\n", *end))
 		end++;
 	if (!root || (size_t)(end - json) != len) {
 		cJSON_Delete(root);

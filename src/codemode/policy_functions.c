@@ -60,7 +60,8 @@ static int parse_name(struct policy_ctx *c, const cJSON *v, struct mcpx_function
 }
 
 /* title and description: text an agent reads, so valid UTF-8 of bounded
- * size (cJSON already guarantees the former for parsed strings). */
+ * size (mcpx_policy_parse checked the whole file as UTF-8 without U+0000
+ * before parsing it). */
 static int parse_text(struct policy_ctx *c, const cJSON *v, char **out)
 {
 	size_t n;

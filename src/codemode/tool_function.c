@@ -80,7 +80,7 @@ static const struct mcpx_tool *find_tool(void *ctx, const char *name)
  * serialized JSON in a TextContent block", server/tools). */
 static cJSON *ok_result(cJSON *structured)
 {
-	char *text = cJSON_PrintUnformatted(structured);
+	char *text = mcpx_json_print_exact(structured);
 	cJSON *res = text ? mcpx_text_result(text, false) : NULL;
 
 	free(text);

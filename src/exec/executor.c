@@ -50,6 +50,8 @@
  * bounds the wait anyway, so a wedged pipe can never hold the executor. */
 #define DRAIN_DEADLINE_US (2u * 1000000u)
 #define STDIN_RETRY_US 2000u
+/* How often a queued run looks whether the first zygote is proven. */
+#define START_WAIT_POLL_US 5000u
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
@@ -79,6 +81,8 @@ struct mcpx_job {
 	char caller[160];
 	char run_id[17]; /* joins the run's audit line and its egress lines */
 	struct mcpx_broker_run *egress;
+	uint64_t egress_held; /* bytes the broker holds for the run */
+	uint64_t charged_us;  /* server CPU spent for it elsewhere (validation) */
 	/* Not exec's run: a copy of the submitter's bind, whose strings point
 	 * at the arrays below. */
 	bool has_bind;
@@ -521,13 +525,17 @@ static void fill_result(struct mcpx_job *job, int status, const struct rusage *r
 	r->cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000u + (uint64_t)ru->ru_utime.tv_usec / 1000u +
 		    (uint64_t)ru->ru_stime.tv_sec * 1000u + (uint64_t)ru->ru_stime.tv_usec / 1000u;
 	r->cpu_ms = r->cpu_ms > job->cpu_base_ms ? r->cpu_ms - job->cpu_base_ms : 0;
+	r->cpu_ms += job->charged_us / 1000u;
 	/* The budget's count also holds what no one's rusage does. */
 	if (budget_cpu_ms > r->cpu_ms)
 		r->cpu_ms = budget_cpu_ms;
 	r->max_rss_kb = (uint64_t)ru->ru_maxrss;
 	r->timed_out = job->timed_out;
 	r->truncated = job->truncated;
-	if (WIFEXITED(status) && !job->timed_out) {
+	/* A run ended by its timeout or a budget was stopped, whatever its
+	 * leader managed on its own meanwhile: a result never says both
+	 * "exited normally" and "stopped by a limit" (the kill is SIGKILL). */
+	if (WIFEXITED(status) && !job->timed_out && !job->budget_limit) {
 		r->exit_code = WEXITSTATUS(status);
 	} else {
 		r->exit_code = -1;
@@ -874,6 +882,15 @@ static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job 
 	return d;
 }
 
+/* What the broker holds for the run is the run's memory (run_budget.h). */
+static void egress_held(void *arg, uint64_t bytes)
+{
+	struct mcpx_job *job = arg;
+
+	job->egress_held = bytes;
+	mcpx_run_budget_held(job->budget, bytes);
+}
+
 /* A run with a channel is served by the broker until it ends. Without the
  * broker's side the run's end sees EOF, and mcpx.fetch says so. */
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
@@ -881,7 +898,9 @@ static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 	struct mcpx_broker_who who = {.run_id = job->run_id,
 				      .request_id = job->request_id,
 				      .caller = job->caller,
-				      .deadline_us = run_deadline_us(ex, job, job->started_us)};
+				      .deadline_us = run_deadline_us(ex, job, job->started_us),
+				      .held = egress_held,
+				      .held_arg = job};
 
 	if (job->proc.channel_fd < 0)
 		return;
@@ -1001,6 +1020,7 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned c
 					      "budget");
 		return false;
 	}
+	mcpx_run_budget_held(job->budget, job->egress_held);
 	now = mcpx_now_us();
 	job->deadline_us = run_deadline_us(ex, job, now);
 	job->wall_timer.fn = wall_timer_cb;
@@ -1069,9 +1089,31 @@ static void start_next(struct mcpx_executor *ex)
 
 	if (ex->running || !ex->queue_head)
 		return;
+	if (mcpx_warm_pool_starting(ex->warm)) {
+		/* The first zygote is being proven: runs wait for it (so none
+		 * starts before its self-test), the protocol does not. */
+		ex->kick.fn = kick_cb;
+		ex->kick.arg = ex;
+		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
+		return;
+	}
 	job = ex->queue_head;
 	queue_remove(ex, job);
 	start_job(ex, job);
+}
+
+void mcpx_executor_charge_cpu(struct mcpx_executor *ex, const char *run_id, uint64_t cpu_us)
+{
+	struct mcpx_job *job = ex->running && !strcmp(ex->running->run_id, run_id) ? ex->running
+										    : NULL;
+
+	for (struct mcpx_job *j = ex->side; j && !job; j = j->next)
+		if (!strcmp(j->run_id, run_id))
+			job = j;
+	if (!job)
+		return;
+	job->charged_us += cpu_us;
+	mcpx_run_budget_charge_cpu(job->budget, cpu_us);
 }
 
 void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)

@@ -519,6 +519,7 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 		return rc;
 	}
 	proc->run_uid = fs->sb->run_uid;
+	proc->run_gid = fs->sb->run_gid;
 	/* The run before this one is gone by now: what it changed above the
 	 * workdir is put back before this run's code arrives. */
 	rc = mcpx_dirguards_repair(&fs->guards, err);

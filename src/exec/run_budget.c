@@ -30,8 +30,12 @@
  * what RLIMIT_AS and RLIMIT_FSIZE per process (the first line) and the
  * cgroup's memory.max (where there is one) bound.
  *
+ * Each reading also looks at the container's memory (container_memory.h)
+ * and ends the run before the container reaches its limit.
+ *
  * What it does not do: spawn, reap or classify results (the executor), or
- * parse /proc and cgroup files (run_usage.c, run_cgroup.c).
+ * parse /proc and cgroup files (run_usage.c, run_cgroup.c,
+ * container_memory.c).
  */
 #include "run_budget.h"
 
@@ -42,8 +46,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "container_memory.h"
 #include "log.h"
 #include "run_cgroup.h"
+#include "run_sockets.h"
 #include "run_usage.h"
 
 #define SAMPLE_MIN_US 20000u
@@ -57,7 +63,8 @@ struct mcpx_budget {
 	enum mcpx_budget_method method;
 	struct mcpx_cgroup_env cg;
 	unsigned long runs;
-	bool warned_procs;
+	bool warned_procs, warned_sockets;
+	struct mcpx_container_memory container;
 };
 
 struct mcpx_run_budget {
@@ -67,6 +74,7 @@ struct mcpx_run_budget {
 	struct mcpx_budget_limits lim;
 	pid_t pgid;
 	uid_t uid;
+	gid_t gid;
 	char workdir[PATH_MAX];
 	struct timespec started;
 	uint64_t cpu_base_ms;
@@ -77,6 +85,16 @@ struct mcpx_run_budget {
 	const char *exceeded;
 	uint64_t cpu_seen_ms;
 	uint64_t unlinked_kb;
+	/* Memory the server holds for the run (mcpx_run_budget_held), and its
+	 * processes' memory at the last reading (a caller's: all joined runs'
+	 * processes too). */
+	uint64_t held_kb;
+	uint64_t mem_seen_kb;
+	/* The AF_UNIX socket buffers its processes hold (run_sockets.h): kernel
+	 * memory no RSS shows, counted with its memory. */
+	uint64_t socket_kb;
+	/* CPU the server used for it (and its joined runs) on other threads. */
+	uint64_t charged_us;
 	unsigned readings;
 	/* The latest reading of the run's processes and the one before (for
 	 * the proportional memory carried over); swapped on each reading. */
@@ -99,6 +117,7 @@ struct mcpx_budget *mcpx_budget_new(void)
 
 	if (!b)
 		return NULL;
+	b->container.usage_fd = b->container.limit_fd = b->container.stat_fd = -1;
 	(void)mcpx_cgroup_env_init(&b->cg, true);
 	b->method = b->cg.usable ? MCPX_BUDGET_CGROUP : MCPX_BUDGET_WATCHDOG;
 	if (b->cg.usable)
@@ -108,6 +127,43 @@ struct mcpx_budget *mcpx_budget_new(void)
 	else
 		mcpx_info("run budget: watchdog on the event loop (no per-run cgroups: %s)",
 		          b->cg.why);
+	(void)mcpx_budget_watch_container(b, "/sys/fs/cgroup", "/proc/self/cgroup");
+	return b;
+}
+
+int mcpx_budget_watch_container(struct mcpx_budget *b, const char *cgroup_root,
+                                const char *proc_cgroup_file)
+{
+	struct mcpx_container_reading r;
+	int rc;
+
+	mcpx_container_memory_close(&b->container);
+	rc = mcpx_container_memory_open(cgroup_root, proc_cgroup_file, &b->container);
+	if (rc < 0)
+		return rc;
+	if (mcpx_container_memory_read(&b->container, &r) == 0)
+		mcpx_info(
+		    "run budget: the container's memory is watched (cgroup v%d %s, limit %llu "
+		    "MiB): a run is ended within %llu MiB of it",
+		    b->container.version, b->container.dir, (unsigned long long)(r.limit >> 20),
+		    (unsigned long long)(r.headroom >> 20));
+	else
+		mcpx_info("run budget: the container's memory is not watched (%s)",
+		          b->container.why);
+	return 0;
+}
+
+struct mcpx_budget *mcpx_budget_new_cgroup_at(const struct mcpx_cgroup_env *env)
+{
+	struct mcpx_budget *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->container.usage_fd = b->container.limit_fd = b->container.stat_fd = -1;
+	b->cg = *env;
+	b->cg.usable = true;
+	b->cg.set_up = false; /* the caller's directory: not ours to remove */
+	b->method = MCPX_BUDGET_CGROUP;
 	return b;
 }
 
@@ -116,6 +172,7 @@ void mcpx_budget_free(struct mcpx_budget *b)
 	if (!b)
 		return;
 	mcpx_cgroup_env_free(&b->cg);
+	mcpx_container_memory_close(&b->container);
 	free(b);
 }
 
@@ -142,10 +199,56 @@ void mcpx_budget_describe(char *buf, size_t len)
 
 /* ---- one run ------------------------------------------------------------ */
 
+/* What the server holds for the run and every run that joined its budget. */
+static uint64_t held_total_kb(const struct mcpx_run_budget *rb)
+{
+	uint64_t kb = rb->held_kb;
+
+	for (const struct mcpx_run_budget *j = rb->joined; j; j = j->next)
+		kb += j->held_kb;
+	return kb;
+}
+
+/* Memory of the run no process maps: what the server holds for it and its
+ * socket buffers. */
+static uint64_t outside_kb(const struct mcpx_run_budget *rb)
+{
+	return held_total_kb(rb) + rb->socket_kb;
+}
+
+/* The socket buffers of the run's processes (in rb->procs), on every
+ * reading: a run fills them as fast as it can copy, so a slower pace would
+ * let it overshoot by gigabytes. One fd-table walk of the run and one
+ * sock_diag dump of the host's AF_UNIX sockets, whose cost stretches the
+ * interval like any reading's. */
+static void read_sockets(struct mcpx_run_budget *rb)
+{
+	uint64_t kb = 0;
+	int rc;
+
+	if (!rb->lim.memory_kb)
+		return;
+	rc = mcpx_usage_socket_kb(rb->procs, &kb);
+	if (rc < 0 && !rb->b->warned_sockets) {
+		rb->b->warned_sockets = true;
+		mcpx_warn("run budget: socket buffers cannot be read (sock_diag: %s); they go "
+		          "uncounted",
+		          strerror(-rc));
+	}
+	rb->socket_kb = kb;
+}
+
 static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used, uint64_t budget,
                    const char *unit)
 {
 	rb->exceeded = limit;
+	if (strcmp(limit, "memory") == 0 && held_total_kb(rb))
+		mcpx_info("run %d: %llu KiB of its memory are the server's, held for its requests "
+		          "and unread answers",
+		          (int)rb->pgid, (unsigned long long)held_total_kb(rb));
+	if (strcmp(limit, "memory") == 0 && rb->socket_kb)
+		mcpx_info("run %d: %llu KiB of its memory are socket buffers", (int)rb->pgid,
+		          (unsigned long long)rb->socket_kb);
 	mcpx_info("run %d passed its %s budget (%llu %s of %llu%s): ending the whole run",
 	          (int)rb->pgid, limit, (unsigned long long)used, unit, (unsigned long long)budget,
 	          rb->joined ? ", its nested calls included" : "");
@@ -172,8 +275,8 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 	if (mcpx_cgroup_run_usage(&rb->cg, &u) < 0)
 		return;
 	/* The usage of a cgroup includes its descendants': the joined runs. */
-	if (u.cpu_usec / 1000u > rb->cpu_seen_ms)
-		rb->cpu_seen_ms = u.cpu_usec / 1000u;
+	if (u.cpu_usec / 1000u + rb->charged_us / 1000u > rb->cpu_seen_ms)
+		rb->cpu_seen_ms = u.cpu_usec / 1000u + rb->charged_us / 1000u;
 	n = mcpx_cgroup_run_pids(&rb->cg, rb->procs->pid, MCPX_USAGE_MAX_PROCS);
 	rb->procs->n = n > 0 ? (size_t)n : 0;
 	for (struct mcpx_run_budget *j = rb->joined; j; j = j->next) {
@@ -183,8 +286,12 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 		                         MCPX_USAGE_MAX_PROCS - rb->procs->n);
 		rb->procs->n += n > 0 ? (size_t)n : 0;
 	}
+	rb->mem_seen_kb = u.memory_bytes / 1024u;
+	read_sockets(rb);
 	if (u.oom_kills)
 		exceed(rb, "memory", u.memory_bytes / 1024u, rb->lim.memory_kb, "KiB");
+	else if (rb->lim.memory_kb && rb->mem_seen_kb + outside_kb(rb) > rb->lim.memory_kb)
+		exceed(rb, "memory", rb->mem_seen_kb + outside_kb(rb), rb->lim.memory_kb, "KiB");
 	else if (rb->lim.cpu_ms && rb->cpu_seen_ms > rb->lim.cpu_ms)
 		exceed(rb, "cpu", rb->cpu_seen_ms, rb->lim.cpu_ms, "ms");
 }
@@ -197,7 +304,7 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 static void read_procs(struct mcpx_run_budget *rb)
 {
 	struct mcpx_usage_procs *p = rb->prev;
-	uint64_t cpu, pss;
+	uint64_t cpu, pss, held;
 
 	rb->prev = rb->procs;
 	rb->procs = p;
@@ -212,16 +319,26 @@ static void read_procs(struct mcpx_run_budget *rb)
 		return;
 	mcpx_usage_carry_pss(p, rb->prev);
 	cpu = p->cpu_ms > rb->cpu_base_ms ? p->cpu_ms - rb->cpu_base_ms : 0;
-	cpu += rb->joined_done_ms;
+	cpu += rb->joined_done_ms + rb->charged_us / 1000u;
 	if (cpu > rb->cpu_seen_ms)
 		rb->cpu_seen_ms = cpu;
 	if (rb->lim.cpu_ms && cpu > rb->lim.cpu_ms) {
 		exceed(rb, "cpu", cpu, rb->lim.cpu_ms, "ms");
 		return;
 	}
-	if (rb->lim.memory_kb && p->rss_total_kb > rb->lim.memory_kb &&
-	    mcpx_usage_pss_over(p, rb->lim.memory_kb, &pss))
-		exceed(rb, "memory", pss, rb->lim.memory_kb, "KiB");
+	/* The server's memory held for the run and the run's socket buffers
+	 * count with its processes'. */
+	read_sockets(rb);
+	held = outside_kb(rb);
+	rb->mem_seen_kb = p->rss_total_kb;
+	if (!rb->lim.memory_kb || p->rss_total_kb + held <= rb->lim.memory_kb)
+		return;
+	if (held >= rb->lim.memory_kb)
+		exceed(rb, "memory", held, rb->lim.memory_kb, "KiB");
+	else if (mcpx_usage_pss_over(p, rb->lim.memory_kb - held, &pss))
+		exceed(rb, "memory", pss + held, rb->lim.memory_kb, "KiB");
+	else
+		rb->mem_seen_kb = pss; /* the proportional sum: under */
 }
 
 /* Space the run's workdir takes, and the workdirs of the runs that joined
@@ -258,7 +375,8 @@ static void read_disk(struct mcpx_run_budget *rb)
 		return;
 	}
 	if (wd <= cap)
-		rc = mcpx_usage_owned_kb("/dev/shm", rb->uid, &rb->started, cap - wd, &shm);
+		rc =
+		    mcpx_usage_owned_kb("/dev/shm", rb->uid, rb->gid, &rb->started, cap - wd, &shm);
 	if (rc == -ELOOP)
 		shm = cap + 1;
 	if (rb->readings % UNLINKED_EVERY == 0)
@@ -280,11 +398,32 @@ static uint64_t thread_cpu_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The container's memory, whatever the run's own reading says: a burst
+ * faster than the readings, or a run within its budget in a container
+ * that cannot hold it, is ended before the kernel's OOM killer ends the
+ * container (container_memory.h). Returns whether it ended the run. */
+static bool read_container(struct mcpx_run_budget *rb)
+{
+	struct mcpx_container_reading r;
+
+	if (mcpx_container_memory_read(&rb->b->container, &r) < 0 || !r.near)
+		return false;
+	mcpx_warn("the container's memory is at %llu MiB of its %llu MiB limit: ending run %d "
+	          "before the kernel's OOM killer ends the container",
+	          (unsigned long long)(r.working_set >> 20), (unsigned long long)(r.limit >> 20),
+	          (int)rb->pgid);
+	exceed(rb, "memory", r.working_set / 1024u, (r.limit - r.headroom) / 1024u,
+	       "KiB in the container");
+	return true;
+}
+
 static void sample_cb(struct mcpx_timer *t)
 {
 	struct mcpx_run_budget *rb = t->arg;
 	uint64_t t0 = thread_cpu_us(), next;
 
+	if (read_container(rb))
+		return;
 	if (rb->has_cgroup)
 		read_cgroup(rb);
 	else
@@ -352,6 +491,7 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
 	rb->lim = *lim;
 	rb->pgid = proc->pid;
 	rb->uid = proc->run_uid;
+	rb->gid = proc->run_gid;
 	rb->started = proc->started;
 	snprintf(rb->workdir, sizeof(rb->workdir), "%s", proc->workdir);
 	rb->cpu_base_ms = cpu_base_ms;
@@ -428,6 +568,7 @@ int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandb
 	rb->lim = caller->lim;
 	rb->pgid = proc->pid;
 	rb->uid = proc->run_uid;
+	rb->gid = proc->run_gid;
 	rb->started = proc->started;
 	snprintf(rb->workdir, sizeof(rb->workdir), "%s", proc->workdir);
 	rb->fn = fn;
@@ -448,6 +589,40 @@ int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandb
 		fn(arg, caller->exceeded);
 	}
 	return 0;
+}
+
+void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes)
+{
+	struct mcpx_run_budget *top;
+	uint64_t kb;
+
+	if (!rb)
+		return;
+	rb->held_kb = (bytes + 1023u) / 1024u;
+	top = rb->caller ? rb->caller : rb;
+	if (top->exceeded || top->finished || !top->lim.memory_kb)
+		return;
+	/* Checked now: the server's memory grows as fast as the run makes it,
+	 * not at the pace of readings. */
+	kb = top->mem_seen_kb + outside_kb(top);
+	if (kb > top->lim.memory_kb)
+		exceed(top, "memory", kb, top->lim.memory_kb, "KiB");
+}
+
+void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us)
+{
+	struct mcpx_run_budget *top;
+
+	if (!rb)
+		return;
+	top = rb->caller ? rb->caller : rb;
+	top->charged_us += cpu_us;
+	/* The processes' part is the last reading's; the charge is added to
+	 * it, as every reading will. */
+	top->cpu_seen_ms += cpu_us / 1000u;
+	if (!top->exceeded && !top->finished && top->lim.cpu_ms &&
+	    top->cpu_seen_ms > top->lim.cpu_ms)
+		exceed(top, "cpu", top->cpu_seen_ms, top->lim.cpu_ms, "ms");
 }
 
 void mcpx_run_budget_kill(struct mcpx_run_budget *rb)
@@ -503,8 +678,8 @@ void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u
 		if (mcpx_cgroup_run_usage(&rb->cg, &cu) == 0) {
 			if (cu.oom_kills && !rb->exceeded)
 				rb->exceeded = "memory";
-			if (cu.cpu_usec / 1000u > rb->cpu_seen_ms)
-				rb->cpu_seen_ms = cu.cpu_usec / 1000u;
+			if (cu.cpu_usec / 1000u + rb->charged_us / 1000u > rb->cpu_seen_ms)
+				rb->cpu_seen_ms = cu.cpu_usec / 1000u + rb->charged_us / 1000u;
 		}
 	}
 	u->cpu_ms = rb->cpu_seen_ms;

@@ -347,6 +347,7 @@ int mcpx_usage_tree_kb(const char *path, uint64_t cap_kb, uint64_t *kb)
 
 struct owned_since {
 	uid_t uid;
+	gid_t gid;
 	const struct timespec *since;
 };
 
@@ -354,17 +355,17 @@ static bool owned_since(const struct stat *st, const void *arg)
 {
 	const struct owned_since *o = arg;
 
-	if (st->st_uid != o->uid)
+	if (st->st_uid != o->uid || st->st_gid != o->gid)
 		return false;
 	return st->st_ctim.tv_sec > o->since->tv_sec ||
 	       (st->st_ctim.tv_sec == o->since->tv_sec && st->st_ctim.tv_nsec >= o->since->tv_nsec);
 }
 
-int mcpx_usage_owned_kb(const char *dir, uid_t uid, const struct timespec *since, uint64_t cap_kb,
-                        uint64_t *kb)
+int mcpx_usage_owned_kb(const char *dir, uid_t uid, gid_t gid, const struct timespec *since,
+                        uint64_t cap_kb, uint64_t *kb)
 {
 	struct tree_walk w = {.cap_kb = cap_kb};
-	struct owned_since o = {.uid = uid, .since = since};
+	struct owned_since o = {.uid = uid, .gid = gid, .since = since};
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	*kb = 0;

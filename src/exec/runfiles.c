@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,54 @@ static int check_segment(const char *s, size_t n, struct mcpx_err *err)
 	return 0;
 }
 
+/* The code point of the UTF-8 sequence at s (n bytes left) and its length;
+ * a byte that starts no valid sequence is itself, length 1 (such names are
+ * judged elsewhere: input paths must be UTF-8, output names are shown with
+ * U+FFFD in their place). */
+static size_t next_cp(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 1;
+
+	if (s[0] < 0x80 || s[0] > 0xF4 || len == 1 || len > n) {
+		*cp = s[0] < 0x80 ? s[0] : 0xFFFD;
+		return 1;
+	}
+	*cp = s[0] & (0x7F >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80) {
+			*cp = 0xFFFD;
+			return 1;
+		}
+		*cp = *cp << 6 | (s[i] & 0x3F);
+	}
+	return len;
+}
+
+/* Characters a name must not carry: they would act on whoever reads a
+ * listing, a log line or a terminal instead of being read. C0 and C1
+ * controls (NUL cuts the name, ESC starts terminal sequences, newline
+ * forges lines), DEL, the line and paragraph separators, and the
+ * bidirectional-text controls (U+202E shows "gpj.exe" as "exe.jpg"). */
+static bool unsafe_cp(uint32_t c)
+{
+	return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+	       (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
+/* The offset of the first unsafe character in the n bytes at s, or n. */
+static size_t unsafe_at(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
+
+	for (size_t i = 0, k; i < n; i += k) {
+		k = next_cp(p + i, n - i, &cp);
+		if (unsafe_cp(cp))
+			return i;
+	}
+	return n;
+}
+
 int mcpx_runfiles_check_path(const char *p, size_t len, struct mcpx_err *err)
 {
 	size_t start = 0, depth = 0;
@@ -99,11 +148,13 @@ int mcpx_runfiles_check_path(const char *p, size_t len, struct mcpx_err *err)
 		                    MCPX_RUNFILES_PATH_MAX);
 	if (p[0] == '/')
 		return mcpx_err_set(err, EINVAL, "absolute paths are not allowed");
-	/* NUL would cut the name short; other control characters only make
-	 * trouble in logs, listings and URIs. */
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
-			return mcpx_err_set(err, EINVAL, "control characters are not allowed");
+	/* NUL would cut the name short; other control characters and the
+	 * bidirectional-text controls only make trouble in logs, listings and
+	 * URIs (unsafe_cp). */
+	if (unsafe_at(p, len) < len)
+		return mcpx_err_set(err, EINVAL,
+		                    "control characters are not allowed (nor line separators "
+		                    "and bidirectional-text controls such as U+202E)");
 	if (!mcpx_utf8_valid(p, len))
 		return mcpx_err_set(err, EINVAL, "the path is not valid UTF-8");
 	for (size_t i = 0; i <= len; i++) {
@@ -117,7 +168,9 @@ int mcpx_runfiles_check_path(const char *p, size_t len, struct mcpx_err *err)
 			                    MCPX_RUNFILES_DEPTH_MAX);
 		start = i + 1;
 	}
-	if (seg_is(p, len, "main.py"))
+	/* "main.py/x" would make main.py a directory, and the code could not
+	 * be written: refused as a collision like main.py itself. */
+	if (seg_is(p, len, "main.py") || (len > 8 && memcmp(p, "main.py/", 8) == 0))
 		return mcpx_err_set(err, EINVAL, "main.py is where the code goes");
 	if (seg_is(p, len, "out"))
 		return mcpx_err_set(err, EINVAL, "out is the directory for the run's output files");
@@ -397,6 +450,8 @@ const char *mcpx_runfiles_reason(enum mcpx_runfile_status st)
 		return "too many";
 	case MCPX_RUNFILE_NOT_REGULAR:
 		return "not a regular file";
+	case MCPX_RUNFILE_UNSAFE_NAME:
+		return "unsafe name";
 	case MCPX_RUNFILE_RETURNED:
 	default:
 		return NULL;
@@ -550,6 +605,32 @@ static bool is_runs_file(const struct walk *w, const struct stat *st)
 	       st->st_size >= 0;
 }
 
+/* Appends "/" and name to w->path at plen, each byte of an unsafe
+ * character and each '%' written as %XX; cut at the buffer's end. */
+static void escape_name(struct walk *w, size_t plen, const char *name)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)name;
+	size_t n = strlen(name), o = plen, cap = sizeof(w->path) - 4;
+	uint32_t cp;
+
+	if (o < cap)
+		w->path[o++] = '/';
+	for (size_t i = 0, k; i < n && o < cap; i += k) {
+		k = next_cp(p + i, n - i, &cp);
+		for (size_t j = 0; j < k && o < cap; j++) {
+			if (unsafe_cp(cp) || p[i + j] == '%') {
+				w->path[o++] = '%';
+				w->path[o++] = hex[p[i + j] >> 4];
+				w->path[o++] = hex[p[i + j] & 0xF];
+			} else {
+				w->path[o++] = (char)p[i + j];
+			}
+		}
+	}
+	w->path[o] = '\0';
+}
+
 /* One entry named name in the directory dfd, whose path is w->path[0..plen). */
 static int visit(struct walk *w, int dfd, const char *name, size_t plen, int level)
 {
@@ -560,6 +641,15 @@ static int visit(struct walk *w, int dfd, const char *name, size_t plen, int lev
 	if (w->out->n >= MCPX_RUNFILES_LIST_MAX) {
 		w->out->truncated = true;
 		return 0;
+	}
+	if (unsafe_at(name, strlen(name)) < strlen(name)) {
+		/* Listed, never read or entered, under a name with those
+		 * characters percent-encoded (and '%' too, so the shown name
+		 * is unambiguous): the listing cannot carry them. */
+		escape_name(w, plen, name);
+		rc = list_entry(w, 0, MCPX_RUNFILE_UNSAFE_NAME) ? 0 : -ENOMEM;
+		w->path[plen] = '\0';
+		return rc;
 	}
 	snprintf(w->path + plen, sizeof(w->path) - plen, "/%s", name);
 	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -669,7 +759,7 @@ static int open_workdir(int workdir_fd)
 	struct stat st;
 
 	return fstat(workdir_fd, &st) < 0 ? -errno
-					 : reopen(workdir_fd, &st, O_RDONLY | O_DIRECTORY, 0500);
+	                                  : reopen(workdir_fd, &st, O_RDONLY | O_DIRECTORY, 0500);
 }
 
 int mcpx_runfiles_collect(int workdir_fd, uid_t owner, const struct mcpx_runfiles_caps *caps,

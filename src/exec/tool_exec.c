@@ -1115,7 +1115,8 @@ static cJSON *input_schema(const struct mcpx_config *cfg, const struct mcpx_lang
 static cJSON *files_out_schema(cJSON *props)
 {
 	static const char *const req[] = {"path", "bytes", "mime_type", "sha256", "returned"};
-	static const char *const reasons[] = {"too large", "too many", "not a regular file"};
+	static const char *const reasons[] = {"too large", "too many", "not a regular file",
+					      "unsafe name"};
 	cJSON *p, *items, *ip, *reason;
 
 	if (!(p = prop(props, "files", "array",
@@ -1131,7 +1132,7 @@ static cJSON *files_out_schema(cJSON *props)
 	    !prop_nullable(ip, "sha256", "hex SHA-256 of the content (null when not read)") ||
 	    !prop(ip, "returned", "boolean", "the file is in the result's content") ||
 	    !(reason = prop(ip, "reason", "string", "why it was not returned")) ||
-	    !mcpx_json_add_owned(reason, "enum", cJSON_CreateStringArray(reasons, 3)) ||
+	    !mcpx_json_add_owned(reason, "enum", cJSON_CreateStringArray(reasons, 4)) ||
 	    !mcpx_json_add_owned(items, "required", cJSON_CreateStringArray(req, 5)) ||
 	    !cJSON_AddFalseToObject(items, "additionalProperties"))
 		return NULL;

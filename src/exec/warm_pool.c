@@ -34,9 +34,8 @@
  * at code arrival it re-bases the limit on what it used (warm.h). */
 #define PRELOAD_CPU_S 120u
 #define MAX_FAILURES 3
-/* How long start-up waits for the first zygote, and how often it looks. */
+/* How long runs wait for the first zygote after start-up. */
 #define ZYGOTE_START_US (30u * 1000000u)
-#define ZYGOTE_START_POLL_NS 5000000L
 /* After-reap mode: how long after a run the next interpreter is started. */
 #define AFTER_REAP_DELAY_US 50000u
 
@@ -57,6 +56,8 @@ struct mcpx_warm_pool {
 	unsigned failures;
 
 	struct mcpx_zygotes *zyg;         /* fork mode: the zygotes (zygote_cycle.h) */
+	uint64_t first_deadline_us;       /* fork mode: runs wait for the first zygote
+	                                   * until then; 0 once it is proven or given up */
 	struct mcpx_zygotes *zyg_leaving; /* fork mode ended: freed once no run of theirs is left */
 	struct mcpx_timer zygote_timer;
 };
@@ -229,6 +230,8 @@ static int zygote_ready(struct mcpx_warm_pool *wp)
 	if (!wp->zyg)
 		return -1;
 	r = mcpx_zygotes_poll(wp->zyg, &next_us, &err);
+	if (r != 0)
+		wp->first_deadline_us = 0;
 	if (r < 0) {
 		leave_fork_mode(wp, err.msg);
 		schedule(wp);
@@ -254,14 +257,15 @@ static void zygote_timer_cb(struct mcpx_timer *t)
 		prepare(wp);
 }
 
-/* At start-up, before anything is served: starts the zygotes and waits for
- * the first one's preload and self-test probe, as the cold path's self-test
- * runs before serving, so the first calls are forked. One still preloading
- * after the deadline is proven in the background, like every later one. */
-static void wait_first_zygote(struct mcpx_warm_pool *wp)
+/* At start-up: starts the zygotes and returns at once. The first one's
+ * preload and self-test probe go on in the background (zygote_ready on the
+ * zygote timer), so the server answers protocol requests meanwhile; runs
+ * wait for it (mcpx_warm_pool_starting), so the first calls are forked and
+ * none starts before the probe has judged the zygote. One still preloading
+ * after ZYGOTE_START_US is proven in the background like every later one,
+ * and runs start cold until then. */
+static void start_first_zygote(struct mcpx_warm_pool *wp)
 {
-	struct timespec ts = {0, ZYGOTE_START_POLL_NS};
-	uint64_t deadline = mcpx_now_us() + ZYGOTE_START_US;
 	struct mcpx_zygote_policy pol = {
 	    .max_runs = wp->cfg->warm_max_runs,
 	    .max_age_us = (uint64_t)wp->cfg->warm_max_age_s * 1000000u,
@@ -275,8 +279,7 @@ static void wait_first_zygote(struct mcpx_warm_pool *wp)
 		leave_fork_mode(wp, err.msg);
 		return;
 	}
-	while (wp->mode == MCPX_WARM_MODE_FORK && zygote_ready(wp) == 0 && mcpx_now_us() < deadline)
-		nanosleep(&ts, NULL);
+	wp->first_deadline_us = mcpx_now_us() + ZYGOTE_START_US;
 }
 
 static void prepare(struct mcpx_warm_pool *wp)
@@ -334,9 +337,15 @@ struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct m
 	wp->mode = mcpx_warm_mode_for(cfg, sb);
 	mcpx_sandbox_proc_reset(&wp->proc);
 	if (wp->mode == MCPX_WARM_MODE_FORK)
-		wait_first_zygote(wp);
+		start_first_zygote(wp);
 	prepare(wp);
 	return wp;
+}
+
+bool mcpx_warm_pool_starting(const struct mcpx_warm_pool *wp)
+{
+	return wp->mode == MCPX_WARM_MODE_FORK && !wp->stopped && wp->first_deadline_us &&
+	       mcpx_now_us() < wp->first_deadline_us;
 }
 
 /* Whether the prepared process said ready. A forked child still entering

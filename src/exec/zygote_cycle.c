@@ -6,9 +6,11 @@
  * unreaped runs. A successor is proven with the start-up self-test probe,
  * run as a state machine advanced by each mcpx_zygotes_poll: fork a child,
  * wait for its ready byte, hand it the probe, collect what it prints, reap
- * it, judge it (mcpx_sandbox_probe_verdict). Every wait there is a
- * non-blocking check, so the loop keeps serving calls from the current
- * zygote meanwhile. Every child handed out is adopted with a counting
+ * it, judge it (mcpx_sandbox_probe_verdict). The waits between steps are
+ * non-blocking checks, so the loop keeps serving calls from the current
+ * zygote meanwhile; taking the child (its setup report) and reaping it (a
+ * request and answer with the zygote) wait on the loop, up to
+ * forkserver.c's answer timeout. Every child handed out is adopted with a counting
  * reaper, so a retired zygote is stopped exactly when its last child has
  * been reaped.
  *

@@ -299,6 +299,18 @@ char *mcpx_json_bytes(const cJSON *str, size_t *len)
 
 /* ---- outbound: printing ----------------------------------------------- */
 
+char *mcpx_json_print_exact(const cJSON *v)
+{
+	struct mcpx_buf b;
+
+	mcpx_buf_init(&b, MCPX_JSONRPC_MAX_MESSAGE);
+	if (mcpx_jsonrpc_print(v, &b) < 0) {
+		mcpx_buf_free(&b);
+		return NULL;
+	}
+	return mcpx_buf_take(&b, NULL);
+}
+
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out)
 {
 	char *s = cJSON_PrintUnformatted(msg);

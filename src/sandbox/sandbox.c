@@ -443,7 +443,8 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	sb->layers.rlimits = true;
 	sb->layers.uid_drop = geteuid() == 0;
 	sb->run_uid = sb->layers.uid_drop ? MCPX_SANDBOX_UID : geteuid();
-	sb->run_gid = sb->layers.uid_drop ? MCPX_SANDBOX_GID : getegid();
+	sb->run_gid = sb->layers.uid_drop ? (gid_t)(MCPX_SANDBOX_GID_BASE + (unsigned)getpid())
+	                                  : getegid();
 	rc = python_reachable(sb, err);
 	if (!rc)
 		rc = guard_base(sb, err);
@@ -969,6 +970,7 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 
 	mcpx_sandbox_proc_reset(proc);
 	proc->run_uid = sb->run_uid;
+	proc->run_gid = sb->run_gid;
 	/* The zygote never runs code, so it never talks to the broker. */
 	if (lim->channel && what->control_fd >= 0)
 		return mcpx_err_set(err, EINVAL, "sandbox: a zygote gets no broker channel");
@@ -1272,7 +1274,8 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 	}
 	mcpx_close_fd(&proc->parent_fd);
 	if (proc->started.tv_sec) {
-		rc = mcpx_workdir_wipe_owned_since("/dev/shm", proc->run_uid, &proc->started);
+		rc = mcpx_workdir_wipe_owned_since("/dev/shm", proc->run_uid, proc->run_gid,
+		                                   &proc->started);
 		if (rc)
 			mcpx_warn("sandbox: cannot wipe /dev/shm: %s", strerror(-rc));
 		proc->started.tv_sec = 0;

@@ -336,7 +336,8 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
-int mcpx_workdir_wipe_owned_since(const char *dir, uid_t uid, const struct timespec *since)
+int mcpx_workdir_wipe_owned_since(const char *dir, uid_t uid, gid_t gid,
+                                  const struct timespec *since)
 {
 	struct dirent *de;
 	struct stat st;
@@ -357,7 +358,7 @@ int mcpx_workdir_wipe_owned_since(const char *dir, uid_t uid, const struct times
 			continue;
 		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		if (st.st_uid != uid || ts_before(&st.st_ctim, since))
+		if (st.st_uid != uid || st.st_gid != gid || ts_before(&st.st_ctim, since))
 			continue;
 		if (S_ISDIR(st.st_mode))
 			r = remove_tree_at(dfd, de->d_name);

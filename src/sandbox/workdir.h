@@ -50,8 +50,10 @@ int mcpx_workdir_open_in(int parent_fd, const char *path);
 int mcpx_workdir_empty(const char *path);
 
 /* Removes every entry directly in dir (recursively for directories) that is
- * owned by uid and whose ctime is at or after since. ctime, unlike mtime,
- * cannot be set back by the owner, so a run cannot hide a file from this. */
-int mcpx_workdir_wipe_owned_since(const char *dir, uid_t uid, const struct timespec *since);
+ * owned by uid and group gid and whose ctime is at or after since. ctime,
+ * unlike mtime, cannot be set back by the owner, so a run cannot hide a file
+ * from this; nor can it give a file another group. */
+int mcpx_workdir_wipe_owned_since(const char *dir, uid_t uid, gid_t gid,
+                                  const struct timespec *since);
 
 #endif

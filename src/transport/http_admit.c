@@ -5,7 +5,8 @@
  * shape (431 oversized, 400 control characters in a value we read), route
  * and method (404, 405), auth (401, no detail; the operations endpoints are
  * exempt), Origin (403) and, on a loopback listener, Host (403), draining
- * (503), MCP-Protocol-Version on /mcp (400 with a JSON-RPC error), then the
+ * (503), MCP-Protocol-Version on /mcp (400 with a JSON-RPC error, whose id
+ * the server fills in from the body: wants_id), then the
  * body's framing: a POST needs a Content-Length (411; chunked bodies are not
  * decoded by libwebsockets 4.1.6) within MCP_EXEC_MAX_BODY_BYTES (413), and
  * other methods carry no body (400). Route and method come before auth so a
@@ -14,7 +15,8 @@
  *
  * This file knows HTTP and MCP's header rules, not libwebsockets: the
  * server fills struct mcpx_http_head from whatever parsed the bytes. It
- * neither reads bodies nor writes responses.
+ * neither reads bodies nor writes responses (mcpx_admit_set_id is handed a
+ * refused request's body by the server, to put its id in the error).
  */
 #include "http_admit.h"
 
@@ -26,6 +28,8 @@
 #include <string.h>
 
 #include "auth.h"
+#include "buf.h"
+#include "jsonrpc.h"
 #include "mcp.h"
 #include "origin.h"
 
@@ -179,7 +183,28 @@ static int unsupported_modern(struct mcpx_http_field v, struct mcpx_admit *out)
 	out->status = 400;
 	out->content_type = "application/json";
 	out->body_len = strlen(out->body);
+	out->wants_id = true;
 	return 400;
+}
+
+void mcpx_admit_set_id(struct mcpx_admit *out, const char *body, size_t len)
+{
+	const char *why;
+	cJSON *req = mcpx_jsonrpc_parse(body, len, &why);
+	cJSON *res = cJSON_ParseWithLength(out->body, out->body_len);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(req, "id");
+	struct mcpx_buf b;
+
+	mcpx_buf_init(&b, sizeof(out->body) - 1);
+	if (cJSON_IsObject(req) && mcpx_jsonrpc_id_valid(id) && cJSON_IsObject(res) &&
+	    cJSON_ReplaceItemInObjectCaseSensitive(res, "id", cJSON_Duplicate(id, true)) &&
+	    mcpx_jsonrpc_print(res, &b) == 0) {
+		memcpy(out->body, mcpx_buf_str(&b), b.len + 1);
+		out->body_len = b.len;
+	}
+	mcpx_buf_free(&b);
+	cJSON_Delete(res);
+	cJSON_Delete(req);
 }
 
 /* MCP-Protocol-Version on /mcp. A request inside a session (Mcp-Session-Id)
@@ -202,6 +227,7 @@ static int check_protocol_header(const struct mcpx_http_head *h, struct mcpx_adm
 	out->content_type = "application/json";
 	memcpy(out->body, legacy, sizeof(legacy));
 	out->body_len = sizeof(legacy) - 1;
+	out->wants_id = true;
 	return 400;
 }
 

@@ -458,6 +458,7 @@ void mcpx_conn_destroy(struct mcpx_http_conn *c)
 	unlink_conn(s, c);
 	lws_set_opaque_user_data(c->wsi, NULL);
 	mcpx_buf_free(&c->body);
+	free(c->refusal);
 	mcpx_conn_response_free(c);
 	free(c);
 	publish_count(s);

@@ -91,6 +91,9 @@ struct mcpx_http_conn {
 	enum mcpx_http_route route;
 	struct mcpx_buf body;
 	size_t body_expected;
+	/* A refusal that waits for the body to carry the request's id
+	 * (mcpx_admit_set_id); owned, freed by mcpx_conn_destroy. */
+	struct mcpx_admit *refusal;
 
 	struct mcpx_http_response resp;
 	void (*on_close)(void *arg);

@@ -194,8 +194,16 @@ static int write_headers(struct mcpx_http_conn *c)
 		return -1;
 	if (add_extra_headers(c, &p, end) || lws_finalize_write_http_header(c->wsi, start, &p, end))
 		return -1;
-	if (r->sse)
-		lws_http_mark_sse(c->wsi);
+	/* An event stream has no timeout of lws's (the connection's own
+	 * deadlines apply) and needs no header storage any more. This is what
+	 * lws_http_mark_sse does for an HTTP/1 stream, without its call to
+	 * lws_mux_mark_immortal, which logs "not h2 substream" at error level
+	 * for every HTTP/1 stream in lws 4.1.6 (this server speaks only
+	 * HTTP/1). */
+	if (r->sse) {
+		lws_http_headers_detach(c->wsi);
+		lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+	}
 	return 0;
 }
 

@@ -276,7 +276,21 @@ static int on_head(struct mcpx_http_conn *c, const char *path)
 	mcpx_wipe(hc->xauth, sizeof(hc->xauth));
 	c->route = v.route;
 	c->body_done = !v.body_follows;
-	if (v.status) {
+	if (v.status && v.wants_id && v.body_follows &&
+	    v.content_length <= c->srv->cfg->max_body_bytes &&
+	    (c->refusal = malloc(sizeof(*c->refusal)))) {
+		/* The error names the request's id, which is in the body:
+		 * read it (within the body limit), then answer. */
+		*c->refusal = v;
+		c->phase = PH_BODY;
+		c->body_expected = v.content_length;
+		mcpx_buf_init(&c->body, v.content_length);
+		mcpx_conn_start_deadline(c, c->srv->cfg->body_timeout_s);
+		if (continue_100(c, &hc->head.expect) < 0) {
+			free(hc);
+			return -1;
+		}
+	} else if (v.status) {
 		if (!c->body_done)
 			mcpx_conn_start_deadline(c, c->srv->cfg->body_timeout_s);
 		mcpx_http_respond(c, v.status, v.content_type, v.body, v.body_len, v.extra_headers);
@@ -322,6 +336,16 @@ static int on_body_done(struct mcpx_http_conn *c)
 		return -1;
 	}
 	c->body_done = true;
+	if (c->phase == PH_BODY && !c->resp.started && c->refusal) {
+		struct mcpx_admit *v = c->refusal;
+
+		mcpx_conn_stop_deadline(c);
+		if (c->body.len == c->body_expected)
+			mcpx_admit_set_id(v, c->body.data, c->body.len);
+		mcpx_http_respond(c, v->status, v->content_type, v->body, v->body_len,
+		                  v->extra_headers);
+		return 0;
+	}
 	if (c->phase == PH_BODY && !c->resp.started) {
 		mcpx_conn_stop_deadline(c);
 		if (c->body.len != c->body_expected) {

@@ -249,6 +249,16 @@ t.check(set(listed) == {"out/sub", "out/real/deeper/link"}
         and all(f["returned"] is False and f["reason"] == "not a regular file" for f in listed.values())
         and no_marker(r), "symlinked intermediate directories are not entered", listed)
 
+# Names with control or bidi characters never come back raw.
+r = s.call("open('out/a\\x1b[2Jb', 'w').write('x')\n"
+           "open('out/gpj\\u202e.exe', 'w').write('x')\n"
+           "open('out/new\\nline', 'w').write('x')\n")
+listed = files_of(r)
+t.check(set(listed) == {"out/a%1B[2Jb", "out/gpj%E2%80%AE.exe", "out/new%0Aline"}
+        and all(f["returned"] is False and f["reason"] == "unsafe name" for f in listed.values())
+        and no_marker(r),
+        "out/ names with ESC, U+202E or a newline are listed escaped as unsafe names", listed)
+
 # ---- caps ----
 caps = StdioServer(base_env(MCP_EXEC_WORKDIR_BASE=BASE, MCP_EXEC_MAX_FILES_OUT=2,
                             MCP_EXEC_MAX_FILES_OUT_BYTES=1000, MCP_EXEC_MAX_FILES_IN_BYTES=100))
@@ -285,7 +295,10 @@ for path, why in [("../escape.txt", '".." segments are not allowed'),
                   ("/etc/passwd", "absolute paths are not allowed"),
                   ("a//b", "empty segments"), ("./a", '"." segments are not allowed'),
                   ("a/", "empty segments"), ("", "the path is empty"),
-                  ("main.py", "main.py is where the code goes")]:
+                  ("main.py", "main.py is where the code goes"),
+                  ("main.py/x", "main.py is where the code goes"),
+                  ("a\x1b[2Jb", "control characters are not allowed"),
+                  ("gpj\u202e.exe", "control characters are not allowed")]:
     r = s.call("open('/tmp/x', 'w')", files=[{"path": path, "content": "x"}])
     err = tool_error_text(r) or ""
     t.check(err.startswith("files[0]") and why in err, f"bad path {path!r}: {why}", r)

@@ -293,7 +293,8 @@ st, _, body = c.post({"jsonrpc": "2.0", "id": 3, "method": "ping"},
                      {"MCP-Protocol-Version": " 2025-11-25 \t", "Mcp-Session-Id": "  " + c.sid + " "})
 t.check(st == 200 and body.get("result") == {}, "header values are compared after trimming", (st, body))
 st, _, body = c.post({"jsonrpc": "2.0", "id": 4, "method": "ping"}, {"MCP-Protocol-Version": "1999-01-01"})
-t.check(st == 400 and body["error"]["code"] == -32600, "unknown version in a session: 400, -32600", body)
+t.check(st == 400 and body["error"]["code"] == -32600 and body.get("id") == 4,
+        "unknown version in a session: 400, -32600, the request's id", body)
 meta = {"io.modelcontextprotocol/protocolVersion": "1999-01-01", "io.modelcontextprotocol/clientCapabilities": {}}
 st, _, raw = srv.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 5, "method": "server/discover",
                          "params": {"_meta": meta}}),
@@ -301,8 +302,15 @@ st, _, raw = srv.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 5, 
                           "Accept": "application/json", "MCP-Protocol-Version": "1999-01-01"})
 err = json.loads(raw).get("error", {}) if raw else {}
 t.check(st == 400 and err.get("code") == -32022 and err.get("data", {}).get("requested") == "1999-01-01"
-        and "2026-07-28" in err.get("data", {}).get("supported", []),
-        "unknown version without a session: 400, UnsupportedProtocolVersionError", (st, raw[:300]))
+        and "2026-07-28" in err.get("data", {}).get("supported", [])
+        and json.loads(raw).get("id") == 5,
+        "unknown version without a session: 400, UnsupportedProtocolVersionError with the "
+        "request's id", (st, raw[:300]))
+# A body that is not one request with an id: the error says null.
+st, _, raw = srv.request("POST", "/mcp", "[1, 2", {"X-MCP-AUTH": TOKEN, "Content-Type": "application/json",
+                         "Accept": "application/json", "MCP-Protocol-Version": "1999-01-01"})
+t.check(st == 400 and raw and json.loads(raw).get("id", "missing") is None,
+        "unknown version, unparsable body: the error's id is null", (st, raw[:300]))
 srv.stop()
 
 # ---- the session key follows a rotated token file, on every replica ----

@@ -306,6 +306,11 @@ t.check('File "raiser.py", line 6, in handler' in text and 'File "raiser.py", li
 
 r = srv.fcall("scalar", {"x": "y"})
 t.check(structured(r) == {"result": [1, 2.5, "y"]}, "another JSON value -> {\"result\": value}", r)
+# U+0000 travels both ways exactly: into the handler's arguments and back.
+r = srv.fcall("scalar", {"x": "a\x00b"})
+t.check(structured(r) == {"result": [1, 2.5, "a\x00b"]}
+        and '"a\\u0000b"' in (r.get("result", {}).get("content") or [{}])[0].get("text", ""),
+        "a NUL in an argument reaches the handler and comes back as sent", r)
 r = srv.fcall("badout", {})
 t.check((tool_error_text(r) or "").startswith(
     "the function's result does not match its output schema: 1 error\n/total: must be number"),
@@ -616,6 +621,9 @@ except Exception:
     rc = None
 t.check(rc == 0 and "Sanitizer" not in hs.drain_stderr(),
         "the server drains with every kind of listener open and exits 0", rc)
+t.check("not h2 substream" not in hs.drain_stderr() and '"level":"error"' not in hs.drain_stderr(),
+        "event streams (GET /mcp, legacy SSE, subscriptions/listen) log no lws error",
+        [l for l in hs.drain_stderr().splitlines() if '"error"' in l][:5])
 for s in (get, sub, legacy):
     s.s.close()
 

@@ -181,6 +181,14 @@ t.check(st == 400, "Mcp-Method header that disagrees with the body -> 400", st)
 # ---- DELETE ----
 cd = McpHttpClient(srv, TOKEN)
 cd.initialize()
+# Without the token, or with a wrong one, DELETE ends nothing (issue 21 10).
+no_token = {k: v for k, v in cd.headers().items() if k.lower() not in ("x-mcp-auth", "authorization")}
+st, h, raw = srv.request("DELETE", "/mcp", None, no_token)
+t.check(st == 401, "DELETE /mcp without a token -> 401", (st, raw[:100]))
+st, h, raw = srv.request("DELETE", "/mcp", None, dict(no_token, **{"X-MCP-AUTH": "wrong"}))
+t.check(st == 401, "DELETE /mcp with a wrong token -> 401", (st, raw[:100]))
+st, h, body = cd.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+t.check(st == 200, "the session lives on after the refused DELETEs", st)
 st, h, raw = srv.request("DELETE", "/mcp", None, cd.headers())
 t.check(st == 200, "DELETE ends a session", st)
 st, h, body = cd.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})

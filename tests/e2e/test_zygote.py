@@ -274,12 +274,37 @@ def zygote_rlimits():
             r.get("Max address space") == str(384 * 1024 * 1024) and r.get("Max open files") == "256"
             and r.get("Max core file size") == "0",
             "a forked run gets the run's rlimits, CPU and processes included", r)
+    # RLIMIT_CPU of a warm run is re-based when its code arrives: the whole
+    # seconds the process had used (none, for a fresh fork) + 1 + the run's
+    # CPU seconds (its timeout here), hard one more (docs/security.md).
+    sc = structured(s.call("print(open('/proc/self/limits').read())", timeout_s=7)) or {}
+    cpu = re.search(r"Max cpu time\s+(\S+)\s+(\S+)", sc.get("stdout", ""))
+    t.check(cpu and cpu.groups() == ("8", "9"),
+            "a forked run's RLIMIT_CPU is (timeout + 1, timeout + 2)", cpu and cpu.groups())
+    stop(s)
+
+
+def first_run_waits_for_zygote():
+    """Start-up does not wait for the first zygote (protocol requests are answered
+    while it preloads), but a run does: one sent at once is still forked from it."""
+    s = StdioServer(base_env(MCP_EXEC_WARM="auto"))
+    r = s.request("server/discover", {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}})
+    t.check(r is not None and "result" in r, "server/discover is answered at start-up", r)
+    s.initialize()
+    sc = structured(s.call("import os; print(os.getppid())"))
+    zyg = zygote_of(s.proc.pid)
+    t.check(sc is not None and zyg is not None and sc["stdout"] == f"{zyg}\n",
+            "a run sent at start-up waits for the first zygote and is forked from it",
+            (sc, zyg))
     stop(s)
 
 
 self_kill(MODE)
 if MODE != "0":
     if warm_mode(base_env(MCP_EXEC_WARM="auto")) == "fork-server":
+        first_run_waits_for_zygote()
         zygote_rlimits()
         zygote_killed_mid_run()
         pending_child_killed()

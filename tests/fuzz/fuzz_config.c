@@ -18,15 +18,33 @@
 extern char **environ;
 
 static const char *const names[] = {
-    "MCP_EXEC_TRANSPORT",        "MCP_EXEC_ADDR",           "MCP_EXEC_AUTH_TOKEN",
-    "MCP_EXEC_AUTH_TOKEN_FILE",  "MCP_EXEC_INSECURE_NO_AUTH", "MCP_EXEC_SESSION_KEY",
-    "MCP_EXEC_SESSION_TTL_S",    "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_MAX_BODY_BYTES",
-    "MCP_EXEC_DEFAULT_TIMEOUT_S", "MCP_EXEC_MAX_TIMEOUT_S",  "MCP_EXEC_MAX_OUTPUT_BYTES",
-    "MCP_EXEC_MAX_STDIN_BYTES",  "MCP_EXEC_MAX_CODE_BYTES", "MCP_EXEC_PYTHON",
-    "MCP_EXEC_MEMORY_MB",        "MCP_EXEC_MAX_PROCS",      "MCP_EXEC_MAX_FILE_MB",
-    "MCP_EXEC_CPU_S",            "MCP_EXEC_MAX_QUEUE",      "MCP_EXEC_QUEUE_TIMEOUT_S",
-    "MCP_EXEC_WORKDIR_BASE",     "MCP_EXEC_REQUIRE_LANDLOCK", "MCP_EXEC_WARM",
-    "MCP_EXEC_PRELOAD",          "MCP_EXEC_LOG_FORMAT",     "MCP_EXEC_LOG_LEVEL",
+    "MCP_EXEC_TRANSPORT",
+    "MCP_EXEC_ADDR",
+    "MCP_EXEC_AUTH_TOKEN",
+    "MCP_EXEC_AUTH_TOKEN_FILE",
+    "MCP_EXEC_INSECURE_NO_AUTH",
+    "MCP_EXEC_SESSION_KEY",
+    "MCP_EXEC_SESSION_TTL_S",
+    "MCP_EXEC_ALLOWED_ORIGINS",
+    "MCP_EXEC_MAX_BODY_BYTES",
+    "MCP_EXEC_DEFAULT_TIMEOUT_S",
+    "MCP_EXEC_MAX_TIMEOUT_S",
+    "MCP_EXEC_MAX_OUTPUT_BYTES",
+    "MCP_EXEC_MAX_STDIN_BYTES",
+    "MCP_EXEC_MAX_CODE_BYTES",
+    "MCP_EXEC_PYTHON",
+    "MCP_EXEC_MEMORY_MB",
+    "MCP_EXEC_MAX_PROCS",
+    "MCP_EXEC_MAX_FILE_MB",
+    "MCP_EXEC_CPU_S",
+    "MCP_EXEC_MAX_QUEUE",
+    "MCP_EXEC_QUEUE_TIMEOUT_S",
+    "MCP_EXEC_WORKDIR_BASE",
+    "MCP_EXEC_REQUIRE_LANDLOCK",
+    "MCP_EXEC_WARM",
+    "MCP_EXEC_PRELOAD",
+    "MCP_EXEC_LOG_FORMAT",
+    "MCP_EXEC_LOG_LEVEL",
     "MCP_EXEC_LANGUAGES",
     "TMPDIR",
 };
@@ -36,11 +54,13 @@ static const char *const names[] = {
 static void check_loaded(const struct mcpx_config *c)
 {
 	/* Every fixed-size string is terminated within its buffer. */
-	if (!memchr(c->addr, 0, sizeof(c->addr)) || !memchr(c->listen_host, 0, sizeof(c->listen_host)) ||
+	if (!memchr(c->addr, 0, sizeof(c->addr)) ||
+	    !memchr(c->listen_host, 0, sizeof(c->listen_host)) ||
 	    !memchr(c->auth_token_file, 0, sizeof(c->auth_token_file)) ||
 	    !memchr(c->allowed_origins, 0, sizeof(c->allowed_origins)) ||
 	    !memchr(c->languages, 0, sizeof(c->languages)) ||
-	    !memchr(c->python, 0, sizeof(c->python)) || !memchr(c->workdir_base, 0, sizeof(c->workdir_base)) ||
+	    !memchr(c->python, 0, sizeof(c->python)) ||
+	    !memchr(c->workdir_base, 0, sizeof(c->workdir_base)) ||
 	    !memchr(c->preload, 0, sizeof(c->preload)))
 		abort();
 	if (c->listen_port < 0 || c->listen_port > 65535 || c->workdir_base[0] != '/')

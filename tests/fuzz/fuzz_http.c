@@ -10,7 +10,9 @@
  * token; an admitted body larger than the cap; a verdict whose body
  * overruns its buffer; a session id accepted that is not, byte for byte, the
  * one the server minted; a GET /mcp admitted when the server has no stream
- * to offer (mcp_stream off), or admitted with a body.
+ * to offer (mcp_stream off), or admitted with a body; an unsupported-version
+ * error that, given the request's body (the last field stands for it),
+ * stops being one JSON object with its error intact.
  *
  * Input: byte 0 holds flags (bit 0 loopback listener, bit 1 sse mode, bit 2
  * draining, bits 3-4 the method, bit 5 a sessionId query, bit 6 auth off,
@@ -26,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <cjson/cJSON.h>
 
 #include "auth.h"
 #include "http_admit.h"
@@ -163,6 +167,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (h.method == MCPX_HTTP_POST || h.method == MCPX_HTTP_DELETE ||
 	     (h.method == MCPX_HTTP_GET && pol.mcp_stream)))
 		abort();
+	/* A refusal that names the request's id: the last field stands for the
+	 * body. The error stays one JSON object within its buffer, with an id
+	 * that is the body's (or null) and the same error. */
+	if (out.wants_id) {
+		struct mcpx_admit w = out;
+		cJSON *before = cJSON_ParseWithLength(out.body, out.body_len), *after;
+
+		mcpx_admit_set_id(&w, f[14].p ? f[14].p : "", f[14].len);
+		if (w.body_len >= sizeof(w.body) || w.body[w.body_len] != '\0' ||
+		    strlen(w.body) != w.body_len)
+			abort();
+		after = cJSON_ParseWithLength(w.body, w.body_len);
+		if (!before || !after ||
+		    !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(before, "error"),
+		                   cJSON_GetObjectItemCaseSensitive(after, "error"), true) ||
+		    !cJSON_GetObjectItemCaseSensitive(after, "id"))
+			abort();
+		cJSON_Delete(before);
+		cJSON_Delete(after);
+	}
 	check_session(h.session_id);
 	free(allowed);
 	return 0;

@@ -62,7 +62,8 @@ static cJSON *fake_describe(const struct mcpx_tool *tool)
  * it rejects, which is fine) picks what the fake does. */
 static void fake_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)
 {
-	const cJSON *mode = cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, "mode") : NULL;
+	const cJSON *mode =
+	    cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, "mode") : NULL;
 	const char *m = cJSON_IsString(mode) ? mode->valuestring : "";
 	struct mcpx_exec_args a;
 	char msg[512];
@@ -187,8 +188,8 @@ static void setup(struct run *r, uint8_t mode)
 	static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18",
 	                                       "2025-11-25"};
 	struct mcpx_tool *tools[] = {&fake_tool};
-	struct mcpx_core_opts o = {.server_name = "mcp-exec", .server_version = "1",
-	                           .tools = tools, .ntools = 1};
+	struct mcpx_core_opts o = {
+	    .server_name = "mcp-exec", .server_version = "1", .tools = tools, .ntools = 1};
 
 	memset(r, 0, sizeof(*r));
 	r->core = mcpx_core_new(&o);

@@ -6,12 +6,13 @@ formed; this proves they still carry the defences the project promises
 (design.md section 5, docs/deployment.md), so that a change to the chart that
 weakens one fails CI:
 
-  pods:     runAsNonRoot, a non-zero uid when one is set (it may be left to
+  pods:     no env name twice in a container, runAsNonRoot, a non-zero uid when one is set (it may be left to
             the platform, as OpenShift does), RuntimeDefault seccomp, no service
             account token, no host namespaces or hostPath, every container
             read-only root, no privilege escalation, capabilities drop ALL and
             add none, not privileged, a memory limit, /tmp a sized emptyDir
-  server:   liveness /healthz and readiness /readyz on the http port, grace
+  server:   hostUsers false on Kubernetes >= 1.33 (default profile),
+            liveness /healthz and readiness /readyz on the http port, grace
             period above the server's drain (MCP_EXEC_MAX_TIMEOUT_S + 10 s) plus
             5 s, memory limit above
             MCP_EXEC_MEMORY_MB + /tmp size, every MCP_EXEC_* setting present,
@@ -29,6 +30,7 @@ weakens one fails CI:
 
 Usage:
   check_manifests.py --profile PROFILE [--chart DIR] FILE...
+  check_manifests.py --env-names FILE...   only the duplicate env name check
   check_manifests.py --self-test FILE   (FILE: a default render) mutates the
       manifests one weakness at a time and checks each one is caught.
 Prints ok/FAIL lines and a summary line "checks: N passed, N failed".
@@ -65,7 +67,7 @@ DEFAULT_ENV = {
     "MCP_EXEC_QUEUE_TIMEOUT_S": "60", "MCP_EXEC_ALLOWED_ORIGINS": "", "MCP_EXEC_LOG_FORMAT": "json",
     "MCP_EXEC_LOG_LEVEL": "info", "MCP_EXEC_WARM": "1",
     "MCP_EXEC_PRELOAD": "auto", "MCP_EXEC_LANGUAGES": "auto",
-    "MCP_EXEC_MAX_BODY_BYTES": "4194304", "MCP_EXEC_SESSION_TTL_S": "86400",
+    "MCP_EXEC_MAX_BODY_BYTES": "8388608", "MCP_EXEC_SESSION_TTL_S": "86400",
     "MCP_EXEC_REQUIRE_LANDLOCK": "1", "MCP_EXEC_MAX_DISK_MB": "128",
     "MCP_EXEC_WARM_MAX_RUNS": "100", "MCP_EXEC_WARM_MAX_AGE_S": "300",
     "MCP_EXEC_MAX_FILES_IN_BYTES": "4194304", "MCP_EXEC_MAX_FILES_OUT": "16",
@@ -210,6 +212,9 @@ def check_pod(r, label, spec, secret_values):
             ed = v.get("emptyDir")
             ok_tmp = isinstance(ed, dict) and ed.get("medium") == "Memory" and bool(ed.get("sizeLimit"))
         r.check(ok_tmp, f"{cl}: /tmp is a memory emptyDir with a sizeLimit")
+        names = [e.get("name") for e in c.get("env") or []]
+        dups = sorted({n for n in names if names.count(n) > 1})
+        r.check(not dups, f"{cl}: no env name appears twice (server-side apply rejects it) {dups or ''}")
         env = env_map(c)
         r.check("MCP_EXEC_AUTH_TOKEN" not in env, f"{cl}: no MCP_EXEC_AUTH_TOKEN env")
         plain_secrets = [n for n, e in env.items()
@@ -456,6 +461,8 @@ def profile_default(r, by_kind, dep, labels, sp, nps):
     r.check("MCP_EXEC_POLICY" not in env_map(c), "default: no policy (MCP_EXEC_POLICY unset)")
     psc = dep["spec"]["template"]["spec"]["securityContext"]
     r.check(psc.get("runAsUser") == 65532 and psc.get("fsGroup") == 65532, "default: uid and fsGroup 65532")
+    r.check(dep["spec"]["template"]["spec"].get("hostUsers") is False,
+            "default: hostUsers false (a user namespace per pod, RLIMIT_NPROC its own) on Kubernetes >= 1.33")
 
 
 def profile_full(r, by_kind, dep, labels, sp, nps):
@@ -570,6 +577,22 @@ def profile_policy(r, by_kind, dep, labels, sp, nps):
         r.check(cidrs <= {b["cidr"] for b in blocks}, f"policy: each rule's allow_cidrs is admitted {sorted(cidrs)}")
         r.check(all("169.254.0.0/16" in b.get("except", []) for b in blocks if b["cidr"] == "0.0.0.0/0"),
                 "policy: the public range excludes link-local (cloud metadata)")
+        # Each port opens to the public range only for the rules that may
+        # reach public addresses (no allow_cidrs): a private rule's port
+        # stays closed to the internet.
+        public_ports = {p.get("port") for rule in eg for p in rule["ports"]
+                        if any(b.get("ipBlock", {}).get("cidr") == "0.0.0.0/0" for b in rule["to"])}
+        want = {rule_port(rule["url_prefix"]) for rule in doc["egress"] if not rule.get("allow_cidrs")}
+        r.check(cilium or public_ports == want,
+                f"policy: the public range is opened on exactly the public rules' ports {sorted(public_ports)}"
+                f" (want {sorted(want)})")
+        for rule in doc["egress"]:
+            if rule.get("allow_cidrs"):
+                port = rule_port(rule["url_prefix"])
+                r.check(all(set(b.get("ipBlock", {}).get("cidr") for b in er["to"]) <= set(rule["allow_cidrs"])
+                            for er in eg if any(p.get("port") == port for p in er["ports"]) and
+                            port not in want),
+                        f"policy: rule {rule['name']}'s port {port} opens to its allow_cidrs only")
     if not by_kind.get("CiliumNetworkPolicy"):
         return
     cnp = by_kind["CiliumNetworkPolicy"][0]
@@ -577,6 +600,12 @@ def profile_policy(r, by_kind, dep, labels, sp, nps):
           for e in cnp.get("spec", {}).get("egress", []) for sel in e.get("toFQDNs", [])}
     hosts = {re.match(r"^[a-z]+://([^/:]+)", rule["url_prefix"]).group(1) for rule in doc["egress"]}
     r.check(fq == hosts, f"policy: the CiliumNetworkPolicy admits exactly the rules' hosts {sorted(fq)}")
+
+
+def rule_port(url_prefix):
+    """The port of an egress rule's url_prefix (the scheme's by default)."""
+    m = re.match(r"^([a-z]+)://(?:\[[^\]]*\]|[^/:]+)(?::(\d+))?", url_prefix)
+    return int(m.group(2)) if m.group(2) else (443 if m.group(1) == "https" else 80)
 
 
 PROFILES = {"default": profile_default, "full": profile_full, "openshift": profile_openshift,
@@ -620,6 +649,7 @@ MUTATIONS = {
                                        _pod(d)["securityContext"].pop("runAsNonRoot")),
     "runAsUser 0": lambda d: _ctr(d)["securityContext"].update(runAsUser=0),
     "seccomp Unconfined": lambda d: (_ctr(d)["securityContext"].update(seccompProfile={"type": "Unconfined"})),
+    "hostUsers removed": lambda d: _pod(d).pop("hostUsers"),
     "automountServiceAccountToken true": lambda d: _pod(d).update(automountServiceAccountToken=True),
     "hostNetwork true": lambda d: _pod(d).update(hostNetwork=True),
     "hostPath volume": lambda d: _pod(d)["volumes"].append({"name": "h", "hostPath": {"path": "/"}}),
@@ -641,6 +671,7 @@ MUTATIONS = {
     "isolation pod removed": lambda d: d.remove(_test_pod(d, "isolation")),
     "token as a plain env value": lambda d: _ctr(d)["env"].append({"name": "MCP_EXEC_AUTH_TOKEN", "value": "x" * 32}),
     "session key as a plain env value": lambda d: next(e for e in _ctr(d)["env"] if e["name"] == "MCP_EXEC_SESSION_KEY").update(value="k" * 32) or next(e for e in _ctr(d)["env"] if e["name"] == "MCP_EXEC_SESSION_KEY").pop("valueFrom"),
+    "an env name twice": lambda d: _ctr(d)["env"].append({"name": "MCP_EXEC_MAX_TIMEOUT_S", "value": "3600"}),
     "MCP_EXEC_MAX_QUEUE missing": lambda d: _ctr(d).update(env=[e for e in _ctr(d)["env"] if e["name"] != "MCP_EXEC_MAX_QUEUE"]),
     "egress allow-all": lambda d: _np(d).update(egress=[{}]),
     "egress rules dropped": lambda d: _np(d).pop("egress"),
@@ -673,10 +704,19 @@ def main():
     ap.add_argument("--profile", choices=sorted(PROFILES) + ["netpol"], default="default")
     ap.add_argument("--chart", help="the chart directory (to compare the helm test script)")
     ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--env-names", action="store_true",
+                    help="only check that no container of any workload has an env name twice")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     if a.self_test:
         r = self_test(a.files, a.chart)
+    elif a.env_names:
+        r = Report()
+        for label, spec, _meta in pod_specs(load(a.files)):
+            for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+                names = [e.get("name") for e in c.get("env") or []]
+                dups = sorted({n for n in names if names.count(n) > 1})
+                r.check(not dups, f"{label}/{c.get('name')}: no env name twice {dups or ''}")
     else:
         r = Report()
         run_checks(load(a.files), a.profile, r, a.chart)

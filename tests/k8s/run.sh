@@ -212,7 +212,7 @@ render "HPA on CPU" "$R/hpa-cpu.yaml" --set autoscaling.enabled=true --set autos
 render "policy from an existing ConfigMap" "$R/policy-cm.yaml" --set policy.existingConfigMap=my-policy \
   --set 'policy.credentialSecrets[0]=gh'
 render "warm interpreters off (smaller memory limit)" "$R/cold.yaml" --set config.warm=false \
-  --set resources.limits.memory=900Mi
+  --set resources.limits.memory=1280Mi
 render "the node image variant (JavaScript runs)" "$R/node.yaml" --set image.variant=node
 if grep -q 'image: "mcp-exec:[^"]*-node"' "$R/node.yaml" && ! grep -q 'image: "mcp-exec:[^"]*-node"' "$R/default.yaml"; then
   pass "image.variant=node names the <tag>-node image; the default does not"
@@ -317,15 +317,19 @@ expect_fail "rejects a grace period 1 s short of the drain + 5 s" "terminationGr
   "$HELM" template mcpx "$CHART" --set terminationGracePeriodSeconds=314
 expect_ok "accepts a grace period of exactly the drain + 5 s" \
   "$HELM" template mcpx "$CHART" --set terminationGracePeriodSeconds=315
-expect_fail "rejects a memory limit below run + server + warm + /tmp" \
-  "resources.limits.memory \(1000Mi = 1000 MiB\) is below .* = 1048 MiB" \
-  "$HELM" template mcpx "$CHART" --set config.memoryMb=568 --set resources.limits.memory=1000Mi
+expect_fail "rejects a memory limit below run + overshoot + server + warm + /tmp" \
+  "resources.limits.memory \(1400Mi = 1400 MiB\) is below .* = 1432 MiB" \
+  "$HELM" template mcpx "$CHART" --set config.memoryMb=568 --set resources.limits.memory=1400Mi
+expect_fail "the memory sum includes the watchdog's overshoot" "sizing.overshootMiB 384" \
+  "$HELM" template mcpx "$CHART" --set resources.limits.memory=1100Mi
+expect_ok "accepts that limit when the overshoot is set to 0 (per-run cgroups)" \
+  "$HELM" template mcpx "$CHART" --set resources.limits.memory=1100Mi --set sizing.overshootMiB=0
 expect_fail "rejects a memory limit that forgets the memory-backed /tmp" "tmp.sizeLimit 1024 MiB" \
   "$HELM" template mcpx "$CHART" --set tmp.sizeLimit=1Gi --set config.maxDiskMb=512
-expect_fail "rejects a memory limit given in bytes that is too small" "resources.limits.memory \(1e9 = 953 MiB\)" \
-  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1e9
+expect_fail "rejects a memory limit given in bytes that is too small" "resources.limits.memory \(1.3e9 = 1239 MiB\)" \
+  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1.3e9
 expect_ok "accepts the same limit without the warm interpreter (warm=false)" \
-  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1e9 --set config.warm=false
+  "$HELM" template mcpx "$CHART" --set-string resources.limits.memory=1.3e9 --set config.warm=false
 expect_fail "rejects a per-run disk budget not below tmp.sizeLimit" "config.maxDiskMb \(256 MiB.*tmp.sizeLimit \(256Mi" \
   "$HELM" template mcpx "$CHART" --set config.maxDiskMb=256
 expect_fail "rejects a PDB minAvailable equal to replicaCount" \
@@ -362,6 +366,194 @@ expect_fail "rejects a LoadBalancer Service" "service|type" \
   "$HELM" template mcpx "$CHART" --set service.type=LoadBalancer
 expect_fail "lint --strict fails on bad values" "replicaCount" \
   "$HELM" lint --strict "$CHART" --set replicaCount=two
+
+# Env names: every name once in every render (server-side apply, Helm 4's
+# default, rejects a keyed list with two entries of one name), and the chart
+# refuses extraEnv entries that would make a second one.
+for vf in "$CHART"/values*.yaml "$HERE"/fixtures/values-*.yaml "$WORK/docs-policy.yaml"; do
+  base=$(basename "$vf" .yaml)
+  for h in "$HELM" "$HELM3"; do
+    "$h" template mcpx "$CHART" --namespace mcp -f "$vf" >"$R/env-$base-$(basename "$(dirname "$(dirname "$h")")").yaml" 2>"$WORK/err" ||
+      { fail "render $base with $h"; indent <"$WORK/err"; }
+  done
+done
+if "$PY" "$HERE/check_manifests.py" --env-names "$R"/*.yaml >"$WORK/cout" 2>&1; then
+  pass "no env name twice in any container of any render (every shipped and test values file, helm 4 and 3): $(tail -n1 "$WORK/cout" | sed 's/^checks: //')"
+else
+  fail "an env name appears twice"
+  grep -v '^ok ' "$WORK/cout" | indent
+fi
+expect_fail "the env check catches a duplicate name" "MCP_EXEC_MAX_TIMEOUT_S" \
+  "$PY" "$HERE/check_manifests.py" --env-names "$HERE/fixtures/dup-env.yaml"
+expect_fail "rejects extraEnv naming a variable the chart sets (MCP_EXEC_MAX_TIMEOUT_S)" \
+  "extraEnv\[0\] sets MCP_EXEC_MAX_TIMEOUT_S, which the chart sets itself" \
+  "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=MCP_EXEC_MAX_TIMEOUT_S' --set-string 'extraEnv[0].value=3600'
+for v in MCP_EXEC_REQUIRE_LANDLOCK MCP_EXEC_TRANSPORT MCP_EXEC_SESSION_KEY MCP_EXEC_EGRESS_PROXY; do
+  expect_fail "rejects extraEnv naming $v" "extraEnv\[1\] sets $v," \
+    "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=OK' --set 'extraEnv[1].name='$v --set-string 'extraEnv[1].value=0'
+done
+expect_fail "rejects two extraEnv entries with one name" "two entries named FOO" \
+  "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=FOO' --set 'extraEnv[1].name=FOO'
+expect_fail "helm 3 also rejects two entries with one name" "two entries named FOO" \
+  "$HELM3" template mcpx "$CHART" --set 'extraEnv[0].name=FOO' --set 'extraEnv[1].name=FOO'
+expect_ok "accepts an extraEnv variable the chart does not set" \
+  "$HELM" template mcpx "$CHART" --set 'extraEnv[0].name=OPENBLAS_NUM_THREADS' --set-string 'extraEnv[0].value=1'
+
+# Values that render into valid objects but cannot work: each refused, the
+# message naming the value.
+expect_ok "accepts config.preload as a comma-separated list (the server takes one)" \
+  bash -c '"$1" template mcpx "$2" --set config.preload="numpy\,pandas" | grep -A1 "name: MCP_EXEC_PRELOAD$" | grep -q "value: numpy,pandas"' _ "$HELM" "$CHART"
+expect_ok "helm 3 accepts config.preload=numpy,pandas" "$HELM3" template mcpx "$CHART" --set config.preload="numpy\,pandas"
+expect_fail "rejects config.preload with a space" "preload" \
+  "$HELM" template mcpx "$CHART" --set config.preload="numpy pandas"
+expect_fail "rejects config.workdirBase outside the /tmp emptyDir" "config.workdirBase \(/var/work\) must be /tmp" \
+  "$HELM" template mcpx "$CHART" --set config.workdirBase=/var/work
+expect_fail "rejects config.workdirBase escaping /tmp with .." "config.workdirBase \(/tmp/../etc\)" \
+  "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/../etc
+expect_ok "accepts config.workdirBase below /tmp" "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/runs
+expect_fail "rejects config.memoryMb=64 (the preloaded interpreter does not fit)" "config.memoryMb \(64\) must be at least 256" \
+  "$HELM" template mcpx "$CHART" --set config.memoryMb=64
+expect_fail "rejects config.memoryMb=100 without warm interpreters" "config.memoryMb \(100\) must be at least 128" \
+  "$HELM" template mcpx "$CHART" --set config.memoryMb=100 --set config.warm=false
+expect_fail "rejects maxBodyBytes below 4/3 of maxFilesInBytes" \
+  "config.maxBodyBytes \(8388608\) must be at least 4/3 of config.maxFilesInBytes \(8388608\), i.e. 11184811" \
+  "$HELM" template mcpx "$CHART" --set config.maxFilesInBytes=8388608
+expect_ok "accepts maxBodyBytes exactly 4/3 of maxFilesInBytes" \
+  "$HELM" template mcpx "$CHART" --set config.maxFilesInBytes=6291456 --set config.maxBodyBytes=8388608
+expect_fail "rejects maxFilesOutBytes beyond the server's memory" "config.maxFilesOutBytes \(67108864\) is beyond the server's memory" \
+  "$HELM" template mcpx "$CHART" --set config.maxFilesOutBytes=67108864
+expect_fail "rejects requests.memory above limits.memory" "resources.requests.memory \(2Gi\) is above resources.limits.memory \(1" \
+  "$HELM" template mcpx "$CHART" --set resources.requests.memory=2Gi
+expect_fail "rejects requests.cpu above limits.cpu" "resources.requests.cpu \(3\) is above" \
+  "$HELM" template mcpx "$CHART" --set resources.requests.cpu=3
+for s in My_Secret a..b -lead; do
+  expect_fail "rejects the credential Secret name $s (not DNS-1123)" "policy.credentialSecrets\[0\] \(\"$s\"\) is not a Secret name" \
+    "$HELM" template mcpx "$CHART" --set "policy.credentialSecrets[0]=$s"
+done
+expect_ok "accepts a dotted credential Secret name (its volume name stays a DNS-1123 label)" \
+  bash -c '"$1" template mcpx "$2" --set "policy.credentialSecrets[0]=gh.token.v2" | node "$3" -' _ "$HELM" "$CHART" "$VALIDATOR_DIR/k8s-validate.mjs"
+RULE=(--set 'policy.egress[0].name=gh' --set 'policy.egress[0].url_prefix=https://api.github.com/')
+expect_fail "rejects policy.exec.egress naming a missing rule" "policy.exec.egress\[0\] names the rule \"github\", which policy.egress does not define \(rules: gh\)" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" --set 'policy.exec.egress[0]=github'
+expect_fail "rejects a function's egress naming a missing rule" "policy.functions\[f\].egress\[0\] names the rule \"nope\"" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" --set 'policy.functions[0].name=f' --set 'policy.functions[0].source=x' \
+  --set 'policy.functions[0].egress[0]=nope'
+for k in serviceMonitor keda prometheusRule; do
+  expect_fail "rejects $k.enabled when the NetworkPolicy does not admit Prometheus" "$k.enabled needs Prometheus to scrape /metrics" \
+    "$HELM" template mcpx "$CHART" --set "$k.enabled=true"
+done
+expect_ok "accepts serviceMonitor with networkPolicy.enabled=false" \
+  "$HELM" template mcpx "$CHART" --set serviceMonitor.enabled=true --set networkPolicy.enabled=false
+expect_fail "rejects config.egressProxy without a NetworkPolicy rule to the proxy" \
+  "config.egressProxy \(http://proxy.internal:3128\) is set, but the NetworkPolicy has no rule to the proxy" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" --set config.egressProxy=http://proxy.internal:3128
+expect_ok "accepts config.egressProxy with networkPolicy.egress naming the proxy" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" --set config.egressProxy=http://proxy.internal:3128 \
+  --set 'networkPolicy.egress.to[0].ipBlock.cidr=10.1.2.3/32' --set 'networkPolicy.egress.ports[0].port=3128'
+
+# DNS presets: the server's DNS rule (with egress rules) and the helm test
+# pods' admit exactly the preset's peers and ports; the private rule's port
+# (8081, allow_cidrs) is not opened to the internet.
+dns_rule() { # FILE: "<server peers>|<server ports>|<test peers>|<test ports>" of the DNS rules, sorted
+  "$PY" -c 'import sys, yaml, json
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+def dns(np):
+    rule = np["spec"]["egress"][0]
+    peers = sorted(json.dumps(p, sort_keys=True) for p in rule["to"])
+    ports = sorted("%s/%s" % (p["port"], p["protocol"]) for p in rule["ports"])
+    return ",".join(peers) + "|" + ",".join(ports)
+srv = [d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "mcpx-mcp-exec"][0]
+tst = [d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"].endswith("-test-egress")][0]
+print(dns(srv) + "|" + dns(tst))' "$1"
+}
+KUBE_DNS='{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}'
+NODE_LOCAL='{"ipBlock": {"cidr": "169.254.20.10/32"}}'
+GKE_MD='{"ipBlock": {"cidr": "169.254.169.254/32"}}'
+P53='53/TCP,53/UDP'
+for preset in kube-dns node-local-dns gke openshift; do
+  case $preset in
+  kube-dns) want="$KUBE_DNS|$P53" ;;
+  node-local-dns) want="$NODE_LOCAL,$KUBE_DNS|$P53" ;;
+  gke) want="$GKE_MD,$NODE_LOCAL,$KUBE_DNS|$P53" ;;
+  openshift) want='{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "openshift-dns"}}, "podSelector": {"matchLabels": {"dns.operator.openshift.io/daemonset-dns": "default"}}}|53/TCP,53/UDP,5353/TCP,5353/UDP' ;;
+  esac
+  if "$HELM" template mcpx "$CHART" --namespace mcp -f "$POLICY" --set networkPolicy.dns.preset=$preset >"$R/dns-$preset.yaml" 2>"$WORK/err" &&
+    got=$(dns_rule "$R/dns-$preset.yaml") && [ "$got" = "$want|$want" ]; then
+    pass "networkPolicy.dns.preset=$preset: the server and the helm test pods reach exactly $want"
+  else
+    fail "networkPolicy.dns.preset=$preset"
+    echo "got  $got" | indent
+    echo "want $want|$want" | indent
+    indent <"$WORK/err"
+  fi
+done
+validate "DNS preset renders" "$R"/dns-*.yaml
+check "security checks, policy render with the GKE DNS preset" --profile policy "${C[@]}" "$R/dns-gke.yaml"
+if "$HELM" template mcpx "$CHART" --namespace mcp -f "$POLICY" --set networkPolicy.dns.preset=none \
+  --set 'networkPolicy.dns.to[0].ipBlock.cidr=10.96.0.10/32' --set 'networkPolicy.dns.ports[0].port=53' \
+  --set 'networkPolicy.dns.ports[0].protocol=UDP' >"$R/dns-none.yaml" 2>"$WORK/err" &&
+  [ "$(dns_rule "$R/dns-none.yaml")" = '{"ipBlock": {"cidr": "10.96.0.10/32"}}|53/UDP|{"ipBlock": {"cidr": "10.96.0.10/32"}}|53/UDP' ]; then
+  pass "networkPolicy.dns.preset=none: only dns.to on dns.ports"
+else
+  fail "networkPolicy.dns.preset=none"
+  indent <"$WORK/err"
+fi
+expect_fail "rejects networkPolicy.dns.preset=none without peers" "networkPolicy.dns.preset is none" \
+  "$HELM" template mcpx "$CHART" --set networkPolicy.dns.preset=none
+expect_fail "rejects an unknown DNS preset" "preset" \
+  "$HELM" template mcpx "$CHART" --set networkPolicy.dns.preset=coredns
+sed 's/cidr: 10.20.0.0\/16/cidr: 0.0.0.0\/0/' "$R/policy.yaml" >"$WORK/private-public.yaml"
+expect_fail "the policy check catches a private rule's port opened to the internet" "opens to its allow_cidrs only|exactly the public rules' ports" \
+  "$PY" "$HERE/check_manifests.py" --profile policy "${C[@]}" "$WORK/private-public.yaml"
+
+# What pods on one node share: a user namespace per pod where the cluster
+# has them on by default (>= 1.33), else a uid of the release's own in every
+# uid field of every pod (10000-59999, not 65532); OpenShift leaves both to
+# its SCC.
+uids() { # FILE: "hostUsers=<v> uids=<distinct uids of the server and test pods>"
+  "$PY" -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+hu, ids = set(), set()
+for d in docs:
+    spec = d["spec"]["template"]["spec"] if d["kind"] == "Deployment" else d["spec"] if d["kind"] == "Pod" else None
+    if spec is None:
+        continue
+    if d["kind"] == "Deployment":
+        hu.add(str(spec.get("hostUsers")))
+    for sc in [spec.get("securityContext") or {}] + [c.get("securityContext") or {} for c in spec["containers"]]:
+        ids |= {sc[k] for k in ("runAsUser", "runAsGroup", "fsGroup") if k in sc}
+print("hostUsers=%s uids=%s" % (",".join(sorted(hu)), ",".join(str(i) for i in sorted(ids))))' "$1"
+}
+expect_uids() { # NAME PATTERN RENDER-ARGS...
+  local name=$1 pattern=$2
+  shift 2
+  if "$HELM" template mcpx "$CHART" --namespace mcp "$@" >"$WORK/u.yaml" 2>"$WORK/err" &&
+    got=$(uids "$WORK/u.yaml") && [[ $got =~ $pattern ]]; then
+    pass "$name: $got"
+  else
+    fail "$name: got '$got', want /$pattern/"
+    indent <"$WORK/err"
+  fi
+}
+expect_uids "Kubernetes 1.35 (helm 4's default): a user namespace per pod, uid 65532 inside it" '^hostUsers=False uids=65532$'
+expect_uids "Kubernetes 1.33: user namespaces on by default" '^hostUsers=False uids=65532$' --kube-version 1.33.0
+expect_uids "Kubernetes 1.32: no user namespace, a uid of the release's own everywhere" '^hostUsers=None uids=[1-5][0-9]{4}$' --kube-version 1.32.0
+uid_a=$(uids "$WORK/u.yaml")
+"$HELM" template other "$CHART" --namespace mcp --kube-version 1.32.0 >"$WORK/u2.yaml" 2>/dev/null
+if [ "$(uids "$WORK/u2.yaml")" != "$uid_a" ] && ! grep -q 'runAsUser: 65532' "$WORK/u2.yaml"; then
+  pass "another release gets another uid ($uid_a / $(uids "$WORK/u2.yaml"))"
+else
+  fail "two releases share a uid: $uid_a / $(uids "$WORK/u2.yaml")"
+fi
+expect_uids "Kubernetes 1.32 with perReleaseUid=false: uid 65532" '^hostUsers=None uids=65532$' \
+  --kube-version 1.32.0 --set userNamespaces.perReleaseUid=false
+expect_uids "userNamespaces.enabled=true on 1.30 (feature gate): hostUsers false" '^hostUsers=False uids=65532$' \
+  --kube-version 1.30.0 --set userNamespaces.enabled=true
+expect_uids "userNamespaces.enabled=false on 1.35: the release's uid" '^hostUsers=None uids=[1-5][0-9]{4}$' \
+  --set userNamespaces.enabled=false
+expect_uids "OpenShift: no user namespace, uids left to the SCC" '^hostUsers=None uids=$' -f "$OPENSHIFT"
+expect_fail "rejects userNamespaces.enabled=sometimes" "userNamespaces" \
+  "$HELM" template mcpx "$CHART" --set userNamespaces.enabled=sometimes
 
 # Negative tests: the validator must reject misspelled fields and bad types.
 expect_fail "validator rejects misspelled fields (fixture)" "readOnlyRootFileSystem" \

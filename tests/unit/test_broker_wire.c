@@ -116,10 +116,13 @@ static void test_writer(void)
 	CHECK_INT(mcpx_wire_out_push(&out, "{\"id\":1}", 8, body, big, (void *)'1'), 0);
 	CHECK_INT(mcpx_wire_out_push(&out, "{\"id\":2}", 8, NULL, 0, (void *)'2'), 0);
 	CHECK_INT(out.queued, 2);
+	/* The bytes still to write: what the broker's cap counts. */
+	CHECK_INT(out.bytes, 8 + 8 + big + 8 + 8);
 	/* The socket fills up long before a megabyte: the rest waits. */
 	rc = mcpx_wire_out_flush(&out, sv[0], sent_cb, order);
 	CHECK_INT(rc, 1);
 	CHECK_STR(order, "");
+	CHECK(out.bytes > 16 && out.bytes < 8 + 8 + big + 8 + 8);
 	mcpx_wire_in_init(&in, big);
 	log[0] = '\0';
 	while (rc == 1 || got < big + 8 + 8 + 8 + 8) {
@@ -150,6 +153,7 @@ static void test_writer(void)
 	}
 	CHECK_INT(rc, 0);
 	CHECK_STR(order, "12");
+	CHECK_INT(out.bytes, 0);
 	CHECK_STR(log, "{\"id\":1}:1048576 {\"id\":2}:0 ");
 	mcpx_wire_in_free(&in);
 
@@ -160,6 +164,7 @@ static void test_writer(void)
 	mcpx_wire_out_clear(&out, sent_cb, order);
 	CHECK_STR(order, "123");
 	CHECK_INT(out.queued, 0);
+	CHECK_INT(out.bytes, 0);
 	close(sv[0]);
 	free(buf);
 }

@@ -193,6 +193,69 @@ static void test_urls(void)
 	CHECK_INT(PARSE("https://example.com/a\r\nHost: evil"), -EINVAL);
 	CHECK_INT(PARSE("example.com/path"), -EINVAL);
 	CHECK_INT(mcpx_url_parse("http://a/\0x", 10, NULL, &u, why, sizeof(why)), -EINVAL);
+	/* Disguised dot segments that servers behind a prefix may obey. */
+	{
+		static const char *const disguised[] = {
+		    "https://example.com/api/..;/admin",
+		    "https://example.com/api/..;jsessionid=1/admin",
+		    "https://example.com/api/%2e%2e%3b/admin",
+		    "https://example.com/api/..%00/admin",
+		    "https://example.com/api/..%09/admin",
+		    "https://example.com/api/..%00.jpg/admin",
+		    "https://example.com/api/..%0d%0aX/admin",
+		    "https://example.com/api/..%20/admin",
+		    "https://example.com/api/%c0%ae%c0%ae/admin",
+		    "https://example.com/api/%C0%AE./admin",
+		    "https://example.com/api/%e0%80%ae%e0%80%ae/admin",
+		    "https://example.com/api/%ef%bc%8e%ef%bc%8e/admin",
+		    "https://example.com/api/..%c0%afadmin",
+		    "https://example.com/api/%252e%252e/admin",
+		    "https://example.com/api/.;/admin",
+		};
+
+		for (size_t i = 0; i < sizeof(disguised) / sizeof(disguised[0]); i++) {
+			if (PARSE(disguised[i]) == 0) {
+				fprintf(stderr, "accepted: %s (path %s)\n", disguised[i], u.path);
+				mcpx_url_release(&u);
+				CHECK(0);
+			}
+		}
+	}
+	/* A segment of dots alone is refused, "..." too (Windows servers trim
+	 * trailing dots); dots inside a name and ';' after a name are ordinary. */
+	CHECK_INT(PARSE("https://example.com/api/v1.2/a..b/x;y/.well-known/..."), -EINVAL);
+	CHECK_INT(PARSE("https://example.com/api/v1.2/a..b/x;y/.well-known/f.txt"), 0);
+	mcpx_url_release(&u);
+	CHECK_INT(PARSE("https://example.com/api/a;..;b/%2e.x"), 0);
+	mcpx_url_release(&u);
+
+	/* The host judged is the host curl connects to: one that only becomes
+	 * an IPv4 address after percent-decoding is refused, not judged as a
+	 * name ("0%2e0" is 0.0.0.0 to the transfer). */
+	CHECK_INT(PARSE("http://0%2e0/"), -EINVAL);
+	CHECK(strstr(why, "host") != NULL);
+	CHECK_INT(PARSE("http://127%2e1/"), -EINVAL);
+	CHECK_INT(PARSE("http://%31%30.1/"), -EINVAL);
+	CHECK_INT(PARSE("http://exa%6dple.com/"), -EINVAL);
+	CHECK_INT(mcpx_url_parse("//0%2e0/x", 9, "https://example.com/", &u, why, sizeof(why)),
+	          -EINVAL);
+	/* Nor from a base (curl keeps a '%' that starts no valid escape). */
+	CHECK_INT(mcpx_url_parse("../?q=1", 7, "https://exampot%h", &u, why, sizeof(why)), -EINVAL);
+	/* Numeric forms curl normalises itself are judged as the address. */
+	CHECK_INT(PARSE("http://127.1/"), 0);
+	CHECK_STR(u.host, "127.0.0.1");
+	CHECK(u.ip_literal);
+	mcpx_url_release(&u);
+	CHECK_INT(PARSE("http://0x7f.1/"), 0);
+	CHECK_STR(u.host, "127.0.0.1");
+	CHECK(u.ip_literal);
+	mcpx_url_release(&u);
+	CHECK_INT(PARSE("http://example.com:0/"), -EINVAL);
+	CHECK(strstr(why, "port") != NULL);
+	/* '%' in the path or query is not in the host. */
+	CHECK_INT(PARSE("https://example.com/a%20b?q=%41"), 0);
+	mcpx_url_release(&u);
+
 	/* An encoded slash alone is a legitimate name part (GitLab's ids). */
 	CHECK_INT(PARSE("https://gitlab.example.com/api/v4/projects/group%2Fproject"), 0);
 	mcpx_url_release(&u);
@@ -254,6 +317,12 @@ static void test_prefixes(void)
 	CHECK_INT(mcpx_url_prefix_parse("https://*.10.0.0.1/", &p, why, sizeof(why)), -EINVAL);
 	CHECK_INT(mcpx_url_prefix_parse("gopher://example.com/", &p, why, sizeof(why)), -EINVAL);
 	CHECK_INT(mcpx_url_prefix_parse("https://u@example.com/", &p, why, sizeof(why)), -EINVAL);
+	CHECK_INT(mcpx_url_prefix_parse("https://api.example.com/v1/..;/", &p, why, sizeof(why)),
+	          -EINVAL);
+	CHECK_INT(mcpx_url_prefix_parse("http://127%2e1/", &p, why, sizeof(why)), -EINVAL);
+	CHECK(!matches("https://api.example.com/api/", "https://api.example.com/api/..;/admin"));
+	CHECK(!matches("https://api.example.com/api/",
+	               "https://api.example.com/api/%2e%2e%3b/admin"));
 	CHECK_INT(mcpx_url_prefix_parse("https://*.example.com:8443/api", &p, why, sizeof(why)), 0);
 	CHECK(p.wildcard);
 	CHECK_STR(p.host, "example.com");

@@ -265,6 +265,29 @@ static void test_protocol_header(void)
 	                  "\"message\":\"Unsupported protocol version\",\"data\":{\"supported\":["
 	                  "\"2026-07-28\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\","
 	                  "\"2024-11-05\"],\"requested\":\"1999-01-01\"}}}");
+	/* The error carries the request's id once the body is read. */
+	CHECK(v.wants_id);
+	{
+		static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\","
+		                          "\"method\":\"server/discover\"}";
+		struct mcpx_admit w = v;
+
+		mcpx_admit_set_id(&w, req, sizeof(req) - 1);
+		CHECK(strncmp(w.body, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"error\":{",
+		              33) == 0);
+		CHECK_INT(w.body_len, strlen(w.body));
+		w = v;
+		mcpx_admit_set_id(&w, "{\"id\":7}", 8);
+		CHECK(strncmp(w.body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\"", 31) == 0);
+		/* No request, no id, an invalid id or a batch: null stays. */
+		w = v;
+		mcpx_admit_set_id(&w, "{\"id\":null}", 11);
+		CHECK_STR(w.body, v.body);
+		mcpx_admit_set_id(&w, "[{\"id\":1}]", 10);
+		CHECK_STR(w.body, v.body);
+		mcpx_admit_set_id(&w, "{\"id\":", 6);
+		CHECK_STR(w.body, v.body);
+	}
 	/* What the client sent is echoed only when it is plainly printable. */
 	h.protocol_version = f("2025-11-25\xc3\xa9");
 	CHECK_INT(admit(&h, &p, &v), 400);

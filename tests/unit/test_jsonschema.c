@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "jsonrpc.h"
 #include "jsonschema.h"
 #include "utf8.h"
 
@@ -72,7 +73,28 @@ static const struct row rows[] = {
     {"{'type':'integer'}", "1", NULL},
     {"{'type':'integer'}", "1.0", NULL},
     {"{'type':'integer'}", "-0", NULL},
-    {"{'type':'integer'}", "1e300", NULL},
+    {"{'type':'integer'}", "9007199254740991", NULL},
+    {"{'type':'integer'}", "-9007199254740991", NULL},
+    /* Numbers that cannot travel exactly are refused whatever the schema:
+     * infinity prints as null, a 27-digit integer as another number. */
+    {"{'type':'integer'}", "1e300",
+     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
+     "larger ones as strings)"},
+    {"{'type':'integer'}", "123456789012345678901234567",
+     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
+     "larger ones as strings)"},
+    {"{'type':'integer'}", "9007199254740992",
+     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
+     "larger ones as strings)"},
+    {"{}", "[1, -9007199254740993]",
+     "/1: is an integer too large to be passed exactly (the limit is 9007199254740991; send larger "
+     "ones as strings)"},
+    {"{'type':'number','minimum':0}", "1e999", "(root): is not a finite number"},
+    {"{'type':'object'}", "{'x':{'y':-1e999}}", "/x/y: is not a finite number"},
+    {"{'type':'number'}", "1.5e300",
+     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
+     "larger ones as strings)"},
+    {"{'type':'number'}", "1.5e15", NULL},
     {"{'type':'integer'}", "1.5", "(root): must be integer (got number)"},
     {"{'type':'integer'}", "'1'", "(root): must be integer (got string)"},
     {"{'type':'number'}", "1.5", NULL},
@@ -157,8 +179,8 @@ static const struct row rows[] = {
     {"{'multipleOf':1}", "1e-12", "(root): must be a multiple of 1"},
     {"{'multipleOf':3}", "9", NULL},
     {"{'multipleOf':3}", "10", "(root): must be a multiple of 3"},
-    {"{'multipleOf':2}", "1e20", NULL},
-    {"{'multipleOf':1e-308}", "1e308", "(root): must be a multiple of 1e-308"},
+    {"{'multipleOf':2}", "1e15", NULL},
+    {"{'multipleOf':1e-308}", "1.5e-300", NULL},
     /* Lengths count code points, not bytes. */
     {"{'minLength':2,'maxLength':3}", "'ab'", NULL},
     {"{'minLength':2,'maxLength':3}", "'\xC3\xA9\xE2\x82\xAC'", NULL},
@@ -180,6 +202,39 @@ static const struct row rows[] = {
     {"{'pattern':'^\\\\u00e9$'}", "'\xC3\xA9'", NULL},
     {"{'pattern':'^\\\\d$'}", "'\xD9\xA3'", "(root): must match pattern \"^\\d$\""},
     {"{'pattern':'^\\\\u{1F600}$'}", "'\\ud83d\\ude00'", NULL},
+    /* ECMAScript's meaning where PCRE2's differs: '.' stops at every line
+     * terminator (LF, CR, U+2028, U+2029) and at nothing else... */
+    {"{'pattern':'^a.b$'}", "'a\\rb'", "(root): must match pattern \"^a.b$\""},
+    {"{'pattern':'^a.b$'}", "'a\\u2028b'", "(root): must match pattern \"^a.b$\""},
+    {"{'pattern':'^a.b$'}", "'a\\u2029b'", "(root): must match pattern \"^a.b$\""},
+    {"{'pattern':'^a.b$'}", "'a\\u0085b'", NULL},
+    {"{'pattern':'^a.b$'}", "'a\\u000bb'", NULL},
+    {"{'pattern':'^a[.]b$'}", "'a.b'", NULL},
+    {"{'pattern':'^a[.]b$'}", "'axb'", "(root): must match pattern \"^a[.]b$\""},
+    {"{'pattern':'^a\\\\.b$'}", "'axb'", "(root): must match pattern \"^a\\.b$\""},
+    /* ...\s is ECMAScript's white space and line terminators... */
+    {"{'pattern':'^\\\\s$'}", "'\\u00a0'", NULL},
+    {"{'pattern':'^\\\\s$'}", "'\\ufeff'", NULL},
+    {"{'pattern':'^\\\\s$'}", "'\\u3000'", NULL},
+    {"{'pattern':'^\\\\s$'}", "'\\u0085'", "(root): must match pattern \"^\\s$\""},
+    {"{'pattern':'^\\\\S$'}", "'\\u00a0'", "(root): must match pattern \"^\\S$\""},
+    {"{'pattern':'^\\\\S$'}", "'\\u0085'", NULL},
+    {"{'pattern':'^[\\\\s,]+$'}", "' ,\\ufeff'", NULL},
+    {"{'pattern':'^[a\\\\S]$'}", "'\\u00a0'", "(root): must match pattern \"^[a\\S]$\""},
+    {"{'pattern':'^[a\\\\S]$'}", "'x'", NULL},
+    {"{'pattern':'^[^a\\\\S]$'}", "'\\ufeff'", NULL},
+    {"{'pattern':'^[^a\\\\S]$'}", "'x'", "(root): must match pattern \"^[^a\\S]$\""},
+    /* ...\v is U+000B alone, [] matches nothing and [^] anything, and a
+     * reference to a group that did not take part matches empty. */
+    {"{'pattern':'^\\\\v$'}", "'\\n'", "(root): must match pattern \"^\\v$\""},
+    {"{'pattern':'^\\\\v$'}", "'\\u000b'", NULL},
+    {"{'pattern':'a[]'}", "'a'", "(root): must match pattern \"a[]\""},
+    {"{'pattern':'^[^]$'}", "'\\n'", NULL},
+    {"{'pattern':'^\\\\c[.$'}", "'\\u001bx'", NULL},
+    {"{'pattern':'^\\\\p{L}.$'}", "'\\u00e9\\r'", "(root): must match pattern \"^\\p{L}.$\""},
+    {"{'pattern':'^[[:alpha:].]+$'}", "'a.b'", NULL},
+    {"{'pattern':'^[[:alpha:].]+$'}", "'a-b'", "(root): must match pattern \"^[[:alpha:].]+$\""},
+    {"{'pattern':'^(?:(a)|b)\\\\1$'}", "'b'", NULL},
     {"{'pattern':'(?<=a)b'}", "'ab'", NULL},
     {"{'pattern':'(?<=a)b'}", "'cb'", "(root): must match pattern \"(?<=a)b\""},
     {"{'pattern':'^a'}", "5", NULL},
@@ -278,6 +333,9 @@ static const struct {
      "/properties/a~1b/allOf: unsupported keyword \"allOf\""},
     {"{'$defs':{'x':{'nullable':true}}}", "/$defs/x/nullable: unsupported keyword \"nullable\""},
     {"{'definitions':{}}", "/definitions: unsupported keyword \"definitions\""},
+    /* A reference that decodes to bytes that are not text. */
+    {"{'$defs':{'a':{}},'$ref':'#/$defs/%db'}",
+     "/$ref: only references of the form \"#/$defs/<name>\" are supported"},
     {"{'patternProperties':{}}", "/patternProperties: unsupported keyword \"patternProperties\""},
     {"{'type':'int'}", "/type: must be one of null, boolean, object, array, number, string, "
                        "integer, or a list of them"},
@@ -536,9 +594,10 @@ static void test_quadratic_pattern(void)
 	free(str);
 	mcpx_schema_free(s);
 
-	/* Bytes that are not UTF-8 (cJSON lets a program build them). */
+	/* Bytes that are not UTF-8 (cJSON lets a program build them; 0xFF
+	 * alone stands for U+0000, see jsonrpc.h). */
 	s = compile("{'pattern':'x'}", __LINE__);
-	inst = cJSON_CreateString("x\xFF");
+	inst = cJSON_CreateString("x\xC0");
 	CHECK_INT(mcpx_schema_validate(s, inst, &errs), -EINVAL);
 	CHECK_STR(errs.text, "(root): is not valid UTF-8\n");
 	cJSON_Delete(inst);
@@ -611,6 +670,53 @@ static void test_message_text_cap(void)
 	mcpx_schema_free(s);
 }
 
+/* An object with many members and a schema with many required names: the
+ * walk over the members counts against the CPU budget, and stops. */
+static void test_wide_object_budget(void)
+{
+	struct mcpx_schema_errors errs;
+	char *schema = malloc(200 * 16 + 64), name[32];
+	size_t len = 0;
+	struct mcpx_schema *s;
+	cJSON *obj = cJSON_CreateObject();
+
+	len += (size_t)sprintf(schema + len, "{'required':[");
+	for (int i = 0; i < 200; i++)
+		len += (size_t)sprintf(schema + len, "%s'r%d'", i ? "," : "", i);
+	sprintf(schema + len, "]}");
+	s = compile(schema, __LINE__);
+	for (int i = 0; i < 480000 && obj; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		cJSON_AddItemToObject(obj, name, cJSON_CreateNull());
+	}
+	CHECK_INT(mcpx_schema_validate(s, obj, &errs), -EINVAL);
+	CHECK(strstr(errs.text, "validation stopped: it used more than") != NULL);
+	cJSON_Delete(obj);
+	mcpx_schema_free(s);
+	free(schema);
+}
+
+/* A U+0000 the parser marked (jsonrpc.h) is a NUL to a pattern, not an
+ * invalid byte. */
+static void test_nul_in_strings(void)
+{
+	struct mcpx_schema_errors errs;
+	struct mcpx_schema *s =
+	    compile("{'properties':{'s':{'pattern':'^a\\\\x00b$','maxLength':3}}}", __LINE__);
+	const char *why;
+	const char *ok = "{\"s\":\"a\\u0000b\"}", *bad = "{\"s\":\"a\\u0000c\"}";
+	cJSON *a = mcpx_jsonrpc_parse(ok, strlen(ok), &why);
+	cJSON *b = mcpx_jsonrpc_parse(bad, strlen(bad), &why);
+
+	CHECK(a && b);
+	expect_value(s, a, NULL, __LINE__);
+	expect_value(s, b, "/s: must match pattern \"^a\\x00b$\"", __LINE__);
+	(void)errs;
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	mcpx_schema_free(s);
+}
+
 /* A valid instance leaves nothing behind; a missing one is a failure. */
 static void test_valid_and_missing(void)
 {
@@ -643,5 +749,7 @@ int main(void)
 	test_message_count_cap();
 	test_message_text_cap();
 	test_valid_and_missing();
+	test_wide_object_budget();
+	test_nul_in_strings();
 	CHECK_DONE();
 }

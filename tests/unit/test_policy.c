@@ -165,6 +165,21 @@ static void test_errors(void)
 
 	EXPECT_ERROR("", "not valid JSON", NULL);
 	EXPECT_ERROR("{} x", "not valid JSON", NULL);
+	EXPECT_ERROR("{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://h\xff/\"}]}",
+	             "not valid UTF-8", NULL);
+	/* A file followed by NUL bytes is not a policy (cJSON stops at NUL). */
+	{
+		static const char padded[] = "{}\0\0\0";
+		struct mcpx_policy *p = NULL;
+		struct mcpx_err err = {{0}};
+
+		CHECK(mcpx_policy_parse(padded, sizeof(padded) - 1, &opts, &p, NULL, 0, NULL,
+		                        &err) < 0);
+		CHECK(strstr(err.msg, "NUL") != NULL);
+		CHECK(p == NULL);
+		CHECK_INT(mcpx_policy_parse(padded, 2, &opts, &p, NULL, 0, NULL, &err), 0);
+		mcpx_policy_unref(p);
+	}
 	EXPECT_ERROR("[]", "(the top level): must be an object", NULL);
 	EXPECT_ERROR("{\"function\": []}", "/function: unknown key", NULL);
 	EXPECT_ERROR("{\"functions\": {}}", "/functions: must be an array", NULL);
@@ -415,6 +430,40 @@ static void test_functions(void)
 	EXPECT_FN_ERROR(e, "/functions/0/input_schema:", "\"type\": \"object\"");
 	entry(e, sizeof(e), src, ", \"output_schema\": {\"type\": \"object\", \"oneOf\": []}");
 	EXPECT_FN_ERROR(e, "/functions/0/output_schema/oneOf:", "unsupported keyword");
+	/* A pointer longer than 96 bytes is given whole, so it resolves. */
+	snprintf(e, sizeof(e),
+	         "{\"name\": \"f\", \"description\": \"d\", \"input_schema\": {\"type\": "
+	         "\"object\", \"properties\": {\"customer_billing_address\": {\"type\": "
+	         "\"object\", \"properties\": {\"second_line_of_the_street_address\": "
+	         "{\"type\": \"string\", \"format\": \"email\"}}}}}, \"source_file\": \"%s\"}",
+	         src);
+	EXPECT_FN_ERROR(e,
+	                "/functions/0/input_schema/properties/customer_billing_address/properties/"
+	                "second_line_of_the_street_address/format: ",
+	                "unsupported keyword");
+	/* U+0000 would cut a schema string short (a required name "a\0b" would
+	 * be met by "a"): refused at load, wherever it is. */
+	snprintf(e, sizeof(e),
+	         "{\"name\": \"f\", \"description\": \"d\", \"input_schema\": {\"type\": "
+	         "\"object\", \"required\": [\"a\\u0000b\"]}, \"source_file\": \"%s\"}",
+	         src);
+	EXPECT_FN_ERROR(e, "U+0000", NULL);
+	snprintf(e, sizeof(e),
+	         "{\"name\": \"f\", \"description\": \"d\", \"input_schema\": {\"type\": "
+	         "\"object\", \"properties\": {\"s\": {\"pattern\": \"^a\\u0000|b\"}}}, "
+	         "\"source_file\": \"%s\"}",
+	         src);
+	EXPECT_FN_ERROR(e, "U+0000", NULL);
+	/* An escaped backslash before u0000 is not U+0000. */
+	entry(e, sizeof(e), src, ", \"title\": \"a\\\\u0000\"");
+	snprintf(e2, sizeof(e2), "{\"functions\": [%s]}", e);
+	CHECK_INT(mcpx_policy_parse(e2, strlen(e2), &opts, &p, NULL, 0, NULL, &err), 0);
+	CHECK(p && strcmp(p->functions[0].title, "a\\u0000") == 0);
+	mcpx_policy_unref(p);
+	p = NULL;
+	/* Policy strings are UTF-8: they go into tools/list as they are. */
+	entry(e, sizeof(e), src, ", \"title\": \"caf\xe9\"");
+	EXPECT_FN_ERROR(e, "not valid UTF-8", NULL);
 	entry(e, sizeof(e), src, ", \"egress\": [\"nope\"]");
 	EXPECT_FN_ERROR(e, "/functions/0/egress/0:", "no egress rule is named \"nope\"");
 	entry(e, sizeof(e), src, ", \"timeout_s\": 0");

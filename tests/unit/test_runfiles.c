@@ -141,15 +141,38 @@ static void test_paths(void)
 	PATH_BAD("a/./b", "\".\" segments are not allowed");
 	PATH_BAD("a//b", "empty segments (\"a//b\", a trailing \"/\") are not allowed");
 	PATH_BAD("a/", "empty segments (\"a//b\", a trailing \"/\") are not allowed");
-	PATH_BAD("a\nb", "control characters are not allowed");
-	PATH_BAD("a\x7f", "control characters are not allowed");
+	PATH_BAD("a\nb", "control characters are not allowed (nor line separators and "
+	                 "bidirectional-text controls such as U+202E)");
+	PATH_BAD("a\x7f", "control characters are not allowed (nor line separators and "
+	                  "bidirectional-text controls such as U+202E)");
+	PATH_BAD("a\x1b[31mb", "control characters are not allowed (nor line separators and "
+	                       "bidirectional-text controls such as U+202E)");
+	PATH_BAD("gpj\xe2\x80\xae.exe", "control characters are not allowed (nor line separators "
+	                                "and bidirectional-text controls such as U+202E)");
+	PATH_BAD("a\xc2\x85"
+	         "b",
+	         "control characters are not allowed (nor line separators and "
+	         "bidirectional-text controls such as U+202E)");
+	PATH_BAD("a\xe2\x80\xa8"
+	         "b",
+	         "control characters are not allowed (nor line separators and "
+	         "bidirectional-text controls such as U+202E)");
+	PATH_BAD("a\xe2\x81\xa6"
+	         "b",
+	         "control characters are not allowed (nor line separators and "
+	         "bidirectional-text controls such as U+202E)");
+	PATH_OK("caf\xc3\xa9/\xe2\x82\xac.txt");
+	PATH_BAD("main.py/x", "main.py is where the code goes");
+	PATH_OK("main.pyc");
+	PATH_OK("main.py.bak/x");
 	PATH_BAD("\xff.csv", "the path is not valid UTF-8");
 	PATH_BAD("main.py", "main.py is where the code goes");
 	PATH_BAD("out", "out is the directory for the run's output files");
 	/* A NUL inside (len counts past it) is refused, not cut short. */
 	err.msg[0] = '\0';
 	CHECK_INT(mcpx_runfiles_check_path("a\0/etc", 6, &err), -EINVAL);
-	CHECK_STR(err.msg, "control characters are not allowed");
+	CHECK_STR(err.msg, "control characters are not allowed (nor line separators and "
+	                   "bidirectional-text controls such as U+202E)");
 
 	memset(seg, 'x', 256);
 	seg[256] = '\0';
@@ -388,6 +411,31 @@ static void test_collect_basic(void)
 	CHECK(e && e->status == MCPX_RUNFILE_RETURNED && e->len == 0);
 	mcpx_runfiles_out_free(&o);
 	CHECK(o.v == NULL && o.n == 0);
+
+	/* Names with control or bidi characters are listed escaped, never
+	 * read or entered: they cannot reach a listing raw. */
+	reset();
+	mk("out");
+	put("out/a\x1b[2Jb", "x", 1);
+	put("out/gpj\xe2\x80\xae.exe", "x", 1);
+	put("out/1%.txt", "x", 1);
+	mk("out/new\nline");
+	put("out/new\nline/inner", "x", 1);
+	CHECK_INT(collect(&o, 16, 1 << 20), 0);
+	CHECK_INT(o.n, 4);
+	e = find(&o, "out/a%1B[2Jb");
+	CHECK(e && e->status == MCPX_RUNFILE_UNSAFE_NAME && !e->data);
+	CHECK_STR(mcpx_runfiles_reason(MCPX_RUNFILE_UNSAFE_NAME), "unsafe name");
+	e = find(&o, "out/gpj%E2%80%AE.exe");
+	CHECK(e && e->status == MCPX_RUNFILE_UNSAFE_NAME);
+	e = find(&o, "out/new%0Aline");
+	CHECK(e && e->status == MCPX_RUNFILE_UNSAFE_NAME);
+	e = find(&o, "out/1%.txt");
+	CHECK(e && e->status == MCPX_RUNFILE_RETURNED);
+	for (size_t i = 0; i < o.n; i++)
+		for (const char *c = o.v[i].path; *c; c++)
+			CHECK((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f);
+	mcpx_runfiles_out_free(&o);
 }
 
 static void test_collect_attacks(void)

@@ -533,7 +533,8 @@ static void test_describe(struct mcpx_tool *tool)
 	s = cJSON_PrintUnformatted(item(
 	    item(item(item(item(out, "properties"), "files"), "items"), "properties"), "reason"));
 	CHECK_STR(s, "{\"type\":\"string\",\"description\":\"why it was not returned\","
-	             "\"enum\":[\"too large\",\"too many\",\"not a regular file\"]}");
+	             "\"enum\":[\"too large\",\"too many\",\"not a regular file\","
+	             "\"unsafe name\"]}");
 	cJSON_free(s);
 	s = cJSON_PrintUnformatted(item(item(item(out, "properties"), "signal"), "type"));
 	CHECK_STR(s, "[\"string\",\"null\"]");

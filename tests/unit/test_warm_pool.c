@@ -1,6 +1,7 @@
 /*
  * test_warm_pool.c - the warm environment's lifecycle against the real
- * zygote binary and /usr/bin/python3: in fork-server mode the next child is
+ * zygote binary and /usr/bin/python3: in fork-server mode the first zygote
+ * is proven on the loop, not while the pool is created, and the next child is
  * forked while a run is going on and each run gets a fresh process; in
  * after-reap mode nothing is prepared while a run is going on, and an
  * interpreter still preloading is not handed out; a zygote that keeps dying
@@ -150,7 +151,13 @@ static void test_fork_mode(struct mcpx_loop *loop, const struct mcpx_sandbox *sb
 	}
 	wp = mcpx_warm_pool_new(loop, &cfg, sb, NULL);
 	CHECK(wp && mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_FORK);
-	/* The first child is asked for at once. */
+	/* Creating the pool does not wait for the first zygote (the server
+	 * answers protocol requests meanwhile): it is proven on the loop, and
+	 * runs wait for it. */
+	CHECK(wp && mcpx_warm_pool_starting(wp) && !mcpx_warm_pool_ready(wp));
+	spin(loop, 30000, is_ready, wp);
+	CHECK(!mcpx_warm_pool_starting(wp));
+	/* The first child is asked for as soon as the zygote is proven. */
 	CHECK(mcpx_warm_pool_ready(wp));
 	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 1);
 	CHECK(a.pid > 0 && !mcpx_warm_pool_ready(wp));
@@ -258,6 +265,8 @@ static void test_degrade(struct mcpx_loop *loop, const struct mcpx_sandbox *sb)
 	wp = mcpx_warm_pool_new(loop, &cfg, bad, NULL);
 	spin(loop, 10000, is_after_reap, wp);
 	CHECK(mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_AFTER_REAP);
+	/* Runs no longer wait for a zygote that will not come. */
+	CHECK(!mcpx_warm_pool_starting(wp));
 	CHECK(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err) == 0);
 	mcpx_warm_pool_free(wp);
 	close(bad->zygote_fd);

@@ -102,11 +102,53 @@ Pod-level settings shared by the server and the helm test pods. Null fields
 restricted-v2 SCC does) are left out rather than rendered as null.
 */}}
 {{- define "mcp-exec.podSecurityContext" -}}
-{{- include "mcp-exec.withoutNulls" .Values.podSecurityContext }}
+{{- include "mcp-exec.withReleaseUid" (dict "sc" .Values.podSecurityContext "uid" (include "mcp-exec.releaseUid" .)) }}
 {{- end }}
 
 {{- define "mcp-exec.containerSecurityContext" -}}
-{{- include "mcp-exec.withoutNulls" .Values.securityContext }}
+{{- include "mcp-exec.withReleaseUid" (dict "sc" .Values.securityContext "uid" (include "mcp-exec.releaseUid" .)) }}
+{{- end }}
+
+{{/*
+Whether the server pods get a user namespace of their own (hostUsers:
+false): userNamespaces.enabled true, or auto on Kubernetes >= 1.33, where
+the UserNamespacesSupport feature is on by default. Then uid 65532 in the
+pod is a host uid range of the pod's own, and RLIMIT_NPROC (counted per
+user and user namespace) is the pod's own.
+*/}}
+{{- define "mcp-exec.userNamespaces" -}}
+{{- $u := toString .Values.userNamespaces.enabled }}
+{{- if eq $u "true" }}
+{{- if semverCompare "<1.25-0" .Capabilities.KubeVersion.Version }}
+{{- fail (printf "userNamespaces.enabled=true needs Kubernetes >= 1.25 (hostUsers), and the UserNamespacesSupport feature gate before 1.33; this is %s" .Capabilities.KubeVersion.Version) }}
+{{- end }}true
+{{- else if and (eq $u "auto") (semverCompare ">=1.33-0" .Capabilities.KubeVersion.Version) }}true
+{{- end }}
+{{- end }}
+
+{{/*
+Without a user namespace, the uid this release runs as when
+userNamespaces.perReleaseUid is true: 10000 + a hash of namespace/release
+modulo 50000. Below 65536 (the kubelet never maps user-namespaced pods
+there) and above the usual login uids; not 65532, the uid distroless images
+share. Empty when user namespaces are on or the option is off.
+*/}}
+{{- define "mcp-exec.releaseUid" -}}
+{{- if and (not (include "mcp-exec.userNamespaces" .)) .Values.userNamespaces.perReleaseUid }}
+{{- add 10000 (mod (adler32sum (printf "%s/%s" .Release.Namespace .Release.Name)) 50000) }}
+{{- end }}
+{{- end }}
+
+{{/* A security context without its null fields, its uids replaced by the
+release's uid when there is one (fields left null stay to the platform). */}}
+{{- define "mcp-exec.withReleaseUid" -}}
+{{- $out := include "mcp-exec.withoutNulls" .sc | fromYaml }}
+{{- if .uid }}
+{{- range $k := list "runAsUser" "runAsGroup" "fsGroup" }}
+{{- if hasKey $out $k }}{{ $_ := set $out $k (int64 $.uid) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
 {{- end }}
 
 {{- define "mcp-exec.withoutNulls" -}}
@@ -253,6 +295,7 @@ The parts of one egress rule's url_prefix the NetworkPolicies need:
 {{- include "mcp-exec.validateSizing" . }}
 {{- include "mcp-exec.validateScaling" . }}
 {{- include "mcp-exec.validatePolicy" . }}
+{{- include "mcp-exec.validateWorkable" . }}
 {{- end }}
 
 {{- define "mcp-exec.validateSizing" -}}
@@ -260,9 +303,10 @@ The parts of one egress rule's url_prefix the NetworkPolicies need:
 {{- $tmp := include "mcp-exec.quantityMiB" .Values.tmp.sizeLimit | int64 }}
 {{- $limit := include "mcp-exec.quantityMiB" .Values.resources.limits.memory | int64 }}
 {{- $warm := ternary (int64 .Values.sizing.warmMiB) 0 $c.warm }}
-{{- $need := add (int64 $c.memoryMb) (int64 .Values.sizing.serverMiB) $warm $tmp }}
+{{- $over := int64 .Values.sizing.overshootMiB }}
+{{- $need := add (int64 $c.memoryMb) $over (int64 .Values.sizing.serverMiB) $warm $tmp }}
 {{- if lt $limit $need }}
-{{- fail (printf "resources.limits.memory (%s = %d MiB) is below what one replica can hold at once: config.memoryMb %d (the run's budget) + sizing.serverMiB %d (the server) + sizing.warmMiB %d (the waiting warm interpreter; 0 with config.warm=false) + tmp.sizeLimit %d MiB (memory-backed /tmp) = %d MiB. Past the limit the kernel kills the whole container, server included (cgroup v2 memory.oom.group). Raise resources.limits.memory to at least %dMi or lower one of the others" (toString .Values.resources.limits.memory) $limit (int64 $c.memoryMb) (int64 .Values.sizing.serverMiB) $warm $tmp $need $need) }}
+{{- fail (printf "resources.limits.memory (%s = %d MiB) is below what one replica can hold at once: config.memoryMb %d (the run's budget) + sizing.overshootMiB %d (what a fast burst allocates before the watchdog's reading ends it) + sizing.serverMiB %d (the server) + sizing.warmMiB %d (the waiting warm interpreter; 0 with config.warm=false) + tmp.sizeLimit %d MiB (memory-backed /tmp) = %d MiB. Past the limit the kernel kills the whole container, server included (cgroup v2 memory.oom.group); the server ends a run near the limit to prevent it, which then ends runs within their budget. Raise resources.limits.memory to at least %dMi or lower one of the others" (toString .Values.resources.limits.memory) $limit (int64 $c.memoryMb) $over (int64 .Values.sizing.serverMiB) $warm $tmp $need $need) }}
 {{- end }}
 {{- if ge (int64 $c.maxDiskMb) $tmp }}
 {{- fail (printf "config.maxDiskMb (%d MiB, one run's files) must be below tmp.sizeLimit (%s = %d MiB), or a single run can fill /tmp, where the warm interpreter and the next run live" (int64 $c.maxDiskMb) (toString .Values.tmp.sizeLimit) $tmp) }}
@@ -328,6 +372,50 @@ The parts of one egress rule's url_prefix the NetworkPolicies need:
 {{- end }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+The volume of one credential Secret: a DNS-1123 label whatever the Secret's
+name (which may hold dots and be 253 characters long).
+*/}}
+{{- define "mcp-exec.credentialVolume" -}}
+{{- printf "cred-%s" (sha256sum . | trunc 16) }}
+{{- end }}
+
+{{/*
+The cluster DNS as one NetworkPolicy egress rule {to, ports}, from
+networkPolicy.dns: the preset's peers plus dns.to, on dns.ports or the
+preset's ports.
+  kube-dns        the kube-dns (CoreDNS) pods, port 53
+  node-local-dns  NodeLocal DNSCache's link-local address 169.254.20.10 (the
+                  node-local-dns pods use the host network, so a pod
+                  selector cannot name them) and the kube-dns pods it
+                  forwards to and that pods fall back to
+  gke             the kube-dns pods, NodeLocal DNSCache, and the metadata
+                  server 169.254.169.254 that answers pods' lookups with
+                  Cloud DNS for GKE, port 53 only (its HTTP API stays closed)
+  openshift       the openshift-dns pods, which listen on 5353 (the Service
+                  maps 53 to 5353; NetworkPolicies see the pod port)
+  none            only dns.to and dns.ports
+*/}}
+{{- define "mcp-exec.dnsRule" -}}
+{{- $d := .Values.networkPolicy.dns }}
+{{- $kubeDns := dict "namespaceSelector" dict "podSelector" (dict "matchLabels" (dict "k8s-app" "kube-dns")) }}
+{{- $nodeLocal := dict "ipBlock" (dict "cidr" "169.254.20.10/32") }}
+{{- $p53 := list (dict "port" 53 "protocol" "UDP") (dict "port" 53 "protocol" "TCP") }}
+{{- $presets := dict
+  "kube-dns" (dict "to" (list $kubeDns) "ports" $p53)
+  "node-local-dns" (dict "to" (list $nodeLocal $kubeDns) "ports" $p53)
+  "gke" (dict "to" (list $kubeDns $nodeLocal (dict "ipBlock" (dict "cidr" "169.254.169.254/32"))) "ports" $p53)
+  "openshift" (dict "to" (list (dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" "openshift-dns")) "podSelector" (dict "matchLabels" (dict "dns.operator.openshift.io/daemonset-dns" "default")))) "ports" (concat (list (dict "port" 5353 "protocol" "UDP") (dict "port" 5353 "protocol" "TCP")) $p53))
+  "none" (dict "to" list "ports" list) }}
+{{- $p := get $presets ($d.preset | default "kube-dns") }}
+{{- $to := concat $p.to ($d.to | default list) }}
+{{- $ports := $d.ports | default $p.ports }}
+{{- if or (not $to) (not $ports) }}
+{{- fail "networkPolicy.dns.preset is none, but networkPolicy.dns.to or networkPolicy.dns.ports is empty: name the cluster DNS's peers and ports, or pick a preset (kube-dns, node-local-dns, gke, openshift)" }}
+{{- end }}
+{{- toJson (dict "to" $to "ports" $ports) }}
 {{- end }}
 
 {{/* Labels of this release's helm test pods (plus their component). */}}

@@ -1,0 +1,101 @@
+{{/*
+Values that render into valid objects but cannot work in a pod: each is
+refused at render, the message naming the value and why (tests/k8s/run.sh
+has a test per refusal). The contradictions between values that defeat the
+chart's guarantees (grace period, memory sum, PDB) are in _helpers.tpl.
+*/}}
+
+{{- define "mcp-exec.validateWorkable" -}}
+{{- $c := .Values.config }}
+{{- /* The workdirs must be on the memory-backed emptyDir, the only
+writable path: elsewhere the read-only root filesystem refuses them. */}}
+{{- $wb := toString $c.workdirBase }}
+{{- if or (not (or (eq $wb "/tmp") (hasPrefix "/tmp/" $wb))) (regexMatch "(^|/)\\.\\.?(/|$)" $wb) }}
+{{- fail (printf "config.workdirBase (%s) must be /tmp or a directory below it: /tmp is the pod's only writable path (the memory-backed emptyDir, tmp.sizeLimit); anywhere else the read-only root filesystem refuses the per-run workdirs" $wb) }}
+{{- end }}
+{{- /* RLIMIT_AS of every run process, the zygote's included, is
+memoryMb: the preloaded interpreter must fit in it. Measured address space
+(VmPeak) on Debian 12's python3: numpy and matplotlib 206 MiB (the fork
+server's auto preload), pandas 89 MiB, numpy 47 MiB. */}}
+{{- $minMem := ternary 256 128 $c.warm }}
+{{- if lt (int64 $c.memoryMb) (int64 $minMem) }}
+{{- fail (printf "config.memoryMb (%d) must be at least %d%s: it is also each run process's address-space limit (RLIMIT_AS), and the interpreter with its modules does not fit below it (numpy and matplotlib, the fork server's preload: 206 MiB of address space; pandas: 89 MiB). The server would report ready, then the warm interpreter would fail to start and `import pandas` would fail in every run" (int64 $c.memoryMb) (int64 $minMem) (ternary " with config.warm=true" "" $c.warm)) }}
+{{- end }}
+{{- /* Input files travel base64-encoded in the JSON request body. */}}
+{{- $minBody := div (add (mul (int64 $c.maxFilesInBytes) 4) 2) 3 }}
+{{- if lt (int64 $c.maxBodyBytes) $minBody }}
+{{- fail (printf "config.maxBodyBytes (%d) must be at least 4/3 of config.maxFilesInBytes (%d), i.e. %d: input files arrive base64-encoded in the request body, so a call with files the server accepts would be refused with 413 before it is read (leave room for the code and the JSON around them too)" (int64 $c.maxBodyBytes) (int64 $c.maxFilesInBytes) $minBody) }}
+{{- end }}
+{{- /* out/ files are read into the server, base64-encoded into the result
+and serialized into the response: about four times their size at once, in
+the server's share of the memory sum. */}}
+{{- $outNeed := mul (int64 $c.maxFilesOutBytes) 4 }}
+{{- $serverBytes := mul (int64 .Values.sizing.serverMiB) 1048576 }}
+{{- if gt $outNeed $serverBytes }}
+{{- fail (printf "config.maxFilesOutBytes (%d) is beyond the server's memory: returning out/ files holds them, their base64 text and the serialized response at once, about 4 x %d = %d bytes, above sizing.serverMiB (%d MiB, the server's share of resources.limits.memory). Lower config.maxFilesOutBytes to at most %d, or raise sizing.serverMiB (and the memory limit with it)" (int64 $c.maxFilesOutBytes) (int64 $c.maxFilesOutBytes) $outNeed (int64 .Values.sizing.serverMiB) (div $serverBytes 4)) }}
+{{- end }}
+{{- /* Requests above limits: the API server refuses the Deployment's pods. */}}
+{{- $req := .Values.resources.requests | default dict }}
+{{- $lim := .Values.resources.limits | default dict }}
+{{- range $r := list "memory" "cpu" }}
+{{- if and (hasKey $req $r) (hasKey $lim $r) (not (kindIs "invalid" (get $req $r))) (not (kindIs "invalid" (get $lim $r))) }}
+{{- if gt (float64 (include "mcp-exec.quantityBytes" (get $req $r))) (float64 (include "mcp-exec.quantityBytes" (get $lim $r))) }}
+{{- fail (printf "resources.requests.%s (%v) is above resources.limits.%s (%v): the API server refuses such a pod, and the ReplicaSet would create none" $r (get $req $r) $r (get $lim $r)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- include "mcp-exec.validatePolicyRefs" . }}
+{{- include "mcp-exec.validateNetworkNeeds" . }}
+{{- end }}
+
+{{/*
+The policy's references: Secret names usable as Kubernetes names, and
+grants naming rules that exist (the server refuses such a policy at start,
+and the pod would crash-loop).
+*/}}
+{{- define "mcp-exec.validatePolicyRefs" -}}
+{{- $p := .Values.policy }}
+{{- range $i, $s := $p.credentialSecrets }}
+{{- if or (gt (len $s) 253) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" $s)) }}
+{{- fail (printf "policy.credentialSecrets[%d] (%q) is not a Secret name: a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)" $i $s) }}
+{{- end }}
+{{- end }}
+{{- $rules := list }}
+{{- range $p.egress }}{{ $rules = append $rules .name }}{{ end }}
+{{- if and $p.exec (not $p.existingConfigMap) }}
+{{- range $i, $g := ($p.exec.egress | default list) }}
+{{- if not (has $g $rules) }}
+{{- fail (printf "policy.exec.egress[%d] names the rule %q, which policy.egress does not define (rules: %s): the server refuses the policy at start and the pod crash-loops" $i $g (join ", " $rules | default "none")) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $f := $p.functions }}
+{{- range $i, $g := ($f.egress | default list) }}
+{{- if not (has $g $rules) }}
+{{- fail (printf "policy.functions[%s].egress[%d] names the rule %q, which policy.egress does not define (rules: %s): the server refuses the policy at start and the pod crash-loops" $f.name $i $g (join ", " $rules | default "none")) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+What the NetworkPolicy must admit for the enabled features to work: the
+chart cannot tell who Prometheus is or where the proxy is, so it asks for
+peers to be named rather than render a setup that fails silently.
+*/}}
+{{- define "mcp-exec.validateNetworkNeeds" -}}
+{{- $np := .Values.networkPolicy }}
+{{- if $np.enabled }}
+{{- $scrapers := list }}
+{{- if .Values.serviceMonitor.enabled }}{{ $scrapers = append $scrapers "serviceMonitor.enabled" }}{{ end }}
+{{- if .Values.keda.enabled }}{{ $scrapers = append $scrapers "keda.enabled" }}{{ end }}
+{{- if .Values.prometheusRule.enabled }}{{ $scrapers = append $scrapers "prometheusRule.enabled" }}{{ end }}
+{{- if and $scrapers (not $np.extraIngressFrom) }}
+{{- fail (printf "%s %s Prometheus to scrape /metrics, but the NetworkPolicy admits only the labelled clients: list Prometheus's pods in networkPolicy.extraIngressFrom (e.g. [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}, podSelector: {matchLabels: {app.kubernetes.io/name: prometheus}}}]), or set networkPolicy.enabled=false" (join ", " $scrapers) (ternary "needs" "need" (eq (len $scrapers) 1))) }}
+{{- end }}
+{{- $rules := or .Values.policy.egress .Values.policy.existingConfigMap }}
+{{- if and .Values.config.egressProxy $rules (not $np.extraEgress) (not (and $np.egress.to $np.egress.ports)) }}
+{{- fail (printf "config.egressProxy (%s) is set, but the NetworkPolicy has no rule to the proxy: the broker's requests go to the proxy, not to the rules' hosts. Set networkPolicy.egress.to and networkPolicy.egress.ports to the proxy's address and port (or list a rule in networkPolicy.extraEgress), or set networkPolicy.enabled=false" .Values.config.egressProxy) }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,191 @@
+/*
+ * test_broker.c - the broker's hold on what a run can make the server keep
+ * (issue 21 A): a run that writes requests and never reads the answers is
+ * not read either once a small queue of answers waits, so the bytes the
+ * broker takes from the channel, and what it holds for the run (told to
+ * who->held), stay bounded however much the run writes; once the run reads,
+ * every request gets its answer. A real loop, turned by hand, and a
+ * socketpair stand in for the server and the run.
+ */
+#include "broker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker_wire.h"
+#include "check.h"
+#include "log.h"
+#include "loop.h"
+#include "policy.h"
+
+static uint64_t held_now, held_peak;
+
+static void on_held(void *arg, uint64_t bytes)
+{
+	(void)arg;
+	held_now = bytes;
+	if (bytes > held_peak)
+		held_peak = bytes;
+}
+
+/* Writes whole frames of an unknown op until the socket takes no more;
+ * returns the frames written. A frame the socket took only in part is
+ * finished with the loop turning, so the stream stays in step. */
+static size_t write_frames(struct mcpx_loop *loop, int fd, size_t max)
+{
+	static const char json[] = "{\"id\":1,\"op\":\"nope\"}";
+	unsigned char frame[8 + sizeof(json) - 1];
+	size_t n = 0;
+
+	memset(frame, 0, 8);
+	frame[3] = (unsigned char)(sizeof(json) - 1);
+	memcpy(frame + 8, json, sizeof(json) - 1);
+	while (n < max) {
+		ssize_t w = write(fd, frame, sizeof(frame));
+		size_t off;
+
+		if (w < 0)
+			break;
+		off = (size_t)w;
+		for (int i = 0; off < sizeof(frame) && i < 100000; i++) {
+			mcpx_loop_turn(loop);
+			w = write(fd, frame + off, sizeof(frame) - off);
+			if (w > 0)
+				off += (size_t)w;
+		}
+		CHECK(off == sizeof(frame));
+		n++;
+	}
+	return n;
+}
+
+/* Reads whole answers from fd, as many as are there; returns how many. */
+static size_t read_answers(int fd, struct mcpx_wire_in *in, size_t *bad)
+{
+	char buf[65536];
+	size_t n = 0;
+	ssize_t r;
+
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		for (size_t o = 0; o < (size_t)r;) {
+			size_t used = 0;
+			int rc = mcpx_wire_in_feed(in, buf + o, (size_t)r - o, &used);
+
+			CHECK(rc >= 0);
+			if (rc < 0)
+				return n;
+			o += used;
+			if (rc == 1) {
+				if (!strstr(mcpx_buf_str(&in->json), "\"bad_request\"") ||
+				    !strstr(mcpx_buf_str(&in->json), "\"id\":1"))
+					(*bad)++;
+				n++;
+				mcpx_wire_in_next(in);
+			}
+		}
+	}
+	return n;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/mcpx-test-broker-XXXXXX", path[64];
+	const char *json = "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a.test/\"}], "
+	                   "\"exec\": {\"egress\": [\"a\"], \"max_requests\": 1}}";
+	const struct mcpx_policy_opts opts = {.credentials_allowed = true};
+	struct mcpx_policy_store *store = NULL;
+	struct mcpx_broker *b = NULL;
+	struct mcpx_broker_opts bo = {0};
+	struct mcpx_broker_who who = {.run_id = "r1", .held = on_held};
+	struct mcpx_broker_run *run;
+	struct mcpx_err err = {{0}};
+	struct mcpx_loop *loop;
+	struct mcpx_wire_in in;
+	size_t written = 0, last = 0, answered = 0, bad = 0;
+	int sv[2], f;
+
+	/* Refusals past max_requests are counted, not audited: the log stays
+	 * short. */
+	mcpx_log_setup(MCPX_LOG_TEXT, MCPX_LOG_ERROR);
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(f >= 0 && write(f, json, strlen(json)) == (ssize_t)strlen(json));
+	close(f);
+	loop = mcpx_loop_new();
+	CHECK(loop != NULL);
+	CHECK_INT(mcpx_policy_store_open(path, &opts, &store, &err), 0);
+	CHECK_INT(mcpx_broker_new(loop, store, &bo, &b, &err), 0);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
+	run = mcpx_broker_run_start(b, &sv[0], &who);
+	CHECK(run != NULL && sv[0] == -1);
+
+	/* The run writes until the socket takes no more, the loop turns, and
+	 * again: without the cap the broker empties the socket on every turn
+	 * (and holds ~5 KiB per frame); with it, it stops once a queue of
+	 * answers waits, and the run's writes block for good. */
+	for (int round = 0; round < 5; round++) {
+		last = write_frames(loop, sv[1], 20000);
+		written += last;
+		for (int i = 0; i < 20; i++)
+			mcpx_loop_turn(loop);
+	}
+	fprintf(stderr,
+	        "frames written by a run that does not read: %zu (last round %zu); held at most "
+	        "%llu bytes\n",
+	        written, last, (unsigned long long)held_peak);
+	CHECK_INT(last, 0);
+	CHECK(held_peak > 0 && held_peak < 1u << 20);
+
+	/* Once the run reads, every frame it wrote is answered. */
+	mcpx_wire_in_init(&in, 1 << 20);
+	for (int i = 0; i < 1000000 && answered < written; i++) {
+		answered += read_answers(sv[1], &in, &bad);
+		mcpx_loop_turn(loop);
+	}
+	CHECK_INT(answered, written);
+	CHECK_INT(bad, 0);
+	mcpx_wire_in_free(&in);
+	CHECK(held_now < held_peak);
+
+	/* Ids up to 2^53 - 1 come back exactly as sent, as integers (issue 21
+	 * 7): before, 2^53 - 1 came back as 9.00719925474099e+15. */
+	{
+		static const char *ids[] = {"1125899906842625", "9007199254740991"};
+		char frame[128], buf[4096];
+
+		for (size_t i = 0; i < 2; i++) {
+			int n = snprintf(frame + 8, sizeof(frame) - 8,
+			                 "{\"id\":%s,\"op\":\"nope\"}", ids[i]);
+			char want[64];
+			ssize_t r = -1;
+
+			memset(frame, 0, 8);
+			frame[3] = (char)n;
+			CHECK(write(sv[1], frame, 8 + (size_t)n) == 8 + n);
+			for (int k = 0; k < 1000 && r <= 0; k++) {
+				mcpx_loop_turn(loop);
+				r = read(sv[1], buf, sizeof(buf) - 1);
+			}
+			CHECK(r > 8);
+			buf[r > 0 ? r : 0] = '\0';
+			snprintf(want, sizeof(want), "\"id\":%s,", ids[i]);
+			CHECK(r > 8 && strstr(buf + 8, want) != NULL);
+		}
+	}
+
+	mcpx_broker_run_end(run);
+	close(sv[1]);
+	mcpx_broker_free(b);
+	mcpx_policy_store_free(store);
+	mcpx_loop_free(loop);
+	unlink(path);
+	rmdir(dir);
+	CHECK_DONE();
+}
