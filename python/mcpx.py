@@ -17,8 +17,18 @@
 # call (callable_from_exec) over the same channel: the server validates the
 # arguments, runs the function in a sandbox of its own beside this run, and
 # sends back its structured result or its error (src/codemode/functions.c).
-"""Reach what the server's policy allows: mcpx.fetch(url, ...) and
-mcpx.call(function, **args)."""
+#
+# mcpx.call("<upstream>.<tool>", **args) calls a tool of another MCP server
+# the policy names ("upstreams"): the server is the MCP client, adds the
+# upstream's credential, checks and caps the call, and sends back the
+# tool's structuredContent, or the text of its text blocks joined with
+# newlines; mcpx.call_raw returns the whole CallToolResult. mcpx.tools()
+# and mcpx.describe() list what this run may call; `from mcpx.servers
+# import github` gives the upstream's tools as Python functions
+# (src/codemode/upstream_ops.c).
+"""Reach what the server's policy allows: mcpx.fetch(url, ...),
+mcpx.call(function or "upstream.tool", **args), mcpx.call_raw,
+mcpx.tools(query), mcpx.describe(name), and `from mcpx.servers import x`."""
 
 import json as _json
 import os as _os
@@ -26,7 +36,11 @@ import stat as _stat
 import struct as _struct
 import threading as _threading
 
-__all__ = ["fetch", "call", "Response", "Denied", "FetchError", "ToolError"]
+import sys as _sys
+import types as _types
+
+__all__ = ["fetch", "call", "call_raw", "tools", "describe", "servers", "Response", "Denied",
+           "FetchError", "ToolError"]
 
 _MAX_JSON = 1 << 20
 _MAX_BODY = 1 << 30
@@ -229,9 +243,60 @@ def fetch(url, method="GET", headers=None, data=None, json=None, timeout=None):
     return Response(answer.get("status", 0), merged, body, answer.get("url", url))
 
 
+_NOT_UPSTREAM = object()
+
+
+def _upstream(name, args, raw):
+    """One call of an upstream's tool; _NOT_UPSTREAM when name names no
+    upstream (it may be a function's)."""
+    try:
+        body = _json.dumps(args, allow_nan=False).encode()
+    except (TypeError, ValueError) as e:
+        raise TypeError("mcpx.call: the arguments must be JSON values: %s" % e) from None
+    try:
+        channel = _get_channel()
+    except Denied:
+        return _NOT_UPSTREAM
+    try:
+        answer, result = channel.request({"op": "upstream", "name": name, "raw": raw}, body)
+    except FetchError as e:
+        raise ToolError(str(e)) from None
+    error = answer.get("error")
+    if error == "not_upstream":
+        return _NOT_UPSTREAM
+    if error == "denied":
+        raise Denied(answer.get("message", "refused"), answer.get("reason", "denied"))
+    if error:
+        raise ToolError(answer.get("message", "the call failed"))
+    return _json.loads(result)
+
+
+def call_raw(name, /, **args):
+    """Calls the tool "<upstream>.<tool>" and returns its whole
+    CallToolResult as a dict (content blocks, images and resources
+    included, structuredContent, isError), without raising on isError.
+
+    Raises Denied when the call is refused (not allowed, budget spent,
+    upstream down, answer too large) and ToolError on a protocol error or a
+    timeout.
+    """
+    _check_str("name", name)
+    got = _upstream(name, args, True)
+    if got is _NOT_UPSTREAM:
+        raise Denied("%s names no upstream tool this run may call" % name, "not_allowed")
+    return got
+
+
 def call(name, /, **args):
-    """Calls the function `name` of the server's policy with keyword
-    arguments and returns its structured result (a dict: what the function
+    """Calls the function `name` of the server's policy, or the tool
+    "<upstream>.<tool>" of an upstream MCP server, with keyword arguments.
+
+    An upstream's tool returns its structuredContent when it has one, else
+    the text of its text blocks joined with newlines; a tool error raises
+    ToolError with the tool's message, a refused call (not allowed, budget
+    spent, upstream down) raises Denied with the reason.
+
+    A function returns its structured result (a dict: what the function
     returned, or {"result": value} when that was not a dict).
 
     Raises ToolError with the tool's error text when the call is refused
@@ -240,6 +305,10 @@ def call(name, /, **args):
     egress rules, and ends when this run ends.
     """
     _check_str("name", name)
+    if "." in name:
+        got = _upstream(name, args, False)
+        if got is not _NOT_UPSTREAM:
+            return got
     try:
         body = _json.dumps(args, allow_nan=False).encode()
     except (TypeError, ValueError) as e:
@@ -256,3 +325,94 @@ def call(name, /, **args):
     if answer.get("error"):
         raise ToolError(answer.get("message", "the call failed"))
     return _json.loads(result)
+
+
+def tools(query=None):
+    """What this run may call: a list of {"name", "description",
+    "input_schema", "output_schema"} (upstreams' tools as
+    "<upstream>.<tool>", and functions), those whose name or description
+    contains query (case-insensitive) when given. Upstreams that are down
+    contribute nothing."""
+    if query is not None:
+        _check_str("query", query)
+    try:
+        channel = _get_channel()
+    except Denied:
+        return []
+    answer, body = channel.request({"op": "upstream_tools"}, b"")
+    if answer.get("error"):
+        raise ToolError(answer.get("message", "the tool list is not available"))
+    found = _json.loads(body)
+    if query:
+        q = query.lower()
+        found = [t for t in found
+                 if q in t.get("name", "").lower() or q in (t.get("description") or "").lower()]
+    return found
+
+
+def describe(name):
+    """The entry of mcpx.tools() named name; LookupError when there is none."""
+    _check_str("name", name)
+    for t in tools():
+        if t.get("name") == name:
+            return t
+    raise LookupError("no tool named %s may be called from this run" % name)
+
+
+_PY_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool",
+             "array": "list", "object": "dict"}
+
+
+def _stub(full, entry):
+    schema = entry.get("input_schema") or {}
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+
+    def tool(**kwargs):
+        return call(full, **kwargs)
+
+    params = []
+    for k, v in props.items():
+        t = _PY_TYPES.get((v or {}).get("type"), "Any") if isinstance(v, dict) else "Any"
+        params.append("%s: %s%s" % (k, t, "" if k in required else " = ..."))
+    lines = [entry.get("description") or "", "", "%s(%s)" % (full, ", ".join(params))]
+    for k, v in props.items():
+        if isinstance(v, dict) and v.get("description"):
+            lines.append("  %s: %s" % (k, v["description"]))
+    tool.__name__ = tool.__qualname__ = full.split(".", 1)[1]
+    tool.__doc__ = "\n".join(lines).strip()
+    try:
+        import inspect
+        tool.__signature__ = inspect.Signature(
+            [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY,
+                               default=inspect.Parameter.empty if k in required else None)
+             for k in props if k.isidentifier()])
+    except (ImportError, ValueError, TypeError):
+        pass
+    return tool
+
+
+class _Servers(_types.ModuleType):
+    """`from mcpx.servers import github`: one module per upstream, whose
+    attributes are its tools as functions with keyword arguments."""
+
+    def __getattr__(self, upstream):
+        if upstream.startswith("__"):
+            raise AttributeError(upstream)
+        prefix = upstream + "."
+        mod = _types.ModuleType("mcpx.servers." + upstream,
+                                "The tools of upstream MCP server %s." % upstream)
+        found = False
+        for entry in tools():
+            name = entry.get("name", "")
+            if name.startswith(prefix) and name[len(prefix):].isidentifier():
+                setattr(mod, name[len(prefix):], _stub(name, entry))
+                found = True
+        if not found:
+            raise AttributeError("no upstream named %s may be called from this run (or it is "
+                                 "down)" % upstream)
+        return mod
+
+
+servers = _Servers("mcpx.servers", "The upstream MCP servers this run may call.")
+_sys.modules.setdefault("mcpx.servers", servers)

@@ -32,6 +32,9 @@
 #include "crypto.h"
 #include "executor.h"
 #include "functions.h"
+#include "upstream.h"
+#include "upstream_ops.h"
+#include "tool_upstream.h"
 #include "listen_addr.h"
 #include "log.h"
 #include "loop.h"
@@ -43,6 +46,7 @@
 #include "server_http.h"
 #include "session.h"
 #include "signals.h"
+#include "tokenreview.h"
 #include "tool_exec.h"
 #include "tool_function.h"
 #include "transport_http.h"
@@ -61,8 +65,12 @@ struct app {
 	struct mcpx_broker *broker;
 	struct mcpx_executor *ex;
 	struct mcpx_functions *functions;
+	struct mcpx_upstreams *upstreams;     /* NULL without a policy */
+	struct mcpx_upstream_ops *up_ops;     /* the runs' side of them */
+	const struct mcpx_policy *up_version; /* the policy the upstreams follow */
 	struct mcpx_tool *tool;
 	struct mcpx_tool *fn_tool; /* NULL without a policy */
+	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
 	char tools_sha256[65];     /* of the tool list last announced */
 	struct mcpx_core *core;
 	struct mcpx_signals *sig;
@@ -70,6 +78,7 @@ struct app {
 	struct mcpx_stdio *stdio;
 	/* http */
 	struct mcpx_auth *auth;
+	struct mcpx_tokenreview *k8s;  /* NULL: no Kubernetes tokens */
 	unsigned long auth_generation; /* of the token the session key came from */
 	struct mcpx_sessions *sessions;
 	struct mcpx_http_server *http;
@@ -192,6 +201,24 @@ static bool run_may_read(void *ctx, const char *path)
 	return mcpx_sandbox_run_may_read(ctx, path);
 }
 
+/* The auth tokens: the single one (caller "default") and the named tokens
+ * file, which, like the policy, may not lie where runs can read it. */
+static int open_auth(struct mcpx_config *cfg, const struct mcpx_sandbox *sb, struct mcpx_auth **out,
+                     struct mcpx_err *err)
+{
+	bool landlock = sb && sb->layers.landlock;
+
+	if (mcpx_auth_new(out, &cfg->auth_token, cfg->auth_token_file, err) < 0)
+		return -1;
+	if (mcpx_auth_set_tokens_file(*out, cfg->auth_tokens_file, landlock ? run_may_read : NULL,
+	                              (void *)sb, err) < 0) {
+		mcpx_auth_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* The policy file, checked against what runs can read. Without Landlock a
  * run reads whatever the server's uid reads: no file is hidden from it, so
  * no credential is accepted (policy.c says so, naming the rule). */
@@ -236,6 +263,13 @@ static int start_broker(struct app *app)
 		mcpx_error("%s", err.msg);
 		return -1;
 	}
+	/* The upstream MCP servers' client shares the broker's curl handle. */
+	if (mcpx_upstreams_new(app->loop, app->broker, app->policy, app->cfg->egress_ca_file,
+			       &app->upstreams) < 0 ||
+	    !(app->up_ops = mcpx_upstream_ops_new(app->broker, app->upstreams))) {
+		mcpx_error("upstreams: out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -245,7 +279,7 @@ static int tools_digest(struct app *app, char hex[65])
 	cJSON *arr = cJSON_CreateArray();
 	cJSON *exec = app->tool->describe(app->tool);
 	const struct mcpx_tool_provider *pr =
-	    app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	    app->up_tool ? mcpx_tool_upstream_provider(app->up_tool) : NULL;
 	char *text = NULL;
 
 	if (arr && exec && cJSON_AddItemToArray(arr, exec)) {
@@ -270,11 +304,29 @@ static void policy_changed(void *arg)
 	struct app *app = arg;
 	char now[65];
 
-	if (!app->core || tools_digest(app, now) < 0 || strcmp(now, app->tools_sha256) == 0)
+	const struct mcpx_policy *p = mcpx_policy_store_current(app->policy);
+
+	if (app->upstreams && p != app->up_version) {
+		app->up_version = p;
+		mcpx_upstreams_reload(app->upstreams);
+	}
+	/* With profiles each caller's list depends on them too: any new
+	 * version may have changed some caller's list, so it is announced. */
+	if (!app->core || tools_digest(app, now) < 0 ||
+	    (strcmp(now, app->tools_sha256) == 0 && !(p && p->has_profiles)))
 		return;
 	memcpy(app->tools_sha256, now, sizeof(now));
 	mcpx_info("the tool list changed; telling the sessions that listen");
 	mcpx_core_tools_changed(app->core);
+}
+
+/* The upstreams exec code may call, for exec's description. */
+static char *exec_upstreams(void *arg)
+{
+	struct app *app = arg;
+	struct mcpx_policy *p = mcpx_policy_store_current(app->policy);
+
+	return mcpx_upstreams_summary(app->upstreams, p, &p->exec);
 }
 
 /* exec, and with a policy its functions. */
@@ -284,18 +336,40 @@ static int build_tools(struct app *app)
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
+	if (app->upstreams)
+		mcpx_tool_exec_set_upstreams(app->tool, exec_upstreams, app);
 	app->functions = mcpx_functions_new(app->cfg, app->ex, app->broker, app->loop);
 	if (!app->functions)
 		return -1;
 	if (app->policy && !(app->fn_tool = mcpx_tool_function_new(app->functions, app->policy)))
 		return -1;
+	/* The gateway's tools come after the functions' (it asks them first). */
+	if (app->policy &&
+	    !(app->up_tool = mcpx_tool_upstream_new(app->upstreams, app->policy,
+						    mcpx_tool_function_provider(app->fn_tool))))
+		return -1;
 	return 0;
+}
+
+/* Which tools a caller sees and may call: its profile's, under the policy
+ * in force now (mcpx_policy_tool_allowed). */
+static bool access_allowed(void *ctx, const char *caller, const char *name)
+{
+	return mcpx_policy_tool_allowed(mcpx_policy_store_current(ctx), caller, name);
+}
+
+static bool access_per_caller(void *ctx)
+{
+	const struct mcpx_policy *p = mcpx_policy_store_current(ctx);
+
+	return p && p->has_profiles;
 }
 
 static int build_core(struct app *app)
 {
 	struct mcpx_tool *tools[1];
 	struct mcpx_core_opts o;
+	struct mcpx_tool_access access = {access_allowed, access_per_caller, app->policy};
 
 	if (start_broker(app) < 0)
 		return -1;
@@ -309,13 +383,22 @@ static int build_core(struct app *app)
 	o.instructions = INSTRUCTIONS;
 	o.tools = tools;
 	o.ntools = 1;
-	o.provider = app->fn_tool ? mcpx_tool_function_provider(app->fn_tool) : NULL;
+	/* The gateway's provider chains the functions' (tool_upstream.c). */
+	o.provider = app->up_tool   ? mcpx_tool_upstream_provider(app->up_tool)
+	             : app->fn_tool ? mcpx_tool_function_provider(app->fn_tool)
+	                            : NULL;
+	o.access = app->policy ? &access : NULL;
 	o.tools_list_changed = app->policy != NULL;
 	app->core = mcpx_core_new(&o);
 	if (!app->core || tools_digest(app, app->tools_sha256) < 0)
 		return -1;
 	if (app->policy)
 		mcpx_policy_store_on_change(app->policy, policy_changed, app);
+	if (app->upstreams) {
+		/* An upstream's new tool list may change what tools/list shows. */
+		app->up_version = mcpx_policy_store_current(app->policy);
+		mcpx_upstreams_on_list_changed(app->upstreams, policy_changed, app);
+	}
 	return 0;
 }
 
@@ -458,17 +541,22 @@ static int start_http(struct app *app)
 		mcpx_error("%s", err.msg);
 		return EX_CONFIG;
 	}
-	if (mcpx_auth_new(&app->auth, &cfg->auth_token, cfg->auth_token_file, &err) < 0) {
+	if (open_auth(cfg, &app->sb, &app->auth, &err) < 0) {
 		mcpx_error("auth: %s", err.msg);
 		return EX_CONFIG;
 	}
-	if (!mcpx_auth_enabled(app->auth) && !addr.loopback && !cfg->insecure_no_auth) {
-		mcpx_error("refusing to listen on %s without a token: set MCP_EXEC_AUTH_TOKEN or "
-			   "MCP_EXEC_AUTH_TOKEN_FILE, or pass --insecure-no-auth",
-			   cfg->addr);
+	if (!mcpx_auth_enabled(app->auth) && !cfg->auth_kubernetes && !addr.loopback &&
+	    !cfg->insecure_no_auth) {
+		mcpx_error("refusing to listen on %s without a token: set MCP_EXEC_AUTH_TOKEN, "
+		           "MCP_EXEC_AUTH_TOKEN_FILE, MCP_EXEC_AUTH_TOKENS_FILE or "
+		           "MCP_EXEC_AUTH_KUBERNETES, or pass --insecure-no-auth",
+		           cfg->addr);
 		return EX_CONFIG;
 	}
-	if (!mcpx_auth_enabled(app->auth))
+	if (mcpx_auth_tokens_count(app->auth))
+		mcpx_info("auth: %zu named tokens from %s", mcpx_auth_tokens_count(app->auth),
+		          cfg->auth_tokens_file);
+	if (!mcpx_auth_enabled(app->auth) && !cfg->auth_kubernetes)
 		mcpx_warn("HTTP without auth (%s)",
 			  addr.loopback ? "loopback listener" : "--insecure-no-auth");
 	app->auth_generation = mcpx_auth_generation(app->auth);
@@ -495,6 +583,20 @@ static int start_http(struct app *app)
 		return EX_UNAVAILABLE;
 	}
 	app->loop = mcpx_http_server_loop(app->http);
+	if (cfg->auth_kubernetes) {
+		struct mcpx_tokenreview_opts ko = {.api = cfg->auth_kubernetes_api,
+		                                   .token_file = cfg->auth_kubernetes_token_file,
+		                                   .ca_file = cfg->auth_kubernetes_ca_file,
+		                                   .audience = cfg->auth_audience};
+
+		if (mcpx_tokenreview_new(&app->k8s, app->loop, &ko, &err) < 0) {
+			mcpx_error("auth: %s", err.msg);
+			return EX_CONFIG;
+		}
+		mcpx_auth_set_kubernetes(app->auth, app->k8s);
+		mcpx_info("auth: Kubernetes ServiceAccount tokens with audience %s, reviewed at %s",
+		          cfg->auth_audience, cfg->auth_kubernetes_api);
+	}
 	return 0;
 }
 
@@ -522,14 +624,22 @@ static void teardown(struct app *app)
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
 	mcpx_tool_function_free(app->fn_tool);
+	mcpx_tool_upstream_free(app->up_tool);
 	/* The executor ends the runs still there, and with them the calls
 	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
+	/* Their calls ended with the runs; their transfers are on the broker's
+	 * handle, so they go before it. */
+	mcpx_upstream_ops_free(app->up_ops);
+	mcpx_upstreams_free(app->upstreams);
 	/* The broker's sockets and the store's timer are on the loop: both go
 	 * before it. */
 	mcpx_broker_free(app->broker);
 	mcpx_policy_store_free(app->policy);
+	/* Its sockets are on the loop, and requests waiting for a review are
+	 * told before their connections go. */
+	mcpx_tokenreview_free(app->k8s);
 	if (app->http)
 		mcpx_http_server_free(app->http);
 	else
@@ -612,23 +722,39 @@ out:
 }
 
 /* The token file, as the HTTP server's start reads it (then forgotten). */
-static int check_auth(struct mcpx_config *cfg, bool loopback)
+static int check_auth(struct mcpx_config *cfg, const struct mcpx_sandbox *sb, bool loopback)
 {
 	struct mcpx_err err = {{0}};
 	struct mcpx_auth *auth = NULL;
 
 	if (cfg->transport == MCPX_TRANSPORT_STDIO)
 		return 0;
-	if (mcpx_auth_new(&auth, &cfg->auth_token, cfg->auth_token_file, &err) < 0) {
+	if (open_auth(cfg, sb, &auth, &err) < 0) {
 		printf("auth: FAILED: %s\n", err.msg);
 		return -1;
 	}
-	if (!mcpx_auth_enabled(auth) && !loopback && !cfg->insecure_no_auth) {
+	if (!mcpx_auth_enabled(auth) && !cfg->auth_kubernetes && !loopback &&
+	    !cfg->insecure_no_auth) {
 		printf("auth: MISSING: a non-loopback listener needs a token (fail closed)\n");
 		mcpx_auth_free(auth);
 		return -1;
 	}
 	mcpx_auth_free(auth);
+	if (cfg->auth_kubernetes) {
+		/* The files a review needs, as the start checks them (no
+		 * request is made here). */
+		struct mcpx_tokenreview_opts ko = {.api = cfg->auth_kubernetes_api,
+		                                   .token_file = cfg->auth_kubernetes_token_file,
+		                                   .ca_file = cfg->auth_kubernetes_ca_file,
+		                                   .audience = cfg->auth_audience};
+		struct mcpx_tokenreview *tr = NULL;
+
+		if (mcpx_tokenreview_new(&tr, NULL, &ko, &err) < 0) {
+			printf("auth: FAILED: %s\n", err.msg);
+			return -1;
+		}
+		mcpx_tokenreview_free(tr);
+	}
 	return 0;
 }
 
@@ -723,7 +849,7 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 		       "together; method: %s\n",
 		       cfg->memory_mb, cfg->max_disk_mb, how);
 	}
-	if (check_auth(cfg, addr.loopback) < 0)
+	if (check_auth(cfg, &sb, addr.loopback) < 0)
 		rc = -1;
 	mcpx_sandbox_free(&sb);
 	return rc == 0 ? 0 : EX_CONFIG;

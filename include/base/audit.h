@@ -17,7 +17,9 @@
 
 struct mcpx_audit_rec {
 	const char *request_id;
-	const char *caller;
+	const char *caller;  /* who (caller.h) */
+	const char *profile; /* the caller's profile; NULL: none */
+	const char *client;  /* the transport's view: a session hash and address; may be NULL */
 	char code_sha256[65];
 	size_t code_bytes;
 	size_t stdin_bytes;
@@ -53,6 +55,7 @@ struct mcpx_audit_egress {
 	const char *run_id;
 	const char *request_id;
 	const char *caller;
+	const char *profile;  /* NULL: none */
 	const char *rule;     /* NULL when no rule matched */
 	const char *method;
 	const char *origin;   /* "scheme://host:port", or NULL for an unparsable URL */
@@ -68,5 +71,24 @@ struct mcpx_audit_egress {
 };
 
 void mcpx_audit_egress_log(const struct mcpx_audit_egress *rec);
+
+/* One call of an upstream MCP server's tool (upstream.h), from a run or
+ * through the gateway: never its arguments or its result. status: "ok",
+ * "tool_error", "timeout", "failed", "cancelled"; NULL when denied. */
+struct mcpx_audit_upstream {
+	const char *run_id; /* NULL for a gateway call */
+	const char *request_id;
+	const char *caller;
+	const char *upstream;
+	const char *tool;
+	const char *status;
+	uint64_t bytes_out; /* the arguments sent */
+	uint64_t bytes_in;  /* the answer received */
+	uint64_t ms;
+	bool allowed;
+	const char *reason; /* denied: why; else NULL */
+};
+
+void mcpx_audit_upstream_log(const struct mcpx_audit_upstream *rec);
 
 #endif

@@ -45,6 +45,18 @@ struct mcpx_config {
 	 * takes it (and zeroises it); NULL when unset. */
 	char *auth_token;
 	char auth_token_file[4096];
+	/* Named tokens (auth_tokens.h): a JSON list of callers and the
+	 * SHA-256 of each one's token; "" when unset. */
+	char auth_tokens_file[4096];
+	/* Kubernetes ServiceAccount tokens checked with TokenReview
+	 * (tokenreview.h): the audience they must carry, and where the API
+	 * server, this pod's own token and the cluster CA are (the defaults
+	 * are a pod's; tests point them at a fixture). */
+	bool auth_kubernetes;
+	char auth_audience[254];
+	char auth_kubernetes_api[512];
+	char auth_kubernetes_token_file[4096];
+	char auth_kubernetes_ca_file[4096];
 	bool insecure_no_auth;
 	char *session_key; /* MCP_EXEC_SESSION_KEY; heap, zeroised on free */
 	unsigned session_ttl_s;

@@ -14,17 +14,27 @@
 /* outcome: "ok", "error_exit", "timeout", "killed", "cancelled", "failed",
  * "expired", "shutdown", "busy". limit may be NULL. */
 void mcpx_metrics_execution(const char *outcome, const char *limit, double duration_s,
-			    double queue_wait_s);
+                            double queue_wait_s);
 /* One tools/call (or mcpx.call) of tool ("exec" or a function's name):
  * outcome "ok", "invalid_arguments", "raised" (the function raised),
  * "bad_result" (its result broke its output schema), "failed" (a limit, a
  * crash, the server), "busy" (refused: queue full or draining) or
  * "cancelled". */
 void mcpx_metrics_tool_call(const char *tool, const char *outcome);
+/* One run (or refusal) of a caller whose profile is profile (NULL or "":
+ * none), by outcome: mcpx_metrics_execution's, or "rate_limited". Counted
+ * by profile, never by caller, so the series stay as few as the profiles
+ * (at most 64 in a policy; names beyond the table count as "other"). */
+void mcpx_metrics_profile_run(const char *profile, const char *outcome);
 void mcpx_metrics_http_response(int status);
 /* One egress request (broker.h): rule (NULL when none matched), outcome
  * "ok", "failed", "cancelled" or "denied", and for "denied" the reason. */
 void mcpx_metrics_egress(const char *rule, const char *outcome, const char *reason);
+/* One call of an upstream's tool: outcome "ok", "tool_error", "denied",
+ * "timeout", "failed" or "cancelled"; seconds < 0 for a call never sent. */
+void mcpx_metrics_upstream_call(const char *upstream, const char *outcome, double seconds);
+/* The up gauge of an upstream: 1 up, 0 down, -1 gone from the policy. */
+void mcpx_metrics_upstream_up(const char *upstream, int up);
 /* The server closed a connection early. reason: "header_timeout",
  * "body_timeout", "evicted", "refused", "peer_closed", "pipelined",
  * "bad_head", "head_too_large". */

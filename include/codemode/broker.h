@@ -130,8 +130,19 @@ struct mcpx_broker_ops {
 	/* The run ended (or its channel failed) before q was answered: q is
 	 * gone and must not be answered. */
 	void (*cancel)(void *arg, struct mcpx_broker_op *q);
+	/* Optional: the run who describes ended (after its ops were
+	 * cancelled); who is not valid afterwards. */
+	void (*run_end)(void *arg, const struct mcpx_broker_who *who);
 	void *arg;
 };
+
+#define MCPX_BROKER_MAX_NAMED_OPS 4
+
+/* Routes frames whose "op" is name (a static string) to ops (copied),
+ * ahead of the handler of mcpx_broker_set_ops; a second call for the same
+ * name replaces its handler (zeroed ops: none). Returns 0, or -ENOSPC past
+ * MCPX_BROKER_MAX_NAMED_OPS names. */
+int mcpx_broker_add_op(struct mcpx_broker *b, const char *name, const struct mcpx_broker_ops *ops);
 
 /* Routes every op but "fetch" to ops (copied); without a handler they are
  * refused as bad requests. */
@@ -147,5 +158,24 @@ unsigned mcpx_broker_op_count(const struct mcpx_broker_op *q);
 /* Answers q with msg (taken; its "id" is set here) and body (malloc'd,
  * taken, may be NULL). q is the broker's again afterwards. */
 void mcpx_broker_op_answer(struct mcpx_broker_op *q, cJSON *msg, char *body, size_t len);
+
+/* ---- other modules' transfers on the broker's curl multi handle ---------- */
+
+/* A transfer another module (upstream.c) runs on the broker's curl multi
+ * handle and the loop that drives it. The owner sets easy (a CURL *,
+ * configured, with CURLOPT_PRIVATE left NULL) and done, and keeps x alive
+ * until done is called or it removes x. */
+struct mcpx_broker_xfer {
+	void *easy;
+	/* The transfer ended: curl_code is its CURLcode. x is no longer on the
+	 * multi handle; the owner cleans up the easy handle. */
+	void (*done)(struct mcpx_broker_xfer *x, int curl_code);
+	struct mcpx_broker_xfer *next; /* the broker's */
+};
+
+/* Starts x. Returns 0 or -ENOMEM / -EIO (curl refused it). */
+int mcpx_broker_xfer_add(struct mcpx_broker *b, struct mcpx_broker_xfer *x);
+/* Stops x before its end (done is not called). NULL easy is fine. */
+void mcpx_broker_xfer_remove(struct mcpx_broker *b, struct mcpx_broker_xfer *x);
 
 #endif

@@ -86,7 +86,8 @@ struct mcpx_fn_call {
 	const struct mcpx_function *fn; /* inside policy */
 	const cJSON *args;              /* NULL reads as {} */
 	const char *request_id;         /* for the audit line */
-	const char *caller;
+	const char *caller;             /* who (caller.h): its profile's limits apply */
+	const char *client;             /* the transport's view, for the audit line */
 };
 
 /* Starts on loop's executor and serves the "call" and "result" ops of the

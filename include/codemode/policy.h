@@ -8,17 +8,22 @@
  * problem ("/egress/2/credential/header"). Top-level keys today:
  *
  *   "egress": [rule, ...]   what can be reached (struct mcpx_egress_rule)
- *   "exec":   {"egress": ["rule-name", ...], "max_requests": n,
- *              "max_in_flight": n}   which rules exec code may use
+ *   "upstreams": [upstream, ...]  other MCP servers whose tools runs may
+ *                                  call (struct mcpx_upstream_conf)
+ *   "exec":   {"egress": ["rule-name", ...], "upstreams": ["name", ...],
+ *              "max_requests": n, "max_in_flight": n}
+ *                                  which rules and upstreams exec code may use
  *   "functions": [function, ...]   admin-written Python published as tools
  *                                  (struct mcpx_function)
+ *   "profiles": [profile, ...]     what each caller sees, reaches and may
+ *                                  use (struct mcpx_profile)
  *
  * Each top-level key has its own parser in a table (policy.c; the functions
  * in policy_functions.c), and each caller of the broker (exec, and every
  * function) holds a grant (struct mcpx_egress_grant): the rules it may use
- * and its per-run caps. A function's schemas are compiled (jsonschema.h)
- * and its source file read when the policy is loaded, so a schema that uses
- * an unsupported keyword or an unreadable source refuses the whole policy.
+ * and its per-run caps, and the upstreams it may call. A function's schemas are compiled
+ * (jsonschema.h) and its source file read when the policy is loaded, so a schema that uses an
+ * unsupported keyword or an unreadable source refuses the whole policy.
  *
  * Lifetime: a parsed policy is immutable and reference-counted. The store
  * keeps the current one and replaces it when the file or any secret or
@@ -64,6 +69,18 @@ struct mcpx_loop;
 #define MCPX_EGRESS_MAX_REQUESTS_DEFAULT 100
 #define MCPX_EGRESS_MAX_IN_FLIGHT_DEFAULT 4
 
+/* Upstream MCP servers ("upstreams"). A name is 1..32 of a-z 0-9 _. */
+#define MCPX_POLICY_MAX_UPSTREAMS 32
+#define MCPX_UPSTREAM_NAME_MAX 32
+#define MCPX_UPSTREAM_MAX_GLOBS 32
+#define MCPX_UPSTREAM_GLOB_MAX 128
+#define MCPX_UPSTREAM_TIMEOUT_DEFAULT_S 30
+#define MCPX_UPSTREAM_TIMEOUT_MAX_S 3600
+#define MCPX_UPSTREAM_RESPONSE_DEFAULT (4u << 20)
+#define MCPX_UPSTREAM_RESPONSE_MAX (64u << 20)
+#define MCPX_UPSTREAM_CALLS_DEFAULT 100
+#define MCPX_UPSTREAM_CALLS_MAX 100000
+
 /* credential: the broker sets `header: prefix + secret` on matching
  * requests. value holds prefix + secret (value_len bytes, NUL-terminated). */
 struct mcpx_credential {
@@ -87,11 +104,36 @@ struct mcpx_egress_rule {
 	size_t max_response_bytes;
 };
 
+/* An upstream MCP server (Streamable HTTP) whose tools runs may call
+ * through the server (upstream.h): where it is, the credential sent on
+ * every request to it, the private ranges it may live in, which of its
+ * tools exist for us (allow/deny globs over the tool names, fnmatch(3)
+ * without flags), whether they are also listed as tools of this server,
+ * and the limits of each call and of each run. */
+struct mcpx_upstream_conf {
+	char name[MCPX_UPSTREAM_NAME_MAX + 1];
+	char *url; /* as written: http(s)://host[:port]/path */
+	struct mcpx_cidr allow[MCPX_POLICY_MAX_CIDRS];
+	size_t n_allow;
+	bool has_credential;
+	struct mcpx_credential cred;
+	char *allow_tools[MCPX_UPSTREAM_MAX_GLOBS]; /* default: "*" */
+	size_t n_allow_tools;
+	char *deny_tools[MCPX_UPSTREAM_MAX_GLOBS];
+	size_t n_deny_tools;
+	bool expose;
+	unsigned timeout_s;
+	size_t max_response_bytes;
+	unsigned max_calls_per_run;
+};
+
 /* What one caller of the broker may use: rules (pointers into the same
  * policy) and the caps of one run. */
 struct mcpx_egress_grant {
 	const struct mcpx_egress_rule **rules;
 	size_t n_rules;
+	const struct mcpx_upstream_conf **upstreams; /* into the same policy */
+	size_t n_upstreams;
 	unsigned max_requests;  /* per run, in total */
 	unsigned max_in_flight; /* per run, at once */
 };
@@ -116,6 +158,35 @@ struct mcpx_function {
 	bool callable_from_exec; /* exec code may call it with mcpx.call */
 };
 
+#define MCPX_POLICY_MAX_PROFILES 64
+#define MCPX_PROFILE_MAX_GLOBS 64
+#define MCPX_PROFILE_GLOB_MAX 352 /* a caller glob holds a whole caller name */
+
+/* A profile's limits; 0 means "not set" (the server's own). Each can only
+ * lower the server's: what applies is the smaller of the two. */
+struct mcpx_profile_limits {
+	unsigned timeout_s;       /* a run's wall clock */
+	unsigned memory_mb;       /* a run's memory */
+	unsigned max_queued;      /* the caller's runs waiting in the queue at once */
+	unsigned runs_per_minute; /* the caller's runs started (queued) per minute */
+};
+
+/* A profile ("profiles"): the callers it applies to (globs, fnmatch(3)),
+ * the tools they see and may call (globs over tool names, exec and
+ * functions alike), what their exec code may reach, and their limits. The
+ * first profile whose callers match applies; its exec grant names egress
+ * rules and upstreams like the top-level one. */
+struct mcpx_profile {
+	char name[65];
+	char **callers;
+	size_t n_callers;
+	char **tools;
+	size_t n_tools;
+	bool has_exec;                 /* false: the top-level "exec" applies */
+	struct mcpx_egress_grant exec; /* rules and upstreams point into the same policy */
+	struct mcpx_profile_limits limits;
+};
+
 /* One file the policy was built from, as it was when read. */
 struct mcpx_file_id {
 	char path[4096];
@@ -131,9 +202,17 @@ struct mcpx_policy {
 	uint64_t version;
 	struct mcpx_egress_rule *rules;
 	size_t n_rules;
+	struct mcpx_upstream_conf *upstreams;
+	size_t n_upstreams;
 	struct mcpx_egress_grant exec;
 	struct mcpx_function *functions;
 	size_t n_functions;
+	/* With "profiles" present (even empty) every caller needs one to see
+	 * any function: an unmatched caller gets exec alone, under the
+	 * top-level "exec" grant. */
+	bool has_profiles;
+	struct mcpx_profile *profiles;
+	size_t n_profiles;
 };
 
 /* How a policy is checked against the sandbox it serves. */
@@ -164,8 +243,29 @@ void mcpx_policy_unref(struct mcpx_policy *p);
 
 /* The function named name, or NULL. */
 const struct mcpx_function *mcpx_policy_function(const struct mcpx_policy *p, const char *name);
-/* True when exec code may call some function (so exec runs need a channel). */
+/* The upstream named name (name_len bytes), or NULL. */
+const struct mcpx_upstream_conf *mcpx_policy_upstream(const struct mcpx_policy *p, const char *name,
+                                                      size_t name_len);
+/* True when g lets its runs call upstream u. */
+bool mcpx_egress_grant_has_upstream(const struct mcpx_egress_grant *g,
+                                    const struct mcpx_upstream_conf *u);
+/* True when u's tools/allow and tools/deny let tool exist. */
+bool mcpx_upstream_tool_allowed(const struct mcpx_upstream_conf *u, const char *tool);
+/* True when exec code may call some function or some upstream's tool (so
+ * exec runs need a channel). */
 bool mcpx_policy_exec_calls(const struct mcpx_policy *p);
+/* The profile that applies to caller (the first whose callers match), or
+ * NULL: no "profiles" section, or none matches. */
+const struct mcpx_profile *mcpx_policy_profile_for(const struct mcpx_policy *p, const char *caller);
+/* Whether caller may see and call the tool named name: without profiles
+ * every tool; with them, what its profile's tools match, and for a caller
+ * no profile matches, exec alone. */
+bool mcpx_policy_tool_allowed(const struct mcpx_policy *p, const char *caller, const char *name);
+/* The egress grant caller's exec runs are served under: its profile's
+ * "exec", else the top-level one. */
+const struct mcpx_egress_grant *mcpx_policy_exec_grant(const struct mcpx_policy *p,
+                                                       const char *caller);
+
 /* One line for logs and --check-config: "version N, R egress rules, exec
  * may use E, F functions (C callable from exec)". */
 void mcpx_policy_summary(const struct mcpx_policy *p, char *buf, size_t len);

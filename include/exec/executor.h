@@ -26,6 +26,7 @@ struct mcpx_egress_grant;
 struct mcpx_executor;
 struct mcpx_job;
 struct mcpx_policy;
+struct mcpx_profile_limits;
 
 /* A run that is not exec's own (a function's, functions.h): how it reaches
  * the broker, and what its audit line says. Copied by submit; the policy
@@ -59,7 +60,14 @@ struct mcpx_job_spec {
 	size_t stdin_len;
 	unsigned timeout_s; /* already clamped by the tool */
 	const char *request_id; /* for the audit line; copied */
-	const char *caller;     /* session or remote address; copied */
+	const char *caller;     /* who (caller.h): audit, and its share of the queue; copied */
+	/* The caller's profile (policy.h), for the audit line and /metrics
+	 * (NULL: none), and its limits, which only lower the server's: the
+	 * timeout and memory of the run, and the caller's share of the queue
+	 * (fair_queue.h). Both read during submit only. */
+	const char *profile;
+	const struct mcpx_profile_limits *limits;
+	const char *client; /* the transport's view of the client, for the audit line; copied */
 	/* Input files (malloc'd, may be NULL): an accepted job takes them and
 	 * frees them (mcpx_runfiles_in_free, then free); a rejected one leaves
 	 * them to the caller. Written with out/ before the code starts. */
@@ -128,7 +136,11 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 void mcpx_executor_free(struct mcpx_executor *ex);
 
 /* Queues a job. Returns 0 and sets *job, or -EBUSY when the queue is full,
- * -ESHUTDOWN when draining, -ENOMEM. The done callback is always called
+ * -EUSERS when the caller already has its profile's max_queued runs
+ * waiting, -EAGAIN when it used up its runs_per_minute (see
+ * mcpx_executor_retry_after), -ESHUTDOWN when draining, -ENOMEM. Among
+ * waiting jobs, callers take turns: the next to start is the oldest job of
+ * the caller served longest ago. The done callback is always called
  * exactly once for an accepted job, unless it is cancelled first. A nested
  * job (bind->nested) is never queued nor refused as busy or draining: it
  * starts on the next loop iteration, beside the run that called it. */
@@ -139,6 +151,12 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
  * (validating the arguments its code sent with mcpx.call): counted in its
  * cpu_ms and against its CPU budget. An unknown run_id: nothing. */
 void mcpx_executor_charge_cpu(struct mcpx_executor *ex, const char *run_id, uint64_t cpu_us);
+/* After -EAGAIN from submit: seconds until the caller's next run would
+ * pass (at least 1). */
+unsigned mcpx_executor_retry_after(const struct mcpx_executor *ex);
+/* After -EUSERS or -EAGAIN from submit: the refusal in words for the
+ * caller (which limit of which profile, and for -EAGAIN when to retry). */
+void mcpx_executor_share_text(const struct mcpx_executor *ex, char *msg, size_t len);
 
 /* Cancels a queued or running job: a queued one is dropped, a running one is
  * killed. No callback follows. */

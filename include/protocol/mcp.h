@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "caller.h"
+
 struct mcpx_tool;
 struct mcpx_core;
 
@@ -88,7 +90,10 @@ struct mcpx_session {
 	bool initialized;   /* initialize answered (stdio); HTTP sets it from a valid session id */
 	enum mcpx_level log_level; /* threshold for notifications/message */
 	char key[160];      /* identifies the session for cancellation matching ("stdio", a session id) */
-	char caller[160];   /* for the audit log: "stdio", a session id or a remote address */
+	/* Who (caller.h): the audit line's caller, and what selects the
+	 * caller's profile (tool access below). */
+	char caller[MCPX_CALLER_MAX];
+	char client[160];     /* for the audit log: "stdio", a session's hash and remote address */
 	bool allow_stateless; /* accept 2026-07-28 requests without initialize (stdio and /mcp) */
 };
 
@@ -137,6 +142,17 @@ struct mcpx_tool_provider {
 	void *ctx;
 };
 
+/* Which tools a caller may see and call (the policy's profiles). */
+struct mcpx_tool_access {
+	/* True when caller may see name in tools/list and call it; a tool it
+	 * may not is answered exactly as an unknown one. */
+	bool (*allowed)(void *ctx, const char *caller, const char *name);
+	/* True while the answer can differ between callers: tools/list is
+	 * then marked cacheScope "private" (2026-07-28). May be NULL. */
+	bool (*per_caller)(void *ctx);
+	void *ctx;
+};
+
 struct mcpx_core_opts {
 	const char *server_name;
 	const char *server_version;
@@ -144,6 +160,7 @@ struct mcpx_core_opts {
 	struct mcpx_tool *const *tools;
 	size_t ntools;
 	const struct mcpx_tool_provider *provider; /* may be NULL; copied */
+	const struct mcpx_tool_access *access;     /* may be NULL (all tools); copied */
 	/* The tool list can change (declared as tools.listChanged). */
 	bool tools_list_changed;
 };

@@ -8,9 +8,11 @@
  * verification and the transport answers 404, so the client re-initializes.
  * DELETE revokes an id on the replica that received it (a bounded local set).
  *
- * Format (visible ASCII only): "m1." base64url(payload) "." base64url(mac),
+ * Format (visible ASCII only): "m2." base64url(payload) "." base64url(mac),
  * payload = version(10 bytes) | expiry (8 bytes, big-endian unix seconds) |
- * nonce (12 random bytes).
+ * nonce (12 random bytes) | caller tag (12 bytes). The caller tag binds an
+ * id to the caller that created it (caller.h): another caller's token does
+ * not continue it, and the id does not name the caller.
  */
 #ifndef MCPX_SESSION_H
 #define MCPX_SESSION_H
@@ -20,7 +22,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#define MCPX_SESSION_ID_MAX 96
+#define MCPX_SESSION_ID_MAX 128
 
 struct mcpx_sessions;
 
@@ -53,10 +55,18 @@ bool mcpx_sessions_shared_key(const struct mcpx_sessions *s);
  * 2024-11-05 to 2025-11-25 have them; 2026-07-28 is stateless). */
 int mcpx_session_mint(struct mcpx_sessions *s, const char *version, time_t now, char *out);
 
+/* The same, bound to caller (NUL-terminated; "" for an anonymous one). */
+int mcpx_session_mint_for(struct mcpx_sessions *s, const char *version, const char *caller,
+                          time_t now, char *out);
+
 /* Verifies id; on success copies the version (16 bytes) and returns 0.
  * -EINVAL malformed, -EPERM bad MAC, -ETIMEDOUT expired, -ENOENT revoked. */
 int mcpx_session_verify(struct mcpx_sessions *s, const char *id, size_t len, time_t now,
                         char version[16]);
+/* The same for an id minted for caller; -EACCES: a genuine id, but of
+ * another caller. mcpx_session_verify is this with caller "". */
+int mcpx_session_verify_for(struct mcpx_sessions *s, const char *id, size_t len, const char *caller,
+                            time_t now, char version[16]);
 
 /* Revokes an id on this replica (DELETE) and forgets its notes. Ids that do
  * not verify are ignored. The set is bounded; the oldest entries are dropped

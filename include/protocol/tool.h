@@ -50,6 +50,9 @@ const char *mcpx_call_tool_name(const struct mcpx_call *call);
 /* The request id rendered as text, and the caller identity (for audit). */
 const char *mcpx_call_id_text(const struct mcpx_call *call);
 const char *mcpx_call_caller(const struct mcpx_call *call);
+/* The transport's description of the client (a session's hash and remote
+ * address, "stdio"), for the audit log beside the caller. */
+const char *mcpx_call_client(const struct mcpx_call *call);
 /* The session's protocol version (input validation rules differ by version). */
 const char *mcpx_call_version(const struct mcpx_call *call);
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "auth_tokens.h"
 #include "err.h"
 
 struct mcpx_auth;
@@ -40,7 +41,47 @@ bool mcpx_auth_enabled(const struct mcpx_auth *a);
 bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
 		     const char *authorization, size_t authz_len, time_t now);
 
-/* The token's SHA-256 (for deriving the session key); NULL when disabled. */
+/* Adds the named tokens file (auth_tokens.h) at path ("" or NULL: none)
+ * and enables auth. run_may_read (may be NULL) says whether a run could
+ * read a path: such a tokens file is refused, now and at every reload.
+ * Fails when the file cannot be read or parsed. */
+int mcpx_auth_set_tokens_file(struct mcpx_auth *a, const char *path,
+                              bool (*run_may_read)(void *ctx, const char *path), void *ctx,
+                              struct mcpx_err *err);
+/* Entries of the tokens file in force (0 without one). */
+size_t mcpx_auth_tokens_count(const struct mcpx_auth *a);
+
+/* Who presents these headers: 0 with caller set to the name (the single
+ * token's is "default", a named token's its entry's caller, a
+ * ServiceAccount's its username), -EACCES when no token matches, or, with
+ * Kubernetes tokens on, -EINPROGRESS: a Bearer token none of ours matches
+ * and no cached TokenReview verdict covers, to be reviewed
+ * (mcpx_auth_review). With auth disabled, 0 and caller "". Each value
+ * is hashed once and compared with every known token, whatever matched, so
+ * the time does not tell which one. May re-read the token files (each at
+ * most once a second of now). */
+int mcpx_auth_identify(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
+                       const char *authorization, size_t authz_len, time_t now,
+                       char caller[MCPX_CALLER_MAX]);
+
+struct mcpx_tokenreview;
+struct mcpx_review;
+
+/* Accepts Kubernetes ServiceAccount tokens checked by tr (tokenreview.h;
+ * not taken: the caller frees it after a) and enables auth. */
+void mcpx_auth_set_kubernetes(struct mcpx_auth *a, struct mcpx_tokenreview *tr);
+/* Starts the TokenReview of the Bearer token in authorization (after
+ * mcpx_auth_identify said -EINPROGRESS); fn(arg, verdict, caller) follows
+ * on the loop: 0 admitted, -EACCES refused, -EIO unavailable. NULL when
+ * there is nothing to review or no memory. Cancel with mcpx_review_cancel
+ * (tokenreview.h). */
+struct mcpx_review *mcpx_auth_review(struct mcpx_auth *a, const char *authorization,
+                                     size_t authz_len,
+                                     void (*fn)(void *arg, int verdict, const char *caller),
+                                     void *arg);
+
+/* The single token's SHA-256 (for deriving the session key); NULL when
+ * there is none (auth disabled, or named tokens only). */
 const unsigned char *mcpx_auth_digest(const struct mcpx_auth *a);
 
 /* Bumped each time a re-read token file changes the token, so whoever

@@ -18,6 +18,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "caller.h"
+
+/* The one answer to every failed authentication (an unknown token, a
+ * session of another caller, a refused ServiceAccount token): the same
+ * status and body, so the answer is no oracle. */
+#define MCPX_HTTP_UNAUTHORIZED "unauthorized\n"
+
 enum mcpx_http_method { MCPX_HTTP_GET, MCPX_HTTP_POST, MCPX_HTTP_DELETE, MCPX_HTTP_OTHER };
 
 struct mcpx_http_req {
@@ -34,6 +41,7 @@ struct mcpx_http_req {
 	char mcp_name[256];        /* Mcp-Name (2026-07-28) */
 	char last_event_id[128];
 	char remote[64];           /* peer address, for the audit log */
+	char caller[MCPX_CALLER_MAX]; /* who (auth.h); "" when auth is disabled */
 	const char *body;          /* NUL-terminated copy; body_len bytes */
 	size_t body_len;
 };

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "caller.h"
 #include "http.h"
 
 struct mcpx_auth;
@@ -81,6 +82,11 @@ struct mcpx_admit {
 	bool wants_id;         /* body is a JSON-RPC error with "id": null that
 	                        * should carry the request's id: the server reads
 	                        * the body and calls mcpx_admit_set_id first */
+	/* Who: the caller the token belongs to; "" when auth is disabled. */
+	char caller[MCPX_CALLER_MAX];
+	/* Admitted on condition: the Bearer token must pass a TokenReview
+	 * (auth.h) before the request is dispatched; caller is "" until then. */
+	bool review;
 };
 
 /* Decides about one request head; always fills *out. Returns out->status. */

@@ -14,12 +14,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "caller.h"
 #include "log.h"
 #include "utf8.h"
 
 static void add_cut_string(cJSON *o, const char *name, const char *s, size_t max)
 {
-	char buf[257], *clean;
+	char buf[MCPX_CALLER_MAX], *clean;
 	size_t n;
 
 	if (!s) {
@@ -102,7 +103,10 @@ void mcpx_audit_log(const struct mcpx_audit_rec *r)
 	if (r->run_id)
 		cJSON_AddStringToObject(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
-	add_bounded_string(o, "caller", r->caller);
+	add_cut_string(o, "caller", r->caller, MCPX_CALLER_MAX); /* a ServiceAccount name is long */
+	add_bounded_string(o, "profile", r->profile);
+	if (r->client)
+		add_bounded_string(o, "client", r->client);
 	if (r->tool)
 		add_function(o, r);
 	else
@@ -132,7 +136,8 @@ void mcpx_audit_egress_log(const struct mcpx_audit_egress *r)
 		return;
 	add_bounded_string(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
-	add_bounded_string(o, "caller", r->caller);
+	add_cut_string(o, "caller", r->caller, MCPX_CALLER_MAX); /* a ServiceAccount name is long */
+	add_bounded_string(o, "profile", r->profile);
 	add_bounded_string(o, "rule", r->rule);
 	add_bounded_string(o, "method", r->method);
 	add_cut_string(o, "origin", r->origin, 256);
@@ -148,5 +153,25 @@ void mcpx_audit_egress_log(const struct mcpx_audit_egress *r)
 	cJSON_AddStringToObject(o, "decision", r->allowed ? "allowed" : "denied");
 	add_bounded_string(o, "reason", r->reason);
 	add_bounded_string(o, "result", r->result);
+	emit(o);
+}
+
+void mcpx_audit_upstream_log(const struct mcpx_audit_upstream *r)
+{
+	cJSON *o = record("upstream call", "upstream");
+
+	if (!o)
+		return;
+	add_bounded_string(o, "run_id", r->run_id);
+	add_bounded_string(o, "request_id", r->request_id);
+	add_bounded_string(o, "caller", r->caller);
+	add_bounded_string(o, "upstream", r->upstream);
+	add_cut_string(o, "tool", r->tool, 128);
+	add_bounded_string(o, "status", r->status);
+	cJSON_AddNumberToObject(o, "bytes_out", (double)r->bytes_out);
+	cJSON_AddNumberToObject(o, "bytes_in", (double)r->bytes_in);
+	cJSON_AddNumberToObject(o, "ms", (double)r->ms);
+	cJSON_AddStringToObject(o, "decision", r->allowed ? "allowed" : "denied");
+	add_bounded_string(o, "reason", r->reason);
 	emit(o);
 }

@@ -48,6 +48,22 @@ static const struct opt opts[] = {
 	 "required X-MCP-AUTH / Bearer value (prefer the file: argv is visible to other users)"},
 	{"auth-token-file", "MCP_EXEC_AUTH_TOKEN_FILE", T_STR, OFF(auth_token_file),
 	 SZ(auth_token_file), 0, 0, "file holding the token (re-read when it changes)"},
+	{"auth-tokens-file", "MCP_EXEC_AUTH_TOKENS_FILE", T_STR, OFF(auth_tokens_file),
+	 SZ(auth_tokens_file), 0, 0,
+	 "JSON list of {caller, token_sha256}: one token per caller (re-read when it changes)"},
+	{"auth-kubernetes", "MCP_EXEC_AUTH_KUBERNETES", T_BOOL, OFF(auth_kubernetes), 0, 0, 0,
+	 "accept Kubernetes ServiceAccount tokens (Bearer), checked with TokenReview"},
+	{"auth-audience", "MCP_EXEC_AUTH_AUDIENCE", T_STR, OFF(auth_audience), SZ(auth_audience), 0,
+	 0, "the audience a ServiceAccount token must carry (default mcp-exec)"},
+	{"auth-kubernetes-api", "MCP_EXEC_AUTH_KUBERNETES_API", T_STR, OFF(auth_kubernetes_api),
+	 SZ(auth_kubernetes_api), 0, 0,
+	 "API server base URL for TokenReview (default https://kubernetes.default.svc)"},
+	{"auth-kubernetes-token-file", "MCP_EXEC_AUTH_KUBERNETES_TOKEN_FILE", T_STR,
+	 OFF(auth_kubernetes_token_file), SZ(auth_kubernetes_token_file), 0, 0,
+	 "this pod's own ServiceAccount token, sent with each TokenReview"},
+	{"auth-kubernetes-ca-file", "MCP_EXEC_AUTH_KUBERNETES_CA_FILE", T_STR,
+	 OFF(auth_kubernetes_ca_file), SZ(auth_kubernetes_ca_file), 0, 0,
+	 "CA bundle (PEM) the API server's certificate is checked against"},
 	{"insecure-no-auth", "MCP_EXEC_INSECURE_NO_AUTH", T_BOOL, OFF(insecure_no_auth), 0, 0, 0,
 	 "allow a non-loopback listener without a token"},
 	{"session-key", "MCP_EXEC_SESSION_KEY", T_SECRET, OFF(session_key), MCPX_SECRET_MAX + 1, 0, 0,
@@ -137,6 +153,10 @@ static void set_defaults(struct mcpx_config *c)
 	c->transport = MCPX_TRANSPORT_STDIO;
 	strcpy(c->addr, "127.0.0.1:8080");
 	c->session_ttl_s = 86400;
+	strcpy(c->auth_audience, "mcp-exec");
+	strcpy(c->auth_kubernetes_api, "https://kubernetes.default.svc");
+	strcpy(c->auth_kubernetes_token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token");
+	strcpy(c->auth_kubernetes_ca_file, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
 	c->max_body_bytes = 4u << 20;
 	c->header_timeout_s = 10;
 	c->body_timeout_s = 10;
@@ -438,6 +458,13 @@ static int validate(struct mcpx_config *c, struct mcpx_err *err)
 	if (c->auth_token && c->auth_token_file[0])
 		return mcpx_err_set(err, EINVAL,
 				    "set MCP_EXEC_AUTH_TOKEN or MCP_EXEC_AUTH_TOKEN_FILE, not both");
+	if (c->auth_tokens_file[0] && c->auth_tokens_file[0] != '/')
+		return mcpx_err_set(err, EINVAL, "MCP_EXEC_AUTH_TOKENS_FILE: must be an absolute path");
+	if (c->auth_kubernetes &&
+	    (!c->auth_audience[0] || strncmp(c->auth_kubernetes_api, "https://", 8) != 0))
+		return mcpx_err_set(err, EINVAL,
+				    "MCP_EXEC_AUTH_KUBERNETES needs a non-empty MCP_EXEC_AUTH_AUDIENCE "
+				    "and an https:// MCP_EXEC_AUTH_KUBERNETES_API");
 	if (c->session_key && strlen(c->session_key) < 16)
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_SESSION_KEY: use at least 16 characters");
 	if (!mcpx_preload_valid(c->preload))
@@ -564,6 +591,16 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_ADDR=%s\n", c->addr);
 	fprintf(out, "MCP_EXEC_AUTH_TOKEN=%s\n", c->auth_token ? "<redacted>" : "<unset>");
 	fprintf(out, "MCP_EXEC_AUTH_TOKEN_FILE=%s\n", c->auth_token_file[0] ? c->auth_token_file : "<unset>");
+	fprintf(out, "MCP_EXEC_AUTH_TOKENS_FILE=%s\n",
+		c->auth_tokens_file[0] ? c->auth_tokens_file : "<unset>");
+	fprintf(out, "MCP_EXEC_AUTH_KUBERNETES=%s\n", c->auth_kubernetes ? "true" : "false");
+	if (c->auth_kubernetes) {
+		fprintf(out, "MCP_EXEC_AUTH_AUDIENCE=%s\n", c->auth_audience);
+		fprintf(out, "MCP_EXEC_AUTH_KUBERNETES_API=%s\n", c->auth_kubernetes_api);
+		fprintf(out, "MCP_EXEC_AUTH_KUBERNETES_TOKEN_FILE=%s\n",
+			c->auth_kubernetes_token_file);
+		fprintf(out, "MCP_EXEC_AUTH_KUBERNETES_CA_FILE=%s\n", c->auth_kubernetes_ca_file);
+	}
 	fprintf(out, "MCP_EXEC_INSECURE_NO_AUTH=%s\n", c->insecure_no_auth ? "true" : "false");
 	fprintf(out, "MCP_EXEC_SESSION_KEY=%s\n",
 		c->session_key ? "<redacted>" : "<derived from the auth token, or random>");

@@ -27,6 +27,11 @@ static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "kill
 static const char *const limits[] = {"none", "timeout",   "memory",    "cpu",
                                      "disk", "processes", "file_size", "other"};
 static const char *const replace_reasons[] = {"runs", "age", "died", "other"};
+static const char *const profile_outcomes[] = {"ok",        "error_exit",   "timeout", "killed",
+                                               "cancelled", "failed",       "expired", "shutdown",
+                                               "busy",      "rate_limited", "other"};
+#define N_PROFILE_OUTCOMES (sizeof(profile_outcomes) / sizeof(profile_outcomes[0]))
+#define MAX_PROFILE_SERIES 128
 /* Why the server closed an HTTP connection before (or instead of) a normal
  * response; see http_conn.c. */
 static const char *const closes[] = {"header_timeout", "body_timeout",   "evicted",
@@ -85,10 +90,34 @@ struct egress_series {
 	uint64_t count;
 };
 
+/* Upstream MCP servers (upstream.h): names from the policy file, a fixed
+ * number of series, the rest counted as "other". */
+static const char *const upstream_outcomes[] = {"ok",     "tool_error", "denied", "timeout",
+                                                "failed", "cancelled",  "other"};
+#define N_UPSTREAM_OUTCOMES (sizeof(upstream_outcomes) / sizeof(upstream_outcomes[0]))
+#define MAX_UPSTREAM_SERIES 256
+#define MAX_UPSTREAM_UP 64
+
+struct upstream_series {
+	char upstream[33];
+	unsigned char outcome;
+	uint64_t count;
+};
+
+struct upstream_up {
+	char upstream[33];
+	int up; /* -1: no longer in the policy */
+};
+
 struct tool_series {
 	char tool[129];
 	unsigned char outcome;
 	uint64_t count;
+};
+
+struct profile_series {
+	char profile[65];
+	uint64_t count[N_PROFILE_OUTCOMES];
 };
 
 struct named {
@@ -110,6 +139,13 @@ static struct {
 	size_t n_egress;
 	struct tool_series tools[MAX_TOOL_SERIES];
 	size_t n_tools;
+	struct profile_series profiles[MAX_PROFILE_SERIES];
+	size_t n_profiles;
+	struct upstream_series upstream[MAX_UPSTREAM_SERIES];
+	size_t n_upstream;
+	struct histogram upstream_duration;
+	struct upstream_up up[MAX_UPSTREAM_UP];
+	size_t n_up;
 	long zygote_pid;
 	uint64_t zygote_replaced[N_REASONS];
 } m;
@@ -154,10 +190,10 @@ void mcpx_metrics_execution(const char *outcome, const char *limit, double durat
 
 void mcpx_metrics_egress(const char *rule, const char *outcome, const char *reason)
 {
-	unsigned char o = (unsigned char)lookup(egress_outcomes, N_EGRESS_OUTCOMES,
-						 outcome ? outcome : "other");
-	unsigned char r = (unsigned char)(reason ? lookup(egress_reasons, N_EGRESS_REASONS, reason)
-						 : 0);
+	unsigned char o =
+	    (unsigned char)lookup(egress_outcomes, N_EGRESS_OUTCOMES, outcome ? outcome : "other");
+	unsigned char r =
+	    (unsigned char)(reason ? lookup(egress_reasons, N_EGRESS_REASONS, reason) : 0);
 	char name[65];
 	size_t i;
 
@@ -184,6 +220,52 @@ void mcpx_metrics_egress(const char *rule, const char *outcome, const char *reas
 	m.egress[i].count++;
 }
 
+void mcpx_metrics_upstream_call(const char *upstream, const char *outcome, double seconds)
+{
+	unsigned char o = (unsigned char)lookup(upstream_outcomes, N_UPSTREAM_OUTCOMES,
+	                                        outcome ? outcome : "other");
+	const char *name =
+	    upstream && upstream[0] && strlen(upstream) < sizeof(m.upstream[0].upstream) ? upstream
+	                                                                                 : "other";
+	size_t i;
+
+	if (seconds >= 0)
+		observe(&m.upstream_duration, seconds);
+	for (i = 0; i < m.n_upstream; i++)
+		if (m.upstream[i].outcome == o && strcmp(m.upstream[i].upstream, name) == 0)
+			break;
+	if (i == m.n_upstream) {
+		/* The last slots are kept for "other", one per outcome. */
+		if (m.n_upstream >= MAX_UPSTREAM_SERIES - N_UPSTREAM_OUTCOMES &&
+		    strcmp(name, "other") != 0) {
+			mcpx_metrics_upstream_call("other", outcome, -1);
+			return;
+		}
+		if (m.n_upstream == MAX_UPSTREAM_SERIES)
+			return;
+		snprintf(m.upstream[i].upstream, sizeof(m.upstream[i].upstream), "%s", name);
+		m.upstream[i].outcome = o;
+		m.n_upstream++;
+	}
+	m.upstream[i].count++;
+}
+
+void mcpx_metrics_upstream_up(const char *upstream, int up)
+{
+	size_t i;
+
+	for (i = 0; i < m.n_up; i++)
+		if (strcmp(m.up[i].upstream, upstream) == 0)
+			break;
+	if (i == m.n_up) {
+		if (m.n_up == MAX_UPSTREAM_UP || strlen(upstream) >= sizeof(m.up[0].upstream))
+			return;
+		snprintf(m.up[i].upstream, sizeof(m.up[i].upstream), "%s", upstream);
+		m.n_up++;
+	}
+	m.up[i].up = up;
+}
+
 void mcpx_metrics_tool_call(const char *tool, const char *outcome)
 {
 	unsigned char o =
@@ -208,6 +290,31 @@ void mcpx_metrics_tool_call(const char *tool, const char *outcome)
 		m.n_tools++;
 	}
 	m.tools[i].count++;
+}
+
+void mcpx_metrics_profile_run(const char *profile, const char *outcome)
+{
+	const char *name = profile && profile[0] && strlen(profile) < sizeof(m.profiles[0].profile)
+	                       ? profile
+	                       : "none";
+	size_t o = lookup(profile_outcomes, N_PROFILE_OUTCOMES, outcome ? outcome : "other");
+	size_t i;
+
+	for (i = 0; i < m.n_profiles; i++)
+		if (strcmp(m.profiles[i].profile, name) == 0)
+			break;
+	if (i == m.n_profiles) {
+		/* Profiles come and go with reloads; the last slot is "other". */
+		if (m.n_profiles == MAX_PROFILE_SERIES - 1 && strcmp(name, "other") != 0) {
+			mcpx_metrics_profile_run("other", outcome);
+			return;
+		}
+		if (m.n_profiles == MAX_PROFILE_SERIES)
+			return;
+		snprintf(m.profiles[i].profile, sizeof(m.profiles[i].profile), "%s", name);
+		m.n_profiles++;
+	}
+	m.profiles[i].count[o]++;
 }
 
 void mcpx_metrics_http_response(int status)
@@ -468,6 +575,22 @@ static void put_tools(struct buf *b)
 	}
 }
 
+static void put_profiles(struct buf *b)
+{
+	put_header(b, "mcp_exec_profile_runs_total", "counter",
+	           "Runs by the caller's profile (\"none\": no profile applied) and outcome, "
+	           "refusals (busy, rate_limited) included.");
+	for (size_t i = 0; i < m.n_profiles; i++)
+		for (size_t o = 0; o < N_PROFILE_OUTCOMES; o++) {
+			if (!m.profiles[i].count[o])
+				continue;
+			put(b, "mcp_exec_profile_runs_total{profile=\"");
+			put_label_value(b, m.profiles[i].profile);
+			put(b, "\",outcome=\"%s\"} %" PRIu64 "\n", profile_outcomes[o],
+			    m.profiles[i].count[o]);
+		}
+}
+
 static void put_egress(struct buf *b)
 {
 	put_header(b, "mcp_exec_egress_requests_total", "counter",
@@ -479,6 +602,31 @@ static void put_egress(struct buf *b)
 		put(b, "\",outcome=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
 		    egress_outcomes[m.egress[i].outcome], egress_reasons[m.egress[i].reason],
 		    m.egress[i].count);
+	}
+}
+
+static void put_upstreams(struct buf *b)
+{
+	put_header(b, "mcp_exec_upstream_calls_total", "counter",
+	           "Calls of upstream MCP servers' tools (from runs and through the gateway), by "
+	           "upstream and outcome.");
+	for (size_t i = 0; i < m.n_upstream; i++) {
+		put(b, "mcp_exec_upstream_calls_total{upstream=\"");
+		put_label_value(b, m.upstream[i].upstream);
+		put(b, "\",outcome=\"%s\"} %" PRIu64 "\n", upstream_outcomes[m.upstream[i].outcome],
+		    m.upstream[i].count);
+	}
+	put_histogram(b, "mcp_exec_upstream_call_duration_seconds",
+	              "Time from a call of an upstream's tool to its answer.",
+	              &m.upstream_duration);
+	put_header(b, "mcp_exec_upstream_up", "gauge",
+	           "1 when the upstream MCP server answered its last request, 0 when it is down.");
+	for (size_t i = 0; i < m.n_up; i++) {
+		if (m.up[i].up < 0)
+			continue;
+		put(b, "mcp_exec_upstream_up{upstream=\"");
+		put_label_value(b, m.up[i].upstream);
+		put(b, "\"} %d\n", m.up[i].up);
 	}
 }
 
@@ -551,7 +699,9 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 
 	put_http(&b);
 	put_tools(&b);
+	put_profiles(&b);
 	put_egress(&b);
+	put_upstreams(&b);
 	put_layers(&b);
 
 	put_zygote(&b);

@@ -40,6 +40,7 @@
 
 #include "audit.h"
 #include "broker_wire.h"
+#include "caller.h"
 #include "config.h"
 #include "crypto.h"
 #include "egress_check.h"
@@ -76,6 +77,12 @@ struct mcpx_broker {
 	char *ca_file; /* NULL: the system's CAs */
 	struct mcpx_broker_run *runs;
 	struct mcpx_broker_ops ops; /* other ops; op == NULL: none */
+	struct {
+		const char *name;
+		struct mcpx_broker_ops ops;
+	} named[MCPX_BROKER_MAX_NAMED_OPS]; /* ops by name, ahead of ops */
+	size_t n_named;
+	struct mcpx_broker_xfer *xfers; /* other modules' transfers */
 };
 
 /* One socket curl asked us to watch. */
@@ -101,7 +108,8 @@ struct mcpx_broker_run {
 	struct mcpx_broker_run *next;
 	struct mcpx_policy *policy; /* the version the run started with */
 	const struct mcpx_egress_grant *grant;
-	char run_id[33], request_id[129], caller[161];
+	char run_id[33], request_id[129], caller[MCPX_CALLER_MAX];
+	char profile[65];           /* the caller's, under the run's policy; "" for none */
 	struct mcpx_broker_who who; /* its strings point at the arrays above */
 	struct mcpx_watch ch;
 	bool ch_open, read_eof, ended, closing, want_write;
@@ -131,6 +139,7 @@ struct req {
 	struct req *next;
 	double id;
 	bool is_op, answered;
+	const struct mcpx_broker_ops *ops; /* is_op: the handler that has it */
 	struct mcpx_broker_op handle;
 	const struct mcpx_egress_rule *rule;
 	struct mcpx_url url;
@@ -361,6 +370,7 @@ static void account(struct req *q, const char *reason, const char *result)
 	a.run_id = r->run_id;
 	a.request_id = r->request_id;
 	a.caller = r->caller;
+	a.profile = r->profile[0] ? r->profile : NULL;
 	a.rule = q->rule ? q->rule->name : NULL;
 	a.method = q->method[0] ? q->method : NULL;
 	a.origin = q->have_url ? origin : NULL;
@@ -946,6 +956,21 @@ static void transfer_done(struct req *q, CURLcode rc)
 	free(location);
 }
 
+/* Another module's transfer ended (broker.h, mcpx_broker_xfer). */
+static void xfer_done(struct mcpx_broker *b, CURL *easy, CURLcode rc)
+{
+	for (struct mcpx_broker_xfer **pp = &b->xfers; *pp; pp = &(*pp)->next) {
+		struct mcpx_broker_xfer *x = *pp;
+
+		if (x->easy == easy) {
+			*pp = x->next;
+			curl_multi_remove_handle(b->multi, easy);
+			x->done(x, (int)rc);
+			return;
+		}
+	}
+}
+
 static void process_done(struct mcpx_broker *b)
 {
 	CURLMsg *msg;
@@ -959,6 +984,8 @@ static void process_done(struct mcpx_broker *b)
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
 		if (q)
 			transfer_done(q, msg->data.result);
+		else
+			xfer_done(b, msg->easy_handle, msg->data.result);
 	}
 }
 
@@ -1104,6 +1131,16 @@ static bool valid_id(const cJSON *id)
 	       id->valuedouble == (double)(long long)id->valuedouble;
 }
 
+/* The handler of op name: a named one, else the default one (not for
+ * "fetch"); NULL when fetch handles it. */
+static const struct mcpx_broker_ops *named_ops(const struct mcpx_broker *b, const char *name)
+{
+	for (size_t i = 0; i < b->n_named; i++)
+		if (b->named[i].ops.op && strcmp(b->named[i].name, name) == 0)
+			return &b->named[i].ops;
+	return b->ops.op && strcmp(name, "fetch") != 0 ? &b->ops : NULL;
+}
+
 static void handle_frame(struct mcpx_broker_run *r)
 {
 	cJSON *msg = cJSON_ParseWithLength(r->in.json.data, r->in.json.len);
@@ -1131,13 +1168,14 @@ static void handle_frame(struct mcpx_broker_run *r)
 	r->in_flight++;
 	update_held(r);
 	op = cJSON_GetObjectItemCaseSensitive(msg, "op");
-	if (r->b->ops.op && cJSON_IsString(op) && strcmp(op->valuestring, "fetch") != 0) {
+	q->ops = cJSON_IsString(op) ? named_ops(r->b, op->valuestring) : NULL;
+	if (q->ops) {
 		/* Another module's op: the handler answers, now or later. */
 		q->is_op = true;
 		r->ops_in_flight++;
 		r->ops_total++;
-		r->b->ops.op(r->b->ops.arg, &q->handle, op->valuestring, msg, r->in.body.data,
-		             r->in.body.len, r->in.oversize);
+		q->ops->op(q->ops->arg, &q->handle, op->valuestring, msg, r->in.body.data,
+		           r->in.body.len, r->in.oversize);
 	} else {
 		r->total++;
 		decide(q, msg, cJSON_GetObjectItemCaseSensitive(msg, "url"));
@@ -1157,8 +1195,8 @@ static void cancel_all(struct mcpx_broker_run *r)
 		if (q->easy)
 			account(q, NULL, "cancelled");
 		/* An op not answered yet: its handler forgets it first. */
-		if (q->is_op && !q->answered && r->b->ops.cancel)
-			r->b->ops.cancel(r->b->ops.arg, &q->handle);
+		if (q->is_op && !q->answered && q->ops->cancel)
+			q->ops->cancel(q->ops->arg, &q->handle);
 		req_free(q);
 	}
 }
@@ -1276,7 +1314,16 @@ bool mcpx_broker_exec_channel(const struct mcpx_broker *b)
 {
 	const struct mcpx_policy *p = b ? mcpx_policy_store_current(b->store) : NULL;
 
-	return p && (p->exec.n_rules > 0 || mcpx_policy_exec_calls(p));
+	if (!p)
+		return false;
+	if (p->exec.n_rules > 0 || mcpx_policy_exec_calls(p))
+		return true;
+	/* A profile may grant exec more than the top level does. */
+	for (size_t i = 0; i < p->n_profiles; i++)
+		if (p->profiles[i].has_exec &&
+		    (p->profiles[i].exec.n_rules > 0 || p->profiles[i].exec.n_upstreams > 0))
+			return true;
+	return false;
 }
 
 struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
@@ -1289,7 +1336,15 @@ struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
 	r->b = b;
 	r->policy =
 	    mcpx_policy_ref(who->policy ? who->policy : mcpx_policy_store_current(b->store));
-	r->grant = who->policy && who->grant ? who->grant : &r->policy->exec;
+	/* exec's own runs are served under their caller's profile's grant
+	 * (the top-level one without a profile); a function's under its own. */
+	r->grant =
+	    who->policy && who->grant ? who->grant : mcpx_policy_exec_grant(r->policy, who->caller);
+	{
+		const struct mcpx_profile *pr = mcpx_policy_profile_for(r->policy, who->caller);
+
+		snprintf(r->profile, sizeof(r->profile), "%s", pr ? pr->name : "");
+	}
 	snprintf(r->run_id, sizeof(r->run_id), "%s", who->run_id ? who->run_id : "");
 	snprintf(r->request_id, sizeof(r->request_id), "%s",
 	         who->request_id ? who->request_id : "");
@@ -1327,6 +1382,9 @@ void mcpx_broker_run_end(struct mcpx_broker_run *r)
 	mcpx_timer_cancel(&r->close_timer);
 	mcpx_timer_cancel(&r->resume_timer);
 	cancel_all(r);
+	for (size_t i = 0; i < r->b->n_named; i++)
+		if (r->b->named[i].ops.run_end)
+			r->b->named[i].ops.run_end(r->b->named[i].ops.arg, &r->who);
 	if (r->unaudited)
 		mcpx_warn(
 		    "egress broker: run %s: %u more requests were refused past its max_requests "
@@ -1349,6 +1407,42 @@ void mcpx_broker_run_end(struct mcpx_broker_run *r)
 void mcpx_broker_set_ops(struct mcpx_broker *b, const struct mcpx_broker_ops *ops)
 {
 	b->ops = *ops;
+}
+
+int mcpx_broker_add_op(struct mcpx_broker *b, const char *name, const struct mcpx_broker_ops *ops)
+{
+	for (size_t i = 0; i < b->n_named; i++) {
+		if (strcmp(b->named[i].name, name) == 0) {
+			b->named[i].ops = *ops;
+			return 0;
+		}
+	}
+	if (b->n_named == MCPX_BROKER_MAX_NAMED_OPS)
+		return -ENOSPC;
+	b->named[b->n_named].name = name;
+	b->named[b->n_named].ops = *ops;
+	b->n_named++;
+	return 0;
+}
+
+int mcpx_broker_xfer_add(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
+{
+	if (curl_multi_add_handle(b->multi, x->easy) != CURLM_OK)
+		return -EIO;
+	x->next = b->xfers;
+	b->xfers = x;
+	return 0;
+}
+
+void mcpx_broker_xfer_remove(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
+{
+	for (struct mcpx_broker_xfer **pp = &b->xfers; *pp; pp = &(*pp)->next) {
+		if (*pp == x) {
+			*pp = x->next;
+			curl_multi_remove_handle(b->multi, x->easy);
+			return;
+		}
+	}
 }
 
 const struct mcpx_broker_who *mcpx_broker_op_who(const struct mcpx_broker_op *h)

@@ -225,15 +225,17 @@ static struct mcpx_fn_run *run_new(struct mcpx_functions *fs, struct mcpx_policy
 
 static const char *refusal_outcome(int rc)
 {
-	return rc == -EINVAL                      ? "invalid_arguments"
-	       : rc == -EBUSY || rc == -ESHUTDOWN ? "busy"
-	                                          : "failed";
+	return rc == -EINVAL ? "invalid_arguments"
+	       : rc == -EBUSY || rc == -ESHUTDOWN || rc == -EUSERS || rc == -EAGAIN ? "busy"
+	                                                                            : "failed";
 }
 
 /* The executor's refusal, in words for the caller. */
 static void refusal_text(const struct mcpx_functions *fs, int rc, char *msg, size_t msglen)
 {
-	if (rc == -EBUSY)
+	if (rc == -EUSERS || rc == -EAGAIN)
+		mcpx_executor_share_text(fs->ex, msg, msglen);
+	else if (rc == -EBUSY)
 		snprintf(msg, msglen,
 		         "server busy: the queue of executions is full (limit %u); try again later",
 		         fs->cfg->max_queue);
@@ -257,7 +259,8 @@ struct validation {
 	cJSON *args;
 	int rc;
 	char msg[MCPX_FN_MSG_MAX];
-	char request_id[129], caller[161]; /* a tools/call's, for its audit line */
+	/* A tools/call's, for its audit line and its profile. */
+	char request_id[129], caller[161], client[161];
 };
 
 static void validate_work(struct mcpx_offload_task *t)
@@ -294,7 +297,12 @@ static int validate_later(struct mcpx_fn_run *r, cJSON *args)
  * its done callback (the refusal the synchronous path used to return). */
 static void start_validated(struct mcpx_fn_run *r, struct validation *v)
 {
-	struct mcpx_job_spec spec = {.request_id = v->request_id, .caller = v->caller};
+	const struct mcpx_profile *pr = mcpx_policy_profile_for(r->policy, v->caller);
+	struct mcpx_job_spec spec = {.request_id = v->request_id,
+	                             .caller = v->caller,
+	                             .client = v->client,
+	                             .profile = pr ? pr->name : NULL,
+	                             .limits = pr ? &pr->limits : NULL};
 	struct mcpx_job_bind bind = {0};
 	struct mcpx_fn_result res = {.outcome = MCPX_FN_FAILED, .text = v->msg};
 	int rc = v->rc;
@@ -352,6 +360,8 @@ int mcpx_fn_start(struct mcpx_functions *fs, const struct mcpx_fn_call *call,
 			         call->request_id ? call->request_id : "");
 			snprintf(r->validating->caller, sizeof(r->validating->caller), "%s",
 			         call->caller ? call->caller : "");
+			snprintf(r->validating->client, sizeof(r->validating->client), "%s",
+			         call->client ? call->client : "");
 			*out = r;
 			return 0;
 		}
@@ -640,6 +650,10 @@ static const struct mcpx_function *callee(struct mcpx_functions *fs,
 	snprintf(shown, sizeof(shown), "%s",
 	         strlen(name->valuestring) < sizeof(shown) ? name->valuestring : "(a long name)");
 	fn = mcpx_policy_function(who->policy, name->valuestring);
+	/* A function the caller's profile leaves out does not exist for it,
+	 * from its code either. */
+	if (fn && !mcpx_policy_tool_allowed(who->policy, who->caller, fn->name))
+		fn = NULL;
 	if (!fn || !fn->callable_from_exec)
 		snprintf(msg, msglen, "no function named \"%s\" may be called from code", shown);
 	else if (who->depth + 1 > MCPX_FN_MAX_DEPTH)
@@ -685,7 +699,11 @@ static void call_validated(struct mcpx_fn_run *r, struct validation *v)
 {
 	struct mcpx_broker_op *q = r->op;
 	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
-	struct mcpx_job_spec spec = {.request_id = who->request_id, .caller = who->caller};
+	const struct mcpx_profile *pr = mcpx_policy_profile_for(who->policy, who->caller);
+	struct mcpx_job_spec spec = {.request_id = who->request_id,
+	                             .caller = who->caller,
+	                             .profile = pr ? pr->name : NULL,
+	                             .limits = pr ? &pr->limits : NULL};
 	struct mcpx_job_bind bind = {.nested = true, .parent_run_id = who->run_id};
 	uint64_t now = mcpx_now_us();
 	int rc = v->rc;

@@ -8,8 +8,9 @@
  * an error instead of a silently ignored setting, and duplicate keys (which
  * cJSON would resolve quietly) are refused. The top level is a table of
  * sections, parsed in table order because later ones refer to earlier ones
- * ("exec" and "functions" name "egress" rules); "functions" has a file of
- * its own (policy_functions.c), and the helpers all sections share are in
+ * ("exec" and "functions" name "egress" rules and "upstreams"); "functions"
+ * and "upstreams" have files of their own (policy_functions.c,
+ * policy_upstreams.c), and the helpers all sections share are in
  * policy_internal.h.
  *
  * Secrets: each credential's secret_file is read while parsing (a regular
@@ -337,20 +338,32 @@ static int parse_method(struct policy_ctx *c, const cJSON *v, size_t i, void *ar
 	return 0;
 }
 
+struct cidr_list {
+	struct mcpx_cidr *allow;
+	size_t *n;
+};
+
 static int parse_cidr(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
-	struct mcpx_egress_rule *r = arg;
+	struct cidr_list *l = arg;
 	char why[128];
 
 	if (!cJSON_IsString(v))
 		return mcpx_pol_fail(c, EINVAL, "must be a string such as \"10.0.0.0/8\"");
-	if (mcpx_cidr_parse(v->valuestring, &r->allow[i], why, sizeof(why)) < 0)
+	if (mcpx_cidr_parse(v->valuestring, &l->allow[i], why, sizeof(why)) < 0)
 		return mcpx_pol_fail(c, EINVAL, "%s", why);
-	r->n_allow = i + 1;
+	*l->n = i + 1;
 	return 0;
 }
 
-static int parse_credential(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_rule *r)
+int mcpx_pol_parse_cidrs(struct policy_ctx *c, const cJSON *v, struct mcpx_cidr *allow, size_t *n)
+{
+	struct cidr_list l = {allow, n};
+
+	return mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_CIDRS, parse_cidr, &l);
+}
+
+int mcpx_pol_parse_credential(struct policy_ctx *c, const cJSON *v, struct mcpx_credential *cred)
 {
 	static const char *const keys[] = {"header", "secret_file", "prefix"};
 	const cJSON *h = cJSON_GetObjectItemCaseSensitive(v, "header");
@@ -369,13 +382,13 @@ static int parse_credential(struct policy_ctx *c, const cJSON *v, struct mcpx_eg
 	if (!h || !f)
 		return mcpx_pol_fail(c, EINVAL, "needs \"header\" and \"secret_file\"");
 	old = mcpx_pol_push_key(c, "header");
-	rc = mcpx_pol_get_string(c, h, r->cred.header, sizeof(r->cred.header));
+	rc = mcpx_pol_get_string(c, h, cred->header, sizeof(cred->header));
 	/* The run may not set it, so the header must be one a run could set
 	 * otherwise: a token, and not one the broker owns. */
-	if (!rc && mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL))
+	if (!rc && mcpx_header_refusal(cred->header, strlen(cred->header), "", 0, NULL))
 		rc = mcpx_pol_fail(
 		    c, EINVAL, "%s",
-		    mcpx_header_refusal(r->cred.header, strlen(r->cred.header), "", 0, NULL));
+		    mcpx_header_refusal(cred->header, strlen(cred->header), "", 0, NULL));
 	mcpx_pol_pop(c, old);
 	if (rc < 0)
 		return rc;
@@ -393,19 +406,17 @@ static int parse_credential(struct policy_ctx *c, const cJSON *v, struct mcpx_eg
 	if (rc < 0)
 		return rc;
 	old = mcpx_pol_push_key(c, "secret_file");
-	rc = mcpx_pol_get_string(c, f, r->cred.secret_file, sizeof(r->cred.secret_file));
-	if (!rc && r->cred.secret_file[0] != '/')
+	rc = mcpx_pol_get_string(c, f, cred->secret_file, sizeof(cred->secret_file));
+	if (!rc && cred->secret_file[0] != '/')
 		rc = mcpx_pol_fail(c, EINVAL, "must be an absolute path");
-	if (!rc && mcpx_pol_readable_by_runs(c->o, r->cred.secret_file))
+	if (!rc && mcpx_pol_readable_by_runs(c->o, cred->secret_file))
 		rc = mcpx_pol_fail(c, EPERM,
 		                   "%s lies where runs can read it; mount secrets elsewhere "
 		                   "(for example under /var/run/secrets/mcp-exec/)",
-		                   r->cred.secret_file);
+		                   cred->secret_file);
 	if (!rc)
-		rc = load_secret(c, &r->cred, prefix);
+		rc = load_secret(c, cred, prefix);
 	mcpx_pol_pop(c, old);
-	if (!rc)
-		r->has_credential = true;
 	return rc;
 }
 
@@ -421,9 +432,12 @@ static int parse_rule_member(struct policy_ctx *c, const cJSON *v, const char *k
 		return rc ? rc : r->n_methods ? 0 : mcpx_pol_fail(c, EINVAL, "must list a method");
 	}
 	if (strcmp(key, "allow_cidrs") == 0)
-		return mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_CIDRS, parse_cidr, r);
-	if (strcmp(key, "credential") == 0)
-		return parse_credential(c, v, r);
+		return mcpx_pol_parse_cidrs(c, v, r->allow, &r->n_allow);
+	if (strcmp(key, "credential") == 0) {
+		rc = mcpx_pol_parse_credential(c, v, &r->cred);
+		r->has_credential = rc == 0;
+		return rc;
+	}
 	if (strcmp(key, "timeout_s") == 0) {
 		rc = mcpx_pol_get_uint(c, v, 1, MCPX_EGRESS_TIMEOUT_MAX_S, &d);
 		r->timeout_s = (unsigned)d;
@@ -550,10 +564,12 @@ int mcpx_pol_grant_rules(struct policy_ctx *c, const cJSON *v, struct mcpx_egres
 	return mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_RULES, parse_grant_rule, g);
 }
 
-/* {"egress": [names], "max_requests": n, "max_in_flight": n}. */
-static int parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g)
+/* {"egress": [names], "upstreams": [names], "max_requests": n,
+ * "max_in_flight": n}: exec's grant and a profile's. */
+int mcpx_pol_parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g)
 {
-	static const char *const keys[] = {"egress", "max_requests", "max_in_flight"};
+	static const char *const keys[] = {"egress", "max_requests", "max_in_flight", "upstreams"};
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(v, "upstreams");
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "egress");
 	const cJSON *mr = cJSON_GetObjectItemCaseSensitive(v, "max_requests");
 	const cJSON *mf = cJSON_GetObjectItemCaseSensitive(v, "max_in_flight");
@@ -563,11 +579,16 @@ static int parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_
 
 	g->max_requests = MCPX_EGRESS_MAX_REQUESTS_DEFAULT;
 	g->max_in_flight = MCPX_EGRESS_MAX_IN_FLIGHT_DEFAULT;
-	if ((rc = mcpx_pol_want_object(c, v)) < 0 || (rc = mcpx_pol_check_keys(c, v, keys, 3)) < 0)
+	if ((rc = mcpx_pol_want_object(c, v)) < 0 || (rc = mcpx_pol_check_keys(c, v, keys, 4)) < 0)
 		return rc;
 	if (e) {
 		old = mcpx_pol_push_key(c, "egress");
 		rc = mcpx_pol_grant_rules(c, e, g);
+		mcpx_pol_pop(c, old);
+	}
+	if (!rc && u) {
+		old = mcpx_pol_push_key(c, "upstreams");
+		rc = mcpx_pol_grant_upstreams(c, u, g);
 		mcpx_pol_pop(c, old);
 	}
 	if (!rc && mr) {
@@ -587,7 +608,7 @@ static int parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_
 
 static int parse_exec(struct policy_ctx *c, const cJSON *v)
 {
-	return parse_grant(c, v, &c->p->exec);
+	return mcpx_pol_parse_grant(c, v, &c->p->exec);
 }
 
 /* The top-level sections, in the order they are parsed. */
@@ -596,8 +617,10 @@ static const struct {
 	int (*parse)(struct policy_ctx *c, const cJSON *v);
 } sections[] = {
     {"egress", parse_egress},
+    {"upstreams", mcpx_pol_parse_upstreams},
     {"exec", parse_exec},
     {"functions", mcpx_pol_parse_functions},
+    {"profiles", mcpx_pol_parse_profiles},
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -624,8 +647,11 @@ void mcpx_policy_unref(struct mcpx_policy *p)
 		free(p->rules[i].url_prefix);
 	}
 	mcpx_pol_functions_free(p);
+	mcpx_pol_profiles_free(p);
+	mcpx_pol_upstreams_free(p);
 	free(p->rules);
 	free(p->exec.rules);
+	free(p->exec.upstreams);
 	free(p);
 }
 
@@ -734,9 +760,15 @@ void mcpx_policy_summary(const struct mcpx_policy *p, char *buf, size_t len)
 		callable += p->functions[i].callable_from_exec;
 	snprintf(buf, len,
 	         "version %llu, %zu egress rules, exec may use %zu, %zu functions (%zu callable "
-	         "from exec)",
+	         "from exec), %zu upstreams (exec may call %zu)",
 	         (unsigned long long)p->version, p->n_rules, p->exec.n_rules, p->n_functions,
-	         callable);
+	         callable, p->n_upstreams, p->exec.n_upstreams);
+	if (p->has_profiles) {
+		size_t n = strlen(buf);
+
+		if (n < len)
+			snprintf(buf + n, len - n, ", %zu profiles", p->n_profiles);
+	}
 }
 
 const struct mcpx_egress_rule *mcpx_egress_grant_match(const struct mcpx_egress_grant *g,

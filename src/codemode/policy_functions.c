@@ -25,9 +25,9 @@
 #include "policy_internal.h"
 #include "utf8.h"
 
-static const char *const keys[] = {"name",         "title",         "description",
-                                   "input_schema", "output_schema", "source_file",
-                                   "egress",       "timeout_s",     "callable_from_exec"};
+static const char *const keys[] = {
+    "name",        "title",  "description", "input_schema",       "output_schema",
+    "source_file", "egress", "timeout_s",   "callable_from_exec", "upstreams"};
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool tool_name_ok(const char *s)
@@ -53,6 +53,12 @@ static int parse_name(struct policy_ctx *c, const cJSON *v, struct mcpx_function
 		    MCPX_FUNCTION_NAME_MAX);
 	if (strcmp(f->name, "exec") == 0)
 		return mcpx_pol_fail(c, EINVAL, "\"exec\" is the server's own tool");
+	/* "<upstream>.<tool>" names an upstream's tool, in mcpx.call and in
+	 * tools/list alike. */
+	if (strchr(f->name, '.') &&
+	    mcpx_policy_upstream(c->p, f->name, (size_t)(strchr(f->name, '.') - f->name)))
+		return mcpx_pol_fail(
+		    c, EINVAL, "names starting with an upstream's name and '.' are its tools'");
 	for (size_t j = 0; j < i; j++)
 		if (strcmp(c->p->functions[j].name, f->name) == 0)
 			return mcpx_pol_fail(c, EINVAL, "another function is named %s", f->name);
@@ -154,6 +160,8 @@ static int parse_member(struct policy_ctx *c, const cJSON *v, const char *key,
 		return parse_schema(c, v, &f->output_schema, &f->output);
 	if (strcmp(key, "egress") == 0)
 		return mcpx_pol_grant_rules(c, v, &f->grant);
+	if (strcmp(key, "upstreams") == 0)
+		return mcpx_pol_grant_upstreams(c, v, &f->grant);
 	if (strcmp(key, "callable_from_exec") == 0) {
 		if (!cJSON_IsBool(v))
 			return mcpx_pol_fail(c, EINVAL, "must be true or false");
@@ -195,8 +203,8 @@ static int parse_required(struct policy_ctx *c, const cJSON *v, struct mcpx_func
 
 static int parse_function(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
-	static const char *const optional[] = {"title", "output_schema", "egress", "timeout_s",
-	                                       "callable_from_exec"};
+	static const char *const optional[] = {"title",     "output_schema",      "egress",
+	                                       "timeout_s", "callable_from_exec", "upstreams"};
 	struct mcpx_function *f = &c->p->functions[i];
 	int rc;
 
@@ -220,12 +228,14 @@ static int parse_function(struct policy_ctx *c, const cJSON *v, size_t i, void *
 		if (rc < 0)
 			return rc;
 	}
-	if (f->callable_from_exec && f->grant.n_rules && (!c->o || !c->o->credentials_allowed)) {
+	if (f->callable_from_exec && (f->grant.n_rules || f->grant.n_upstreams) &&
+	    (!c->o || !c->o->credentials_allowed)) {
 		size_t old = mcpx_pol_push_key(c, "callable_from_exec");
 
 		rc = mcpx_pol_fail(c, EPERM,
-		                   "a function exec code may call cannot have egress rules without "
-		                   "Landlock (Linux 5.13+): the caller could take over its run");
+		                   "a function exec code may call cannot have egress rules or "
+		                   "upstreams without Landlock (Linux 5.13+): the caller could take "
+		                   "over its run");
 		mcpx_pol_pop(c, old);
 	}
 	return rc;
@@ -255,6 +265,7 @@ void mcpx_pol_functions_free(struct mcpx_policy *p)
 		mcpx_schema_free(f->output);
 		free(f->source);
 		free(f->grant.rules);
+		free(f->grant.upstreams);
 	}
 	free(p->functions);
 	p->functions = NULL;
@@ -271,6 +282,8 @@ const struct mcpx_function *mcpx_policy_function(const struct mcpx_policy *p, co
 
 bool mcpx_policy_exec_calls(const struct mcpx_policy *p)
 {
+	if (p && p->exec.n_upstreams)
+		return true;
 	for (size_t i = 0; p && i < p->n_functions; i++)
 		if (p->functions[i].callable_from_exec)
 			return true;

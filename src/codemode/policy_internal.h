@@ -62,6 +62,26 @@ const char *mcpx_pol_file_error(int rc);
 /* A list of egress rule names (of rules parsed before) into g->rules. */
 int mcpx_pol_grant_rules(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g);
 
+/* The "exec" grant's members ({"egress", "upstreams", "max_requests",
+ * "max_in_flight"}) into g: exec's own and a profile's. */
+int mcpx_pol_parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g);
+
+/* The "profiles" section (policy_profiles.c), and what it frees. */
+int mcpx_pol_parse_profiles(struct policy_ctx *c, const cJSON *v);
+void mcpx_pol_profiles_free(struct mcpx_policy *p);
+/* allow_cidrs: a list of ranges into allow[0..*n), at most
+ * MCPX_POLICY_MAX_CIDRS. */
+int mcpx_pol_parse_cidrs(struct policy_ctx *c, const cJSON *v, struct mcpx_cidr *allow, size_t *n);
+/* {header, secret_file, prefix}: checks the fields, refuses a secret file
+ * runs could read, and reads the secret into cred->value. */
+int mcpx_pol_parse_credential(struct policy_ctx *c, const cJSON *v, struct mcpx_credential *cred);
+
+/* The "upstreams" section (policy_upstreams.c), a list of upstream names
+ * into g->upstreams, and what it frees. */
+int mcpx_pol_parse_upstreams(struct policy_ctx *c, const cJSON *v);
+int mcpx_pol_grant_upstreams(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g);
+void mcpx_pol_upstreams_free(struct mcpx_policy *p);
+
 /* The "functions" section (policy_functions.c), and what it frees. */
 int mcpx_pol_parse_functions(struct policy_ctx *c, const cJSON *v);
 void mcpx_pol_functions_free(struct mcpx_policy *p);

@@ -122,7 +122,8 @@ static void function_call(const struct mcpx_tool *tool, struct mcpx_call *call, 
 	                            .fn = mcpx_policy_function(p, mcpx_call_tool_name(call)),
 	                            .args = args,
 	                            .request_id = mcpx_call_id_text(call),
-	                            .caller = mcpx_call_caller(call)};
+	                            .caller = mcpx_call_caller(call),
+	                            .client = mcpx_call_client(call)};
 	struct mcpx_fn_callbacks cb = {.done = on_done, .event = on_event};
 	struct function_call *fc;
 	char msg[MCPX_FN_MSG_MAX];

@@ -35,10 +35,13 @@
 #include "audit.h"
 #include "broker.h"
 #include "buf.h"
+#include "caller.h"
 #include "config.h"
 #include "crypto.h"
+#include "fair_queue.h"
 #include "log.h"
 #include "metrics.h"
+#include "policy.h"
 #include "procstat.h"
 #include "runfiles.h"
 #include "run_budget.h"
@@ -78,7 +81,10 @@ struct mcpx_job {
 	size_t stdin_len, stdin_off;
 	unsigned timeout_s;
 	char request_id[128];
-	char caller[160];
+	char caller[MCPX_CALLER_MAX];
+	char profile[65];
+	char client[160];
+	unsigned memory_mb; /* the run's memory: the server's, or its profile's if lower */
 	char run_id[17]; /* joins the run's audit line and its egress lines */
 	struct mcpx_broker_run *egress;
 	uint64_t egress_held; /* bytes the broker holds for the run */
@@ -124,6 +130,9 @@ struct mcpx_executor {
 	struct mcpx_broker *broker; /* NULL: no policy, no egress */
 	struct mcpx_job *queue_head, *queue_tail;
 	size_t queue_len;
+	struct mcpx_fair *fair; /* each caller's share of the queue */
+	unsigned retry_after_s; /* of the last -EAGAIN */
+	char share_msg[256];    /* why the last -EUSERS or -EAGAIN */
 	struct mcpx_job *running;
 	struct mcpx_job *side; /* nested jobs, beside the running one */
 	bool draining;
@@ -172,7 +181,10 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	}
 	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
 	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, broker);
-	if (!ex->warm) {
+	ex->fair = mcpx_fair_new();
+	if (!ex->warm || !ex->fair) {
+		mcpx_warm_pool_free(ex->warm);
+		mcpx_fair_free(ex->fair);
 		mcpx_budget_free(ex->budget);
 		free(ex);
 		return NULL;
@@ -212,6 +224,7 @@ static void queue_remove(struct mcpx_executor *ex, struct mcpx_job *job)
 				ex->queue_tail = prev;
 			ex->queue_len--;
 			job->next = NULL;
+			mcpx_fair_leave(ex->fair, job->caller);
 			return;
 		}
 	}
@@ -224,6 +237,8 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	memset(&rec, 0, sizeof(rec));
 	rec.request_id = job->request_id;
 	rec.caller = job->caller;
+	rec.profile = job->profile[0] ? job->profile : NULL;
+	rec.client = job->client[0] ? job->client : NULL;
 	mcpx_sha256_hex(job->code, job->code_len, rec.code_sha256);
 	rec.code_bytes = job->code_len;
 	rec.language = mcpx_lang_name(job->lang);
@@ -250,6 +265,8 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 		rec.parent_run_id = job->bind.parent_run_id;
 	}
 	mcpx_audit_log(&rec);
+	mcpx_metrics_profile_run(
+	    job->profile, !strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
 			       rec.limit, (double)rec.wall_ms / 1000.0, (double)rec.queue_wait_ms / 1000.0);
 }
@@ -329,8 +346,17 @@ static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_
 		job->stdin_len = spec->stdin_len;
 	}
 	job->timeout_s = spec->timeout_s;
+	job->memory_mb = ex->cfg->memory_mb;
+	/* A profile's limits only ever lower the server's. */
+	if (spec->limits && spec->limits->timeout_s && spec->limits->timeout_s < job->timeout_s)
+		job->timeout_s = spec->limits->timeout_s;
+	if (spec->limits && spec->limits->memory_mb &&
+	    (!job->memory_mb || spec->limits->memory_mb < job->memory_mb))
+		job->memory_mb = spec->limits->memory_mb;
 	snprintf(job->request_id, sizeof(job->request_id), "%s", spec->request_id ? spec->request_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
+	snprintf(job->profile, sizeof(job->profile), "%s", spec->profile ? spec->profile : "");
+	snprintf(job->client, sizeof(job->client), "%s", spec->client ? spec->client : "");
 	(void)mcpx_random(id, sizeof(id));
 	for (size_t i = 0; i < sizeof(id); i++)
 		snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
@@ -364,10 +390,47 @@ static void nested_start_cb(struct mcpx_timer *t)
 	start_job(job->ex, job);
 }
 
+/* The caller's share: its queued runs and its rate (fair_queue.h). */
+static int admit_share(struct mcpx_executor *ex, const struct mcpx_job_spec *spec)
+{
+	const struct mcpx_profile_limits *l = spec->limits;
+	int rc = mcpx_fair_admit(ex->fair, spec->caller ? spec->caller : "", l ? l->max_queued : 0,
+	                         l ? l->runs_per_minute : 0, mcpx_now_us(), &ex->retry_after_s);
+
+	if (rc == -EBUSY) {
+		mcpx_metrics_execution("busy", NULL, 0, 0);
+		mcpx_metrics_profile_run(spec->profile, "busy");
+		snprintf(ex->share_msg, sizeof(ex->share_msg),
+		         "server busy for this caller: %u of its executions already wait "
+		         "(max_queued of profile %.64s); try again when one has started",
+		         l->max_queued, spec->profile ? spec->profile : "");
+		return -EUSERS;
+	}
+	if (rc == -EAGAIN) {
+		mcpx_metrics_profile_run(spec->profile, "rate_limited");
+		snprintf(ex->share_msg, sizeof(ex->share_msg),
+		         "rate limited: this caller may start %u executions a minute "
+		         "(runs_per_minute of profile %.64s); retry after %u s",
+		         l->runs_per_minute, spec->profile ? spec->profile : "", ex->retry_after_s);
+	}
+	return rc;
+}
+
+unsigned mcpx_executor_retry_after(const struct mcpx_executor *ex)
+{
+	return ex->retry_after_s ? ex->retry_after_s : 1;
+}
+
+void mcpx_executor_share_text(const struct mcpx_executor *ex, char *msg, size_t len)
+{
+	snprintf(msg, len, "%s", ex->share_msg);
+}
+
 int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
 			 const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
 {
 	struct mcpx_job *job;
+	int rc;
 	bool idle = !ex->running && !ex->queue_head;
 	bool nested = spec->bind && spec->bind->nested;
 
@@ -375,8 +438,11 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 		return -ESHUTDOWN;
 	if (!nested && !idle && ex->queue_len >= ex->cfg->max_queue) {
 		mcpx_metrics_execution("busy", NULL, 0, 0);
+		mcpx_metrics_profile_run(spec->profile, "busy");
 		return -EBUSY;
 	}
+	if (!nested && (rc = admit_share(ex, spec)) < 0)
+		return rc;
 	job = job_new(ex, spec, cb);
 	if (!job)
 		return -ENOMEM;
@@ -398,6 +464,7 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 		ex->queue_head = job;
 	ex->queue_tail = job;
 	ex->queue_len++;
+	mcpx_fair_enter(ex->fair, job->caller);
 
 	if (!idle && job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_QUEUED, ex->queue_len);
@@ -934,7 +1001,7 @@ static int start_budget(struct mcpx_job *job, unsigned cpu_s)
 	const struct mcpx_config *cfg = job->ex->cfg;
 	struct mcpx_job *caller;
 	struct mcpx_budget_limits lim = {
-	    .memory_kb = (uint64_t)cfg->memory_mb * 1024u,
+	    .memory_kb = (uint64_t)job->memory_mb * 1024u,
 	    .disk_kb = (uint64_t)cfg->max_disk_mb * 1024u,
 	    .cpu_ms = (uint64_t)cpu_s * 1000u,
 	    .max_procs = cfg->max_procs,
@@ -963,7 +1030,7 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 
 	memset(&lim, 0, sizeof(lim));
 	lim.cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
-	lim.memory_mb = ex->cfg->memory_mb;
+	lim.memory_mb = job->memory_mb;
 	lim.max_procs = ex->cfg->max_procs;
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
@@ -1097,8 +1164,15 @@ static void start_next(struct mcpx_executor *ex)
 		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
 		return;
 	}
+	/* Callers take turns: the oldest job of the caller served longest
+	 * ago (the queue is short: MCP_EXEC_MAX_QUEUE). */
 	job = ex->queue_head;
+	for (struct mcpx_job *j = job->next; j; j = j->next)
+		if (mcpx_fair_last_served(ex->fair, j->caller) <
+		    mcpx_fair_last_served(ex->fair, job->caller))
+			job = j;
 	queue_remove(ex, job);
+	mcpx_fair_served(ex->fair, job->caller);
 	start_job(ex, job);
 }
 
@@ -1236,5 +1310,6 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	/* After the running run's reaping: its zygote may go now. */
 	mcpx_warm_pool_free(ex->warm);
 	mcpx_budget_free(ex->budget);
+	mcpx_fair_free(ex->fair);
 	free(ex);
 }

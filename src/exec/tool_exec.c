@@ -46,6 +46,8 @@ struct exec_tool {
 	struct mcpx_schema *schema;             /* the inputSchema, compiled */
 	const struct mcpx_policy_store *policy; /* NULL: no egress */
 	const struct mcpx_languages *langs;     /* NULL: python alone */
+	char *(*upstreams)(void *arg);          /* the upstreams' lines, or NULL */
+	void *upstreams_arg;
 };
 
 /* One tools/call in flight; owned by the tool from submit until done or
@@ -899,7 +901,11 @@ static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
 	size_t n = 0;
 	int rc;
 
-	if (!d || !mcpx_policy_exec_calls(p))
+	bool any = false;
+
+	for (size_t i = 0; p && i < p->n_functions; i++)
+		any |= p->functions[i].callable_from_exec;
+	if (!d || !any)
 		return d;
 	mcpx_buf_init(&b, 64 * 1024);
 	rc = mcpx_buf_addf(&b,
@@ -919,6 +925,32 @@ static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
 		return NULL;
 	}
 	return mcpx_buf_take(&b, NULL);
+}
+
+/* The upstream MCP servers code may call (policy.md, "upstreams"): one
+ * line each with its tool count, and how to discover the rest, never every
+ * schema. Takes d; NULL when out of memory. */
+static char *with_upstreams_sentence(char *d, const struct exec_tool *t)
+{
+	char *lines = d && t->upstreams ? t->upstreams(t->upstreams_arg) : NULL;
+	char *all = NULL;
+
+	if (!lines)
+		return d;
+	if (asprintf(&all,
+	             "%s Upstream MCP servers: the code may call their tools with "
+	             "`mcpx.call(\"<server>.<tool>\", **arguments)`, which returns the tool's "
+	             "structuredContent (else its text), raises mcpx.ToolError on a tool error and "
+	             "mcpx.Denied when refused (not allowed, budget spent, server down); "
+	             "`mcpx.call_raw` returns the whole result (images). Discover the tools in the "
+	             "code with `mcpx.tools(query)`, `mcpx.describe(name)` or `from mcpx.servers "
+	             "import <server>` and help(); keep large results in the code and print only "
+	             "what matters. Servers:\n%s",
+	             d, lines) < 0)
+		all = NULL;
+	free(lines);
+	free(d);
+	return all;
 }
 
 /* The exec grant of the current policy, or NULL when runs reach nothing. */
@@ -1002,7 +1034,8 @@ static char *description(const struct exec_tool *t)
 	free(net);
 	d = d ? with_files_sentence(d, cfg) : NULL;
 	d = d ? with_languages_sentence(d, t->langs) : NULL;
-	return with_calls_sentence(d, mcpx_policy_store_current(t->policy));
+	d = with_calls_sentence(d, mcpx_policy_store_current(t->policy));
+	return with_upstreams_sentence(d, t);
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)
@@ -1203,6 +1236,9 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	bool open_world = g != NULL, writes = grant_writes(g);
 	const char *title = multilingual(t->langs) ? "Run code" : "Run Python code";
 
+	/* Upstream tools may act on the world, and their effects are theirs. */
+	if (p && p->exec.n_upstreams)
+		open_world = writes = true;
 	/* The functions code may call reach their own rules on its behalf. */
 	for (size_t i = 0; p && i < p->n_functions; i++) {
 		if (!p->functions[i].callable_from_exec || !p->functions[i].grant.n_rules)
@@ -1275,6 +1311,8 @@ static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t le
 		mcpx_executor_stats(t->ex, &st);
 		snprintf(msg, len, "server busy: %zu executions already queued (limit %u); try again later",
 		         st.queue_depth, t->cfg->max_queue);
+	} else if (rc == -EUSERS || rc == -EAGAIN) {
+		mcpx_executor_share_text(t->ex, msg, len);
 	} else if (rc == -ESHUTDOWN) {
 		snprintf(msg, len, "server is shutting down: not accepting new executions");
 	} else {
@@ -1319,6 +1357,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	struct mcpx_exec_args a;
 	struct mcpx_job_spec spec;
 	struct mcpx_job_callbacks cb;
+	const struct mcpx_profile *pr;
 	struct exec_run *run;
 	char msg[MCPX_SCHEMA_ERRORS_TEXT + 256];
 	enum mcpx_lang lang = MCPX_LANG_PYTHON;
@@ -1339,6 +1378,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	run->progress.call = call;
 	mcpx_call_set_data(call, run);
 
+	pr = mcpx_policy_profile_for(mcpx_policy_store_current(t->policy), mcpx_call_caller(call));
 	spec = (struct mcpx_job_spec){
 	    .code = a.code,
 	    .code_len = a.code_len,
@@ -1347,6 +1387,9 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	    .timeout_s = a.timeout_s,
 	    .request_id = mcpx_call_id_text(call),
 	    .caller = mcpx_call_caller(call),
+	    .profile = pr ? pr->name : NULL,
+	    .limits = pr ? &pr->limits : NULL,
+	    .client = mcpx_call_client(call),
 	    .files = a.files,
 	    .language = lang,
 	};
@@ -1421,6 +1464,14 @@ void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_
 	struct exec_tool *t = tool->ctx;
 
 	t->policy = policy;
+}
+
+void mcpx_tool_exec_set_upstreams(struct mcpx_tool *tool, char *(*fn)(void *arg), void *arg)
+{
+	struct exec_tool *t = tool->ctx;
+
+	t->upstreams = fn;
+	t->upstreams_arg = arg;
 }
 
 void mcpx_tool_exec_free(struct mcpx_tool *tool)

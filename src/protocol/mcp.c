@@ -68,6 +68,7 @@ struct mcpx_core {
 	struct mcpx_tool **tools;
 	size_t ntools;
 	struct mcpx_tool_provider provider; /* list == NULL: none */
+	struct mcpx_tool_access access;     /* allowed == NULL: every tool */
 	bool tools_list_changed;
 	struct mcpx_call *calls; /* in flight, newest first */
 	size_t ncalls;
@@ -110,7 +111,8 @@ struct mcpx_call {
 	/* Copied from the session: an HTTP session struct lives only as long as
 	 * the POST that carried the request, the call may outlive it. */
 	char key[160];
-	char caller[160];
+	char caller[MCPX_CALLER_MAX];
+	char client[160];
 	char id_text[128];
 	char name[129]; /* the tool name called */
 	void *data;
@@ -601,6 +603,11 @@ const char *mcpx_call_caller(const struct mcpx_call *call)
 	return call->caller;
 }
 
+const char *mcpx_call_client(const struct mcpx_call *call)
+{
+	return call->client;
+}
+
 const char *mcpx_call_version(const struct mcpx_call *call)
 {
 	return call->version;
@@ -708,10 +715,31 @@ oom:
 	reply_result(r, NULL);
 }
 
+static bool tool_allowed(const struct mcpx_core *core, const char *caller, const char *name)
+{
+	return !core->access.allowed || core->access.allowed(core->access.ctx, caller, name);
+}
+
+/* Drops from tools the Tool objects caller may not see. */
+static void filter_tools(const struct mcpx_core *core, const char *caller, cJSON *tools)
+{
+	cJSON *t = tools->child;
+
+	while (t) {
+		cJSON *next = t->next;
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
+
+		if (!cJSON_IsString(name) || !tool_allowed(core, caller, name->valuestring))
+			cJSON_Delete(cJSON_DetachItemViaPointer(tools, t));
+		t = next;
+	}
+}
+
 static void do_tools_list(struct req *r)
 {
 	const struct mcpx_core *core = r->c->core;
 	const cJSON *cursor = member(r->params, "cursor");
+	bool per_caller = core->access.per_caller && core->access.per_caller(core->access.ctx);
 	cJSON *res, *tools;
 
 	/* We never hand out a cursor (one page holds every tool), so any cursor
@@ -734,8 +762,12 @@ static void do_tools_list(struct req *r)
 	}
 	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
 		goto oom;
-	if (r->stateless && (!cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
-	                     !cJSON_AddStringToObject(res, "cacheScope", "public")))
+	filter_tools(core, r->c->session->caller, tools);
+	/* With profiles each caller sees its own list: a shared cache must
+	 * not hand one caller's list to another. */
+	if (r->stateless &&
+	    (!cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
+	     !cJSON_AddStringToObject(res, "cacheScope", per_caller ? "private" : "public")))
 		goto oom;
 	reply_result(r, res);
 	return;
@@ -797,6 +829,7 @@ static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, c
 	mcpx_utf8_copy_trunc(call->version, sizeof(call->version), r->version);
 	mcpx_utf8_copy_trunc(call->key, sizeof(call->key), c->session->key);
 	mcpx_utf8_copy_trunc(call->caller, sizeof(call->caller), c->session->caller);
+	mcpx_utf8_copy_trunc(call->client, sizeof(call->client), c->session->client);
 	mcpx_utf8_copy_trunc(call->name, sizeof(call->name), name);
 	mcpx_jsonrpc_id_text(r->id, call->id_text, sizeof(call->id_text));
 
@@ -822,6 +855,9 @@ static void do_tools_call(struct req *r, enum mcpx_level log_level)
 		return;
 	}
 	tool = find_tool(c->core, name->valuestring);
+	/* A tool the caller's profile leaves out does not exist for it. */
+	if (tool && !tool_allowed(c->core, c->session->caller, name->valuestring))
+		tool = NULL;
 	if (!tool) {
 		/* The spec's answer for an unknown tool is a protocol error
 		 * (server/tools, "Error Handling": code -32602, "Unknown tool:
@@ -1503,6 +1539,8 @@ struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
 		core->instructions = strdup(opts->instructions);
 	if (opts->provider)
 		core->provider = *opts->provider;
+	if (opts->access)
+		core->access = *opts->access;
 	core->tools_list_changed = opts->tools_list_changed;
 	if (opts->ntools) {
 		core->tools = calloc(opts->ntools, sizeof(*core->tools));

@@ -12,19 +12,25 @@
 #include "session.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base64.h"
 #include "crypto.h"
 
-/* Wire format: "m1." b64url(30-byte payload) "." b64url(32-byte MAC). */
-#define ID_PREFIX "m1."
+/* Wire format: "m2." b64url(42-byte payload) "." b64url(32-byte MAC). The
+ * payload ends with the caller tag: the first CALLER_TAG_LEN bytes of
+ * HMAC(key, CALLER_TAG_LABEL || caller), which binds the id to the caller
+ * that created it without naming the caller in the id. */
+#define ID_PREFIX "m2."
 #define ID_PREFIX_LEN 3
 #define VERSION_LEN 10
 #define EXPIRY_LEN 8
 #define NONCE_LEN 12
-#define PAYLOAD_LEN (VERSION_LEN + EXPIRY_LEN + NONCE_LEN)
+#define CALLER_TAG_LEN 12
+#define CALLER_TAG_LABEL "mcp-exec session caller v1"
+#define PAYLOAD_LEN (VERSION_LEN + EXPIRY_LEN + NONCE_LEN + CALLER_TAG_LEN)
 #define B64_LEN(n) (((n)*4 + 2) / 3) /* unpadded base64 length of n bytes */
 #define PAYLOAD_B64_LEN B64_LEN(PAYLOAD_LEN)
 #define MAC_B64_LEN B64_LEN(MCPX_SHA256_LEN)
@@ -181,13 +187,34 @@ bool mcpx_sessions_shared_key(const struct mcpx_sessions *s)
 	return s && s->shared;
 }
 
+/* The caller tag of caller under s's key. The label keeps the tag apart
+ * from the id's MAC, which uses the same key. */
+static void caller_tag(const struct mcpx_sessions *s, const char *caller,
+                       uint8_t tag[CALLER_TAG_LEN])
+{
+	uint8_t full[MCPX_SHA256_LEN];
+	char data[sizeof(CALLER_TAG_LABEL) + 512];
+	int n =
+	    snprintf(data, sizeof(data), "%s%c%.500s", CALLER_TAG_LABEL, 0, caller ? caller : "");
+
+	mcpx_hmac_sha256(s->key, sizeof(s->key), data, (size_t)n, full);
+	memcpy(tag, full, CALLER_TAG_LEN);
+}
+
 int mcpx_session_mint(struct mcpx_sessions *s, const char *version, time_t now, char *out)
+{
+	return mcpx_session_mint_for(s, version, "", now, out);
+}
+
+int mcpx_session_mint_for(struct mcpx_sessions *s, const char *version, const char *caller,
+                          time_t now, char *out)
 {
 	uint8_t payload[PAYLOAD_LEN], mac[MCPX_SHA256_LEN];
 	int rc;
 
 	if (!s || !version || !out || !version_known(version, strlen(version)))
 		return -EINVAL;
+	caller_tag(s, caller, payload + VERSION_LEN + EXPIRY_LEN + NONCE_LEN);
 	memcpy(payload, version, VERSION_LEN);
 	write_be64(payload + VERSION_LEN, (uint64_t)now + s->ttl_s);
 	/* The nonce makes ids minted in the same second distinct, so one
@@ -208,7 +235,7 @@ int mcpx_session_mint(struct mcpx_sessions *s, const char *version, time_t now, 
 /* Checks everything but revocation; on success fills the expiry and, when
  * asked, the version. */
 static int verify_sealed(const struct mcpx_sessions *s, const char *id, size_t len, time_t now,
-                         uint64_t *expiry, char version[16])
+                         uint64_t *expiry, char version[16], uint8_t tag[CALLER_TAG_LEN])
 {
 	uint8_t payload[PAYLOAD_LEN], mac[MCPX_SHA256_LEN], want[MCPX_SHA256_LEN];
 
@@ -241,6 +268,8 @@ static int verify_sealed(const struct mcpx_sessions *s, const char *id, size_t l
 		memcpy(version, payload, VERSION_LEN);
 		version[VERSION_LEN] = '\0';
 	}
+	if (tag)
+		memcpy(tag, payload + VERSION_LEN + EXPIRY_LEN + NONCE_LEN, CALLER_TAG_LEN);
 	return 0;
 }
 
@@ -255,13 +284,24 @@ static bool is_revoked(const struct mcpx_sessions *s, const uint8_t digest[MCPX_
 int mcpx_session_verify(struct mcpx_sessions *s, const char *id, size_t len, time_t now,
                         char version[16])
 {
-	uint8_t digest[MCPX_SHA256_LEN];
+	return mcpx_session_verify_for(s, id, len, "", now, version);
+}
+
+int mcpx_session_verify_for(struct mcpx_sessions *s, const char *id, size_t len, const char *caller,
+                            time_t now, char version[16])
+{
+	uint8_t digest[MCPX_SHA256_LEN], tag[CALLER_TAG_LEN], want[CALLER_TAG_LEN];
 	char v[16];
 	uint64_t expiry;
-	int rc = verify_sealed(s, id, len, now, &expiry, v);
+	int rc = verify_sealed(s, id, len, now, &expiry, v, tag);
 
 	if (rc < 0)
 		return rc;
+	/* A genuine id of another caller: told apart from a forgery so the
+	 * transport can answer as it answers a wrong token. */
+	caller_tag(s, caller, want);
+	if (!mcpx_ct_equal(tag, want, sizeof(want)))
+		return -EACCES;
 	mcpx_sha256(id, len, digest);
 	if (is_revoked(s, digest))
 		return -ENOENT;
@@ -288,7 +328,7 @@ void mcpx_session_revoke(struct mcpx_sessions *s, const char *id, size_t len, ti
 	/* Only ids this replica would accept are worth remembering; anything
 	 * else is rejected anyway, and storing it would let junk DELETEs push
 	 * real revocations out of the bounded set. */
-	if (verify_sealed(s, id, len, now, &expiry, NULL) < 0)
+	if (verify_sealed(s, id, len, now, &expiry, NULL, NULL) < 0)
 		return;
 	mcpx_sha256(id, len, digest);
 

@@ -14,10 +14,23 @@
  * values) and control characters cannot be in it: a token that is only
  * whitespace, or holds a control character, is refused. Presented values
  * are compared with their full length, so a NUL inside a header cannot cut
- * a value short into a match. This module does not decide which requests
- * need auth, does not parse HTTP, and never logs a token or a header value.
+ * a value short into a match.
+ *
+ * Named tokens (MCP_EXEC_AUTH_TOKENS_FILE, auth_tokens.h) give each caller
+ * its own token; the file holds only hashes. A presented value is hashed
+ * once and compared with the single token (caller "default") and with
+ * every entry of the file, always all of them, so the time taken does not
+ * say which entry matched or how far down the list it is. The file is
+ * re-read when it changes, like the single token's; a bad new version
+ * keeps the old one. It may not lie where runs can read it, checked at
+ * every load since a symlink can be re-pointed.
+ *
+ * This module does not decide which requests need auth, does not parse
+ * HTTP, and never logs a token, a hash or a header value.
  */
 #include "auth.h"
+
+#include <limits.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,8 +42,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "auth_tokens.h"
 #include "crypto.h"
 #include "log.h"
+#include "tokenreview.h"
 
 /* A token is a password, not a document; a larger file is a mistake (the
  * wrong path, say) and is refused rather than truncated into a token the
@@ -47,8 +62,21 @@ struct file_id {
 	struct timespec mtime, ctime;
 };
 
+/* The named tokens file and the version of it in force. */
+struct tokens_store {
+	char *path;
+	struct mcpx_auth_tokens *cur;
+	struct file_id seen;
+	time_t last_check;
+	bool (*run_may_read)(void *ctx, const char *path);
+	void *ctx;
+};
+
 struct mcpx_auth {
 	bool enabled;
+	bool single;                /* MCP_EXEC_AUTH_TOKEN or _FILE: caller "default" */
+	struct tokens_store tokens; /* path NULL: no tokens file */
+	struct mcpx_tokenreview *k8s; /* ServiceAccount tokens; not owned */
 	unsigned long generation; /* bumped whenever digest changes */
 	uint8_t digest[MCPX_SHA256_LEN];
 	char *path; /* NULL unless the token came from a file */
@@ -200,7 +228,7 @@ int mcpx_auth_new(struct mcpx_auth **out, char **token, const char *token_file,
 		if (rc < 0)
 			goto out;
 		mcpx_sha256(tok, len, a->digest);
-		a->enabled = true;
+		a->enabled = a->single = true;
 	} else if (token_file && token_file[0]) {
 		a->path = strdup(token_file);
 		if (!a->path) {
@@ -210,7 +238,7 @@ int mcpx_auth_new(struct mcpx_auth **out, char **token, const char *token_file,
 		rc = read_token_file(a->path, a->digest, &a->seen, err);
 		if (rc < 0)
 			goto out;
-		a->enabled = true;
+		a->enabled = a->single = true;
 	}
 	*out = a;
 	a = NULL;
@@ -229,6 +257,8 @@ void mcpx_auth_free(struct mcpx_auth *a)
 		return;
 	mcpx_wipe(a->digest, sizeof(a->digest));
 	free(a->path);
+	free(a->tokens.path);
+	mcpx_auth_tokens_free(a->tokens.cur);
 	free(a);
 }
 
@@ -239,7 +269,7 @@ bool mcpx_auth_enabled(const struct mcpx_auth *a)
 
 const unsigned char *mcpx_auth_digest(const struct mcpx_auth *a)
 {
-	return mcpx_auth_enabled(a) ? a->digest : NULL;
+	return a && a->single ? a->digest : NULL;
 }
 
 /* Picks up a rotated token file. A failed or empty re-read keeps the old
@@ -279,45 +309,242 @@ static void maybe_reload(struct mcpx_auth *a, time_t now)
 	mcpx_info("auth token file %s reloaded", a->path);
 }
 
-/* Hashes the presented value and compares digests in constant time. Hashing
- * first means the comparison always covers 32 bytes, so neither the time
- * taken nor an early exit reveals the token's length or a matching prefix.
- * The whole value is hashed, NULs included: a value that merely starts with
- * the token never matches. */
-static bool token_matches(const struct mcpx_auth *a, const char *v, size_t len)
+/* ---- the named tokens file ---------------------------------------------- */
+
+/* A file a run could read (as named, or where its symlinks lead) cannot
+ * say who may call: a run could learn the hashes and try guesses offline,
+ * or read which callers exist. */
+static bool readable_by_runs(const struct tokens_store *t, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (!t->run_may_read)
+		return false;
+	if (t->run_may_read(t->ctx, path))
+		return true;
+	return realpath(path, real) && t->run_may_read(t->ctx, real);
+}
+
+/* Reads and parses one version of the tokens file into *out; id is the
+ * identity of the descriptor read. */
+static int read_tokens_file(const struct tokens_store *t, struct mcpx_auth_tokens **out,
+                            struct file_id *id, struct mcpx_err *err)
+{
+	struct mcpx_err inner = {{0}};
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, rc = 0;
+
+	if (readable_by_runs(t, t->path))
+		return mcpx_err_set(
+		    err, EPERM,
+		    "MCP_EXEC_AUTH_TOKENS_FILE %s lies where runs can read it; mount "
+		    "it elsewhere (for example under /var/run/secrets/mcp-exec/)",
+		    t->path);
+	fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return mcpx_err_set(err, errno, "MCP_EXEC_AUTH_TOKENS_FILE %s: %s", t->path,
+		                    strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = mcpx_err_set(err, EINVAL, "MCP_EXEC_AUTH_TOKENS_FILE %s: not a regular file",
+		                  t->path);
+		goto out;
+	}
+	if ((size_t)st.st_size > MCPX_AUTH_TOKENS_MAX_BYTES) {
+		rc = mcpx_err_set(err, EFBIG, "MCP_EXEC_AUTH_TOKENS_FILE %s: larger than %u bytes",
+		                  t->path, MCPX_AUTH_TOKENS_MAX_BYTES);
+		goto out;
+	}
+	buf = malloc(MCPX_AUTH_TOKENS_MAX_BYTES + 1);
+	if (!buf) {
+		rc = mcpx_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	/* One byte more than allowed is read so a file that grew shows. */
+	while (len <= MCPX_AUTH_TOKENS_MAX_BYTES) {
+		ssize_t n = read(fd, buf + len, MCPX_AUTH_TOKENS_MAX_BYTES + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = mcpx_err_set(err, errno, "MCP_EXEC_AUTH_TOKENS_FILE %s: %s", t->path,
+			                  strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	rc = mcpx_auth_tokens_parse(buf, len, out, &inner);
+	if (rc < 0) {
+		mcpx_err_set(err, -rc, "MCP_EXEC_AUTH_TOKENS_FILE %.160s: %s", t->path, inner.msg);
+		goto out;
+	}
+	file_id_from_stat(id, &st);
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int mcpx_auth_set_tokens_file(struct mcpx_auth *a, const char *path,
+                              bool (*run_may_read)(void *ctx, const char *path), void *ctx,
+                              struct mcpx_err *err)
+{
+	struct tokens_store *t = &a->tokens;
+	int rc;
+
+	if (!path || !path[0])
+		return 0;
+	t->run_may_read = run_may_read;
+	t->ctx = ctx;
+	t->path = strdup(path);
+	if (!t->path)
+		return mcpx_err_set(err, ENOMEM, "out of memory");
+	rc = read_tokens_file(t, &t->cur, &t->seen, err);
+	if (rc < 0) {
+		free(t->path);
+		t->path = NULL;
+		return rc;
+	}
+	a->enabled = true;
+	return 0;
+}
+
+size_t mcpx_auth_tokens_count(const struct mcpx_auth *a)
+{
+	return a && a->tokens.cur ? a->tokens.cur->n : 0;
+}
+
+/* A changed tokens file is re-read at most once a second; a bad version
+ * is logged (once per change) and the previous one stays, so a half-written
+ * file locks nobody out. A good one takes effect at once: a removed token
+ * stops working with the next request that presents it. */
+static void tokens_maybe_reload(struct mcpx_auth *a, time_t now)
+{
+	struct tokens_store *t = &a->tokens;
+	struct mcpx_auth_tokens *next = NULL;
+	struct file_id cur = {0};
+	struct mcpx_err err = {{0}};
+	struct stat st;
+
+	if (now >= t->last_check && now - t->last_check < 1)
+		return;
+	t->last_check = now;
+	if (stat(t->path, &st) == 0)
+		file_id_from_stat(&cur, &st);
+	if (file_id_equal(&cur, &t->seen))
+		return;
+	if (read_tokens_file(t, &next, &cur, &err) < 0) {
+		mcpx_warn("auth tokens file changed but was not reloaded; keeping the previous "
+		          "version: %s",
+		          err.msg);
+		t->seen = cur;
+		return;
+	}
+	t->seen = cur;
+	mcpx_auth_tokens_free(t->cur);
+	t->cur = next;
+	mcpx_info("auth tokens file %s reloaded: %zu tokens", t->path, next->n);
+}
+
+/* The caller whose token has digest d, or NULL. Every entry is compared,
+ * whatever matched before, so the time does not depend on the position. */
+static const char *match_digest(const struct mcpx_auth *a, const uint8_t d[MCPX_SHA256_LEN])
+{
+	const char *who = NULL;
+
+	if (a->single && mcpx_ct_equal(d, a->digest, MCPX_SHA256_LEN))
+		who = "default";
+	if (a->tokens.cur)
+		for (size_t i = 0; i < a->tokens.cur->n; i++) {
+			const struct mcpx_auth_token *e = &a->tokens.cur->v[i];
+			bool m = mcpx_ct_equal(d, e->digest, MCPX_SHA256_LEN);
+
+			if (m && !who)
+				who = e->caller;
+		}
+	return who;
+}
+
+/* Hashes a presented value and looks it up. Hashing first means every
+ * comparison covers 32 bytes, so neither the time taken nor an early exit
+ * reveals a token's length or a matching prefix. The whole value is
+ * hashed, NULs included: a value that merely starts with a token never
+ * matches. */
+static const char *lookup(const struct mcpx_auth *a, const char *v, size_t len)
 {
 	uint8_t d[MCPX_SHA256_LEN];
-	bool ok;
+	const char *who;
 
 	if (!v || len == 0)
-		return false;
+		return NULL;
 	mcpx_sha256(v, len, d);
-	ok = mcpx_ct_equal(d, a->digest, sizeof(d));
+	who = match_digest(a, d);
 	mcpx_wipe(d, sizeof(d));
-	return ok;
+	return who;
+}
+
+int mcpx_auth_identify(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
+                       const char *authorization, size_t authz_len, time_t now,
+                       char caller[MCPX_CALLER_MAX])
+{
+	const char *who = NULL;
+
+	caller[0] = '\0';
+	if (!mcpx_auth_enabled(a))
+		return 0;
+	if (a->path)
+		maybe_reload(a, now);
+	if (a->tokens.path)
+		tokens_maybe_reload(a, now);
+	who = lookup(a, x_mcp_auth, x_len);
+	/* RFC 6750: the scheme is case-insensitive and followed by one space.
+	 * Anything looser would accept values no client sends. */
+	if (!who && authorization && authz_len > 7 &&
+	    strncasecmp(authorization, "Bearer ", 7) == 0) {
+		who = lookup(a, authorization + 7, authz_len - 7);
+		/* Not a token of ours: perhaps a ServiceAccount's, which the
+		 * API server decides (once; the verdict is cached). */
+		if (!who && a->k8s && authz_len - 7 <= MCPX_TOKENREVIEW_TOKEN_MAX) {
+			int rc = mcpx_tokenreview_cached(a->k8s, authorization + 7, authz_len - 7,
+			                                 now, caller);
+			return rc == -ENOENT ? -EINPROGRESS : rc;
+		}
+	}
+	if (!who)
+		return -EACCES;
+	snprintf(caller, MCPX_CALLER_MAX, "%s", who);
+	return 0;
 }
 
 bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
                      const char *authorization, size_t authz_len, time_t now)
 {
-	bool ok = false;
+	char caller[MCPX_CALLER_MAX];
 
-	if (!mcpx_auth_enabled(a))
-		return true;
-	if (a->path)
-		maybe_reload(a, now);
-	if (token_matches(a, x_mcp_auth, x_len))
-		ok = true;
-	/* RFC 6750: the scheme is case-insensitive and followed by one space.
-	 * Anything looser would accept values no client sends. */
-	if (!ok && authorization && authz_len > 7 &&
-	    strncasecmp(authorization, "Bearer ", 7) == 0 &&
-	    token_matches(a, authorization + 7, authz_len - 7))
-		ok = true;
-	return ok;
+	return mcpx_auth_identify(a, x_mcp_auth, x_len, authorization, authz_len, now, caller) == 0;
 }
 
 unsigned long mcpx_auth_generation(const struct mcpx_auth *a)
 {
 	return a ? a->generation : 0;
+}
+
+void mcpx_auth_set_kubernetes(struct mcpx_auth *a, struct mcpx_tokenreview *tr)
+{
+	a->k8s = tr;
+	if (tr)
+		a->enabled = true;
+}
+
+struct mcpx_review *mcpx_auth_review(struct mcpx_auth *a, const char *authorization,
+                                     size_t authz_len,
+                                     void (*fn)(void *arg, int verdict, const char *caller),
+                                     void *arg)
+{
+	if (!a || !a->k8s || authz_len <= 7 || strncasecmp(authorization, "Bearer ", 7) != 0)
+		return NULL;
+	return mcpx_tokenreview_start(a->k8s, authorization + 7, authz_len - 7, fn, arg);
 }

@@ -310,10 +310,16 @@ int mcpx_http_admit(const struct mcpx_http_head *in, const struct mcpx_admit_pol
 	    out->route == MCPX_ROUTE_READYZ || out->route == MCPX_ROUTE_METRICS)
 		return out->status;
 	if (mcpx_auth_enabled(p->auth)) {
-		if (!mcpx_auth_check(p->auth, h.x_mcp_auth.p, h.x_mcp_auth.len, h.authorization.p,
-		                     h.authorization.len, p->now))
-			return reject(out, 401, "unauthorized\n", NULL);
-		out->authenticated = true;
+		int rc =
+		    mcpx_auth_identify(p->auth, h.x_mcp_auth.p, h.x_mcp_auth.len, h.authorization.p,
+		                       h.authorization.len, p->now, out->caller);
+
+		if (rc == -EINPROGRESS)
+			out->review = true; /* the server asks the API server */
+		else if (rc < 0)
+			return reject(out, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
+		else
+			out->authenticated = true;
 	}
 	if (check_origin_host(&h, p, out))
 		return out->status;

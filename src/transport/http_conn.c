@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "crypto.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -455,6 +456,11 @@ void mcpx_conn_destroy(struct mcpx_http_conn *c)
 	c->on_close = NULL;
 	if (fn)
 		fn(c->close_arg);
+	if (c->review_authz) {
+		/* A token kept for a review that never started. */
+		mcpx_wipe(c->review_authz, c->review_authz_len);
+		free(c->review_authz);
+	}
 	unlink_conn(s, c);
 	lws_set_opaque_user_data(c->wsi, NULL);
 	mcpx_buf_free(&c->body);

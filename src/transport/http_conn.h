@@ -88,6 +88,11 @@ struct mcpx_http_conn {
 	size_t discarded;           /* bytes the client sent while its request was in flight */
 
 	struct mcpx_http_req req;
+	/* A Bearer token awaiting its TokenReview (http_admit.h: review): the
+	 * header value, kept (and wiped) until the review ends. */
+	char *review_authz;
+	size_t review_authz_len, review_consumed;
+	struct mcpx_review *review;
 	enum mcpx_http_route route;
 	struct mcpx_buf body;
 	size_t body_expected;

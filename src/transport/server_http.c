@@ -41,6 +41,7 @@
 #include "log.h"
 #include "loop_lws.h"
 #include "metrics.h"
+#include "tokenreview.h"
 
 /* Descriptors beyond two per connection (the socket and the duplicate the
  * server watches): listener, loop, signals, and each run's pipes. */
@@ -192,6 +193,78 @@ static void serve_ops(struct mcpx_http_conn *c)
 	}
 }
 
+static void review_forget(struct mcpx_http_conn *c)
+{
+	if (c->review_authz) {
+		mcpx_wipe(c->review_authz, c->review_authz_len);
+		free(c->review_authz);
+		c->review_authz = NULL;
+	}
+}
+
+static int dispatch(struct mcpx_http_conn *c, size_t consumed);
+
+/* The client left while its token was being reviewed. */
+static void review_closed(void *arg)
+{
+	struct mcpx_http_conn *c = arg;
+
+	mcpx_review_cancel(c->review);
+	c->review = NULL;
+	review_forget(c);
+}
+
+/* The TokenReview's verdict: dispatch as that ServiceAccount, or answer
+ * as for any wrong token (401, the same body), or 503 when the API server
+ * could not say: an unanswered review never admits. */
+static void review_done(void *arg, int verdict, const char *caller)
+{
+	struct mcpx_http_conn *c = arg;
+
+	c->review = NULL;
+	review_forget(c);
+	mcpx_http_forget(c);
+	if (verdict == 0) {
+		snprintf(c->req.caller, sizeof(c->req.caller), "%s", caller);
+		(void)dispatch(c, c->review_consumed);
+	} else if (verdict == -EACCES) {
+		simple(c, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
+	} else if (verdict == -ECANCELED) {
+		simple(c, 503, "server is shutting down\n", NULL);
+	} else {
+		mcpx_warn("a request with a ServiceAccount token was refused (503): the API server "
+		          "could not review it");
+		simple(c, 503, "authentication unavailable: try again later\n",
+		       "Retry-After: 5\r\n");
+	}
+}
+
+/* Starts the review the gate asked for; the request waits, in flight, for
+ * review_done. */
+static int start_review(struct mcpx_http_conn *c, size_t consumed)
+{
+	if (mcpx_conn_in_flight(c) < 0) {
+		review_forget(c);
+		simple(c, 503, "server is out of descriptors\n", "Retry-After: 1\r\n");
+		return 0;
+	}
+	c->review_consumed = consumed;
+	/* Busy from here, so a drain waits for the verdict (at most the
+	 * review's timeout) and answers it instead of dropping it. */
+	c->counted_busy = true;
+	c->srv->busy++;
+	c->review =
+	    mcpx_auth_review(c->srv->auth, c->review_authz, c->review_authz_len, review_done, c);
+	if (!c->review) {
+		review_forget(c);
+		simple(c, 503, "authentication unavailable: try again later\n",
+		       "Retry-After: 5\r\n");
+		return 0;
+	}
+	mcpx_http_on_close(c, review_closed, c);
+	return 0;
+}
+
 /* Hands the complete request to its transport; consumed is the bytes of
  * head and body, to tell whether the client sent more behind them. */
 static int dispatch(struct mcpx_http_conn *c, size_t consumed)
@@ -208,12 +281,16 @@ static int dispatch(struct mcpx_http_conn *c, size_t consumed)
 		       NULL);
 		return 0;
 	}
-	if (mcpx_conn_in_flight(c) < 0) {
+	if (c->review_authz)
+		return start_review(c, consumed);
+	if (c->phase != PH_DISPATCHED && mcpx_conn_in_flight(c) < 0) {
 		simple(c, 503, "server is out of descriptors\n", "Retry-After: 1\r\n");
 		return 0;
 	}
-	c->counted_busy = true;
-	s->busy++;
+	if (!c->counted_busy) {
+		c->counted_busy = true;
+		s->busy++;
+	}
 	c->req.body = mcpx_buf_str(&c->body);
 	c->req.body_len = c->body.len;
 	if (c->route == MCPX_ROUTE_MCP)
@@ -271,7 +348,26 @@ static int on_head(struct mcpx_http_conn *c, const char *path)
 	read_head(c->wsi, path, hc);
 	admit(c, hc, &v);
 	fill_request(c, hc);
-	/* The token is never kept beyond the check. */
+	memcpy(c->req.caller, v.caller, sizeof(c->req.caller));
+	if (v.review && !v.status) {
+		/* Kept (trimmed, as the gate saw it) for the TokenReview. */
+		struct mcpx_http_field f = hc->head.authorization;
+
+		mcpx_http_trim(&f.p, &f.len);
+		c->review_authz = malloc(f.len + 1);
+		if (c->review_authz) {
+			memcpy(c->review_authz, f.p, f.len);
+			c->review_authz[f.len] = '\0';
+			c->review_authz_len = f.len;
+		} else {
+			v.status = 500;
+			v.content_type = "text/plain; charset=utf-8";
+			v.extra_headers = NULL;
+			v.body_len = (size_t)snprintf(v.body, sizeof(v.body), "out of memory\n");
+		}
+	}
+	/* The token is never kept beyond the check (a Bearer token waiting
+	 * for its TokenReview is, above, until the review ends). */
 	mcpx_wipe(hc->authz, sizeof(hc->authz));
 	mcpx_wipe(hc->xauth, sizeof(hc->xauth));
 	c->route = v.route;

@@ -95,7 +95,11 @@ void mcpx_sse_open(struct mcpx_sse *t, struct mcpx_http_conn *c, const struct mc
 	s->session.log_level = MCPX_LEVEL_OFF;
 	snprintf(s->session.key, sizeof(s->session.key), "sse:%s", s->id);
 	mcpx_sha256_hex(s->id, strlen(s->id), hex);
-	snprintf(s->session.caller, sizeof(s->session.caller), "sse:%.12s@%s", hex, req->remote);
+	snprintf(s->session.client, sizeof(s->session.client), "sse:%.12s@%s", hex, req->remote);
+	/* The stream is its opener's: a POST to it must come from the same
+	 * caller (mcpx_sse_post). */
+	snprintf(s->session.caller, sizeof(s->session.caller), "%s",
+	         req->caller[0] ? req->caller : "anonymous");
 	/* The stream is the session's: it also takes the server's own
 	 * notifications (the tool list changed) once initialized. */
 	if (mcpx_core_listen(t->core, &s->sink, &s->session) < 0) {
@@ -140,6 +144,12 @@ void mcpx_sse_post(struct mcpx_sse *t, struct mcpx_http_conn *c, const struct mc
 	s = find(t, req->session_query);
 	if (!s) {
 		mcpx_http_respond(c, 404, "text/plain", "unknown session\n", 16, NULL);
+		return;
+	}
+	/* Another caller's stream: the answer an unknown token gets. */
+	if (strcmp(s->session.caller, req->caller[0] ? req->caller : "anonymous") != 0) {
+		mcpx_http_respond(c, 401, "text/plain; charset=utf-8", MCPX_HTTP_UNAUTHORIZED,
+		                  strlen(MCPX_HTTP_UNAUTHORIZED), NULL);
 		return;
 	}
 	if (strncasecmp(req->content_type, "application/json", 16) != 0) {

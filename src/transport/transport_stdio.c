@@ -222,6 +222,7 @@ struct mcpx_stdio *mcpx_stdio_start(struct mcpx_loop *loop, struct mcpx_core *co
 	t->sink.send = stdio_send;
 	strcpy(t->session.key, "stdio");
 	strcpy(t->session.caller, "stdio");
+	strcpy(t->session.client, "stdio");
 	t->session.log_level = MCPX_LEVEL_OFF;
 	t->session.allow_stateless = true;
 	t->eof_timer.fn = eof_timer_cb;

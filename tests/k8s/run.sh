@@ -205,6 +205,8 @@ render "OpenShift (values-openshift.yaml)" "$R/openshift.yaml" -f "$OPENSHIFT"
 render "KEDA ScaledObject, PDB, PrometheusRule" "$R/keda.yaml" -f "$KEDA"
 render "policy: egress rules, credentials, a function" "$R/policy.yaml" -f "$POLICY"
 render "policy with the Cilium toFQDNs policy" "$R/cilium.yaml" -f "$POLICY" --set networkPolicy.cilium.enabled=true
+render "identity: named tokens, ServiceAccount tokens (ClusterRoleBinding, API-server egress, helm test client), a profile" \
+  "$R/identity.yaml" -f "$HERE/fixtures/values-identity.yaml"
 # docs/deployment.md's policy example: the block after "# policy-values.yaml".
 sed -n '/^# policy-values.yaml$/,/^```$/p' "$ROOT/docs/deployment.md" | sed '$d' >"$WORK/docs-policy.yaml"
 render "docs/deployment.md's policy example" "$R/docs-policy.yaml" -f "$WORK/docs-policy.yaml"

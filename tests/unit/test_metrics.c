@@ -103,9 +103,39 @@ static const char empty_text[] =
     "# HELP mcp_exec_tool_calls_total tools/call requests (and mcpx.call calls of functions), by "
     "tool and outcome.\n"
     "# TYPE mcp_exec_tool_calls_total counter\n"
+    "# HELP mcp_exec_profile_runs_total Runs by the caller's profile (\"none\": no profile "
+    "applied) and outcome, refusals (busy, rate_limited) included.\n"
+    "# TYPE mcp_exec_profile_runs_total counter\n"
     "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
     "rule, outcome and the reason of a denial.\n"
     "# TYPE mcp_exec_egress_requests_total counter\n"
+    "# HELP mcp_exec_upstream_calls_total Calls of upstream MCP servers' tools (from runs "
+    "and through the gateway), by upstream and outcome.\n"
+    "# TYPE mcp_exec_upstream_calls_total counter\n"
+    "# HELP mcp_exec_upstream_call_duration_seconds Time from a call of an upstream's tool "
+    "to its answer.\n"
+    "# TYPE mcp_exec_upstream_call_duration_seconds histogram\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.005\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.01\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.025\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.05\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.1\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.25\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.5\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"1\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"2.5\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"5\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"10\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"30\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"60\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"120\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"300\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"+Inf\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_sum 0\n"
+    "mcp_exec_upstream_call_duration_seconds_count 0\n"
+    "# HELP mcp_exec_upstream_up 1 when the upstream MCP server answered its last request, 0 "
+    "when it is down.\n"
+    "# TYPE mcp_exec_upstream_up gauge\n"
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
@@ -217,6 +247,12 @@ static const char full_text[] =
     "mcp_exec_tool_calls_total{tool=\"get_invoice\",outcome=\"invalid_arguments\"} 1\n"
     "mcp_exec_tool_calls_total{tool=\"get_invoice\",outcome=\"other\"} 1\n"
     "mcp_exec_tool_calls_total{tool=\"other\",outcome=\"raised\"} 1\n"
+    "# HELP mcp_exec_profile_runs_total Runs by the caller's profile (\"none\": no profile "
+    "applied) and outcome, refusals (busy, rate_limited) included.\n"
+    "# TYPE mcp_exec_profile_runs_total counter\n"
+    "mcp_exec_profile_runs_total{profile=\"billing\",outcome=\"ok\"} 2\n"
+    "mcp_exec_profile_runs_total{profile=\"billing\",outcome=\"rate_limited\"} 1\n"
+    "mcp_exec_profile_runs_total{profile=\"none\",outcome=\"busy\"} 1\n"
     "# HELP mcp_exec_egress_requests_total Requests of runs through the egress broker, by "
     "rule, outcome and the reason of a denial.\n"
     "# TYPE mcp_exec_egress_requests_total counter\n"
@@ -224,6 +260,38 @@ static const char full_text[] =
     "mcp_exec_egress_requests_total{rule=\"none\",outcome=\"denied\",reason=\"no_rule\"} 1\n"
     "mcp_exec_egress_requests_total{rule=\"api\",outcome=\"denied\",reason=\"other\"} 1\n"
     "mcp_exec_egress_requests_total{rule=\"api\",outcome=\"other\",reason=\"none\"} 1\n"
+    "# HELP mcp_exec_upstream_calls_total Calls of upstream MCP servers' tools (from runs "
+    "and through the gateway), by upstream and outcome.\n"
+    "# TYPE mcp_exec_upstream_calls_total counter\n"
+    "mcp_exec_upstream_calls_total{upstream=\"fx\",outcome=\"ok\"} 1\n"
+    "mcp_exec_upstream_calls_total{upstream=\"fx\",outcome=\"denied\"} 1\n"
+    "mcp_exec_upstream_calls_total{upstream=\"fx\",outcome=\"other\"} 1\n"
+    "# HELP mcp_exec_upstream_call_duration_seconds Time from a call of an upstream's tool "
+    "to its answer.\n"
+    "# TYPE mcp_exec_upstream_call_duration_seconds histogram\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.005\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.01\"} 0\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.025\"} 1\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.05\"} 1\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.1\"} 1\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.25\"} 1\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"0.5\"} 1\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"1\"} 1\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"2.5\"} 2\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"5\"} 2\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"10\"} 2\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"30\"} 2\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"60\"} 2\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"120\"} 2\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"300\"} 2\n"
+    "mcp_exec_upstream_call_duration_seconds_bucket{le=\"+Inf\"} 2\n"
+    "mcp_exec_upstream_call_duration_seconds_sum 1.515625\n"
+    "mcp_exec_upstream_call_duration_seconds_count 2\n"
+    "# HELP mcp_exec_upstream_up 1 when the upstream MCP server answered its last request, 0 "
+    "when it is down.\n"
+    "# TYPE mcp_exec_upstream_up gauge\n"
+    "mcp_exec_upstream_up{upstream=\"fx\"} 1\n"
+    "mcp_exec_upstream_up{upstream=\"dead\"} 0\n"
     "# HELP mcp_exec_sandbox_layer 1 for each sandbox layer that is active, 0 for each that "
     "is not.\n"
     "# TYPE mcp_exec_sandbox_layer gauge\n"
@@ -287,12 +355,24 @@ int main(void)
 	mcpx_metrics_tool_call("exec", "ok");
 	mcpx_metrics_tool_call("get_invoice", "made-up");
 	mcpx_metrics_tool_call(NULL, "raised");
+	/* Runs by profile: a missing profile is "none"; outcomes as given. */
+	mcpx_metrics_profile_run("billing", "ok");
+	mcpx_metrics_profile_run("billing", "rate_limited");
+	mcpx_metrics_profile_run(NULL, "busy");
+	mcpx_metrics_profile_run("billing", "ok");
 
 	mcpx_metrics_egress("api", "ok", NULL);
 	mcpx_metrics_egress(NULL, "denied", "no_rule");
 	mcpx_metrics_egress("api", "ok", NULL);
 	mcpx_metrics_egress("api", "denied", "made-up");
 	mcpx_metrics_egress("api", "strange", NULL);
+	mcpx_metrics_upstream_call("fx", "ok", 0.015625);
+	mcpx_metrics_upstream_call("fx", "denied", -1); /* never sent: no latency */
+	mcpx_metrics_upstream_call("fx", "weird", 1.5);
+	mcpx_metrics_upstream_up("fx", 1);
+	mcpx_metrics_upstream_up("dead", 0);
+	mcpx_metrics_upstream_up("gone", 1);
+	mcpx_metrics_upstream_up("gone", -1); /* left the policy: not shown */
 	mcpx_metrics_http_connections(7);
 	mcpx_metrics_http_conn_closed("header_timeout");
 	mcpx_metrics_http_conn_closed("evicted");

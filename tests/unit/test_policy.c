@@ -343,6 +343,154 @@ static void entry(char *buf, size_t len, const char *src, const char *extra)
 	         src, extra);
 }
 
+/* A function's own "upstreams", and a function name that would shadow an
+ * upstream's tools. */
+static void test_function_upstreams(void)
+{
+	char src[300], e[2048], json[4096];
+	struct mcpx_policy *p = NULL;
+	struct mcpx_err err = {{0}};
+	const struct mcpx_function *f;
+
+	snprintf(src, sizeof(src), "%s/up.py", dir);
+	write_file(src, "def handler(args, ctx):\n    return {}\n");
+	entry(e, sizeof(e), src, ", \"upstreams\": [\"gh\"]");
+	snprintf(json, sizeof(json),
+	         "{\"upstreams\": [{\"name\": \"gh\", \"url\": \"https://a.example/mcp\"}],"
+	         " \"functions\": [%s]}",
+	         e);
+	CHECK(parse(json, &p, &err) == 0);
+	f = p ? mcpx_policy_function(p, "get_invoice") : NULL;
+	CHECK(f && f->grant.n_upstreams == 1 &&
+	      f->grant.upstreams[0] == mcpx_policy_upstream(p, "gh", 2));
+	CHECK(p && p->exec.n_upstreams == 0 && !mcpx_policy_exec_calls(p));
+	mcpx_policy_unref(p);
+	p = NULL;
+
+	snprintf(json, sizeof(json),
+	         "{\"upstreams\": [{\"name\": \"gh\", \"url\": \"https://a.example/mcp\"}],"
+	         " \"functions\": [{\"name\": \"gh.list\", \"description\": \"d\","
+	         " \"input_schema\": {\"type\": \"object\"}, \"source_file\": \"%s\"}]}",
+	         src);
+	expect_error(__LINE__, json, "/functions/0/name", "upstream's name");
+	entry(e, sizeof(e), src, ", \"upstreams\": [\"nope\"]");
+	snprintf(json, sizeof(json),
+	         "{\"upstreams\": [{\"name\": \"gh\", \"url\": \"https://a.example/mcp\"}],"
+	         " \"functions\": [%s]}",
+	         e);
+	expect_error(__LINE__, json, "/functions/0/upstreams/0", "no upstream");
+}
+
+/* "upstreams": the fields and their defaults, the grants of exec and of a
+ * function, the tool globs, and every error naming its pointer. */
+static void test_upstreams(void)
+{
+	char json[2048];
+	struct mcpx_policy *p = NULL;
+	struct mcpx_err err = {{0}};
+	const struct mcpx_upstream_conf *gh, *local;
+	char sum[256];
+
+	snprintf(
+	    json, sizeof(json),
+	    "{\"upstreams\": ["
+	    " {\"name\": \"github\", \"url\": \"https://mcp.example.com/mcp\","
+	    "  \"credential\": {\"header\": \"Authorization\", \"secret_file\": \"%s\","
+	    "                 \"prefix\": \"Bearer \"},"
+	    "  \"tools\": {\"allow\": [\"list_*\", \"get_issue\"], \"deny\": [\"list_secrets\"]},"
+	    "  \"expose\": true, \"timeout_s\": 5, \"max_response_bytes\": 65536,"
+	    "  \"max_calls_per_run\": 7},"
+	    " {\"name\": \"local_2\", \"url\": \"http://10.1.2.3:8080/mcp\","
+	    "  \"allow_cidrs\": [\"10.0.0.0/8\"]}],"
+	    " \"exec\": {\"upstreams\": [\"github\"]}}",
+	    secret_path);
+	CHECK(parse(json, &p, &err) == 0);
+	if (!p) {
+		fprintf(stderr, "%s\n", err.msg);
+		return;
+	}
+	CHECK(p->n_upstreams == 2);
+	gh = mcpx_policy_upstream(p, "github", 6);
+	local = mcpx_policy_upstream(p, "local_2", 7);
+	CHECK(gh && local && !mcpx_policy_upstream(p, "git", 3));
+	if (!gh || !local)
+		goto out;
+	CHECK(strcmp(gh->url, "https://mcp.example.com/mcp") == 0);
+	CHECK(gh->has_credential && strcmp(gh->cred.value, "Bearer s3cret-token") == 0);
+	CHECK(gh->expose && gh->timeout_s == 5 && gh->max_response_bytes == 65536 &&
+	      gh->max_calls_per_run == 7);
+	CHECK(mcpx_upstream_tool_allowed(gh, "list_issues"));
+	CHECK(mcpx_upstream_tool_allowed(gh, "get_issue"));
+	CHECK(!mcpx_upstream_tool_allowed(gh, "list_secrets")); /* deny wins */
+	CHECK(!mcpx_upstream_tool_allowed(gh, "delete_repo"));  /* not allowed */
+	/* The defaults: every tool, not exposed, 30 s, 4 MiB, 100 calls. */
+	CHECK(!local->has_credential && !local->expose && local->n_allow == 1);
+	CHECK(local->timeout_s == 30 && local->max_response_bytes == (4u << 20) &&
+	      local->max_calls_per_run == 100);
+	CHECK(mcpx_upstream_tool_allowed(local, "anything"));
+	CHECK(mcpx_egress_grant_has_upstream(&p->exec, gh));
+	CHECK(!mcpx_egress_grant_has_upstream(&p->exec, local));
+	CHECK(mcpx_policy_exec_calls(p)); /* exec runs get a channel */
+	mcpx_policy_summary(p, sum, sizeof(sum));
+	CHECK(strstr(sum, "2 upstreams (exec may call 1)") != NULL);
+	/* The secret never shows in the summary. */
+	CHECK(strstr(sum, "s3cret") == NULL);
+out:
+	mcpx_policy_unref(p);
+
+	EXPECT_ERROR("{\"upstreams\": [{\"url\": \"https://a.example/mcp\"}]}", "/upstreams/0",
+	             "needs \"name\" and \"url\"");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"GitHub\", \"url\": \"https://a.example/\"}]}",
+	             "/upstreams/0/name", "a-z, 0-9 and _");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a.b\", \"url\": \"https://a.example/\"}]}",
+	             "/upstreams/0/name", "a-z, 0-9 and _");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"abcdefghijabcdefghijabcdefghijabc\","
+	             " \"url\": \"https://a.example/\"}]}",
+	             "/upstreams/0/name", NULL);
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\"},"
+	             " {\"name\": \"a\", \"url\": \"https://b.example/\"}]}",
+	             "/upstreams/1/name", "another upstream is named a");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"ftp://a.example/\"}]}",
+	             "/upstreams/0/url", NULL);
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://u:p@a.example/\"}]}",
+	             "/upstreams/0/url", NULL);
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tool\": {}}]}",
+	             "/upstreams/0/tool", "unknown key");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tools\": {\"allow\": [\"x y\"]}}]}",
+	             "/upstreams/0/tools/allow/0", "spaces");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tools\": {\"deny\": [1]}}]}",
+	             "/upstreams/0/tools/deny/0", "must be a string");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tools\": {\"only\": []}}]}",
+	             "/upstreams/0/tools/only", "unknown key");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"expose\": 1}]}",
+	             "/upstreams/0/expose", "true or false");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"timeout_s\": 0}]}",
+	             "/upstreams/0/timeout_s", NULL);
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"max_calls_per_run\": 1.5}]}",
+	             "/upstreams/0/max_calls_per_run", NULL);
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"allow_cidrs\": [\"10.0.0.1/8\"]}]}",
+	             "/upstreams/0/allow_cidrs/0", NULL);
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"credential\": {\"header\": \"Authorization\"}}]}",
+	             "/upstreams/0/credential", "needs");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\"}],"
+	             " \"exec\": {\"upstreams\": [\"b\"]}}",
+	             "/exec/upstreams/0", "no upstream is named \"b\"");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\"}],"
+	             " \"exec\": {\"upstreams\": [\"a\", \"a\"]}}",
+	             "/exec/upstreams/1", "listed twice");
+	EXPECT_ERROR("{\"upstreams\": {}}", "/upstreams", NULL);
+	test_function_upstreams();
+}
+
 static void test_functions(void)
 {
 	char src[300], bad[300], e[2048], e2[4200];
@@ -514,6 +662,16 @@ static void test_functions_no_landlock(void)
 	         e);
 	CHECK_INT(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err), 0);
 	mcpx_policy_unref(p);
+	p = NULL;
+	/* Its upstreams (and their credentials) likewise. */
+	entry(e, sizeof(e), src, ", \"upstreams\": [\"gh\"], \"callable_from_exec\": true");
+	snprintf(json, sizeof(json),
+	         "{\"upstreams\": [{\"name\": \"gh\", \"url\": \"https://a.example/mcp\"}], "
+	         "\"functions\": [%s]}",
+	         e);
+	CHECK(mcpx_policy_parse(json, strlen(json), &strict, &p, NULL, 0, NULL, &err) < 0);
+	CHECK(strstr(err.msg, "/functions/0/callable_from_exec: ") == err.msg);
+	CHECK(p == NULL);
 }
 
 static void test_store(void)
@@ -612,6 +770,7 @@ int main(void)
 	test_complete_policy();
 	test_errors();
 	test_no_landlock();
+	test_upstreams();
 	test_functions();
 	test_functions_no_landlock();
 	test_store();

@@ -29,8 +29,8 @@ static void test_round_trip(void)
 	CHECK(s != NULL);
 	CHECK(mcpx_sessions_shared_key(s));
 	CHECK_INT(mcpx_session_mint(s, "2025-06-18", T0, id), 0);
-	CHECK(strncmp(id, "m1.", 3) == 0);
-	CHECK_INT(strlen(id), 87);
+	CHECK(strncmp(id, "m2.", 3) == 0);
+	CHECK_INT(strlen(id), 103);
 	for (const char *p = id; *p; p++)
 		CHECK((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
 		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.');
@@ -139,7 +139,7 @@ static void test_malformed(void)
 
 	/* Wrong prefix. */
 	memcpy(bad, id, len + 1);
-	bad[1] = '2';
+	bad[1] = '1';
 	CHECK_INT(verify(s, bad, T0), -EINVAL);
 
 	/* Characters outside visible ASCII, and outside the alphabet. */
@@ -173,7 +173,7 @@ static void test_malformed(void)
 
 	/* The dot separator must be where it belongs. */
 	memcpy(bad, id, len + 1);
-	bad[43] = 'A';
+	bad[59] = 'A';
 	CHECK_INT(verify(s, bad, T0), -EINVAL);
 	mcpx_sessions_free(s);
 }
@@ -274,19 +274,41 @@ static void b64url(const uint8_t *in, size_t n, char *out)
 /* An attacker knows the format: a known version, an expiry in the future,
  * any nonce, any MAC. Everything but the MAC is right, so only the MAC
  * comparison can refuse it; skipping that comparison would accept it. */
+/* An id is bound to the caller that created it: that caller's next
+ * request verifies, another caller's (or an anonymous one's) gets -EACCES,
+ * which the transport answers like a wrong token; the id itself does not
+ * name the caller. Without the binding the second check would pass. */
+static void test_caller_binding(void)
+{
+	struct mcpx_sessions *s = mcpx_sessions_new("0123456789abcdef-key", NULL, 600);
+	char id[MCPX_SESSION_ID_MAX], v[16];
+
+	CHECK_INT(mcpx_session_mint_for(s, "2025-06-18", "billing-agent", T0, id), 0);
+	CHECK(strstr(id, "billing") == NULL);
+	CHECK_INT(mcpx_session_verify_for(s, id, strlen(id), "billing-agent", T0, v), 0);
+	CHECK_STR(v, "2025-06-18");
+	CHECK_INT(mcpx_session_verify_for(s, id, strlen(id), "report-agent", T0, v), -EACCES);
+	CHECK_INT(mcpx_session_verify_for(s, id, strlen(id), "billing-agent2", T0, v), -EACCES);
+	CHECK_INT(mcpx_session_verify(s, id, strlen(id), T0, v), -EACCES);
+	/* A forgery is still a forgery, whoever presents it. */
+	id[10] = id[10] == 'A' ? 'B' : 'A';
+	CHECK_INT(mcpx_session_verify_for(s, id, strlen(id), "billing-agent", T0, v), -EPERM);
+	mcpx_sessions_free(s);
+}
+
 static void test_forged_shape(void)
 {
 	struct mcpx_sessions *s = mcpx_sessions_new("0123456789abcdef-key", NULL, 600);
-	uint8_t payload[30], mac[MCPX_SHA256_LEN];
-	char id[MCPX_SESSION_ID_MAX], real[MCPX_SESSION_ID_MAX], enc[64];
+	uint8_t payload[42], mac[MCPX_SHA256_LEN];
+	char id[MCPX_SESSION_ID_MAX], real[MCPX_SESSION_ID_MAX], enc[80];
 	uint64_t expiry = T0 + 300;
 
 	memcpy(payload, "2025-11-25", 10);
 	for (int i = 0; i < 8; i++)
 		payload[10 + i] = (uint8_t)(expiry >> (56 - 8 * i));
-	CHECK_INT(mcpx_random(payload + 18, 12), 0);
+	CHECK_INT(mcpx_random(payload + 18, 24), 0);
 	CHECK_INT(mcpx_random(mac, sizeof(mac)), 0);
-	strcpy(id, "m1.");
+	strcpy(id, "m2.");
 	b64url(payload, sizeof(payload), enc);
 	strcat(id, enc);
 	strcat(id, ".");
@@ -335,6 +357,7 @@ static void test_rekey(void)
 int main(void)
 {
 	test_forged_shape();
+	test_caller_binding();
 	test_rekey();
 	test_round_trip();
 	test_replicas();

@@ -91,6 +91,9 @@ with one name, and with client-side apply the later entry silently wins.
 - name: MCP_EXEC_POLICY
   value: {{ printf "%s/policy.json" (include "mcp-exec.policyDir" .) | quote }}
 {{- end }}
+{{- with include "mcp-exec.identityEnv" . | trim }}
+{{ . }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -101,7 +104,7 @@ any: a second entry would bypass the checks the chart makes on its values
 transport, the session key kept in the Secret).
 */}}
 {{- define "mcp-exec.chartEnvNames" -}}
-{{- $names := list "MCP_EXEC_EGRESS_PROXY" "MCP_EXEC_POLICY" }}
+{{- $names := list "MCP_EXEC_EGRESS_PROXY" "MCP_EXEC_POLICY" "MCP_EXEC_AUTH_TOKENS_FILE" "MCP_EXEC_AUTH_KUBERNETES" "MCP_EXEC_AUTH_AUDIENCE" }}
 {{- range (include "mcp-exec.chartEnv" . | fromYamlArray) }}
 {{- $names = append $names .name }}
 {{- end }}

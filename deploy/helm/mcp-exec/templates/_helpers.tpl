@@ -229,7 +229,7 @@ secrets even though it shares the server's uid.
 
 {{- define "mcp-exec.hasPolicy" -}}
 {{- $p := .Values.policy }}
-{{- if or $p.existingConfigMap $p.egress $p.exec $p.functions }}true{{ end }}
+{{- if or $p.existingConfigMap $p.egress $p.exec $p.functions $p.profiles }}true{{ end }}
 {{- end }}
 
 {{- define "mcp-exec.policyConfigMapName" -}}
@@ -257,6 +257,7 @@ secrets even though it shares the server's uid.
 {{- end }}
 {{- $_ := set $doc "functions" $fns }}
 {{- end }}
+{{- if $p.profiles }}{{ $_ := set $doc "profiles" $p.profiles }}{{ end }}
 {{- toPrettyJson $doc }}
 {{- end }}
 

@@ -1,0 +1,165 @@
+/*
+ * tool_upstream.c - the gateway (tool_upstream.h): exposed upstreams' tools
+ * listed and called as tools of this server.
+ *
+ * It looks the upstream up in the policy current when the list is asked
+ * for or the call arrives; the call then holds that version (upstream.c
+ * takes its reference) until it ends. It neither checks nor changes what
+ * the upstream answers: the checks are upstream.c's, the same as for a
+ * run's call, and the result goes to the client as the upstream gave it.
+ */
+#include "tool_upstream.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "upstream.h"
+
+struct upstream_tool {
+	struct mcpx_tool base;
+	struct mcpx_upstreams *ups;
+	const struct mcpx_policy_store *store;
+	struct mcpx_tool_provider next; /* list == NULL: none */
+	struct mcpx_tool_provider provider;
+};
+
+/* One tools/call in flight; owned by the tool until done or cancel. */
+struct gateway_call {
+	struct mcpx_call *call;
+	struct mcpx_upstream_call *up;
+};
+
+static int list_tools(void *ctx, cJSON *arr)
+{
+	struct upstream_tool *t = ctx;
+	cJSON *mine, *e;
+	int rc = t->next.list ? t->next.list(t->next.ctx, arr) : 0;
+
+	if (rc < 0)
+		return rc;
+	mine = mcpx_upstreams_tools(t->ups, mcpx_policy_store_current(t->store), NULL, true);
+	if (!mine)
+		return -ENOMEM;
+	while ((e = cJSON_DetachItemFromArray(mine, 0)))
+		cJSON_AddItemToArray(arr, e);
+	cJSON_Delete(mine);
+	return 0;
+}
+
+static const struct mcpx_tool *find_tool(void *ctx, const char *name)
+{
+	struct upstream_tool *t = ctx;
+	const struct mcpx_tool *found = t->next.find ? t->next.find(t->next.ctx, name) : NULL;
+	const struct mcpx_upstream_conf *conf;
+
+	if (found)
+		return found;
+	conf = mcpx_upstream_of(mcpx_policy_store_current(t->store), name, NULL);
+	return conf && conf->expose ? &t->base : NULL;
+}
+
+static void on_done(void *arg, struct mcpx_upstream_answer *a)
+{
+	struct gateway_call *gc = arg;
+	struct mcpx_call *call = gc->call;
+
+	/* Finishing hands the call back to the core, which may free it. */
+	mcpx_call_set_data(call, NULL);
+	free(gc);
+	if (a->kind == MCPX_UPSTREAM_RESULT) {
+		mcpx_call_finish(call, a->result);
+		a->result = NULL;
+	} else {
+		mcpx_call_fail(call, a->message);
+	}
+}
+
+static void upstream_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)
+{
+	struct upstream_tool *t = tool->ctx;
+	struct mcpx_upstream_caller who = {.request_id = mcpx_call_id_text(call),
+	                                   .caller = mcpx_call_caller(call),
+	                                   .policy = mcpx_policy_store_current(t->store)};
+	struct gateway_call *gc = calloc(1, sizeof(*gc));
+	char msg[MCPX_UPSTREAM_MSG_MAX];
+	const char *reason = NULL;
+	int rc;
+
+	if (!gc) {
+		mcpx_call_fail(call, "internal error: out of memory");
+		return;
+	}
+	if (args && !cJSON_IsObject(args)) {
+		free(gc);
+		mcpx_call_fail(call, "arguments must be an object");
+		return;
+	}
+	gc->call = call;
+	mcpx_call_set_data(call, gc);
+	rc = mcpx_upstream_call_start(t->ups, &who, mcpx_call_tool_name(call), args, on_done, gc,
+	                              &gc->up, &reason, msg, sizeof(msg));
+	if (rc == 0)
+		return;
+	mcpx_call_set_data(call, NULL);
+	free(gc);
+	mcpx_call_fail(call, rc == -EACCES   ? msg
+	                     : rc == -ENOENT ? "no such tool"
+	                                     : "internal error: out of memory");
+}
+
+static void upstream_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
+{
+	struct gateway_call *gc = mcpx_call_data(call);
+
+	(void)tool;
+	if (!gc)
+		return;
+	mcpx_upstream_call_cancel(gc->up);
+	mcpx_call_set_data(call, NULL);
+	free(gc);
+}
+
+/* Never listed itself: the provider lists each tool. */
+static cJSON *describe_none(const struct mcpx_tool *tool)
+{
+	(void)tool;
+	return NULL;
+}
+
+struct mcpx_tool *mcpx_tool_upstream_new(struct mcpx_upstreams *ups,
+                                         const struct mcpx_policy_store *store,
+                                         const struct mcpx_tool_provider *next)
+{
+	struct upstream_tool *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->ups = ups;
+	t->store = store;
+	if (next)
+		t->next = *next;
+	t->base.name = "(upstream)";
+	t->base.describe = describe_none;
+	t->base.call = upstream_call;
+	t->base.cancel = upstream_cancel;
+	t->base.ctx = t;
+	t->provider.list = list_tools;
+	t->provider.find = find_tool;
+	t->provider.ctx = t;
+	return &t->base;
+}
+
+void mcpx_tool_upstream_free(struct mcpx_tool *tool)
+{
+	if (tool)
+		free(tool->ctx);
+}
+
+const struct mcpx_tool_provider *mcpx_tool_upstream_provider(struct mcpx_tool *tool)
+{
+	struct upstream_tool *t = tool->ctx;
+
+	return &t->provider;
+}

@@ -1,0 +1,373 @@
+/*
+ * upstream_ops.c - what a run's code asks of the upstreams over its broker
+ * channel (mcpx.call("<upstream>.<tool>"), mcpx.call_raw, mcpx.tools):
+ * the ops "upstream" and "upstream_tools" (broker.h, mcpx_broker_add_op),
+ * and the per-run budget of calls.
+ *
+ *   {"op": "upstream", "name": "github.list_issues", "raw": false}
+ *     + the arguments (a JSON object) as the body
+ *   -> {"ok": true} + the answer as the body: the tool's structuredContent,
+ *      else the text of its text blocks joined with newlines (a JSON
+ *      string), or with "raw" the whole CallToolResult
+ *   -> {"error": "tool", "message": "..."}  (isError, a JSON-RPC error, a timeout)
+ *   -> {"error": "denied", "reason": "...", "message": "..."}
+ *   -> {"error": "not_upstream"}  (the name names no upstream: a function's)
+ *
+ *   {"op": "upstream_tools"} -> {"ok": true} + a JSON array of
+ *      {"name", "description", "input_schema", "output_schema"}: the
+ *      upstreams' tools this run may call, and the functions it may call.
+ *
+ * Per run: at most max_calls_per_run calls of each upstream (counted when
+ * sent, denied or not past the checks of the policy), and at most the
+ * run's max_in_flight calls at once. The state lives from the run's first
+ * op to its end (the broker's run_end hook).
+ */
+#include "upstream_ops.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "buf.h"
+#include "loop.h"
+#include "policy.h"
+#include "upstream.h"
+
+struct run_state;
+
+/* One call in flight, for its op. */
+struct opcall {
+	struct opcall *next;
+	struct run_state *rs;
+	struct mcpx_broker_op *q;
+	struct mcpx_upstream_call *call;
+	bool raw;
+};
+
+struct run_state {
+	struct run_state *next;
+	const struct mcpx_broker_who *who; /* the broker's, valid until run_end */
+	unsigned calls[MCPX_POLICY_MAX_UPSTREAMS];
+	unsigned in_flight;
+	struct opcall *ops;
+};
+
+struct mcpx_upstream_ops {
+	struct mcpx_upstreams *ups;
+	struct mcpx_broker *broker;
+	struct run_state *runs;
+};
+
+static struct run_state *run_state(struct mcpx_upstream_ops *o, const struct mcpx_broker_who *who,
+                                   bool create)
+{
+	struct run_state *rs;
+
+	for (rs = o->runs; rs; rs = rs->next)
+		if (rs->who == who)
+			return rs;
+	if (!create || !(rs = calloc(1, sizeof(*rs))))
+		return NULL;
+	rs->who = who;
+	rs->next = o->runs;
+	o->runs = rs;
+	return rs;
+}
+
+static void answer_error(struct mcpx_broker_op *q, const char *error, const char *reason,
+                         const char *message)
+{
+	cJSON *m = cJSON_CreateObject();
+
+	if (m) {
+		cJSON_AddStringToObject(m, "error", error);
+		if (reason)
+			cJSON_AddStringToObject(m, "reason", reason);
+		if (message)
+			cJSON_AddStringToObject(m, "message", message);
+	}
+	mcpx_broker_op_answer(q, m, NULL, 0);
+}
+
+static void answer_json(struct mcpx_broker_op *q, const cJSON *v)
+{
+	char *body = cJSON_PrintUnformatted(v);
+	cJSON *m = cJSON_CreateObject();
+
+	if (!body || !m || !cJSON_AddTrueToObject(m, "ok")) {
+		free(body);
+		cJSON_Delete(m);
+		answer_error(q, "tool", NULL, "internal error: out of memory");
+		return;
+	}
+	mcpx_broker_op_answer(q, m, body, strlen(body));
+}
+
+/* The text of the text blocks of content, joined with newlines. */
+static cJSON *joined_text(const cJSON *content)
+{
+	struct mcpx_buf b;
+	const cJSON *block;
+	bool first = true;
+	cJSON *s;
+
+	mcpx_buf_init(&b, MCPX_UPSTREAM_RESPONSE_MAX);
+	cJSON_ArrayForEach(block, content)
+	{
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(block, "type");
+		const cJSON *text = cJSON_GetObjectItemCaseSensitive(block, "text");
+
+		if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") != 0 ||
+		    !cJSON_IsString(text))
+			continue;
+		if (!first)
+			mcpx_buf_add(&b, "\n", 1);
+		mcpx_buf_adds(&b, text->valuestring);
+		first = false;
+	}
+	s = cJSON_CreateString(b.len ? mcpx_buf_str(&b) : "");
+	mcpx_buf_free(&b);
+	return s;
+}
+
+static void opcall_free(struct opcall *oc)
+{
+	for (struct opcall **pp = &oc->rs->ops; *pp; pp = &(*pp)->next) {
+		if (*pp == oc) {
+			*pp = oc->next;
+			break;
+		}
+	}
+	oc->rs->in_flight--;
+	free(oc);
+}
+
+static void call_done(void *arg, struct mcpx_upstream_answer *a)
+{
+	struct opcall *oc = arg;
+	struct mcpx_broker_op *q = oc->q;
+	const cJSON *structured, *content;
+	cJSON *text;
+
+	oc->call = NULL;
+	if (a->kind == MCPX_UPSTREAM_DENIED) {
+		answer_error(q, "denied", a->reason, a->message);
+	} else if (a->kind == MCPX_UPSTREAM_TOOL_ERROR) {
+		answer_error(q, "tool", NULL, a->message);
+	} else if (oc->raw) {
+		answer_json(q, a->result);
+	} else {
+		structured = cJSON_GetObjectItemCaseSensitive(a->result, "structuredContent");
+		content = cJSON_GetObjectItemCaseSensitive(a->result, "content");
+		text = joined_text(content);
+		if (!text)
+			answer_error(q, "tool", NULL, "internal error: out of memory");
+		else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a->result, "isError")))
+			answer_error(q, "tool", NULL,
+			             text->valuestring[0] ? text->valuestring : "the tool failed");
+		else
+			answer_json(q, structured && !cJSON_IsNull(structured) ? structured : text);
+		cJSON_Delete(text);
+	}
+	opcall_free(oc);
+}
+
+static void caller_of(const struct mcpx_broker_who *who, struct mcpx_upstream_caller *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->run_id = who->run_id;
+	c->request_id = who->request_id;
+	c->caller = who->caller;
+	c->policy = who->policy;
+	c->grant = who->grant;
+	c->deadline_us = who->deadline_us;
+}
+
+static void op_call(struct mcpx_upstream_ops *o, struct mcpx_broker_op *q, const cJSON *msg,
+                    const char *body, size_t len, bool oversize)
+{
+	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(msg, "name");
+	const struct mcpx_upstream_conf *conf;
+	struct mcpx_upstream_caller caller;
+	char text[MCPX_UPSTREAM_MSG_MAX];
+	const char *tool = NULL, *reason = NULL;
+	struct run_state *rs;
+	struct opcall *oc;
+	cJSON *args = NULL;
+	size_t idx;
+	int rc;
+
+	if (!cJSON_IsString(name) ||
+	    !(conf = mcpx_upstream_of(who->policy, name->valuestring, &tool))) {
+		answer_error(q, "not_upstream", NULL, NULL);
+		return;
+	}
+	caller_of(who, &caller);
+	idx = (size_t)(conf - who->policy->upstreams);
+	if (!(rs = run_state(o, who, true)) || !(oc = calloc(1, sizeof(*oc)))) {
+		answer_error(q, "tool", NULL, "internal error: out of memory");
+		return;
+	}
+	if (mcpx_egress_grant_has_upstream(who->grant, conf) &&
+	    rs->calls[idx] >= conf->max_calls_per_run) {
+		reason = "budget";
+		snprintf(text, sizeof(text),
+		         "this run made its %u calls of upstream %s (max_calls_per_run)",
+		         conf->max_calls_per_run, conf->name);
+	} else if (rs->in_flight >= who->grant->max_in_flight) {
+		reason = "in_flight";
+		snprintf(text, sizeof(text),
+		         "%u calls of this run are already in flight (max_in_flight)",
+		         who->grant->max_in_flight);
+	} else if (oversize ||
+	           !cJSON_IsObject(args = cJSON_ParseWithLength(body ? body : "", len))) {
+		reason = "bad_request";
+		snprintf(text, sizeof(text),
+		         "the arguments must be a JSON object of at most %u bytes",
+		         MCPX_BROKER_MAX_REQUEST_BODY);
+	}
+	if (reason) {
+		mcpx_upstream_audit_denied(&caller, conf->name, tool, reason);
+		answer_error(q, "denied", reason, text);
+		cJSON_Delete(args);
+		free(oc);
+		return;
+	}
+	oc->rs = rs;
+	oc->q = q;
+	oc->raw = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "raw"));
+	oc->next = rs->ops;
+	rs->ops = oc;
+	rs->in_flight++;
+	rc = mcpx_upstream_call_start(o->ups, &caller, name->valuestring, args, call_done, oc,
+	                              &oc->call, &reason, text, sizeof(text));
+	cJSON_Delete(args);
+	if (rc == 0)
+		rs->calls[idx]++;
+	else if (rc == -EACCES)
+		answer_error(q, "denied", reason, text);
+	else
+		answer_error(q, "tool", NULL, "internal error: out of memory");
+	if (rc < 0)
+		opcall_free(oc);
+}
+
+/* Functions this run may call, in the discovery list's form. */
+static void add_functions(cJSON *list, const struct mcpx_policy *p)
+{
+	for (size_t i = 0; i < p->n_functions; i++) {
+		const struct mcpx_function *f = &p->functions[i];
+		cJSON *e;
+
+		if (!f->callable_from_exec || !(e = cJSON_CreateObject()))
+			continue;
+		cJSON_AddStringToObject(e, "name", f->name);
+		cJSON_AddStringToObject(e, "description", f->description);
+		cJSON_AddItemToObject(e, "input_schema", cJSON_Duplicate(f->input_schema, true));
+		cJSON_AddItemToObject(e, "output_schema",
+		                      f->output_schema ? cJSON_Duplicate(f->output_schema, true)
+		                                       : cJSON_CreateNull());
+		cJSON_AddItemToArray(list, e);
+	}
+}
+
+static void op_tools(struct mcpx_upstream_ops *o, struct mcpx_broker_op *q)
+{
+	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
+	cJSON *list = mcpx_upstreams_tools(o->ups, who->policy, who->grant, false);
+
+	if (!list) {
+		answer_error(q, "tool", NULL, "internal error: out of memory");
+		return;
+	}
+	add_functions(list, who->policy);
+	answer_json(q, list);
+	cJSON_Delete(list);
+}
+
+static void on_op(void *arg, struct mcpx_broker_op *q, const char *name, const cJSON *msg,
+                  const char *body, size_t len, bool oversize)
+{
+	if (strcmp(name, "upstream") == 0)
+		op_call(arg, q, msg, body, len, oversize);
+	else
+		op_tools(arg, q);
+}
+
+static void on_cancel(void *arg, struct mcpx_broker_op *q)
+{
+	struct mcpx_upstream_ops *o = arg;
+
+	for (struct run_state *rs = o->runs; rs; rs = rs->next) {
+		for (struct opcall *oc = rs->ops; oc; oc = oc->next) {
+			if (oc->q == q) {
+				mcpx_upstream_call_cancel(oc->call);
+				opcall_free(oc);
+				return;
+			}
+		}
+	}
+}
+
+static void on_run_end(void *arg, const struct mcpx_broker_who *who)
+{
+	struct mcpx_upstream_ops *o = arg;
+
+	for (struct run_state **pp = &o->runs; *pp; pp = &(*pp)->next) {
+		struct run_state *rs = *pp;
+
+		if (rs->who == who) {
+			/* Its ops were cancelled first (broker.h). */
+			while (rs->ops) {
+				mcpx_upstream_call_cancel(rs->ops->call);
+				opcall_free(rs->ops);
+			}
+			*pp = rs->next;
+			free(rs);
+			return;
+		}
+	}
+}
+
+struct mcpx_upstream_ops *mcpx_upstream_ops_new(struct mcpx_broker *broker,
+                                                struct mcpx_upstreams *ups)
+{
+	struct mcpx_upstream_ops *o = calloc(1, sizeof(*o));
+	struct mcpx_broker_ops ops = {
+	    .op = on_op, .cancel = on_cancel, .run_end = on_run_end, .arg = o};
+
+	if (!o)
+		return NULL;
+	o->ups = ups;
+	o->broker = broker;
+	if (mcpx_broker_add_op(broker, "upstream", &ops) < 0 ||
+	    mcpx_broker_add_op(broker, "upstream_tools", &ops) < 0) {
+		mcpx_upstream_ops_free(o);
+		return NULL;
+	}
+	return o;
+}
+
+void mcpx_upstream_ops_free(struct mcpx_upstream_ops *o)
+{
+	struct mcpx_broker_ops none = {0};
+
+	if (!o)
+		return;
+	mcpx_broker_add_op(o->broker, "upstream", &none);
+	mcpx_broker_add_op(o->broker, "upstream_tools", &none);
+	while (o->runs) {
+		struct run_state *rs = o->runs;
+
+		while (rs->ops) {
+			mcpx_upstream_call_cancel(rs->ops->call);
+			opcall_free(rs->ops);
+		}
+		o->runs = rs->next;
+		free(rs);
+	}
+	free(o);
+}

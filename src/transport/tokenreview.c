@@ -1,0 +1,560 @@
+/*
+ * tokenreview.c - Kubernetes TokenReview over libcurl on the event loop
+ * (tokenreview.h).
+ *
+ * curl's multi interface is driven by the loop like the egress broker
+ * drives it (broker.c): curl says which sockets to watch and when to wake
+ * it; the loop watches a dup() of each socket and calls back. A review is
+ * one POST with a hard total timeout; its verdict is decided from the
+ * response only when everything in it checks out, so a half-answer, a
+ * redirect, a proxy or an unexpected status can only ever refuse or fail.
+ *
+ * Threats handled here: a token for another service (the audience is
+ * demanded in the request and checked in the response), a non-ServiceAccount
+ * user passing as a caller (only system:serviceaccount:<ns>:<name> is
+ * accepted, and only characters Kubernetes allows in those names), a
+ * spoofed API server (the cluster CA, no proxy from the environment, no
+ * redirects), and an unreachable API server turning into an admission (it
+ * is a distinct verdict the gate answers with 503). Tokens live in memory
+ * only for the review and are wiped; the cache keeps their SHA-256.
+ */
+#include "tokenreview.h"
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base64.h"
+#include "buf.h"
+#include "crypto.h"
+#include "log.h"
+#include "loop.h"
+
+#define RESPONSE_MAX (64u << 10)
+#define POD_TOKEN_MAX 16384
+#define SA_PREFIX "system:serviceaccount:"
+
+struct entry {
+	uint8_t digest[MCPX_SHA256_LEN];
+	bool used;
+	bool admitted;
+	time_t until;
+	char caller[MCPX_CALLER_MAX];
+};
+
+struct tsock {
+	struct mcpx_tokenreview *tr;
+	curl_socket_t s;
+	struct mcpx_watch w;
+	bool watching, removed;
+};
+
+struct mcpx_review {
+	struct mcpx_tokenreview *tr;
+	struct mcpx_review *next;
+	CURL *easy;
+	struct curl_slist *hdrs;
+	char *body; /* holds the token: wiped */
+	size_t body_len;
+	struct mcpx_buf resp;
+	uint8_t digest[MCPX_SHA256_LEN];
+	time_t token_exp; /* 0: unknown */
+	mcpx_review_fn fn;
+	void *arg;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct mcpx_tokenreview {
+	struct mcpx_loop *loop;
+	CURLM *multi;
+	struct mcpx_timer timer;
+	char url[600];
+	char *token_file, *ca_file, *audience;
+	struct mcpx_review *reviews;
+	struct entry cache[MCPX_TOKENREVIEW_CACHE_MAX];
+};
+
+static void process_done(struct mcpx_tokenreview *tr);
+
+/* ---- curl on the loop (as in broker.c) ------------------------------------ */
+
+static void sock_cb(struct mcpx_watch *w, int events)
+{
+	struct tsock *k = w->arg;
+	struct mcpx_tokenreview *tr = k->tr;
+	int flags = 0, running;
+
+	if (events & MCPX_EV_CLOSED) {
+		k->watching = false;
+		if (!k->removed) {
+			/* The loop saw a hang-up: curl learns of it by reading. */
+			curl_multi_assign(tr->multi, k->s, NULL);
+			curl_multi_socket_action(tr->multi, k->s,
+			                         CURL_CSELECT_IN | CURL_CSELECT_ERR, &running);
+			process_done(tr);
+		}
+		free(k);
+		return;
+	}
+	if (events & MCPX_EV_READ)
+		flags |= CURL_CSELECT_IN;
+	if (events & MCPX_EV_WRITE)
+		flags |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(tr->multi, k->s, flags, &running);
+	process_done(tr);
+}
+
+static int socket_fn(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
+{
+	struct mcpx_tokenreview *tr = userp;
+	struct tsock *k = socketp;
+
+	(void)e;
+	if (what == CURL_POLL_REMOVE) {
+		if (!k)
+			return 0;
+		curl_multi_assign(tr->multi, s, NULL);
+		k->removed = true;
+		if (k->watching)
+			mcpx_loop_unwatch(&k->w); /* frees k at MCPX_EV_CLOSED */
+		else
+			free(k);
+		return 0;
+	}
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return 0; /* the review then ends at its timeout */
+		k->tr = tr;
+		k->s = s;
+		k->w.fd = fcntl(s, F_DUPFD_CLOEXEC, 3);
+		k->w.fn = sock_cb;
+		k->w.arg = k;
+		if (k->w.fd < 0 || mcpx_loop_watch(tr->loop, &k->w) < 0) {
+			if (k->w.fd >= 0)
+				close(k->w.fd);
+			free(k);
+			return 0;
+		}
+		k->watching = true;
+		curl_multi_assign(tr->multi, s, k);
+	}
+	mcpx_loop_set_events(&k->w, ((what & CURL_POLL_IN) ? MCPX_EV_READ : 0) |
+	                                ((what & CURL_POLL_OUT) ? MCPX_EV_WRITE : 0));
+	return 0;
+}
+
+static void timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_tokenreview *tr = t->arg;
+	int running;
+
+	curl_multi_socket_action(tr->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	process_done(tr);
+}
+
+static int timer_fn(CURLM *m, long timeout_ms, void *userp)
+{
+	struct mcpx_tokenreview *tr = userp;
+
+	(void)m;
+	if (timeout_ms < 0)
+		mcpx_timer_cancel(&tr->timer);
+	else
+		mcpx_timer_start(tr->loop, &tr->timer, (uint64_t)timeout_ms * 1000u);
+	return 0;
+}
+
+/* ---- the cache ---------------------------------------------------------- */
+
+static struct entry *cache_find(struct mcpx_tokenreview *tr, const uint8_t d[MCPX_SHA256_LEN])
+{
+	for (size_t i = 0; i < MCPX_TOKENREVIEW_CACHE_MAX; i++)
+		if (tr->cache[i].used && memcmp(tr->cache[i].digest, d, MCPX_SHA256_LEN) == 0)
+			return &tr->cache[i];
+	return NULL;
+}
+
+static void cache_put(struct mcpx_tokenreview *tr, const uint8_t d[MCPX_SHA256_LEN], bool admitted,
+                      time_t until, const char *caller)
+{
+	struct entry *e = cache_find(tr, d);
+	time_t now = time(NULL);
+
+	/* A slot: the same token's, a free or expired one, else the one
+	 * that expires first. */
+	for (size_t i = 0; !e && i < MCPX_TOKENREVIEW_CACHE_MAX; i++)
+		if (!tr->cache[i].used || tr->cache[i].until <= now)
+			e = &tr->cache[i];
+	if (!e) {
+		e = &tr->cache[0];
+		for (size_t i = 1; i < MCPX_TOKENREVIEW_CACHE_MAX; i++)
+			if (tr->cache[i].until < e->until)
+				e = &tr->cache[i];
+	}
+	memcpy(e->digest, d, MCPX_SHA256_LEN);
+	e->used = true;
+	e->admitted = admitted;
+	e->until = until;
+	snprintf(e->caller, sizeof(e->caller), "%s", caller ? caller : "");
+}
+
+int mcpx_tokenreview_cached(struct mcpx_tokenreview *tr, const char *token, size_t len, time_t now,
+                            char caller[MCPX_CALLER_MAX])
+{
+	uint8_t d[MCPX_SHA256_LEN];
+	struct entry *e;
+
+	mcpx_sha256(token, len, d);
+	e = cache_find(tr, d);
+	if (!e || e->until <= now)
+		return -ENOENT;
+	if (!e->admitted)
+		return -EACCES;
+	snprintf(caller, MCPX_CALLER_MAX, "%s", e->caller);
+	return 0;
+}
+
+/* ---- one review ------------------------------------------------------------ */
+
+/* The JWT's exp claim, without verifying anything: it can only shorten how
+ * long an admission is cached. 0 when it cannot be read. */
+static time_t jwt_exp(const char *tok, size_t len)
+{
+	const char *a = memchr(tok, '.', len), *b;
+	char payload[4096];
+	ssize_t n;
+	cJSON *j, *exp;
+	time_t t = 0;
+
+	if (!a || !(b = memchr(a + 1, '.', len - (size_t)(a + 1 - tok))))
+		return 0;
+	n = mcpx_base64url_decode(a + 1, (size_t)(b - a - 1), payload, sizeof(payload) - 1);
+	if (n <= 0)
+		return 0;
+	j = cJSON_ParseWithLength(payload, (size_t)n);
+	exp = cJSON_GetObjectItemCaseSensitive(j, "exp");
+	if (cJSON_IsNumber(exp) && exp->valuedouble > 0 && exp->valuedouble < 1e12)
+		t = (time_t)exp->valuedouble;
+	cJSON_Delete(j);
+	return t;
+}
+
+/* DNS-1123 label (namespace) or subdomain (name) characters. */
+static bool k8s_name_ok(const char *s, size_t n, size_t max)
+{
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		      (max > 63 && s[i] == '.')))
+			return false;
+	return true;
+}
+
+/* The username, when it is a ServiceAccount's. */
+static bool sa_username_ok(const char *u)
+{
+	const char *ns, *colon;
+
+	if (strncmp(u, SA_PREFIX, strlen(SA_PREFIX)) != 0)
+		return false;
+	ns = u + strlen(SA_PREFIX);
+	colon = strchr(ns, ':');
+	return colon && k8s_name_ok(ns, (size_t)(colon - ns), 63) &&
+	       k8s_name_ok(colon + 1, strlen(colon + 1), 253);
+}
+
+/* The verdict of a 200/201 response body; caller filled when admitted. */
+static int judge(const struct mcpx_tokenreview *tr, const char *body, size_t len,
+                 char caller[MCPX_CALLER_MAX])
+{
+	cJSON *j = cJSON_ParseWithLength(body, len);
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+	const cJSON *auth = cJSON_GetObjectItemCaseSensitive(st, "authenticated");
+	const cJSON *aud = cJSON_GetObjectItemCaseSensitive(st, "audiences");
+	const cJSON *user = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(st, "user"), "username");
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
+	bool aud_ok = false;
+	int rc = -EACCES;
+
+	if (!j || !cJSON_IsString(kind) || strcmp(kind->valuestring, "TokenReview") != 0) {
+		rc = -EIO; /* not an answer to the question asked */
+		goto out;
+	}
+	for (const cJSON *a = cJSON_IsArray(aud) ? aud->child : NULL; a; a = a->next)
+		aud_ok |= cJSON_IsString(a) && strcmp(a->valuestring, tr->audience) == 0;
+	if (cJSON_IsTrue(auth) && aud_ok && cJSON_IsString(user) &&
+	    strlen(user->valuestring) < MCPX_CALLER_MAX && sa_username_ok(user->valuestring)) {
+		snprintf(caller, MCPX_CALLER_MAX, "%s", user->valuestring);
+		rc = 0;
+	}
+out:
+	cJSON_Delete(j);
+	return rc;
+}
+
+static void review_free(struct mcpx_review *r)
+{
+	if (r->easy) {
+		curl_multi_remove_handle(r->tr->multi, r->easy);
+		curl_easy_cleanup(r->easy);
+	}
+	for (struct curl_slist *l = r->hdrs; l; l = l->next)
+		mcpx_wipe(l->data, strlen(l->data)); /* the pod's own token */
+	curl_slist_free_all(r->hdrs);
+	if (r->body) {
+		mcpx_wipe(r->body, r->body_len);
+		free(r->body);
+	}
+	mcpx_buf_free(&r->resp);
+	for (struct mcpx_review **pp = &r->tr->reviews; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	free(r);
+}
+
+static void review_done(struct mcpx_review *r, CURLcode cc)
+{
+	struct mcpx_tokenreview *tr = r->tr;
+	char caller[MCPX_CALLER_MAX] = "";
+	long status = 0;
+	time_t now = time(NULL), until;
+	int verdict;
+
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (cc != CURLE_OK) {
+		mcpx_warn("TokenReview at %s failed: %s", tr->url,
+		          r->errbuf[0] ? r->errbuf : curl_easy_strerror(cc));
+		verdict = -EIO;
+	} else if (status != 200 && status != 201) {
+		mcpx_warn("TokenReview at %s answered HTTP %ld", tr->url, status);
+		verdict = -EIO;
+	} else {
+		verdict = judge(tr, r->resp.data, r->resp.len, caller);
+		if (verdict == -EIO)
+			mcpx_warn("TokenReview at %s answered something other than a TokenReview",
+			          tr->url);
+	}
+	if (verdict == 0) {
+		until = now + MCPX_TOKENREVIEW_TTL_S;
+		if (r->token_exp && r->token_exp < until)
+			until = r->token_exp;
+		cache_put(tr, r->digest, true, until, caller);
+	} else if (verdict == -EACCES) {
+		cache_put(tr, r->digest, false, now + MCPX_TOKENREVIEW_NEGATIVE_S, NULL);
+	}
+	r->fn(r->arg, verdict, verdict == 0 ? caller : NULL);
+	review_free(r);
+}
+
+static void process_done(struct mcpx_tokenreview *tr)
+{
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = curl_multi_info_read(tr->multi, &left))) {
+		struct mcpx_review *r = NULL;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		if (r)
+			review_done(r, msg->data.result);
+	}
+}
+
+static size_t write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct mcpx_review *r = arg;
+
+	if (mcpx_buf_add(&r->resp, p, size * n) < 0)
+		return 0; /* larger than any TokenReview: the transfer fails */
+	return size * n;
+}
+
+/* "Authorization: Bearer <pod token>", read now: kubelet rotates it. */
+static struct curl_slist *auth_header(const struct mcpx_tokenreview *tr)
+{
+	char buf[POD_TOKEN_MAX + 32];
+	struct curl_slist *l = NULL;
+	size_t n = 0;
+	ssize_t got;
+	int fd = open(tr->token_file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	n = (size_t)snprintf(buf, sizeof(buf), "Authorization: Bearer ");
+	while ((got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	while (n > 22 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	if (n > 22 && n < sizeof(buf) - 1)
+		l = curl_slist_append(NULL, buf);
+	mcpx_wipe(buf, sizeof(buf));
+	return l;
+}
+
+static char *request_body(const struct mcpx_tokenreview *tr, const char *token, size_t len)
+{
+	cJSON *o = cJSON_CreateObject(), *spec, *aud;
+	char *tok = malloc(len + 1), *out = NULL;
+
+	if (o && tok) {
+		memcpy(tok, token, len);
+		tok[len] = '\0';
+		cJSON_AddStringToObject(o, "apiVersion", "authentication.k8s.io/v1");
+		cJSON_AddStringToObject(o, "kind", "TokenReview");
+		spec = cJSON_AddObjectToObject(o, "spec");
+		cJSON_AddStringToObject(spec, "token", tok);
+		aud = cJSON_AddArrayToObject(spec, "audiences");
+		cJSON_AddItemToArray(aud, cJSON_CreateString(tr->audience));
+		out = cJSON_PrintUnformatted(o);
+		/* cJSON's copy of the token goes with the tree: wipe it first. */
+		{
+			cJSON *t = cJSON_GetObjectItemCaseSensitive(spec, "token");
+			if (t && t->valuestring)
+				mcpx_wipe(t->valuestring, strlen(t->valuestring));
+		}
+	}
+	if (tok) {
+		mcpx_wipe(tok, len);
+		free(tok);
+	}
+	cJSON_Delete(o);
+	return out;
+}
+
+struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const char *token,
+                                           size_t len, mcpx_review_fn fn, void *arg)
+{
+	struct mcpx_review *r = calloc(1, sizeof(*r));
+	struct curl_slist *h;
+
+	if (!r)
+		return NULL;
+	r->tr = tr;
+	r->fn = fn;
+	r->arg = arg;
+	mcpx_sha256(token, len, r->digest);
+	r->token_exp = jwt_exp(token, len);
+	mcpx_buf_init(&r->resp, RESPONSE_MAX);
+	r->next = tr->reviews;
+	tr->reviews = r;
+	r->body = request_body(tr, token, len);
+	r->hdrs = auth_header(tr);
+	if (!r->hdrs)
+		mcpx_warn("TokenReview: cannot read this pod's token %s", tr->token_file);
+	h = r->hdrs ? curl_slist_append(r->hdrs, "Content-Type: application/json") : NULL;
+	if (h)
+		h = curl_slist_append(h, "Accept: application/json");
+	r->easy = curl_easy_init();
+	if (!r->easy) {
+		review_free(r);
+		return NULL;
+	}
+	/* Without a body or the pod's token there is no review to ask for:
+	 * the transfer is left to fail (an empty URL), so the verdict is
+	 * "unavailable", told on a later loop turn like any other. */
+	r->body_len = r->body ? strlen(r->body) : 0;
+	curl_easy_setopt(r->easy, CURLOPT_URL, r->body && h ? tr->url : "");
+	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
+	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(r->easy, CURLOPT_ERRORBUFFER, r->errbuf);
+	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)MCPX_TOKENREVIEW_TIMEOUT_MS);
+	curl_easy_setopt(r->easy, CURLOPT_CAINFO, tr->ca_file);
+	curl_easy_setopt(r->easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(r->easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(r->easy, CURLOPT_PROXY, ""); /* never from the environment */
+	curl_easy_setopt(r->easy, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
+	if (curl_multi_add_handle(tr->multi, r->easy) != CURLM_OK) {
+		review_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void mcpx_review_cancel(struct mcpx_review *r)
+{
+	if (r)
+		review_free(r);
+}
+
+int mcpx_tokenreview_new(struct mcpx_tokenreview **out, struct mcpx_loop *loop,
+                         const struct mcpx_tokenreview_opts *o, struct mcpx_err *err)
+{
+	struct mcpx_tokenreview *tr;
+
+	*out = NULL;
+	if (access(o->token_file, R_OK) < 0)
+		return mcpx_err_set(err, errno,
+		                    "MCP_EXEC_AUTH_KUBERNETES: cannot read this pod's token %s: %s "
+		                    "(automountServiceAccountToken, or "
+		                    "MCP_EXEC_AUTH_KUBERNETES_TOKEN_FILE)",
+		                    o->token_file, strerror(errno));
+	if (access(o->ca_file, R_OK) < 0)
+		return mcpx_err_set(err, errno,
+		                    "MCP_EXEC_AUTH_KUBERNETES: cannot read the cluster CA %s: %s",
+		                    o->ca_file, strerror(errno));
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return mcpx_err_set(err, ENOMEM, "out of memory");
+	tr->loop = loop;
+	snprintf(tr->url, sizeof(tr->url), "%s/apis/authentication.k8s.io/v1/tokenreviews", o->api);
+	tr->token_file = strdup(o->token_file);
+	tr->ca_file = strdup(o->ca_file);
+	tr->audience = strdup(o->audience);
+	tr->multi = curl_multi_init();
+	if (!tr->token_file || !tr->ca_file || !tr->audience || !tr->multi) {
+		mcpx_tokenreview_free(tr);
+		return mcpx_err_set(err, ENOMEM, "out of memory");
+	}
+	tr->timer.fn = timer_cb;
+	tr->timer.arg = tr;
+	curl_multi_setopt(tr->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
+	curl_multi_setopt(tr->multi, CURLMOPT_SOCKETDATA, tr);
+	curl_multi_setopt(tr->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
+	curl_multi_setopt(tr->multi, CURLMOPT_TIMERDATA, tr);
+	*out = tr;
+	return 0;
+}
+
+void mcpx_tokenreview_free(struct mcpx_tokenreview *tr)
+{
+	if (!tr)
+		return;
+	/* Whoever waits is told, so nothing keeps a pointer to a review
+	 * that is gone. */
+	while (tr->reviews) {
+		struct mcpx_review *r = tr->reviews;
+
+		r->fn(r->arg, -ECANCELED, NULL);
+		review_free(r);
+	}
+	if (tr->multi)
+		curl_multi_cleanup(tr->multi);
+	mcpx_timer_cancel(&tr->timer);
+	free(tr->token_file);
+	free(tr->ca_file);
+	free(tr->audience);
+	mcpx_wipe(tr->cache, sizeof(tr->cache));
+	free(tr);
+}
