@@ -9,10 +9,17 @@
 #            perl, the shells and coreutils).
 #   runtime: FROM scratch + /rootfs: the three binaries, their shared
 #            libraries, Debian's python3 with numpy, pandas, matplotlib,
-#            PyYAML, Jinja2 and Pillow, CA certificates and time zones. No
-#            shell, no package manager, no perl. Runs as uid/gid 65532.
+#            PyYAML, Jinja2 and Pillow, bash with coreutils, grep, sed, gawk,
+#            findutils, jq, sqlite3 and file (exec's language "bash"), CA
+#            certificates and time zones; the node variant adds Debian's
+#            nodejs (language "javascript"). No /bin/sh, no package manager,
+#            no perl. Runs as uid/gid 65532.
 #
 # Build:   podman build -t mcp-exec:0.1.0 .     (or docker build)
+#          podman build --build-arg VARIANT=node -t mcp-exec:0.1.0-node .
+#          VARIANT: standard (Python and bash, the default) or node (Python,
+#          bash and JavaScript; Node.js and its ICU data add ~90 MB, which
+#          is why it is not the default: docs/deployment.md, image size).
 # Run:     see docs/deployment.md; the production posture is
 #          --read-only --read-only-tmpfs=false --cap-drop ALL
 #          --security-opt no-new-privileges --user 65532:65532 --tmpfs /tmp
@@ -48,6 +55,11 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr/
 # only what runs (scripts/image-rootfs.py) into /rootfs.
 FROM ${BASE_IMAGE} AS assemble
 ARG DEBIAN_FRONTEND=noninteractive
+ARG VARIANT=standard
+# A bash run's shell and tools, and a JavaScript run's runtime (language.c
+# finds /usr/bin/bash and /usr/bin/node at start-up).
+ARG BASH_PACKAGES="bash coreutils grep sed gawk findutils jq sqlite3 file"
+ARG NODE_PACKAGES="nodejs"
 # Runtime libraries of the binaries, python3 and the modules runs may import.
 # ca-certificates lets mcp-exec-client (and libcurl) verify https peers.
 # python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"
@@ -57,8 +69,13 @@ ARG RUNTIME_PACKAGES="libwebsockets17 libcjson1 libseccomp2 libssl3 libcurl4 lib
     libpython3.11 \
     python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil \
     python3-munkres"
-RUN apt-get update \
- && apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES}
+RUN case "${VARIANT}" in \
+      standard) echo "bash" > /tmp/languages; echo "${BASH_PACKAGES}" > /tmp/language-packages ;; \
+      node) echo "bash javascript" > /tmp/languages; echo "${BASH_PACKAGES} ${NODE_PACKAGES}" > /tmp/language-packages ;; \
+      *) echo "VARIANT must be standard or node, not ${VARIANT}" >&2; exit 1 ;; \
+    esac \
+ && apt-get update \
+ && apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} $(cat /tmp/language-packages)
 COPY --from=build /usr/local/bin/mcp-exec /usr/local/bin/mcp-exec-zygote \
      /usr/local/bin/mcp-exec-client /usr/local/bin/
 COPY scripts/image-rootfs.py /usr/local/lib/image-rootfs.py
@@ -70,20 +87,23 @@ COPY scripts/image-rootfs.py /usr/local/lib/image-rootfs.py
 ARG DROP_PACKAGES="python3-sympy python3-mpmath unicode-data python3-lxml python3-tk \
     python3-pil.imagetk tk8.6-blt2.5 blt libtk8.6 libtcl8.6 libjs-jquery libjs-jquery-ui"
 COPY scripts/image-check.py /usr/local/lib/image-check.py
-RUN python3 /usr/local/lib/image-rootfs.py --out /rootfs --packages "${RUNTIME_PACKAGES}" \
+RUN python3 /usr/local/lib/image-rootfs.py --out /rootfs \
+      --packages "${RUNTIME_PACKAGES} $(cat /tmp/language-packages)" \
+      --languages "$(cat /tmp/languages)" \
       --drop "${DROP_PACKAGES}" \
       --extra /usr/local/bin/mcp-exec /usr/local/bin/mcp-exec-zygote /usr/local/bin/mcp-exec-client \
       --check "/usr/local/bin/mcp-exec --version" \
       --check "/usr/local/bin/mcp-exec-client --help" \
       --check-script /usr/local/lib/image-check.py
 
-# Runtime: the assembled tree and nothing else. No shell, no package
-# manager, no perl, no coreutils; runs as uid/gid 65532 by default and under
+# Runtime: the assembled tree and nothing else. No /bin/sh, no package
+# manager, no perl (bash and its tools are there for bash runs; nothing in
+# the server uses them); runs as uid/gid 65532 by default and under
 # any other uid (OpenShift assigns one, with gid 0): the only path it writes
 # is /tmp (mode 1777, a tmpfs or emptyDir at run time).
 FROM scratch
 LABEL org.opencontainers.image.title="mcp-exec" \
-      org.opencontainers.image.description="Kubernetes-native MCP code-execution server (Python 3 in a per-execution sandbox)" \
+      org.opencontainers.image.description="Kubernetes-native MCP code-execution server (Python 3, bash and, in the node variant, JavaScript in a per-execution sandbox)" \
       org.opencontainers.image.version="0.1.0"
 COPY --from=assemble /rootfs/ /
 ENV MCP_EXEC_TRANSPORT=http \

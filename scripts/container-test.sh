@@ -11,8 +11,8 @@
 #    needed), imported as localhost/mcpx-debian-minbase:bookworm and cached;
 # 2. podman build of ./Dockerfile on that base;
 # 3. the image's size (reported; at most MCPX_IMAGE_MAX_MB, 250), its
-#    metadata (user, port, env), that it holds no shell, package manager or
-#    perl (and that `--entrypoint /bin/sh` cannot start), the runtime posture
+#    metadata (user, port, env), that it holds no /bin/sh, package manager or
+#    perl (bash is there for bash runs) (and that `--entrypoint /bin/sh` cannot start), the runtime posture
 #    seen from inside (uid, capabilities, no_new_privs, read-only root,
 #    /var/tmp and /run not writable, writable /tmp, no set-uid files),
 #    scripts/image-check.py (numpy, pandas, matplotlib, Pillow, ...) and
@@ -213,9 +213,14 @@ for d in ("/var/tmp", "/run", "/", "/usr/local/bin", "/etc"):
         checks[f"{d} not writable"] = False
     except OSError:
         checks[f"{d} not writable"] = True
-present = [p for p in ("/bin/sh", "/bin/bash", "/bin/dash", "/usr/bin/perl", "/usr/bin/dpkg", "/usr/bin/apt",
-                       "/usr/bin/apt-get", "/usr/bin/env", "/bin/ls", "/usr/bin/busybox") if os.path.lexists(p)]
-checks["no shell, package manager, perl or coreutils " + " ".join(present)] = not present
+# bash and coreutils are there for exec's language "bash" (Dockerfile);
+# /bin/sh, dash, perl and the package managers never are.
+present = [p for p in ("/bin/sh", "/bin/dash", "/usr/bin/perl", "/usr/bin/dpkg", "/usr/bin/apt",
+                       "/usr/bin/apt-get", "/usr/bin/busybox") if os.path.lexists(p)]
+checks["no /bin/sh, dash, package manager or perl " + " ".join(present)] = not present
+checks["bash and its tools for bash runs"] = all(
+    os.access(p, os.X_OK) for p in ("/usr/bin/bash", "/usr/bin/jq", "/usr/bin/sqlite3", "/usr/bin/gawk",
+                                    "/usr/bin/file", "/usr/bin/find", "/usr/bin/grep", "/usr/bin/sed"))
 try:
     with open("/tmp/probe", "w") as f:
         f.write("x")
@@ -236,9 +241,10 @@ for top in ("/usr", "/bin", "/sbin", "/lib"):
                 setuid.append(p)
 checks["no set-uid/set-gid files"] = not setuid
 import subprocess
-r = subprocess.run([sys.executable, "/image-check.py"], capture_output=True, text=True)
-checks["scripts/image-check.py: numpy, pandas, matplotlib (PNG/PDF/SVG), Pillow, yaml, jinja2, tz, CA bundle"] = \
-    r.returncode == 0 and "image-check: ok" in r.stdout
+langs = ["bash"] + (["javascript"] if os.access("/usr/bin/node", os.X_OK) else [])
+r = subprocess.run([sys.executable, "/image-check.py"] + langs, capture_output=True, text=True)
+checks["scripts/image-check.py: numpy, pandas, matplotlib (PNG/PDF/SVG), Pillow, yaml, jinja2, tz, CA bundle, "
+       + " and ".join(langs)] = r.returncode == 0 and "image-check: ok" in r.stdout
 for k, v in checks.items():
     print(("ok   " if v else "FAIL ") + k)
 sys.exit(0 if all(checks.values()) else 1)

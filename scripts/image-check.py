@@ -7,11 +7,17 @@ It exercises the paths user code takes, not just the imports: BLAS/LAPACK
 under numpy, pandas' CSV parser and groupby, matplotlib's Agg backend saving
 PNG, PDF and SVG (PDF embeds fonts through fontTools), Pillow decoding and
 encoding PNG and JPEG, YAML, Jinja2, time zones and the CA bundle.
+With arguments (the languages beside Python the image offers: bash,
+javascript) it also runs what a bash or JavaScript run relies on: bash with
+coreutils, grep, sed, gawk, findutils, jq, sqlite3 and file in a pipeline,
+and Node.js reading stdin as an ES module.
 Prints "image-check: ok" and exits 0, or raises.
 """
 import io
 import os
 import ssl
+import subprocess
+import sys
 import tempfile
 import zoneinfo
 
@@ -58,4 +64,29 @@ assert str(zoneinfo.ZoneInfo("Europe/Paris")) == "Europe/Paris"
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 ctx.load_verify_locations("/etc/ssl/certs/ca-certificates.crt")
 assert ctx.cert_store_stats()["x509_ca"] > 100, "the CA bundle is missing or empty"
+ENV = {"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir(), "LANG": "C.UTF-8"}
+if "bash" in sys.argv[1:]:
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "main.sh"), "w") as f:
+            f.write("printf 'b,2\\na,1\\na,3\\n' > in.csv\n"
+                    "sort in.csv | cut -d, -f1 | uniq -c | gawk '{print $2\"=\"$1}' | tr '\\n' ' '\n"
+                    "grep -c a in.csv | sed 's/^/a-rows=/'\n"
+                    "echo '{\"n\":[1,2]}' | jq -c '.n | add'\n"
+                    "sqlite3 :memory: 'select 6*7;'\n"
+                    "file -b --mime-type in.csv; find . -name '*.csv' | wc -l\n"
+                    "read -r x; echo \"stdin=$x\"\n")
+        r = subprocess.run(["/usr/bin/bash", "--noprofile", "--norc", "main.sh"], cwd=d, env=ENV,
+                           input="hi\n", capture_output=True, text=True, timeout=60)
+        want = "a=2 b=1 a-rows=2\n3\n42\ntext/csv\n1\nstdin=hi\n"
+        assert r.returncode == 0 and r.stdout == want, (r.stdout, r.stderr)
+if "javascript" in sys.argv[1:]:
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "main.mjs"), "w") as f:
+            f.write("import { createHash } from 'node:crypto';\n"
+                    "let s = ''; for await (const c of process.stdin) s += c;\n"
+                    "console.log(createHash('sha256').update(s).digest('hex').slice(0, 8),"
+                    " new Intl.NumberFormat('de-DE').format(1234.5));\n")
+        r = subprocess.run(["/usr/bin/node", "--max-old-space-size=256", "main.mjs"], cwd=d,
+                           env=ENV, input="hi", capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout == "8f434346 1.234,5\n", (r.stdout, r.stderr)
 print("image-check: ok")

@@ -13,6 +13,11 @@ denylist:
     or an interpreter other than Python (EXCLUDED: dpkg, apt, debconf,
     perl-base, bash, dash, coreutils, ...), whatever depends on them: their
     maintainer scripts never run in the image;
+  - except, with --languages bash, the shell and the tools a bash run is
+    offered (bash, coreutils, grep, sed, findutils and the gawk, jq,
+    sqlite3 and file packages the Dockerfile installs): exec's `language:
+    "bash"` needs them, so they are taken out of EXCLUDED; dash (/bin/sh),
+    perl and the package managers stay out;
   - minus the packages given with --drop: dependencies Debian declares
     for features the image does not offer (sympy for fontTools' symbolic
     font maths, Tk for interactive plot windows, ...); the --check-script
@@ -62,6 +67,10 @@ SKIP_PREFIXES = ("/usr/share/doc/", "/usr/share/man/", "/usr/share/info/", "/usr
                  "/usr/share/locale/", "/usr/share/bug/", "/usr/share/doc-base/",
                  "/usr/share/bash-completion/", "/usr/share/zsh/", "/var/lib/dpkg/",
                  "/usr/share/menu/", "/etc/cron.daily/", "/etc/logrotate.d/")
+
+# What --languages bash puts back: the shell and the utilities a bash run is
+# offered (docs/tool.md). /usr/bin/env comes with coreutils.
+BASH_TOOLS = {"bash", "coreutils", "grep", "sed", "findutils"}
 
 DEP_SPLIT = re.compile(r"\s*,\s*")
 
@@ -227,11 +236,14 @@ def finish(dest, extra):
     subprocess.run(["ldconfig", "-r", dest], check=True)
 
 
-def check_tree(dest):
-    """No shell, no package manager, no perl; no writable directory but /tmp."""
-    bad = [p for p in ("/bin/sh", "/bin/bash", "/bin/dash", "/usr/bin/perl", "/usr/bin/dpkg",
-                       "/usr/bin/apt", "/usr/bin/apt-get", "/usr/bin/env", "/var/tmp")
-           if os.path.lexists(dest + p)]
+def check_tree(dest, languages):
+    """No package manager, no perl, no /bin/sh; no shell at all unless bash is
+    a language runs may use; no writable directory but /tmp."""
+    banned = ["/bin/sh", "/bin/dash", "/usr/bin/perl", "/usr/bin/dpkg", "/usr/bin/apt",
+              "/usr/bin/apt-get", "/var/tmp"]
+    if "bash" not in languages:
+        banned += ["/bin/bash", "/usr/bin/env"]
+    bad = [p for p in banned if os.path.lexists(dest + p)]
     for d, dirs, files in os.walk(dest):
         for n in dirs:
             p = os.path.join(d, n)
@@ -251,7 +263,16 @@ def main():
     ap.add_argument("--check", action="append", default=[],
                     help="a command (shell-style words) that must succeed in a chroot of the tree")
     ap.add_argument("--check-script", help="a Python file run with the tree's python3 in a chroot")
+    ap.add_argument("--languages", default="",
+                    help="space-separated languages beside Python the image offers runs: bash, "
+                         "javascript (their runtimes must be among --packages)")
     a = ap.parse_args()
+    languages = set(a.languages.split())
+    unknown = languages - {"bash", "javascript"}
+    if unknown:
+        sys.exit(f"image-rootfs: unknown --languages: {' '.join(sorted(unknown))}")
+    if "bash" in languages:
+        EXCLUDED.difference_update(BASH_TOOLS)
     dest = os.path.abspath(a.out)
     if os.path.exists(dest):
         shutil.rmtree(dest)
@@ -269,12 +290,12 @@ def main():
     copy_pycache(dest)
     copy_alternatives(dest)
     finish(dest, a.extra)
-    check_tree(dest)
+    check_tree(dest, languages)
     checks = [shlex.split(c) for c in a.check]
     if a.check_script:
         # Copied into the tree's /tmp for the run and removed after it.
         shutil.copyfile(a.check_script, dest + "/tmp/image-check.py")
-        checks.append(["/usr/bin/python3", "/tmp/image-check.py"])
+        checks.append(["/usr/bin/python3", "/tmp/image-check.py"] + sorted(languages))
     try:
         for argv in checks:
             r = subprocess.run(["/usr/sbin/chroot", dest] + argv, capture_output=True, text=True,

@@ -152,6 +152,26 @@ static int judge_sandbox(const struct mcpx_config *cfg, const struct mcpx_sandbo
 	return 0;
 }
 
+/* The languages MCP_EXEC_LANGUAGES allows, each proven in the sandbox with
+ * a run's own limits (language.h). 0, or the exit code with the reason in
+ * err: a language listed by name that cannot run, or Python. */
+static int find_languages(const struct mcpx_config *cfg, struct mcpx_sandbox *sb,
+                          struct mcpx_err *err)
+{
+	struct mcpx_limits lim = {.cpu_s = 10,
+	                          .memory_mb = cfg->memory_mb,
+	                          .max_procs = cfg->max_procs,
+	                          .file_mb = cfg->max_file_mb,
+	                          .open_files = 256};
+
+	if (mcpx_sandbox_find_languages(sb, cfg->languages, &lim, err) < 0)
+		return EX_UNAVAILABLE;
+	for (int l = 0; l < MCPX_LANG_COUNT; l++)
+		if (!sb->langs.rt[l].available)
+			mcpx_info("language %s off: %s", mcpx_lang_name(l), sb->langs.rt[l].why);
+	return 0;
+}
+
 static int start_sandbox(struct app *app)
 {
 	struct mcpx_err err = {{0}};
@@ -164,6 +184,8 @@ static int start_sandbox(struct app *app)
 	}
 	find_zygote(app->cfg, &app->sb, &err);
 	rc = judge_sandbox(app->cfg, &app->sb, &err);
+	if (!rc)
+		rc = find_languages(app->cfg, &app->sb, &err);
 	if (rc) {
 		mcpx_error("%s", err.msg);
 		return rc;
@@ -310,7 +332,7 @@ static char *exec_upstreams(void *arg)
 /* exec, and with a policy its functions. */
 static int build_tools(struct app *app)
 {
-	app->tool = mcpx_tool_exec_new(app->cfg, app->ex);
+	app->tool = mcpx_tool_exec_new(app->cfg, app->ex, &app->sb.langs);
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
@@ -632,7 +654,7 @@ static void teardown(struct app *app)
 int mcpx_app_run(struct mcpx_config *cfg)
 {
 	static struct app app;
-	char layers[512];
+	char layers[512], langs[400];
 	int rc;
 
 	memset(&app, 0, sizeof(app));
@@ -665,6 +687,7 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	}
 	app.sig = mcpx_signals_watch(app.loop, on_signal, &app);
 	mcpx_sandbox_describe(&app.sb, layers, sizeof(layers));
+	mcpx_languages_describe(&app.sb.langs, langs, sizeof(langs));
 	if (cfg->transport == MCPX_TRANSPORT_STDIO) {
 		app.stdio = mcpx_stdio_start(app.loop, app.core, cfg->max_body_bytes);
 		if (!app.stdio) {
@@ -672,8 +695,10 @@ int mcpx_app_run(struct mcpx_config *cfg)
 			rc = EX_OSERR;
 			goto out;
 		}
-		mcpx_info("mcp-exec %s ready on stdio; python %s; sandbox: %s; warm: %s", MCPX_VERSION,
-			  cfg->python, layers, mcpx_warm_mode_name(mcpx_warm_mode_for(cfg, &app.sb)));
+		mcpx_info(
+		    "mcp-exec %s ready on stdio; python %s; languages: %s; sandbox: %s; warm: %s",
+		    MCPX_VERSION, cfg->python, langs, layers,
+		    mcpx_warm_mode_name(mcpx_warm_mode_for(cfg, &app.sb)));
 	} else {
 		app.streamable = mcpx_streamable_new(app.core, app.sessions, app.loop);
 		app.sse = mcpx_sse_new(app.core, app.loop);
@@ -682,9 +707,9 @@ int mcpx_app_run(struct mcpx_config *cfg)
 			goto out;
 		}
 		mcpx_info("mcp-exec %s listening on http://%s:%d (Streamable HTTP at /mcp, legacy "
-			  "SSE at /sse); python %s; sandbox: %s",
-			  MCPX_VERSION, strchr(cfg->listen_host, ':') ? "[ipv6]" : cfg->listen_host,
-			  mcpx_http_server_port(app.http), cfg->python, layers);
+		          "SSE at /sse); python %s; languages: %s; sandbox: %s",
+		          MCPX_VERSION, strchr(cfg->listen_host, ':') ? "[ipv6]" : cfg->listen_host,
+		          mcpx_http_server_port(app.http), cfg->python, langs, layers);
 	}
 	rc = mcpx_loop_run(app.loop) < 0 ? EX_SOFTWARE : 0;
 	if (rc == 0 && app.stop_signal)
@@ -766,6 +791,25 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 		printf("sandbox: REFUSED: %s (the server would exit %d)\n", err.msg, verdict);
 	else
 		printf("self-test: passed\n");
+	if (!verdict) {
+		char langs[400];
+
+		if (find_languages(cfg, &sb, &err)) {
+			printf("languages: FAILED: %s\n", err.msg);
+			rc = -1;
+		}
+		mcpx_languages_describe(&sb.langs, langs, sizeof(langs));
+		printf("languages: %s\n", langs);
+		for (int l = 0; l < MCPX_LANG_COUNT; l++) {
+			const struct mcpx_runtime *rt = &sb.langs.rt[l];
+
+			if (rt->available)
+				printf("language %s: %s%s%s\n", mcpx_lang_name(l), rt->path,
+				       rt->root[0] ? ", readable prefix " : "", rt->root);
+			else
+				printf("language %s: off (%s)\n", mcpx_lang_name(l), rt->why);
+		}
+	}
 	{
 		enum mcpx_warm_mode m = mcpx_warm_mode_for(cfg, &sb);
 		printf("warm interpreters: %s%s\n", mcpx_warm_mode_name(m),

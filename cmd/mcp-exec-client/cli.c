@@ -37,6 +37,7 @@ enum {
 	OPT_EXPECT,
 	OPT_WARMUP,
 	OPT_THINK,
+	OPT_LANGUAGE,
 };
 
 #define FOR_CALL (1u << CLI_CALL)
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
     {"tool", required_argument, NULL, OPT_TOOL},
     {"args", required_argument, NULL, OPT_ARGS},
     {"expect", required_argument, NULL, OPT_EXPECT},
+    {"language", required_argument, NULL, OPT_LANGUAGE},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"think-ms", required_argument, NULL, OPT_THINK},
     {NULL, 0, NULL, 0},
@@ -83,6 +85,7 @@ static const struct {
     {OPT_EXPECT, FOR_BENCH},
     {OPT_WARMUP, FOR_BENCH},
     {OPT_THINK, FOR_BENCH},
+    {OPT_LANGUAGE, FOR_CALL},
 };
 
 static const char *const command_names[] = {
@@ -105,9 +108,10 @@ static const char usage_main[] =
 
 static const char usage_call[] =
     "usage: mcp-exec-client call --url URL [--token-file F] [--timeout S]\n"
-    "                            [--stdin F] [--progress] (--code CODE | FILE | -)\n"
+    "                            [--stdin F] [--progress] [--language L]\n"
+    "                            (--code CODE | FILE | -)\n"
     "\n"
-    "Runs Python code with the server's exec tool. The program's stdout and\n"
+    "Runs code (Python unless --language says otherwise) with the server's exec tool. The program's stdout and\n"
     "stderr are written to ours unchanged and its exit code becomes ours.\n"
     "\n"
     "  --url URL         the MCP endpoint, e.g. http://mcp-exec:8080/mcp\n"
@@ -123,6 +127,8 @@ static const char usage_call[] =
     "  --progress        report queueing and output progress on stderr while the\n"
     "                    code runs (the reply then streams as server-sent events)\n"
     "  --code CODE       the code to run; or a FILE holding it; or - for stdin\n"
+    "  --language L      the code's language: python (the default), bash or\n"
+    "                    javascript, as the server offers them\n"
     "\n"
     "exit status:\n"
     "  the program's exit code when it ran to completion\n"
@@ -375,6 +381,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, struct mcpx_err *err)
 			break;
 		case OPT_PROGRESS:
 			o->progress = true;
+			break;
+		case OPT_LANGUAGE:
+			o->language = optarg;
 			break;
 		case OPT_CLIENTS:
 			rc = parse_uint(optarg, "--clients", 1, 1024, &o->clients, err);

@@ -33,6 +33,7 @@ struct cli_opts {
 	const char *code;       /* --code */
 	const char *code_file;  /* call: FILE, or "-" for our stdin */
 	bool progress;          /* call: stream progress to stderr */
+	const char *language;   /* call: --language, NULL: the server's default */
 	unsigned clients;       /* bench */
 	unsigned calls;         /* bench: per client */
 	unsigned warmup;        /* bench: unmeasured calls per client */

@@ -195,6 +195,7 @@ int cmd_call(const struct cli_opts *o)
 	req.code = code;
 	req.stdin_data = in;
 	req.timeout_s = o->timeout_s;
+	req.language = o->language;
 	req.http_timeout_s = cmd_http_timeout(o->timeout_s);
 	req.progress = o->progress;
 	req.on_notify = o->progress ? show_notification : NULL;

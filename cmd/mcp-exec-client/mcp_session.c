@@ -277,6 +277,8 @@ static cJSON *exec_params(const struct mcp_exec_req *req)
 		goto oom;
 	if (req->timeout_s && !cJSON_AddNumberToObject(args, "timeout_s", req->timeout_s))
 		goto oom;
+	if (req->language && !cJSON_AddStringToObject(args, "language", req->language))
+		goto oom;
 	if (req->stdin_data && !cJSON_AddStringToObject(args, "stdin", req->stdin_data))
 		goto oom;
 	if (req->progress && (!(meta = cJSON_AddObjectToObject(params, "_meta")) ||

@@ -39,6 +39,7 @@ struct mcp_exec_req {
 	const char *code;       /* UTF-8 without NUL bytes */
 	const char *stdin_data; /* likewise, or NULL for no stdin */
 	unsigned timeout_s;     /* 0: the server's default */
+	const char *language;   /* exec's `language`, or NULL (Python) */
 	long http_timeout_s;    /* how long to wait for the reply */
 	bool progress;          /* ask for progress: the reply streams as SSE */
 	hc_notify_fn on_notify; /* optional: notifications while it runs */

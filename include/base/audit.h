@@ -23,6 +23,7 @@ struct mcpx_audit_rec {
 	char code_sha256[65];
 	size_t code_bytes;
 	size_t stdin_bytes;
+	const char *language; /* exec's: "python", "bash", "javascript"; NULL: python */
 	const char *status; /* "ok", "timeout", "killed", "cancelled", "failed", "expired", "shutdown" */
 	int exit_code;
 	int signal;

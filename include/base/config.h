@@ -97,6 +97,8 @@ struct mcpx_config {
 	 * after the previous run was reaped; after-reap forces the latter. */
 	enum mcpx_warm warm;
 	char preload[1024]; /* comma-separated module names */
+	/* MCP_EXEC_LANGUAGES as given: "auto" or a list (langset.h) */
+	char languages[128];
 	/* A zygote is replaced (in the background) after this many runs or
 	 * seconds; 0: no bound of that kind. */
 	unsigned warm_max_runs;

@@ -73,6 +73,10 @@ struct mcpx_job_spec {
 	 * them to the caller. Written with out/ before the code starts. */
 	struct mcpx_runfiles_in *files;
 	const struct mcpx_job_bind *bind; /* NULL: an exec run */
+	/* The code's language (default python); one the sandbox cannot run
+	 * fails the job as a sandbox start would. Only Python runs warm: the
+	 * others start cold through the same sandbox. */
+	enum mcpx_lang language;
 };
 
 enum mcpx_job_status {

@@ -2,7 +2,9 @@
  * tool_exec.h - the `exec` tool: the mcp-exec (Go) contract on top of the
  * executor.
  *
- * Input {code, timeout_s?, stdin?, files?} with additionalProperties:false;
+ * Input {code, timeout_s?, stdin?, files?, language?} with
+ * additionalProperties:false (language: one of the languages the sandbox
+ * found at start-up, language.h; python when absent);
  * output structuredContent {stdout, stderr, exit_code, duration_ms,
  * truncated, timed_out} plus our additive fields (signal, limit, cpu_ms,
  * max_rss_kb, files, files_truncated), the same JSON in a text block, and
@@ -30,6 +32,9 @@ struct mcpx_exec_args {
 	/* Decoded input files (heap), NULL when none; freed by
 	 * mcpx_exec_args_free unless handed to a job. */
 	struct mcpx_runfiles_in *files;
+	/* The `language` argument (points into the cJSON args), NULL when
+	 * absent; which languages exist is the tool's to check. */
+	const char *language;
 };
 
 /* Validates arguments against the input schema and the configured caps.
@@ -42,8 +47,17 @@ void mcpx_exec_args_free(struct mcpx_exec_args *a);
 /* Builds the CallToolResult for a finished job (caller frees). */
 cJSON *mcpx_exec_result(const struct mcpx_job_result *res);
 
-/* The tool, bound to an executor; freed with mcpx_tool_exec_free. */
-struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex);
+/* The language a call asked for (a->language, NULL: python) among those
+ * langs offers (NULL: python alone). Returns the language, or -EINVAL with
+ * a message naming the available ones in msg. */
+int mcpx_exec_language(const struct mcpx_exec_args *a, const struct mcpx_languages *langs,
+                       char *msg, size_t msglen);
+
+/* The tool, bound to an executor; freed with mcpx_tool_exec_free. langs
+ * (not owned, outlives the tool; NULL: python alone) are the languages its
+ * schema offers and its description names. */
+struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
+                                     const struct mcpx_languages *langs);
 void mcpx_tool_exec_free(struct mcpx_tool *tool);
 
 /* The policy whose exec grant the description names (mcpx.fetch and the

@@ -84,6 +84,13 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
  * start now. */
 bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), void *arg);
 
+/* A run is about to start cold without taking the prepared interpreter
+ * (bash or JavaScript: only Python runs warm). In after-reap mode the
+ * prepared one is ended first, since nothing may be prepared while a run
+ * lives; a fork-server child stays for the next Python run (Landlock's
+ * scope keeps it apart from the run, as when it is asked for beside one). */
+void mcpx_warm_pool_cold_run(struct mcpx_warm_pool *wp);
+
 /* A run started (pgrp: its process group, left out of the next process's
  * RLIMIT_NPROC count while it runs). */
 void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp);

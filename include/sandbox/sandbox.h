@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "language.h"
 
 #define MCPX_SANDBOX_UID 65532
 /* Started as root, each server's runs get a group of their own: this base
@@ -90,6 +91,9 @@ struct mcpx_sandbox {
 	int zygote_fd;
 	char runtime_root[4096];  /* the interpreter's prefix when outside /usr etc., else "" */
 	const char *runner;       /* the cold run's -c program (runner.h); static storage */
+	/* The languages runs may use (language.h); Python alone until
+	 * mcpx_sandbox_find_languages. */
+	struct mcpx_languages langs;
 	char workdir_base[4096];
 	pid_t server_pid;
 	uid_t run_uid;
@@ -188,6 +192,15 @@ int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_l
 			      const char *code, size_t code_len,
 			      const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
 			      struct mcpx_err *err);
+
+/* mcpx_sandbox_spawn_filled for a run in lang: the code goes to that
+ * language's file (main.py, main.sh, main.mjs) and its runtime starts
+ * through the same child setup. lang must be available in sb->langs
+ * (-ENOEXEC otherwise). */
+int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                            enum mcpx_lang lang, const char *code, size_t code_len,
+                            const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+                            struct mcpx_err *err);
 
 /* Starts a warm interpreter: the same sandbox, but the zygote binary in
  * its one-run mode (`mcp-exec-zygote once`) and no main.py; it preloads

@@ -80,6 +80,7 @@ static void add_exec(cJSON *o, const struct mcpx_audit_rec *r)
 	cJSON_AddStringToObject(o, "code_sha256", r->code_sha256);
 	cJSON_AddNumberToObject(o, "code_bytes", (double)r->code_bytes);
 	cJSON_AddNumberToObject(o, "stdin_bytes", (double)r->stdin_bytes);
+	cJSON_AddStringToObject(o, "language", r->language ? r->language : "python");
 }
 
 /* The function's name comes from the policy, the rest from the server. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "crypto.h"
+#include "langset.h"
 #include "preload.h"
 
 enum opt_type {
@@ -121,6 +122,9 @@ static const struct opt opts[] = {
 	{"preload", "MCP_EXEC_PRELOAD", T_STR, OFF(preload), SZ(preload), 0, 0,
 	 "modules a warm interpreter imports in advance, comma-separated; auto: numpy, and in "
 	 "fork-server mode matplotlib too"},
+	{"languages", "MCP_EXEC_LANGUAGES", T_STR, OFF(languages), SZ(languages), 0, 0,
+	 "languages exec runs: auto (every one whose runtime is present) or a comma-separated "
+	 "list of python, bash, javascript (python required)"},
 	{"policy", "MCP_EXEC_POLICY", T_STR, OFF(policy), SZ(policy), 0, 0,
 	 "policy file (JSON): what runs may reach through the egress broker; re-read on change"},
 	{"egress-proxy", "MCP_EXEC_EGRESS_PROXY", T_STR, OFF(egress_proxy), SZ(egress_proxy), 0, 0,
@@ -180,6 +184,7 @@ static void set_defaults(struct mcpx_config *c)
 		strcpy(c->workdir_base, tmp);
 	c->warm = MCPX_WARM_AUTO;
 	strcpy(c->preload, MCPX_PRELOAD_AUTO);
+	strcpy(c->languages, MCPX_LANGS_AUTO);
 	c->warm_max_runs = 100;
 	c->warm_max_age_s = 300;
 	c->log_format = MCPX_LOG_JSON;
@@ -466,6 +471,13 @@ static int validate(struct mcpx_config *c, struct mcpx_err *err)
 		return mcpx_err_set(err, EINVAL,
 				    "MCP_EXEC_PRELOAD: \"%s\" is not a comma-separated list of module names",
 				    c->preload);
+	{
+		unsigned mask;
+		bool listed;
+
+		if (mcpx_langset_parse(c->languages, &mask, &listed, err) < 0)
+			return -EINVAL;
+	}
 	if (!c->workdir_base[0] && getenv("TMPDIR") && strlen(getenv("TMPDIR")) > MCPX_WORKDIR_BASE_MAX)
 		return mcpx_err_set(err, ENAMETOOLONG,
 				    "MCP_EXEC_WORKDIR_BASE is unset and its default, TMPDIR, is %zu "
@@ -623,6 +635,7 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 		fprintf(out, " (fork-server: %s; after-reap: %s)",
 			mcpx_preload_list(c->preload, true), mcpx_preload_list(c->preload, false));
 	fputc('\n', out);
+	fprintf(out, "MCP_EXEC_LANGUAGES=%s\n", c->languages);
 	fprintf(out, "MCP_EXEC_POLICY=%s\n", c->policy[0] ? c->policy : "<unset: no egress>");
 	/* A proxy URL may carry a password. */
 	fprintf(out, "MCP_EXEC_EGRESS_PROXY=%s\n",

@@ -76,6 +76,7 @@ struct mcpx_job {
 
 	char *code;
 	size_t code_len;
+	enum mcpx_lang lang;
 	char *stdin_data;
 	size_t stdin_len, stdin_off;
 	unsigned timeout_s;
@@ -240,6 +241,7 @@ static void audit(const struct mcpx_job *job, const char *status, const struct m
 	rec.client = job->client[0] ? job->client : NULL;
 	mcpx_sha256_hex(job->code, job->code_len, rec.code_sha256);
 	rec.code_bytes = job->code_len;
+	rec.language = mcpx_lang_name(job->lang);
 	rec.stdin_bytes = job->stdin_len;
 	rec.status = status;
 	rec.exit_code = r ? r->exit_code : -1;
@@ -335,6 +337,7 @@ static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_
 		goto nomem;
 	memcpy(job->code, spec->code, spec->code_len);
 	job->code_len = spec->code_len;
+	job->lang = spec->language;
 	if (spec->stdin_data && spec->stdin_len) {
 		job->stdin_data = malloc(spec->stdin_len);
 		if (!job->stdin_data)
@@ -525,6 +528,12 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 			return "cpu";
 		if (sig == SIGXFSZ)
 			return "file_size";
+		/* V8 aborts when its heap (--max-old-space-size, the run's
+		 * memory) or the address space runs out. */
+		if (sig == SIGABRT && job->lang == MCPX_LANG_JAVASCRIPT && job->err.buf.len &&
+		    (memmem(job->err.buf.data, job->err.buf.len, "heap out of memory", 18) ||
+		     memmem(job->err.buf.data, job->err.buf.len, "Fatal process OOM", 17)))
+			return "memory";
 		return NULL;
 	}
 	/* Any process of the run that hit its memory limit (RLIMIT_AS) and
@@ -535,15 +544,17 @@ static const char *classify_limit(struct mcpx_job *job, int status, uint64_t cpu
 		return "memory";
 	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || !job->err.buf.len)
 		return NULL;
-	/* Python reports these limits as exceptions; look at the end of stderr,
-	 * where the traceback's last line is. The label only describes the
+	/* Python reports these limits as exceptions (Node and bash's tools as
+	 * errors); look at the end of stderr, where the traceback's last line is. The label only describes the
 	 * caller's own run, so a program printing these words fools no one else. */
 	n = job->err.buf.len < 4096 ? job->err.buf.len : 4096;
 	tail = job->err.buf.data + job->err.buf.len - n;
 	if (memmem(tail, n, "MemoryError", 11) || memmem(tail, n, "Unable to allocate", 18) ||
-	    memmem(tail, n, "Cannot allocate memory", 22))
+	    memmem(tail, n, "Cannot allocate memory", 22) ||
+	    memmem(tail, n, "Array buffer allocation failed", 30))
 		return "memory";
-	if (memmem(tail, n, "File too large", 14))
+	/* Node ignores SIGXFSZ, so its write fails with EFBIG instead. */
+	if (memmem(tail, n, "File too large", 14) || memmem(tail, n, "file too large", 14))
 		return "file_size";
 	if (memmem(tail, n, "Resource temporarily unavailable", 32) ||
 	    memmem(tail, n, "can't start new thread", 22))
@@ -1064,6 +1075,14 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 	lim.file_mb = ex->cfg->max_file_mb;
 	lim.open_files = 256;
 	lim.channel = wants_channel(ex, job);
+	/* Bash and JavaScript start cold: the prepared interpreter is
+	 * Python's (and in after-reap mode none may wait beside a run). */
+	if (job->lang != MCPX_LANG_PYTHON) {
+		if (!nested)
+			mcpx_warm_pool_cold_run(ex->warm);
+		return mcpx_sandbox_spawn_lang(ex->sb, &lim, job->lang, job->code, job->code_len,
+		                               &fill, &job->proc, err);
+	}
 	if (!nested) {
 		bool ready_pending;
 		int rc = mcpx_warm_pool_take(ex->warm, &job->proc, lim.channel, &ready_pending,

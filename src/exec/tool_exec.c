@@ -45,6 +45,7 @@ struct exec_tool {
 	struct mcpx_executor *ex;
 	struct mcpx_schema *schema;             /* the inputSchema, compiled */
 	const struct mcpx_policy_store *policy; /* NULL: no egress */
+	const struct mcpx_languages *langs;     /* NULL: python alone */
 	char *(*upstreams)(void *arg);          /* the upstreams' lines, or NULL */
 	void *upstreams_arg;
 };
@@ -318,7 +319,8 @@ static int check_extra(const cJSON *args, char *msg, size_t msglen)
 	cJSON_ArrayForEach(el, args)
 	{
 		if (strcmp(el->string, "code") == 0 || strcmp(el->string, "timeout_s") == 0 ||
-		    strcmp(el->string, "stdin") == 0 || strcmp(el->string, "files") == 0)
+		    strcmp(el->string, "stdin") == 0 || strcmp(el->string, "files") == 0 ||
+		    strcmp(el->string, "language") == 0)
 			continue;
 		if (n_extra++)
 			strncat(extra, " ", sizeof(extra) - strlen(extra) - 1);
@@ -328,7 +330,7 @@ static int check_extra(const cJSON *args, char *msg, size_t msglen)
 		return 0;
 	snprintf(msg, msglen,
 	         "validating \"arguments\": validating root: unexpected additional "
-	         "properties [%s] (allowed: code, timeout_s, stdin, files)",
+	         "properties [%s] (allowed: code, timeout_s, stdin, files, language)",
 	         extra);
 	return -EINVAL;
 }
@@ -380,7 +382,7 @@ static int check_code(const cJSON *code, const struct mcpx_config *cfg, char *ms
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
                          struct mcpx_exec_args *out, char *msg, size_t msglen)
 {
-	const cJSON *code, *timeout, *in, *files;
+	const cJSON *code, *timeout, *in, *files, *lang;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -395,6 +397,7 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 	timeout = args ? cJSON_GetObjectItemCaseSensitive(args, "timeout_s") : NULL;
 	in = args ? cJSON_GetObjectItemCaseSensitive(args, "stdin") : NULL;
 	files = args ? cJSON_GetObjectItemCaseSensitive(args, "files") : NULL;
+	lang = args ? cJSON_GetObjectItemCaseSensitive(args, "language") : NULL;
 
 	/* Same order as the Go server's schema check: property types, then
 	 * additionalProperties, then required. */
@@ -406,6 +409,8 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 		return type_error(msg, msglen, "/properties/stdin", in, "string");
 	if (files && !cJSON_IsArray(files))
 		return type_error(msg, msglen, "/properties/files", files, "array");
+	if (lang && !cJSON_IsString(lang))
+		return type_error(msg, msglen, "/properties/language", lang, "string");
 	if (args && (rc = check_extra(args, msg, msglen)) < 0)
 		return rc;
 	if (!code) {
@@ -429,11 +434,65 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 	out->code = code->valuestring;
 	out->code_len = strlen(code->valuestring);
 	out->timeout_s = clamp_timeout(timeout, cfg);
+	out->language = lang ? lang->valuestring : NULL;
 	/* Last: input files are decoded into memory of their own. */
 	rc = parse_files(files, cfg, &out->files, msg, msglen);
 	if (rc < 0)
 		mcpx_exec_args_free(out);
 	return rc;
+}
+
+/* Python alone when the tool was given no languages. */
+static bool lang_available(const struct mcpx_languages *langs, int l)
+{
+	return langs ? (langs->mask & (1u << l)) != 0 : l == MCPX_LANG_PYTHON;
+}
+
+/* More than Python on offer: the tool's texts name the languages. */
+static bool multilingual(const struct mcpx_languages *langs)
+{
+	return langs && (langs->mask & ~(1u << MCPX_LANG_PYTHON)) != 0;
+}
+
+/* "python, bash, javascript": the languages on offer. */
+static void lang_list(const struct mcpx_languages *langs, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int l = 0; l < MCPX_LANG_COUNT; l++)
+		if (lang_available(langs, l) && o < cap)
+			o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? ", " : "",
+			                      mcpx_lang_name((enum mcpx_lang)l));
+}
+
+int mcpx_exec_language(const struct mcpx_exec_args *a, const struct mcpx_languages *langs,
+                       char *msg, size_t msglen)
+{
+	char repr[48] = "a string", list[64];
+	int l;
+
+	if (!a->language)
+		return MCPX_LANG_PYTHON;
+	l = mcpx_lang_from_name(a->language, strlen(a->language));
+	if (l >= 0 && lang_available(langs, l)) {
+		/* The code's own file, as main.py is for Python (runfiles.c). */
+		for (size_t i = 0; a->files && i < a->files->n; i++)
+			if (strcmp(a->files->v[i].path, mcpx_lang_main_file((enum mcpx_lang)l)) == 0) {
+				snprintf(msg, msglen, "files[%zu] (path \"%s\"): %s is where the code goes",
+					 i, a->files->v[i].path, a->files->v[i].path);
+				return -EINVAL;
+			}
+		return l;
+	}
+	{
+		cJSON tmp = {.type = cJSON_String, .valuestring = (char *)a->language};
+		json_repr(&tmp, repr, sizeof(repr));
+	}
+	lang_list(langs, list, sizeof(list));
+	snprintf(msg, msglen, "language %s is not available on this server (available: %s)", repr,
+	         list);
+	return -EINVAL;
 }
 
 void mcpx_exec_args_free(struct mcpx_exec_args *a)
@@ -794,6 +853,45 @@ static char *with_files_sentence(char *d, const struct mcpx_config *cfg)
 	return all;
 }
 
+/* What the description says about bash and JavaScript, with the versions
+ * found at start-up; d unchanged when Python is the only language. Takes
+ * d; NULL when out of memory. */
+static char *with_languages_sentence(char *d, const struct mcpx_languages *langs)
+{
+	struct mcpx_buf b;
+	int rc;
+
+	if (!multilingual(langs))
+		return d;
+	mcpx_buf_init(&b, 64 * 1024);
+	rc = mcpx_buf_addf(&b,
+	                   "%s Languages: set `language` to run code other than Python 3 (%s, the "
+	                   "default), in the same sandbox, with the same limits, stdin, files and "
+	                   "out/; only Python has the modules above and mcpx.",
+	                   d, langs->rt[MCPX_LANG_PYTHON].version);
+	if (!rc && (langs->mask & (1u << MCPX_LANG_BASH)))
+		rc = mcpx_buf_addf(
+		    &b,
+		    " bash (%s): code is a script run as `bash --noprofile --norc "
+		    "main.sh` (no -e: a failed command does not end it) with "
+		    "coreutils, grep, sed, gawk, findutils, jq, sqlite3 and file where "
+		    "installed.",
+		    langs->rt[MCPX_LANG_BASH].version);
+	if (!rc && (langs->mask & (1u << MCPX_LANG_JAVASCRIPT)))
+		rc = mcpx_buf_addf(
+		    &b,
+		    " javascript (Node.js %s): code is an ES module (main.mjs: import, "
+		    "top-level await), console.log writes stdout, process.stdin reads "
+		    "stdin; Node's built-in modules only.",
+		    langs->rt[MCPX_LANG_JAVASCRIPT].version);
+	free(d);
+	if (rc) {
+		mcpx_buf_free(&b);
+		return NULL;
+	}
+	return mcpx_buf_take(&b, NULL);
+}
+
 /* The policy's functions that code may call (policy.md, mcpx.call): their
  * names, since each one's arguments are in its own tool's inputSchema.
  * Takes d; NULL when out of memory. */
@@ -935,6 +1033,7 @@ static char *description(const struct exec_tool *t)
 	}
 	free(net);
 	d = d ? with_files_sentence(d, cfg) : NULL;
+	d = d ? with_languages_sentence(d, t->langs) : NULL;
 	d = with_calls_sentence(d, mcpx_policy_store_current(t->policy));
 	return with_upstreams_sentence(d, t);
 }
@@ -996,7 +1095,24 @@ static cJSON *files_in_schema(cJSON *props, const struct mcpx_config *cfg)
 	return p;
 }
 
-static cJSON *input_schema(const struct mcpx_config *cfg)
+/* The `language` argument: an enum of exactly the languages this server
+ * found at start-up. */
+static cJSON *language_schema(cJSON *props, const struct mcpx_languages *langs)
+{
+	cJSON *p = prop(props, "language", "string",
+	                "the language of code: python (the default), bash (a script run as "
+	                "`bash --noprofile --norc main.sh`), javascript (Node.js, an ES module "
+	                "main.mjs); only the languages this server runs are listed");
+	cJSON *e = p ? cJSON_AddArrayToObject(p, "enum") : NULL;
+
+	for (int l = 0; e && l < MCPX_LANG_COUNT; l++)
+		if (lang_available(langs, l) &&
+		    !cJSON_AddItemToArray(e, cJSON_CreateString(mcpx_lang_name((enum mcpx_lang)l))))
+			return NULL;
+	return e && cJSON_AddStringToObject(p, "default", "python") ? p : NULL;
+}
+
+static cJSON *input_schema(const struct mcpx_config *cfg, const struct mcpx_languages *langs)
 {
 	static const char *const req[] = {"code"};
 	cJSON *s = cJSON_CreateObject();
@@ -1013,10 +1129,13 @@ static cJSON *input_schema(const struct mcpx_config *cfg)
 	if (!cJSON_AddStringToObject(s, "type", "object") ||
 	    !(props = cJSON_AddObjectToObject(s, "properties")) ||
 	    !prop(props, "code", "string",
-	          "Python source to execute (required), run as a script: print what you want "
-	          "to see") ||
+	          multilingual(langs)
+	              ? "source to execute (required), in `language` (Python by default), run "
+	                "as a script: print what you want to see"
+	              : "Python source to execute (required), run as a script: print what you "
+	                "want to see") ||
 	    !prop(props, "timeout_s", "integer", tdesc) || !prop(props, "stdin", "string", sdesc) ||
-	    !files_in_schema(props, cfg) ||
+	    !files_in_schema(props, cfg) || !language_schema(props, langs) ||
 	    !mcpx_json_add_owned(s, "required", cJSON_CreateStringArray(req, 1)) ||
 	    !cJSON_AddFalseToObject(s, "additionalProperties")) {
 		cJSON_Delete(s);
@@ -1115,6 +1234,7 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	const struct mcpx_egress_grant *g = egress_grant(t);
 	const struct mcpx_policy *p = mcpx_policy_store_current(t->policy);
 	bool open_world = g != NULL, writes = grant_writes(g);
+	const char *title = multilingual(t->langs) ? "Run code" : "Run Python code";
 
 	/* Upstream tools may act on the world, and their effects are theirs. */
 	if (p && p->exec.n_upstreams)
@@ -1128,9 +1248,9 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	}
 
 	if (!desc || !cJSON_AddStringToObject(d, "name", TOOL_NAME) ||
-	    !cJSON_AddStringToObject(d, "title", "Run Python code") ||
+	    !cJSON_AddStringToObject(d, "title", title) ||
 	    !cJSON_AddStringToObject(d, "description", desc) ||
-	    !mcpx_json_add_owned(d, "inputSchema", input_schema(t->cfg)) ||
+	    !mcpx_json_add_owned(d, "inputSchema", input_schema(t->cfg, t->langs)) ||
 	    !mcpx_json_add_owned(d, "outputSchema", output_schema()) ||
 	    !(ann = cJSON_AddObjectToObject(d, "annotations")))
 		goto fail;
@@ -1142,7 +1262,7 @@ static cJSON *exec_describe(const struct mcpx_tool *tool)
 	 * function it may call) opens the world, and one that allows more than
 	 * reading (POST, DELETE, ...) makes a call able to change it, and
 	 * repeating it may do so again. */
-	if (!cJSON_AddStringToObject(ann, "title", "Run Python code") ||
+	if (!cJSON_AddStringToObject(ann, "title", title) ||
 	    !cJSON_AddFalseToObject(ann, "readOnlyHint") ||
 	    !cJSON_AddBoolToObject(ann, "destructiveHint", writes) ||
 	    !cJSON_AddBoolToObject(ann, "idempotentHint", !writes) ||
@@ -1206,13 +1326,20 @@ static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t le
  * the schema says is what holds (it also sees what the checks above cannot:
  * the later values of a key an object repeats). */
 static int exec_args(const struct exec_tool *t, const cJSON *args, struct mcpx_exec_args *a,
-                     char *msg, size_t msglen)
+                     enum mcpx_lang *lang, char *msg, size_t msglen)
 {
 	struct mcpx_schema_errors errs;
 	int rc = mcpx_exec_parse_args(args, t->cfg, a, msg, msglen);
 
 	if (rc < 0)
 		return rc;
+	/* Before the schema's enum, to name the languages on offer. */
+	rc = mcpx_exec_language(a, t->langs, msg, msglen);
+	if (rc < 0) {
+		mcpx_exec_args_free(a);
+		return rc;
+	}
+	*lang = (enum mcpx_lang)rc;
 	rc = mcpx_schema_validate(t->schema, args, &errs);
 	if (rc == 0)
 		return 0;
@@ -1233,9 +1360,10 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	const struct mcpx_profile *pr;
 	struct exec_run *run;
 	char msg[MCPX_SCHEMA_ERRORS_TEXT + 256];
+	enum mcpx_lang lang = MCPX_LANG_PYTHON;
 	int rc;
 
-	if (exec_args(t, args, &a, msg, sizeof(msg)) < 0) {
+	if (exec_args(t, args, &a, &lang, msg, sizeof(msg)) < 0) {
 		mcpx_metrics_tool_call(TOOL_NAME, "invalid_arguments");
 		mcpx_call_fail(call, msg);
 		return;
@@ -1263,6 +1391,7 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	    .limits = pr ? &pr->limits : NULL,
 	    .client = mcpx_call_client(call),
 	    .files = a.files,
+	    .language = lang,
 	};
 	cb = (struct mcpx_job_callbacks){.done = on_done, .event = on_event, .arg = run};
 
@@ -1302,10 +1431,11 @@ static void exec_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
 	free(run);
 }
 
-struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex)
+struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
+                                     const struct mcpx_languages *langs)
 {
 	struct exec_tool *t = calloc(1, sizeof(*t));
-	cJSON *schema = input_schema(cfg);
+	cJSON *schema = input_schema(cfg, langs);
 	struct mcpx_err err = {{0}};
 
 	/* The schema exec publishes is compiled like a function's: a keyword
@@ -1320,6 +1450,7 @@ struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_
 	cJSON_Delete(schema);
 	t->cfg = cfg;
 	t->ex = ex;
+	t->langs = langs;
 	t->base.name = TOOL_NAME;
 	t->base.describe = exec_describe;
 	t->base.call = exec_call;

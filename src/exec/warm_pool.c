@@ -518,6 +518,12 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
 	return 1;
 }
 
+void mcpx_warm_pool_cold_run(struct mcpx_warm_pool *wp)
+{
+	if (wp->mode == MCPX_WARM_MODE_AFTER_REAP && (wp->ready || wp->pending))
+		discard(wp);
+}
+
 void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp)
 {
 	/* Nothing is prepared for a call that has not come yet: a child

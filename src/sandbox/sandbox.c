@@ -427,6 +427,11 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	if (rc)
 		return rc;
 	set_runtime_root(sb);
+	/* Python until mcpx_sandbox_find_languages proves the others. */
+	sb->langs.rt[MCPX_LANG_PYTHON].available = true;
+	strcpy(sb->langs.rt[MCPX_LANG_PYTHON].path, sb->python);
+	strcpy(sb->langs.rt[MCPX_LANG_PYTHON].root, sb->runtime_root);
+	sb->langs.mask = 1u << MCPX_LANG_PYTHON;
 	sb->server_pid = getpid();
 
 	/* Without this, same-uid run code reads /proc/<server>/environ and
@@ -565,13 +570,20 @@ bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
 		return true;
 	struct mcpx_landlock_exe exe = {.path = sb->zygote, .fd = -1};
 
-	mcpx_landlock_plan(sb->layers.landlock_abi, NULL,
-			   sb->runtime_root[0] ? sb->runtime_root : NULL,
-			   sb->zygote[0] ? &exe : NULL, &plan);
-	for (size_t i = 0; i < plan.n_rules; i++)
-		if (plan.rules[i].path && (plan.rules[i].rights & LANDLOCK_ACCESS_FS_READ_FILE) &&
-		    beneath(path, plan.rules[i].path))
-			return true;
+	/* Each language's runs get their runtime's own prefix. */
+	for (int l = 0; l < MCPX_LANG_COUNT; l++) {
+		const struct mcpx_runtime *rt = &sb->langs.rt[l];
+
+		if (!rt->available)
+			continue;
+		mcpx_landlock_plan(sb->layers.landlock_abi, NULL, rt->root[0] ? rt->root : NULL,
+		                   sb->zygote[0] ? &exe : NULL, &plan);
+		for (size_t i = 0; i < plan.n_rules; i++)
+			if (plan.rules[i].path &&
+			    (plan.rules[i].rights & LANDLOCK_ACCESS_FS_READ_FILE) &&
+			    beneath(path, plan.rules[i].path))
+				return true;
+	}
 	return false;
 }
 
@@ -600,7 +612,8 @@ struct spawn_buf {
 	struct mcpx_child_args args;
 	char home[4200], tmpdir[4200], mplconfig[4200];
 	char *envp[16];
-	char *argv[7];
+	char *argv[8];
+	char scratch[64]; /* an argument built for this run (language.c) */
 };
 
 /* Adds one limit, never above the current hard limit: the child sets its
@@ -661,10 +674,11 @@ struct spawn_what {
 	const char *preload;
 	int control_fd;
 	const struct mcpx_workdir_fill *fill; /* a run's: may be NULL */
+	enum mcpx_lang lang;                  /* a run's language; python for the rest */
 };
 
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
-			 const struct spawn_what *what, bool channel)
+                         const struct spawn_what *what, const struct mcpx_limits *lim)
 {
 	size_t i = 0;
 
@@ -691,7 +705,7 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	b->envp[i++] = b->mplconfig;
 	/* Where the run's end of the broker channel is (python/mcpx.py). */
 	_Static_assert(MCPX_SANDBOX_CHANNEL_FD == 4, "the variable below names fd 4");
-	if (channel)
+	if (lim->channel)
 		b->envp[i++] = (char *)MCPX_SANDBOX_CHANNEL_ENV "=4";
 	b->envp[i] = NULL;
 
@@ -706,18 +720,9 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 		b->argv[4] = NULL;
 		return;
 	}
-	/* A cold run: -I ignores PYTHON* variables, no user site, no cwd on
-	 * sys.path; -u: unbuffered output, so it streams; -B: no .pyc writes.
-	 * The runner (runner.h) runs main.py as __main__, as a warm
-	 * interpreter does. */
-	b->args.exec_path = sb->python;
-	b->argv[0] = (char *)sb->python;
-	b->argv[1] = (char *)"-I";
-	b->argv[2] = (char *)"-u";
-	b->argv[3] = (char *)"-B";
-	b->argv[4] = (char *)"-c";
-	b->argv[5] = (char *)sb->runner;
-	b->argv[6] = NULL;
+	/* A cold run: its language's runtime on its file (language.c). */
+	b->args.exec_path =
+	    mcpx_lang_argv(sb, what->lang, lim, b->argv, b->scratch, sizeof(b->scratch));
 }
 
 int mcpx_sandbox_child_error(int code, struct mcpx_err *err)
@@ -827,6 +832,9 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->setup_fd = -1;
 }
 
+static int write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
+                      enum mcpx_lang lang, const char *code, size_t code_len, struct mcpx_err *err);
+
 /* The run's workdir: the guarded directories above it put back first (a run
  * that failed to start because an earlier one changed them would be the
  * server's fault), then created, with main.py for a cold run. */
@@ -844,7 +852,7 @@ static int prepare_workdir(const struct mcpx_sandbox *sb, const struct spawn_wha
 				    sb->workdir_base, strerror(-rc));
 	if (what->zygote_mode)
 		return 0;
-	rc = mcpx_sandbox_write_main(sb, proc, what->code, what->code_len, err);
+	rc = write_code(sb, proc, what->lang, what->code, what->code_len, err);
 	if (!rc && what->fill)
 		rc = what->fill->fn(what->fill->ctx, proc->workdir, err);
 	return rc;
@@ -901,7 +909,10 @@ static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb, const 
 	b->args.workdir = workdir;
 	b->args.workdir_fd = -1;
 	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
-	b->args.runtime_root = sb->runtime_root[0] ? sb->runtime_root : NULL;
+	/* The prefix of this run's runtime when it lies outside the standard
+	 * roots (a zygote's is Python's). */
+	b->args.runtime_root =
+	    sb->langs.rt[what->lang].root[0] ? sb->langs.rt[what->lang].root : NULL;
 	/* Only the zygote's own exec needs its binary: a cold run's ruleset
 	 * leaves it out. */
 	b->args.exe_fd = what->zygote_mode ? sb->zygote_fd : -1;
@@ -986,7 +997,8 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	if (rc || (rc = open_fds(&f, lim->channel, err)) < 0)
 		goto fail;
 	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
-	prepare_exec(b, sb, proc->workdir, what, lim->channel);
+	mcpx_lang_adjust_rlimits(what->lang, b->args.rlimits, b->args.n_rlimits);
+	prepare_exec(b, sb, proc->workdir, what, lim);
 	fill_args(b, sb, what, &f, proc->workdir);
 
 	/* ctime of what the run creates is at or after this (same coarse
@@ -1037,9 +1049,22 @@ int mcpx_sandbox_spawn_filled(const struct mcpx_sandbox *sb, const struct mcpx_l
 			      const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
 			      struct mcpx_err *err)
 {
-	struct spawn_what what = {
-	    .code = code, .code_len = code_len, .control_fd = -1, .fill = fill};
+	return mcpx_sandbox_spawn_lang(sb, lim, MCPX_LANG_PYTHON, code, code_len, fill, proc, err);
+}
 
+int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                            enum mcpx_lang lang, const char *code, size_t code_len,
+                            const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
+                            struct mcpx_err *err)
+{
+	struct spawn_what what = {
+	    .code = code, .code_len = code_len, .control_fd = -1, .fill = fill, .lang = lang};
+
+	if ((unsigned)lang >= MCPX_LANG_COUNT || !sb->langs.rt[lang].available) {
+		mcpx_sandbox_proc_reset(proc);
+		return mcpx_err_set(err, ENOEXEC, "sandbox: language %s is not available here",
+		                    mcpx_lang_name(lang));
+	}
 	return spawn(sb, lim, &what, proc, err);
 }
 
@@ -1054,15 +1079,22 @@ int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_lim
 	return spawn(sb, lim, &what, proc, err);
 }
 
-int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
-			    const char *code, size_t code_len, struct mcpx_err *err)
+static int write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
+                      enum mcpx_lang lang, const char *code, size_t code_len, struct mcpx_err *err)
 {
-	int rc = mcpx_workdir_write_file(proc->workdir, "main.py", code, code_len,
-					 sb->layers.uid_drop, sb->run_uid, sb->run_gid);
+	const char *name = mcpx_lang_main_file(lang);
+	int rc = mcpx_workdir_write_file(proc->workdir, name, code, code_len, sb->layers.uid_drop,
+	                                 sb->run_uid, sb->run_gid);
 
 	if (rc)
-		return mcpx_err_set(err, -rc, "sandbox: cannot write main.py: %s", strerror(-rc));
+		return mcpx_err_set(err, -rc, "sandbox: cannot write %s: %s", name, strerror(-rc));
 	return 0;
+}
+
+int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
+                            const char *code, size_t code_len, struct mcpx_err *err)
+{
+	return write_code(sb, proc, MCPX_LANG_PYTHON, code, code_len, err);
 }
 
 int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,

@@ -58,6 +58,14 @@ def call(*args, **kw):
 # ---- success and pass-through ----
 rc, out, err = call("--code", "print(6*7)")
 t.check(rc == 0 and out == b"42\n" and err == "", "call prints stdout and exits 0", (rc, out, err))
+# --language: exec's language argument.
+rc, out, err = call("--language", "bash", "--code", "echo $((6*7)); exit 4")
+t.check(rc == 4 and out == b"42\n", "call --language bash runs a bash script", (rc, out, err))
+rc, out, err = call("--language", "javascript", "--code", "console.log(6*7)")
+t.check(rc == 0 and out == b"42\n", "call --language javascript runs Node.js", (rc, out, err))
+rc, out, err = call("--language", "cobol", "--code", "x")
+t.check(rc == 65 and "available: python" in err, "an unknown language: the server's error, exit 65",
+        (rc, out, err))
 
 rc, out, err = call("--code", "import sys\nprint('out')\nprint('oops', file=sys.stderr)\nsys.exit(3)")
 t.check(rc == 3, "the program's exit code 3 becomes ours", rc)

@@ -45,6 +45,7 @@ static const char *const names[] = {
     "MCP_EXEC_PRELOAD",
     "MCP_EXEC_LOG_FORMAT",
     "MCP_EXEC_LOG_LEVEL",
+    "MCP_EXEC_LANGUAGES",
     "TMPDIR",
 };
 #define NNAMES (sizeof(names) / sizeof(names[0]))
@@ -57,6 +58,7 @@ static void check_loaded(const struct mcpx_config *c)
 	    !memchr(c->listen_host, 0, sizeof(c->listen_host)) ||
 	    !memchr(c->auth_token_file, 0, sizeof(c->auth_token_file)) ||
 	    !memchr(c->allowed_origins, 0, sizeof(c->allowed_origins)) ||
+	    !memchr(c->languages, 0, sizeof(c->languages)) ||
 	    !memchr(c->python, 0, sizeof(c->python)) ||
 	    !memchr(c->workdir_base, 0, sizeof(c->workdir_base)) ||
 	    !memchr(c->preload, 0, sizeof(c->preload)))

@@ -52,7 +52,7 @@ SERVER_ENV = [
     "MCP_EXEC_PYTHON", "MCP_EXEC_MEMORY_MB", "MCP_EXEC_MAX_PROCS", "MCP_EXEC_MAX_FILE_MB",
     "MCP_EXEC_MAX_DISK_MB", "MCP_EXEC_CPU_S", "MCP_EXEC_MAX_QUEUE", "MCP_EXEC_QUEUE_TIMEOUT_S",
     "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_LOG_FORMAT", "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_WARM",
-    "MCP_EXEC_PRELOAD", "MCP_EXEC_WARM_MAX_RUNS", "MCP_EXEC_WARM_MAX_AGE_S",
+    "MCP_EXEC_PRELOAD", "MCP_EXEC_LANGUAGES", "MCP_EXEC_WARM_MAX_RUNS", "MCP_EXEC_WARM_MAX_AGE_S",
     "MCP_EXEC_SESSION_TTL_S", "MCP_EXEC_WORKDIR_BASE", "MCP_EXEC_REQUIRE_LANDLOCK",
     "MCP_EXEC_MAX_FILES_IN_BYTES", "MCP_EXEC_MAX_FILES_OUT", "MCP_EXEC_MAX_FILES_OUT_BYTES",
 ]
@@ -66,7 +66,7 @@ DEFAULT_ENV = {
     "MCP_EXEC_MAX_FILE_MB": "64", "MCP_EXEC_CPU_S": "0", "MCP_EXEC_MAX_QUEUE": "16",
     "MCP_EXEC_QUEUE_TIMEOUT_S": "60", "MCP_EXEC_ALLOWED_ORIGINS": "", "MCP_EXEC_LOG_FORMAT": "json",
     "MCP_EXEC_LOG_LEVEL": "info", "MCP_EXEC_WARM": "1",
-    "MCP_EXEC_PRELOAD": "auto",
+    "MCP_EXEC_PRELOAD": "auto", "MCP_EXEC_LANGUAGES": "auto",
     "MCP_EXEC_MAX_BODY_BYTES": "8388608", "MCP_EXEC_SESSION_TTL_S": "86400",
     "MCP_EXEC_REQUIRE_LANDLOCK": "1", "MCP_EXEC_MAX_DISK_MB": "128",
     "MCP_EXEC_WARM_MAX_RUNS": "100", "MCP_EXEC_WARM_MAX_AGE_S": "300",
@@ -200,7 +200,7 @@ def check_pod(r, label, spec, secret_values):
                 f"{cl}: runs as non-root")
         cmd = (c.get("command") or []) + (c.get("args") or [])
         r.check(not any(x in ("/bin/sh", "/bin/bash", "sh", "bash") for x in cmd[:1]),
-                f"{cl}: does not need a shell (the image has none)")
+                f"{cl}: does not need a shell (the server never starts one)")
         ctype = (sc.get("seccompProfile") or psc.get("seccompProfile") or {}).get("type")
         r.check(ctype == "RuntimeDefault", f"{cl}: effective seccomp RuntimeDefault")
         mem = ((c.get("resources") or {}).get("limits") or {}).get("memory")

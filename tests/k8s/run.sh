@@ -215,6 +215,13 @@ render "policy from an existing ConfigMap" "$R/policy-cm.yaml" --set policy.exis
   --set 'policy.credentialSecrets[0]=gh'
 render "warm interpreters off (smaller memory limit)" "$R/cold.yaml" --set config.warm=false \
   --set resources.limits.memory=1280Mi
+render "the node image variant (JavaScript runs)" "$R/node.yaml" --set image.variant=node
+if grep -q 'image: "mcp-exec:[^"]*-node"' "$R/node.yaml" && ! grep -q 'image: "mcp-exec:[^"]*-node"' "$R/default.yaml"; then
+  pass "image.variant=node names the <tag>-node image; the default does not"
+else
+  fail "image.variant=node names the <tag>-node image; the default does not"
+  grep -n 'image:' "$R/node.yaml" | indent
+fi
 
 # Helm 3: same chart, same checks on its renders.
 expect_ok "helm 3 lint --strict (default and non-default values)" \
@@ -298,6 +305,10 @@ expect_fail "rejects readOnlyRootFilesystem=false" "readOnlyRootFilesystem" \
   "$HELM" template mcpx "$CHART" --set securityContext.readOnlyRootFilesystem=false
 expect_fail "rejects runAsNonRoot=false" "runAsNonRoot" \
   "$HELM" template mcpx "$CHART" --set podSecurityContext.runAsNonRoot=false
+expect_fail "rejects image.variant=ruby" "variant" \
+  "$HELM" template mcpx "$CHART" --set image.variant=ruby
+expect_fail "rejects config.languages without python" "languages" \
+  "$HELM" template mcpx "$CHART" --set config.languages=bash
 expect_fail "rejects an unknown top-level value" "replicas|additional" \
   "$HELM" template mcpx "$CHART" --set replicas=3
 # Sizing: each rule that makes the chart refuse to render, with its message.

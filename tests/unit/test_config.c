@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "langset.h"
 #include "sandbox.h"
 
 static struct mcpx_config cfg;
@@ -136,6 +137,49 @@ static void test_tmpdir(void)
 	free(v);
 }
 
+/* MCP_EXEC_LANGUAGES: auto, or a list that names python; anything else
+ * refuses to start with the variable's name in the message. */
+static void test_languages(void)
+{
+	static const struct {
+		const char *v;
+		int rc;
+		const char *msg;
+	} cases[] = {
+	    {"auto", 0, NULL},
+	    {"python", 0, NULL},
+	    {"python,bash", 0, NULL},
+	    {"javascript,python,bash", 0, NULL},
+	    {"bash", -EINVAL, "must include python"},
+	    {"python,ruby", -EINVAL, "\"ruby\" is not a language"},
+	    {"python,", -EINVAL, "\"\" is not a language"},
+	    {"Python", -EINVAL, "\"Python\" is not a language"},
+	    {"python, bash", -EINVAL, "\" bash\" is not a language"},
+	};
+	unsigned mask;
+	bool listed;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv("MCP_EXEC_LANGUAGES", cases[i].v, 1);
+		CHECK_INT(load(NULL), cases[i].rc);
+		if (cases[i].msg && !(strstr(err.msg, "MCP_EXEC_LANGUAGES") &&
+				      strstr(err.msg, cases[i].msg))) {
+			fprintf(stderr, "  MCP_EXEC_LANGUAGES=%s: %s\n", cases[i].v, err.msg);
+			check_failures++;
+		}
+	}
+	unsetenv("MCP_EXEC_LANGUAGES");
+	CHECK_INT(load(NULL), 0);
+	CHECK_STR(cfg.languages, "auto");
+	CHECK_INT(mcpx_langset_parse("auto", &mask, &listed, &err), 0);
+	CHECK(mask == 7 && !listed);
+	CHECK_INT(mcpx_langset_parse("bash,python", &mask, &listed, &err), 0);
+	CHECK(mask == ((1u << MCPX_LANG_PYTHON) | (1u << MCPX_LANG_BASH)) && listed);
+	CHECK_INT(mcpx_lang_from_name("javascript", 10), MCPX_LANG_JAVASCRIPT);
+	CHECK_INT(mcpx_lang_from_name("javascript", 4), -1);
+	CHECK_STR(mcpx_lang_name(MCPX_LANG_BASH), "bash");
+}
+
 int main(void)
 {
 	/* The interpreter must resolve for a load to succeed. */
@@ -146,6 +190,7 @@ int main(void)
 	test_strings();
 	setenv("MCP_EXEC_PYTHON", "/usr/bin/python3", 1);
 	test_tmpdir();
+	test_languages();
 	mcpx_config_free(&cfg);
 	CHECK_DONE();
 }

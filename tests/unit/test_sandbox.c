@@ -33,6 +33,8 @@
 #define SECRET_VALUE "hunter2-must-not-leak"
 
 static char probes_dir[PATH_MAX];
+/* The language run_code starts its code in (test_languages switches it). */
+static enum mcpx_lang run_lang = MCPX_LANG_PYTHON;
 static char base_dir[PATH_MAX];
 
 struct run {
@@ -122,7 +124,7 @@ static void run_code(const struct mcpx_sandbox *sb, const struct mcpx_limits *li
 	long deadline = now_ms() + timeout_ms, exit_at = 0;
 
 	memset(r, 0, sizeof(*r));
-	r->spawn_rc = mcpx_sandbox_spawn(sb, lim, code, len, &proc, &r->err);
+	r->spawn_rc = mcpx_sandbox_spawn_lang(sb, lim, run_lang, code, len, NULL, &proc, &r->err);
 	if (r->spawn_rc)
 		return;
 	r->pid = proc.pid;
@@ -804,6 +806,104 @@ static void test_leftovers(const struct mcpx_sandbox *sb)
 	free(r);
 }
 
+/* The lines of /proc/self/status and /proc/self/limits that show the
+ * sandbox (seccomp mode, no_new_privs, ids, every rlimit), as each
+ * language's own process reads them: bash with builtins only, so /proc/self
+ * is bash itself. */
+static const char *const self_probe[MCPX_LANG_COUNT] = {
+	[MCPX_LANG_PYTHON] = "for f in ('/proc/self/status', '/proc/self/limits'):\n"
+			     "    for l in open(f):\n"
+			     "        if l.startswith(('Seccomp:', 'NoNewPrivs:', 'Uid:', 'Gid:', "
+			     "'Groups:', 'Max ')): print(' '.join(l.split()))\n",
+	[MCPX_LANG_BASH] = "for f in /proc/self/status /proc/self/limits; do\n"
+			   "  while read -r l; do case $l in Seccomp:*|NoNewPrivs:*|Uid:*|Gid:*|"
+			   "Groups:*|Max\\ *) echo $l;; esac; done < $f\ndone\n",
+	[MCPX_LANG_JAVASCRIPT] =
+		"import fs from 'node:fs';\n"
+		"for (const f of ['/proc/self/status', '/proc/self/limits'])\n"
+		"  for (const l of fs.readFileSync(f, 'utf8').split('\\n'))\n"
+		"    if (/^(Seccomp|NoNewPrivs|Uid|Gid|Groups):|^Max /.test(l))\n"
+		"      console.log(l.split(/\\s+/).filter(Boolean).join(' '));\n",
+};
+
+/* Bash and JavaScript run through the same child setup as Python: the same
+ * seccomp mode, no_new_privs, uid, groups and rlimits (a JavaScript run's
+ * address space larger by MCPX_NODE_AS_HEADROOM_MB, language.h). */
+static void test_languages(const struct mcpx_sandbox *sb_in)
+{
+	struct mcpx_sandbox *sb = malloc(sizeof(*sb));
+	struct mcpx_limits lim = default_limits;
+	struct mcpx_proc_want {
+		char text[4096];
+	} *got = calloc(MCPX_LANG_COUNT, sizeof(*got));
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	struct run *r = malloc(sizeof(*r));
+	char want_as[128];
+
+	memcpy(sb, sb_in, sizeof(*sb));
+	CHECK(mcpx_sandbox_spawn_lang(sb, &lim, MCPX_LANG_BASH, "true", 4, NULL, &proc, &err) ==
+	      -ENOEXEC);
+	CHECK(strstr(err.msg, "bash is not available") != NULL);
+	lim.memory_mb = 512;
+	if (mcpx_sandbox_find_languages(sb, "auto", &lim, &err) < 0) {
+		fprintf(stderr, "find_languages: %s\n", err.msg);
+		check_failures++;
+		goto out;
+	}
+	for (int l = 0; l < MCPX_LANG_COUNT; l++) {
+		if (!sb->langs.rt[l].available) {
+			/* A runtime that is installed must also start in the
+			 * sandbox (Node under RLIMIT_AS, say). */
+			static const char *const installed[MCPX_LANG_COUNT] = {
+				PYTHON, "/usr/bin/bash", "/usr/bin/node"};
+
+			printf("%s language %s: %s\n", access(installed[l], X_OK) ? "SKIP" : "FAIL",
+			       mcpx_lang_name(l), sb->langs.rt[l].why);
+			if (!access(installed[l], X_OK))
+				check_failures++;
+			continue;
+		}
+		run_lang = (enum mcpx_lang)l;
+		run_code(sb, &lim, self_probe[l], strlen(self_probe[l]), NULL, 20000, r);
+		run_lang = MCPX_LANG_PYTHON;
+		CHECK_INT(r->spawn_rc, 0);
+		CHECK(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+		snprintf(got[l].text, sizeof(got[l].text), "%.4000s", r->out);
+		printf("language %s %s:\n%s", mcpx_lang_name(l), sb->langs.rt[l].version, r->out);
+		/* RLIMIT_NPROC is the uid's task count now plus the budget:
+		 * other processes of the uid move it between two runs. */
+		for (char *p = strstr(got[l].text, "Max processes "); p && *p != '\n'; p++)
+			if (*p >= '0' && *p <= '9')
+				*p = 'N';
+	}
+	CHECK(strstr(got[MCPX_LANG_PYTHON].text, "Seccomp: 2\n") != NULL);
+	CHECK(strstr(got[MCPX_LANG_PYTHON].text, "NoNewPrivs: 1\n") != NULL);
+	if (sb->langs.rt[MCPX_LANG_BASH].available)
+		CHECK_STR(got[MCPX_LANG_BASH].text, got[MCPX_LANG_PYTHON].text);
+	if (sb->langs.rt[MCPX_LANG_JAVASCRIPT].available) {
+		char *js = got[MCPX_LANG_JAVASCRIPT].text, *py = got[MCPX_LANG_PYTHON].text;
+		char *as_js = strstr(js, "Max address space "), *as_py = strstr(py, "Max address space ");
+
+		/* Identical but for the address space line. */
+		snprintf(want_as, sizeof(want_as), "Max address space %llu %llu bytes\n",
+			 (512ULL + MCPX_NODE_AS_HEADROOM_MB) << 20,
+			 (512ULL + MCPX_NODE_AS_HEADROOM_MB) << 20);
+		CHECK(as_js && strncmp(as_js, want_as, strlen(want_as)) == 0);
+		CHECK(as_py && strncmp(as_py, "Max address space 536870912 536870912 bytes\n",
+				       44) == 0);
+		if (as_js && as_py) {
+			*as_js = *as_py = '\0';
+			CHECK_STR(js, py);
+			CHECK_STR(strchr(as_js + 1, '\n'), strchr(as_py + 1, '\n'));
+		}
+	}
+out:
+	free(r);
+	free(got);
+	free(sb);
+}
+
 int main(void)
 {
 	struct mcpx_sandbox *sb = malloc(sizeof(*sb));
@@ -865,6 +965,7 @@ int main(void)
 	test_foreign_abi(sb, "x32");
 	test_foreign_abi(sb, "i386");
 	test_leftovers(sb);
+	test_languages(sb);
 
 	mcpx_sandbox_free(sb);
 	free(sb);

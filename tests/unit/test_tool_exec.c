@@ -110,11 +110,11 @@ static void test_parse(void)
 	             "\"object\", want \"string\"");
 	EXPECT_ERROR("{\"code\":\"x\",\"foo\":1,\"b\\\"ar\":2}",
 	             "validating \"arguments\": validating root: unexpected additional properties "
-	             "[\"foo\" \"b\\\"ar\"] (allowed: code, timeout_s, stdin, files)");
+	             "[\"foo\" \"b\\\"ar\"] (allowed: code, timeout_s, stdin, files, language)");
 	/* Unknown fields are reported even when code is missing. */
 	EXPECT_ERROR("{\"cmd\":\"ls\"}", "validating \"arguments\": validating root: unexpected "
 	                                 "additional properties [\"cmd\"] (allowed: code, "
-	                                 "timeout_s, stdin, files)");
+	                                 "timeout_s, stdin, files, language)");
 
 	/* The Go handler's own checks, with its exact messages. */
 	EXPECT_ERROR("{\"code\":\"\"}", "code must not be empty");
@@ -455,6 +455,47 @@ static void test_result_files(void)
 	cJSON_Delete(res);
 }
 
+/* `language`: a string, checked against the languages on offer; the error
+ * names the available ones. */
+static void test_language(void)
+{
+	struct mcpx_languages langs;
+	struct mcpx_exec_args a;
+	char msg[512];
+
+	memset(&langs, 0, sizeof(langs));
+	langs.mask = (1u << MCPX_LANG_PYTHON) | (1u << MCPX_LANG_BASH);
+	EXPECT_ERROR("{\"code\":\"x\",\"language\":1}",
+	             "validating \"arguments\": validating /properties/language: type: 1 has type "
+	             "\"integer\", want \"string\"");
+	CHECK_INT(parse("{\"code\":\"x\"}", &a, msg, sizeof(msg)), 0);
+	CHECK(a.language == NULL);
+	CHECK_INT(mcpx_exec_language(&a, &langs, msg, sizeof(msg)), MCPX_LANG_PYTHON);
+	mcpx_exec_args_free(&a);
+	CHECK_INT(parse("{\"code\":\"x\",\"language\":\"bash\"}", &a, msg, sizeof(msg)), 0);
+	CHECK_INT(mcpx_exec_language(&a, &langs, msg, sizeof(msg)), MCPX_LANG_BASH);
+	/* Python alone without a language table. */
+	CHECK_INT(mcpx_exec_language(&a, NULL, msg, sizeof(msg)), -EINVAL);
+	CHECK_STR(msg, "language \"bash\" is not available on this server (available: python)");
+	mcpx_exec_args_free(&a);
+	CHECK_INT(parse("{\"code\":\"x\",\"language\":\"javascript\"}", &a, msg, sizeof(msg)), 0);
+	CHECK_INT(mcpx_exec_language(&a, &langs, msg, sizeof(msg)), -EINVAL);
+	CHECK_STR(msg, "language \"javascript\" is not available on this server (available: "
+	               "python, bash)");
+	mcpx_exec_args_free(&a);
+	/* The script's own file cannot be an input file. */
+	CHECK_INT(parse("{\"code\":\"x\",\"language\":\"bash\",\"files\":[{\"path\":\"a\","
+			"\"content\":\"\"},{\"path\":\"main.sh\",\"content\":\"\"}]}",
+			&a, msg, sizeof(msg)),
+		  0);
+	CHECK_INT(mcpx_exec_language(&a, &langs, msg, sizeof(msg)), -EINVAL);
+	CHECK_STR(msg, "files[1] (path \"main.sh\"): main.sh is where the code goes");
+	mcpx_exec_args_free(&a);
+	CHECK_INT(parse("{\"code\":\"x\",\"language\":\"Bash\"}", &a, msg, sizeof(msg)), 0);
+	CHECK_INT(mcpx_exec_language(&a, &langs, msg, sizeof(msg)), -EINVAL);
+	mcpx_exec_args_free(&a);
+}
+
 static void test_describe(struct mcpx_tool *tool)
 {
 	cJSON *d = tool->describe(tool);
@@ -478,7 +519,11 @@ static void test_describe(struct mcpx_tool *tool)
 	          "string");
 	CHECK_STR(cJSON_GetStringValue(item(item(item(in, "properties"), "files"), "type")),
 	          "array");
-	CHECK_INT(cJSON_GetArraySize(item(in, "properties")), 4);
+	CHECK_INT(cJSON_GetArraySize(item(in, "properties")), 5);
+	/* Without languages from the sandbox: python alone. */
+	s = cJSON_PrintUnformatted(item(item(item(in, "properties"), "language"), "enum"));
+	CHECK_STR(s, "[\"python\"]");
+	cJSON_free(s);
 	/* Output: the six required fields plus our six. */
 	s = cJSON_PrintUnformatted(item(out, "required"));
 	CHECK_STR(s, "[\"stdout\",\"stderr\",\"exit_code\",\"duration_ms\",\"truncated\","
@@ -656,6 +701,7 @@ int main(void)
 
 	test_parse();
 	test_parse_files();
+	test_language();
 	cJSON_Delete(args);
 	args = NULL;
 	free(last_stdin);
@@ -663,7 +709,7 @@ int main(void)
 	test_result();
 	test_result_files();
 
-	tool = mcpx_tool_exec_new(&cfg, NULL);
+	tool = mcpx_tool_exec_new(&cfg, NULL, NULL);
 	CHECK(tool != NULL);
 	if (!tool)
 		return 1;

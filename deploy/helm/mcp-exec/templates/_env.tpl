@@ -70,6 +70,8 @@ with one name, and with client-side apply the later entry silently wins.
   value: {{ ternary "1" "0" $c.warm | quote }}
 - name: MCP_EXEC_PRELOAD
   value: {{ $c.preload | quote }}
+- name: MCP_EXEC_LANGUAGES
+  value: {{ default "auto" $c.languages | quote }}
 - name: MCP_EXEC_WARM_MAX_RUNS
   value: {{ $c.warmMaxRuns | int64 | quote }}
 - name: MCP_EXEC_WARM_MAX_AGE_S

@@ -53,7 +53,11 @@ app.kubernetes.io/component: server
 {{- if .Values.image.digest }}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
 {{- else }}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $tag := default .Chart.AppVersion .Values.image.tag }}
+{{- if eq (default "standard" .Values.image.variant) "node" }}
+{{- $tag = printf "%s-node" $tag }}
+{{- end }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
 {{- end }}
 {{- end }}
 

@@ -1,0 +1,350 @@
+/*
+ * language.c - the runtimes of Python, bash and JavaScript runs: where they
+ * are, whether they work inside the sandbox, and how a run starts.
+ *
+ * What it does: at start-up it resolves each runtime MCP_EXEC_LANGUAGES
+ * allows to one absolute path (never a PATH lookup at run time: what a run
+ * execs is decided once) and runs a tiny program through the real sandbox
+ * with the run's limits, which both proves the runtime starts there
+ * (rlimits, seccomp, Landlock) and gives its version. Per run it names the
+ * file the code goes to and builds the argv; all three are started by the
+ * same child setup (sandbox_child.c), so there is no second sandbox.
+ *
+ * What it does not do: weaken any layer for a language. The one difference
+ * is JavaScript's RLIMIT_AS: V8 reserves a 512 MiB code range it never
+ * backs, so that reservation is added to the limit (MCPX_NODE_AS_HEADROOM_MB)
+ * while V8's heap limit and the run budget keep what Node really uses at
+ * MCP_EXEC_MEMORY_MB.
+ */
+#include "language.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdutil.h"
+#include "sandbox.h"
+
+/* How long a runtime may take to print its version at start-up (a cold
+ * Node start is ~40 ms; a loaded machine is far slower). */
+#define PROVE_TIMEOUT_MS 20000
+
+/* Per language: the code's file, where its runtime may be, and the program
+ * that proves it (it prints the version and nothing else). */
+static const struct {
+	const char *main_file;
+	const char *const candidates[3]; /* tried in order; then PATH for path_name */
+	const char *path_name;           /* looked up on the server's PATH, or NULL */
+	const char *prove;
+	const char *version_prefix; /* put before the version in descriptions */
+} table[MCPX_LANG_COUNT] = {
+    [MCPX_LANG_PYTHON] =
+        {"main.py", {NULL}, NULL, "import platform; print(platform.python_version(), end='')", ""},
+    [MCPX_LANG_BASH] =
+        {"main.sh", {"/usr/bin/bash", "/bin/bash", NULL}, NULL, "printf %s \"$BASH_VERSION\"", ""},
+    /* Debian's nodejs package installs /usr/bin/node (and the nodejs
+     * name on older releases); any other node (a toolchain's, nvm's) only
+     * when neither exists. */
+    [MCPX_LANG_JAVASCRIPT] = {"main.mjs",
+                              {"/usr/bin/node", "/usr/bin/nodejs", NULL},
+                              "node",
+                              "process.stdout.write(process.versions.node)",
+                              "Node.js "},
+};
+
+const char *mcpx_lang_main_file(enum mcpx_lang l)
+{
+	return (unsigned)l < MCPX_LANG_COUNT ? table[l].main_file : "main.py";
+}
+
+static bool executable_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* The first candidate that is an executable file, else the first `name` on
+ * the server's PATH (absolute entries only), canonical. */
+static int locate(enum mcpx_lang l, char *out, size_t len)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	const char *path, *p, *end;
+
+	for (size_t i = 0; table[l].candidates[i]; i++) {
+		if (executable_file(table[l].candidates[i]) &&
+		    realpath(table[l].candidates[i], real) && strlen(real) < len) {
+			strcpy(out, real);
+			return 0;
+		}
+	}
+	path = table[l].path_name ? getenv("PATH") : NULL;
+	for (p = path; p && *p; p = *end ? end + 1 : end) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (*p != '/' || (size_t)snprintf(dir, sizeof(dir), "%.*s/%s", (int)(end - p), p,
+		                                  table[l].path_name) >= sizeof(dir))
+			continue;
+		if (executable_file(dir) && realpath(dir, real) && strlen(real) < len) {
+			strcpy(out, real);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Landlock lets runs read and execute only the standard roots; a runtime
+ * elsewhere (/opt/node/bin/node) brings its prefix, the parent of its bin
+ * directory, for its own runs only (as the interpreter's, sandbox.c). */
+static void set_root(struct mcpx_runtime *rt)
+{
+	static const char *const std_roots[] = {"/usr/", "/bin/", "/sbin/", "/lib"};
+	char tmp[PATH_MAX], *slash;
+
+	rt->root[0] = '\0';
+	for (size_t i = 0; i < sizeof(std_roots) / sizeof(std_roots[0]); i++)
+		if (strncmp(rt->path, std_roots[i], strlen(std_roots[i])) == 0)
+			return;
+	snprintf(tmp, sizeof(tmp), "%s", rt->path);
+	for (int up = 0; up < 2; up++) {
+		slash = strrchr(tmp, '/');
+		if (!slash || slash == tmp)
+			return;
+		*slash = '\0';
+	}
+	snprintf(rt->root, sizeof(rt->root), "%s", tmp);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Reads stdout into out and stderr into errbuf (each NUL-terminated, cut at
+ * its size) until both end or the time is up. */
+static void drain(struct mcpx_sandbox_proc *proc, char *out, size_t outlen, char *errbuf,
+                  size_t errlen)
+{
+	long deadline = now_ms() + PROVE_TIMEOUT_MS;
+	int *fds[2] = {&proc->stdout_fd, &proc->stderr_fd};
+	char *bufs[2] = {out, errbuf};
+	size_t caps[2] = {outlen - 1, errlen - 1}, used[2] = {0, 0};
+	char scratch[512];
+	int open_fds = 2;
+
+	while (open_fds > 0 && now_ms() < deadline) {
+		struct pollfd pfd[2] = {{*fds[0], POLLIN, 0}, {*fds[1], POLLIN, 0}};
+
+		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			ssize_t r;
+
+			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (used[i] < caps[i])
+				r = read(pfd[i].fd, bufs[i] + used[i], caps[i] - used[i]);
+			else
+				r = read(pfd[i].fd, scratch, sizeof(scratch));
+			if (r > 0 && used[i] < caps[i])
+				used[i] += (size_t)r;
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				mcpx_close_fd(fds[i]);
+				open_fds--;
+			}
+		}
+	}
+	out[used[0]] = '\0';
+	errbuf[used[1]] = '\0';
+}
+
+/* Runs lang's proof through the sandbox under lim: 0 with the version in
+ * rt->version, or -errno with the reason in rt->why. */
+static int prove(const struct mcpx_sandbox *sb, enum mcpx_lang l, const struct mcpx_limits *lim,
+                 struct mcpx_runtime *rt)
+{
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_err err = {{0}};
+	char out[sizeof(rt->version)], errbuf[200];
+	int status = 0, rc;
+
+	rc = mcpx_sandbox_spawn_lang(sb, lim, l, table[l].prove, strlen(table[l].prove), NULL,
+	                             &proc, &err);
+	if (rc < 0) {
+		snprintf(rt->why, sizeof(rt->why), "%s", err.msg);
+		return rc;
+	}
+	mcpx_close_fd(&proc.stdin_fd);
+	drain(&proc, out, sizeof(out), errbuf, sizeof(errbuf));
+	mcpx_sandbox_kill(&proc);
+	rc = mcpx_sandbox_reap(&proc, &status, NULL);
+	mcpx_sandbox_cleanup(&proc);
+	if (rc < 0) {
+		snprintf(rt->why, sizeof(rt->why), "reaping its first run failed: %s",
+		         strerror(-rc));
+		return rc;
+	}
+	if (status != 0 || !out[0]) {
+		for (char *c = errbuf; *c; c++)
+			if (*c == '\n' || *c == '\r')
+				*c = ' ';
+		snprintf(rt->why, sizeof(rt->why),
+		         "%.100s does not run in the sandbox (wait status 0x%x): %.80s", rt->path,
+		         (unsigned)status, errbuf[0] ? errbuf : "no output");
+		return -ENOEXEC;
+	}
+	snprintf(rt->version, sizeof(rt->version), "%s", out);
+	return 0;
+}
+
+int mcpx_sandbox_find_languages(struct mcpx_sandbox *sb, const char *setting,
+                                const struct mcpx_limits *lim, struct mcpx_err *err)
+{
+	struct mcpx_languages *langs = &sb->langs;
+	unsigned allowed;
+	bool listed;
+	int rc;
+
+	memset(langs, 0, sizeof(*langs));
+	rc = mcpx_langset_parse(setting, &allowed, &listed, err);
+	if (rc < 0)
+		return rc;
+	for (int l = 0; l < MCPX_LANG_COUNT; l++) {
+		struct mcpx_runtime *rt = &langs->rt[l];
+
+		if (!(allowed & (1u << l))) {
+			snprintf(rt->why, sizeof(rt->why), "not in MCP_EXEC_LANGUAGES");
+			continue;
+		}
+		if (l == MCPX_LANG_PYTHON) {
+			snprintf(rt->path, sizeof(rt->path), "%s", sb->python);
+			snprintf(rt->root, sizeof(rt->root), "%s", sb->runtime_root);
+		} else if (locate((enum mcpx_lang)l, rt->path, sizeof(rt->path)) < 0) {
+			snprintf(rt->why, sizeof(rt->why), "no runtime found (%s%s%s)",
+			         table[l].candidates[0], table[l].path_name ? ", PATH: " : "",
+			         table[l].path_name ? table[l].path_name : "");
+		} else {
+			set_root(rt);
+		}
+		/* available is set only for prove's own spawn to find the
+		 * runtime, and kept only if it passes. */
+		rt->available = rt->path[0] != '\0';
+		if (rt->available && prove(sb, (enum mcpx_lang)l, lim, rt) < 0) {
+			/* Whether Python runs is the self-test's verdict, as
+			 * before languages existed; only its version is unknown. */
+			if (l == MCPX_LANG_PYTHON)
+				snprintf(rt->version, sizeof(rt->version), "3");
+			else
+				rt->available = false;
+		}
+		if (rt->available) {
+			langs->mask |= 1u << l;
+			continue;
+		}
+		if (listed)
+			return mcpx_err_set(err, ENOENT, "language %s: %s", mcpx_lang_name(l),
+			                    rt->why);
+	}
+	return 0;
+}
+
+void mcpx_languages_describe(const struct mcpx_languages *langs, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int l = 0; l < MCPX_LANG_COUNT && o < len; l++) {
+		int n;
+
+		if (!langs->rt[l].available)
+			continue;
+		n = snprintf(buf + o, len - o, "%s%s %s%s%s", o ? ", " : "", mcpx_lang_name(l),
+		             table[l].version_prefix[0] ? "(" : "", table[l].version_prefix,
+		             langs->rt[l].version);
+		if (n < 0)
+			break;
+		o += (size_t)n;
+		if (o < len && table[l].version_prefix[0])
+			o += (size_t)snprintf(buf + o, len - o, ")");
+	}
+}
+
+const char *mcpx_lang_argv(const struct mcpx_sandbox *sb, enum mcpx_lang l,
+                           const struct mcpx_limits *lim, char *argv[8], char *scratch,
+                           size_t scratch_len)
+{
+	const char *exe = sb->langs.rt[l].path;
+	size_t i = 0;
+
+	switch (l) {
+	case MCPX_LANG_BASH:
+		/* No -e: as in a terminal, a failed command does not end the
+		 * script. No profile or rc file: nothing runs before the code. */
+		argv[i++] = (char *)exe;
+		argv[i++] = (char *)"--noprofile";
+		argv[i++] = (char *)"--norc";
+		argv[i++] = (char *)"main.sh";
+		break;
+	case MCPX_LANG_JAVASCRIPT:
+		/* V8's heap gets the run's memory, so a growing heap ends with
+		 * V8's own "JavaScript heap out of memory" (limit "memory")
+		 * before the address-space limit turns it into an abort at a
+		 * random allocation. */
+		argv[i++] = (char *)exe;
+		if (lim && lim->memory_mb) {
+			snprintf(scratch, scratch_len, "--max-old-space-size=%lu", lim->memory_mb);
+			argv[i++] = scratch;
+		}
+		argv[i++] = (char *)"main.mjs";
+		break;
+	case MCPX_LANG_PYTHON:
+	case MCPX_LANG_COUNT:
+	default:
+		/* -I ignores PYTHON* variables, no user site, no cwd on
+		 * sys.path; -u: unbuffered output, so it streams; -B: no .pyc
+		 * writes. The runner (runner.h) runs main.py as __main__, as a
+		 * warm interpreter does. */
+		exe = sb->python;
+		argv[i++] = (char *)exe;
+		argv[i++] = (char *)"-I";
+		argv[i++] = (char *)"-u";
+		argv[i++] = (char *)"-B";
+		argv[i++] = (char *)"-c";
+		argv[i++] = (char *)sb->runner;
+		break;
+	}
+	argv[i] = NULL;
+	return exe;
+}
+
+void mcpx_lang_adjust_rlimits(enum mcpx_lang l, struct mcpx_rlimit *rl, int n)
+{
+	if (l != MCPX_LANG_JAVASCRIPT)
+		return;
+	for (int i = 0; i < n; i++) {
+		struct rlimit cur;
+		rlim_t add = (rlim_t)MCPX_NODE_AS_HEADROOM_MB << 20;
+
+		if (rl[i].resource != RLIMIT_AS || rl[i].lim.rlim_max == RLIM_INFINITY)
+			continue;
+		/* Never above the server's own hard limit (the child can only
+		 * lower its limits once it dropped privileges). */
+		if (getrlimit(RLIMIT_AS, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
+		    rl[i].lim.rlim_max + add > cur.rlim_max)
+			add = cur.rlim_max > rl[i].lim.rlim_max ? cur.rlim_max - rl[i].lim.rlim_max
+			                                        : 0;
+		rl[i].lim.rlim_cur += add;
+		rl[i].lim.rlim_max += add;
+	}
+}
