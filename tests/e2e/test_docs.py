@@ -170,7 +170,7 @@ start = section("README.md", "Start here")
 shells = [b for lang, b in start if lang == "sh"]
 ready_shown = next(b for lang, b in start if lang == "").strip()
 serve_cmd = [l for l in shells[0].splitlines() if l.startswith("scripts/run.sh")][0]
-client_cmd = shells[1].strip()
+client_cmds_start = shells[1].strip().splitlines()
 t.check(serve_cmd == "scripts/run.sh --transport=http", "README: the serve command", serve_cmd)
 if t.check(port_free(8080), "port 8080 is free for the README's commands"):
     srv = Background(serve_cmd, user_env())
@@ -178,8 +178,10 @@ if t.check(port_free(8080), "port 8080 is free for the README's commands"):
         ready_re = re.escape(ready_shown).replace(re.escape("…"), ".*").encode()
         t.check(srv.wait_for(ready_re), "README: the server prints the ready line shown",
                 srv.text()[-1500:])
-        rc, out, err = sh(client_cmd, user_env())
-        t.check(rc == 0 and out == "42\n", "README: the client command prints 42", (rc, out, err))
+        t.check(len(client_cmds_start) == 2, "README: a Python and a bash call", client_cmds_start)
+        for cmd in client_cmds_start:
+            rc, out, err = sh(cmd, user_env())
+            t.check(rc == 0 and out == "42\n", f"README: `{cmd}` prints 42", (rc, out, err))
     finally:
         srv.stop()
 
