@@ -147,7 +147,8 @@ int mcpx_usage_socket_kb(const struct mcpx_usage_procs *p, uint64_t *kb)
 	while (!done) {
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
-		int left = (int)n;
+		/* unsigned: NLMSG_OK compares it with the header's __u32 length. */
+		unsigned int left = (unsigned int)n;
 
 		if (n < 0 && errno == EINTR)
 			continue;
