@@ -135,6 +135,12 @@ static const char *rewrite_class(const char *p, struct mcpx_buf *b)
 		} else if (p[0] == '\\' && p[1]) {
 			p = copy_escape(p, &body);
 		} else {
+			/* Once \S is taken out, a class can open with '.', '='
+			 * or ':' ([\S..] becomes [..]), which PCRE2 reads as a
+			 * POSIX collating element or class: escaped, the same
+			 * character. */
+			if (body.len == 0 && (*p == '.' || *p == '=' || *p == ':'))
+				mcpx_buf_add(&body, "\\", 1);
 			mcpx_buf_add(&body, p++, 1);
 		}
 	}

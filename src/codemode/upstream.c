@@ -672,7 +672,11 @@ static void up_drop(struct upstream *up)
 	while (up->waiting)
 		finish_error(up->waiting, MCPX_UPSTREAM_DENIED, "upstream_down", NULL,
 		             "upstream %s was removed or changed by a policy reload", up->name);
-	up_unref(up);
+	/* The list's reference and the guard's above: the guard keeps refs at
+	 * 2 or more until here, so the list's is dropped as a plain decrement
+	 * and the guard's through up_unref, which frees when it was the last
+	 * (one call, not two: after a free nothing may read up). */
+	up->refs--;
 	up_unref(up);
 }
 

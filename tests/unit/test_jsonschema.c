@@ -224,6 +224,13 @@ static const struct row rows[] = {
     {"{'pattern':'^[a\\\\S]$'}", "'x'", NULL},
     {"{'pattern':'^[^a\\\\S]$'}", "'\\ufeff'", NULL},
     {"{'pattern':'^[^a\\\\S]$'}", "'x'", "(root): must match pattern \"^[^a\\S]$\""},
+    /* Found by fuzz_schema: without \S, [\S..] must not become PCRE2's
+     * collating element [..]; '.' in a class is itself. */
+    {"{'pattern':'^[\\\\S..]$'}", "'.'", NULL},
+    {"{'pattern':'^[\\\\S..]$'}", "'x'", NULL},
+    {"{'pattern':'^[\\\\S..]$'}", "' '", "(root): must match pattern \"^[\\S..]$\""},
+    {"{'pattern':'^[^\\\\S=]$'}", "' '", NULL},
+    {"{'pattern':'^[^\\\\S=]$'}", "'='", "(root): must match pattern \"^[^\\S=]$\""},
     /* ...\v is U+000B alone, [] matches nothing and [^] anything, and a
      * reference to a group that did not take part matches empty. */
     {"{'pattern':'^\\\\v$'}", "'\\n'", "(root): must match pattern \"^\\v$\""},
