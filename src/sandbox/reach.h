@@ -1,6 +1,6 @@
 /*
  * reach.h - whether the run uid can reach a file the server can: the
- * diagnosis behind "uid 65532 cannot reach /root/.../mcp-exec-zygote".
+ * diagnosis behind "uid 65532 cannot reach <checkout>/build/mcp-exec-zygote".
  *
  * Private to the sandbox module. The runs drop to another uid (65532) with
  * no supplementary groups; a file under a directory that uid may not search
@@ -22,9 +22,10 @@ enum mcpx_reach_need { MCPX_REACH_EXEC, MCPX_REACH_READ };
 
 /* Returns 0 when uid/gid can search every directory above path (path
  * canonical, as realpath gives it); otherwise -EACCES (or -errno when a stat
- * fails) with one sentence in why naming the first obstacle, e.g. "/root is
- * mode 0700 (owner 0): uid 65532 cannot reach /root/src/mcp-exec/build/
- * mcp-exec-zygote". Not async-signal-safe. */
+ * fails) with one sentence in why naming the first obstacle, e.g. "<home>
+ * is mode 0700 (owner 0): uid 65532 cannot reach <home>/<checkout>/build/
+ * mcp-exec-zygote", where <home> is the first directory that uid may not
+ * search. Not async-signal-safe. */
 int mcpx_reach_dirs(const char *path, uid_t uid, gid_t gid, char *why, size_t why_len);
 
 /* Returns 0 when the mode of the file fd refers to grants uid/gid need,
