@@ -287,6 +287,14 @@ int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc);
  * locks are not affected (SemLock unlinks its name at once). If the leader was
  * not reaped yet, it kills and reaps the run first, so nothing of the run
  * outlives its cleanup. */
+/* A start-up probe's output (the self-test's, a language's proof): reads
+ * proc's stdout into out and stderr into errbuf (NULL: read and dropped),
+ * each cut at its size and NUL-terminated, until both end or timeout_ms
+ * has passed; closes both. Returns the stdout bytes kept. Blocks: for
+ * start-up only, never on the loop while it serves. */
+size_t mcpx_sandbox_drain(struct mcpx_sandbox_proc *proc, char *out, size_t outlen,
+                          char *errbuf, size_t errlen, long timeout_ms);
+
 void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc);
 
 /* Runs a probe through the real sandbox and checks every layer marked active

@@ -123,52 +123,6 @@ static void set_root(struct mcpx_runtime *rt)
 	snprintf(rt->root, sizeof(rt->root), "%s", tmp);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-/* Reads stdout into out and stderr into errbuf (each NUL-terminated, cut at
- * its size) until both end or the time is up. */
-static void drain(struct mcpx_sandbox_proc *proc, char *out, size_t outlen, char *errbuf,
-                  size_t errlen)
-{
-	long deadline = now_ms() + PROVE_TIMEOUT_MS;
-	int *fds[2] = {&proc->stdout_fd, &proc->stderr_fd};
-	char *bufs[2] = {out, errbuf};
-	size_t caps[2] = {outlen - 1, errlen - 1}, used[2] = {0, 0};
-	char scratch[512];
-	int open_fds = 2;
-
-	while (open_fds > 0 && now_ms() < deadline) {
-		struct pollfd pfd[2] = {{*fds[0], POLLIN, 0}, {*fds[1], POLLIN, 0}};
-
-		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < 2; i++) {
-			ssize_t r;
-
-			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (used[i] < caps[i])
-				r = read(pfd[i].fd, bufs[i] + used[i], caps[i] - used[i]);
-			else
-				r = read(pfd[i].fd, scratch, sizeof(scratch));
-			if (r > 0 && used[i] < caps[i])
-				used[i] += (size_t)r;
-			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-				mcpx_close_fd(fds[i]);
-				open_fds--;
-			}
-		}
-	}
-	out[used[0]] = '\0';
-	errbuf[used[1]] = '\0';
-}
-
 /* Runs lang's proof through the sandbox under lim: 0 with the version in
  * rt->version, or -errno with the reason in rt->why. */
 static int prove(const struct mcpx_sandbox *sb, enum mcpx_lang l, const struct mcpx_limits *lim,
@@ -186,7 +140,7 @@ static int prove(const struct mcpx_sandbox *sb, enum mcpx_lang l, const struct m
 		return rc;
 	}
 	mcpx_close_fd(&proc.stdin_fd);
-	drain(&proc, out, sizeof(out), errbuf, sizeof(errbuf));
+	mcpx_sandbox_drain(&proc, out, sizeof(out), errbuf, sizeof(errbuf), PROVE_TIMEOUT_MS);
 	mcpx_sandbox_kill(&proc);
 	rc = mcpx_sandbox_reap(&proc, &status, NULL);
 	mcpx_sandbox_cleanup(&proc);

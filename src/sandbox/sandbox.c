@@ -1265,6 +1265,51 @@ int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc)
 	return mcpx_workdir_open_in(proc->parent_fd, proc->workdir);
 }
 
+size_t mcpx_sandbox_drain(struct mcpx_sandbox_proc *proc, char *out, size_t outlen,
+                          char *errbuf, size_t errlen, long timeout_ms)
+{
+	struct timespec now;
+	long deadline;
+	int *fds[2] = {&proc->stdout_fd, &proc->stderr_fd};
+	char *bufs[2] = {out, errbuf};
+	size_t caps[2] = {outlen - 1, errbuf ? errlen - 1 : 0}, used[2] = {0, 0};
+	char scratch[4096];
+	int open_fds = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	deadline = now.tv_sec * 1000L + now.tv_nsec / 1000000L + timeout_ms;
+	open_fds = (*fds[0] >= 0) + (*fds[1] >= 0);
+	while (open_fds > 0) {
+		struct pollfd pfd[2] = {{*fds[0], POLLIN, 0}, {*fds[1], POLLIN, 0}};
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec * 1000L + now.tv_nsec / 1000000L >= deadline)
+			break;
+		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			ssize_t r;
+
+			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (used[i] < caps[i])
+				r = read(pfd[i].fd, bufs[i] + used[i], caps[i] - used[i]);
+			else
+				r = read(pfd[i].fd, scratch, sizeof(scratch));
+			if (r > 0 && used[i] < caps[i])
+				used[i] += (size_t)r;
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				mcpx_close_fd(fds[i]);
+				open_fds--;
+			}
+		}
+	}
+	out[used[0]] = '\0';
+	if (errbuf)
+		errbuf[used[1]] = '\0';
+	return used[0];
+}
+
 void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 {
 	int rc;

@@ -150,40 +150,6 @@ static const char *value_of(const struct probe_out *o, const char *key, char *va
 	return NULL;
 }
 
-/* Reads the probe's stdout into o (stderr is drained and dropped) until
- * both reach EOF or the probe's time is up; closes both. */
-static void collect(struct mcpx_sandbox_proc *proc, struct probe_out *o)
-{
-	long deadline = now_ms() + PROBE_TIMEOUT_MS;
-	int *fds[2] = {&proc->stdout_fd, &proc->stderr_fd};
-	char scratch[4096];
-	int open_fds = 2;
-
-	while (open_fds > 0 && now_ms() < deadline) {
-		struct pollfd pfd[2] = {{*fds[0], POLLIN, 0}, {*fds[1], POLLIN, 0}};
-
-		if (poll(pfd, 2, 200) < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < 2; i++) {
-			ssize_t r;
-
-			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (i == 0 && o->len < sizeof(o->buf) - 1)
-				r = read(pfd[i].fd, o->buf + o->len, sizeof(o->buf) - 1 - o->len);
-			else
-				r = read(pfd[i].fd, scratch, sizeof(scratch));
-			if (r > 0 && i == 0)
-				o->len += (size_t)r;
-			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-				mcpx_close_fd(fds[i]);
-				open_fds--;
-			}
-		}
-	}
-	o->buf[o->len] = '\0';
-}
-
 /* What the probe reads on stdin, one per line: the server's pid, the
  * workdir base, an abstract socket it must not reach ("" when none could be
  * made) and the clone syscall number (for the CLONE_PARENT check). Both the
@@ -230,7 +196,7 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	}
 	close(proc.stdin_fd);
 	proc.stdin_fd = -1;
-	collect(&proc, o);
+	o->len = mcpx_sandbox_drain(&proc, o->buf, sizeof(o->buf), NULL, 0, PROBE_TIMEOUT_MS);
 	mcpx_sandbox_kill(&proc);
 	rc = mcpx_sandbox_reap(&proc, &o->status, NULL);
 	mcpx_sandbox_cleanup(&proc);
