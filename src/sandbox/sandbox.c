@@ -1265,8 +1265,8 @@ int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc)
 	return mcpx_workdir_open_in(proc->parent_fd, proc->workdir);
 }
 
-size_t mcpx_sandbox_drain(struct mcpx_sandbox_proc *proc, char *out, size_t outlen,
-                          char *errbuf, size_t errlen, long timeout_ms)
+size_t mcpx_sandbox_drain(struct mcpx_sandbox_proc *proc, char *out, size_t outlen, char *errbuf,
+                          size_t errlen, long timeout_ms)
 {
 	struct timespec now;
 	long deadline;
