@@ -166,12 +166,15 @@ t.check(ex["inputSchema"]["properties"]["language"]["enum"] == ["python"]
 s3.close()
 
 # ---- a runtime that cannot start in the sandbox ----
-# Node needs about a dozen threads; with MCP_EXEC_MAX_PROCS=4 it fails its
-# start-up proof: auto leaves JavaScript out, a list that names it refuses
-# to start.
+# V8 reserves a 512 MiB code range at start; with MCP_EXEC_MEMORY_MB=32 a
+# JavaScript run's address-space limit (32 + 640 MiB) is too small for that
+# and its start-up proof fails: auto leaves JavaScript out, a list that names
+# it refuses to start. (Not MCP_EXEC_MAX_PROCS: RLIMIT_NPROC is added to what
+# the run uid has at that moment, and tests running beside this one lend it
+# their runs' threads.)
 import subprocess
 from mcpx_harness import BIN
-s4 = StdioServer(base_env(MCP_EXEC_MAX_PROCS=4))
+s4 = StdioServer(base_env(MCP_EXEC_MEMORY_MB=32))
 s4.initialize()
 ex = next(x for x in s4.request("tools/list")["result"]["tools"] if x["name"] == "exec")
 t.check(ex["inputSchema"]["properties"]["language"]["enum"] == ["python", "bash"],
@@ -180,12 +183,12 @@ t.check(ex["inputSchema"]["properties"]["language"]["enum"] == ["python", "bash"
 s4.close()
 t.check("language javascript off: /usr/bin/node does not run in the sandbox" in s4.stderr_text(),
         "and the log says why", s4.stderr_text()[-400:])
-p = subprocess.run([BIN], env=base_env(MCP_EXEC_MAX_PROCS=4, MCP_EXEC_LANGUAGES="python,javascript"),
+p = subprocess.run([BIN], env=base_env(MCP_EXEC_MEMORY_MB=32, MCP_EXEC_LANGUAGES="python,javascript"),
                    stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
 t.check(p.returncode == 69 and "language javascript: /usr/bin/node does not run in the sandbox" in p.stderr,
         "named in MCP_EXEC_LANGUAGES, it stops the start (exit 69)", (p.returncode, p.stderr[-300:]))
 p = subprocess.run([BIN, "--check-config"],
-                   env=base_env(MCP_EXEC_MAX_PROCS=4, MCP_EXEC_LANGUAGES="python,javascript"),
+                   env=base_env(MCP_EXEC_MEMORY_MB=32, MCP_EXEC_LANGUAGES="python,javascript"),
                    capture_output=True, text=True, timeout=120)
 t.check(p.returncode == 78 and "languages: FAILED: language javascript" in p.stdout,
         "--check-config says so and exits 78", (p.returncode, p.stdout[-300:]))
