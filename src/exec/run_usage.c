@@ -116,25 +116,35 @@ int mcpx_usage_procs_add(pid_t pgid, struct mcpx_usage_procs *p)
 	return p->n > first ? 0 : -ESRCH;
 }
 
-/* The "Pss:" line of /proc/<pid>/smaps_rollup, or -1. */
-static long long pss_of(pid_t pid)
+/* The "Pss:" line of /proc/<pid>/smaps_rollup in *kb: 0, or -ESRCH when
+ * the process has no memory any more (it is exiting or gone: the kernel
+ * answers ESRCH once its mm is released), or another -errno when it cannot
+ * be read (a non-dumpable process in the pod, where the server has no
+ * CAP_SYS_PTRACE). */
+static int pss_of(pid_t pid, uint64_t *kb)
 {
 	char path[64], buf[4096];
 	const char *line;
 	ssize_t n;
-	int fd;
+	int fd, e;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return errno == ENOENT ? -ESRCH : -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
+	e = n < 0 ? errno : 0;
 	close(fd);
-	if (n <= 0)
-		return -1;
+	if (n < 0)
+		return -e;
+	if (n == 0)
+		return -ESRCH;
 	buf[n] = '\0';
 	line = strstr(buf, "\nPss:");
-	return line ? strtoll(line + 5, NULL, 10) : -1;
+	if (!line)
+		return -EIO;
+	*kb = strtoull(line + 5, NULL, 10);
+	return 0;
 }
 
 void mcpx_usage_carry_pss(struct mcpx_usage_procs *p, const struct mcpx_usage_procs *prev)
@@ -178,9 +188,15 @@ static uint64_t pss_estimate(const struct mcpx_usage_procs *p, size_t i)
 
 static void read_pss(struct mcpx_usage_procs *p, size_t i)
 {
-	long long pss = pss_of(p->pid[i]);
+	uint64_t pss = 0;
+	int rc = pss_of(p->pid[i], &pss);
 
-	p->pss_kb[i] = pss >= 0 ? (uint64_t)pss : p->rss_kb[i];
+	/* Unreadable counts as its RSS: a run cannot hide memory by making
+	 * itself unreadable. One that has released its memory (it is exiting:
+	 * its RSS, read a moment earlier, is stale) counts nothing; counting
+	 * that RSS killed runs whose forks shared everything and ended at once
+	 * under load. */
+	p->pss_kb[i] = rc == 0 ? pss : rc == -ESRCH ? 0 : p->rss_kb[i];
 	p->pss_at_rss_kb[i] = p->rss_kb[i] ? p->rss_kb[i] : 1;
 	p->pss_age[i] = 0;
 	p->pss_now[i] = true;
