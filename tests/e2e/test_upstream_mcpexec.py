@@ -15,6 +15,8 @@ a secret file, and exposes it.
     file, the result), nor do the outer server's logs;
   - an inner run's error (exit code 3) comes back as structured data; an
     exec argument the inner server refuses raises ToolError;
+  - cancellation: a call past its timeout_s, and a call whose outer run
+    ends, cancel the inner run (the inner server audits it as cancelled);
   - list_changed: a new function in the inner policy reaches the outer run's
     mcpx.tools and the outer server's MCP client (notifications/tools/
     list_changed), through the inner server's GET stream;
@@ -77,8 +79,11 @@ write_policy(outer_policy, {"upstreams": [
     {"name": "inner", "url": url, "allow_cidrs": ["127.0.0.1/32"], "expose": True,
      "credential": {"header": "X-MCP-AUTH", "secret_file": token_file}},
     {"name": "wrong", "url": url, "allow_cidrs": ["127.0.0.1/32"],
-     "credential": {"header": "X-MCP-AUTH", "secret_file": wrong_file}}],
-    "exec": {"upstreams": ["inner", "wrong"]}})
+     "credential": {"header": "X-MCP-AUTH", "secret_file": wrong_file}},
+    {"name": "innerslow", "url": url, "allow_cidrs": ["127.0.0.1/32"], "timeout_s": 2,
+     "tools": {"allow": ["exec"]},
+     "credential": {"header": "X-MCP-AUTH", "secret_file": token_file}}],
+    "exec": {"upstreams": ["inner", "wrong", "innerslow"]}})
 ENV = base_env(MCP_EXEC_POLICY=outer_policy, MCP_EXEC_WORKDIR_BASE=workdir("outer-runs"))
 print("   warm mode:", warm_mode(ENV))
 outer = StdioServer(ENV)
@@ -114,7 +119,8 @@ def names(prefix="inner."):
 
 
 try:
-    t.check(wait_until(lambda: names() == ["inner.double", "inner.exec"], 120),
+    t.check(wait_until(lambda: names() == ["inner.double", "inner.exec"] and
+                       names("innerslow.") == ["innerslow.exec"], 120),
             "the outer run lists the inner server's tools (exec, its function)", names())
 
     sc = run("""
@@ -156,6 +162,21 @@ except OSError as e:
             "a wrong token is refused by the inner server (Denied); the outer run has neither "
             "the token nor its file", out[3:])
 
+    # Cancellation: the inner run ends when the outer call is given up, by
+    # timeout_s or because the outer run itself ends.
+    def cancelled():
+        return [a for a in inner.audit_lines() if a.get("audit") == "exec" and
+                a.get("status") == "cancelled"]
+
+    sc = run("print(attempt('innerslow.exec', code='import time\\ntime.sleep(60)'))")
+    t.check(lines(sc)[:1] and lines(sc)[0].startswith("toolerror innerslow.exec: no answer in 2 s"),
+            "an inner run longer than timeout_s ends the outer call with ToolError", sc)
+    t.check(wait_until(lambda: len(cancelled()) == 1, 60),
+            "the inner server hears notifications/cancelled and cancels its run", cancelled())
+    sc = run("mcpx.call('inner.exec', code='import time\\ntime.sleep(60)')", timeout_s=3)
+    t.check(wait_until(lambda: len(cancelled()) == 2, 60),
+            "an outer run that ends mid-call cancels the inner run too", (sc, cancelled()))
+
     # list_changed: a function added to the inner policy.
     outer.notes.clear()
     write_policy(inner_policy, {"functions": [DOUBLE, function("triple", "args['n'] * 3",
@@ -174,7 +195,7 @@ except OSError as e:
     tl = outer.request("tools/list")["result"]["tools"]
     r = outer.request("tools/call", {"name": "inner.double", "arguments": {"n": 4}})
     t.check({"inner.exec", "inner.double", "inner.triple"} <= {x["name"] for x in tl} and
-            not any(x["name"].startswith("wrong.") for x in tl) and
+            not any(x["name"].startswith(("wrong.", "innerslow.")) for x in tl) and
             r.get("result", {}).get("structuredContent") == {"value": 8} and
             json.loads(r["result"]["content"][0]["text"]) == {"value": 8},
             "gateway: inner.double through the outer server gives the inner result", r)
