@@ -173,7 +173,9 @@ except OSError as e:
             "an inner run longer than timeout_s ends the outer call with ToolError", sc)
     t.check(wait_until(lambda: len(cancelled()) == 1, 60),
             "the inner server hears notifications/cancelled and cancels its run", cancelled())
-    sc = run("mcpx.call('inner.exec', code='import time\\ntime.sleep(60)')", timeout_s=3)
+    # 8 s: time for the run to start and send its call even on a loaded
+    # machine (the inner run sleeps far longer).
+    sc = run("mcpx.call('inner.exec', code='import time\\ntime.sleep(60)')", timeout_s=8)
     t.check(wait_until(lambda: len(cancelled()) == 2, 60),
             "an outer run that ends mid-call cancels the inner run too", (sc, cancelled()))
 
