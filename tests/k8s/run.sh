@@ -326,6 +326,18 @@ ucheck "upstreams render: ConfigMap, Secret mounts, NetworkPolicy egress exactly
 ucheck "docs/deployment.md's upstreams example" "$R/docs-upstreams.yaml" "$WORK/docs-upstreams.yaml"
 ucheck "upstreams render with Cilium: public upstreams' hosts by toFQDNs only" --cilium \
   "$R/upstreams-cilium.yaml" "$UPSTREAMS"
+# The upstream client does not use config.egressProxy: with the proxy's
+# peers and ports in networkPolicy.egress, public upstreams still get the
+# internet on their port (and, without egress rules, no proxy rule opens).
+if "$HELM" template mcpx "$CHART" --namespace mcp -f "$UPSTREAMS" --set config.egressProxy=http://proxy.infra:3128 \
+  --set-json 'networkPolicy.egress.to=[{"ipBlock":{"cidr":"10.1.2.3/32"}}]' \
+  --set-json 'networkPolicy.egress.ports=[{"port":3128,"protocol":"TCP"}]' >"$R/upstreams-proxy.yaml" 2>"$WORK/err"; then
+  ucheck "upstreams render with an egress proxy: public upstreams direct, on their port" \
+    "$R/upstreams-proxy.yaml" "$UPSTREAMS"
+else
+  fail "helm template of the upstreams with an egress proxy"
+  indent <"$WORK/err"
+fi
 sed 's#cidr: 10.30.4.0/24#cidr: 10.0.0.0/8#' "$R/upstreams.yaml" >"$WORK/up-wide.yaml"
 expect_fail "the upstreams check catches a private upstream's range widened" "exactly DNS and each upstream" \
   "$PY" "$HERE/check_upstreams_render.py" "$WORK/up-wide.yaml" "$UPSTREAMS"
