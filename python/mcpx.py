@@ -399,14 +399,24 @@ class _Servers(_types.ModuleType):
     def __getattr__(self, upstream):
         if upstream.startswith("__"):
             raise AttributeError(upstream)
+        import keyword as _keyword  # here, not at start-up: only stubs need them
+        import re as _re
+
         prefix = upstream + "."
         mod = _types.ModuleType("mcpx.servers." + upstream,
                                 "The tools of upstream MCP server %s." % upstream)
         found = False
-        for entry in tools():
-            name = entry.get("name", "")
-            if name.startswith(prefix) and name[len(prefix):].isidentifier():
-                setattr(mod, name[len(prefix):], _stub(name, entry))
+        entries = [e for e in tools() if e.get("name", "").startswith(prefix)]
+        # Tool names that are identifiers first, so that "get_sum" keeps its
+        # name when "get-sum" exists too; then names like "get-sum" (common
+        # in MCP servers) as get_sum, every character an identifier may not
+        # hold replaced by "_". mcpx.call takes any name.
+        entries.sort(key=lambda e: not e["name"][len(prefix):].isidentifier())
+        for entry in entries:
+            attr = _re.sub(r"\W", "_", entry["name"][len(prefix):], flags=_re.ASCII)
+            if attr.isidentifier() and not _keyword.iskeyword(attr) and \
+                    not hasattr(mod, attr):
+                setattr(mod, attr, _stub(entry["name"], entry))
                 found = True
         if not found:
             raise AttributeError("no upstream named %s may be called from this run (or it is "

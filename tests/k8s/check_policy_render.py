@@ -4,8 +4,9 @@
 Loads the policy a chart render holds in the real binary: the ConfigMap's
 policy.json and the function sources beside it are written to a temporary
 directory, their in-pod paths (/var/run/mcp-exec/policy/<key>, and
-credentials under /var/run/secrets/mcp-exec-credentials/<secret>/<key>,
-which get a dummy secret) rewritten to it, and `BIN --check-config --policy`
+credentials of egress rules and upstreams under
+/var/run/secrets/mcp-exec-credentials/<secret>/<key>, which get a dummy
+secret) rewritten to it, and `BIN --check-config --policy`
 must accept it and print its summary. So a schema keyword the server's
 validator refuses, a source that does not load, or a path the chart renders
 wrong fails here, before a pod would crash-loop.
@@ -52,7 +53,7 @@ def relocate(data, tmp):
             raise SystemExit(f"FAIL function {fn.get('name')}: source_file {sf} is not in "
                              f"{POLICY_DIR}")
         fn["source_file"] = os.path.join(pdir, sf[len(POLICY_DIR):])
-    for rule in policy.get("egress", []):
+    for rule in policy.get("egress", []) + policy.get("upstreams", []):
         cred = rule.get("credential")
         if cred:
             sf = cred["secret_file"]

@@ -175,6 +175,7 @@ FULL=$HERE/fixtures/values-full.yaml
 OPENSHIFT=$CHART/values-openshift.yaml
 KEDA=$HERE/fixtures/values-keda.yaml
 POLICY=$HERE/fixtures/values-policy.yaml
+UPSTREAMS=$HERE/fixtures/values-upstreams.yaml
 R=$WORK/render
 mkdir -p "$R"
 
@@ -205,11 +206,17 @@ render "OpenShift (values-openshift.yaml)" "$R/openshift.yaml" -f "$OPENSHIFT"
 render "KEDA ScaledObject, PDB, PrometheusRule" "$R/keda.yaml" -f "$KEDA"
 render "policy: egress rules, credentials, a function" "$R/policy.yaml" -f "$POLICY"
 render "policy with the Cilium toFQDNs policy" "$R/cilium.yaml" -f "$POLICY" --set networkPolicy.cilium.enabled=true
+render "policy: upstream MCP servers (public, private by address, in-cluster by selector)" "$R/upstreams.yaml" \
+  -f "$UPSTREAMS"
+render "upstream MCP servers with the Cilium toFQDNs policy" "$R/upstreams-cilium.yaml" -f "$UPSTREAMS" \
+  --set networkPolicy.cilium.enabled=true
 render "identity: named tokens, ServiceAccount tokens (ClusterRoleBinding, API-server egress, helm test client), a profile" \
   "$R/identity.yaml" -f "$HERE/fixtures/values-identity.yaml"
 # docs/deployment.md's policy example: the block after "# policy-values.yaml".
 sed -n '/^# policy-values.yaml$/,/^```$/p' "$ROOT/docs/deployment.md" | sed '$d' >"$WORK/docs-policy.yaml"
 render "docs/deployment.md's policy example" "$R/docs-policy.yaml" -f "$WORK/docs-policy.yaml"
+sed -n '/^# upstreams-values.yaml$/,/^```$/p' "$ROOT/docs/deployment.md" | sed '$d' >"$WORK/docs-upstreams.yaml"
+render "docs/deployment.md's upstreams example" "$R/docs-upstreams.yaml" -f "$WORK/docs-upstreams.yaml"
 render "HPA on CPU" "$R/hpa-cpu.yaml" --set autoscaling.enabled=true --set autoscaling.metric=cpu
 render "policy from an existing ConfigMap" "$R/policy-cm.yaml" --set policy.existingConfigMap=my-policy \
   --set 'policy.credentialSecrets[0]=gh'
@@ -273,6 +280,8 @@ validate "OpenShift render" "$R/openshift.yaml"
 validate "KEDA render (ScaledObject, PrometheusRule)" "$R/keda.yaml"
 validate "policy renders (ConfigMap, egress, CiliumNetworkPolicy)" "$R/policy.yaml" "$R/cilium.yaml" \
   "$R/docs-policy.yaml"
+validate "upstream renders (ConfigMap, NetworkPolicy, CiliumNetworkPolicy)" "$R/upstreams.yaml" \
+  "$R/upstreams-cilium.yaml" "$R/docs-upstreams.yaml"
 validate "networkpolicy/*.yaml" "$ROOT"/networkpolicy/*.yaml
 
 # Security properties.
@@ -297,6 +306,78 @@ check "security checks, policy render" --profile policy "${C[@]}" "$R/policy.yam
 check "security checks, policy render with Cilium" --profile policy "${C[@]}" "$R/cilium.yaml"
 check "security checks, networkpolicy/*.yaml" --profile netpol "$ROOT"/networkpolicy/*.yaml
 check "security checker catches every weakened variant" --self-test "${C[@]}" "$R/default.yaml"
+
+# Upstream MCP servers (issue 24): the ConfigMap holds the values' entries,
+# credentials are read-only Secret mounts, the NetworkPolicy opens exactly
+# each upstream's peers and port (check_upstreams_render.py computes them
+# from the values file); the check fails on a widened rule.
+ucheck() { # NAME ARGS...
+  local name=$1
+  shift
+  if "$PY" "$HERE/check_upstreams_render.py" "$@" >"$WORK/uout" 2>&1; then
+    pass "$name ($(grep -c '^ok' "$WORK/uout") checks)"
+  else
+    fail "$name"
+    indent <"$WORK/uout"
+  fi
+}
+ucheck "upstreams render: ConfigMap, Secret mounts, NetworkPolicy egress exactly the upstreams'" \
+  "$R/upstreams.yaml" "$UPSTREAMS"
+ucheck "docs/deployment.md's upstreams example" "$R/docs-upstreams.yaml" "$WORK/docs-upstreams.yaml"
+ucheck "upstreams render with Cilium: public upstreams' hosts by toFQDNs only" --cilium \
+  "$R/upstreams-cilium.yaml" "$UPSTREAMS"
+# The upstream client does not use config.egressProxy: with the proxy's
+# peers and ports in networkPolicy.egress, public upstreams still get the
+# internet on their port (and, without egress rules, no proxy rule opens).
+if "$HELM" template mcpx "$CHART" --namespace mcp -f "$UPSTREAMS" --set config.egressProxy=http://proxy.infra:3128 \
+  --set-json 'networkPolicy.egress.to=[{"ipBlock":{"cidr":"10.1.2.3/32"}}]' \
+  --set-json 'networkPolicy.egress.ports=[{"port":3128,"protocol":"TCP"}]' >"$R/upstreams-proxy.yaml" 2>"$WORK/err"; then
+  ucheck "upstreams render with an egress proxy: public upstreams direct, on their port" \
+    "$R/upstreams-proxy.yaml" "$UPSTREAMS"
+else
+  fail "helm template of the upstreams with an egress proxy"
+  indent <"$WORK/err"
+fi
+sed 's#cidr: 10.30.4.0/24#cidr: 10.0.0.0/8#' "$R/upstreams.yaml" >"$WORK/up-wide.yaml"
+expect_fail "the upstreams check catches a private upstream's range widened" "exactly DNS and each upstream" \
+  "$PY" "$HERE/check_upstreams_render.py" "$WORK/up-wide.yaml" "$UPSTREAMS"
+if "$HELM3" template mcpx "$CHART" --namespace mcp -f "$UPSTREAMS" >"$R/h3-upstreams.yaml" 2>"$WORK/err"; then
+  ucheck "the same checks on helm 3's render of the upstreams" "$R/h3-upstreams.yaml" "$UPSTREAMS"
+else
+  fail "helm 3 template of the upstreams"
+  indent <"$WORK/err"
+fi
+UP1='policy.upstreams=[{"name":"gh","url":"https://mcp.example.com/mcp"}]'
+expect_fail "rejects two upstreams of one name" 'the name "gh" is used twice' \
+  "$HELM" template mcpx "$CHART" --set-json \
+  'policy.upstreams=[{"name":"gh","url":"https://a.example.com/mcp"},{"name":"gh","url":"https://b.example.com/mcp"}]'
+expect_fail "rejects an upstream name that is not 1-32 of a-z 0-9 _" "/policy/upstreams/0/name" \
+  "$HELM" template mcpx "$CHART" --set-json 'policy.upstreams=[{"name":"Git-Hub","url":"https://a.example.com/mcp"}]'
+expect_fail "rejects an upstream url that is not http(s)" "/policy/upstreams/0/url" \
+  "$HELM" template mcpx "$CHART" --set-json 'policy.upstreams=[{"name":"gh","url":"ftp://a.example.com/mcp"}]'
+expect_fail "rejects a misspelled upstream field (allowCidrs)" "allowCidrs" \
+  "$HELM" template mcpx "$CHART" --set-json \
+  'policy.upstreams=[{"name":"gh","url":"https://a.example.com/mcp","allowCidrs":["10.0.0.0/8"]}]'
+expect_fail "rejects a credential value in values (only secret_file)" "additional properties 'value'" \
+  "$HELM" template mcpx "$CHART" --set-json \
+  'policy.upstreams=[{"name":"gh","url":"https://a.example.com/mcp","credential":{"header":"Authorization","value":"t"}}]'
+expect_fail "rejects an upstream credential outside the mounted credentialSecrets" \
+  "policy.upstreams\[gh\].credential.secret_file \(/etc/token\) must be" \
+  "$HELM" template mcpx "$CHART" --set-json \
+  'policy.upstreams=[{"name":"gh","url":"https://a.example.com/mcp","credential":{"header":"Authorization","secret_file":"/etc/token"}}]'
+expect_fail "rejects exec.upstreams naming no upstream" 'policy.exec.upstreams\[0\] names the upstream "nope"' \
+  "$HELM" template mcpx "$CHART" --set-json "$UP1" --set-json 'policy.exec={"upstreams":["nope"]}'
+expect_fail "rejects a function's upstreams naming no upstream" 'policy.functions\[f\].upstreams\[0\]' \
+  "$HELM" template mcpx "$CHART" --set-json "$UP1" \
+  --set-json 'policy.functions=[{"name":"f","source":"def handler(a, c):\n    return {}\n","upstreams":["nope"]}]'
+expect_fail "rejects a profile's exec.upstreams naming no upstream" 'policy.profiles\[p\].exec.upstreams\[0\]' \
+  "$HELM" template mcpx "$CHART" --set-json "$UP1" \
+  --set-json 'policy.profiles=[{"name":"p","callers":["*"],"tools":["*"],"exec":{"upstreams":["nope"]}}]'
+expect_fail "rejects an upstream networkPolicy with peers but no ports" "networkPolicy needs both" \
+  "$HELM" template mcpx "$CHART" --set-json \
+  'policy.upstreams=[{"name":"gh","url":"http://a.svc/mcp","networkPolicy":{"to":[{"podSelector":{}}]}}]'
+expect_fail "rejects upstreams beside policy.existingConfigMap" "existingConfigMap replaces" \
+  "$HELM" template mcpx "$CHART" --set-json "$UP1" --set policy.existingConfigMap=my-policy
 
 # Negative tests: bad values must not render.
 expect_fail "rejects replicaCount=two" "replicaCount" \
@@ -372,7 +453,7 @@ expect_fail "lint --strict fails on bad values" "replicaCount" \
 # Env names: every name once in every render (server-side apply, Helm 4's
 # default, rejects a keyed list with two entries of one name), and the chart
 # refuses extraEnv entries that would make a second one.
-for vf in "$CHART"/values*.yaml "$HERE"/fixtures/values-*.yaml "$WORK/docs-policy.yaml"; do
+for vf in "$CHART"/values*.yaml "$HERE"/fixtures/values-*.yaml "$WORK/docs-policy.yaml" "$WORK/docs-upstreams.yaml"; do
   base=$(basename "$vf" .yaml)
   for h in "$HELM" "$HELM3"; do
     "$h" template mcpx "$CHART" --namespace mcp -f "$vf" >"$R/env-$base-$(basename "$(dirname "$(dirname "$h")")").yaml" 2>"$WORK/err" ||
@@ -582,7 +663,7 @@ expect_fail "validator rejects unknown kinds" "unknown apiVersion/kind" \
 # with a keyword the validator does not support.
 BIN=${MCPX_BIN:-$ROOT/build/mcp-exec}
 if [ -x "$BIN" ]; then
-  for f in policy docs-policy; do
+  for f in policy docs-policy upstreams docs-upstreams; do
     if "$PY" "$HERE/check_policy_render.py" "$BIN" "$R/$f.yaml" >"$WORK/pout" 2>&1; then
       pass "$f render: $(sed 's/^ok //' "$WORK/pout")"
     else

@@ -229,7 +229,7 @@ secrets even though it shares the server's uid.
 
 {{- define "mcp-exec.hasPolicy" -}}
 {{- $p := .Values.policy }}
-{{- if or $p.existingConfigMap $p.egress $p.exec $p.functions $p.profiles }}true{{ end }}
+{{- if or $p.existingConfigMap $p.egress $p.exec $p.functions $p.profiles $p.upstreams }}true{{ end }}
 {{- end }}
 
 {{- define "mcp-exec.policyConfigMapName" -}}
@@ -258,15 +258,22 @@ secrets even though it shares the server's uid.
 {{- $_ := set $doc "functions" $fns }}
 {{- end }}
 {{- if $p.profiles }}{{ $_ := set $doc "profiles" $p.profiles }}{{ end }}
+{{- if $p.upstreams }}
+{{- /* networkPolicy is the chart's own (the NetworkPolicy's peers and
+ports for that upstream), not the server's. */}}
+{{- $ups := list }}
+{{- range $p.upstreams }}{{ $ups = append $ups (omit . "networkPolicy") }}{{ end }}
+{{- $_ := set $doc "upstreams" $ups }}
+{{- end }}
 {{- toPrettyJson $doc }}
 {{- end }}
 
 {{/*
-The parts of one egress rule's url_prefix the NetworkPolicies need:
-{host, port}. "https://*.example.com/v1" -> {host: "*.example.com", port: 443}.
+The parts of one egress rule's url_prefix (or an upstream's url) the
+NetworkPolicies need: {host, port}. "https://*.example.com/v1" -> {host: "*.example.com", port: 443}.
 */}}
 {{- define "mcp-exec.ruleTarget" -}}
-{{- $m := regexFind "^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+" .url_prefix }}
+{{- $m := regexFind "^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+" (.url_prefix | default .url) }}
 {{- $scheme := lower (regexReplaceAll "://.*$" $m "") }}
 {{- $authority := regexReplaceAll "^[^:]+://([^@]*@)?" $m "" }}
 {{- $host := $authority }}
@@ -350,8 +357,8 @@ The parts of one egress rule's url_prefix the NetworkPolicies need:
 
 {{- define "mcp-exec.validatePolicy" -}}
 {{- $p := .Values.policy }}
-{{- if and $p.existingConfigMap (or $p.egress $p.exec $p.functions) }}
-{{- fail "policy.existingConfigMap replaces policy.egress, policy.exec and policy.functions: set one or the other" }}
+{{- if and $p.existingConfigMap (or $p.egress $p.exec $p.functions $p.upstreams) }}
+{{- fail "policy.existingConfigMap replaces policy.egress, policy.exec, policy.functions and policy.upstreams: set one or the other" }}
 {{- end }}
 {{- range $p.functions }}
 {{- if not (or (hasKey . "source") (hasKey . "source_file")) }}
@@ -370,6 +377,18 @@ The parts of one egress rule's url_prefix the NetworkPolicies need:
 {{- end }}
 {{- if not $ok }}
 {{- fail (printf "policy.egress[%s].credential.secret_file (%s) must be %s/<secret>/<key> for a Secret listed in policy.credentialSecrets, which the chart mounts read-only there" .name $sf (include "mcp-exec.credentialsDir" $)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $p.upstreams }}
+{{- if and .credential .credential.secret_file }}
+{{- $sf := .credential.secret_file }}
+{{- $ok := false }}
+{{- range $p.credentialSecrets }}
+{{- if regexMatch (printf "^%s/%s/[^/]+$" (include "mcp-exec.credentialsDir" $) (regexQuoteMeta .)) $sf }}{{ $ok = true }}{{ end }}
+{{- end }}
+{{- if not $ok }}
+{{- fail (printf "policy.upstreams[%s].credential.secret_file (%s) must be %s/<secret>/<key> for a Secret listed in policy.credentialSecrets, which the chart mounts read-only there (the token itself never goes into values or the ConfigMap)" .name $sf (include "mcp-exec.credentialsDir" $)) }}
 {{- end }}
 {{- end }}
 {{- end }}

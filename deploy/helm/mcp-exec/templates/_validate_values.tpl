@@ -76,6 +76,44 @@ and the pod would crash-loop).
 {{- end }}
 {{- end }}
 {{- end }}
+{{- include "mcp-exec.validateUpstreams" . }}
+{{- end }}
+
+{{/*
+policy.upstreams: names unique (the schema checks their form), every grant
+naming one that exists, and each chart-only networkPolicy override complete
+(peers without ports, or ports without peers, would open nothing or
+everything).
+*/}}
+{{- define "mcp-exec.validateUpstreams" -}}
+{{- $p := .Values.policy }}
+{{- $names := list }}
+{{- range $i, $u := ($p.upstreams | default list) }}
+{{- if has $u.name $names }}
+{{- fail (printf "policy.upstreams[%d]: the name %q is used twice: upstream names must be unique (the server refuses the policy at start and the pod crash-loops)" $i $u.name) }}
+{{- end }}
+{{- $names = append $names $u.name }}
+{{- if hasKey $u "networkPolicy" }}
+{{- if or (not $u.networkPolicy.to) (not $u.networkPolicy.ports) }}
+{{- fail (printf "policy.upstreams[%s].networkPolicy needs both `to` (NetworkPolicy peers, e.g. a namespaceSelector and podSelector of the upstream's pods) and `ports` (the ports those pods listen on): it replaces the rule the chart derives from allow_cidrs and the url's port" $u.name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $grants := list }}
+{{- if and $p.exec (not $p.existingConfigMap) }}
+{{- range $i, $g := ($p.exec.upstreams | default list) }}{{ $grants = append $grants (list (printf "policy.exec.upstreams[%d]" $i) $g) }}{{ end }}
+{{- end }}
+{{- range $f := ($p.functions | default list) }}
+{{- range $i, $g := ($f.upstreams | default list) }}{{ $grants = append $grants (list (printf "policy.functions[%s].upstreams[%d]" $f.name $i) $g) }}{{ end }}
+{{- end }}
+{{- range $pr := ($p.profiles | default list) }}
+{{- range $i, $g := (($pr.exec | default dict).upstreams | default list) }}{{ $grants = append $grants (list (printf "policy.profiles[%s].exec.upstreams[%d]" $pr.name $i) $g) }}{{ end }}
+{{- end }}
+{{- range $grants }}
+{{- if not (has (index . 1) $names) }}
+{{- fail (printf "%s names the upstream %q, which policy.upstreams does not define (upstreams: %s): the server refuses the policy at start and the pod crash-loops" (index . 0) (index . 1) (join ", " $names | default "none")) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*
