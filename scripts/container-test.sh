@@ -28,8 +28,9 @@
 # 6. two replicas side by side, each in a user namespace of its own (podman
 #    --uidmap, as hostUsers: false): replica A's run holding 51 children does
 #    not make replica B's run fail; the control (one shared host uid) does;
-# 7. the escape suite (tests/e2e/test_escape.py) run inside the hardened
-#    container against the image's own server, warm and cold.
+# 7. the escape suites (tests/e2e/test_escape.py warm and cold, and
+#    test_escape_lang.py for bash, and JavaScript where the image has Node.js)
+#    run inside the hardened container against the image's own server.
 #
 # Exits 0 with "SKIP: <reason>" when podman or debootstrap cannot run here
 # (not root, not installed, no runtime, no mirror). Set MCPX_CONTAINER_INSTALL=1
@@ -587,16 +588,19 @@ pair "control: two replicas sharing host uid 40000, no user namespaces" fail \
   40000 "--user 40000:40000" 40000 "--user 40000:40000"
 
 # ------------------------------------------------- the escape suite inside --
-# tests/e2e/test_escape.py drives the image's own mcp-exec (stdio) from the
-# image's python3, inside the hardened container, warm and cold.
-for warm in auto 0; do
+# tests/e2e/test_escape.py (Python) and test_escape_lang.py (bash; its
+# JavaScript probes where the image has Node.js) drive the image's own
+# mcp-exec (stdio) from the image's python3, inside the hardened container:
+# Python warm and cold, the other languages (always cold) once.
+for suite in "test_escape.py auto" "test_escape.py 0" "test_escape_lang.py auto"; do
+  set -- $suite
   if "${PODMAN[@]}" run --rm "${HARD[@]}" --network none --memory 1g \
     -v "$ROOT/tests:/src/tests:ro" -w /tmp \
-    -e MCPX_BIN=/usr/local/bin/mcp-exec -e MCPX_TEST_WARM=$warm -e PYTHONDONTWRITEBYTECODE=1 \
-    --entrypoint /usr/bin/python3 "$IMAGE" /src/tests/e2e/test_escape.py >"$WORK/escape" 2>&1; then
-    pass "escape suite inside the container (MCP_EXEC_WARM=$warm): $(tail -n1 "$WORK/escape")"
+    -e MCPX_BIN=/usr/local/bin/mcp-exec -e MCPX_TEST_WARM=$2 -e PYTHONDONTWRITEBYTECODE=1 \
+    --entrypoint /usr/bin/python3 "$IMAGE" "/src/tests/e2e/$1" >"$WORK/escape" 2>&1; then
+    pass "$1 inside the container (MCP_EXEC_WARM=$2): $(tail -n1 "$WORK/escape")"
   else
-    fail "escape suite inside the container (MCP_EXEC_WARM=$warm)"
+    fail "$1 inside the container (MCP_EXEC_WARM=$2)"
     grep -v '^ok ' "$WORK/escape" | tail -n 30 | indent
   fi
 done
