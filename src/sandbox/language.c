@@ -162,6 +162,26 @@ static int prove(const struct mcpx_sandbox *sb, enum mcpx_lang l, const struct m
 	return 0;
 }
 
+/* A runtime's proof, tried up to three times. RLIMIT_NPROC is the uid's,
+ * shared with every other server's runs of uid 65532 on a host without user
+ * namespaces: Node's dozen threads can find it full for a moment (another
+ * server's fork bomb), and a runtime left out at start-up stays out for the
+ * server's life. A runtime that truly cannot start costs two more tries. */
+static int prove_again(const struct mcpx_sandbox *sb, enum mcpx_lang l,
+                       const struct mcpx_limits *lim, struct mcpx_runtime *rt)
+{
+	static const long pause_ms[] = {200, 1000};
+	int rc = prove(sb, l, lim, rt);
+
+	for (size_t i = 0; rc < 0 && i < 2; i++) {
+		struct timespec ts = {pause_ms[i] / 1000, (pause_ms[i] % 1000) * 1000000L};
+
+		nanosleep(&ts, NULL);
+		rc = prove(sb, l, lim, rt);
+	}
+	return rc;
+}
+
 int mcpx_sandbox_find_languages(struct mcpx_sandbox *sb, const char *setting,
                                 const struct mcpx_limits *lim, struct mcpx_err *err)
 {
@@ -194,7 +214,7 @@ int mcpx_sandbox_find_languages(struct mcpx_sandbox *sb, const char *setting,
 		/* available is set only for prove's own spawn to find the
 		 * runtime, and kept only if it passes. */
 		rt->available = rt->path[0] != '\0';
-		if (rt->available && prove(sb, (enum mcpx_lang)l, lim, rt) < 0) {
+		if (rt->available && prove_again(sb, (enum mcpx_lang)l, lim, rt) < 0) {
 			/* Whether Python runs is the self-test's verdict, as
 			 * before languages existed; only its version is unknown. */
 			if (l == MCPX_LANG_PYTHON)
