@@ -54,6 +54,10 @@ struct mcpx_http_server {
 	struct mcpx_http_conn *oldest, *newest; /* accept order */
 	size_t out_cap;                         /* cap on one response's queued bytes */
 	int port;
+	/* Re-reads the token files every second, so a removed token ends
+	 * what it opened (server_http.c, revoke_sweep) without a request. */
+	struct mcpx_timer auth_timer;
+	unsigned long revocations; /* mcpx_auth_revocations() last swept for */
 };
 
 struct mcpx_http_response {
@@ -88,6 +92,9 @@ struct mcpx_http_conn {
 	size_t discarded;           /* bytes the client sent while its request was in flight */
 
 	struct mcpx_http_req req;
+	/* The token the request came with (auth.h, mcpx_auth_cred_live); 0:
+	 * none of the server's (auth disabled, a ServiceAccount). */
+	unsigned long cred;
 	/* A Bearer token awaiting its TokenReview (http_admit.h: review): the
 	 * header value, kept (and wiped) until the review ends. */
 	char *review_authz;

@@ -265,6 +265,59 @@ static int start_review(struct mcpx_http_conn *c, size_t consumed)
 	return 0;
 }
 
+/* ---- revocation: a removed token ends what it opened ---- */
+
+/* c came with a token that has been removed. Its transport lets go first
+ * (the on_close hook, as if the client had left: its queued and running
+ * calls are cancelled, their runs killed, and its stream is forgotten);
+ * then the client learns it: a request still waiting for its answer gets
+ * the 401 every failed authentication gets, a stream ends. */
+static void end_revoked(struct mcpx_http_conn *c)
+{
+	void (*fn)(void *) = c->on_close;
+	void *arg = c->close_arg;
+
+	mcpx_http_forget(c);
+	if (fn)
+		fn(arg);
+	if (!c->resp.started)
+		simple(c, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
+	else if (c->resp.sse)
+		mcpx_http_sse_end(c);
+}
+
+/* Ends every dispatched request and stream whose token a reload took
+ * away. Requests still reading their body are refused at dispatch. */
+static void revoke_sweep(struct mcpx_http_server *s)
+{
+	struct mcpx_http_conn *next;
+	size_t n = 0;
+
+	s->revocations = mcpx_auth_revocations(s->auth);
+	for (struct mcpx_http_conn *c = s->oldest; c; c = next) {
+		next = c->newer;
+		if (!c->cred || c->phase != PH_DISPATCHED || c->closing || c->destroying ||
+		    c->resp.ended || mcpx_auth_cred_live(s->auth, c->cred))
+			continue;
+		end_revoked(c);
+		n++;
+	}
+	if (n)
+		mcpx_warn("auth: ended %zu requests and streams whose token was removed", n);
+}
+
+#define AUTH_POLL_US 500000u
+
+static void auth_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_http_server *s = t->arg;
+
+	mcpx_auth_poll(s->auth, time(NULL));
+	if (mcpx_auth_revocations(s->auth) != s->revocations)
+		revoke_sweep(s);
+	mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
+}
+
 /* Hands the complete request to its transport; consumed is the bytes of
  * head and body, to tell whether the client sent more behind them. */
 static int dispatch(struct mcpx_http_conn *c, size_t consumed)
@@ -283,6 +336,11 @@ static int dispatch(struct mcpx_http_conn *c, size_t consumed)
 	}
 	if (c->review_authz)
 		return start_review(c, consumed);
+	/* Its token was removed while the body was on its way. */
+	if (!mcpx_auth_cred_live(s->auth, c->cred)) {
+		simple(c, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
+		return 0;
+	}
 	if (c->phase != PH_DISPATCHED && mcpx_conn_in_flight(c) < 0) {
 		simple(c, 503, "server is out of descriptors\n", "Retry-After: 1\r\n");
 		return 0;
@@ -349,6 +407,7 @@ static int on_head(struct mcpx_http_conn *c, const char *path)
 	admit(c, hc, &v);
 	fill_request(c, hc);
 	memcpy(c->req.caller, v.caller, sizeof(c->req.caller));
+	c->cred = v.cred;
 	if (v.review && !v.status) {
 		/* Kept (trimmed, as the gate saw it) for the TokenReview. */
 		struct mcpx_http_field f = hc->head.authorization;
@@ -657,6 +716,12 @@ int mcpx_http_server_new(struct mcpx_http_server **out, const struct mcpx_config
 		rc = create_context(s, err);
 	if (rc == 0 && !(s->loop = mcpx_loop_wrap(s->ctx)))
 		rc = mcpx_err_set(err, ENOMEM, "out of memory");
+	if (rc == 0 && mcpx_auth_enabled(auth)) {
+		s->revocations = mcpx_auth_revocations(auth);
+		s->auth_timer.fn = auth_timer_cb;
+		s->auth_timer.arg = s;
+		mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
+	}
 	if (rc < 0) {
 		if (s->ctx)
 			lws_context_destroy(s->ctx);
@@ -672,6 +737,7 @@ void mcpx_http_server_free(struct mcpx_http_server *s)
 	if (!s)
 		return;
 	s->shutting_down = true;
+	mcpx_timer_cancel(&s->auth_timer);
 	lws_context_destroy(s->ctx);
 	mcpx_loop_free(s->loop);
 	free(s);
