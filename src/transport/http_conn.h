@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "buf.h"
 #include "http.h"
@@ -100,6 +101,12 @@ struct mcpx_http_conn {
 	char *review_authz;
 	size_t review_authz_len, review_consumed;
 	struct mcpx_review *review;
+	/* An admitted ServiceAccount token, kept (and wiped at the end) while
+	 * the request or stream lives, to review it again once its cached
+	 * verdict runs out (server_http.c, rereview_sweep). */
+	char *sa_authz;
+	size_t sa_authz_len;
+	time_t sa_next_check; /* not before: a re-review just confirmed it */
 	enum mcpx_http_route route;
 	struct mcpx_buf body;
 	size_t body_expected;

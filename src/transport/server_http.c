@@ -217,11 +217,20 @@ static void review_closed(void *arg)
 /* The TokenReview's verdict: dispatch as that ServiceAccount, or answer
  * as for any wrong token (401, the same body), or 503 when the API server
  * could not say: an unanswered review never admits. */
+static void auth_timer_arm(struct mcpx_http_server *s);
+
 static void review_done(void *arg, int verdict, const char *caller)
 {
 	struct mcpx_http_conn *c = arg;
 
 	c->review = NULL;
+	if (verdict == 0) {
+		/* Kept to be reviewed again while the request lives. */
+		c->sa_authz = c->review_authz;
+		c->sa_authz_len = c->review_authz_len;
+		c->review_authz = NULL;
+		auth_timer_arm(c->srv);
+	}
 	review_forget(c);
 	mcpx_http_forget(c);
 	if (verdict == 0) {
@@ -306,15 +315,77 @@ static void revoke_sweep(struct mcpx_http_server *s)
 		mcpx_warn("auth: ended %zu requests and streams whose token was removed", n);
 }
 
+/* After a re-review confirmed a token, or could not decide, the next one
+ * waits this long at least: an API server that admits a token past its
+ * exp claim (clock skew) must not be asked twice a second. */
+#define REREVIEW_MIN_S 10
+
+/* The verdict on a token admitted before: a refusal, or another
+ * ServiceAccount's name, ends what it opened, like a removed named token;
+ * an API server that cannot say leaves it for the next try. */
+static void rereview_done(void *arg, int verdict, const char *caller)
+{
+	struct mcpx_http_conn *c = arg;
+
+	c->review = NULL;
+	c->sa_next_check = time(NULL) + REREVIEW_MIN_S;
+	if (verdict == -EACCES || (verdict == 0 && strcmp(caller, c->req.caller) != 0)) {
+		mcpx_warn("auth: the token of ServiceAccount %s no longer passes its review: its "
+		          "request or stream in flight ends",
+		          c->req.caller);
+		end_revoked(c);
+	}
+}
+
+/* ServiceAccount tokens are checked again once their cached verdict runs
+ * out (at most 60 s, never past the token's exp claim), for as long as a
+ * request or stream they opened lives. A cached verdict answers without
+ * asking the API server. */
+static void rereview_sweep(struct mcpx_http_server *s, time_t now)
+{
+	struct mcpx_http_conn *next;
+	char caller[MCPX_CALLER_MAX];
+
+	for (struct mcpx_http_conn *c = s->oldest; c; c = next) {
+		int rc;
+
+		next = c->newer;
+		if (!c->sa_authz || c->review || c->phase != PH_DISPATCHED || c->closing ||
+		    c->destroying || c->resp.ended || now < c->sa_next_check)
+			continue;
+		rc = mcpx_auth_identify(s->auth, NULL, 0, c->sa_authz, c->sa_authz_len, now, caller,
+		                        NULL);
+		if (rc == -EINPROGRESS)
+			c->review = mcpx_auth_review(s->auth, c->sa_authz, c->sa_authz_len,
+			                             rereview_done, c);
+		else if (rc < 0 || strcmp(caller, c->req.caller) != 0)
+			rereview_done(c, -EACCES, "");
+	}
+}
+
 #define AUTH_POLL_US 500000u
 
 static void auth_timer_cb(struct mcpx_timer *t)
 {
 	struct mcpx_http_server *s = t->arg;
+	time_t now = time(NULL);
 
-	mcpx_auth_poll(s->auth, time(NULL));
+	mcpx_auth_poll(s->auth, now);
 	if (mcpx_auth_revocations(s->auth) != s->revocations)
 		revoke_sweep(s);
+	rereview_sweep(s, now);
+	mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
+}
+
+/* The timer runs from the start with token files, from the first admitted
+ * ServiceAccount token otherwise. */
+static void auth_timer_arm(struct mcpx_http_server *s)
+{
+	if (s->auth_timer.armed)
+		return;
+	s->revocations = mcpx_auth_revocations(s->auth);
+	s->auth_timer.fn = auth_timer_cb;
+	s->auth_timer.arg = s;
 	mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
 }
 
@@ -716,12 +787,8 @@ int mcpx_http_server_new(struct mcpx_http_server **out, const struct mcpx_config
 		rc = create_context(s, err);
 	if (rc == 0 && !(s->loop = mcpx_loop_wrap(s->ctx)))
 		rc = mcpx_err_set(err, ENOMEM, "out of memory");
-	if (rc == 0 && mcpx_auth_enabled(auth)) {
-		s->revocations = mcpx_auth_revocations(auth);
-		s->auth_timer.fn = auth_timer_cb;
-		s->auth_timer.arg = s;
-		mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
-	}
+	if (rc == 0 && mcpx_auth_enabled(auth))
+		auth_timer_arm(s);
 	if (rc < 0) {
 		if (s->ctx)
 			lws_context_destroy(s->ctx);
