@@ -174,6 +174,20 @@ try:
             "one run of gone-agent runs, two of its calls and kept-agent's wait",
             (srv.metric("mcp_exec_running"), srv.metric("mcp_exec_queue_depth")))
 
+    # ---- before: another caller can neither cancel nor observe them -------
+    st = legacy_post(srv, "kept-agent", g_path, {
+        "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+    t.check(st == 401, "kept-agent cannot post (cancel) to gone-agent's legacy session", st)
+    st, _, _ = srv.request("GET", "/mcp", None, dict(g.headers(), Accept="text/event-stream",
+                                                      **{"X-MCP-AUTH": TOK["kept-agent"]}))
+    t.check(st == 401, "nor open a GET stream on gone-agent's session", st)
+    st, _, _ = k.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": 3}}, extra={"Mcp-Session-Id": g.sid})
+    t.check(st == 401, "nor cancel on gone-agent's Streamable HTTP session", st)
+    t.check(srv.metric("mcp_exec_running") == 1 and srv.metric("mcp_exec_queue_depth") == 3 and
+            not [a for a in srv.audit_lines() if a.get("status") == "cancelled"],
+            "gone-agent's runs go on", srv.metric("mcp_exec_queue_depth"))
+
     # ---- gone-agent's token is removed -----------------------------------
     write_tokens(["kept-agent"])
     ended = wait_until(lambda: g_sse.closed() and g_get.closed(), timeout=20, interval=0.05)
