@@ -10,7 +10,9 @@
  * for their route; the operations endpoints (/healthz, /readyz, /metrics)
  * are answered here. A connection's life (cap, deadlines, head gate,
  * pipelining, client gone) is http_conn.c's; writing responses is
- * http_response.c's.
+ * http_response.c's. Revocation is here too: each request keeps which
+ * token let it in, and a timer ends what a removed token opened
+ * (revoke_sweep) and re-reviews ServiceAccount tokens (rereview_sweep).
  *
  * lws 4.1.6 facts this relies on (see the research notes): custom headers
  * are readable only on HTTP/1 (so h2c and WebSocket upgrades are refused),
