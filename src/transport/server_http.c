@@ -216,11 +216,11 @@ static void review_closed(void *arg)
 	review_forget(c);
 }
 
+static void auth_timer_arm(struct mcpx_http_server *s);
+
 /* The TokenReview's verdict: dispatch as that ServiceAccount, or answer
  * as for any wrong token (401, the same body), or 503 when the API server
  * could not say: an unanswered review never admits. */
-static void auth_timer_arm(struct mcpx_http_server *s);
-
 static void review_done(void *arg, int verdict, const char *caller)
 {
 	struct mcpx_http_conn *c = arg;
@@ -339,6 +339,10 @@ static void rereview_done(void *arg, int verdict, const char *caller)
 	}
 }
 
+/* While a cached admission lasts, a token is looked up again this often
+ * (a hash and a walk of the cache, not a review). */
+#define CACHED_RECHECK_S 2
+
 /* ServiceAccount tokens are checked again once their cached verdict runs
  * out (at most 60 s, never past the token's exp claim), for as long as a
  * request or stream they opened lives. A cached verdict answers without
@@ -362,6 +366,8 @@ static void rereview_sweep(struct mcpx_http_server *s, time_t now)
 			                             rereview_done, c);
 		else if (rc < 0 || strcmp(caller, c->req.caller) != 0)
 			rereview_done(c, -EACCES, "");
+		else
+			c->sa_next_check = now + CACHED_RECHECK_S;
 	}
 }
 
