@@ -320,13 +320,14 @@ static void policy_changed(void *arg)
 	mcpx_core_tools_changed(app->core);
 }
 
-/* The upstreams exec code may call, for exec's description. */
-static char *exec_upstreams(void *arg)
+/* The upstreams exec code under grant g (a caller's profile's, or the
+ * top-level one) may call, for exec's description. */
+static char *exec_upstreams(void *arg, const struct mcpx_egress_grant *g)
 {
 	struct app *app = arg;
 	struct mcpx_policy *p = mcpx_policy_store_current(app->policy);
 
-	return mcpx_upstreams_summary(app->upstreams, p, &p->exec);
+	return mcpx_upstreams_summary(app->upstreams, p, g ? g : &p->exec);
 }
 
 /* exec, and with a policy its functions. */

@@ -79,6 +79,7 @@ struct mcpx_audit_upstream {
 	const char *run_id; /* NULL for a gateway call */
 	const char *request_id;
 	const char *caller;
+	const char *profile; /* the caller's profile, NULL for none */
 	const char *upstream;
 	const char *tool;
 	const char *status;

@@ -65,9 +65,13 @@ void mcpx_tool_exec_free(struct mcpx_tool *tool);
 struct mcpx_policy_store;
 void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_store *policy);
 
-/* fn(arg) gives the lines naming the upstream MCP servers exec code may
- * call (a malloc'd string the tool frees, or NULL for none); the
- * description then says how to call and discover their tools. */
-void mcpx_tool_exec_set_upstreams(struct mcpx_tool *tool, char *(*fn)(void *arg), void *arg);
+/* fn(arg, g) gives the lines naming the upstream MCP servers exec code
+ * under grant g may call (a malloc'd string the tool frees, or NULL for
+ * none); the description then says how to call and discover their tools.
+ * g is the caller's profile's exec grant, or the top-level one. */
+struct mcpx_egress_grant;
+void mcpx_tool_exec_set_upstreams(struct mcpx_tool *tool,
+                                  char *(*fn)(void *arg, const struct mcpx_egress_grant *g),
+                                  void *arg);
 
 #endif

@@ -26,6 +26,10 @@ struct mcpx_tool {
 	/* The client cancelled or went away. */
 	void (*cancel)(const struct mcpx_tool *tool, struct mcpx_call *call);
 	void *ctx;
+	/* Optional: the Tool object as caller (caller.h) sees it, for a tool
+	 * whose description depends on who asks (exec under a profile); when
+	 * set, tools/list uses it instead of describe. */
+	cJSON *(*describe_for)(const struct mcpx_tool *tool, const char *caller);
 };
 
 /* Finishes the call with a CallToolResult (ownership passes to the core). */

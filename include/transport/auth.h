@@ -59,10 +59,29 @@ size_t mcpx_auth_tokens_count(const struct mcpx_auth *a);
  * (mcpx_auth_review). With auth disabled, 0 and caller "". Each value
  * is hashed once and compared with every known token, whatever matched, so
  * the time does not tell which one. May re-read the token files (each at
- * most once a second of now). */
+ * most once a second of now). cred (may be NULL) receives which of our
+ * tokens matched (mcpx_auth_cred_live), 0 for none of ours (auth
+ * disabled, a ServiceAccount). */
 int mcpx_auth_identify(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
                        const char *authorization, size_t authz_len, time_t now,
-                       char caller[MCPX_CALLER_MAX]);
+                       char caller[MCPX_CALLER_MAX], unsigned long *cred);
+
+/* Revocation. Each token (the single one, each entry of the tokens file)
+ * is a credential with a number that stays the same while a reload keeps
+ * that token for that caller. Whoever holds something a request opened
+ * (a stream, a run) keeps the number identify gave, and ends it when the
+ * number is no longer live: the token was removed, re-assigned to another
+ * caller, or (the single token) replaced. */
+
+/* Re-reads the token files if due (each at most once a second of now);
+ * to be called about every second, so a removal takes effect without a
+ * request presenting a token. */
+void mcpx_auth_poll(struct mcpx_auth *a, time_t now);
+/* Bumped each time a reload takes a credential away. */
+unsigned long mcpx_auth_revocations(const struct mcpx_auth *a);
+/* Whether credential cred still lets its caller in; 0 (none of ours) is
+ * always live. */
+bool mcpx_auth_cred_live(const struct mcpx_auth *a, unsigned long cred);
 
 struct mcpx_tokenreview;
 struct mcpx_review;

@@ -34,6 +34,9 @@
 struct mcpx_auth_token {
 	char caller[MCPX_CALLER_NAME_MAX + 1];
 	uint8_t digest[MCPX_SHA256_LEN];
+	/* Which credential this is, for the requests it let in (auth.h,
+	 * mcpx_auth_cred_live); 0 from the parser, set by auth.c. */
+	unsigned long cred;
 };
 
 /* One version of the file, owned by whoever parsed it: free with

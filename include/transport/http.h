@@ -65,7 +65,10 @@ void mcpx_http_sse_comment(struct mcpx_http_conn *c, const char *text);
 void mcpx_http_sse_end(struct mcpx_http_conn *c);
 
 /* Registers the hook that runs when the client disconnects before the
- * response ended (or after it, for streams). */
+ * response ended (or after it, for streams), or when the token the request
+ * came with is revoked (removed from the tokens file, or a ServiceAccount
+ * token that fails its next review): the server then answers 401 or ends
+ * the stream itself. Either way the handle must not be used again. */
 void mcpx_http_on_close(struct mcpx_http_conn *c, void (*fn)(void *arg), void *arg);
 
 /* Drops the on_close hook (the transport no longer cares). */

@@ -84,6 +84,9 @@ struct mcpx_admit {
 	                        * the body and calls mcpx_admit_set_id first */
 	/* Who: the caller the token belongs to; "" when auth is disabled. */
 	char caller[MCPX_CALLER_MAX];
+	/* Which of the server's tokens it was (auth.h, mcpx_auth_cred_live);
+	 * 0 for none (auth disabled, a ServiceAccount). */
+	unsigned long cred;
 	/* Admitted on condition: the Bearer token must pass a TokenReview
 	 * (auth.h) before the request is dispatched; caller is "" until then. */
 	bool review;

@@ -11,7 +11,9 @@
  * connection (pipelined bytes are dropped), and a client that goes away is
  * noticed at once. It answers Expect: 100-continue itself, refuses h2c and
  * WebSocket upgrades, and serves /healthz, /readyz and /metrics. Everything
- * else goes to the handlers.
+ * else goes to the handlers. It re-reads the token files twice a second and
+ * ends the requests and streams whose token was removed, and reviews a
+ * ServiceAccount token again while what it opened lives (auth.h).
  */
 #ifndef MCPX_SERVER_HTTP_H
 #define MCPX_SERVER_HTTP_H

@@ -164,7 +164,8 @@ void mcpx_audit_upstream_log(const struct mcpx_audit_upstream *r)
 		return;
 	add_bounded_string(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
-	add_bounded_string(o, "caller", r->caller);
+	add_cut_string(o, "caller", r->caller, MCPX_CALLER_MAX); /* a ServiceAccount name is long */
+	add_bounded_string(o, "profile", r->profile);
 	add_bounded_string(o, "upstream", r->upstream);
 	add_cut_string(o, "tool", r->tool, 128);
 	add_bounded_string(o, "status", r->status);

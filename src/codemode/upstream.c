@@ -30,6 +30,7 @@
 
 #include "audit.h"
 #include "buf.h"
+#include "caller.h"
 #include "config.h"
 #include "log.h"
 #include "loop.h"
@@ -95,7 +96,8 @@ struct mcpx_upstream_call {
 	struct mcpx_upc_req *req;
 	mcpx_upstream_done_fn done;
 	void *arg;
-	char run_id[33], request_id[129], caller[161];
+	char run_id[33], request_id[129], caller[MCPX_CALLER_MAX];
+	char profile[65]; /* the caller's profile's name, "" for none */
 	bool gateway;
 	uint64_t bytes_in, bytes_out;
 };
@@ -224,6 +226,7 @@ static void audit_call(const struct mcpx_upstream_call *c, const char *status, b
 	a.run_id = c->gateway ? NULL : c->run_id;
 	a.request_id = c->request_id;
 	a.caller = c->caller;
+	a.profile = c->profile[0] ? c->profile : NULL;
 	a.upstream = c->conf->name;
 	a.tool = c->tool;
 	a.status = status;
@@ -848,12 +851,22 @@ static bool tool_listed(const struct upstream *up, const char *tool)
 	return false;
 }
 
+/* The name of who's profile under the policy its call is judged by, for
+ * the audit line; "" for none. */
+static const char *profile_of(const struct mcpx_upstream_caller *who)
+{
+	const struct mcpx_profile *pr = mcpx_policy_profile_for(who->policy, who->caller);
+
+	return pr ? pr->name : "";
+}
+
 static void copy_caller(struct mcpx_upstream_call *c, const struct mcpx_upstream_caller *who)
 {
 	snprintf(c->run_id, sizeof(c->run_id), "%s", who->run_id ? who->run_id : "");
 	snprintf(c->request_id, sizeof(c->request_id), "%s",
 	         who->request_id ? who->request_id : "");
 	snprintf(c->caller, sizeof(c->caller), "%s", who->caller ? who->caller : "");
+	snprintf(c->profile, sizeof(c->profile), "%s", profile_of(who));
 	c->gateway = who->run_id == NULL;
 }
 
@@ -865,6 +878,7 @@ void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *who, const ch
 	a.run_id = who->run_id;
 	a.request_id = who->request_id;
 	a.caller = who->caller;
+	a.profile = profile_of(who)[0] ? profile_of(who) : NULL;
 	a.upstream = upstream;
 	a.tool = tool;
 	a.allowed = false;

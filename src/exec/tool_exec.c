@@ -46,8 +46,21 @@ struct exec_tool {
 	struct mcpx_schema *schema;             /* the inputSchema, compiled */
 	const struct mcpx_policy_store *policy; /* NULL: no egress */
 	const struct mcpx_languages *langs;     /* NULL: python alone */
-	char *(*upstreams)(void *arg);          /* the upstreams' lines, or NULL */
+	/* The lines of the upstreams grant g reaches, or NULL. */
+	char *(*upstreams)(void *arg, const struct mcpx_egress_grant *g);
 	void *upstreams_arg;
+};
+
+/* What exec is for one caller: the policy in force, the exec grant its
+ * runs are served under (its profile's, else the top-level one) and its
+ * profile, so the description names what that caller's code may reach,
+ * not what some other profile grants. */
+struct exec_view {
+	const struct mcpx_policy *p;         /* NULL: no policy */
+	const struct mcpx_egress_grant *all; /* the grant, rules or not; NULL without a policy */
+	const struct mcpx_egress_grant *net; /* the grant when it has rules, else NULL */
+	const struct mcpx_profile *pr;       /* NULL: none applies */
+	const char *caller;                  /* NULL: the top-level view */
 };
 
 /* One tools/call in flight; owned by the tool from submit until done or
@@ -892,11 +905,43 @@ static char *with_languages_sentence(char *d, const struct mcpx_languages *langs
 	return mcpx_buf_take(&b, NULL);
 }
 
+/* A profile's share of the queue, when it sets one: runs beyond it are
+ * refused as busy (fair_queue.h). Takes d; NULL when out of memory. */
+static char *with_share_sentence(char *d, const struct mcpx_profile_limits *lim)
+{
+	char queued[64] = "", rate[64] = "", *all = NULL;
+
+	if (!lim || (!lim->max_queued && !lim->runs_per_minute))
+		return d;
+	if (lim->max_queued)
+		snprintf(queued, sizeof(queued), " at most %u of your calls waiting at once%s",
+		         lim->max_queued, lim->runs_per_minute ? "," : "");
+	if (lim->runs_per_minute)
+		snprintf(rate, sizeof(rate), " at most %u runs started per minute",
+		         lim->runs_per_minute);
+	if (asprintf(&all, "%s Your share:%s%s.", d, queued, rate) < 0)
+		all = NULL;
+	free(d);
+	return all;
+}
+
+/* Whether v's caller's code may call function i with mcpx.call: it must
+ * be callable from exec and, with profiles, one the caller's profile
+ * allows (functions.c refuses the others). */
+static bool callable(const struct exec_view *v, size_t i)
+{
+	const struct mcpx_function *f = &v->p->functions[i];
+
+	return f->callable_from_exec &&
+	       (!v->caller || mcpx_policy_tool_allowed(v->p, v->caller, f->name));
+}
+
 /* The policy's functions that code may call (policy.md, mcpx.call): their
  * names, since each one's arguments are in its own tool's inputSchema.
  * Takes d; NULL when out of memory. */
-static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
+static char *with_calls_sentence(char *d, const struct exec_view *v)
 {
+	const struct mcpx_policy *p = v->p;
 	struct mcpx_buf b;
 	size_t n = 0;
 	int rc;
@@ -904,7 +949,7 @@ static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
 	bool any = false;
 
 	for (size_t i = 0; p && i < p->n_functions; i++)
-		any |= p->functions[i].callable_from_exec;
+		any |= callable(v, i);
 	if (!d || !any)
 		return d;
 	mcpx_buf_init(&b, 64 * 1024);
@@ -915,7 +960,7 @@ static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
 	                   "one's arguments are in its own inputSchema: ",
 	                   d);
 	for (size_t i = 0; !rc && i < p->n_functions; i++)
-		if (p->functions[i].callable_from_exec)
+		if (callable(v, i))
 			rc = mcpx_buf_addf(&b, "%s%s", n++ ? ", " : "", p->functions[i].name);
 	if (!rc)
 		rc = mcpx_buf_adds(&b, ".");
@@ -930,9 +975,11 @@ static char *with_calls_sentence(char *d, const struct mcpx_policy *p)
 /* The upstream MCP servers code may call (policy.md, "upstreams"): one
  * line each with its tool count, and how to discover the rest, never every
  * schema. Takes d; NULL when out of memory. */
-static char *with_upstreams_sentence(char *d, const struct exec_tool *t)
+static char *with_upstreams_sentence(char *d, const struct exec_tool *t, const struct exec_view *v)
 {
-	char *lines = d && t->upstreams ? t->upstreams(t->upstreams_arg) : NULL;
+	char *lines = d && t->upstreams && v->all && v->all->n_upstreams
+	                  ? t->upstreams(t->upstreams_arg, v->all)
+	                  : NULL;
 	char *all = NULL;
 
 	if (!lines)
@@ -953,12 +1000,23 @@ static char *with_upstreams_sentence(char *d, const struct exec_tool *t)
 	return all;
 }
 
-/* The exec grant of the current policy, or NULL when runs reach nothing. */
-static const struct mcpx_egress_grant *egress_grant(const struct exec_tool *t)
+/* exec as caller (NULL: the top-level exec section) sees it now. */
+static void view_for(const struct exec_tool *t, const char *caller, struct exec_view *v)
 {
-	const struct mcpx_policy *p = mcpx_policy_store_current(t->policy);
+	memset(v, 0, sizeof(*v));
+	v->p = mcpx_policy_store_current(t->policy);
+	v->caller = caller;
+	if (!v->p)
+		return;
+	v->pr = caller ? mcpx_policy_profile_for(v->p, caller) : NULL;
+	v->all = v->pr && v->pr->has_exec ? &v->pr->exec : &v->p->exec;
+	v->net = v->all->n_rules ? v->all : NULL;
+}
 
-	return p && p->exec.n_rules ? &p->exec : NULL;
+/* The smaller of the server's limit and a profile's (0: not set). */
+static unsigned lower(unsigned server, unsigned profile)
+{
+	return profile && (!server || profile < server) ? profile : server;
 }
 
 /* What an agent needs to use mcpx.fetch: the call, the result, the errors,
@@ -991,19 +1049,24 @@ static char *egress_text(const struct mcpx_egress_grant *g)
 	return mcpx_buf_take(&b, NULL);
 }
 
-static char *description(const struct exec_tool *t)
+static char *description(const struct exec_tool *t, const struct exec_view *v)
 {
 	const struct mcpx_config *cfg = t->cfg;
-	const struct mcpx_egress_grant *g = egress_grant(t);
+	const struct mcpx_egress_grant *g = v->net;
+	const struct mcpx_profile_limits *lim = v->pr ? &v->pr->limits : NULL;
+	unsigned memory_mb = lower(cfg->memory_mb, lim ? lim->memory_mb : 0);
+	unsigned max_timeout = lower(cfg->max_timeout_s, lim ? lim->timeout_s : 0);
+	unsigned def_timeout = lower(cfg->default_timeout_s, lim ? lim->timeout_s : 0);
 	char out_cap[32], in_cap[32], code_cap[32], mem[96] = "", code[64] = "", procs[64] = "";
 	char *d, *net = g ? egress_text(g) : NULL;
 
 	human_bytes(cfg->max_output_bytes, out_cap, sizeof(out_cap));
 	human_bytes(cfg->max_stdin_bytes, in_cap, sizeof(in_cap));
 	human_bytes(cfg->max_code_bytes, code_cap, sizeof(code_cap));
-	if (cfg->memory_mb)
-		snprintf(mem, sizeof(mem), "memory %u MiB and files %u MiB, all processes together; ",
-			 cfg->memory_mb, cfg->max_disk_mb);
+	if (memory_mb)
+		snprintf(mem, sizeof(mem),
+		         "memory %u MiB and files %u MiB, all processes together; ", memory_mb,
+		         cfg->max_disk_mb);
 	if (cfg->max_procs)
 		snprintf(procs, sizeof(procs), "at most %u processes; ", cfg->max_procs);
 	if (cfg->max_code_bytes)
@@ -1019,13 +1082,14 @@ static char *description(const struct exec_tool *t)
 	             "most %us (set timeout_s); %s%sstdout and stderr together are capped at %s: "
 	             "output beyond that is discarded while the program keeps running to its end, "
 	             "and the result has truncated=true with the program's own exit_code; stdin "
-	             "is capped at %s%s. Executions run one at a time; others wait in a queue of at most %u "
+	             "is capped at %s%s. Executions run one at a time; others wait in a queue of "
+	             "at most %u "
 	             "and get a \"server busy\" error beyond that. Print what you want to see. A "
 	             "non-zero exit_code (for example an uncaught exception, traceback in stderr) "
 	             "or timed_out=true is a normal result, not a tool error.%s",
 	             g ? "no direct network access (see mcpx.fetch below)" : "no network access",
-	             cfg->default_timeout_s, cfg->max_timeout_s, mem, procs, out_cap, in_cap, code,
-	             cfg->max_queue, net ? net : "") < 0)
+	             def_timeout, max_timeout, mem, procs, out_cap, in_cap, code, cfg->max_queue,
+	             net ? net : "") < 0)
 		d = NULL;
 	if (g && !net) {
 		free(d);
@@ -1034,8 +1098,9 @@ static char *description(const struct exec_tool *t)
 	free(net);
 	d = d ? with_files_sentence(d, cfg) : NULL;
 	d = d ? with_languages_sentence(d, t->langs) : NULL;
-	d = with_calls_sentence(d, mcpx_policy_store_current(t->policy));
-	return with_upstreams_sentence(d, t);
+	d = d ? with_share_sentence(d, lim) : NULL;
+	d = with_calls_sentence(d, v);
+	return with_upstreams_sentence(d, t, v);
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)
@@ -1225,23 +1290,32 @@ static bool grant_writes(const struct mcpx_egress_grant *g)
 	return writes;
 }
 
-static cJSON *exec_describe(const struct mcpx_tool *tool)
+/* exec's Tool object as caller sees it (NULL: under the top-level exec
+ * section, as a caller no profile matches sees it). */
+static cJSON *exec_describe_for(const struct mcpx_tool *tool, const char *caller)
 {
 	const struct exec_tool *t = tool->ctx;
 	cJSON *d = cJSON_CreateObject();
 	cJSON *ann;
-	char *desc = description(t);
-	const struct mcpx_egress_grant *g = egress_grant(t);
-	const struct mcpx_policy *p = mcpx_policy_store_current(t->policy);
-	bool open_world = g != NULL, writes = grant_writes(g);
+	struct exec_view v;
+	char *desc;
+	const struct mcpx_egress_grant *g;
+	const struct mcpx_policy *p;
+	bool open_world, writes;
 	const char *title = multilingual(t->langs) ? "Run code" : "Run Python code";
 
+	view_for(t, caller, &v);
+	desc = description(t, &v);
+	g = v.net;
+	p = v.p;
+	open_world = g != NULL;
+	writes = grant_writes(g);
 	/* Upstream tools may act on the world, and their effects are theirs. */
-	if (p && p->exec.n_upstreams)
+	if (v.all && v.all->n_upstreams)
 		open_world = writes = true;
 	/* The functions code may call reach their own rules on its behalf. */
 	for (size_t i = 0; p && i < p->n_functions; i++) {
-		if (!p->functions[i].callable_from_exec || !p->functions[i].grant.n_rules)
+		if (!callable(&v, i) || !p->functions[i].grant.n_rules)
 			continue;
 		open_world = true;
 		writes |= grant_writes(&p->functions[i].grant);
@@ -1274,6 +1348,11 @@ fail:
 	free(desc);
 	cJSON_Delete(d);
 	return NULL;
+}
+
+static cJSON *exec_describe(const struct mcpx_tool *tool)
+{
+	return exec_describe_for(tool, NULL);
 }
 
 /* ---- running ---------------------------------------------------------- */
@@ -1453,6 +1532,7 @@ struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_
 	t->langs = langs;
 	t->base.name = TOOL_NAME;
 	t->base.describe = exec_describe;
+	t->base.describe_for = exec_describe_for;
 	t->base.call = exec_call;
 	t->base.cancel = exec_cancel;
 	t->base.ctx = t;
@@ -1466,7 +1546,9 @@ void mcpx_tool_exec_set_policy(struct mcpx_tool *tool, const struct mcpx_policy_
 	t->policy = policy;
 }
 
-void mcpx_tool_exec_set_upstreams(struct mcpx_tool *tool, char *(*fn)(void *arg), void *arg)
+void mcpx_tool_exec_set_upstreams(struct mcpx_tool *tool,
+                                  char *(*fn)(void *arg, const struct mcpx_egress_grant *g),
+                                  void *arg)
 {
 	struct exec_tool *t = tool->ctx;
 

@@ -754,7 +754,9 @@ static void do_tools_list(struct req *r)
 	if (!tools)
 		goto oom;
 	for (size_t i = 0; i < core->ntools; i++) {
-		cJSON *t = core->tools[i]->describe(core->tools[i]);
+		const struct mcpx_tool *tl = core->tools[i];
+		cJSON *t = tl->describe_for ? tl->describe_for(tl, r->c->session->caller)
+		                            : tl->describe(tl);
 		if (!t || !cJSON_AddItemToArray(tools, t)) {
 			cJSON_Delete(t);
 			goto oom;

@@ -74,10 +74,13 @@ struct tokens_store {
 
 struct mcpx_auth {
 	bool enabled;
-	bool single;                /* MCP_EXEC_AUTH_TOKEN or _FILE: caller "default" */
-	struct tokens_store tokens; /* path NULL: no tokens file */
+	bool single;                  /* MCP_EXEC_AUTH_TOKEN or _FILE: caller "default" */
+	struct tokens_store tokens;   /* path NULL: no tokens file */
 	struct mcpx_tokenreview *k8s; /* ServiceAccount tokens; not owned */
-	unsigned long generation; /* bumped whenever digest changes */
+	unsigned long generation;     /* bumped whenever digest changes */
+	unsigned long serials;        /* the last credential number handed out */
+	unsigned long single_cred;    /* the single token's credential number */
+	unsigned long revocations;    /* reloads that took a credential away */
 	uint8_t digest[MCPX_SHA256_LEN];
 	char *path; /* NULL unless the token came from a file */
 	struct file_id seen;
@@ -229,6 +232,7 @@ int mcpx_auth_new(struct mcpx_auth **out, char **token, const char *token_file,
 			goto out;
 		mcpx_sha256(tok, len, a->digest);
 		a->enabled = a->single = true;
+		a->single_cred = ++a->serials;
 	} else if (token_file && token_file[0]) {
 		a->path = strdup(token_file);
 		if (!a->path) {
@@ -239,6 +243,7 @@ int mcpx_auth_new(struct mcpx_auth **out, char **token, const char *token_file,
 		if (rc < 0)
 			goto out;
 		a->enabled = a->single = true;
+		a->single_cred = ++a->serials;
 	}
 	*out = a;
 	a = NULL;
@@ -304,6 +309,9 @@ static void maybe_reload(struct mcpx_auth *a, time_t now)
 	if (memcmp(a->digest, digest, sizeof(digest)) != 0) {
 		memcpy(a->digest, digest, sizeof(digest));
 		a->generation++;
+		/* The previous token is revoked: what it opened ends too. */
+		a->single_cred = ++a->serials;
+		a->revocations++;
 	}
 	mcpx_wipe(digest, sizeof(digest));
 	mcpx_info("auth token file %s reloaded", a->path);
@@ -408,6 +416,8 @@ int mcpx_auth_set_tokens_file(struct mcpx_auth *a, const char *path,
 		t->path = NULL;
 		return rc;
 	}
+	for (size_t i = 0; i < t->cur->n; i++)
+		t->cur->v[i].cred = ++a->serials;
 	a->enabled = true;
 	return 0;
 }
@@ -417,10 +427,45 @@ size_t mcpx_auth_tokens_count(const struct mcpx_auth *a)
 	return a && a->tokens.cur ? a->tokens.cur->n : 0;
 }
 
+/* Gives each entry of next its credential number: the one it had in cur
+ * when the same token still belongs to the same caller, else a new one.
+ * Returns how many of cur's credentials next no longer has; their callers
+ * are logged (names only: never a token or a hash). */
+static size_t carry_creds(struct mcpx_auth *a, const struct mcpx_auth_tokens *cur,
+                          struct mcpx_auth_tokens *next)
+{
+	size_t gone = 0;
+
+	for (size_t i = 0; i < next->n; i++) {
+		struct mcpx_auth_token *e = &next->v[i];
+
+		for (size_t j = 0; cur && j < cur->n && !e->cred; j++)
+			if (mcpx_ct_equal(e->digest, cur->v[j].digest, MCPX_SHA256_LEN) &&
+			    strcmp(e->caller, cur->v[j].caller) == 0)
+				e->cred = cur->v[j].cred;
+		if (!e->cred)
+			e->cred = ++a->serials;
+	}
+	for (size_t j = 0; cur && j < cur->n; j++) {
+		bool kept = false;
+
+		for (size_t i = 0; i < next->n && !kept; i++)
+			kept = next->v[i].cred == cur->v[j].cred;
+		if (kept)
+			continue;
+		gone++;
+		mcpx_warn("auth: a token of caller %s was removed: its requests and streams in "
+		          "flight end",
+		          cur->v[j].caller);
+	}
+	return gone;
+}
+
 /* A changed tokens file is re-read at most once a second; a bad version
  * is logged (once per change) and the previous one stays, so a half-written
  * file locks nobody out. A good one takes effect at once: a removed token
- * stops working with the next request that presents it. */
+ * stops working with the next request that presents it, and what it opened
+ * ends (mcpx_auth_revocations). */
 static void tokens_maybe_reload(struct mcpx_auth *a, time_t now)
 {
 	struct tokens_store *t = &a->tokens;
@@ -444,26 +489,34 @@ static void tokens_maybe_reload(struct mcpx_auth *a, time_t now)
 		return;
 	}
 	t->seen = cur;
+	if (carry_creds(a, t->cur, next))
+		a->revocations++;
 	mcpx_auth_tokens_free(t->cur);
 	t->cur = next;
 	mcpx_info("auth tokens file %s reloaded: %zu tokens", t->path, next->n);
 }
 
-/* The caller whose token has digest d, or NULL. Every entry is compared,
- * whatever matched before, so the time does not depend on the position. */
-static const char *match_digest(const struct mcpx_auth *a, const uint8_t d[MCPX_SHA256_LEN])
+/* The caller whose token has digest d, or NULL; *cred its credential.
+ * Every entry is compared, whatever matched before, so the time does not
+ * depend on the position. */
+static const char *match_digest(const struct mcpx_auth *a, const uint8_t d[MCPX_SHA256_LEN],
+                                unsigned long *cred)
 {
 	const char *who = NULL;
 
-	if (a->single && mcpx_ct_equal(d, a->digest, MCPX_SHA256_LEN))
+	if (a->single && mcpx_ct_equal(d, a->digest, MCPX_SHA256_LEN)) {
 		who = "default";
+		*cred = a->single_cred;
+	}
 	if (a->tokens.cur)
 		for (size_t i = 0; i < a->tokens.cur->n; i++) {
 			const struct mcpx_auth_token *e = &a->tokens.cur->v[i];
 			bool m = mcpx_ct_equal(d, e->digest, MCPX_SHA256_LEN);
 
-			if (m && !who)
+			if (m && !who) {
 				who = e->caller;
+				*cred = e->cred;
+			}
 		}
 	return who;
 }
@@ -473,7 +526,7 @@ static const char *match_digest(const struct mcpx_auth *a, const uint8_t d[MCPX_
  * reveals a token's length or a matching prefix. The whole value is
  * hashed, NULs included: a value that merely starts with a token never
  * matches. */
-static const char *lookup(const struct mcpx_auth *a, const char *v, size_t len)
+static const char *lookup(const struct mcpx_auth *a, const char *v, size_t len, unsigned long *cred)
 {
 	uint8_t d[MCPX_SHA256_LEN];
 	const char *who;
@@ -481,30 +534,31 @@ static const char *lookup(const struct mcpx_auth *a, const char *v, size_t len)
 	if (!v || len == 0)
 		return NULL;
 	mcpx_sha256(v, len, d);
-	who = match_digest(a, d);
+	who = match_digest(a, d, cred);
 	mcpx_wipe(d, sizeof(d));
 	return who;
 }
 
 int mcpx_auth_identify(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
                        const char *authorization, size_t authz_len, time_t now,
-                       char caller[MCPX_CALLER_MAX])
+                       char caller[MCPX_CALLER_MAX], unsigned long *cred)
 {
 	const char *who = NULL;
+	unsigned long dummy;
 
+	if (!cred)
+		cred = &dummy;
+	*cred = 0;
 	caller[0] = '\0';
 	if (!mcpx_auth_enabled(a))
 		return 0;
-	if (a->path)
-		maybe_reload(a, now);
-	if (a->tokens.path)
-		tokens_maybe_reload(a, now);
-	who = lookup(a, x_mcp_auth, x_len);
+	mcpx_auth_poll(a, now);
+	who = lookup(a, x_mcp_auth, x_len, cred);
 	/* RFC 6750: the scheme is case-insensitive and followed by one space.
 	 * Anything looser would accept values no client sends. */
 	if (!who && authorization && authz_len > 7 &&
 	    strncasecmp(authorization, "Bearer ", 7) == 0) {
-		who = lookup(a, authorization + 7, authz_len - 7);
+		who = lookup(a, authorization + 7, authz_len - 7, cred);
 		/* Not a token of ours: perhaps a ServiceAccount's, which the
 		 * API server decides (once; the verdict is cached). */
 		if (!who && a->k8s && authz_len - 7 <= MCPX_TOKENREVIEW_TOKEN_MAX) {
@@ -524,7 +578,35 @@ bool mcpx_auth_check(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len,
 {
 	char caller[MCPX_CALLER_MAX];
 
-	return mcpx_auth_identify(a, x_mcp_auth, x_len, authorization, authz_len, now, caller) == 0;
+	return mcpx_auth_identify(a, x_mcp_auth, x_len, authorization, authz_len, now, caller,
+	                          NULL) == 0;
+}
+
+void mcpx_auth_poll(struct mcpx_auth *a, time_t now)
+{
+	if (!a)
+		return;
+	if (a->path)
+		maybe_reload(a, now);
+	if (a->tokens.path)
+		tokens_maybe_reload(a, now);
+}
+
+unsigned long mcpx_auth_revocations(const struct mcpx_auth *a)
+{
+	return a ? a->revocations : 0;
+}
+
+bool mcpx_auth_cred_live(const struct mcpx_auth *a, unsigned long cred)
+{
+	if (!a || !cred)
+		return true;
+	if (a->single && cred == a->single_cred)
+		return true;
+	for (size_t i = 0; a->tokens.cur && i < a->tokens.cur->n; i++)
+		if (a->tokens.cur->v[i].cred == cred)
+			return true;
+	return false;
 }
 
 unsigned long mcpx_auth_generation(const struct mcpx_auth *a)

@@ -312,7 +312,7 @@ int mcpx_http_admit(const struct mcpx_http_head *in, const struct mcpx_admit_pol
 	if (mcpx_auth_enabled(p->auth)) {
 		int rc =
 		    mcpx_auth_identify(p->auth, h.x_mcp_auth.p, h.x_mcp_auth.len, h.authorization.p,
-		                       h.authorization.len, p->now, out->caller);
+		                       h.authorization.len, p->now, out->caller, &out->cred);
 
 		if (rc == -EINPROGRESS)
 			out->review = true; /* the server asks the API server */

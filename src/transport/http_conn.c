@@ -64,6 +64,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "metrics.h"
+#include "tokenreview.h"
 
 /* What a client may send while its request is in flight before the
  * connection is dropped: more is a flood, not a confused client. */
@@ -460,6 +461,12 @@ void mcpx_conn_destroy(struct mcpx_http_conn *c)
 		/* A token kept for a review that never started. */
 		mcpx_wipe(c->review_authz, c->review_authz_len);
 		free(c->review_authz);
+	}
+	/* A re-review of an admitted ServiceAccount token in flight. */
+	mcpx_review_cancel(c->review);
+	if (c->sa_authz) {
+		mcpx_wipe(c->sa_authz, c->sa_authz_len);
+		free(c->sa_authz);
 	}
 	unlink_conn(s, c);
 	lws_set_opaque_user_data(c->wsi, NULL);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "buf.h"
 #include "http.h"
@@ -54,6 +55,10 @@ struct mcpx_http_server {
 	struct mcpx_http_conn *oldest, *newest; /* accept order */
 	size_t out_cap;                         /* cap on one response's queued bytes */
 	int port;
+	/* Re-reads the token files every second, so a removed token ends
+	 * what it opened (server_http.c, revoke_sweep) without a request. */
+	struct mcpx_timer auth_timer;
+	unsigned long revocations; /* mcpx_auth_revocations() last swept for */
 };
 
 struct mcpx_http_response {
@@ -88,11 +93,20 @@ struct mcpx_http_conn {
 	size_t discarded;           /* bytes the client sent while its request was in flight */
 
 	struct mcpx_http_req req;
+	/* The token the request came with (auth.h, mcpx_auth_cred_live); 0:
+	 * none of the server's (auth disabled, a ServiceAccount). */
+	unsigned long cred;
 	/* A Bearer token awaiting its TokenReview (http_admit.h: review): the
 	 * header value, kept (and wiped) until the review ends. */
 	char *review_authz;
 	size_t review_authz_len, review_consumed;
 	struct mcpx_review *review;
+	/* An admitted ServiceAccount token, kept (and wiped at the end) while
+	 * the request or stream lives, to review it again once its cached
+	 * verdict runs out (server_http.c, rereview_sweep). */
+	char *sa_authz;
+	size_t sa_authz_len;
+	time_t sa_next_check; /* not before: a re-review just confirmed it */
 	enum mcpx_http_route route;
 	struct mcpx_buf body;
 	size_t body_expected;

@@ -10,7 +10,9 @@
  * for their route; the operations endpoints (/healthz, /readyz, /metrics)
  * are answered here. A connection's life (cap, deadlines, head gate,
  * pipelining, client gone) is http_conn.c's; writing responses is
- * http_response.c's.
+ * http_response.c's. Revocation is here too: each request keeps which
+ * token let it in, and a timer ends what a removed token opened
+ * (revoke_sweep) and re-reviews ServiceAccount tokens (rereview_sweep).
  *
  * lws 4.1.6 facts this relies on (see the research notes): custom headers
  * are readable only on HTTP/1 (so h2c and WebSocket upgrades are refused),
@@ -214,6 +216,8 @@ static void review_closed(void *arg)
 	review_forget(c);
 }
 
+static void auth_timer_arm(struct mcpx_http_server *s);
+
 /* The TokenReview's verdict: dispatch as that ServiceAccount, or answer
  * as for any wrong token (401, the same body), or 503 when the API server
  * could not say: an unanswered review never admits. */
@@ -222,6 +226,13 @@ static void review_done(void *arg, int verdict, const char *caller)
 	struct mcpx_http_conn *c = arg;
 
 	c->review = NULL;
+	if (verdict == 0) {
+		/* Kept to be reviewed again while the request lives. */
+		c->sa_authz = c->review_authz;
+		c->sa_authz_len = c->review_authz_len;
+		c->review_authz = NULL;
+		auth_timer_arm(c->srv);
+	}
 	review_forget(c);
 	mcpx_http_forget(c);
 	if (verdict == 0) {
@@ -265,6 +276,127 @@ static int start_review(struct mcpx_http_conn *c, size_t consumed)
 	return 0;
 }
 
+/* ---- revocation: a removed token ends what it opened ---- */
+
+/* c came with a token that has been removed. Its transport lets go first
+ * (the on_close hook, as if the client had left: its queued and running
+ * calls are cancelled, their runs killed, and its stream is forgotten);
+ * then the client learns it: a request still waiting for its answer gets
+ * the 401 every failed authentication gets, a stream ends. */
+static void end_revoked(struct mcpx_http_conn *c)
+{
+	void (*fn)(void *) = c->on_close;
+	void *arg = c->close_arg;
+
+	mcpx_http_forget(c);
+	if (fn)
+		fn(arg);
+	if (!c->resp.started)
+		simple(c, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
+	else if (c->resp.sse)
+		mcpx_http_sse_end(c);
+}
+
+/* Ends every dispatched request and stream whose token a reload took
+ * away. Requests still reading their body are refused at dispatch. */
+static void revoke_sweep(struct mcpx_http_server *s)
+{
+	struct mcpx_http_conn *next;
+	size_t n = 0;
+
+	s->revocations = mcpx_auth_revocations(s->auth);
+	for (struct mcpx_http_conn *c = s->oldest; c; c = next) {
+		next = c->newer;
+		if (!c->cred || c->phase != PH_DISPATCHED || c->closing || c->destroying ||
+		    c->resp.ended || mcpx_auth_cred_live(s->auth, c->cred))
+			continue;
+		end_revoked(c);
+		n++;
+	}
+	if (n)
+		mcpx_warn("auth: ended %zu requests and streams whose token was removed", n);
+}
+
+/* After a re-review confirmed a token, or could not decide, the next one
+ * waits this long at least: an API server that admits a token past its
+ * exp claim (clock skew) must not be asked twice a second. */
+#define REREVIEW_MIN_S 10
+
+/* The verdict on a token admitted before: a refusal, or another
+ * ServiceAccount's name, ends what it opened, like a removed named token;
+ * an API server that cannot say leaves it for the next try. */
+static void rereview_done(void *arg, int verdict, const char *caller)
+{
+	struct mcpx_http_conn *c = arg;
+
+	c->review = NULL;
+	c->sa_next_check = time(NULL) + REREVIEW_MIN_S;
+	if (verdict == -EACCES || (verdict == 0 && strcmp(caller, c->req.caller) != 0)) {
+		mcpx_warn("auth: the token of ServiceAccount %s no longer passes its review: its "
+		          "request or stream in flight ends",
+		          c->req.caller);
+		end_revoked(c);
+	}
+}
+
+/* While a cached admission lasts, a token is looked up again this often
+ * (a hash and a walk of the cache, not a review). */
+#define CACHED_RECHECK_S 2
+
+/* ServiceAccount tokens are checked again once their cached verdict runs
+ * out (at most 60 s, never past the token's exp claim), for as long as a
+ * request or stream they opened lives. A cached verdict answers without
+ * asking the API server. */
+static void rereview_sweep(struct mcpx_http_server *s, time_t now)
+{
+	struct mcpx_http_conn *next;
+	char caller[MCPX_CALLER_MAX];
+
+	for (struct mcpx_http_conn *c = s->oldest; c; c = next) {
+		int rc;
+
+		next = c->newer;
+		if (!c->sa_authz || c->review || c->phase != PH_DISPATCHED || c->closing ||
+		    c->destroying || c->resp.ended || now < c->sa_next_check)
+			continue;
+		rc = mcpx_auth_identify(s->auth, NULL, 0, c->sa_authz, c->sa_authz_len, now, caller,
+		                        NULL);
+		if (rc == -EINPROGRESS)
+			c->review = mcpx_auth_review(s->auth, c->sa_authz, c->sa_authz_len,
+			                             rereview_done, c);
+		else if (rc < 0 || strcmp(caller, c->req.caller) != 0)
+			rereview_done(c, -EACCES, "");
+		else
+			c->sa_next_check = now + CACHED_RECHECK_S;
+	}
+}
+
+#define AUTH_POLL_US 500000u
+
+static void auth_timer_cb(struct mcpx_timer *t)
+{
+	struct mcpx_http_server *s = t->arg;
+	time_t now = time(NULL);
+
+	mcpx_auth_poll(s->auth, now);
+	if (mcpx_auth_revocations(s->auth) != s->revocations)
+		revoke_sweep(s);
+	rereview_sweep(s, now);
+	mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
+}
+
+/* The timer runs from the start with token files, from the first admitted
+ * ServiceAccount token otherwise. */
+static void auth_timer_arm(struct mcpx_http_server *s)
+{
+	if (s->auth_timer.armed)
+		return;
+	s->revocations = mcpx_auth_revocations(s->auth);
+	s->auth_timer.fn = auth_timer_cb;
+	s->auth_timer.arg = s;
+	mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
+}
+
 /* Hands the complete request to its transport; consumed is the bytes of
  * head and body, to tell whether the client sent more behind them. */
 static int dispatch(struct mcpx_http_conn *c, size_t consumed)
@@ -283,6 +415,11 @@ static int dispatch(struct mcpx_http_conn *c, size_t consumed)
 	}
 	if (c->review_authz)
 		return start_review(c, consumed);
+	/* Its token was removed while the body was on its way. */
+	if (!mcpx_auth_cred_live(s->auth, c->cred)) {
+		simple(c, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
+		return 0;
+	}
 	if (c->phase != PH_DISPATCHED && mcpx_conn_in_flight(c) < 0) {
 		simple(c, 503, "server is out of descriptors\n", "Retry-After: 1\r\n");
 		return 0;
@@ -349,6 +486,7 @@ static int on_head(struct mcpx_http_conn *c, const char *path)
 	admit(c, hc, &v);
 	fill_request(c, hc);
 	memcpy(c->req.caller, v.caller, sizeof(c->req.caller));
+	c->cred = v.cred;
 	if (v.review && !v.status) {
 		/* Kept (trimmed, as the gate saw it) for the TokenReview. */
 		struct mcpx_http_field f = hc->head.authorization;
@@ -657,6 +795,8 @@ int mcpx_http_server_new(struct mcpx_http_server **out, const struct mcpx_config
 		rc = create_context(s, err);
 	if (rc == 0 && !(s->loop = mcpx_loop_wrap(s->ctx)))
 		rc = mcpx_err_set(err, ENOMEM, "out of memory");
+	if (rc == 0 && mcpx_auth_enabled(auth))
+		auth_timer_arm(s);
 	if (rc < 0) {
 		if (s->ctx)
 			lws_context_destroy(s->ctx);
@@ -672,6 +812,7 @@ void mcpx_http_server_free(struct mcpx_http_server *s)
 	if (!s)
 		return;
 	s->shutting_down = true;
+	mcpx_timer_cancel(&s->auth_timer);
 	lws_context_destroy(s->ctx);
 	mcpx_loop_free(s->loop);
 	free(s);

@@ -135,6 +135,26 @@ try:
     t.check(out.startswith("refused:") and "get_invoice" in out,
             "an unmatched caller's code may not mcpx.call it", body)
 
+    # ---- exec's description follows the profile ---------------------------
+    def exec_desc(cl):
+        st, _, body = cl.post({"jsonrpc": "2.0", "id": 51, "method": "tools/list"})
+        d = [x for x in body["result"]["tools"] if x["name"] == "exec"] if st == 200 else []
+        return d[0]["description"] if d else ""
+
+    bd, rd, od = (exec_desc(c[n]) for n in ("billing-agent", "rate-agent", "other-agent"))
+    t.check(URL in bd and "mcpx.fetch" in bd and "get_invoice" in bd,
+            "billing's exec description names its profile's egress and the function its code "
+            "may call", bd[-600:])
+    t.check("timeout 2s by default, at most 2s" in bd and "memory 64 MiB" in bd and
+            "at most 2 of your calls waiting at once" in bd,
+            "... and its profile's lower limits and share", bd)
+    t.check(URL not in rd and "no network access" in rd and
+            "at most 2 runs started per minute" in rd and rd != bd,
+            "rate-agent's (a profile without exec: the top-level section) differs", rd)
+    t.check(URL not in od and "no network access" in od and "get_invoice" not in od and
+            "Your share" not in od,
+            "a caller no profile matches sees the top-level exec section's, no functions", od)
+
     # ---- egress follows the profile --------------------------------------
     fetch = ("import mcpx\ntry:\n    print(mcpx.fetch(%r).status)\n"
              "except mcpx.Denied as e:\n    print('denied', e.reason)\n" % (URL + "echo"))

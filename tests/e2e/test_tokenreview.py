@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
 import time
 
@@ -117,6 +118,50 @@ try:
     post_bearer(srv, short)
     t.check(api.count(short) == 2, "past its exp claim the cached verdict is not used",
             api.count(short))
+
+    # ---- a stream ends once its token no longer passes review -------------
+    def sse_open(token):
+        s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+        s.sendall((f"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                   f"Authorization: Bearer {token}\r\n\r\n").encode())
+        buf = b""
+        while b"event: endpoint" not in buf:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        return s, buf
+
+    def ended(s):
+        s.settimeout(0.2)
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return True
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            return True
+
+    doomed = api.add_token("system:serviceaccount:agents:doomed", exp_in=3)
+    lasting = api.add_token("system:serviceaccount:agents:lasting")
+    sd, bd = sse_open(doomed)
+    sl, bl = sse_open(lasting)
+    t.check(b"event: endpoint" in bd and b"event: endpoint" in bl,
+            "two ServiceAccounts hold legacy SSE streams", (bd[:40], bl[:40]))
+    with api.lock:
+        del api.tokens[doomed]  # its ServiceAccount (or pod) was deleted
+    # Its cached verdict lasts until the token's exp claim (3 s); the
+    # review after that refuses it.
+    t.check(wait_until(lambda: ended(sd), timeout=60),
+            "the stream of a token that fails its next review ends")
+    t.check(api.count(doomed) >= 2, "... after a second review", api.count(doomed))
+    t.check(not ended(sl), "another ServiceAccount's stream stays open")
+    t.check("agents:doomed no longer passes its review" in srv.drain_stderr(),
+            "the log names the ServiceAccount")
+    sd.close()
+    sl.close()
 
     # ---- the API server failing: 503, logged, never admitted -------------
     api.mode = "500"

@@ -299,6 +299,8 @@ def check_logs(err, tag):
             any(a["status"] == "timeout" for a in ups),
             f"[{tag}] every call has an audit line (allowed and denied, with the reason)",
             ups[:5])
+    t.check(all("caller" in a and "profile" in a for a in ups),
+            f"[{tag}] every upstream audit line carries caller and profile", ups[:2])
     t.check(SECRET not in err and "hello" not in "".join(json.dumps(a) for a in ups),
             f"[{tag}] neither the credential nor arguments reach the logs")
 

@@ -150,7 +150,90 @@ static void write_file(const char *path, const char *content)
 static int who(struct mcpx_auth *a, const char *x, const char *authz, time_t now, char *caller)
 {
 	return mcpx_auth_identify(a, x, x ? strlen(x) : 0, authz, authz ? strlen(authz) : 0, now,
-	                          caller);
+	                          caller, NULL);
+}
+
+static unsigned long cred_of(struct mcpx_auth *a, const char *x, time_t now)
+{
+	char caller[MCPX_CALLER_MAX];
+	unsigned long cred = 0;
+
+	CHECK_INT(mcpx_auth_identify(a, x, strlen(x), NULL, 0, now, caller, &cred), 0);
+	return cred;
+}
+
+/* Each token is a credential whose number outlives reloads that keep it;
+ * removing a token, giving it to another caller or replacing the single
+ * token revokes exactly the numbers concerned, and counts a revocation. */
+static void test_revocation(void)
+{
+	struct mcpx_auth *a = NULL;
+	struct mcpx_err err = {{0}};
+	char path[128], single_path[128], json[600], ha[65], hb[65], hc[65];
+	unsigned long ca, cb, cd, r0;
+
+	hex_of("tok-a", ha);
+	hex_of("tok-b", hb);
+	hex_of("tok-c", hc);
+	snprintf(path, sizeof(path), "%s/tokens.json", dir);
+	snprintf(single_path, sizeof(single_path), "%s/single", dir);
+	write_file(single_path, "the-single-token\n");
+	snprintf(json, sizeof(json),
+	         "[{\"caller\": \"billing-agent\", \"token_sha256\": \"%s\"},"
+	         " {\"caller\": \"report-agent\", \"token_sha256\": \"%s\"}]",
+	         ha, hb);
+	write_file(path, json);
+	CHECK_INT(mcpx_auth_new(&a, NULL, single_path, &err), 0);
+	CHECK_INT(mcpx_auth_set_tokens_file(a, path, NULL, NULL, &err), 0);
+	ca = cred_of(a, "tok-a", T0);
+	cb = cred_of(a, "tok-b", T0);
+	cd = cred_of(a, "the-single-token", T0);
+	CHECK(ca && cb && cd && ca != cb && cb != cd && ca != cd);
+	CHECK(mcpx_auth_cred_live(a, 0));
+	r0 = mcpx_auth_revocations(a);
+
+	/* A rotation for billing-agent adds tok-c: nothing is revoked. */
+	snprintf(json, sizeof(json),
+	         "[{\"caller\": \"billing-agent\", \"token_sha256\": \"%s\"},"
+	         " {\"caller\": \"billing-agent\", \"token_sha256\": \"%s\"},"
+	         " {\"caller\": \"report-agent\", \"token_sha256\": \"%s\"}]",
+	         ha, hc, hb);
+	write_file(path, json);
+	mcpx_auth_poll(a, T0 + 1);
+	CHECK_INT(mcpx_auth_tokens_count(a), 3);
+	CHECK(mcpx_auth_revocations(a) == r0);
+	CHECK(cred_of(a, "tok-a", T0 + 1) == ca);
+	CHECK(mcpx_auth_cred_live(a, ca) && mcpx_auth_cred_live(a, cb));
+
+	/* tok-a removed (billing-agent keeps tok-c), tok-b now another
+	 * caller's: both numbers are revoked, the single token's is not. */
+	snprintf(json, sizeof(json),
+	         "[{\"caller\": \"billing-agent\", \"token_sha256\": \"%s\"},"
+	         " {\"caller\": \"other-agent\", \"token_sha256\": \"%s\"}]",
+	         hc, hb);
+	write_file(path, json);
+	mcpx_auth_poll(a, T0 + 2);
+	CHECK(mcpx_auth_revocations(a) == r0 + 1);
+	CHECK(!mcpx_auth_cred_live(a, ca));
+	CHECK(!mcpx_auth_cred_live(a, cb));
+	CHECK(mcpx_auth_cred_live(a, cd));
+	CHECK(cred_of(a, "tok-b", T0 + 2) != cb);
+
+	/* A bad version changes nothing. */
+	write_file(path, "[{");
+	mcpx_auth_poll(a, T0 + 3);
+	CHECK(mcpx_auth_revocations(a) == r0 + 1);
+
+	/* The single token's file gets a new token: the old one's number is
+	 * revoked. */
+	write_file(single_path, "another-single-token\n");
+	mcpx_auth_poll(a, T0 + 4);
+	CHECK(mcpx_auth_revocations(a) == r0 + 2);
+	CHECK(!mcpx_auth_cred_live(a, cd));
+	CHECK(mcpx_auth_cred_live(a, cred_of(a, "another-single-token", T0 + 4)));
+	mcpx_auth_free(a);
+	unlink(path);
+	unlink(single_path);
 }
 
 static void test_identify(void)
@@ -274,6 +357,7 @@ int main(void)
 	test_parse_ok();
 	test_parse_refused();
 	test_identify();
+	test_revocation();
 	test_readable_by_runs();
 	test_kubernetes_pending();
 	rmdir(dir);
