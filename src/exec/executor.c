@@ -45,6 +45,7 @@
 #include "procstat.h"
 #include "runfiles.h"
 #include "run_budget.h"
+#include "run_cleanup.h"
 #include "warm.h"
 #include "warm_pool.h"
 #include "zygote_cycle.h"
@@ -140,6 +141,11 @@ struct mcpx_executor {
 	uint64_t completed;
 	struct mcpx_timer kick;
 
+	/* Finished runs' files, removed off the loop (run_cleanup.h); while
+	 * any removal is under way no run starts. */
+	struct mcpx_run_cleanup *cleanup;
+	unsigned cleaning;
+
 	/* The next run's interpreter, prepared in advance (warm_pool.h). */
 	struct mcpx_warm_pool *warm;
 	struct mcpx_budget *budget; /* how runs are held to their budget */
@@ -182,7 +188,7 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
 	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, broker);
 	ex->fair = mcpx_fair_new();
-	if (!ex->warm || !ex->fair) {
+	if (!ex->warm || !ex->fair || mcpx_run_cleanup_new(loop, &ex->cleanup) < 0) {
 		mcpx_warm_pool_free(ex->warm);
 		mcpx_fair_free(ex->fair);
 		mcpx_budget_free(ex->budget);
@@ -674,10 +680,20 @@ static void report(struct mcpx_job *job, struct mcpx_job_result *r)
  * after-reap mode no interpreter may be prepared beside a run. */
 static void after_run(struct mcpx_executor *ex)
 {
-	if (ex->running)
+	if (ex->running || ex->cleaning)
 		return;
 	kick(ex);
 	mcpx_warm_pool_run_ended(ex->warm);
+}
+
+/* A finished run's files are gone: the next run may start. */
+static void cleanup_done(void *arg)
+{
+	struct mcpx_executor *ex = arg;
+
+	ex->cleaning--;
+	if (!ex->freeing)
+		after_run(ex);
 }
 
 static void job_complete(struct mcpx_job *job)
@@ -711,6 +727,10 @@ static void job_complete(struct mcpx_job *job)
 		job->budget_limit = usage.limit;
 	files_rc =
 	    job->cancelled || job->env_failure || setup_rc < 0 ? 0 : collect_files(job, &ferr);
+	/* The run's files go on the cleanup worker: the result does not wait
+	 * for them, the next run does (after_run). What is left is fds. */
+	if (mcpx_run_cleanup_take(ex->cleanup, &job->proc, job->run_id, cleanup_done, ex) == 0)
+		ex->cleaning++;
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
 	fill_result(job, status, &ru, usage.cpu_ms, &r);
@@ -1199,7 +1219,7 @@ static void start_next(struct mcpx_executor *ex)
 {
 	struct mcpx_job *job;
 
-	if (ex->running || !ex->queue_head)
+	if (ex->running || ex->cleaning || !ex->queue_head)
 		return;
 	if (mcpx_warm_pool_starting(ex->warm)) {
 		/* The first zygote is being proven: runs wait for it (so none
@@ -1280,7 +1300,7 @@ void mcpx_executor_drain(struct mcpx_executor *ex)
 
 bool mcpx_executor_idle(const struct mcpx_executor *ex)
 {
-	return !ex->running && !ex->queue_head && !ex->side;
+	return !ex->running && !ex->queue_head && !ex->side && !ex->cleaning;
 }
 
 const char *mcpx_job_run_id(const struct mcpx_job *job)
@@ -1336,6 +1356,8 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	if (!ex)
 		return;
 	ex->freeing = true;
+	/* Removals under way finish here, before the zygote goes. */
+	mcpx_run_cleanup_free(ex->cleanup);
 	mcpx_timer_cancel(&ex->kick);
 	mcpx_warm_pool_stop(ex->warm);
 	while (ex->queue_head) {

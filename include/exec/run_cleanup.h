@@ -1,0 +1,48 @@
+/*
+ * run_cleanup.h - removes what a finished run left on disk (its workdir
+ * and its /dev/shm entries) on a worker thread, off the event loop.
+ *
+ * A run decides how much it leaves: 28 000 files took the loop 0.6-1.5 s
+ * to remove, and every client waited meanwhile (issue 21 G). Here the
+ * removal runs on a worker thread of its own (offload.h) and the loop is
+ * told when it is over. The caller keeps the next run from starting until
+ * then (executor.c): a run's /dev/shm entries are found by owner, group and
+ * ctime, so a wipe still under way when the next run starts could delete
+ * the next run's entries, and the next run could read the last one's.
+ *
+ * Only a run whose processes are all gone (reaped, its group swept) is
+ * taken: nothing of the run can add to the tree while it is removed.
+ *
+ * Not thread-safe: the loop's thread calls every function here, and every
+ * done callback runs on it.
+ */
+#ifndef MCPX_RUN_CLEANUP_H
+#define MCPX_RUN_CLEANUP_H
+
+#include "loop.h"
+#include "sandbox.h"
+
+struct mcpx_run_cleanup;
+
+/* Called on the loop once a taken run's files are gone (or could not all be
+ * removed: that is logged). */
+typedef void (*mcpx_cleanup_done_fn)(void *arg);
+
+/* Starts the worker. Returns 0 or -errno. */
+int mcpx_run_cleanup_new(struct mcpx_loop *loop, struct mcpx_run_cleanup **out);
+
+/* Finishes every taken run's removal on the calling thread (what the worker
+ * has not started yet is done here), calling each done callback, then
+ * stops the worker. NULL is fine. */
+void mcpx_run_cleanup_free(struct mcpx_run_cleanup *c);
+
+/* Takes proc's workdir (and the fd of its parent) and its /dev/shm wipe
+ * for removal on the worker; proc keeps nothing of them, so a later
+ * mcpx_sandbox_cleanup(proc) only closes its fds. run_id names the run in
+ * the log. Returns 0 (done(arg) will be called once), -ENOENT when proc has
+ * nothing to remove, -EBUSY when its leader is not reaped yet, -ENOMEM;
+ * on an error proc is untouched. */
+int mcpx_run_cleanup_take(struct mcpx_run_cleanup *c, struct mcpx_sandbox_proc *proc,
+                          const char *run_id, mcpx_cleanup_done_fn done, void *arg);
+
+#endif
