@@ -142,27 +142,6 @@ static bool is_integer(const cJSON *v)
 	return cJSON_IsNumber(v) && strcmp(json_type(v), "integer") == 0;
 }
 
-/* Decodes one UTF-8 character at s (valid input assumed, invalid bytes read
- * as themselves); returns its length. */
-static size_t utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	if (s[0] < 0x80 || len < 2) {
-		*cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xE0) == 0xC0) {
-		*cp = ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
-		return 2;
-	}
-	if ((s[0] & 0xF0) == 0xE0 && len >= 3) {
-		*cp = ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
-		      (s[2] & 0x3F);
-		return 3;
-	}
-	*cp = s[0];
-	return 1;
-}
-
 /* Go's unicode.IsSpace, which strings.TrimSpace (the Go server's emptiness
  * test) uses: ASCII whitespace, NEL, NBSP and Unicode's other spaces. */
 static bool is_space(uint32_t c)
@@ -190,12 +169,11 @@ static bool is_space(uint32_t c)
 
 static bool blank(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 
 	while (i < len) {
 		uint32_t cp;
-		size_t n = utf8_next(p + i, len - i, &cp);
+		size_t n = mcpx_utf8_next(s + i, len - i, &cp);
 		if (!is_space(cp))
 			return false;
 		i += n;
