@@ -4,9 +4,10 @@
  *
  * A run decides how much it leaves: 28 000 files took the loop 0.6-1.5 s
  * to remove, and every client waited meanwhile (issue 21 G). Here the
- * removal runs on a worker thread of its own (offload.h) and the loop is
- * told when it is over. The caller keeps the next run from starting until
- * then (executor.c): a run's /dev/shm entries are found by owner, group and
+ * removal runs on the caller's worker thread (offload.h), and the loop is
+ * told when it is over. A removal the worker has not finished when it is
+ * freed (mcpx_offload_free) is finished then, on the freeing thread. The caller keeps the next run
+ * from starting until then (executor.c): a run's /dev/shm entries are found by owner, group and
  * ctime, so a wipe still under way when the next run starts could delete
  * the next run's entries, and the next run could read the last one's.
  *
@@ -19,30 +20,21 @@
 #ifndef MCPX_RUN_CLEANUP_H
 #define MCPX_RUN_CLEANUP_H
 
-#include "loop.h"
 #include "sandbox.h"
 
-struct mcpx_run_cleanup;
+struct mcpx_offload;
 
 /* Called on the loop once a taken run's files are gone (or could not all be
  * removed: that is logged). */
 typedef void (*mcpx_cleanup_done_fn)(void *arg);
 
-/* Starts the worker. Returns 0 or -errno. */
-int mcpx_run_cleanup_new(struct mcpx_loop *loop, struct mcpx_run_cleanup **out);
-
-/* Finishes every taken run's removal on the calling thread (what the worker
- * has not started yet is done here), calling each done callback, then
- * stops the worker. NULL is fine. */
-void mcpx_run_cleanup_free(struct mcpx_run_cleanup *c);
-
 /* Takes proc's workdir (and the fd of its parent) and its /dev/shm wipe
- * for removal on the worker; proc keeps nothing of them, so a later
+ * for removal on worker; proc keeps nothing of them, so a later
  * mcpx_sandbox_cleanup(proc) only closes its fds. run_id names the run in
  * the log. Returns 0 (done(arg) will be called once), -ENOENT when proc has
  * nothing to remove, -EBUSY when its leader is not reaped yet, -ENOMEM;
  * on an error proc is untouched. */
-int mcpx_run_cleanup_take(struct mcpx_run_cleanup *c, struct mcpx_sandbox_proc *proc,
+int mcpx_run_cleanup_take(struct mcpx_offload *worker, struct mcpx_sandbox_proc *proc,
                           const char *run_id, mcpx_cleanup_done_fn done, void *arg);
 
 #endif

@@ -45,6 +45,7 @@
 #include "procstat.h"
 #include "runfiles.h"
 #include "run_budget.h"
+#include "offload.h"
 #include "run_cleanup.h"
 #include "warm.h"
 #include "warm_pool.h"
@@ -141,9 +142,11 @@ struct mcpx_executor {
 	uint64_t completed;
 	struct mcpx_timer kick;
 
-	/* Finished runs' files, removed off the loop (run_cleanup.h); while
-	 * any removal is under way no run starts. */
-	struct mcpx_run_cleanup *cleanup;
+	/* The thread that walks and removes runs' files, off the loop: the
+	 * budget's disk readings (run_budget.h) and the removal of finished
+	 * runs' files (run_cleanup.h); while any removal is under way no run
+	 * starts. */
+	struct mcpx_offload *worker;
 	unsigned cleaning;
 
 	/* The next run's interpreter, prepared in advance (warm_pool.h). */
@@ -188,13 +191,14 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
 	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, broker);
 	ex->fair = mcpx_fair_new();
-	if (!ex->warm || !ex->fair || mcpx_run_cleanup_new(loop, &ex->cleanup) < 0) {
+	if (!ex->warm || !ex->fair || mcpx_offload_new(loop, &ex->worker) < 0) {
 		mcpx_warm_pool_free(ex->warm);
 		mcpx_fair_free(ex->fair);
 		mcpx_budget_free(ex->budget);
 		free(ex);
 		return NULL;
 	}
+	mcpx_budget_use_worker(ex->budget, ex->worker);
 	return ex;
 }
 
@@ -729,7 +733,7 @@ static void job_complete(struct mcpx_job *job)
 	    job->cancelled || job->env_failure || setup_rc < 0 ? 0 : collect_files(job, &ferr);
 	/* The run's files go on the cleanup worker: the result does not wait
 	 * for them, the next run does (after_run). What is left is fds. */
-	if (mcpx_run_cleanup_take(ex->cleanup, &job->proc, job->run_id, cleanup_done, ex) == 0)
+	if (mcpx_run_cleanup_take(ex->worker, &job->proc, job->run_id, cleanup_done, ex) == 0)
 		ex->cleaning++;
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
@@ -1356,8 +1360,11 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	if (!ex)
 		return;
 	ex->freeing = true;
-	/* Removals under way finish here, before the zygote goes. */
-	mcpx_run_cleanup_free(ex->cleanup);
+	/* Removals under way finish here, before the zygote goes; disk
+	 * readings under way are dropped, and later ones (none: the loop does
+	 * not turn again) would be the loop's. */
+	mcpx_budget_use_worker(ex->budget, NULL);
+	mcpx_offload_free(ex->worker);
 	mcpx_timer_cancel(&ex->kick);
 	mcpx_warm_pool_stop(ex->warm);
 	while (ex->queue_head) {

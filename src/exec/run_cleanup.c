@@ -24,10 +24,6 @@
 #include "offload.h"
 #include "workdir.h"
 
-struct mcpx_run_cleanup {
-	struct mcpx_offload *worker;
-};
-
 struct cleanup_task {
 	struct mcpx_offload_task task; /* first: the task is the struct */
 	char workdir[PATH_MAX];
@@ -74,32 +70,7 @@ static void done(struct mcpx_offload_task *ot)
 	free(t);
 }
 
-int mcpx_run_cleanup_new(struct mcpx_loop *loop, struct mcpx_run_cleanup **out)
-{
-	struct mcpx_run_cleanup *c = calloc(1, sizeof(*c));
-	int rc;
-
-	*out = NULL;
-	if (!c)
-		return -ENOMEM;
-	rc = mcpx_offload_new(loop, &c->worker);
-	if (rc < 0) {
-		free(c);
-		return rc;
-	}
-	*out = c;
-	return 0;
-}
-
-void mcpx_run_cleanup_free(struct mcpx_run_cleanup *c)
-{
-	if (!c)
-		return;
-	mcpx_offload_free(c->worker);
-	free(c);
-}
-
-int mcpx_run_cleanup_take(struct mcpx_run_cleanup *c, struct mcpx_sandbox_proc *proc,
+int mcpx_run_cleanup_take(struct mcpx_offload *worker, struct mcpx_sandbox_proc *proc,
                           const char *run_id, mcpx_cleanup_done_fn fn, void *arg)
 {
 	struct cleanup_task *t;
@@ -129,6 +100,6 @@ int mcpx_run_cleanup_take(struct mcpx_run_cleanup *c, struct mcpx_sandbox_proc *
 	proc->parent_fd = -1;
 	proc->started.tv_sec = 0;
 	mcpx_debug("run %s: cleanup started (%s)", t->run_id, t->workdir);
-	mcpx_offload_submit(c->worker, &t->task);
+	mcpx_offload_submit(worker, &t->task);
 	return 0;
 }
