@@ -142,11 +142,12 @@ struct mcpx_executor {
 	uint64_t completed;
 	struct mcpx_timer kick;
 
-	/* The thread that walks and removes runs' files, off the loop: the
-	 * budget's disk readings (run_budget.h) and the removal of finished
-	 * runs' files (run_cleanup.h); while any removal is under way no run
-	 * starts. */
-	struct mcpx_offload *worker;
+	/* Threads that walk and remove runs' files, off the loop: one for the
+	 * budget's disk readings (run_budget.h), one for the removal of
+	 * finished runs' files (run_cleanup.h), so no reading waits behind a
+	 * removal (a run's nested calls could otherwise keep its own readings
+	 * waiting). While any removal is under way no run starts. */
+	struct mcpx_offload *walker, *remover;
 	unsigned cleaning;
 
 	/* The next run's interpreter, prepared in advance (warm_pool.h). */
@@ -191,14 +192,16 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
 	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, broker);
 	ex->fair = mcpx_fair_new();
-	if (!ex->warm || !ex->fair || mcpx_offload_new(loop, &ex->worker) < 0) {
+	if (!ex->warm || !ex->fair || mcpx_offload_new(loop, &ex->walker) < 0 ||
+	    mcpx_offload_new(loop, &ex->remover) < 0) {
+		mcpx_offload_free(ex->walker);
 		mcpx_warm_pool_free(ex->warm);
 		mcpx_fair_free(ex->fair);
 		mcpx_budget_free(ex->budget);
 		free(ex);
 		return NULL;
 	}
-	mcpx_budget_use_worker(ex->budget, ex->worker);
+	mcpx_budget_use_worker(ex->budget, ex->walker);
 	return ex;
 }
 
@@ -731,9 +734,9 @@ static void job_complete(struct mcpx_job *job)
 		job->budget_limit = usage.limit;
 	files_rc =
 	    job->cancelled || job->env_failure || setup_rc < 0 ? 0 : collect_files(job, &ferr);
-	/* The run's files go on the cleanup worker: the result does not wait
+	/* The run's files go to the remover: the result does not wait
 	 * for them, the next run does (after_run). What is left is fds. */
-	if (mcpx_run_cleanup_take(ex->worker, &job->proc, job->run_id, cleanup_done, ex) == 0)
+	if (mcpx_run_cleanup_take(ex->remover, &job->proc, job->run_id, cleanup_done, ex) == 0)
 		ex->cleaning++;
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
@@ -1364,7 +1367,8 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	 * readings under way are dropped, and later ones (none: the loop does
 	 * not turn again) would be the loop's. */
 	mcpx_budget_use_worker(ex->budget, NULL);
-	mcpx_offload_free(ex->worker);
+	mcpx_offload_free(ex->walker);
+	mcpx_offload_free(ex->remover);
 	mcpx_timer_cancel(&ex->kick);
 	mcpx_warm_pool_stop(ex->warm);
 	while (ex->queue_head) {

@@ -27,7 +27,7 @@
  * with many processes or files cannot make its own supervision take over
  * the server. The walk of its file trees (workdirs, /dev/shm), whose cost
  * the run decides (28 000 entries stalled the loop for most of a second),
- * runs on the executor's worker thread where it has one
+ * runs on a worker thread of the executor's where it has one
  * (mcpx_budget_use_worker), one walk at a time per run and paced the same
  * way by the worker's CPU; each reading checks the last finished walk.
  * A run that grows faster than the
