@@ -157,6 +157,7 @@ struct mcpx_executor {
 
 static void start_next(struct mcpx_executor *ex);
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job);
+static struct mcpx_job *caller_of(struct mcpx_executor *ex, const struct mcpx_job *job);
 
 static void kick_cb(struct mcpx_timer *t)
 {
@@ -734,6 +735,14 @@ static void job_complete(struct mcpx_job *job)
 		job->budget_limit = usage.limit;
 	files_rc =
 	    job->cancelled || job->env_failure || setup_rc < 0 ? 0 : collect_files(job, &ferr);
+	/* A nested run's /dev/shm entries are its caller's: counted with the
+	 * caller's (run_budget.c) and wiped at the caller's end, which takes
+	 * every entry of the runs' group since the caller started. Wiped now,
+	 * since the call started, they would take the caller's own entries
+	 * made meanwhile. Once the caller is gone they are wiped here (no
+	 * other run starts while a nested one is still there: start_next). */
+	if (nested && caller_of(ex, job))
+		job->proc.started.tv_sec = 0;
 	/* The run's files go to the remover: the result does not wait
 	 * for them, the next run does (after_run). What is left is fds. */
 	if (mcpx_run_cleanup_take(ex->remover, &job->proc, job->run_id, cleanup_done, ex) == 0)
@@ -1226,7 +1235,9 @@ static void start_next(struct mcpx_executor *ex)
 {
 	struct mcpx_job *job;
 
-	if (ex->running || ex->cleaning || !ex->queue_head)
+	/* Nor beside a nested run still being torn down after its caller
+	 * ended: its /dev/shm wipe is by group and time (job_complete). */
+	if (ex->running || ex->cleaning || ex->side || !ex->queue_head)
 		return;
 	if (mcpx_warm_pool_starting(ex->warm)) {
 		/* The first zygote is being proven: runs wait for it (so none
@@ -1363,9 +1374,8 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	if (!ex)
 		return;
 	ex->freeing = true;
-	/* Removals under way finish here, before the zygote goes; disk
-	 * readings under way are dropped, and later ones (none: the loop does
-	 * not turn again) would be the loop's. */
+	/* Removals under way finish here, before the zygote goes, and so do
+	 * disk readings (the loop does not turn again to start others). */
 	mcpx_budget_use_worker(ex->budget, NULL);
 	mcpx_offload_free(ex->walker);
 	mcpx_offload_free(ex->remover);
