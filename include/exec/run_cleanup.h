@@ -5,17 +5,20 @@
  * A run decides how much it leaves: 28 000 files took the loop 0.6-1.5 s
  * to remove, and every client waited meanwhile (issue 21 G). Here the
  * removal runs on the caller's worker thread (offload.h), and the loop is
- * told when it is over. A removal the worker has not finished when it is
- * freed (mcpx_offload_free) is finished then, on the freeing thread. The caller keeps the next run
- * from starting until then (executor.c): a run's /dev/shm entries are found by owner, group and
- * ctime, so a wipe still under way when the next run starts could delete
- * the next run's entries, and the next run could read the last one's.
+ * told when it is over; a removal not finished when the worker is freed
+ * (mcpx_offload_free) is finished then, on the freeing thread. The caller
+ * keeps the next run from starting until then (executor.c): a run's
+ * /dev/shm entries are found by owner, group and ctime, so a wipe still
+ * under way when the next run starts could delete the next run's entries,
+ * and the next run could read the last one's.
  *
  * Only a run whose processes are all gone (reaped, its group swept) is
  * taken: nothing of the run can add to the tree while it is removed.
  *
- * Not thread-safe: the loop's thread calls every function here, and every
- * done callback runs on it.
+ * Ownership: what is taken from a proc (the path, the parent's fd) and the
+ * task holding it are this module's: the fd is closed before done() is
+ * called, the task freed after it. Not thread-safe: the loop's thread calls every function here,
+ * and every done callback runs on it.
  */
 #ifndef MCPX_RUN_CLEANUP_H
 #define MCPX_RUN_CLEANUP_H
@@ -32,8 +35,9 @@ typedef void (*mcpx_cleanup_done_fn)(void *arg);
  * for removal on worker; proc keeps nothing of them, so a later
  * mcpx_sandbox_cleanup(proc) only closes its fds. run_id names the run in
  * the log. Returns 0 (done(arg) will be called once), -ENOENT when proc has
- * nothing to remove, -EBUSY when its leader is not reaped yet, -ENOMEM;
- * on an error proc is untouched. */
+ * nothing to remove, -EBUSY when its leader is not reaped yet,
+ * -ENAMETOOLONG or -ENOMEM; on an error proc is untouched (and
+ * mcpx_sandbox_cleanup removes its files on the spot). */
 int mcpx_run_cleanup_take(struct mcpx_offload *worker, struct mcpx_sandbox_proc *proc,
                           const char *run_id, mcpx_cleanup_done_fn done, void *arg);
 
