@@ -68,6 +68,14 @@ struct mcpx_cgroup_env;
  * limits). NULL on allocation failure. */
 struct mcpx_budget *mcpx_budget_new_cgroup_at(const struct mcpx_cgroup_env *env);
 
+struct mcpx_offload;
+/* Walks the runs' file trees (the disk reading) on worker, a thread of the
+ * caller's that outlives every run (offload.h), instead of on the loop:
+ * the run's size decides what a walk costs. NULL: on the loop again (call
+ * it before freeing the worker). A walk under way when its run finishes
+ * is dropped when it ends. */
+void mcpx_budget_use_worker(struct mcpx_budget *b, struct mcpx_offload *worker);
+
 enum mcpx_budget_method mcpx_budget_method(const struct mcpx_budget *b);
 const char *mcpx_budget_method_name(enum mcpx_budget_method m);
 

@@ -37,9 +37,14 @@ struct mcpx_exec_args {
 	const char *language;
 };
 
-/* Validates arguments against the input schema and the configured caps.
- * Returns 0 (free out with mcpx_exec_args_free), or -EINVAL (-ENOMEM) with a
- * message for the client in msg and nothing to free. */
+/* exec's arguments by its own checks, in the Go server's words: their shape
+ * (types, extra properties, code required), then what no schema says (the
+ * code not blank, no NUL, the caps, the input files' paths and contents).
+ * The tool decides the shape with the validator against its published
+ * inputSchema and calls this only to word a refusal; on arguments the
+ * validator accepted it runs only the second part. Returns 0 (free out
+ * with mcpx_exec_args_free), or -EINVAL (-ENOMEM) with a message for the
+ * client in msg and nothing to free. */
 int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg, struct mcpx_exec_args *out,
 			 char *msg, size_t msglen);
 void mcpx_exec_args_free(struct mcpx_exec_args *a);

@@ -121,15 +121,24 @@ struct mcpx_handle_info {
 };
 
 /*
- * Streamable HTTP request headers the core validates against a 2026-07-28
- * body ("Server Validation" in basic/transports/streamable-http). NULL
- * members mean the header was absent. Values are as received: the core
- * decodes Mcp-Name's =?base64?...?= form itself.
+ * Streamable HTTP request headers a 2026-07-28 body must agree with
+ * ("Server Validation" in basic/transports/streamable-http). NULL members
+ * mean the header was absent; values are as received. The transport fills
+ * it (streamable_headers.h) and checks it: the core calls mismatch where
+ * that error comes among a request's others.
  */
 struct mcpx_req_headers {
 	const char *protocol_version; /* MCP-Protocol-Version */
 	const char *method;           /* Mcp-Method */
 	const char *name;             /* Mcp-Name */
+	/* The HeaderMismatch message (static) when the headers disagree with
+	 * the body's _meta version, method and params, else NULL. NULL: not
+	 * checked. */
+	const char *(*mismatch)(const struct mcpx_req_headers *h, const char *body_version,
+	                        const char *method, const cJSON *params);
+	/* MCP-Protocol-Version holds characters a header may not: never
+	 * echoed in an error. */
+	bool protocol_version_invalid;
 };
 
 /* Tools that come and go while the server runs (tool_function.c). */

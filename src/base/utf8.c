@@ -85,6 +85,33 @@ int mcpx_utf8_valid(const char *in, size_t len)
 	return 1;
 }
 
+size_t mcpx_utf8_next(const char *in, size_t len, uint32_t *cp)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t n, bad = 1;
+
+	n = seq_len(p, len, &bad);
+	switch (n) {
+	case 1:
+		*cp = p[0];
+		return 1;
+	case 2:
+		*cp = ((uint32_t)(p[0] & 0x1F) << 6) | (p[1] & 0x3F);
+		return 2;
+	case 3:
+		*cp = ((uint32_t)(p[0] & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) |
+		      (p[2] & 0x3F);
+		return 3;
+	case 4:
+		*cp = ((uint32_t)(p[0] & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) |
+		      ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+		return 4;
+	default:
+		*cp = 0xFFFD;
+		return bad;
+	}
+}
+
 char *mcpx_utf8_sanitize(const char *in, size_t len, size_t *out_len)
 {
 	const unsigned char *p = (const unsigned char *)in;

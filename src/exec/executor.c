@@ -45,6 +45,8 @@
 #include "procstat.h"
 #include "runfiles.h"
 #include "run_budget.h"
+#include "offload.h"
+#include "run_cleanup.h"
 #include "warm.h"
 #include "warm_pool.h"
 #include "zygote_cycle.h"
@@ -140,6 +142,14 @@ struct mcpx_executor {
 	uint64_t completed;
 	struct mcpx_timer kick;
 
+	/* Threads that walk and remove runs' files, off the loop: one for the
+	 * budget's disk readings (run_budget.h), one for the removal of
+	 * finished runs' files (run_cleanup.h), so no reading waits behind a
+	 * removal (a run's nested calls could otherwise keep its own readings
+	 * waiting). While any removal is under way no run starts. */
+	struct mcpx_offload *walker, *remover;
+	unsigned cleaning;
+
 	/* The next run's interpreter, prepared in advance (warm_pool.h). */
 	struct mcpx_warm_pool *warm;
 	struct mcpx_budget *budget; /* how runs are held to their budget */
@@ -147,6 +157,7 @@ struct mcpx_executor {
 
 static void start_next(struct mcpx_executor *ex);
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job);
+static struct mcpx_job *caller_of(struct mcpx_executor *ex, const struct mcpx_job *job);
 
 static void kick_cb(struct mcpx_timer *t)
 {
@@ -182,13 +193,16 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
 	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, broker);
 	ex->fair = mcpx_fair_new();
-	if (!ex->warm || !ex->fair) {
+	if (!ex->warm || !ex->fair || mcpx_offload_new(loop, &ex->walker) < 0 ||
+	    mcpx_offload_new(loop, &ex->remover) < 0) {
+		mcpx_offload_free(ex->walker);
 		mcpx_warm_pool_free(ex->warm);
 		mcpx_fair_free(ex->fair);
 		mcpx_budget_free(ex->budget);
 		free(ex);
 		return NULL;
 	}
+	mcpx_budget_use_worker(ex->budget, ex->walker);
 	return ex;
 }
 
@@ -674,10 +688,20 @@ static void report(struct mcpx_job *job, struct mcpx_job_result *r)
  * after-reap mode no interpreter may be prepared beside a run. */
 static void after_run(struct mcpx_executor *ex)
 {
-	if (ex->running)
+	if (ex->running || ex->cleaning)
 		return;
 	kick(ex);
 	mcpx_warm_pool_run_ended(ex->warm);
+}
+
+/* A finished run's files are gone: the next run may start. */
+static void cleanup_done(void *arg)
+{
+	struct mcpx_executor *ex = arg;
+
+	ex->cleaning--;
+	if (!ex->freeing)
+		after_run(ex);
 }
 
 static void job_complete(struct mcpx_job *job)
@@ -711,6 +735,18 @@ static void job_complete(struct mcpx_job *job)
 		job->budget_limit = usage.limit;
 	files_rc =
 	    job->cancelled || job->env_failure || setup_rc < 0 ? 0 : collect_files(job, &ferr);
+	/* A nested run's /dev/shm entries are its caller's: counted with the
+	 * caller's (run_budget.c) and wiped at the caller's end, which takes
+	 * every entry of the runs' group since the caller started. Wiped now,
+	 * since the call started, they would take the caller's own entries
+	 * made meanwhile. Once the caller is gone they are wiped here (no
+	 * other run starts while a nested one is still there: start_next). */
+	if (nested && caller_of(ex, job))
+		job->proc.started.tv_sec = 0;
+	/* The run's files go to the remover: the result does not wait
+	 * for them, the next run does (after_run). What is left is fds. */
+	if (mcpx_run_cleanup_take(ex->remover, &job->proc, job->run_id, cleanup_done, ex) == 0)
+		ex->cleaning++;
 	mcpx_sandbox_cleanup(&job->proc);
 	job->ended_us = mcpx_now_us();
 	fill_result(job, status, &ru, usage.cpu_ms, &r);
@@ -1199,7 +1235,9 @@ static void start_next(struct mcpx_executor *ex)
 {
 	struct mcpx_job *job;
 
-	if (ex->running || !ex->queue_head)
+	/* Nor beside a nested run still being torn down after its caller
+	 * ended: its /dev/shm wipe is by group and time (job_complete). */
+	if (ex->running || ex->cleaning || ex->side || !ex->queue_head)
 		return;
 	if (mcpx_warm_pool_starting(ex->warm)) {
 		/* The first zygote is being proven: runs wait for it (so none
@@ -1280,7 +1318,7 @@ void mcpx_executor_drain(struct mcpx_executor *ex)
 
 bool mcpx_executor_idle(const struct mcpx_executor *ex)
 {
-	return !ex->running && !ex->queue_head && !ex->side;
+	return !ex->running && !ex->queue_head && !ex->side && !ex->cleaning;
 }
 
 const char *mcpx_job_run_id(const struct mcpx_job *job)
@@ -1336,6 +1374,11 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	if (!ex)
 		return;
 	ex->freeing = true;
+	/* Removals under way finish here, before the zygote goes, and so do
+	 * disk readings (the loop does not turn again to start others). */
+	mcpx_budget_use_worker(ex->budget, NULL);
+	mcpx_offload_free(ex->walker);
+	mcpx_offload_free(ex->remover);
 	mcpx_timer_cancel(&ex->kick);
 	mcpx_warm_pool_stop(ex->warm);
 	while (ex->queue_head) {

@@ -25,7 +25,12 @@
  * SAMPLE_MIN_US apart, and at least SAMPLE_COST_FACTOR times the server CPU
  * the last reading took (at most a tenth of the server's time), so a run
  * with many processes or files cannot make its own supervision take over
- * the server. A run that grows faster than the
+ * the server. The walk of its file trees (workdirs, /dev/shm), whose cost
+ * the run decides (28 000 entries stalled the loop for most of a second),
+ * runs on a worker thread of the executor's where it has one
+ * (mcpx_budget_use_worker), one walk at a time per run and paced the same
+ * way by the worker's CPU; each reading checks the last finished walk.
+ * A run that grows faster than the
  * interval overshoots by what it can allocate or write in that time; that is
  * what RLIMIT_AS and RLIMIT_FSIZE per process (the first line) and the
  * cgroup's memory.max (where there is one) bound.
@@ -48,6 +53,7 @@
 
 #include "container_memory.h"
 #include "log.h"
+#include "offload.h"
 #include "run_cgroup.h"
 #include "run_sockets.h"
 #include "run_usage.h"
@@ -65,7 +71,12 @@ struct mcpx_budget {
 	unsigned long runs;
 	bool warned_procs, warned_sockets;
 	struct mcpx_container_memory container;
+	/* Where the file trees are walked (mcpx_budget_use_worker); NULL: on
+	 * the loop. */
+	struct mcpx_offload *worker;
 };
+
+struct disk_reading;
 
 struct mcpx_run_budget {
 	struct mcpx_budget *b;
@@ -109,6 +120,27 @@ struct mcpx_run_budget {
 	struct mcpx_run_budget *joined;
 	uint64_t joined_done_ms;
 	bool finished;
+	/* The files' size at the last finished walk (its workdirs and
+	 * /dev/shm), the walk under way on the worker (NULL: none), and when
+	 * the next may start (a walk costs what the run makes it cost). */
+	uint64_t files_kb;
+	struct disk_reading *disk;
+	uint64_t disk_next_us;
+};
+
+/* One walk of a run's file trees, taken by value: the worker touches
+ * nothing else. Freed by its done() on the loop. */
+struct disk_reading {
+	struct mcpx_offload_task task; /* first: the task is the struct */
+	struct mcpx_run_budget *rb;    /* NULL once the run is finished */
+	uint64_t cap;
+	uid_t uid;
+	gid_t gid;
+	struct timespec started;
+	int rc; /* -ELOOP: nested deeper than the walk follows */
+	uint64_t wd, shm;
+	size_t n;
+	char dirs[][PATH_MAX]; /* the run's workdir, then its joined runs' */
 };
 
 struct mcpx_budget *mcpx_budget_new(void)
@@ -174,6 +206,11 @@ void mcpx_budget_free(struct mcpx_budget *b)
 	mcpx_cgroup_env_free(&b->cg);
 	mcpx_container_memory_close(&b->container);
 	free(b);
+}
+
+void mcpx_budget_use_worker(struct mcpx_budget *b, struct mcpx_offload *worker)
+{
+	b->worker = worker;
 }
 
 enum mcpx_budget_method mcpx_budget_method(const struct mcpx_budget *b)
@@ -341,48 +378,125 @@ static void read_procs(struct mcpx_run_budget *rb)
 		rb->mem_seen_kb = pss; /* the proportional sum: under */
 }
 
-/* Space the run's workdir takes, and the workdirs of the runs that joined
- * its budget; -ELOOP as mcpx_usage_tree_kb. */
-static int workdirs_kb(const struct mcpx_run_budget *rb, uint64_t cap, uint64_t *kb)
+/* Space the workdirs take (the run's and its joined runs'), then what the
+ * run's uid put in /dev/shm since the run started (the joined runs'
+ * entries are newer still). On the worker, or on the loop without one. */
+static void walk_files(struct disk_reading *d)
 {
-	int rc = mcpx_usage_tree_kb(rb->workdir, cap, kb);
+	int rc = 0;
 
-	for (const struct mcpx_run_budget *j = rb->joined; j && rc != -ELOOP && *kb <= cap;
-	     j = j->next) {
+	for (size_t i = 0; i < d->n && rc != -ELOOP && d->wd <= d->cap; i++) {
 		uint64_t one = 0;
 
-		rc = mcpx_usage_tree_kb(j->workdir, cap - *kb, &one);
-		*kb += one;
+		rc = mcpx_usage_tree_kb(d->dirs[i], d->cap - d->wd, &one);
+		d->wd += one;
 	}
-	return rc;
+	d->rc = rc == -ELOOP ? rc : 0;
+	if (rc != -ELOOP && d->wd <= d->cap &&
+	    mcpx_usage_owned_kb("/dev/shm", d->uid, d->gid, &d->started, d->cap - d->wd, &d->shm) ==
+	        -ELOOP)
+		d->shm = d->cap + 1;
 }
 
-/* Files in the workdirs, what the run's uid put in /dev/shm since the run
- * started (the joined runs' entries are newer still), and unlinked files
- * the processes read hold open. */
-static void read_disk(struct mcpx_run_budget *rb)
+static void disk_work(struct mcpx_offload_task *t)
 {
-	uint64_t cap = rb->lim.disk_kb, wd = 0, shm = 0;
-	int rc;
+	walk_files((struct disk_reading *)t);
+}
 
-	if (!cap)
+/* The files with what the processes hold open after unlinking them. */
+static void check_disk(struct mcpx_run_budget *rb)
+{
+	uint64_t used = rb->files_kb + rb->unlinked_kb;
+
+	if (!rb->exceeded && used > rb->lim.disk_kb)
+		exceed(rb, "disk", used, rb->lim.disk_kb, "KiB");
+}
+
+/* A walk's result, on the loop. */
+static void disk_apply(struct mcpx_run_budget *rb, struct disk_reading *d)
+{
+	if (rb->exceeded || rb->finished)
 		return;
-	rc = workdirs_kb(rb, cap, &wd);
-	if (rc == -ELOOP) {
+	if (d->rc == -ELOOP) {
 		mcpx_info("run %d nested directories deeper than the disk reading follows",
 		          (int)rb->pgid);
-		exceed(rb, "disk", wd, cap, "KiB");
+		exceed(rb, "disk", d->wd, d->cap, "KiB");
 		return;
 	}
-	if (wd <= cap)
-		rc =
-		    mcpx_usage_owned_kb("/dev/shm", rb->uid, rb->gid, &rb->started, cap - wd, &shm);
-	if (rc == -ELOOP)
-		shm = cap + 1;
+	rb->files_kb = d->wd + d->shm;
+	check_disk(rb);
+}
+
+static void disk_done(struct mcpx_offload_task *t)
+{
+	struct disk_reading *d = (struct disk_reading *)t;
+	struct mcpx_run_budget *rb = d->rb;
+	uint64_t wait = t->cpu_us * SAMPLE_COST_FACTOR;
+
+	if (rb) {
+		rb->disk = NULL;
+		if (wait < SAMPLE_MIN_US)
+			wait = SAMPLE_MIN_US;
+		if (wait > SAMPLE_MAX_US)
+			wait = SAMPLE_MAX_US;
+		rb->disk_next_us = mcpx_now_us() + wait;
+		if (!t->cancelled)
+			disk_apply(rb, d);
+	}
+	free(d);
+}
+
+/* A walk of the run's trees as they are now: its workdir and its joined
+ * runs'. NULL on allocation failure (the reading is skipped). */
+static struct disk_reading *disk_reading_new(struct mcpx_run_budget *rb)
+{
+	struct disk_reading *d;
+	size_t n = 1;
+
+	for (const struct mcpx_run_budget *j = rb->joined; j; j = j->next)
+		n++;
+	d = calloc(1, sizeof(*d) + n * sizeof(d->dirs[0]));
+	if (!d)
+		return NULL;
+	d->task.work = disk_work;
+	d->task.done = disk_done;
+	d->rb = rb;
+	d->cap = rb->lim.disk_kb;
+	d->uid = rb->uid;
+	d->gid = rb->gid;
+	d->started = rb->started;
+	memcpy(d->dirs[d->n++], rb->workdir, sizeof(rb->workdir));
+	for (const struct mcpx_run_budget *j = rb->joined; j; j = j->next)
+		memcpy(d->dirs[d->n++], j->workdir, sizeof(j->workdir));
+	return d;
+}
+
+/* Files in the workdirs and /dev/shm, walked on the worker (a run decides
+ * how many there are: 28 000 entries stalled the loop), and unlinked files
+ * the processes read hold open, read here. The budget is checked against
+ * the last finished walk now, and again when the next one finishes. */
+static void read_disk(struct mcpx_run_budget *rb)
+{
+	struct disk_reading *d;
+
+	if (!rb->lim.disk_kb)
+		return;
 	if (rb->readings % UNLINKED_EVERY == 0)
 		rb->unlinked_kb = mcpx_usage_unlinked_kb(rb->procs);
-	if (wd + shm + rb->unlinked_kb > cap)
-		exceed(rb, "disk", wd + shm + rb->unlinked_kb, cap, "KiB");
+	check_disk(rb);
+	if (rb->exceeded || rb->disk || mcpx_now_us() < rb->disk_next_us)
+		return;
+	d = disk_reading_new(rb);
+	if (!d)
+		return;
+	if (!rb->b->worker) {
+		walk_files(d);
+		disk_apply(rb, d);
+		free(d);
+		return;
+	}
+	rb->disk = d;
+	mcpx_offload_submit(rb->b->worker, &d->task);
 }
 
 /* CPU time the server's thread has used, in microseconds: what a reading
@@ -645,6 +759,9 @@ void mcpx_run_budget_stop(struct mcpx_run_budget *rb)
 
 static void free_run(struct mcpx_run_budget *rb)
 {
+	/* A walk under way finds no run when it ends. */
+	if (rb->disk)
+		rb->disk->rb = NULL;
 	if (rb->has_cgroup)
 		mcpx_cgroup_run_remove(&rb->cg);
 	free(rb->procs);

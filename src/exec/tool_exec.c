@@ -155,27 +155,6 @@ static bool is_integer(const cJSON *v)
 	return cJSON_IsNumber(v) && strcmp(json_type(v), "integer") == 0;
 }
 
-/* Decodes one UTF-8 character at s (valid input assumed, invalid bytes read
- * as themselves); returns its length. */
-static size_t utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	if (s[0] < 0x80 || len < 2) {
-		*cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xE0) == 0xC0) {
-		*cp = ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
-		return 2;
-	}
-	if ((s[0] & 0xF0) == 0xE0 && len >= 3) {
-		*cp = ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
-		      (s[2] & 0x3F);
-		return 3;
-	}
-	*cp = s[0];
-	return 1;
-}
-
 /* Go's unicode.IsSpace, which strings.TrimSpace (the Go server's emptiness
  * test) uses: ASCII whitespace, NEL, NBSP and Unicode's other spaces. */
 static bool is_space(uint32_t c)
@@ -203,12 +182,11 @@ static bool is_space(uint32_t c)
 
 static bool blank(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 
 	while (i < len) {
 		uint32_t cp;
-		size_t n = utf8_next(p + i, len - i, &cp);
+		size_t n = mcpx_utf8_next(s + i, len - i, &cp);
 		if (!is_space(cp))
 			return false;
 		i += n;
@@ -369,7 +347,7 @@ static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cf
 	return t > max ? max : t;
 }
 
-/* The code's own rules, after the schema: not blank, no NUL, not too long. */
+/* The code's own rules, which no schema says: not blank, no NUL, not too long. */
 static int check_code(const cJSON *code, const struct mcpx_config *cfg, char *msg, size_t msglen)
 {
 	size_t len = strlen(code->valuestring);
@@ -392,14 +370,18 @@ static int check_code(const cJSON *code, const struct mcpx_config *cfg, char *ms
 	return 0;
 }
 
-int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
-                         struct mcpx_exec_args *out, char *msg, size_t msglen)
+/*
+ * The shape of exec's arguments in the Go server's words: the root's type,
+ * the properties' types, additionalProperties, then required, in the order
+ * its schema check reports them. The schema (exec_args) decides whether
+ * the shape is right; this runs only to word a refusal, and for
+ * mcpx_exec_parse_args. Returns -EINVAL with msg set, or 0 when it finds
+ * nothing to say.
+ */
+static int word_shape(const cJSON *args, char *msg, size_t msglen)
 {
 	const cJSON *code, *timeout, *in, *files, *lang;
 	int rc;
-
-	memset(out, 0, sizeof(*out));
-	msg[0] = '\0';
 
 	/* No "arguments" at all reads as {}, so the client hears that code is
 	 * missing rather than something about null. */
@@ -412,8 +394,6 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 	files = args ? cJSON_GetObjectItemCaseSensitive(args, "files") : NULL;
 	lang = args ? cJSON_GetObjectItemCaseSensitive(args, "language") : NULL;
 
-	/* Same order as the Go server's schema check: property types, then
-	 * additionalProperties, then required. */
 	if (code && !cJSON_IsString(code))
 		return type_error(msg, msglen, "/properties/code", code, "string");
 	if (timeout && !is_integer(timeout))
@@ -432,6 +412,26 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 		         "[\"code\"]");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * Arguments of the right shape (the schema's, or word_shape's, verdict)
+ * into out, with what no schema says: the code not blank, without NUL and
+ * within its cap, stdin within its cap, and each input file's path and
+ * content (runfiles.h). Returns 0 (free out with mcpx_exec_args_free), or
+ * -EINVAL (-ENOMEM) with msg set and nothing to free.
+ */
+static int take_args(const cJSON *args, const struct mcpx_config *cfg, struct mcpx_exec_args *out,
+                     char *msg, size_t msglen)
+{
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(args, "code");
+	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(args, "timeout_s");
+	const cJSON *in = cJSON_GetObjectItemCaseSensitive(args, "stdin");
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(args, "files");
+	const cJSON *lang = cJSON_GetObjectItemCaseSensitive(args, "language");
+	int rc;
+
 	if ((rc = check_code(code, cfg, msg, msglen)) < 0)
 		return rc;
 	/* stdin is data: its exact bytes, NULs included. Its length is the
@@ -453,6 +453,17 @@ int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
 	if (rc < 0)
 		mcpx_exec_args_free(out);
 	return rc;
+}
+
+int mcpx_exec_parse_args(const cJSON *args, const struct mcpx_config *cfg,
+                         struct mcpx_exec_args *out, char *msg, size_t msglen)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	msg[0] = '\0';
+	rc = word_shape(args, msg, msglen);
+	return rc < 0 ? rc : take_args(args, cfg, out, msg, msglen);
 }
 
 /* Python alone when the tool was given no languages. */
@@ -1400,34 +1411,52 @@ static void submit_error(const struct exec_tool *t, int rc, char *msg, size_t le
 	}
 }
 
-/* exec's own checks first, with the Go server's messages; then, in
- * addition, the validator against the inputSchema exec publishes, so what
- * the schema says is what holds (it also sees what the checks above cannot:
- * the later values of a key an object repeats). */
+/*
+ * exec's arguments, checked once: by the validator against the inputSchema
+ * exec publishes (so what the schema says is what holds, the later values
+ * of a key an object repeats included), then for what no schema says
+ * (take_args, the language on offer). A refusal is worded as before the
+ * validator existed, by the same checks in the same order (the Go server's
+ * messages where it has them, and the language on offer named), and in the
+ * validator's words where none of them finds the fault.
+ */
 static int exec_args(const struct exec_tool *t, const cJSON *args, struct mcpx_exec_args *a,
                      enum mcpx_lang *lang, char *msg, size_t msglen)
 {
 	struct mcpx_schema_errors errs;
-	int rc = mcpx_exec_parse_args(args, t->cfg, a, msg, msglen);
+	cJSON *none = NULL;
+	int rc, verdict;
 
-	if (rc < 0)
-		return rc;
-	/* Before the schema's enum, to name the languages on offer. */
-	rc = mcpx_exec_language(a, t->langs, msg, msglen);
-	if (rc < 0) {
-		mcpx_exec_args_free(a);
-		return rc;
+	memset(a, 0, sizeof(*a));
+	msg[0] = '\0';
+	/* No "arguments" at all is validated as {}. */
+	if (!args && !(args = none = cJSON_CreateObject())) {
+		snprintf(msg, msglen, "internal error: out of memory");
+		return -ENOMEM;
 	}
-	*lang = (enum mcpx_lang)rc;
-	rc = mcpx_schema_validate(t->schema, args, &errs);
-	if (rc == 0)
-		return 0;
-	mcpx_exec_args_free(a);
-	if (rc == -ENOMEM && errs.count == 0)
+	rc = verdict = mcpx_schema_validate(t->schema, args, &errs);
+	if (rc == -ENOMEM && errs.count == 0) {
 		snprintf(msg, msglen, "internal error: out of memory validating the arguments");
-	else
-		mcpx_schema_errors_format(&errs, "invalid arguments", msg, msglen);
-	return rc;
+		goto out;
+	}
+	rc = verdict == 0 ? take_args(args, t->cfg, a, msg, msglen)
+	                  : mcpx_exec_parse_args(args, t->cfg, a, msg, msglen);
+	if (rc == 0) {
+		/* Before the validator's words for an enum: it names the
+		 * languages on offer. */
+		rc = mcpx_exec_language(a, t->langs, msg, msglen);
+		if (rc >= 0 && verdict < 0) {
+			mcpx_schema_errors_format(&errs, "invalid arguments", msg, msglen);
+			rc = verdict;
+		}
+		if (rc < 0)
+			mcpx_exec_args_free(a);
+		else
+			*lang = (enum mcpx_lang)rc;
+	}
+out:
+	cJSON_Delete(none);
+	return rc < 0 ? rc : 0;
 }
 
 static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "base64.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "tool.h"
@@ -1075,82 +1074,6 @@ static void do_listen(struct req *r)
 
 /* ---- 2026-07-28 requests ------------------------------------------------- */
 
-/* Header values must be visible ASCII, space or tab (RFC 9110, as
- * streamable-http "Value Encoding" restates). */
-static bool header_chars_ok(const char *v)
-{
-	for (; *v; v++) {
-		unsigned char ch = (unsigned char)*v;
-		if (!(ch == '\t' || (ch >= 0x20 && ch <= 0x7E)))
-			return false;
-	}
-	return true;
-}
-
-/* Compares Mcp-Name with the body value, decoding the "=?base64?...?="
- * sentinel form first ("servers MUST decode an encoded Mcp-Name ... before
- * comparing it to the corresponding request body value"). */
-static bool header_name_matches(const char *hdr, const char *body)
-{
-	size_t hl = strlen(hdr);
-	static const char pre[] = "=?base64?", suf[] = "?=";
-
-	if (hl >= sizeof(pre) - 1 + sizeof(suf) - 1 && strncmp(hdr, pre, sizeof(pre) - 1) == 0 &&
-	    strcmp(hdr + hl - (sizeof(suf) - 1), suf) == 0) {
-		size_t enc = hl - (sizeof(pre) - 1) - (sizeof(suf) - 1);
-		size_t cap = enc / 4 * 3 + 3;
-		char *buf = malloc(cap);
-		ssize_t n;
-		bool eq;
-
-		if (!buf)
-			return false;
-		n = mcpx_base64_decode(hdr + sizeof(pre) - 1, enc, buf, cap);
-		eq = n >= 0 && (size_t)n == strlen(body) && memcmp(buf, body, (size_t)n) == 0;
-		free(buf);
-		return eq;
-	}
-	return strcmp(hdr, body) == 0;
-}
-
-/*
- * Streamable HTTP "Server Validation" (2026-07-28 basic/transports/
- * streamable-http): MCP-Protocol-Version must match _meta's version,
- * Mcp-Method the method, Mcp-Name params.name (or params.uri) for the methods
- * that name something. Returns the mismatch message, or NULL when all match.
- */
-static const char *header_mismatch(const struct req *r, const char *body_version)
-{
-	const struct mcpx_req_headers *h = r->c->hdr;
-	const char *named;
-
-	if (!h->protocol_version)
-		return "Header mismatch: the MCP-Protocol-Version header is missing";
-	if (!header_chars_ok(h->protocol_version) || strcmp(h->protocol_version, body_version) != 0)
-		return "Header mismatch: MCP-Protocol-Version does not match "
-		       "_meta io.modelcontextprotocol/protocolVersion";
-	if (!h->method)
-		return "Header mismatch: the Mcp-Method header is missing";
-	if (!header_chars_ok(h->method) || strcmp(h->method, r->method) != 0)
-		return "Header mismatch: Mcp-Method does not match the request method";
-
-	if (strcmp(r->method, "tools/call") == 0 || strcmp(r->method, "prompts/get") == 0)
-		named = "name";
-	else if (strcmp(r->method, "resources/read") == 0)
-		named = "uri";
-	else
-		return NULL;
-	if (!h->name)
-		return "Header mismatch: the Mcp-Name header is missing";
-	{
-		const cJSON *v = member(r->params, named);
-		if (!header_chars_ok(h->name) || !cJSON_IsString(v) ||
-		    !header_name_matches(h->name, v->valuestring))
-			return "Header mismatch: Mcp-Name does not match the request body";
-	}
-	return NULL;
-}
-
 static void reply_unsupported_version(struct req *r, const char *requested)
 {
 	/* UnsupportedProtocolVersionError (schema; basic/versioning "Protocol
@@ -1235,7 +1158,9 @@ static bool handle_stateless(struct req *r)
 		            "Invalid Request: protocol version 2026-07-28 has no batches");
 		return true;
 	}
-	if (h && (mismatch = header_mismatch(r, pv->valuestring))) {
+	/* The transport's headers against the body (streamable_headers.c). */
+	if (h && h->mismatch &&
+	    (mismatch = h->mismatch(h, pv->valuestring, r->method, r->params))) {
 		reply_error_data(r, MCPX_RPC_HEADER_MISMATCH, mismatch, NULL, 400);
 		return true;
 	}
@@ -1338,8 +1263,8 @@ static void handle_request(struct ctx *c, const cJSON *id, const char *method, c
 	 * get 400 (2025-06-18+ transports); the 2026-07-28 error body tells a
 	 * modern client which versions to retry with. */
 	if (h && h->protocol_version && !mcpx_version_supported(h->protocol_version)) {
-		reply_unsupported_version(
-		    &r, header_chars_ok(h->protocol_version) ? h->protocol_version : "(invalid)");
+		reply_unsupported_version(&r, h->protocol_version_invalid ? "(invalid)"
+		                                                          : h->protocol_version);
 		return;
 	}
 

@@ -1,7 +1,8 @@
 /*
  * workdir.h - the per-run working directory: create, fill, remove.
  *
- * Private to the sandbox module and the run's budget readings (run_usage.c).
+ * Private to the sandbox module, the run's budget readings (run_usage.c) and
+ * the removal of a finished run's files (run_cleanup.c).
  * Removal never follows a symlink: the tree was written by untrusted code.
  */
 #ifndef MCPX_WORKDIR_H

@@ -37,6 +37,7 @@
 #include "log.h"
 #include "loop.h"
 #include "session.h"
+#include "streamable_headers.h"
 
 #define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
 #define KEEPALIVE_US (15u * 1000000u)
@@ -401,11 +402,10 @@ static void handle_post(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 		return;
 	memset(&info, 0, sizeof(info));
 	{
-		struct mcpx_req_headers hdr = {
-			.protocol_version = req->protocol_version[0] ? req->protocol_version : NULL,
-			.method = req->mcp_method[0] ? req->mcp_method : NULL,
-			.name = req->mcp_name[0] ? req->mcp_name : NULL,
-		};
+		struct mcpx_req_headers hdr;
+
+		mcpx_streamable_headers_init(&hdr, req->protocol_version, req->mcp_method,
+		                             req->mcp_name);
 		mcpx_core_handle_http(t->core, &session, &p->sink, req->body, req->body_len,
 				      stateless ? &hdr : NULL, &info);
 	}

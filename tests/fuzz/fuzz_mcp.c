@@ -26,6 +26,7 @@
 #include "config.h"
 #include "jsonrpc.h"
 #include "mcp.h"
+#include "streamable_headers.h"
 #include "tool.h"
 #include "tool_exec.h"
 #include "transport_stdio.h"
@@ -180,6 +181,8 @@ static size_t take_headers(struct run *r, const char *p, size_t n)
 			r->hdr_buf[f][o++] = p[i];
 		}
 	}
+	/* As the Streamable HTTP transport hands them over, with its check. */
+	mcpx_streamable_headers_init(&r->hdr, r->hdr.protocol_version, r->hdr.method, r->hdr.name);
 	return nl ? len + 1 : n;
 }
 

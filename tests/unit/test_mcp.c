@@ -11,6 +11,7 @@
 #include "check.h"
 #include "jsonrpc.h"
 #include "mcp.h"
+#include "streamable_headers.h"
 #include "tool.h"
 
 /* ---- a recording sink ------------------------------------------------- */
@@ -1033,8 +1034,12 @@ static void test_http_headers(void)
 	static const char call[] =
 	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
 	    "\"params\":{\"name\":\"fake\",\"arguments\":{\"mode\":\"now\"}," META2026 "}}";
-	struct mcpx_req_headers h = {
-	    .protocol_version = "2026-07-28", .method = "tools/call", .name = "fake"};
+	/* The Streamable HTTP transport's check (streamable_headers.c), as it
+	 * hands it to the core. */
+	struct mcpx_req_headers h = {.protocol_version = "2026-07-28",
+	                             .method = "tools/call",
+	                             .name = "fake",
+	                             .mismatch = mcpx_streamable_header_mismatch};
 
 	rec_init(&r);
 	new_session(&s, "1.2.3.4");

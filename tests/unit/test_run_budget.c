@@ -9,7 +9,8 @@
  * process may write it (root on a v2 or hybrid host), else they are
  * reported as skipped. A nested run joining its caller's budget
  * (run_budget.h) runs on a real loop against two real process groups,
- * each within the budget alone and over it together.
+ * each within the budget alone and over it together; its disk reading on
+ * the worker thread, against a tree of 40 000 files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 
 #include "check.h"
 #include "loop.h"
+#include "offload.h"
 #include "run_budget.h"
 #include "run_cgroup.h"
 #include "run_sockets.h"
@@ -397,6 +399,76 @@ static void test_budget_join(void)
 	mcpx_budget_free(b);
 }
 
+static uint64_t thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The disk reading walks the run's tree on the worker (issue 21 G): a run
+ * whose workdir holds 40 000 files, over a budget the walk only finds past
+ * nine tenths of them, is ended for "disk", and the loop's thread has spent
+ * less CPU meanwhile than half of one such walk costs (measured here, on
+ * this thread, first). On the loop, every walk was the loop's. */
+static void test_disk_off_loop(void)
+{
+	enum { FILES = 40000 };
+	char wd[] = "/tmp/mcpx-diskwalk-XXXXXX", name[PATH_MAX];
+	struct mcpx_budget_limits lim = {.disk_kb = FILES * 4u * 9u / 10u};
+	struct mcpx_run_budget *rb = NULL;
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_run_usage u;
+	struct ended e = {0};
+	struct mcpx_budget *b = mcpx_budget_new();
+	struct mcpx_loop *loop = mcpx_loop_new();
+	struct mcpx_offload *worker = NULL;
+	uint64_t walk_us, t0, loop_us, kb = 0;
+	int fd;
+
+	CHECK(b && loop && mkdtemp(wd));
+	CHECK_INT(mcpx_offload_new(loop, &worker), 0);
+	for (int i = 0; i < FILES; i++) {
+		snprintf(name, sizeof(name), "%s/f%05d", wd, i);
+		fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		CHECK(fd >= 0);
+		close(fd);
+	}
+	t0 = thread_cpu_us();
+	CHECK(mcpx_usage_tree_kb(wd, lim.disk_kb, &kb) == 0 && kb > lim.disk_kb);
+	walk_us = thread_cpu_us() - t0;
+
+	mcpx_budget_use_worker(b, worker);
+	e.pgid = fork();
+	if (e.pgid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	setpgid(e.pgid, e.pgid);
+	e.loop = loop;
+	e.stop = true;
+	proc_for(&proc, e.pgid, wd);
+	t0 = thread_cpu_us();
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, on_exceeded, &e, &rb), 0);
+	CHECK(mcpx_loop_run(loop) == 0);
+	loop_us = thread_cpu_us() - t0;
+	printf("one walk %llu us of CPU; the loop's thread until the disk limit %llu us\n",
+	       (unsigned long long)walk_us, (unsigned long long)loop_us);
+	CHECK_STR(e.limit, "disk");
+	CHECK(loop_us < walk_us / 2);
+	CHECK(waitpid(e.pgid, NULL, 0) == e.pgid);
+	mcpx_run_budget_finish(rb, &u);
+	CHECK_STR(u.limit, "disk");
+	mcpx_budget_use_worker(b, NULL);
+	mcpx_offload_free(worker);
+	CHECK_INT(mcpx_workdir_remove(wd), 0);
+	mcpx_loop_free(loop);
+	mcpx_budget_free(b);
+}
+
 static void test_unlinked(void)
 {
 	static struct mcpx_usage_procs p;
@@ -637,6 +709,7 @@ int main(void)
 	test_unlinked();
 	test_procs_add();
 	test_budget_join();
+	test_disk_off_loop();
 	test_cgroup_real();
 	test_cgroup_nested();
 	test_cgroup_budget_removed();

@@ -1,7 +1,8 @@
 /*
  * test_utf8.c - mcpx_utf8_valid and mcpx_utf8_sanitize: valid text passes
  * through untouched, and each maximal invalid subpart becomes exactly one
- * U+FFFD (Unicode chapter 3, "U+FFFD Substitution of Maximal Subparts").
+ * U+FFFD (Unicode chapter 3, "U+FFFD Substitution of Maximal Subparts");
+ * mcpx_utf8_next decodes one character the same way.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,33 @@ int main(void)
 		char *s = mcpx_utf8_sanitize("x\xFF", 2, NULL);
 		CHECK_STR(s, "x" R);
 		free(s);
+	}
+	/* mcpx_utf8_next: each length decoded, an ill-formed sequence is one
+	 * U+FFFD over its maximal subpart (exec's blank check reads code with
+	 * it: a stray 0x85 byte is not NEL, a space). */
+	{
+		static const struct {
+			const char *in;
+			size_t len, n;
+			uint32_t cp;
+		} t[] = {
+		    {"A", 1, 1, 'A'},
+		    {"\xC2\x85", 2, 2, 0x85},
+		    {"\xE3\x80\x80", 3, 3, 0x3000},
+		    {"\xF0\x9F\x98\x80", 4, 4, 0x1F600},
+		    {"\x85", 1, 1, 0xFFFD},
+		    {"\xE3\x80", 2, 2, 0xFFFD},
+		    {"\xE0\x80\x80", 3, 1, 0xFFFD},
+		    {"\xED\xA0\x80", 3, 1, 0xFFFD},
+		    {"\xF4\x90\x80\x80", 4, 1, 0xFFFD},
+		};
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			uint32_t cp = 0;
+			size_t n = mcpx_utf8_next(t[i].in, t[i].len, &cp);
+
+			CHECK_INT(n, t[i].n);
+			CHECK_INT(cp, t[i].cp);
+		}
 	}
 	CHECK_DONE();
 }
