@@ -371,12 +371,20 @@ static int build_core(struct app *app)
 	struct mcpx_tool *tools[1];
 	struct mcpx_core_opts o;
 	struct mcpx_tool_access access = {access_allowed, access_per_caller, app->policy};
+	struct mcpx_err err = {{0}};
 
 	if (start_broker(app) < 0)
 		return -1;
 	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb, app->broker);
 	if (!app->ex || build_tools(app) < 0)
 		return -1;
+	/* Every worker thread exists now: the filters name them all before
+	 * the zygote or a run receives one. */
+	if (mcpx_sandbox_refresh_signal_rules(&app->sb, &err) < 0) {
+		mcpx_error("sandbox: %s", err.msg);
+		return -1;
+	}
+	mcpx_executor_start(app->ex);
 	tools[0] = app->tool;
 	memset(&o, 0, sizeof(o));
 	o.server_name = MCPX_NAME;

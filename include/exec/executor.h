@@ -133,6 +133,10 @@ struct mcpx_executor_stats {
  * outlive the executor. */
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
 					const struct mcpx_sandbox *sb, struct mcpx_broker *broker);
+/* Starts what runs need before the first one (the warm pool: its zygote or
+ * first interpreter). Call once, after every worker thread of the server
+ * exists and mcpx_sandbox_refresh_signal_rules has named them. */
+void mcpx_executor_start(struct mcpx_executor *ex);
 void mcpx_executor_free(struct mcpx_executor *ex);
 
 /* Queues a job. Returns 0 and sets *job, or -EBUSY when the queue is full,

@@ -43,15 +43,20 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg,
                                        const struct mcpx_sandbox *sb);
 const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
 
-/* Creates the pool in the mode mcpx_warm_mode_for gives and prepares the
- * first interpreter. In fork-server mode it starts the first zygote and
- * returns at once; its preload and its first child's start-up self-test go
- * on in the background (see mcpx_warm_pool_starting). broker (may
+/* Creates the pool in the mode mcpx_warm_mode_for gives; nothing starts
+ * before mcpx_warm_pool_start. In fork-server mode that starts the first
+ * zygote and returns at once; its preload and its first child's start-up
+ * self-test go on in the background (see mcpx_warm_pool_starting). broker (may
  * be NULL: no policy) says whether runs get an egress channel. NULL when out
  * of memory. cfg, sb and broker must outlive the pool. */
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
                                           const struct mcpx_sandbox *sb,
                                           struct mcpx_broker *broker);
+/* Starts the zygote (fork-server mode) and prepares the first interpreter.
+ * Separate from _new: the server's worker threads must all exist first, so
+ * that the signal rules the zygote and its runs receive name them
+ * (mcpx_sandbox_refresh_signal_rules). */
+void mcpx_warm_pool_start(struct mcpx_warm_pool *wp);
 
 /* True while runs should wait rather than start: fork-server mode, the
  * first zygote is still preloading or being proven, and less than 30 s have

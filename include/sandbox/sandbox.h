@@ -146,6 +146,10 @@ struct mcpx_sandbox_proc {
 int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
 		      struct mcpx_err *err);
 void mcpx_sandbox_free(struct mcpx_sandbox *sb);
+/* Rebuilds the seccomp filters with the server's threads as they are now:
+ * call after starting worker threads and before the first zygote or run.
+ * 0, or -errno with err set (the old filters stay). */
+int mcpx_sandbox_refresh_signal_rules(struct mcpx_sandbox *sb, struct mcpx_err *err);
 
 /* The warm interpreter: mcp-exec-zygote, which embeds Debian's libpython.
  * path NULL: the binary next to the running one (/proc/self/exe). Checks

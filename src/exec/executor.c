@@ -206,6 +206,11 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	return ex;
 }
 
+void mcpx_executor_start(struct mcpx_executor *ex)
+{
+	mcpx_warm_pool_start(ex->warm);
+}
+
 static void job_free(struct mcpx_job *job)
 {
 	if (job->feed) {

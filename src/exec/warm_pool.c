@@ -442,10 +442,14 @@ struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct m
 	wp->broker = broker;
 	wp->mode = mcpx_warm_mode_for(cfg, sb);
 	mcpx_sandbox_proc_reset(&wp->proc);
+	return wp;
+}
+
+void mcpx_warm_pool_start(struct mcpx_warm_pool *wp)
+{
 	if (wp->mode == MCPX_WARM_MODE_FORK)
 		start_first_zygote(wp);
 	prepare(wp);
-	return wp;
 }
 
 bool mcpx_warm_pool_starting(const struct mcpx_warm_pool *wp)

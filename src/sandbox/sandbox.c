@@ -472,6 +472,33 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	return 0;
 }
 
+/* The filters name the server's threads by id (kill(tid) of any thread
+ * signals the whole server; without Landlock's signal scope, and with the
+ * pod's one uid, nothing else stops it). Threads started after
+ * mcpx_sandbox_init (worker threads) are named by rebuilding both filters
+ * once they exist, before the first zygote or run receives one. */
+int mcpx_sandbox_refresh_signal_rules(struct mcpx_sandbox *sb, struct mcpx_err *err)
+{
+	struct sock_fprog run = {0}, zygote = {0};
+	int rc;
+
+	if (!sb->layers.seccomp)
+		return 0;
+	rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_RUN, &run, err);
+	if (!rc)
+		rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_ZYGOTE, &zygote, err);
+	if (rc) {
+		mcpx_seccomp_policy_free(&run);
+		mcpx_seccomp_policy_free(&zygote);
+		return rc;
+	}
+	mcpx_seccomp_policy_free(&sb->filter);
+	mcpx_seccomp_policy_free(&sb->zygote_filter);
+	sb->filter = run;
+	sb->zygote_filter = zygote;
+	return 0;
+}
+
 #ifndef MCPX_ZYGOTE_PYTHON
 #error "MCPX_ZYGOTE_PYTHON: the interpreter mcp-exec-zygote embeds (CMakeLists.txt)"
 #endif

@@ -153,6 +153,8 @@ static void test_fork_mode(struct mcpx_loop *loop, const struct mcpx_sandbox *sb
 		return;
 	}
 	wp = mcpx_warm_pool_new(loop, &cfg, sb, NULL);
+	if (wp)
+		mcpx_warm_pool_start(wp);
 	CHECK(wp && mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_FORK);
 	/* Creating the pool does not wait for the first zygote (the server
 	 * answers protocol requests meanwhile): it is proven on the loop, and
@@ -251,6 +253,8 @@ static void test_wait_for_answer(struct mcpx_loop *loop, const struct mcpx_sandb
 	if (mcpx_warm_mode_for(&cfg, sb) != MCPX_WARM_MODE_FORK)
 		return;
 	wp = mcpx_warm_pool_new(loop, &cfg, sb, NULL);
+	if (wp)
+		mcpx_warm_pool_start(wp);
 	CHECK(wp != NULL);
 	spin(loop, 30000, is_ready, wp);
 	CHECK(mcpx_warm_pool_ready(wp));
@@ -297,6 +301,8 @@ static void test_after_reap(struct mcpx_loop *loop, const struct mcpx_sandbox *s
 
 	config(&cfg, MCPX_WARM_AFTER_REAP);
 	wp = mcpx_warm_pool_new(loop, &cfg, sb, NULL);
+	if (wp)
+		mcpx_warm_pool_start(wp);
 	CHECK(wp && mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_AFTER_REAP);
 	CHECK(mcpx_warm_pool_ready(wp));
 	/* Still preloading at once: not handed out, the run starts cold. */
@@ -359,6 +365,8 @@ static void test_degrade(struct mcpx_loop *loop, const struct mcpx_sandbox *sb)
 	bad->zygote_fd = open("/bin/false", O_PATH | O_CLOEXEC);
 	CHECK(bad->zygote_fd >= 0);
 	wp = mcpx_warm_pool_new(loop, &cfg, bad, NULL);
+	if (wp)
+		mcpx_warm_pool_start(wp);
 	spin(loop, 10000, is_after_reap, wp);
 	CHECK(mcpx_warm_pool_mode(wp) == MCPX_WARM_MODE_AFTER_REAP);
 	/* Runs no longer wait for a zygote that will not come. */
