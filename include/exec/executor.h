@@ -20,7 +20,7 @@
 #include "sandbox.h"
 #include "warm_pool.h"
 
-struct mcpx_broker;
+struct mcpx_run_channel;
 struct mcpx_config;
 struct mcpx_egress_grant;
 struct mcpx_executor;
@@ -33,7 +33,7 @@ struct mcpx_profile_limits;
  * must stay valid until the job is done or cancelled. */
 struct mcpx_job_bind {
 	/* The broker serves the run under this version and grant (broker.h,
-	 * struct mcpx_broker_who); NULL policy: exec's. */
+	 * struct mcpx_run_who); NULL policy: exec's. */
 	struct mcpx_policy *policy;
 	const struct mcpx_egress_grant *grant;
 	bool channel;   /* the run gets a channel whatever exec's grant */
@@ -132,7 +132,7 @@ struct mcpx_executor_stats {
 /* broker may be NULL (no policy): runs then never get a channel. It must
  * outlive the executor. */
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb, struct mcpx_broker *broker);
+					const struct mcpx_sandbox *sb, struct mcpx_run_channel *broker);
 void mcpx_executor_free(struct mcpx_executor *ex);
 
 /* Queues a job. Returns 0 and sets *job, or -EBUSY when the queue is full,

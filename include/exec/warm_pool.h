@@ -27,7 +27,7 @@
 #include "loop.h"
 #include "sandbox.h"
 
-struct mcpx_broker;
+struct mcpx_run_channel;
 struct mcpx_config;
 struct mcpx_warm_pool;
 
@@ -51,7 +51,7 @@ const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
  * of memory. cfg, sb and broker must outlive the pool. */
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
                                           const struct mcpx_sandbox *sb,
-                                          struct mcpx_broker *broker);
+                                          struct mcpx_run_channel *broker);
 
 /* True while runs should wait rather than start: fork-server mode, the
  * first zygote is still preloading or being proven, and less than 30 s have

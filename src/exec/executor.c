@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "audit.h"
-#include "broker.h"
+#include "run_channel.h"
 #include "buf.h"
 #include "caller.h"
 #include "config.h"
@@ -86,7 +86,7 @@ struct mcpx_job {
 	char client[160];
 	unsigned memory_mb; /* the run's memory: the server's, or its profile's if lower */
 	char run_id[17]; /* joins the run's audit line and its egress lines */
-	struct mcpx_broker_run *egress;
+	struct mcpx_run_channel_run *egress;
 	uint64_t egress_held; /* bytes the broker holds for the run */
 	uint64_t charged_us;  /* server CPU spent for it elsewhere (validation) */
 	/* Not exec's run: a copy of the submitter's bind, whose strings point
@@ -127,7 +127,7 @@ struct mcpx_executor {
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
-	struct mcpx_broker *broker; /* NULL: no policy, no egress */
+	struct mcpx_run_channel *broker; /* NULL: no policy, no egress */
 	struct mcpx_job *queue_head, *queue_tail;
 	size_t queue_len;
 	struct mcpx_fair *fair; /* each caller's share of the queue */
@@ -163,7 +163,7 @@ static void kick(struct mcpx_executor *ex)
 }
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
+					const struct mcpx_sandbox *sb, struct mcpx_run_channel *broker)
 {
 	struct mcpx_executor *ex = calloc(1, sizeof(*ex));
 	if (!ex)
@@ -480,7 +480,7 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 /* Whether job's run gets a broker channel. */
 static bool wants_channel(const struct mcpx_executor *ex, const struct mcpx_job *job)
 {
-	return (job->has_bind && job->bind.channel) || mcpx_broker_exec_channel(ex->broker);
+	return (job->has_bind && job->bind.channel) || mcpx_run_channel_exec_wants(ex->broker);
 }
 
 /* ---- running a job ---- */
@@ -695,7 +695,7 @@ static void job_complete(struct mcpx_job *job)
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
-	mcpx_broker_run_end(job->egress);
+	mcpx_run_channel_end(job->egress);
 	job->egress = NULL;
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
@@ -1002,7 +1002,7 @@ static void egress_held(void *arg, uint64_t bytes)
  * broker's side the run's end sees EOF, and mcpx.fetch says so. */
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	struct mcpx_broker_who who = {.run_id = job->run_id,
+	struct mcpx_run_who who = {.run_id = job->run_id,
 				      .request_id = job->request_id,
 				      .caller = job->caller,
 				      .deadline_us = run_deadline_us(ex, job, job->started_us),
@@ -1017,7 +1017,7 @@ static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 		who.depth = job->bind.depth;
 		who.token = job->bind.token;
 	}
-	job->egress = mcpx_broker_run_start(ex->broker, &job->proc.channel_fd, &who);
+	job->egress = mcpx_run_channel_start(ex->broker, &job->proc.channel_fd, &who);
 	if (!job->egress)
 		mcpx_error("run %s: the egress broker could not take its channel", job->run_id);
 }
@@ -1315,7 +1315,7 @@ static void abandon(struct mcpx_job *job)
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
 	/* Ends its nested calls too (their jobs are killed, and freed below). */
-	mcpx_broker_run_end(job->egress);
+	mcpx_run_channel_end(job->egress);
 	job->egress = NULL;
 	if (job->out.open)
 		mcpx_loop_unwatch(&job->out.watch);

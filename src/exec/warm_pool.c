@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker.h"
+#include "run_channel.h"
 #include "config.h"
 #include "log.h"
 #include "preload.h"
@@ -47,7 +47,7 @@ struct mcpx_warm_pool {
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
-	struct mcpx_broker *broker; /* may be NULL: no run gets a channel */
+	struct mcpx_run_channel *broker; /* may be NULL: no run gets a channel */
 	enum mcpx_warm_mode mode;
 	bool stopped;
 	pid_t running; /* the running run's process group, or 0 */
@@ -237,7 +237,7 @@ static void warm_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim
 	lim->max_procs = cfg->max_procs;
 	lim->file_mb = cfg->max_file_mb;
 	lim->open_files = 256;
-	lim->channel = mcpx_broker_exec_channel(wp->broker);
+	lim->channel = mcpx_run_channel_exec_wants(wp->broker);
 	/* The running run's tasks are gone by the time this one starts. */
 	lim->uncounted_pgrp = wp->running;
 }
@@ -430,7 +430,7 @@ bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), voi
 /* ---- the interface ------------------------------------------------------- */
 
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-                                          const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
+                                          const struct mcpx_sandbox *sb, struct mcpx_run_channel *broker)
 {
 	struct mcpx_warm_pool *wp = calloc(1, sizeof(*wp));
 
