@@ -283,6 +283,38 @@ static int start_broker(struct app *app)
 	return 0;
 }
 
+/* ---- the executor's run hooks, wired to the run channel ------------------- */
+
+static bool hook_exec_wants(void *arg)
+{
+	return mcpx_run_channel_exec_wants(arg);
+}
+
+/* A run's channel goes to the run channel, under what the submitter named
+ * in its job's bind (functions.c: a struct mcpx_run_who with the policy
+ * version, grant and token of a function's run), by default as exec's. */
+static void *hook_run_start(void *arg, int *fd, const struct mcpx_run_info *info)
+{
+	struct mcpx_run_who who = {0};
+
+	if (info->serve)
+		who = *(const struct mcpx_run_who *)info->serve;
+	who.run_id = info->run_id;
+	who.request_id = info->request_id;
+	who.caller = info->caller;
+	who.depth = info->depth;
+	who.deadline_us = info->deadline_us;
+	who.held = info->held;
+	who.held_arg = info->held_arg;
+	return mcpx_run_channel_start(arg, fd, &who);
+}
+
+static void hook_run_end(void *arg, void *run)
+{
+	(void)arg;
+	mcpx_run_channel_end(run);
+}
+
 /* The SHA-256 of the tool list as tools/list shows it now. */
 static int tools_digest(struct app *app, char hex[65])
 {
@@ -383,7 +415,16 @@ static int build_core(struct app *app)
 
 	if (start_broker(app) < 0)
 		return -1;
-	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb, app->rc);
+	{
+		/* Without a policy no run gets a channel. */
+		const struct mcpx_executor_hooks hooks = {.exec_wants_channel = hook_exec_wants,
+							  .run_start = hook_run_start,
+							  .run_end = hook_run_end,
+							  .arg = app->rc};
+
+		app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb,
+					    app->rc ? &hooks : NULL);
+	}
 	if (!app->ex || build_tools(app) < 0)
 		return -1;
 	tools[0] = app->tool;

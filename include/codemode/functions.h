@@ -40,10 +40,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "executor.h"
+#include "job_event.h"
 #include "jsonschema.h"
 
 struct mcpx_config;
+struct mcpx_executor;
+struct mcpx_job;
 struct mcpx_run_channel;
 struct mcpx_function;
 struct mcpx_policy;

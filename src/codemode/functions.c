@@ -1,15 +1,15 @@
 /*
  * functions.c - running callable functions (functions.h): host-side
  * argument validation, the run's invocation, the "result" and "call" ops of
- * the broker channel, nested calls, and turning what a run left into a
+ * the run channel, nested calls, and turning what a run left into a
  * result.
  *
- * Each call in progress is a struct mcpx_fn_run, known to the broker's op
- * handler by a token (never a pointer: a run's frames may still arrive
- * after its call was cancelled and freed, and must then find nothing). The
- * token travels in the job's bind to the broker, which hands it back with
- * every op of that run; exec's runs have none, so only a function's own run
- * can deliver its result.
+ * Each call in progress is a struct mcpx_fn_run, known to its op handlers
+ * by a token (never a pointer: a run's frames may still arrive after its
+ * call was cancelled and freed, and must then find nothing). The token
+ * travels in the job's bind (a struct mcpx_run_who, bind->serve) to the
+ * run channel, which hands it back with every op of that run; exec's runs
+ * have none, so only a function's own run can deliver its result.
  *
  * What the run is given: main.py is a fixed line (RUN_MAIN) that calls the
  * trusted wrapper (python/mcpx_function.py); stdin holds one JSON object
@@ -29,6 +29,7 @@
 
 #include "config.h"
 #include "crypto.h"
+#include "executor.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "loop.h"
@@ -63,6 +64,9 @@ struct mcpx_fn_run {
 	struct mcpx_job *job;
 	struct mcpx_fn_callbacks cb;
 	unsigned depth;
+	/* How the run channel serves the run (its job's bind->serve): under
+	 * the call's policy version and the function's grant, known by token. */
+	struct mcpx_run_who serve;
 	/* From mcpx.call: the caller's op, answered when this run is done. */
 	struct mcpx_run_op *op;
 	/* Its arguments being validated off the loop: no job yet. */
@@ -162,11 +166,13 @@ static int submit(struct mcpx_fn_run *r, const cJSON *args, struct mcpx_job_spec
 
 	if (args_text && stdin_text) {
 		mcpx_sha256_hex(args_text, strlen(args_text), args_sha);
-		bind->policy = r->policy;
-		bind->grant = &r->fn->grant;
+		r->serve.policy = r->policy;
+		r->serve.grant = &r->fn->grant;
+		r->serve.depth = r->depth;
+		r->serve.token = r->token;
+		bind->serve = &r->serve;
 		bind->channel = true; /* the result comes back on it */
 		bind->depth = r->depth;
-		bind->token = r->token;
 		bind->tool = r->fn->name;
 		bind->args_sha256 = args_sha;
 		bind->args_bytes = strlen(args_text);
