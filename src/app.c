@@ -42,6 +42,7 @@
 #include "metrics.h"
 #include "policy.h"
 #include "run_budget.h"
+#include "run_channel.h"
 #include "sandbox.h"
 #include "server_http.h"
 #include "session.h"
@@ -63,6 +64,7 @@ struct app {
 	struct mcpx_loop *loop;
 	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
 	struct mcpx_broker *broker;
+	struct mcpx_run_channel *rc; /* the runs' channels; NULL without a policy */
 	struct mcpx_executor *ex;
 	struct mcpx_functions *functions;
 	struct mcpx_upstreams *upstreams;     /* NULL without a policy */
@@ -263,14 +265,54 @@ static int start_broker(struct app *app)
 		mcpx_error("%s", err.msg);
 		return -1;
 	}
+	/* What runs send over their channels: "fetch" to the broker, the
+	 * upstream ops to the upstreams, "call"/"result" to the functions
+	 * (build_tools). */
+	if (!(app->rc = mcpx_run_channel_new(app->loop, app->policy)) ||
+	    mcpx_broker_serve(app->broker, app->rc) < 0) {
+		mcpx_error("run channel: out of memory");
+		return -1;
+	}
 	/* The upstream MCP servers' client shares the broker's curl handle. */
 	if (mcpx_upstreams_new(app->loop, app->broker, app->policy, app->cfg->egress_ca_file,
 			       &app->upstreams) < 0 ||
-	    !(app->up_ops = mcpx_upstream_ops_new(app->broker, app->upstreams))) {
+	    !(app->up_ops = mcpx_upstream_ops_new(app->rc, app->upstreams))) {
 		mcpx_error("upstreams: out of memory");
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- the executor's run hooks, wired to the run channel ------------------- */
+
+static bool hook_exec_wants(void *arg)
+{
+	return mcpx_run_channel_exec_wants(arg);
+}
+
+/* A run's channel goes to the run channel, under what the submitter named
+ * in its job's bind (functions.c: a struct mcpx_run_who with the policy
+ * version, grant and token of a function's run), by default as exec's. */
+static void *hook_run_start(void *arg, int *fd, const struct mcpx_run_info *info)
+{
+	struct mcpx_run_who who = {0};
+
+	if (info->serve)
+		who = *(const struct mcpx_run_who *)info->serve;
+	who.run_id = info->run_id;
+	who.request_id = info->request_id;
+	who.caller = info->caller;
+	who.depth = info->depth;
+	who.deadline_us = info->deadline_us;
+	who.held = info->held;
+	who.held_arg = info->held_arg;
+	return mcpx_run_channel_start(arg, fd, &who);
+}
+
+static void hook_run_end(void *arg, void *run)
+{
+	(void)arg;
+	mcpx_run_channel_end(run);
 }
 
 /* The SHA-256 of the tool list as tools/list shows it now. */
@@ -339,7 +381,7 @@ static int build_tools(struct app *app)
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
 	if (app->upstreams)
 		mcpx_tool_exec_set_upstreams(app->tool, exec_upstreams, app);
-	app->functions = mcpx_functions_new(app->cfg, app->ex, app->broker, app->loop);
+	app->functions = mcpx_functions_new(app->cfg, app->ex, app->rc, app->loop);
 	if (!app->functions)
 		return -1;
 	if (app->policy && !(app->fn_tool = mcpx_tool_function_new(app->functions, app->policy)))
@@ -375,7 +417,16 @@ static int build_core(struct app *app)
 
 	if (start_broker(app) < 0)
 		return -1;
-	app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb, app->broker);
+	{
+		/* Without a policy no run gets a channel. */
+		const struct mcpx_executor_hooks hooks = {.exec_wants_channel = hook_exec_wants,
+							  .run_start = hook_run_start,
+							  .run_end = hook_run_end,
+							  .arg = app->rc};
+
+		app->ex = mcpx_executor_new(app->loop, app->cfg, &app->sb,
+					    app->rc ? &hooks : NULL);
+	}
 	if (!app->ex || build_tools(app) < 0)
 		return -1;
 	/* Every worker thread exists now: the filters name them all before
@@ -642,8 +693,11 @@ static void teardown(struct app *app)
 	 * handle, so they go before it. */
 	mcpx_upstream_ops_free(app->up_ops);
 	mcpx_upstreams_free(app->upstreams);
-	/* The broker's sockets and the store's timer are on the loop: both go
+	/* The channels' runs are gone; the table's handlers go first (above),
+	 * the broker, whose fetches the channel's runs held, after it. The
+	 * broker's sockets and the store's timer are on the loop: both go
 	 * before it. */
+	mcpx_run_channel_free(app->rc);
 	mcpx_broker_free(app->broker);
 	mcpx_policy_store_free(app->policy);
 	/* Its sockets are on the loop, and requests waiting for a review are

@@ -1,7 +1,7 @@
 /*
  * functions.h - running a callable function (policy.h, struct mcpx_function)
  * in the sandbox: from a tools/call (tool_function.c), or from a running
- * run's code with mcpx.call (an op on its broker channel, broker.h).
+ * run's code with mcpx.call (an op on its run channel, run_channel.h).
  *
  * A call is checked on the host first: its arguments against the
  * function's compiled input schema (jsonschema.h), before any sandbox is
@@ -12,7 +12,7 @@
  * (python/mcpx_function.py), and the invocation (the function's source and
  * the validated arguments) arrives on the run's stdin. The wrapper calls
  * handler(args, ctx) and sends the outcome as one "result" op on the run's
- * broker channel, not on stdout (which the function's prints share); the
+ * run channel, not on stdout (which the function's prints share); the
  * server takes the first result of a function's own run only, answers it,
  * and, once the run has ended, checks it (JSON, size, output schema) and
  * turns it into the call's result.
@@ -25,9 +25,10 @@
  * and waits, so the callee cannot queue behind it; it starts at once
  * beside its caller as a nested job (executor.h), under the caller's
  * policy version, with the caller's remaining wall-clock time at most, and
- * is cancelled when the caller's run ends (its broker op is cancelled with
+ * is cancelled when the caller's run ends (its op is cancelled with
  * the run). A run has one call in flight at a time and makes at most
- * MCPX_FN_MAX_CALLS, and calls nest at most MCPX_FN_MAX_DEPTH deep. The
+ * MCPX_FN_MAX_CALLS (its "call" ops: fetches and upstream calls have caps
+ * of their own), and calls nest at most MCPX_FN_MAX_DEPTH deep. The
  * caller gets the callee's structured result or its error text, never its
  * rules or credentials.
  */
@@ -39,11 +40,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "executor.h"
+#include "job_event.h"
 #include "jsonschema.h"
 
 struct mcpx_config;
-struct mcpx_broker;
+struct mcpx_executor;
+struct mcpx_job;
+struct mcpx_run_channel;
 struct mcpx_function;
 struct mcpx_policy;
 struct mcpx_functions;
@@ -91,12 +94,13 @@ struct mcpx_fn_call {
 };
 
 /* Starts on loop's executor and serves the "call" and "result" ops of the
- * broker (which may be NULL: no policy, no functions). Arguments are
+ * run channel rc (which may be NULL: no policy, no functions; else it
+ * must outlive the result). Arguments are
  * validated on a worker thread of its own (offload.h), never on loop. */
 struct mcpx_loop;
 
 struct mcpx_functions *mcpx_functions_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
-                                          struct mcpx_broker *broker, struct mcpx_loop *loop);
+                                          struct mcpx_run_channel *rc, struct mcpx_loop *loop);
 /* Cancels every call still running. */
 void mcpx_functions_free(struct mcpx_functions *fs);
 

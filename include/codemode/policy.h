@@ -46,6 +46,7 @@
 #include "egress_check.h"
 #include "err.h"
 #include "jsonschema.h"
+#include "profile_limits.h"
 
 struct mcpx_loop;
 
@@ -161,15 +162,6 @@ struct mcpx_function {
 #define MCPX_POLICY_MAX_PROFILES 64
 #define MCPX_PROFILE_MAX_GLOBS 64
 #define MCPX_PROFILE_GLOB_MAX 352 /* a caller glob holds a whole caller name */
-
-/* A profile's limits; 0 means "not set" (the server's own). Each can only
- * lower the server's: what applies is the smaller of the two. */
-struct mcpx_profile_limits {
-	unsigned timeout_s;       /* a run's wall clock */
-	unsigned memory_mb;       /* a run's memory */
-	unsigned max_queued;      /* the caller's runs waiting in the queue at once */
-	unsigned runs_per_minute; /* the caller's runs started (queued) per minute */
-};
 
 /* A profile ("profiles"): the callers it applies to (globs, fnmatch(3)),
  * the tools they see and may call (globs over tool names, exec and

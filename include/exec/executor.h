@@ -15,30 +15,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job_event.h"
 #include "loop.h"
+#include "run_hooks.h"
 #include "runfiles.h"
 #include "sandbox.h"
 #include "warm_pool.h"
 
-struct mcpx_broker;
 struct mcpx_config;
-struct mcpx_egress_grant;
 struct mcpx_executor;
 struct mcpx_job;
-struct mcpx_policy;
 struct mcpx_profile_limits;
 
-/* A run that is not exec's own (a function's, functions.h): how it reaches
- * the broker, and what its audit line says. Copied by submit; the policy
- * must stay valid until the job is done or cancelled. */
+/* A run that is not exec's own (a function's, functions.h): who serves
+ * its channel, and what its audit line says. Copied by submit; what serve
+ * points at must stay valid until the job is done or cancelled. */
 struct mcpx_job_bind {
-	/* The broker serves the run under this version and grant (broker.h,
-	 * struct mcpx_broker_who); NULL policy: exec's. */
-	struct mcpx_policy *policy;
-	const struct mcpx_egress_grant *grant;
-	bool channel;   /* the run gets a channel whatever exec's grant */
+	/* Handed untouched to the run_start hook (run_hooks.h): the
+	 * submitter's word on how the run is served; NULL: as exec's. */
+	const void *serve;
+	bool channel;   /* the run wants a channel whatever exec's runs get */
 	unsigned depth; /* 0 for a tools/call */
-	uint64_t token; /* the broker's op handler knows the run by it */
 	/* A call from a running run (mcpx.call): it starts at once beside its
 	 * caller, which holds the one slot, so it is never queued behind it;
 	 * it starts cold (the warm interpreter is the next queued run's). */
@@ -108,13 +105,6 @@ struct mcpx_job_result {
 	const struct mcpx_runfiles_out *files;
 };
 
-/* Events a caller may want to relay as MCP logging / progress. */
-enum mcpx_job_event {
-	MCPX_JOB_QUEUED,  /* position in *pos */
-	MCPX_JOB_STARTED,
-	MCPX_JOB_OUTPUT,  /* new output arrived (progress); bytes so far in *pos */
-};
-
 struct mcpx_job_callbacks {
 	void (*done)(void *arg, const struct mcpx_job_result *res);
 	void (*event)(void *arg, enum mcpx_job_event ev, size_t pos); /* optional */
@@ -129,10 +119,11 @@ struct mcpx_executor_stats {
 	bool warm_ready;
 };
 
-/* broker may be NULL (no policy): runs then never get a channel. It must
- * outlive the executor. */
+/* hooks (copied; may be NULL: no run gets a channel) say who serves the
+ * runs' channels; their arg must outlive the executor. */
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb, struct mcpx_broker *broker);
+					const struct mcpx_sandbox *sb,
+					const struct mcpx_executor_hooks *hooks);
 /* Starts what runs need before the first one (the warm pool: its zygote or
  * first interpreter). Call once, after every worker thread of the server
  * exists and mcpx_sandbox_refresh_signal_rules has named them. */

@@ -27,8 +27,8 @@
 #include "loop.h"
 #include "sandbox.h"
 
-struct mcpx_broker;
 struct mcpx_config;
+struct mcpx_executor_hooks;
 struct mcpx_warm_pool;
 
 /* How the next run's interpreter is prepared (see docs/architecture.md). */
@@ -46,12 +46,13 @@ const char *mcpx_warm_mode_name(enum mcpx_warm_mode m);
 /* Creates the pool in the mode mcpx_warm_mode_for gives; nothing starts
  * before mcpx_warm_pool_start. In fork-server mode that starts the first
  * zygote and returns at once; its preload and its first child's start-up
- * self-test go on in the background (see mcpx_warm_pool_starting). broker (may
- * be NULL: no policy) says whether runs get an egress channel. NULL when out
- * of memory. cfg, sb and broker must outlive the pool. */
+ * self-test go on in the background (see mcpx_warm_pool_starting). hooks
+ * (may be NULL: no run gets a channel; run_hooks.h) say whether exec's runs
+ * get a channel. NULL when out of memory. cfg, sb and hooks must outlive
+ * the pool. */
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
                                           const struct mcpx_sandbox *sb,
-                                          struct mcpx_broker *broker);
+                                          const struct mcpx_executor_hooks *hooks);
 /* Starts the zygote (fork-server mode) and prepares the first interpreter.
  * Separate from _new: the server's worker threads must all exist first, so
  * that the signal rules the zygote and its runs receive name them
@@ -67,7 +68,7 @@ bool mcpx_warm_pool_starting(const struct mcpx_warm_pool *wp);
 void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
 
 /* For a run about to start: the prepared interpreter, if one is alive and
- * has a broker channel exactly when channel says the run needs one (else it
+ * has a channel exactly when channel says the run needs one (else it
  * is discarded and the run starts cold). In fork-server mode a child is
  * asked for on the spot when none was (forking on demand still beats a
  * cold start). Returns 1 with *proc the process

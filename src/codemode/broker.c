@@ -2,28 +2,26 @@
  * broker.c - the egress broker (broker.h): a run's requests, decided against
  * its grant and performed with libcurl's multi interface on the server loop.
  *
- * Three parts. The curl glue hands curl's sockets and its one timer to the
+ * Two parts. The curl glue hands curl's sockets and its one timer to the
  * loop (loop.h): each socket curl wants watched is watched as a dup(), so
  * the loop can close its copy while curl keeps and closes its own, and
- * curl's read/write interest becomes the watch's interest. The runs: each
- * holds the server end of its channel, a reference to the policy it started
- * with, its frame reader and reply queue, and its requests. The requests:
- * each frame is decided (caps, URL, rule, method, headers, a literal
- * address) before anything leaves the host; an allowed one becomes an easy
- * handle whose every connect() target is checked in CURLOPT_OPENSOCKETFUNCTION
- * (so a name that resolves to a private address, or re-resolves to one, is
- * refused where it matters), whose response is capped, and whose redirects
- * are followed here, hop by hop, through the same decision.
+ * curl's read/write interest becomes the watch's interest. The requests:
+ * the "fetch" handler of the run channel's op table (run_channel.h), which
+ * owns the channel, frames and caps; each fetch is decided (caps, URL,
+ * rule, method, headers, a literal address) before anything leaves the
+ * host; an allowed one becomes an easy handle whose every connect() target
+ * is checked in CURLOPT_OPENSOCKETFUNCTION (so a name that resolves to a
+ * private address, or re-resolves to one, is refused where it matters),
+ * whose response is capped, and whose redirects are followed here, hop by
+ * hop, through the same decision.
  *
  * Nothing a run sends is logged or audited beyond the method, origin and
  * path; the credential lives in the policy and in the one header list built
  * for the transfer, which is wiped before it is freed.
  *
- * Lifetimes: a request is freed when its reply has been written to the
- * channel (so the run's in-flight count covers replies it has not read yet),
- * or when its run closes. Work that must not happen inside a callback of
- * the same object (closing a run after a write error) is deferred to a
- * zero-delay timer.
+ * Lifetimes: a fetch's state (struct req) is freed when it is answered
+ * (the run channel keeps the op until the answer is written) or when its
+ * run ends before that (the handler's cancel).
  */
 #include "broker.h"
 
@@ -39,8 +37,6 @@
 #include <unistd.h>
 
 #include "audit.h"
-#include "broker_wire.h"
-#include "caller.h"
 #include "config.h"
 #include "crypto.h"
 #include "egress_check.h"
@@ -48,21 +44,13 @@
 #include "loop.h"
 #include "metrics.h"
 #include "policy.h"
+#include "run_channel.h"
 #include "utf8.h"
 
 #define RESP_HEADERS_MAX (32u * 1024u)
 #define RESP_HEADERS_COUNT 200
 #define REQ_HEADERS_MAX 64
 #define CONNECT_TIMEOUT_MS 10000L
-#define READ_ROUNDS 16
-#define READ_CHUNK 65536
-/* Answers a run may leave unread before its channel is no longer read: a
- * run that writes requests and never reads what comes back then finds its
- * own writes blocked (the socket's buffers fill) instead of making the
- * server queue an answer, and the request it answers, per frame. Every
- * request counts, a refusal and an op as much as a fetch. */
-#define OUT_MAX_FRAMES 64u
-#define OUT_MAX_BYTES (64u * 1024u)
 
 struct lost_socket;
 
@@ -73,15 +61,8 @@ struct mcpx_broker {
 	struct mcpx_timer timer;
 	struct lost_socket *lost; /* hung-up sockets curl is still to hear of */
 	struct mcpx_timer lost_timer;
-	char *proxy;   /* NULL: none */
-	char *ca_file; /* NULL: the system's CAs */
-	struct mcpx_broker_run *runs;
-	struct mcpx_broker_ops ops; /* other ops; op == NULL: none */
-	struct {
-		const char *name;
-		struct mcpx_broker_ops ops;
-	} named[MCPX_BROKER_MAX_NAMED_OPS]; /* ops by name, ahead of ops */
-	size_t n_named;
+	char *proxy;                    /* NULL: none */
+	char *ca_file;                  /* NULL: the system's CAs */
 	struct mcpx_broker_xfer *xfers; /* other modules' transfers */
 };
 
@@ -103,44 +84,18 @@ struct lost_socket {
 
 struct req;
 
-struct mcpx_broker_run {
-	struct mcpx_broker *b;
-	struct mcpx_broker_run *next;
-	struct mcpx_policy *policy; /* the version the run started with */
-	const struct mcpx_egress_grant *grant;
-	char run_id[33], request_id[129], caller[MCPX_CALLER_MAX];
-	char profile[65];           /* the caller's, under the run's policy; "" for none */
-	struct mcpx_broker_who who; /* its strings point at the arrays above */
-	struct mcpx_watch ch;
-	bool ch_open, read_eof, ended, closing, want_write;
-	struct mcpx_timer close_timer;
-	struct mcpx_wire_in in;
-	struct mcpx_wire_out out;
-	/* Bytes read from the channel and not yet framed: framing stops while
-	 * the answers queue is full and resumes (resume_timer) once it has
-	 * drained, so at most one read's worth waits here. */
-	char pending[READ_CHUNK];
-	size_t pend_off, pend_len;
-	struct mcpx_timer resume_timer;
-	uint64_t held; /* what the server holds for the run, last told */
-	struct req *reqs;
-	unsigned in_flight, total, unaudited;
-	unsigned ops_in_flight; /* of in_flight: other ops, not fetches */
-	unsigned ops_total;     /* other ops received, this one included */
+/* What a run's fetches share: refusals past its cap, not audited one by
+ * one, are counted for one warning at its end (the run channel's run data
+ * for the fetch handler). */
+struct egress_run {
+	unsigned unaudited;
 };
 
-/* A request as an op handler holds it. */
-struct mcpx_broker_op {
-	struct req *q;
-};
-
+/* A fetch, from its frame to its answer (its op's data). */
 struct req {
-	struct mcpx_broker_run *run;
-	struct req *next;
-	double id;
-	bool is_op, answered;
-	const struct mcpx_broker_ops *ops; /* is_op: the handler that has it */
-	struct mcpx_broker_op handle;
+	struct mcpx_broker *b;
+	struct mcpx_run_op *op;
+	const struct mcpx_run_who *who; /* the run channel's, valid while op is */
 	const struct mcpx_egress_rule *rule;
 	struct mcpx_url url;
 	bool have_url, cross_origin;
@@ -164,8 +119,7 @@ struct req {
 
 static void process_done(struct mcpx_broker *b);
 static void start_transfer(struct req *q);
-static void close_later(struct mcpx_broker_run *r, const char *why);
-static void update_held(struct mcpx_broker_run *r);
+static void req_hold(struct req *q);
 
 /* ---- curl on the loop ----------------------------------------------------- */
 
@@ -315,25 +269,16 @@ static void detach_easy(struct req *q)
 {
 	if (!q->easy)
 		return;
-	curl_multi_remove_handle(q->run->b->multi, q->easy);
+	curl_multi_remove_handle(q->b->multi, q->easy);
 	curl_easy_cleanup(q->easy);
 	q->easy = NULL;
 	free_header_list(q);
 }
 
+/* Frees the fetch's own state: after its answer (the op is the run
+ * channel's again) or when it was cancelled. */
 static void req_free(struct req *q)
 {
-	struct mcpx_broker_run *r = q->run;
-
-	for (struct req **pp = &r->reqs; *pp; pp = &(*pp)->next) {
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
-	}
-	r->in_flight--;
-	if (q->is_op)
-		r->ops_in_flight--;
 	detach_easy(q);
 	if (q->have_url)
 		mcpx_url_release(&q->url);
@@ -342,7 +287,6 @@ static void req_free(struct req *q)
 	free(q->body);
 	mcpx_buf_free(&q->resp);
 	free(q);
-	update_held(r);
 }
 
 static uint64_t hop_ms(const struct req *q)
@@ -353,24 +297,27 @@ static uint64_t hop_ms(const struct req *q)
 /* One audit line and one count for this request (this hop). */
 static void account(struct req *q, const char *reason, const char *result)
 {
-	struct mcpx_broker_run *r = q->run;
+	const struct mcpx_run_who *w = q->who;
 	char origin[MCPX_HOST_MAX + 32];
 	struct mcpx_audit_egress a = {0};
 
 	mcpx_metrics_egress(q->rule ? q->rule->name : NULL, reason ? "denied" : result, reason);
 	/* Past the run's cap, refusals are counted, not audited one by one:
 	 * a loop of requests must not flood the log. */
-	if (reason && r->total > r->grant->max_requests + 1) {
-		r->unaudited++;
+	if (reason && mcpx_run_op_count(q->op) > w->grant->max_requests + 1) {
+		struct egress_run **er = (struct egress_run **)mcpx_run_op_run_data(q->op);
+
+		if (*er || (*er = calloc(1, sizeof(**er))))
+			(*er)->unaudited++;
 		return;
 	}
 	if (q->have_url)
 		snprintf(origin, sizeof(origin), "%s://%s:%u", q->url.scheme, q->url.host,
 		         q->url.port);
-	a.run_id = r->run_id;
-	a.request_id = r->request_id;
-	a.caller = r->caller;
-	a.profile = r->profile[0] ? r->profile : NULL;
+	a.run_id = w->run_id;
+	a.request_id = w->request_id;
+	a.caller = w->caller;
+	a.profile = w->profile && w->profile[0] ? w->profile : NULL;
 	a.rule = q->rule ? q->rule->name : NULL;
 	a.method = q->method[0] ? q->method : NULL;
 	a.origin = q->have_url ? origin : NULL;
@@ -386,99 +333,19 @@ static void account(struct req *q, const char *reason, const char *result)
 	mcpx_audit_egress_log(&a);
 }
 
-static void reply_sent(void *tag, void *arg)
+/* What the server holds for q (a URL is a few KiB): its body and the
+ * response collected so far, charged to the run by the run channel. */
+static void req_hold(struct req *q)
 {
-	(void)arg;
-	req_free(tag);
+	mcpx_run_op_hold(q->op, sizeof(*q) + q->body_len + q->resp.alloc + q->resp_hdr_bytes);
 }
 
-/* What the server holds for r now: the run itself, its requests (a URL is a
- * few KiB), their bodies and the responses collected so far, the answers
- * not yet written and the bytes read but not yet framed. */
-static uint64_t held_now(const struct mcpx_broker_run *r)
-{
-	uint64_t n =
-	    sizeof(*r) + r->in.json.alloc + r->in.body.alloc + r->out.bytes + r->out.queued * 64u;
-
-	for (const struct req *q = r->reqs; q; q = q->next)
-		n += sizeof(*q) + q->body_len + q->resp.alloc + q->resp_hdr_bytes;
-	return n;
-}
-
-/* Tells the run's starter what the server holds for it, which charges it
- * to the run's memory budget: the server's memory a run causes is the
- * run's. */
-static void update_held(struct mcpx_broker_run *r)
-{
-	uint64_t n;
-
-	if (!r->who.held || r->ended)
-		return;
-	n = held_now(r);
-	if (n != r->held) {
-		r->held = n;
-		r->who.held(r->who.held_arg, n);
-	}
-}
-
-static bool out_full(const struct mcpx_broker_run *r)
-{
-	return r->out.queued >= OUT_MAX_FRAMES || r->out.bytes >= OUT_MAX_BYTES;
-}
-
-/* Reads while the answers queue has room, writes while it holds any. */
-static void set_events(struct mcpx_broker_run *r)
-{
-	bool read = !r->read_eof && !r->closing && !out_full(r);
-
-	if (r->ch_open)
-		mcpx_loop_set_events(&r->ch, (read ? MCPX_EV_READ : 0) |
-		                                 (r->want_write ? MCPX_EV_WRITE : 0));
-}
-
-static void flush_channel(struct mcpx_broker_run *r)
-{
-	int rc;
-
-	if (r->closing || !r->ch_open)
-		return;
-	rc = mcpx_wire_out_flush(&r->out, r->ch.fd, reply_sent, r);
-	if (rc < 0) {
-		close_later(r, NULL); /* the run closed its end */
-		return;
-	}
-	r->want_write = rc == 1;
-	set_events(r);
-	/* Bytes already read wait for room: framed on the next iteration,
-	 * outside whatever callback answered. */
-	if (!out_full(r) && r->pend_off < r->pend_len && !r->resume_timer.armed)
-		mcpx_timer_start(r->b->loop, &r->resume_timer, 0);
-}
-
-/* Queues the answer to q (its last use: q may be freed before this
- * returns). body is taken over. */
+/* Answers q (its last use: q is freed before this returns). body is taken
+ * over. */
 static void reply(struct req *q, cJSON *msg, char *body, size_t body_len)
 {
-	struct mcpx_broker_run *r = q->run;
-	char *text = msg ? cJSON_PrintUnformatted(msg) : NULL;
-
-	cJSON_Delete(msg);
-	if (r->closing) {
-		/* The run is going: the close frees q. */
-		free(body);
-		free(text);
-		return;
-	}
-	if (!text || mcpx_wire_out_push(&r->out, text, strlen(text), body, body_len, q) < 0) {
-		if (!text)
-			free(body);
-		free(text);
-		close_later(r, "out of memory");
-		return;
-	}
-	free(text);
-	update_held(r);
-	flush_channel(r);
+	mcpx_run_op_answer(q->op, msg, body, body_len);
+	req_free(q);
 }
 
 /* Messages carry pieces of the run's URL and curl's words, cut to size:
@@ -494,32 +361,11 @@ __attribute__((format(printf, 2, 0))) static void add_message(cJSON *m, const ch
 	free(clean);
 }
 
-/* The request's id, echoed exactly: an integer of up to 2^53 - 1
- * (valid_id), written as one. cJSON would print a number past 2^31 as a
- * double with 15 significant digits (9.00719925474099e+15), which the run
- * could not match with the id it sent. Returns false when out of memory. */
-static bool add_id(cJSON *m, double id)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%llu", (unsigned long long)id);
-	return cJSON_AddRawToObject(m, "id", text) != NULL;
-}
-
-static cJSON *answer(const struct req *q)
-{
-	cJSON *m = cJSON_CreateObject();
-
-	if (m)
-		add_id(m, q->id);
-	return m;
-}
-
 /* Refuses q: audit, metrics, and {"error": "denied"} to the run. */
 __attribute__((format(printf, 3, 4))) static void deny(struct req *q, const char *reason,
                                                        const char *fmt, ...)
 {
-	cJSON *m = answer(q);
+	cJSON *m = cJSON_CreateObject();
 	va_list ap;
 
 	account(q, reason, NULL);
@@ -534,7 +380,7 @@ __attribute__((format(printf, 3, 4))) static void deny(struct req *q, const char
 /* q was allowed but did not get a response: {"error": "fetch"}. */
 __attribute__((format(printf, 2, 3))) static void fail_fetch(struct req *q, const char *fmt, ...)
 {
-	cJSON *m = answer(q);
+	cJSON *m = cJSON_CreateObject();
 	va_list ap;
 
 	account(q, NULL, "failed");
@@ -547,7 +393,7 @@ __attribute__((format(printf, 2, 3))) static void fail_fetch(struct req *q, cons
 
 static void reply_response(struct req *q)
 {
-	cJSON *m = answer(q);
+	cJSON *m = cJSON_CreateObject();
 	size_t len = 0;
 	char *body;
 
@@ -573,7 +419,7 @@ static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_so
 		return CURL_SOCKET_BAD;
 	/* Through a proxy, curl only ever connects to the proxy the operator
 	 * configured; the target's address is the proxy's to police. */
-	if (!q->run->b->proxy) {
+	if (!q->b->proxy) {
 		cls = mcpx_addr_check(&a->addr, a->addrlen, q->rule->allow, q->rule->n_allow);
 		if (cls != MCPX_ADDR_PUBLIC) {
 			q->refused = cls;
@@ -594,7 +440,7 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 	if (rc == -E2BIG)
 		q->too_large = true;
 	if (q->resp.alloc != had)
-		update_held(q->run);
+		req_hold(q);
 	return rc < 0 ? 0 : size * n;
 }
 
@@ -734,7 +580,7 @@ static CURLcode set_method(struct req *q)
 /* What holds for every transfer, whatever the run asked. */
 static CURLcode set_fixed(struct req *q, long timeout_ms)
 {
-	const struct mcpx_broker *b = q->run->b;
+	const struct mcpx_broker *b = q->b;
 	CURL *e = q->easy;
 	CURLcode rc = CURLE_OK;
 
@@ -802,7 +648,7 @@ static void start_transfer(struct req *q)
 	}
 	if (!q->resp_headers || !(q->easy = curl_easy_init()) || build_headers(q) < 0 ||
 	    set_fixed(q, timeout_ms) != CURLE_OK || set_method(q) != CURLE_OK ||
-	    curl_multi_add_handle(q->run->b->multi, q->easy) != CURLM_OK) {
+	    curl_multi_add_handle(q->b->multi, q->easy) != CURLM_OK) {
 		detach_easy(q);
 		fail_fetch(q, "the server could not start the request (out of memory)");
 		return;
@@ -908,7 +754,7 @@ static void follow(struct req *q, const char *location)
 		q->body = NULL;
 		q->body_len = 0;
 	}
-	q->rule = mcpx_egress_grant_match(q->run->grant, &q->url, q->method, &reason);
+	q->rule = mcpx_egress_grant_match(q->who->grant, &q->url, q->method, &reason);
 	if (!q->rule) {
 		deny(q, "redirect", "redirected to %s://%s:%u%s, which %s", q->url.scheme,
 		     q->url.host, q->url.port, q->url.path,
@@ -1003,15 +849,10 @@ static const char *printable(const char *s)
 /* The request's members, by type; false when q was refused. */
 static bool read_fields(struct req *q, cJSON *msg, double *timeout)
 {
-	const cJSON *op = cJSON_GetObjectItemCaseSensitive(msg, "op");
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg, "timeout");
 	const cJSON *h;
 
-	if (!cJSON_IsString(op) || strcmp(op->valuestring, "fetch") != 0) {
-		deny(q, "bad_request", "unknown operation (this server knows \"fetch\")");
-		return false;
-	}
 	if (method && (!cJSON_IsString(method) ||
 	               !mcpx_method_valid(method->valuestring, strlen(method->valuestring)))) {
 		deny(q, "bad_request", "the method must be 1..16 upper-case letters");
@@ -1065,10 +906,9 @@ static bool headers_refused(struct req *q)
 
 /* The request against the run's caps and grant; false when it was refused.
  * The URL is read first so that every audit line says where it went. */
-static bool allowed(struct req *q, cJSON *msg, const cJSON *url, double *timeout)
+static bool allowed(struct req *q, cJSON *msg, const cJSON *url, bool oversize, double *timeout)
 {
-	struct mcpx_broker_run *r = q->run;
-	const struct mcpx_egress_grant *g = r->grant;
+	const struct mcpx_egress_grant *g = q->who->grant;
 	const char *reason = NULL;
 	char why[160];
 
@@ -1084,18 +924,18 @@ static bool allowed(struct req *q, cJSON *msg, const cJSON *url, double *timeout
 		return false;
 	}
 	q->have_url = true;
-	if (r->total > g->max_requests)
+	if (mcpx_run_op_count(q->op) > g->max_requests)
 		deny(q, "run_limit", "this run made its %u requests (max_requests)",
 		     g->max_requests);
-	else if (r->in_flight - r->ops_in_flight > g->max_in_flight)
+	else if (mcpx_run_op_in_flight(q->op) > g->max_in_flight)
 		deny(q, "in_flight",
 		     "%u requests of this run are already in flight (max_in_flight)",
 		     g->max_in_flight);
 	else if (!g->n_rules)
 		deny(q, "not_configured", "no egress is configured for this run");
-	else if (r->in.oversize)
+	else if (oversize)
 		deny(q, "request_too_large", "the request body is larger than %u bytes",
-		     MCPX_BROKER_MAX_REQUEST_BODY);
+		     MCPX_RUN_CHANNEL_MAX_BODY);
 	else if (!(q->rule = mcpx_egress_grant_match(g, &q->url, q->method, &reason)))
 		deny(q, reason, "no egress rule of this run allows %s%s%s://%s:%u%s",
 		     strcmp(reason, "method") == 0 ? q->method : "",
@@ -1110,319 +950,78 @@ static bool allowed(struct req *q, cJSON *msg, const cJSON *url, double *timeout
 	return false;
 }
 
-static void decide(struct req *q, cJSON *msg, const cJSON *url)
+/* A "fetch" frame (the run channel's op table): decided, then started on
+ * the multi handle; answered now when refused. msg is the run's: the
+ * headers are taken from it. */
+static void on_fetch(void *arg, struct mcpx_run_op *op, const char *name, const cJSON *msg,
+                     const char *body, size_t len, bool oversize)
 {
+	struct req *q = calloc(1, sizeof(*q));
+	cJSON *m = (cJSON *)msg;
 	double timeout = 0, limit;
 
-	if (!allowed(q, msg, url, &timeout))
+	(void)name;
+	if (!q) {
+		mcpx_run_op_answer(op, NULL, NULL, 0); /* closes the channel */
+		return;
+	}
+	q->b = arg;
+	q->op = op;
+	q->who = mcpx_run_op_who(op);
+	q->hop_started_us = mcpx_now_us();
+	*mcpx_run_op_data(op) = q;
+	if (!allowed(q, m, cJSON_GetObjectItemCaseSensitive(msg, "url"), oversize, &timeout))
 		return;
 	limit = q->rule->timeout_s;
 	if (timeout > 0 && timeout < limit)
 		limit = timeout;
 	q->deadline_us = mcpx_now_us() + (uint64_t)(limit * 1e6);
-	q->body = mcpx_buf_take(&q->run->in.body, &q->body_len);
+	if (len && !(q->body = malloc(len))) {
+		fail_fetch(q, "the server could not start the request (out of memory)");
+		return;
+	}
+	if (len)
+		memcpy(q->body, body, len);
+	q->body_len = len;
+	req_hold(q);
 	start_transfer(q);
 }
 
-static bool valid_id(const cJSON *id)
+/* The run ended before q's answer: its transfer stops here. */
+static void on_fetch_cancel(void *arg, struct mcpx_run_op *op)
 {
-	return cJSON_IsNumber(id) && id->valuedouble >= 0 &&
-	       id->valuedouble <= 9007199254740991.0 &&
-	       id->valuedouble == (double)(long long)id->valuedouble;
-}
+	struct req *q = *mcpx_run_op_data(op);
 
-/* The handler of op name: a named one, else the default one (not for
- * "fetch"); NULL when fetch handles it. */
-static const struct mcpx_broker_ops *named_ops(const struct mcpx_broker *b, const char *name)
-{
-	for (size_t i = 0; i < b->n_named; i++)
-		if (b->named[i].ops.op && strcmp(b->named[i].name, name) == 0)
-			return &b->named[i].ops;
-	return b->ops.op && strcmp(name, "fetch") != 0 ? &b->ops : NULL;
-}
-
-static void handle_frame(struct mcpx_broker_run *r)
-{
-	cJSON *msg = cJSON_ParseWithLength(r->in.json.data, r->in.json.len);
-	const cJSON *id = cJSON_IsObject(msg) ? cJSON_GetObjectItemCaseSensitive(msg, "id") : NULL;
-	const cJSON *op;
-	struct req *q;
-
-	if (!valid_id(id)) {
-		cJSON_Delete(msg);
-		close_later(r, "a message without a valid id");
+	(void)arg;
+	if (!q)
 		return;
-	}
-	q = calloc(1, sizeof(*q));
-	if (!q) {
-		cJSON_Delete(msg);
-		close_later(r, "out of memory");
-		return;
-	}
-	q->run = r;
-	q->id = id->valuedouble;
-	q->hop_started_us = mcpx_now_us();
-	q->handle.q = q;
-	q->next = r->reqs;
-	r->reqs = q;
-	r->in_flight++;
-	update_held(r);
-	op = cJSON_GetObjectItemCaseSensitive(msg, "op");
-	q->ops = cJSON_IsString(op) ? named_ops(r->b, op->valuestring) : NULL;
-	if (q->ops) {
-		/* Another module's op: the handler answers, now or later. */
-		q->is_op = true;
-		r->ops_in_flight++;
-		r->ops_total++;
-		q->ops->op(q->ops->arg, &q->handle, op->valuestring, msg, r->in.body.data,
-		           r->in.body.len, r->in.oversize);
-	} else {
-		r->total++;
-		decide(q, msg, cJSON_GetObjectItemCaseSensitive(msg, "url"));
-	}
-	cJSON_Delete(msg);
+	if (q->easy)
+		account(q, NULL, "cancelled");
+	req_free(q);
 }
 
-/* ---- runs and their channels ----------------------------------------------- */
-
-static void cancel_all(struct mcpx_broker_run *r)
+static void on_fetch_run_end(void *arg, const struct mcpx_run_who *who, void *run_data)
 {
-	/* Queued answers go first: their tags are the requests freed below. */
-	mcpx_wire_out_clear(&r->out, NULL, NULL);
-	while (r->reqs) {
-		struct req *q = r->reqs;
+	struct egress_run *er = run_data;
 
-		if (q->easy)
-			account(q, NULL, "cancelled");
-		/* An op not answered yet: its handler forgets it first. */
-		if (q->is_op && !q->answered && q->ops->cancel)
-			q->ops->cancel(q->ops->arg, &q->handle);
-		req_free(q);
-	}
-}
-
-static void run_free(struct mcpx_broker_run *r)
-{
-	mcpx_wire_in_free(&r->in);
-	mcpx_policy_unref(r->policy);
-	free(r);
-}
-
-static void close_timer_cb(struct mcpx_timer *t)
-{
-	struct mcpx_broker_run *r = t->arg;
-
-	mcpx_timer_cancel(&r->resume_timer);
-	cancel_all(r);
-	if (r->ch_open)
-		mcpx_loop_unwatch(&r->ch);
-}
-
-/* Stops serving r (the channel is closed, its requests cancelled) on the
- * next loop iteration, outside whatever callback noticed the problem. */
-static void close_later(struct mcpx_broker_run *r, const char *why)
-{
-	if (r->closing || r->ended)
-		return;
-	r->closing = true;
-	if (why)
-		mcpx_warn("egress broker: run %s: %s; its channel is closed", r->run_id, why);
-	r->close_timer.fn = close_timer_cb;
-	r->close_timer.arg = r;
-	mcpx_timer_start(r->b->loop, &r->close_timer, 0);
-}
-
-/* Frames the bytes read so far, one request at a time, while the answers
- * queue has room: what is left waits in r->pending. */
-static void feed(struct mcpx_broker_run *r)
-{
-	while (r->pend_off < r->pend_len && !r->closing && !out_full(r)) {
-		size_t used = 0;
-		int rc = mcpx_wire_in_feed(&r->in, r->pending + r->pend_off,
-		                           r->pend_len - r->pend_off, &used);
-
-		r->pend_off += used;
-		if (rc < 0) {
-			close_later(r, rc == -ENOMEM ? "out of memory" : "a malformed frame");
-			return;
-		}
-		if (rc == 1) {
-			handle_frame(r);
-			mcpx_wire_in_next(&r->in);
-		}
-	}
-	if (r->pend_off == r->pend_len)
-		r->pend_off = r->pend_len = 0;
-}
-
-static void read_channel(struct mcpx_broker_run *r)
-{
-	/* Bounded per wake-up, so one chatty run cannot starve the loop. */
-	for (int i = 0; i < READ_ROUNDS && !r->closing; i++) {
-		ssize_t n;
-
-		feed(r);
-		if (r->pend_len || r->closing)
-			break; /* the answers queue is full: the rest waits */
-		n = read(r->ch.fd, r->pending, sizeof(r->pending));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n <= 0) {
-			/* The run closed its end (or exited): nobody is left to
-			 * answer. */
-			r->read_eof = true;
-			mcpx_loop_set_events(&r->ch, 0);
-			close_later(r, NULL);
-			return;
-		}
-		r->pend_len = (size_t)n;
-	}
-	feed(r);
-	set_events(r);
-	update_held(r);
-}
-
-static void resume_cb(struct mcpx_timer *t)
-{
-	struct mcpx_broker_run *r = t->arg;
-
-	if (!r->closing && r->ch_open)
-		read_channel(r);
-}
-
-static void channel_cb(struct mcpx_watch *w, int events)
-{
-	struct mcpx_broker_run *r = w->arg;
-
-	if (events & MCPX_EV_CLOSED) {
-		r->ch_open = false;
-		if (r->ended)
-			run_free(r);
-		else
-			close_later(r, NULL);
-		return;
-	}
-	if (events & MCPX_EV_WRITE)
-		flush_channel(r);
-	if ((events & MCPX_EV_READ) && !r->closing)
-		read_channel(r);
-}
-
-bool mcpx_broker_exec_channel(const struct mcpx_broker *b)
-{
-	const struct mcpx_policy *p = b ? mcpx_policy_store_current(b->store) : NULL;
-
-	if (!p)
-		return false;
-	if (p->exec.n_rules > 0 || mcpx_policy_exec_calls(p))
-		return true;
-	/* A profile may grant exec more than the top level does. */
-	for (size_t i = 0; i < p->n_profiles; i++)
-		if (p->profiles[i].has_exec &&
-		    (p->profiles[i].exec.n_rules > 0 || p->profiles[i].exec.n_upstreams > 0))
-			return true;
-	return false;
-}
-
-struct mcpx_broker_run *mcpx_broker_run_start(struct mcpx_broker *b, int *fd,
-                                              const struct mcpx_broker_who *who)
-{
-	struct mcpx_broker_run *r;
-
-	if (!b || *fd < 0 || !(r = calloc(1, sizeof(*r))))
-		return NULL;
-	r->b = b;
-	r->policy =
-	    mcpx_policy_ref(who->policy ? who->policy : mcpx_policy_store_current(b->store));
-	/* exec's own runs are served under their caller's profile's grant
-	 * (the top-level one without a profile); a function's under its own. */
-	r->grant =
-	    who->policy && who->grant ? who->grant : mcpx_policy_exec_grant(r->policy, who->caller);
-	{
-		const struct mcpx_profile *pr = mcpx_policy_profile_for(r->policy, who->caller);
-
-		snprintf(r->profile, sizeof(r->profile), "%s", pr ? pr->name : "");
-	}
-	snprintf(r->run_id, sizeof(r->run_id), "%s", who->run_id ? who->run_id : "");
-	snprintf(r->request_id, sizeof(r->request_id), "%s",
-	         who->request_id ? who->request_id : "");
-	snprintf(r->caller, sizeof(r->caller), "%s", who->caller ? who->caller : "");
-	r->who = *who;
-	r->who.run_id = r->run_id;
-	r->who.request_id = r->request_id;
-	r->who.caller = r->caller;
-	r->who.policy = r->policy;
-	r->who.grant = r->grant;
-	mcpx_wire_in_init(&r->in, MCPX_BROKER_MAX_REQUEST_BODY);
-	r->ch.fd = *fd;
-	r->ch.fn = channel_cb;
-	r->ch.arg = r;
-	r->resume_timer.fn = resume_cb;
-	r->resume_timer.arg = r;
-	if (mcpx_loop_watch(b->loop, &r->ch) < 0) {
-		run_free(r);
-		return NULL;
-	}
-	*fd = -1; /* the loop owns it now */
-	r->ch_open = true;
-	r->next = b->runs;
-	b->runs = r;
-	return r;
-}
-
-void mcpx_broker_run_end(struct mcpx_broker_run *r)
-{
-	struct mcpx_broker_run **pp;
-
-	if (!r)
-		return;
-	r->ended = true;
-	mcpx_timer_cancel(&r->close_timer);
-	mcpx_timer_cancel(&r->resume_timer);
-	cancel_all(r);
-	for (size_t i = 0; i < r->b->n_named; i++)
-		if (r->b->named[i].ops.run_end)
-			r->b->named[i].ops.run_end(r->b->named[i].ops.arg, &r->who);
-	if (r->unaudited)
+	(void)arg;
+	if (er && er->unaudited)
 		mcpx_warn(
 		    "egress broker: run %s: %u more requests were refused past its max_requests "
 		    "(counted in /metrics, not audited one by one)",
-		    r->run_id, r->unaudited);
-	for (pp = &r->b->runs; *pp; pp = &(*pp)->next) {
-		if (*pp == r) {
-			*pp = r->next;
-			break;
-		}
-	}
-	if (r->ch_open)
-		mcpx_loop_unwatch(&r->ch); /* frees r at MCPX_EV_CLOSED */
-	else
-		run_free(r);
+		    who->run_id, er->unaudited);
+	free(er);
 }
 
-/* ---- other ops ------------------------------------------------------------- */
-
-void mcpx_broker_set_ops(struct mcpx_broker *b, const struct mcpx_broker_ops *ops)
+int mcpx_broker_serve(struct mcpx_broker *b, struct mcpx_run_channel *rc)
 {
-	b->ops = *ops;
-}
+	const struct mcpx_run_op_handler h = {.name = "fetch",
+	                                      .op = on_fetch,
+	                                      .cancel = on_fetch_cancel,
+	                                      .run_end = on_fetch_run_end,
+	                                      .arg = b};
 
-int mcpx_broker_add_op(struct mcpx_broker *b, const char *name, const struct mcpx_broker_ops *ops)
-{
-	for (size_t i = 0; i < b->n_named; i++) {
-		if (strcmp(b->named[i].name, name) == 0) {
-			b->named[i].ops = *ops;
-			return 0;
-		}
-	}
-	if (b->n_named == MCPX_BROKER_MAX_NAMED_OPS)
-		return -ENOSPC;
-	b->named[b->n_named].name = name;
-	b->named[b->n_named].ops = *ops;
-	b->n_named++;
-	return 0;
+	return mcpx_run_channel_add_op(rc, &h);
 }
 
 int mcpx_broker_xfer_add(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
@@ -1443,28 +1042,6 @@ void mcpx_broker_xfer_remove(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
 			return;
 		}
 	}
-}
-
-const struct mcpx_broker_who *mcpx_broker_op_who(const struct mcpx_broker_op *h)
-{
-	return &h->q->run->who;
-}
-
-unsigned mcpx_broker_op_count(const struct mcpx_broker_op *h)
-{
-	return h->q->run->ops_total;
-}
-
-void mcpx_broker_op_answer(struct mcpx_broker_op *h, cJSON *msg, char *body, size_t len)
-{
-	struct req *q = h->q;
-
-	q->answered = true;
-	if (msg && !add_id(msg, q->id)) {
-		cJSON_Delete(msg);
-		msg = NULL;
-	}
-	reply(q, msg, body, len);
 }
 
 /* ---- the broker ------------------------------------------------------------- */
@@ -1506,8 +1083,6 @@ void mcpx_broker_free(struct mcpx_broker *b)
 {
 	if (!b)
 		return;
-	while (b->runs)
-		mcpx_broker_run_end(b->runs);
 	if (b->multi)
 		curl_multi_cleanup(b->multi);
 	mcpx_timer_cancel(&b->timer);

@@ -1,15 +1,15 @@
 /*
  * functions.c - running callable functions (functions.h): host-side
  * argument validation, the run's invocation, the "result" and "call" ops of
- * the broker channel, nested calls, and turning what a run left into a
+ * the run channel, nested calls, and turning what a run left into a
  * result.
  *
- * Each call in progress is a struct mcpx_fn_run, known to the broker's op
- * handler by a token (never a pointer: a run's frames may still arrive
- * after its call was cancelled and freed, and must then find nothing). The
- * token travels in the job's bind to the broker, which hands it back with
- * every op of that run; exec's runs have none, so only a function's own run
- * can deliver its result.
+ * Each call in progress is a struct mcpx_fn_run, known to its op handlers
+ * by a token (never a pointer: a run's frames may still arrive after its
+ * call was cancelled and freed, and must then find nothing). The token
+ * travels in the job's bind (a struct mcpx_run_who, bind->serve) to the
+ * run channel, which hands it back with every op of that run; exec's runs
+ * have none, so only a function's own run can deliver its result.
  *
  * What the run is given: main.py is a fixed line (RUN_MAIN) that calls the
  * trusted wrapper (python/mcpx_function.py); stdin holds one JSON object
@@ -27,15 +27,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker.h"
 #include "config.h"
 #include "crypto.h"
+#include "executor.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
 #include "offload.h"
 #include "policy.h"
+#include "run_channel.h"
 #include "utf8.h"
 
 /* The run's main.py: the wrapper does the rest (python/mcpx_function.py). */
@@ -46,7 +47,7 @@ static const char RUN_MAIN[] = "import mcpx_function\nmcpx_function.main()\n";
 struct mcpx_functions {
 	const struct mcpx_config *cfg;
 	struct mcpx_executor *ex;
-	struct mcpx_broker *broker;   /* NULL: no policy */
+	struct mcpx_run_channel *rc;  /* NULL: no policy */
 	struct mcpx_offload *offload; /* where arguments are validated */
 	struct mcpx_fn_run *runs;
 	uint64_t next_token;
@@ -63,8 +64,11 @@ struct mcpx_fn_run {
 	struct mcpx_job *job;
 	struct mcpx_fn_callbacks cb;
 	unsigned depth;
+	/* How the run channel serves the run (its job's bind->serve): under
+	 * the call's policy version and the function's grant, known by token. */
+	struct mcpx_run_who serve;
 	/* From mcpx.call: the caller's op, answered when this run is done. */
-	struct mcpx_broker_op *op;
+	struct mcpx_run_op *op;
 	/* Its arguments being validated off the loop: no job yet. */
 	struct validation *validating;
 	/* What the run sent in its "result" op. */
@@ -85,7 +89,7 @@ static struct mcpx_fn_run *find_token(struct mcpx_functions *fs, uint64_t token)
 	return NULL;
 }
 
-static struct mcpx_fn_run *find_op(struct mcpx_functions *fs, const struct mcpx_broker_op *q)
+static struct mcpx_fn_run *find_op(struct mcpx_functions *fs, const struct mcpx_run_op *q)
 {
 	for (struct mcpx_fn_run *r = fs->runs; r; r = r->next)
 		if (r->op == q)
@@ -162,11 +166,13 @@ static int submit(struct mcpx_fn_run *r, const cJSON *args, struct mcpx_job_spec
 
 	if (args_text && stdin_text) {
 		mcpx_sha256_hex(args_text, strlen(args_text), args_sha);
-		bind->policy = r->policy;
-		bind->grant = &r->fn->grant;
+		r->serve.policy = r->policy;
+		r->serve.grant = &r->fn->grant;
+		r->serve.depth = r->depth;
+		r->serve.token = r->token;
+		bind->serve = &r->serve;
 		bind->channel = true; /* the result comes back on it */
 		bind->depth = r->depth;
-		bind->token = r->token;
 		bind->tool = r->fn->name;
 		bind->args_sha256 = args_sha;
 		bind->args_bytes = strlen(args_text);
@@ -514,7 +520,7 @@ static const char *outcome_label(enum mcpx_fn_outcome o)
 	return labels[o];
 }
 
-static void answer_op(struct mcpx_broker_op *q, const struct mcpx_fn_result *res);
+static void answer_op(struct mcpx_run_op *q, const struct mcpx_fn_result *res);
 
 static void on_job_done(void *arg, const struct mcpx_job_result *jr)
 {
@@ -552,7 +558,7 @@ static void on_job_event(void *arg, enum mcpx_job_event ev, size_t pos)
 
 /* {"error": kind, "message": msg}; a refusal ("denied") also has the
  * reason mcpx.Denied reads. */
-static void answer_error(struct mcpx_broker_op *q, const char *kind, const char *msg)
+static void answer_error(struct mcpx_run_op *q, const char *kind, const char *msg)
 {
 	cJSON *m = cJSON_CreateObject();
 
@@ -563,13 +569,13 @@ static void answer_error(struct mcpx_broker_op *q, const char *kind, const char 
 		cJSON_Delete(m);
 		m = NULL;
 	}
-	mcpx_broker_op_answer(q, m, NULL, 0);
+	mcpx_run_op_answer(q, m, NULL, 0);
 }
 
-static void op_result(struct mcpx_functions *fs, struct mcpx_broker_op *q, const cJSON *msg,
+static void op_result(struct mcpx_functions *fs, struct mcpx_run_op *q, const cJSON *msg,
                       const char *body, size_t len, bool oversize)
 {
-	struct mcpx_fn_run *r = find_token(fs, mcpx_broker_op_who(q)->token);
+	struct mcpx_fn_run *r = find_token(fs, mcpx_run_op_who(q)->token);
 	const cJSON *status = cJSON_GetObjectItemCaseSensitive(msg, "status");
 
 	if (!r) {
@@ -597,14 +603,14 @@ static void op_result(struct mcpx_functions *fs, struct mcpx_broker_op *q, const
 	r->body_len = len;
 	r->body_too_large = oversize;
 	r->got_result = true;
-	mcpx_broker_op_answer(q, cJSON_CreateObject(), NULL, 0);
+	mcpx_run_op_answer(q, cJSON_CreateObject(), NULL, 0);
 }
 
 /* ---- the broker's ops: "call" from code (mcpx.call) --------------------- */
 
 /* A call's outcome for the calling code: {"ok": true} and the structured
  * result as the body, or {"error": "tool", "message": text}. */
-static void answer_op(struct mcpx_broker_op *q, const struct mcpx_fn_result *res)
+static void answer_op(struct mcpx_run_op *q, const struct mcpx_fn_result *res)
 {
 	cJSON *m;
 	char *body;
@@ -621,23 +627,23 @@ static void answer_op(struct mcpx_broker_op *q, const struct mcpx_fn_result *res
 		answer_error(q, "tool", "internal error: out of memory");
 		return;
 	}
-	mcpx_broker_op_answer(q, m, body, strlen(body));
+	mcpx_run_op_answer(q, m, body, strlen(body));
 }
 
 /* One call in flight per calling run: threads of a run wait their turn. */
-static bool caller_busy(struct mcpx_functions *fs, const struct mcpx_broker_who *who)
+static bool caller_busy(struct mcpx_functions *fs, const struct mcpx_run_who *who)
 {
 	for (struct mcpx_fn_run *r = fs->runs; r; r = r->next)
-		if (r->op && mcpx_broker_op_who(r->op) == who)
+		if (r->op && mcpx_run_op_who(r->op) == who)
 			return true;
 	return false;
 }
 
 /* The function the caller names, if its code may call it now; else NULL
  * with the reason in msg. */
-static const struct mcpx_function *callee(struct mcpx_functions *fs,
-                                          const struct mcpx_broker_who *who, unsigned count,
-                                          const cJSON *name, char *msg, size_t msglen)
+static const struct mcpx_function *callee(struct mcpx_functions *fs, const struct mcpx_run_who *who,
+                                          unsigned count, const cJSON *name, char *msg,
+                                          size_t msglen)
 {
 	const struct mcpx_function *fn = NULL;
 	char shown[MCPX_FUNCTION_NAME_MAX + 1];
@@ -682,7 +688,7 @@ static cJSON *call_args(const struct mcpx_function *fn, const char *body, size_t
 
 	if (oversize)
 		snprintf(msg, msglen, "%s: the arguments are larger than %u bytes", fn->name,
-		         MCPX_BROKER_MAX_REQUEST_BODY);
+		         MCPX_RUN_CHANNEL_MAX_BODY);
 	else if (!cJSON_IsObject(args))
 		snprintf(msg, msglen, "%s: the arguments must be a JSON object", fn->name);
 	else
@@ -697,8 +703,8 @@ static cJSON *call_args(const struct mcpx_function *fn, const char *body, size_t
  * answered with its refusal. */
 static void call_validated(struct mcpx_fn_run *r, struct validation *v)
 {
-	struct mcpx_broker_op *q = r->op;
-	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
+	struct mcpx_run_op *q = r->op;
+	const struct mcpx_run_who *who = mcpx_run_op_who(q);
 	const struct mcpx_profile *pr = mcpx_policy_profile_for(who->policy, who->caller);
 	struct mcpx_job_spec spec = {.request_id = who->request_id,
 	                             .caller = who->caller,
@@ -733,16 +739,16 @@ static void call_validated(struct mcpx_fn_run *r, struct validation *v)
 	answer_error(q, "tool", v->msg);
 }
 
-static void op_call(struct mcpx_functions *fs, struct mcpx_broker_op *q, const cJSON *msg,
+static void op_call(struct mcpx_functions *fs, struct mcpx_run_op *q, const cJSON *msg,
                     const char *body, size_t len, bool oversize)
 {
-	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
+	const struct mcpx_run_who *who = mcpx_run_op_who(q);
 	const struct mcpx_function *fn;
 	char text[MCPX_FN_MSG_MAX];
 	struct mcpx_fn_run *r;
 	cJSON *args;
 
-	fn = callee(fs, who, mcpx_broker_op_count(q), cJSON_GetObjectItemCaseSensitive(msg, "name"),
+	fn = callee(fs, who, mcpx_run_op_count(q), cJSON_GetObjectItemCaseSensitive(msg, "name"),
 	            text, sizeof(text));
 	args = fn ? call_args(fn, body, len, oversize, text, sizeof(text)) : NULL;
 	if (!args) {
@@ -764,23 +770,19 @@ static void op_call(struct mcpx_functions *fs, struct mcpx_broker_op *q, const c
 	answer_error(q, "tool", "internal error: out of memory");
 }
 
-static void on_op(void *arg, struct mcpx_broker_op *q, const char *name, const cJSON *msg,
+static void on_op(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,
                   const char *body, size_t len, bool oversize)
 {
 	struct mcpx_functions *fs = arg;
 
 	if (strcmp(name, "result") == 0)
 		op_result(fs, q, msg, body, len, oversize);
-	else if (strcmp(name, "call") == 0)
-		op_call(fs, q, msg, body, len, oversize);
 	else
-		answer_error(q, "denied",
-		             "unknown operation (this server knows fetch, call and "
-		             "result)");
+		op_call(fs, q, msg, body, len, oversize);
 }
 
 /* The caller's run ended first: its call goes with it. */
-static void on_op_cancel(void *arg, struct mcpx_broker_op *q)
+static void on_op_cancel(void *arg, struct mcpx_run_op *q)
 {
 	struct mcpx_fn_run *r = find_op(arg, q);
 
@@ -793,10 +795,10 @@ static void on_op_cancel(void *arg, struct mcpx_broker_op *q)
 /* ---- the module ------------------------------------------------------------ */
 
 struct mcpx_functions *mcpx_functions_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
-                                          struct mcpx_broker *broker, struct mcpx_loop *loop)
+                                          struct mcpx_run_channel *rc, struct mcpx_loop *loop)
 {
 	struct mcpx_functions *fs = calloc(1, sizeof(*fs));
-	struct mcpx_broker_ops ops = {.op = on_op, .cancel = on_op_cancel};
+	struct mcpx_run_op_handler ops = {.op = on_op, .cancel = on_op_cancel};
 
 	if (!fs)
 		return NULL;
@@ -806,10 +808,15 @@ struct mcpx_functions *mcpx_functions_new(const struct mcpx_config *cfg, struct 
 	}
 	fs->cfg = cfg;
 	fs->ex = ex;
-	fs->broker = broker;
+	fs->rc = rc;
 	ops.arg = fs;
-	if (broker)
-		mcpx_broker_set_ops(broker, &ops);
+	for (size_t i = 0; rc && i < 2; i++) {
+		ops.name = i ? "result" : "call";
+		if (mcpx_run_channel_add_op(rc, &ops) < 0) {
+			mcpx_functions_free(fs);
+			return NULL;
+		}
+	}
 	return fs;
 }
 
@@ -823,7 +830,9 @@ void mcpx_functions_free(struct mcpx_functions *fs)
 		mcpx_fn_cancel(fs->runs);
 	/* Validations still in the worker find their calls gone. */
 	mcpx_offload_free(fs->offload);
-	if (fs->broker)
-		mcpx_broker_set_ops(fs->broker, &(struct mcpx_broker_ops){0});
+	if (fs->rc) {
+		mcpx_run_channel_add_op(fs->rc, &(struct mcpx_run_op_handler){.name = "call"});
+		mcpx_run_channel_add_op(fs->rc, &(struct mcpx_run_op_handler){.name = "result"});
+	}
 	free(fs);
 }

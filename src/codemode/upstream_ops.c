@@ -1,7 +1,7 @@
 /*
- * upstream_ops.c - what a run's code asks of the upstreams over its broker
+ * upstream_ops.c - what a run's code asks of the upstreams over its run
  * channel (mcpx.call("<upstream>.<tool>"), mcpx.call_raw, mcpx.tools):
- * the ops "upstream" and "upstream_tools" (broker.h, mcpx_broker_add_op),
+ * the ops "upstream" and "upstream_tools" (run_channel.h, the op table),
  * and the per-run budget of calls.
  *
  *   {"op": "upstream", "name": "github.list_issues", "raw": false}
@@ -20,7 +20,7 @@
  * Per run: at most max_calls_per_run calls of each upstream (counted when
  * sent, denied or not past the checks of the policy), and at most the
  * run's max_in_flight calls at once. The state lives from the run's first
- * op to its end (the broker's run_end hook).
+ * op to its end (the run channel's run_end).
  */
 #include "upstream_ops.h"
 
@@ -29,10 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker.h"
 #include "buf.h"
 #include "loop.h"
 #include "policy.h"
+#include "run_channel.h"
 #include "upstream.h"
 
 struct run_state;
@@ -41,14 +41,14 @@ struct run_state;
 struct opcall {
 	struct opcall *next;
 	struct run_state *rs;
-	struct mcpx_broker_op *q;
+	struct mcpx_run_op *q;
 	struct mcpx_upstream_call *call;
 	bool raw;
 };
 
 struct run_state {
 	struct run_state *next;
-	const struct mcpx_broker_who *who; /* the broker's, valid until run_end */
+	const struct mcpx_run_who *who; /* the run channel's, valid until run_end */
 	unsigned calls[MCPX_POLICY_MAX_UPSTREAMS];
 	unsigned in_flight;
 	struct opcall *ops;
@@ -56,11 +56,11 @@ struct run_state {
 
 struct mcpx_upstream_ops {
 	struct mcpx_upstreams *ups;
-	struct mcpx_broker *broker;
+	struct mcpx_run_channel *rc;
 	struct run_state *runs;
 };
 
-static struct run_state *run_state(struct mcpx_upstream_ops *o, const struct mcpx_broker_who *who,
+static struct run_state *run_state(struct mcpx_upstream_ops *o, const struct mcpx_run_who *who,
                                    bool create)
 {
 	struct run_state *rs;
@@ -76,7 +76,7 @@ static struct run_state *run_state(struct mcpx_upstream_ops *o, const struct mcp
 	return rs;
 }
 
-static void answer_error(struct mcpx_broker_op *q, const char *error, const char *reason,
+static void answer_error(struct mcpx_run_op *q, const char *error, const char *reason,
                          const char *message)
 {
 	cJSON *m = cJSON_CreateObject();
@@ -88,10 +88,10 @@ static void answer_error(struct mcpx_broker_op *q, const char *error, const char
 		if (message)
 			cJSON_AddStringToObject(m, "message", message);
 	}
-	mcpx_broker_op_answer(q, m, NULL, 0);
+	mcpx_run_op_answer(q, m, NULL, 0);
 }
 
-static void answer_json(struct mcpx_broker_op *q, const cJSON *v)
+static void answer_json(struct mcpx_run_op *q, const cJSON *v)
 {
 	char *body = cJSON_PrintUnformatted(v);
 	cJSON *m = cJSON_CreateObject();
@@ -102,7 +102,7 @@ static void answer_json(struct mcpx_broker_op *q, const cJSON *v)
 		answer_error(q, "tool", NULL, "internal error: out of memory");
 		return;
 	}
-	mcpx_broker_op_answer(q, m, body, strlen(body));
+	mcpx_run_op_answer(q, m, body, strlen(body));
 }
 
 /* The text of the text blocks of content, joined with newlines. */
@@ -147,7 +147,7 @@ static void opcall_free(struct opcall *oc)
 static void call_done(void *arg, struct mcpx_upstream_answer *a)
 {
 	struct opcall *oc = arg;
-	struct mcpx_broker_op *q = oc->q;
+	struct mcpx_run_op *q = oc->q;
 	const cJSON *structured, *content;
 	cJSON *text;
 
@@ -174,7 +174,7 @@ static void call_done(void *arg, struct mcpx_upstream_answer *a)
 	opcall_free(oc);
 }
 
-static void caller_of(const struct mcpx_broker_who *who, struct mcpx_upstream_caller *c)
+static void caller_of(const struct mcpx_run_who *who, struct mcpx_upstream_caller *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->run_id = who->run_id;
@@ -185,10 +185,10 @@ static void caller_of(const struct mcpx_broker_who *who, struct mcpx_upstream_ca
 	c->deadline_us = who->deadline_us;
 }
 
-static void op_call(struct mcpx_upstream_ops *o, struct mcpx_broker_op *q, const cJSON *msg,
+static void op_call(struct mcpx_upstream_ops *o, struct mcpx_run_op *q, const cJSON *msg,
                     const char *body, size_t len, bool oversize)
 {
-	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
+	const struct mcpx_run_who *who = mcpx_run_op_who(q);
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(msg, "name");
 	const struct mcpx_upstream_conf *conf;
 	struct mcpx_upstream_caller caller;
@@ -227,7 +227,7 @@ static void op_call(struct mcpx_upstream_ops *o, struct mcpx_broker_op *q, const
 		reason = "bad_request";
 		snprintf(text, sizeof(text),
 		         "the arguments must be a JSON object of at most %u bytes",
-		         MCPX_BROKER_MAX_REQUEST_BODY);
+		         MCPX_RUN_CHANNEL_MAX_BODY);
 	}
 	if (reason) {
 		mcpx_upstream_audit_denied(&caller, conf->name, tool, reason);
@@ -274,9 +274,9 @@ static void add_functions(cJSON *list, const struct mcpx_policy *p)
 	}
 }
 
-static void op_tools(struct mcpx_upstream_ops *o, struct mcpx_broker_op *q)
+static void op_tools(struct mcpx_upstream_ops *o, struct mcpx_run_op *q)
 {
-	const struct mcpx_broker_who *who = mcpx_broker_op_who(q);
+	const struct mcpx_run_who *who = mcpx_run_op_who(q);
 	cJSON *list = mcpx_upstreams_tools(o->ups, who->policy, who->grant, false);
 
 	if (!list) {
@@ -288,7 +288,7 @@ static void op_tools(struct mcpx_upstream_ops *o, struct mcpx_broker_op *q)
 	cJSON_Delete(list);
 }
 
-static void on_op(void *arg, struct mcpx_broker_op *q, const char *name, const cJSON *msg,
+static void on_op(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,
                   const char *body, size_t len, bool oversize)
 {
 	if (strcmp(name, "upstream") == 0)
@@ -297,7 +297,7 @@ static void on_op(void *arg, struct mcpx_broker_op *q, const char *name, const c
 		op_tools(arg, q);
 }
 
-static void on_cancel(void *arg, struct mcpx_broker_op *q)
+static void on_cancel(void *arg, struct mcpx_run_op *q)
 {
 	struct mcpx_upstream_ops *o = arg;
 
@@ -312,15 +312,16 @@ static void on_cancel(void *arg, struct mcpx_broker_op *q)
 	}
 }
 
-static void on_run_end(void *arg, const struct mcpx_broker_who *who)
+static void on_run_end(void *arg, const struct mcpx_run_who *who, void *run_data)
 {
 	struct mcpx_upstream_ops *o = arg;
 
+	(void)run_data;
 	for (struct run_state **pp = &o->runs; *pp; pp = &(*pp)->next) {
 		struct run_state *rs = *pp;
 
 		if (rs->who == who) {
-			/* Its ops were cancelled first (broker.h). */
+			/* Its ops were cancelled first (run_channel.h). */
 			while (rs->ops) {
 				mcpx_upstream_call_cancel(rs->ops->call);
 				opcall_free(rs->ops);
@@ -332,19 +333,24 @@ static void on_run_end(void *arg, const struct mcpx_broker_who *who)
 	}
 }
 
-struct mcpx_upstream_ops *mcpx_upstream_ops_new(struct mcpx_broker *broker,
+struct mcpx_upstream_ops *mcpx_upstream_ops_new(struct mcpx_run_channel *rc,
                                                 struct mcpx_upstreams *ups)
 {
 	struct mcpx_upstream_ops *o = calloc(1, sizeof(*o));
-	struct mcpx_broker_ops ops = {
+	struct mcpx_run_op_handler ops = {
 	    .op = on_op, .cancel = on_cancel, .run_end = on_run_end, .arg = o};
 
 	if (!o)
 		return NULL;
 	o->ups = ups;
-	o->broker = broker;
-	if (mcpx_broker_add_op(broker, "upstream", &ops) < 0 ||
-	    mcpx_broker_add_op(broker, "upstream_tools", &ops) < 0) {
+	o->rc = rc;
+	ops.name = "upstream";
+	if (mcpx_run_channel_add_op(rc, &ops) < 0) {
+		mcpx_upstream_ops_free(o);
+		return NULL;
+	}
+	ops.name = "upstream_tools";
+	if (mcpx_run_channel_add_op(rc, &ops) < 0) {
 		mcpx_upstream_ops_free(o);
 		return NULL;
 	}
@@ -353,12 +359,10 @@ struct mcpx_upstream_ops *mcpx_upstream_ops_new(struct mcpx_broker *broker,
 
 void mcpx_upstream_ops_free(struct mcpx_upstream_ops *o)
 {
-	struct mcpx_broker_ops none = {0};
-
 	if (!o)
 		return;
-	mcpx_broker_add_op(o->broker, "upstream", &none);
-	mcpx_broker_add_op(o->broker, "upstream_tools", &none);
+	mcpx_run_channel_add_op(o->rc, &(struct mcpx_run_op_handler){.name = "upstream"});
+	mcpx_run_channel_add_op(o->rc, &(struct mcpx_run_op_handler){.name = "upstream_tools"});
 	while (o->runs) {
 		struct run_state *rs = o->runs;
 

@@ -9,11 +9,13 @@
  * returned, and the job is finished only when the leader is reaped and both
  * output pipes are closed, so nothing of a run outlives its result.
  *
- * A run whose policy grants egress gets a channel to the broker (broker.h):
- * the executor only asks the sandbox for it and hands the server's end to
- * the broker when the run starts and ends it when the run ends. A
- * function's run (functions.h) says how the broker is to serve it in its
- * job's bind; a nested one (a function called from a running run) starts
+ * A run may get a channel (sandbox.h): a job's bind asks for one, or the
+ * hooks (run_hooks.h) say exec's runs want one now. The executor only asks
+ * the sandbox for it and hands the server's end to the run_start hook
+ * when the run starts, and calls run_end when the run ends; whoever app.c
+ * wires there serves it. A function's run (functions.h) passes its word on
+ * how it is served through its job's bind; a nested one (a function
+ * called from a running run) starts
  * at once beside its caller, outside the queue, since the caller holds the
  * slot and waits for it.
  *
@@ -33,7 +35,6 @@
 #include <unistd.h>
 
 #include "audit.h"
-#include "broker.h"
 #include "buf.h"
 #include "caller.h"
 #include "config.h"
@@ -41,7 +42,7 @@
 #include "fair_queue.h"
 #include "log.h"
 #include "metrics.h"
-#include "policy.h"
+#include "profile_limits.h"
 #include "procstat.h"
 #include "runfiles.h"
 #include "run_budget.h"
@@ -88,8 +89,8 @@ struct mcpx_job {
 	char client[160];
 	unsigned memory_mb; /* the run's memory: the server's, or its profile's if lower */
 	char run_id[17]; /* joins the run's audit line and its egress lines */
-	struct mcpx_broker_run *egress;
-	uint64_t egress_held; /* bytes the broker holds for the run */
+	void *egress;         /* the run_start hook's handle for the run's channel */
+	uint64_t egress_held; /* bytes the server holds for the run */
 	uint64_t charged_us;  /* server CPU spent for it elsewhere (validation) */
 	/* Not exec's run: a copy of the submitter's bind, whose strings point
 	 * at the arrays below. */
@@ -129,7 +130,7 @@ struct mcpx_executor {
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
-	struct mcpx_broker *broker; /* NULL: no policy, no egress */
+	struct mcpx_executor_hooks hooks; /* zeroed: no run gets a channel */
 	struct mcpx_job *queue_head, *queue_tail;
 	size_t queue_len;
 	struct mcpx_fair *fair; /* each caller's share of the queue */
@@ -174,7 +175,8 @@ static void kick(struct mcpx_executor *ex)
 }
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
+					const struct mcpx_sandbox *sb,
+					const struct mcpx_executor_hooks *hooks)
 {
 	struct mcpx_executor *ex = calloc(1, sizeof(*ex));
 	if (!ex)
@@ -182,7 +184,8 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->loop = loop;
 	ex->cfg = cfg;
 	ex->sb = sb;
-	ex->broker = broker;
+	if (hooks)
+		ex->hooks = *hooks;
 	/* Before any sandboxed process exists: it may move the server into a
 	 * leaf cgroup. */
 	ex->budget = mcpx_budget_new();
@@ -191,7 +194,7 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 		return NULL;
 	}
 	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
-	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, broker);
+	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, &ex->hooks);
 	ex->fair = mcpx_fair_new();
 	if (!ex->warm || !ex->fair || mcpx_offload_new(loop, &ex->walker) < 0 ||
 	    mcpx_offload_new(loop, &ex->remover) < 0) {
@@ -496,10 +499,19 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 }
 
 
-/* Whether job's run gets a broker channel. */
+/* Whether job's run gets a channel. */
 static bool wants_channel(const struct mcpx_executor *ex, const struct mcpx_job *job)
 {
-	return (job->has_bind && job->bind.channel) || mcpx_broker_exec_channel(ex->broker);
+	return (job->has_bind && job->bind.channel) ||
+	       (ex->hooks.exec_wants_channel && ex->hooks.exec_wants_channel(ex->hooks.arg));
+}
+
+/* The run's channel is no longer served (its requests are cancelled). */
+static void end_channel(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	if (job->egress && ex->hooks.run_end)
+		ex->hooks.run_end(ex->hooks.arg, job->egress);
+	job->egress = NULL;
 }
 
 /* ---- running a job ---- */
@@ -724,8 +736,7 @@ static void job_complete(struct mcpx_job *job)
 	mcpx_timer_cancel(&job->wall_timer);
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
-	mcpx_broker_run_end(job->egress);
-	job->egress = NULL;
+	end_channel(ex, job);
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
 	/* A forked interpreter handed over while still entering its sandbox
@@ -1030,7 +1041,7 @@ static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job 
 	return d;
 }
 
-/* What the broker holds for the run is the run's memory (run_budget.h). */
+/* What the server holds for the run is the run's memory (run_budget.h). */
 static void egress_held(void *arg, uint64_t bytes)
 {
 	struct mcpx_job *job = arg;
@@ -1039,28 +1050,26 @@ static void egress_held(void *arg, uint64_t bytes)
 	mcpx_run_budget_held(job->budget, bytes);
 }
 
-/* A run with a channel is served by the broker until it ends. Without the
- * broker's side the run's end sees EOF, and mcpx.fetch says so. */
+/* A run with a channel is served by the run_start hook until it ends.
+ * Without a server side the run's end sees EOF, and mcpx.fetch says so. */
 static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	struct mcpx_broker_who who = {.run_id = job->run_id,
-				      .request_id = job->request_id,
-				      .caller = job->caller,
-				      .deadline_us = run_deadline_us(ex, job, job->started_us),
-				      .held = egress_held,
-				      .held_arg = job};
+	struct mcpx_run_info info = {.run_id = job->run_id,
+				     .request_id = job->request_id,
+				     .caller = job->caller,
+				     .deadline_us = run_deadline_us(ex, job, job->started_us),
+				     .held = egress_held,
+				     .held_arg = job};
 
-	if (job->proc.channel_fd < 0)
+	if (job->proc.channel_fd < 0 || !ex->hooks.run_start)
 		return;
 	if (job->has_bind) {
-		who.policy = job->bind.policy;
-		who.grant = job->bind.grant;
-		who.depth = job->bind.depth;
-		who.token = job->bind.token;
+		info.serve = job->bind.serve;
+		info.depth = job->bind.depth;
 	}
-	job->egress = mcpx_broker_run_start(ex->broker, &job->proc.channel_fd, &who);
+	job->egress = ex->hooks.run_start(ex->hooks.arg, &job->proc.channel_fd, &info);
 	if (!job->egress)
-		mcpx_error("run %s: the egress broker could not take its channel", job->run_id);
+		mcpx_error("run %s: nobody could take its channel", job->run_id);
 }
 
 static void budget_exceeded(void *arg, const char *limit)
@@ -1358,8 +1367,7 @@ static void abandon(struct mcpx_job *job)
 	mcpx_timer_cancel(&job->drain_timer);
 	mcpx_timer_cancel(&job->stdin_timer);
 	/* Ends its nested calls too (their jobs are killed, and freed below). */
-	mcpx_broker_run_end(job->egress);
-	job->egress = NULL;
+	end_channel(job->ex, job);
 	if (job->out.open)
 		mcpx_loop_unwatch(&job->out.watch);
 	if (job->err.open)

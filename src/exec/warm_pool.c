@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker.h"
 #include "config.h"
 #include "log.h"
 #include "preload.h"
 #include "procstat.h"
+#include "run_hooks.h"
 #include "warm.h"
 #include "zygote_cycle.h"
 
@@ -47,7 +47,7 @@ struct mcpx_warm_pool {
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
-	struct mcpx_broker *broker; /* may be NULL: no run gets a channel */
+	const struct mcpx_executor_hooks *hooks; /* may be NULL: no run gets a channel */
 	enum mcpx_warm_mode mode;
 	bool stopped;
 	pid_t running; /* the running run's process group, or 0 */
@@ -237,7 +237,8 @@ static void warm_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim
 	lim->max_procs = cfg->max_procs;
 	lim->file_mb = cfg->max_file_mb;
 	lim->open_files = 256;
-	lim->channel = mcpx_broker_exec_channel(wp->broker);
+	lim->channel = wp->hooks && wp->hooks->exec_wants_channel &&
+	               wp->hooks->exec_wants_channel(wp->hooks->arg);
 	/* The running run's tasks are gone by the time this one starts. */
 	lim->uncounted_pgrp = wp->running;
 }
@@ -430,7 +431,8 @@ bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), voi
 /* ---- the interface ------------------------------------------------------- */
 
 struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-                                          const struct mcpx_sandbox *sb, struct mcpx_broker *broker)
+                                          const struct mcpx_sandbox *sb,
+                                          const struct mcpx_executor_hooks *hooks)
 {
 	struct mcpx_warm_pool *wp = calloc(1, sizeof(*wp));
 
@@ -439,7 +441,7 @@ struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct m
 	wp->loop = loop;
 	wp->cfg = cfg;
 	wp->sb = sb;
-	wp->broker = broker;
+	wp->hooks = hooks;
 	wp->mode = mcpx_warm_mode_for(cfg, sb);
 	mcpx_sandbox_proc_reset(&wp->proc);
 	return wp;

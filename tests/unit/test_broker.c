@@ -1,5 +1,5 @@
 /*
- * test_broker.c - the broker's hold on what a run can make the server keep
+ * test_broker.c - the run channel's hold on what a run can make the server keep
  * (issue 21 A): a run that writes requests and never reads the answers is
  * not read either once a small queue of answers waits, so the bytes the
  * broker takes from the channel, and what it holds for the run (told to
@@ -8,6 +8,7 @@
  * socketpair stand in for the server and the run.
  */
 #include "broker.h"
+#include "run_channel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,8 +103,9 @@ int main(void)
 	struct mcpx_policy_store *store = NULL;
 	struct mcpx_broker *b = NULL;
 	struct mcpx_broker_opts bo = {0};
-	struct mcpx_broker_who who = {.run_id = "r1", .held = on_held};
-	struct mcpx_broker_run *run;
+	struct mcpx_run_who who = {.run_id = "r1", .held = on_held};
+	struct mcpx_run_channel *rc;
+	struct mcpx_run_channel_run *run;
 	struct mcpx_err err = {{0}};
 	struct mcpx_loop *loop;
 	struct mcpx_wire_in in;
@@ -122,8 +124,11 @@ int main(void)
 	CHECK(loop != NULL);
 	CHECK_INT(mcpx_policy_store_open(path, &opts, &store, &err), 0);
 	CHECK_INT(mcpx_broker_new(loop, store, &bo, &b, &err), 0);
+	rc = mcpx_run_channel_new(loop, store);
+	CHECK(rc != NULL);
+	CHECK_INT(mcpx_broker_serve(b, rc), 0);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
-	run = mcpx_broker_run_start(b, &sv[0], &who);
+	run = mcpx_run_channel_start(rc, &sv[0], &who);
 	CHECK(run != NULL && sv[0] == -1);
 
 	/* The run writes until the socket takes no more, the loop turns, and
@@ -180,8 +185,9 @@ int main(void)
 		}
 	}
 
-	mcpx_broker_run_end(run);
+	mcpx_run_channel_end(run);
 	close(sv[1]);
+	mcpx_run_channel_free(rc);
 	mcpx_broker_free(b);
 	mcpx_policy_store_free(store);
 	mcpx_loop_free(loop);
