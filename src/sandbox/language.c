@@ -126,7 +126,7 @@ static void set_root(struct mcpx_runtime *rt)
 /* Runs lang's proof through the sandbox under lim: 0 with the version in
  * rt->version, or -errno with the reason in rt->why. */
 static int prove(const struct mcpx_sandbox *sb, enum mcpx_lang l, const struct mcpx_limits *lim,
-                 struct mcpx_runtime *rt)
+                 int timeout_ms, struct mcpx_runtime *rt)
 {
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_err err = {{0}};
@@ -140,7 +140,7 @@ static int prove(const struct mcpx_sandbox *sb, enum mcpx_lang l, const struct m
 		return rc;
 	}
 	mcpx_close_fd(&proc.stdin_fd);
-	mcpx_sandbox_drain(&proc, out, sizeof(out), errbuf, sizeof(errbuf), PROVE_TIMEOUT_MS);
+	mcpx_sandbox_drain(&proc, out, sizeof(out), errbuf, sizeof(errbuf), timeout_ms);
 	mcpx_sandbox_kill(&proc);
 	rc = mcpx_sandbox_reap(&proc, &status, NULL);
 	mcpx_sandbox_cleanup(&proc);
@@ -162,22 +162,36 @@ static int prove(const struct mcpx_sandbox *sb, enum mcpx_lang l, const struct m
 	return 0;
 }
 
-/* A runtime's proof, tried up to three times. RLIMIT_NPROC is the uid's,
- * shared with every other server's runs of uid 65532 on a host without user
- * namespaces: Node's dozen threads can find it full for a moment (another
- * server's fork bomb), and a runtime left out at start-up stays out for the
- * server's life. A runtime that truly cannot start costs two more tries. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A runtime's proof, tried up to three times within PROVE_TIMEOUT_MS in all.
+ * RLIMIT_NPROC is the uid's, shared with every other server's runs of uid
+ * 65532 on a host without user namespaces: Node's dozen threads can find it
+ * full for a moment (another server's fork bomb), and a runtime left out at
+ * start-up stays out for the server's life. A runtime that hangs uses the
+ * whole time once; one that fails fast costs two more quick tries. */
 static int prove_again(const struct mcpx_sandbox *sb, enum mcpx_lang l,
                        const struct mcpx_limits *lim, struct mcpx_runtime *rt)
 {
 	static const long pause_ms[] = {200, 1000};
-	int rc = prove(sb, l, lim, rt);
+	long long end = now_ms() + PROVE_TIMEOUT_MS;
+	int rc = prove(sb, l, lim, PROVE_TIMEOUT_MS, rt);
 
 	for (size_t i = 0; rc < 0 && i < 2; i++) {
 		struct timespec ts = {pause_ms[i] / 1000, (pause_ms[i] % 1000) * 1000000L};
+		long long left;
 
 		nanosleep(&ts, NULL);
-		rc = prove(sb, l, lim, rt);
+		left = end - now_ms();
+		if (left < 1000)
+			break;
+		rc = prove(sb, l, lim, (int)left, rt);
 	}
 	return rc;
 }
