@@ -14,6 +14,9 @@
 #include "heap_trim.h"
 
 #include <malloc.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
 
 static void tick(struct mcpx_timer *t)
 {
@@ -23,21 +26,42 @@ static void tick(struct mcpx_timer *t)
 	mcpx_timer_start(h->loop, &h->timer, MCPX_HEAP_TRIM_EVERY_US);
 }
 
+/* The CPU time of the whole server (every thread), in microseconds. */
+static uint64_t process_cpu_us(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 int mcpx_heap_trim_now(struct mcpx_heap_trim *h)
 {
 	struct mallinfo2 mi = mallinfo2();
+	uint64_t cpu = process_cpu_us();
+	bool quiet = mi.fordblks == h->free_seen && mi.uordblks == h->used_seen &&
+	             cpu - h->cpu_seen_us < MCPX_HEAP_TRIM_QUIET_CPU_US;
 
-	/* Pages released stay counted as free: an idle heap looks the same
-	 * after a trim as before it, and is left alone until something is
-	 * allocated or freed. */
-	if (mi.fordblks < MCPX_HEAP_TRIM_MIN_FREE ||
-	    (h->trims && mi.fordblks == h->free_after && mi.uordblks == h->used_after))
+	h->free_seen = mi.fordblks;
+	h->used_seen = mi.uordblks;
+	h->cpu_seen_us = cpu;
+	/* Only a quiet server: the heap as it was at the last look, and next
+	 * to no CPU used since (between two back-to-back calls the heap is
+	 * back where it was, so the heap alone does not tell). Pages released
+	 * stay counted as free: a trimmed idle heap looks the same on every
+	 * later look and is left alone until it changes. */
+	if (!quiet || h->trimmed || mi.fordblks < MCPX_HEAP_TRIM_MIN_FREE) {
+		h->trimmed = h->trimmed && quiet;
 		return 0;
+	}
 	if (!malloc_trim(0))
 		return 0;
 	mi = mallinfo2();
-	h->free_after = mi.fordblks;
-	h->used_after = mi.uordblks;
+	h->free_seen = mi.fordblks;
+	h->used_seen = mi.uordblks;
+	h->cpu_seen_us = process_cpu_us();
+	h->trimmed = true;
 	h->trims++;
 	return 1;
 }
