@@ -36,6 +36,7 @@
 #include "upstream_ops.h"
 #include "tool_upstream.h"
 #include "listen_addr.h"
+#include "heap_trim.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -90,6 +91,7 @@ struct app {
 	int stop_signal; /* the second signal, which means "stop now"; 0 if none */
 	uint64_t drain_deadline_us;
 	struct mcpx_timer drain_timer;
+	struct mcpx_heap_trim heap_trim;
 };
 
 static const char *const INSTRUCTIONS =
@@ -675,6 +677,7 @@ static int start_http(struct app *app)
 static void teardown(struct app *app)
 {
 	mcpx_timer_cancel(&app->drain_timer);
+	mcpx_heap_trim_stop(&app->heap_trim);
 	mcpx_signals_free(app->sig);
 	/* These detach their sinks from the core themselves. */
 	mcpx_stdio_free(app->stdio);
@@ -749,6 +752,7 @@ int mcpx_app_run(struct mcpx_config *cfg)
 		goto out;
 	}
 	app.sig = mcpx_signals_watch(app.loop, on_signal, &app);
+	mcpx_heap_trim_start(&app.heap_trim, app.loop);
 	mcpx_sandbox_describe(&app.sb, layers, sizeof(layers));
 	mcpx_languages_describe(&app.sb.langs, langs, sizeof(langs));
 	if (cfg->transport == MCPX_TRANSPORT_STDIO) {

@@ -145,6 +145,11 @@ void mcpx_run_budget_code_started(struct mcpx_run_budget *rb);
 /* Stops sampling: the leader has exited and the run is being torn down. */
 void mcpx_run_budget_stop(struct mcpx_run_budget *rb);
 
+/* Readings taken so far, and (quiet) how many of them found the run quiet
+ * and read neither its disk nor its socket buffers (run_budget.c,
+ * QUIET_MAX_PROCS): for tests and benchmarks. NULL rb gives 0. */
+unsigned mcpx_run_budget_readings(const struct mcpx_run_budget *rb, unsigned *quiet);
+
 struct mcpx_run_usage {
 	uint64_t cpu_ms;   /* the run's CPU as this module saw it (see below) */
 	const char *limit; /* the budget that ended the run, or NULL */

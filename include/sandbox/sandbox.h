@@ -115,6 +115,10 @@ struct mcpx_sandbox_proc {
 	char workdir[4096];
 	int parent_fd; /* O_PATH fd of the directory holding workdir; -1 if none */
 	bool reaped;
+	/* mcpx_sandbox_kill found the leader gone and no stray child of the
+	 * server: nothing of the run is left to fork, so reap need not look
+	 * for strays again. */
+	bool nothing_left;
 	/* A leader forked by the zygote: a pidfd kept for waiting (the server
 	 * cannot waitid a grandchild) and who reaps it. NULL reaper: our child. */
 	int exit_fd;

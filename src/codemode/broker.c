@@ -25,9 +25,9 @@
  */
 #include "broker.h"
 
+#include "curl_lib.h"
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -134,8 +134,8 @@ static void lost_cb(struct mcpx_timer *t)
 		b->lost = l->next;
 		/* curl learns of the hang-up by reading, and watches the socket
 		 * anew if it still wants it. */
-		curl_multi_socket_action(b->multi, l->s, CURL_CSELECT_IN | CURL_CSELECT_ERR,
-		                         &running);
+		mcpx_curl_multi_socket_action(b->multi, l->s, CURL_CSELECT_IN | CURL_CSELECT_ERR,
+		                              &running);
 		free(l);
 	}
 	process_done(b);
@@ -170,7 +170,7 @@ static void sock_cb(struct mcpx_watch *w, int events)
 			free(k);
 			return;
 		}
-		curl_multi_assign(b->multi, s, NULL);
+		mcpx_curl_multi_assign(b->multi, s, NULL);
 		free(k);
 		socket_lost(b, s);
 		return;
@@ -179,7 +179,7 @@ static void sock_cb(struct mcpx_watch *w, int events)
 		flags |= CURL_CSELECT_IN;
 	if (events & MCPX_EV_WRITE)
 		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(b->multi, s, flags, &running);
+	mcpx_curl_multi_socket_action(b->multi, s, flags, &running);
 	process_done(b);
 }
 
@@ -201,7 +201,7 @@ static struct bsock *bsock_new(struct mcpx_broker *b, curl_socket_t s)
 		return NULL;
 	}
 	k->watching = true;
-	curl_multi_assign(b->multi, s, k);
+	mcpx_curl_multi_assign(b->multi, s, k);
 	return k;
 }
 
@@ -214,7 +214,7 @@ static int socket_fn(CURL *e, curl_socket_t s, int what, void *userp, void *sock
 	if (what == CURL_POLL_REMOVE) {
 		if (!k)
 			return 0;
-		curl_multi_assign(b->multi, s, NULL);
+		mcpx_curl_multi_assign(b->multi, s, NULL);
 		k->removed = true;
 		if (k->watching)
 			mcpx_loop_unwatch(&k->w); /* frees k at MCPX_EV_CLOSED */
@@ -238,7 +238,7 @@ static void timer_cb(struct mcpx_timer *t)
 	struct mcpx_broker *b = t->arg;
 	int running;
 
-	curl_multi_socket_action(b->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	mcpx_curl_multi_socket_action(b->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	process_done(b);
 }
 
@@ -254,6 +254,20 @@ static int timer_fn(CURLM *m, long timeout_ms, void *userp)
 	return 0;
 }
 
+/* The multi handle, made with the first request: until then libcurl is not
+ * even loaded (curl_lib.h), which most servers never need. NULL when it
+ * cannot be made; adding a handle to NULL then fails like any other add. */
+static CURLM *broker_multi(struct mcpx_broker *b)
+{
+	if (b->multi || !(b->multi = mcpx_curl_multi_init()))
+		return b->multi;
+	mcpx_curl_multi_setopt(b->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
+	mcpx_curl_multi_setopt(b->multi, CURLMOPT_SOCKETDATA, b);
+	mcpx_curl_multi_setopt(b->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
+	mcpx_curl_multi_setopt(b->multi, CURLMOPT_TIMERDATA, b);
+	return b->multi;
+}
+
 /* ---- requests: bookkeeping, audit, replies -------------------------------- */
 
 static void free_header_list(struct req *q)
@@ -261,7 +275,7 @@ static void free_header_list(struct req *q)
 	/* One entry holds the credential. */
 	for (struct curl_slist *l = q->hdrs; l; l = l->next)
 		mcpx_wipe(l->data, strlen(l->data));
-	curl_slist_free_all(q->hdrs);
+	mcpx_curl_slist_free_all(q->hdrs);
 	q->hdrs = NULL;
 }
 
@@ -269,8 +283,8 @@ static void detach_easy(struct req *q)
 {
 	if (!q->easy)
 		return;
-	curl_multi_remove_handle(q->b->multi, q->easy);
-	curl_easy_cleanup(q->easy);
+	mcpx_curl_multi_remove_handle(q->b->multi, q->easy);
+	mcpx_curl_easy_cleanup(q->easy);
 	q->easy = NULL;
 	free_header_list(q);
 }
@@ -532,22 +546,22 @@ static int build_headers(struct req *q)
 			continue;
 		content_type |= !strcasecmp(name, "content-type");
 		snprintf(line, sizeof(line), "%s: %s", name, value);
-		if (!(l = curl_slist_append(q->hdrs, line)))
+		if (!(l = mcpx_curl_slist_append(q->hdrs, line)))
 			return -ENOMEM;
 		q->hdrs = l;
 	}
 	/* No 100-continue round trip, and no form type curl would invent. */
-	if (!(l = curl_slist_append(q->hdrs, "Expect:")))
+	if (!(l = mcpx_curl_slist_append(q->hdrs, "Expect:")))
 		return -ENOMEM;
 	q->hdrs = l;
 	if (!content_type) {
-		if (!(l = curl_slist_append(q->hdrs, "Content-Type:")))
+		if (!(l = mcpx_curl_slist_append(q->hdrs, "Content-Type:")))
 			return -ENOMEM;
 		q->hdrs = l;
 	}
 	if (cred) {
 		snprintf(line, sizeof(line), "%s: %s", cred, rule->cred.value);
-		l = curl_slist_append(q->hdrs, line);
+		l = mcpx_curl_slist_append(q->hdrs, line);
 		mcpx_wipe(line, sizeof(line));
 		if (!l)
 			return -ENOMEM;
@@ -562,19 +576,19 @@ static CURLcode set_method(struct req *q)
 	CURLcode rc = CURLE_OK;
 
 	if (strcmp(q->method, "HEAD") == 0)
-		return curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+		return mcpx_curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
 	if (q->body || !strcmp(q->method, "POST") || !strcmp(q->method, "PUT") ||
 	    !strcmp(q->method, "PATCH")) {
-		rc = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
+		rc = mcpx_curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
 		if (!rc)
-			rc = curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body ? q->body : "");
+			rc = mcpx_curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body ? q->body : "");
 		if (!rc && strcmp(q->method, "POST") != 0)
-			rc = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
+			rc = mcpx_curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
 		return rc;
 	}
 	if (strcmp(q->method, "GET") == 0)
-		return curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-	return curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
+		return mcpx_curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	return mcpx_curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
 }
 
 /* What holds for every transfer, whatever the run asked. */
@@ -587,7 +601,7 @@ static CURLcode set_fixed(struct req *q, long timeout_ms)
 #define SET(opt, val)                                                                              \
 	do {                                                                                       \
 		if (rc == CURLE_OK)                                                                \
-			rc = curl_easy_setopt(e, opt, val);                                        \
+			rc = mcpx_curl_easy_setopt(e, opt, val);                                   \
 	} while (0)
 	SET(CURLOPT_PRIVATE, q);
 	SET(CURLOPT_URL, q->url.full);
@@ -646,9 +660,9 @@ static void start_transfer(struct req *q)
 		fail_fetch(q, "timed out before the request could be sent");
 		return;
 	}
-	if (!q->resp_headers || !(q->easy = curl_easy_init()) || build_headers(q) < 0 ||
+	if (!q->resp_headers || !(q->easy = mcpx_curl_easy_init()) || build_headers(q) < 0 ||
 	    set_fixed(q, timeout_ms) != CURLE_OK || set_method(q) != CURLE_OK ||
-	    curl_multi_add_handle(q->b->multi, q->easy) != CURLM_OK) {
+	    mcpx_curl_multi_add_handle(broker_multi(q->b), q->easy) != CURLM_OK) {
 		detach_easy(q);
 		fail_fetch(q, "the server could not start the request (out of memory)");
 		return;
@@ -706,7 +720,8 @@ static void deny_address(struct req *q)
 
 static void fail_curl(struct req *q, CURLcode rc)
 {
-	const char *what = rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : curl_easy_strerror(rc);
+	const char *what =
+	    rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : mcpx_curl_easy_strerror(rc);
 
 	fail_fetch(q, "%s %s://%s:%u%s failed: %s%s%s", q->method, q->url.scheme, q->url.host,
 	           q->url.port, q->url.path, what, q->errbuf[0] ? ": " : "", q->errbuf);
@@ -774,13 +789,13 @@ static void transfer_done(struct req *q, CURLcode rc)
 	char *location = NULL, *u = NULL;
 	curl_off_t up = 0;
 
-	curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
-	if (curl_easy_getinfo(q->easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
+	mcpx_curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+	if (mcpx_curl_easy_getinfo(q->easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
 		q->bytes_out = (uint64_t)up;
 	/* curl resolves Location against the request's URL; it follows
 	 * nothing itself (CURLOPT_FOLLOWLOCATION is off). */
 	if (rc == CURLE_OK && is_redirect(q->status) &&
-	    curl_easy_getinfo(q->easy, CURLINFO_REDIRECT_URL, &u) == CURLE_OK && u)
+	    mcpx_curl_easy_getinfo(q->easy, CURLINFO_REDIRECT_URL, &u) == CURLE_OK && u)
 		location = strdup(u);
 	detach_easy(q);
 	if (q->too_large || rc == CURLE_FILESIZE_EXCEEDED)
@@ -810,7 +825,7 @@ static void xfer_done(struct mcpx_broker *b, CURL *easy, CURLcode rc)
 
 		if (x->easy == easy) {
 			*pp = x->next;
-			curl_multi_remove_handle(b->multi, easy);
+			mcpx_curl_multi_remove_handle(b->multi, easy);
 			x->done(x, (int)rc);
 			return;
 		}
@@ -822,12 +837,12 @@ static void process_done(struct mcpx_broker *b)
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = curl_multi_info_read(b->multi, &left))) {
+	while ((msg = mcpx_curl_multi_info_read(b->multi, &left))) {
 		struct req *q = NULL;
 
 		if (msg->msg != CURLMSG_DONE)
 			continue;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
+		mcpx_curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
 		if (q)
 			transfer_done(q, msg->data.result);
 		else
@@ -1026,7 +1041,7 @@ int mcpx_broker_serve(struct mcpx_broker *b, struct mcpx_run_channel *rc)
 
 int mcpx_broker_xfer_add(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
 {
-	if (curl_multi_add_handle(b->multi, x->easy) != CURLM_OK)
+	if (mcpx_curl_multi_add_handle(broker_multi(b), x->easy) != CURLM_OK)
 		return -EIO;
 	x->next = b->xfers;
 	b->xfers = x;
@@ -1038,7 +1053,7 @@ void mcpx_broker_xfer_remove(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
 	for (struct mcpx_broker_xfer **pp = &b->xfers; *pp; pp = &(*pp)->next) {
 		if (*pp == x) {
 			*pp = x->next;
-			curl_multi_remove_handle(b->multi, x->easy);
+			mcpx_curl_multi_remove_handle(b->multi, x->easy);
 			return;
 		}
 	}
@@ -1058,11 +1073,8 @@ int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
 	struct mcpx_broker *b;
 
 	*out = NULL;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return mcpx_err_set(err, EIO, "egress broker: libcurl did not initialise");
 	b = calloc(1, sizeof(*b));
-	if (!b || !(b->multi = curl_multi_init()) ||
-	    (o->proxy && o->proxy[0] && !(b->proxy = dup_setting(o->proxy))) ||
+	if (!b || (o->proxy && o->proxy[0] && !(b->proxy = dup_setting(o->proxy))) ||
 	    (o->ca_file && o->ca_file[0] && !(b->ca_file = dup_setting(o->ca_file)))) {
 		mcpx_broker_free(b);
 		return mcpx_err_set(err, ENOMEM, "egress broker: out of memory");
@@ -1071,10 +1083,6 @@ int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
 	b->store = store;
 	b->timer.fn = timer_cb;
 	b->timer.arg = b;
-	curl_multi_setopt(b->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
-	curl_multi_setopt(b->multi, CURLMOPT_SOCKETDATA, b);
-	curl_multi_setopt(b->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
-	curl_multi_setopt(b->multi, CURLMOPT_TIMERDATA, b);
 	*out = b;
 	return 0;
 }
@@ -1084,7 +1092,7 @@ void mcpx_broker_free(struct mcpx_broker *b)
 	if (!b)
 		return;
 	if (b->multi)
-		curl_multi_cleanup(b->multi);
+		mcpx_curl_multi_cleanup(b->multi);
 	mcpx_timer_cancel(&b->timer);
 	mcpx_timer_cancel(&b->lost_timer);
 	while (b->lost) {
@@ -1096,5 +1104,4 @@ void mcpx_broker_free(struct mcpx_broker *b)
 	free(b->proxy);
 	free(b->ca_file);
 	free(b);
-	curl_global_cleanup();
 }

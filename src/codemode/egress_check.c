@@ -13,8 +13,8 @@
  */
 #include "egress_check.h"
 
+#include "curl_lib.h"
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -259,20 +259,20 @@ static int get_part(CURLU *h, CURLUPart part, unsigned flags, char *buf, size_t 
 	char *v = NULL;
 	int rc = -EINVAL;
 
-	if (curl_url_get(h, part, &v, flags) == CURLUE_OK && v && strlen(v) < cap) {
+	if (mcpx_curl_url_get(h, part, &v, flags) == CURLUE_OK && v && strlen(v) < cap) {
 		strcpy(buf, v);
 		rc = 0;
 	}
-	curl_free(v);
+	mcpx_curl_free(v);
 	return rc;
 }
 
 static bool has_part(CURLU *h, CURLUPart part)
 {
 	char *v = NULL;
-	bool has = curl_url_get(h, part, &v, 0) == CURLUE_OK;
+	bool has = mcpx_curl_url_get(h, part, &v, 0) == CURLUE_OK;
 
-	curl_free(v);
+	mcpx_curl_free(v);
 	return has;
 }
 
@@ -421,17 +421,17 @@ static bool authority_has_pct(const char *url)
  * IPv4 form that only appears after decoding would not). */
 static bool host_is_stable(CURLU *h, const char *host)
 {
-	CURLU *again = curl_url();
+	CURLU *again = mcpx_curl_url();
 	char *full = NULL, *h2 = NULL;
 	bool same = false;
 
-	if (again && curl_url_get(h, CURLUPART_URL, &full, 0) == CURLUE_OK &&
-	    curl_url_set(again, CURLUPART_URL, full, 0) == CURLUE_OK &&
-	    curl_url_get(again, CURLUPART_HOST, &h2, 0) == CURLUE_OK)
+	if (again && mcpx_curl_url_get(h, CURLUPART_URL, &full, 0) == CURLUE_OK &&
+	    mcpx_curl_url_set(again, CURLUPART_URL, full, 0) == CURLUE_OK &&
+	    mcpx_curl_url_get(again, CURLUPART_HOST, &h2, 0) == CURLUE_OK)
 		same = strcasecmp(h2, host) == 0;
-	curl_free(h2);
-	curl_free(full);
-	curl_url_cleanup(again);
+	mcpx_curl_free(h2);
+	mcpx_curl_free(full);
+	mcpx_curl_url_cleanup(again);
 	return same;
 }
 
@@ -442,7 +442,7 @@ static int load_url(CURLU *h, const char *url, const char *base, char *why, size
 	CURLUcode uc;
 	char scheme[16];
 
-	if (base && curl_url_set(h, CURLUPART_URL, base, 0) != CURLUE_OK) {
+	if (base && mcpx_curl_url_set(h, CURLUPART_URL, base, 0) != CURLUE_OK) {
 		snprintf(why, whylen, "the base URL is not valid");
 		return -EINVAL;
 	}
@@ -450,11 +450,11 @@ static int load_url(CURLU *h, const char *url, const char *base, char *why, size
 		snprintf(why, whylen, "percent-encoding is not allowed in the host name");
 		return -EINVAL;
 	}
-	uc = curl_url_set(h, CURLUPART_URL, url, CURLU_DISALLOW_USER);
+	uc = mcpx_curl_url_set(h, CURLUPART_URL, url, CURLU_DISALLOW_USER);
 	if (uc != CURLUE_OK) {
 		snprintf(why, whylen, "not a valid URL (%s)",
 		         uc == CURLUE_USER_NOT_ALLOWED ? "user names and passwords are not allowed"
-		                                       : curl_url_strerror(uc));
+		                                       : mcpx_curl_url_strerror(uc));
 		return -EINVAL;
 	}
 	if (get_part(h, CURLUPART_SCHEME, 0, scheme, sizeof(scheme)) < 0 ||
@@ -535,7 +535,7 @@ int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_ur
 		return -EINVAL;
 	}
 	copy = malloc(len + 1);
-	h = curl_url();
+	h = mcpx_curl_url();
 	if (!copy || !h) {
 		snprintf(why, whylen, "out of memory");
 		rc = -ENOMEM;
@@ -549,9 +549,9 @@ int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_ur
 	out->ip_literal = is_ip_literal(out->host);
 	/* What is requested is exactly what was matched: the host as compared
 	 * (lower case), and no fragment (it is never sent). */
-	if (curl_url_set(h, CURLUPART_HOST, out->host, 0) != CURLUE_OK ||
-	    curl_url_set(h, CURLUPART_FRAGMENT, NULL, 0) != CURLUE_OK ||
-	    curl_url_get(h, CURLUPART_URL, &out->full, 0) != CURLUE_OK ||
+	if (mcpx_curl_url_set(h, CURLUPART_HOST, out->host, 0) != CURLUE_OK ||
+	    mcpx_curl_url_set(h, CURLUPART_FRAGMENT, NULL, 0) != CURLUE_OK ||
+	    mcpx_curl_url_get(h, CURLUPART_URL, &out->full, 0) != CURLUE_OK ||
 	    strlen(out->full) >= MCPX_URL_MAX) {
 		snprintf(why, whylen, "the URL cannot be rendered within %d bytes",
 		         MCPX_URL_MAX - 1);
@@ -560,14 +560,14 @@ int mcpx_url_parse(const char *url, size_t len, const char *base, struct mcpx_ur
 	}
 	rc = 0;
 out:
-	curl_url_cleanup(h);
+	mcpx_curl_url_cleanup(h);
 	free(copy);
 	return rc;
 }
 
 void mcpx_url_release(struct mcpx_url *u)
 {
-	curl_free(u->full);
+	mcpx_curl_free(u->full);
 	u->full = NULL;
 }
 
@@ -590,7 +590,7 @@ int mcpx_url_prefix_parse(const char *s, struct mcpx_url_prefix *out, char *why,
 		out->wildcard = true;
 		buf[sep - s + 3] = 'x';
 	}
-	if (!(h = curl_url())) {
+	if (!(h = mcpx_curl_url())) {
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
@@ -612,7 +612,7 @@ int mcpx_url_prefix_parse(const char *s, struct mcpx_url_prefix *out, char *why,
 	}
 	rc = 0;
 out:
-	curl_url_cleanup(h);
+	mcpx_curl_url_cleanup(h);
 	return rc;
 }
 

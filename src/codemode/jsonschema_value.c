@@ -23,7 +23,11 @@
 
 bool mcpx_schema_is_integer(double d)
 {
-	return isfinite(d) && d == trunc(d);
+	/* Without libm (trunc): 2^52 and beyond are whole; below, the cast
+	 * truncates exactly. */
+	if (!isfinite(d))
+		return false;
+	return fabs(d) >= 0x1p52 || d == (double)(long long)d;
 }
 
 void mcpx_schema_format_number(double d, char *out, size_t size)

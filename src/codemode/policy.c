@@ -147,7 +147,8 @@ int mcpx_pol_get_uint(struct policy_ctx *c, const cJSON *v, double min, double m
 	if (!cJSON_IsNumber(v))
 		return mcpx_pol_fail(c, EINVAL, "must be an integer");
 	d = v->valuedouble;
-	if (!isfinite(d) || d != floor(d))
+	/* Whole (as d == floor(d), without libm): 2^52 and beyond are. */
+	if (!isfinite(d) || (fabs(d) < 0x1p52 && d != (double)(long long)d))
 		return mcpx_pol_fail(c, EINVAL, "must be an integer");
 	if (d < min || d > max)
 		return mcpx_pol_fail(c, ERANGE, "must be in [%.0f, %.0f]", min, max);

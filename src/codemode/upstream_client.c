@@ -24,7 +24,7 @@
  */
 #include "upstream_client.h"
 
-#include <curl/curl.h>
+#include "curl_lib.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,10 +69,10 @@ struct mcpx_upc_req {
 static void req_free(struct mcpx_upc_req *r)
 {
 	if (r->x.easy)
-		curl_easy_cleanup(r->x.easy);
+		mcpx_curl_easy_cleanup(r->x.easy);
 	for (struct curl_slist *l = r->hdrs; l; l = l->next)
 		mcpx_wipe(l->data, strlen(l->data));
-	curl_slist_free_all(r->hdrs);
+	mcpx_curl_slist_free_all(r->hdrs);
 	free(r->body);
 	cJSON_Delete(r->res.response);
 	mcpx_buf_free(&r->json);
@@ -216,7 +216,7 @@ static int add_header(struct mcpx_upc_req *r, const char *name, const char *valu
 	struct curl_slist *l;
 
 	snprintf(line, sizeof(line), "%s: %s", name, value);
-	l = curl_slist_append(r->hdrs, line);
+	l = mcpx_curl_slist_append(r->hdrs, line);
 	mcpx_wipe(line, sizeof(line));
 	if (!l)
 		return -ENOMEM;
@@ -252,7 +252,7 @@ static CURLcode set_options(struct mcpx_upc_req *r, const struct mcpx_upc_target
 #define SET(opt, val)                                                                              \
 	do {                                                                                       \
 		if (rc == CURLE_OK)                                                                \
-			rc = curl_easy_setopt(e, opt, val);                                        \
+			rc = mcpx_curl_easy_setopt(e, opt, val);                                   \
 	} while (0)
 	SET(CURLOPT_URL, t->url);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
@@ -295,8 +295,8 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 	struct mcpx_upc_result *res = &r->res;
 	curl_off_t up = 0;
 
-	curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &res->status);
-	if (curl_easy_getinfo(r->x.easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
+	mcpx_curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &res->status);
+	if (mcpx_curl_easy_getinfo(r->x.easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
 		res->bytes_out = (uint64_t)up;
 	res->bytes_in = r->received;
 	/* The stream was cut by us once the response was in. */
@@ -317,7 +317,7 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 	} else if (rc != CURLE_OK) {
 		res->kind = MCPX_UPC_DOWN;
 		snprintf(res->msg, sizeof(res->msg), "%s",
-		         r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
+		         r->errbuf[0] ? r->errbuf : mcpx_curl_easy_strerror(rc));
 	} else if (res->status == 404 && r->sent_session) {
 		/* The spec's signal that the session id is no longer known. */
 		res->kind = MCPX_UPC_SESSION_GONE;
@@ -376,7 +376,7 @@ static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const c
 	mcpx_buf_init(&r->json, t->max_bytes);
 	mcpx_buf_init(&r->line, t->max_bytes < SSE_LINE_MAX ? t->max_bytes : SSE_LINE_MAX);
 	mcpx_buf_init(&r->data, t->max_bytes);
-	if ((body && !(r->body = strdup(body))) || !(r->x.easy = curl_easy_init()) ||
+	if ((body && !(r->body = strdup(body))) || !(r->x.easy = mcpx_curl_easy_init()) ||
 	    build_headers(r, t) < 0 || set_options(r, t) != CURLE_OK) {
 		req_free(r);
 		return -ENOMEM;

@@ -64,6 +64,18 @@
 /* The fd tables of every process are read on every this many readings:
  * the most expensive reading, and unlinked files are rare. */
 #define UNLINKED_EVERY 8u
+/* A quiet run (watchdog): the same processes, the same RSS and no CPU
+ * since the last reading. Its disk and socket buffers are then not read
+ * again: neither can grow without CPU of the run's processes (their
+ * workdirs, /dev/shm entries, open files and sockets are theirs alone;
+ * what the server holds for them is counted as it happens). CPU is read
+ * in clock ticks (10 ms), so each process may have used up to a tick
+ * unseen: at most QUIET_MAX_PROCS processes, and a full reading after at
+ * most QUIET_MAX_IN_ROW quiet ones, bound what a skipped reading misses.
+ * A run waiting for the CPU on a busy machine, or sleeping, costs the
+ * server its process list only. */
+#define QUIET_MAX_PROCS 4u
+#define QUIET_MAX_IN_ROW 4u
 
 struct mcpx_budget {
 	enum mcpx_budget_method method;
@@ -107,6 +119,9 @@ struct mcpx_run_budget {
 	/* CPU the server used for it (and its joined runs) on other threads. */
 	uint64_t charged_us;
 	unsigned readings;
+	/* Quiet readings (see QUIET_MAX_PROCS): in a row now, and in all. */
+	unsigned quiet_in_row, quiet_total;
+	bool quiet; /* the current reading is one */
 	/* The latest reading of the run's processes and the one before (for
 	 * the proportional memory carried over); swapped on each reading. */
 	struct mcpx_usage_procs *procs, *prev;
@@ -333,6 +348,23 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 		exceed(rb, "cpu", rb->cpu_seen_ms, rb->lim.cpu_ms, "ms");
 }
 
+/* Whether this reading (p) finds the run quiet since the last one (prev):
+ * see QUIET_MAX_PROCS. Never the first reading, nor with joined runs (their
+ * CPU is read apart). */
+static bool is_quiet(struct mcpx_run_budget *rb, const struct mcpx_usage_procs *p,
+                     const struct mcpx_usage_procs *prev)
+{
+	bool quiet = rb->readings > 0 && !rb->joined && !p->truncated && p->n == prev->n &&
+	             p->n <= QUIET_MAX_PROCS && rb->quiet_in_row < QUIET_MAX_IN_ROW &&
+	             p->cpu_ms == prev->cpu_ms && p->rss_total_kb == prev->rss_total_kb;
+
+	for (size_t i = 0; quiet && i < p->n; i++)
+		quiet = p->pid[i] == prev->pid[i] && p->rss_kb[i] == prev->rss_kb[i];
+	rb->quiet_in_row = quiet ? rb->quiet_in_row + 1 : 0;
+	rb->quiet_total += quiet;
+	return quiet;
+}
+
 /* Memory and CPU from /proc. The sum of RSS counts a page shared by several
  * processes (after fork, or with the zygote) once per process; only when
  * that upper bound is over the budget is the exact proportional sum read,
@@ -354,6 +386,7 @@ static void read_procs(struct mcpx_run_budget *rb)
 	}
 	if (!p->n)
 		return;
+	rb->quiet = is_quiet(rb, p, rb->prev);
 	mcpx_usage_carry_pss(p, rb->prev);
 	cpu = p->cpu_ms > rb->cpu_base_ms ? p->cpu_ms - rb->cpu_base_ms : 0;
 	cpu += rb->joined_done_ms + rb->charged_us / 1000u;
@@ -364,8 +397,9 @@ static void read_procs(struct mcpx_run_budget *rb)
 		return;
 	}
 	/* The server's memory held for the run and the run's socket buffers
-	 * count with its processes'. */
-	read_sockets(rb);
+	 * count with its processes' (a quiet run's as last read). */
+	if (!rb->quiet)
+		read_sockets(rb);
 	held = outside_kb(rb);
 	rb->mem_seen_kb = p->rss_total_kb;
 	if (!rb->lim.memory_kb || p->rss_total_kb + held <= rb->lim.memory_kb)
@@ -538,11 +572,12 @@ static void sample_cb(struct mcpx_timer *t)
 
 	if (read_container(rb))
 		return;
+	rb->quiet = false;
 	if (rb->has_cgroup)
 		read_cgroup(rb);
 	else
 		read_procs(rb);
-	if (!rb->exceeded)
+	if (!rb->exceeded && !rb->quiet)
 		read_disk(rb);
 	rb->readings++;
 	if (rb->exceeded)
@@ -737,6 +772,12 @@ void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us)
 	if (!top->exceeded && !top->finished && top->lim.cpu_ms &&
 	    top->cpu_seen_ms > top->lim.cpu_ms)
 		exceed(top, "cpu", top->cpu_seen_ms, top->lim.cpu_ms, "ms");
+}
+
+unsigned mcpx_run_budget_readings(const struct mcpx_run_budget *rb, unsigned *quiet)
+{
+	*quiet = rb ? rb->quiet_total : 0;
+	return rb ? rb->readings : 0;
 }
 
 void mcpx_run_budget_kill(struct mcpx_run_budget *rb)

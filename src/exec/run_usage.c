@@ -94,6 +94,37 @@ static void add_children(struct mcpx_usage_procs *p, pid_t pgid, pid_t pid)
 	(void)mcpx_proc_each_file(path, "children", add_listed, &c);
 }
 
+/* Orphans of the run re-parented to the server (a child subreaper). The
+ * kernel hands an orphan to the subreaper's first live thread, which for the
+ * server is always its main thread (it never exits before the process), so
+ * that thread's children file lists them all: one read on every reading
+ * instead of a walk of /proc/self/task. Children the server's other threads
+ * forked are run leaders and warm interpreters, which add_member reaches by
+ * pgid or leaves out anyway. */
+static void add_orphans(struct mcpx_usage_procs *p, pid_t pgid)
+{
+	struct children_of c = {p, pgid};
+	char path[64], buf[4096];
+	pid_t self = getpid();
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)self, (int)self);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		add_children(p, pgid, self); /* cannot tell: every thread's */
+		return;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0 || n == (ssize_t)sizeof(buf) - 1) {
+		add_children(p, pgid, self);
+		return;
+	}
+	buf[n] = '\0';
+	add_listed(buf, &c);
+}
+
 int mcpx_usage_procs(pid_t pgid, struct mcpx_usage_procs *p)
 {
 	p->n = 0;
@@ -109,7 +140,7 @@ int mcpx_usage_procs_add(pid_t pgid, struct mcpx_usage_procs *p)
 
 	add_member(p, pgid, pgid);
 	/* Orphans of the run, re-parented to the server. */
-	add_children(p, pgid, getpid());
+	add_orphans(p, pgid);
 	/* Breadth first: p->n grows while the loop runs. */
 	for (size_t i = first; i < p->n; i++)
 		add_children(p, pgid, p->pid[i]);

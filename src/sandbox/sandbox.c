@@ -1226,8 +1226,10 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 	 * has not called setsid yet, so its group does not exist (it has
 	 * started nothing either). An unreaped pid cannot be reused. */
 	(void)kill(proc->pid, SIGKILL);
-	if (leader_gone(proc) && !stray_children())
+	if (leader_gone(proc) && !stray_children()) {
+		proc->nothing_left = true;
 		return; /* nothing of the run is left: skip the /proc scans */
+	}
 	kill_group(proc->pid);
 	(void)sweep(proc->pid, NULL);
 }
@@ -1253,7 +1255,9 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 		return rc;
 	}
 	(void)kill(-proc->pid, SIGKILL);
-	strays = stray_children();
+	/* Once kill found nothing left, nothing can have been started since
+	 * (a process of the run would have been needed): one scan per run. */
+	strays = !proc->nothing_left && stray_children();
 	if (strays)
 		kill_group(proc->pid);
 	if (proc->reaper) {

@@ -20,8 +20,8 @@
  */
 #include "tokenreview.h"
 
+#include "curl_lib.h"
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -95,9 +95,9 @@ static void sock_cb(struct mcpx_watch *w, int events)
 		k->watching = false;
 		if (!k->removed) {
 			/* The loop saw a hang-up: curl learns of it by reading. */
-			curl_multi_assign(tr->multi, k->s, NULL);
-			curl_multi_socket_action(tr->multi, k->s,
-			                         CURL_CSELECT_IN | CURL_CSELECT_ERR, &running);
+			mcpx_curl_multi_assign(tr->multi, k->s, NULL);
+			mcpx_curl_multi_socket_action(tr->multi, k->s,
+			                              CURL_CSELECT_IN | CURL_CSELECT_ERR, &running);
 			process_done(tr);
 		}
 		free(k);
@@ -107,7 +107,7 @@ static void sock_cb(struct mcpx_watch *w, int events)
 		flags |= CURL_CSELECT_IN;
 	if (events & MCPX_EV_WRITE)
 		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(tr->multi, k->s, flags, &running);
+	mcpx_curl_multi_socket_action(tr->multi, k->s, flags, &running);
 	process_done(tr);
 }
 
@@ -120,7 +120,7 @@ static int socket_fn(CURL *e, curl_socket_t s, int what, void *userp, void *sock
 	if (what == CURL_POLL_REMOVE) {
 		if (!k)
 			return 0;
-		curl_multi_assign(tr->multi, s, NULL);
+		mcpx_curl_multi_assign(tr->multi, s, NULL);
 		k->removed = true;
 		if (k->watching)
 			mcpx_loop_unwatch(&k->w); /* frees k at MCPX_EV_CLOSED */
@@ -144,7 +144,7 @@ static int socket_fn(CURL *e, curl_socket_t s, int what, void *userp, void *sock
 			return 0;
 		}
 		k->watching = true;
-		curl_multi_assign(tr->multi, s, k);
+		mcpx_curl_multi_assign(tr->multi, s, k);
 	}
 	mcpx_loop_set_events(&k->w, ((what & CURL_POLL_IN) ? MCPX_EV_READ : 0) |
 	                                ((what & CURL_POLL_OUT) ? MCPX_EV_WRITE : 0));
@@ -156,7 +156,7 @@ static void timer_cb(struct mcpx_timer *t)
 	struct mcpx_tokenreview *tr = t->arg;
 	int running;
 
-	curl_multi_socket_action(tr->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	mcpx_curl_multi_socket_action(tr->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	process_done(tr);
 }
 
@@ -305,12 +305,12 @@ out:
 static void review_free(struct mcpx_review *r)
 {
 	if (r->easy) {
-		curl_multi_remove_handle(r->tr->multi, r->easy);
-		curl_easy_cleanup(r->easy);
+		mcpx_curl_multi_remove_handle(r->tr->multi, r->easy);
+		mcpx_curl_easy_cleanup(r->easy);
 	}
 	for (struct curl_slist *l = r->hdrs; l; l = l->next)
 		mcpx_wipe(l->data, strlen(l->data)); /* the pod's own token */
-	curl_slist_free_all(r->hdrs);
+	mcpx_curl_slist_free_all(r->hdrs);
 	if (r->body) {
 		mcpx_wipe(r->body, r->body_len);
 		free(r->body);
@@ -332,10 +332,10 @@ static void review_done(struct mcpx_review *r, CURLcode cc)
 	time_t now = time(NULL), until;
 	int verdict;
 
-	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+	mcpx_curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (cc != CURLE_OK) {
 		mcpx_warn("TokenReview at %s failed: %s", tr->url,
-		          r->errbuf[0] ? r->errbuf : curl_easy_strerror(cc));
+		          r->errbuf[0] ? r->errbuf : mcpx_curl_easy_strerror(cc));
 		verdict = -EIO;
 	} else if (status != 200 && status != 201) {
 		mcpx_warn("TokenReview at %s answered HTTP %ld", tr->url, status);
@@ -363,12 +363,12 @@ static void process_done(struct mcpx_tokenreview *tr)
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = curl_multi_info_read(tr->multi, &left))) {
+	while ((msg = mcpx_curl_multi_info_read(tr->multi, &left))) {
 		struct mcpx_review *r = NULL;
 
 		if (msg->msg != CURLMSG_DONE)
 			continue;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		mcpx_curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
 		if (r)
 			review_done(r, msg->data.result);
 	}
@@ -402,7 +402,7 @@ static struct curl_slist *auth_header(const struct mcpx_tokenreview *tr)
 		n--;
 	buf[n] = '\0';
 	if (n > 22 && n < sizeof(buf) - 1)
-		l = curl_slist_append(NULL, buf);
+		l = mcpx_curl_slist_append(NULL, buf);
 	mcpx_wipe(buf, sizeof(buf));
 	return l;
 }
@@ -457,10 +457,10 @@ struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const ch
 	r->hdrs = auth_header(tr);
 	if (!r->hdrs)
 		mcpx_warn("TokenReview: cannot read this pod's token %s", tr->token_file);
-	h = r->hdrs ? curl_slist_append(r->hdrs, "Content-Type: application/json") : NULL;
+	h = r->hdrs ? mcpx_curl_slist_append(r->hdrs, "Content-Type: application/json") : NULL;
 	if (h)
-		h = curl_slist_append(h, "Accept: application/json");
-	r->easy = curl_easy_init();
+		h = mcpx_curl_slist_append(h, "Accept: application/json");
+	r->easy = mcpx_curl_easy_init();
 	if (!r->easy) {
 		review_free(r);
 		return NULL;
@@ -469,23 +469,23 @@ struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const ch
 	 * the transfer is left to fail (an empty URL), so the verdict is
 	 * "unavailable", told on a later loop turn like any other. */
 	r->body_len = r->body ? strlen(r->body) : 0;
-	curl_easy_setopt(r->easy, CURLOPT_URL, r->body && h ? tr->url : "");
-	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
-	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body ? r->body : "");
-	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
-	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(r->easy, CURLOPT_ERRORBUFFER, r->errbuf);
-	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)MCPX_TOKENREVIEW_TIMEOUT_MS);
-	curl_easy_setopt(r->easy, CURLOPT_CAINFO, tr->ca_file);
-	curl_easy_setopt(r->easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(r->easy, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(r->easy, CURLOPT_PROXY, ""); /* never from the environment */
-	curl_easy_setopt(r->easy, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
-	if (curl_multi_add_handle(tr->multi, r->easy) != CURLM_OK) {
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_URL, r->body && h ? tr->url : "");
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, write_cb);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_ERRORBUFFER, r->errbuf);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)MCPX_TOKENREVIEW_TIMEOUT_MS);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_CAINFO, tr->ca_file);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_PROXY, ""); /* never from the environment */
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_FOLLOWLOCATION, 0L);
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "https");
+	mcpx_curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
+	if (mcpx_curl_multi_add_handle(tr->multi, r->easy) != CURLM_OK) {
 		review_free(r);
 		return NULL;
 	}
@@ -522,17 +522,17 @@ int mcpx_tokenreview_new(struct mcpx_tokenreview **out, struct mcpx_loop *loop,
 	tr->token_file = strdup(o->token_file);
 	tr->ca_file = strdup(o->ca_file);
 	tr->audience = strdup(o->audience);
-	tr->multi = curl_multi_init();
+	tr->multi = mcpx_curl_multi_init();
 	if (!tr->token_file || !tr->ca_file || !tr->audience || !tr->multi) {
 		mcpx_tokenreview_free(tr);
 		return mcpx_err_set(err, ENOMEM, "out of memory");
 	}
 	tr->timer.fn = timer_cb;
 	tr->timer.arg = tr;
-	curl_multi_setopt(tr->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
-	curl_multi_setopt(tr->multi, CURLMOPT_SOCKETDATA, tr);
-	curl_multi_setopt(tr->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
-	curl_multi_setopt(tr->multi, CURLMOPT_TIMERDATA, tr);
+	mcpx_curl_multi_setopt(tr->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
+	mcpx_curl_multi_setopt(tr->multi, CURLMOPT_SOCKETDATA, tr);
+	mcpx_curl_multi_setopt(tr->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
+	mcpx_curl_multi_setopt(tr->multi, CURLMOPT_TIMERDATA, tr);
 	*out = tr;
 	return 0;
 }
@@ -550,7 +550,7 @@ void mcpx_tokenreview_free(struct mcpx_tokenreview *tr)
 		review_free(r);
 	}
 	if (tr->multi)
-		curl_multi_cleanup(tr->multi);
+		mcpx_curl_multi_cleanup(tr->multi);
 	mcpx_timer_cancel(&tr->timer);
 	free(tr->token_file);
 	free(tr->ca_file);

@@ -180,6 +180,15 @@ static const struct row rows[] = {
     {"{'multipleOf':3}", "9", NULL},
     {"{'multipleOf':3}", "10", "(root): must be a multiple of 3"},
     {"{'multipleOf':2}", "1e15", NULL},
+    /* Without libm (nearest_whole, the integer path): negative values,
+     * halves, a divisor larger than the value. */
+    {"{'multipleOf':3}", "-9", NULL},
+    {"{'multipleOf':3}", "-10", "(root): must be a multiple of 3"},
+    {"{'multipleOf':0.5}", "-2.5", NULL},
+    {"{'multipleOf':0.2}", "0.5", "(root): must be a multiple of 0.2"},
+    {"{'multipleOf':0.2}", "-0.5", "(root): must be a multiple of 0.2"},
+    {"{'multipleOf':1e300}", "0", NULL},
+    {"{'multipleOf':1e300}", "7", "(root): must be a multiple of 1e+300"},
     {"{'multipleOf':1e-308}", "1.5e-300", NULL},
     /* Lengths count code points, not bytes. */
     {"{'minLength':2,'maxLength':3}", "'ab'", NULL},

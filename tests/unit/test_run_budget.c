@@ -699,8 +699,89 @@ static void test_cgroup_budget_removed(void)
 	mcpx_budget_free(b);
 }
 
+/* Turns the loop (5 ms apart) until done() or, as a safety net for a
+ * broken build, a minute has passed. */
+static void turn_until(struct mcpx_loop *loop, bool (*done)(void *), void *arg)
+{
+	struct timespec ts = {0, 5000000};
+
+	for (int i = 0; i < 12000 && !done(arg); i++) {
+		(void)mcpx_loop_turn(loop);
+		nanosleep(&ts, NULL);
+	}
+}
+
+static bool six_readings(void *arg)
+{
+	unsigned quiet;
+
+	return mcpx_run_budget_readings(arg, &quiet) >= 6;
+}
+
+static bool ended(void *arg)
+{
+	return ((struct ended *)arg)->limit != NULL;
+}
+
+/* A run that neither runs nor grows (a process in pause()) is quiet: its
+ * disk is not walked again on every reading, but still at least every
+ * fifth, so a file that appears in its workdir without its CPU (written
+ * here, by the test) is still found and ends it. */
+static void test_quiet(void)
+{
+	char wd[] = "/tmp/mcpx-quiet-XXXXXX", path[PATH_MAX + 16];
+	struct mcpx_budget_limits lim = {.disk_kb = 1024};
+	struct mcpx_run_budget *rb = NULL;
+	struct mcpx_sandbox_proc proc;
+	struct mcpx_run_usage u;
+	struct ended e = {0};
+	struct mcpx_budget *b = mcpx_budget_new();
+	struct mcpx_loop *loop = mcpx_loop_new();
+	unsigned readings, quiet;
+	char block[4096];
+	int fd;
+
+	REQUIRE(b && loop && mkdtemp(wd));
+	if (mcpx_budget_method(b) != MCPX_BUDGET_WATCHDOG) {
+		printf("quiet readings: not with per-run cgroups, skipped\n");
+		rmdir(wd);
+		mcpx_loop_free(loop);
+		mcpx_budget_free(b);
+		return;
+	}
+	e.pgid = idle_group();
+	e.loop = loop;
+	proc_for(&proc, e.pgid, wd);
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, on_exceeded, &e, &rb), 0);
+	turn_until(loop, six_readings, rb);
+	readings = mcpx_run_budget_readings(rb, &quiet);
+	printf("quiet run: %u readings, %u quiet\n", readings, quiet);
+	CHECK(readings >= 6 && quiet >= 1);
+	CHECK(quiet <= readings - readings / 5);
+	CHECK(e.limit == NULL);
+	/* 2 MiB the run did not write: found by a full reading all the same. */
+	snprintf(path, sizeof(path), "%s/big", wd);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0);
+	memset(block, 'x', sizeof(block));
+	for (int i = 0; fd >= 0 && i < 512; i++)
+		CHECK(write(fd, block, sizeof(block)) == (ssize_t)sizeof(block));
+	if (fd >= 0)
+		close(fd);
+	turn_until(loop, ended, &e);
+	CHECK_STR(e.limit, "disk");
+	(void)kill(-e.pgid, SIGKILL); /* on_exceeded did, unless it failed */
+	CHECK(waitpid(e.pgid, NULL, 0) == e.pgid);
+	mcpx_run_budget_finish(rb, &u);
+	CHECK_STR(u.limit, "disk");
+	CHECK(unlink(path) == 0 && rmdir(wd) == 0);
+	mcpx_loop_free(loop);
+	mcpx_budget_free(b);
+}
+
 int main(void)
 {
+	test_quiet();
 	test_sockets();
 	test_locate();
 	test_tree();
