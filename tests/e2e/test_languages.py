@@ -166,15 +166,24 @@ t.check(ex["inputSchema"]["properties"]["language"]["enum"] == ["python"]
 s3.close()
 
 # ---- a runtime that cannot start in the sandbox ----
-# V8 reserves a 512 MiB code range at start; with MCP_EXEC_MEMORY_MB=32 a
-# JavaScript run's address-space limit (32 + 640 MiB) is too small for that
-# and its start-up proof fails: auto leaves JavaScript out, a list that names
-# it refuses to start. (Not MCP_EXEC_MAX_PROCS: RLIMIT_NPROC is added to what
-# the run uid has at that moment, and tests running beside this one lend it
-# their runs' threads.)
+# Node needs about a dozen threads; with MCP_EXEC_MAX_PROCS=4 it fails its
+# start-up proof: auto leaves JavaScript out, a list that names it refuses
+# to start. RLIMIT_NPROC is the uid's, and is set to what the uid has plus
+# the budget: run as root, these servers get a uid of their own (as in a
+# pod), since other tests' runs of uid 65532 would lend them their tasks.
 import subprocess
-from mcpx_harness import BIN
-s4 = StdioServer(base_env(MCP_EXEC_MEMORY_MB=32))
+from mcpx_harness import BIN, bin_for_uid
+
+OWN_UID = 40123
+own_bin, own_uid = BIN, None
+if os.geteuid() == 0:
+    own_bin = bin_for_uid()
+
+    def own_uid():
+        os.setgroups([])
+        os.setresgid(OWN_UID, OWN_UID, OWN_UID)
+        os.setresuid(OWN_UID, OWN_UID, OWN_UID)
+s4 = StdioServer(base_env(MCP_EXEC_MAX_PROCS=4), preexec=own_uid, binary=own_bin)
 s4.initialize()
 ex = next(x for x in s4.request("tools/list")["result"]["tools"] if x["name"] == "exec")
 t.check(ex["inputSchema"]["properties"]["language"]["enum"] == ["python", "bash"],
@@ -183,13 +192,14 @@ t.check(ex["inputSchema"]["properties"]["language"]["enum"] == ["python", "bash"
 s4.close()
 t.check("language javascript off: /usr/bin/node does not run in the sandbox" in s4.stderr_text(),
         "and the log says why", s4.stderr_text()[-400:])
-p = subprocess.run([BIN], env=base_env(MCP_EXEC_MEMORY_MB=32, MCP_EXEC_LANGUAGES="python,javascript"),
-                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+p = subprocess.run([own_bin], env=base_env(MCP_EXEC_MAX_PROCS=4, MCP_EXEC_LANGUAGES="python,javascript"),
+                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                   preexec_fn=own_uid)
 t.check(p.returncode == 69 and "language javascript: /usr/bin/node does not run in the sandbox" in p.stderr,
         "named in MCP_EXEC_LANGUAGES, it stops the start (exit 69)", (p.returncode, p.stderr[-300:]))
-p = subprocess.run([BIN, "--check-config"],
-                   env=base_env(MCP_EXEC_MEMORY_MB=32, MCP_EXEC_LANGUAGES="python,javascript"),
-                   capture_output=True, text=True, timeout=120)
+p = subprocess.run([own_bin, "--check-config"],
+                   env=base_env(MCP_EXEC_MAX_PROCS=4, MCP_EXEC_LANGUAGES="python,javascript"),
+                   capture_output=True, text=True, timeout=120, preexec_fn=own_uid)
 t.check(p.returncode == 78 and "languages: FAILED: language javascript" in p.stdout,
         "--check-config says so and exits 78", (p.returncode, p.stdout[-300:]))
 
