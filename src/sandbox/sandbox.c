@@ -819,6 +819,18 @@ int mcpx_sandbox_setup_verdict(struct mcpx_sandbox_proc *proc, struct mcpx_err *
 #define OOM_OPEN_TRIES 500
 #define OOM_OPEN_PAUSE_NS 100000L
 
+/* Whether pid (our child) has exited and is not yet reaped: a task without
+ * memory owns its /proc files as root for good (task_dump_owner), and has
+ * nothing left for the OOM killer to choose. A run that ends within a few
+ * milliseconds (bash `true`) gets there before this write. */
+static bool has_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
 static int raise_oom_score_of(pid_t pid)
 {
 	struct timespec pause = {0, OOM_OPEN_PAUSE_NS};
@@ -831,6 +843,8 @@ static int raise_oom_score_of(pid_t pid)
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 && errno != EACCES)
 			return -errno;
+		if (fd < 0 && has_exited(pid))
+			return 0;
 		if (fd < 0)
 			nanosleep(&pause, NULL);
 	}
