@@ -98,8 +98,10 @@ bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), voi
 void mcpx_warm_pool_cold_run(struct mcpx_warm_pool *wp);
 
 /* A run started (pgrp: its process group, left out of the next process's
- * RLIMIT_NPROC count while it runs). */
-void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp);
+ * RLIMIT_NPROC count while it runs; arrived_us: when its call came, on
+ * mcpx_now_us's clock). Fork-server mode asks for the next child beside it
+ * when its call came back to back with the previous run's end. */
+void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp, uint64_t arrived_us);
 
 /* A call waits in the queue behind the running run. Fork-server mode asks
  * for its child now, beside the run (Landlock keeps them apart), so that it

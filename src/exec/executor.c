@@ -1232,9 +1232,10 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	if (job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
 	/* The pool prepares the next run's interpreter once this one ends, or
-	 * now if a call already waits for it (a nested run's caller did both). */
+	 * now if calls come back to back or one already waits for it (a
+	 * nested run's caller did both). */
 	if (!nested) {
-		mcpx_warm_pool_run_started(ex->warm, job->proc.pid);
+		mcpx_warm_pool_run_started(ex->warm, job->proc.pid, job->enqueued_us);
 		if (ex->queue_head)
 			mcpx_warm_pool_call_waiting(ex->warm);
 	}

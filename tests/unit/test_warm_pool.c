@@ -168,7 +168,7 @@ static void test_fork_mode(struct mcpx_loop *loop, const struct mcpx_sandbox *sb
 	CHECK(a.pid > 0 && !mcpx_warm_pool_ready(wp));
 	/* Nothing is forked beside a's run (it would compete with it); the
 	 * next child is asked for once the run has ended. */
-	mcpx_warm_pool_run_started(wp, a.pid);
+	mcpx_warm_pool_run_started(wp, a.pid, mcpx_now_us());
 	spin(loop, 300, NULL, NULL);
 	CHECK(!mcpx_warm_pool_ready(wp));
 	st = run_in(sb, &a, pending, "import os; print('pid', os.getpid())", out, sizeof(out));
@@ -184,7 +184,7 @@ static void test_fork_mode(struct mcpx_loop *loop, const struct mcpx_sandbox *sb
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 4);
 	/* A run that needs a broker channel (a function's) never gets a child
 	 * prepared without one: it is discarded and the run starts cold. */
-	mcpx_warm_pool_run_started(wp, b.pid);
+	mcpx_warm_pool_run_started(wp, b.pid, mcpx_now_us());
 	mcpx_warm_pool_run_ended(wp);
 	spin(loop, 10000, is_ready, wp);
 	CHECK(mcpx_warm_pool_ready(wp));
@@ -259,7 +259,7 @@ static void test_wait_for_answer(struct mcpx_loop *loop, const struct mcpx_sandb
 	spin(loop, 30000, is_ready, wp);
 	CHECK(mcpx_warm_pool_ready(wp));
 	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 1);
-	mcpx_warm_pool_run_started(wp, a.pid);
+	mcpx_warm_pool_run_started(wp, a.pid, mcpx_now_us());
 	st = run_in(sb, &a, pending, "print(1)", out, sizeof(out));
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	zyg = zygote_child();
@@ -288,6 +288,61 @@ static void test_wait_for_answer(struct mcpx_loop *loop, const struct mcpx_sandb
 	mcpx_warm_pool_free(wp);
 }
 
+/* Calls that come back to back get their successor prepared beside their
+ * run (each would otherwise wait for the whole preparation); a call that
+ * comes alone does not (the child would compete with its run). */
+static void test_back_to_back(struct mcpx_loop *loop, const struct mcpx_sandbox *sb)
+{
+	struct mcpx_config cfg;
+	struct mcpx_warm_pool *wp;
+	struct mcpx_sandbox_proc a, b, c;
+	struct mcpx_err err = {{0}};
+	struct timespec gap = {0, 40000000};
+	bool pending;
+	uint64_t base, arrived;
+	char out[256];
+	int st;
+
+	config(&cfg, MCPX_WARM_AUTO);
+	if (mcpx_warm_mode_for(&cfg, sb) != MCPX_WARM_MODE_FORK)
+		return;
+	wp = mcpx_warm_pool_new(loop, &cfg, sb, NULL);
+	if (wp)
+		mcpx_warm_pool_start(wp);
+	CHECK(wp != NULL);
+	if (!wp)
+		return;
+	spin(loop, 30000, is_ready, wp);
+	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 1);
+	st = run_in(sb, &a, pending, "print(1)", out, sizeof(out));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	mcpx_warm_pool_run_ended(wp);
+	/* The next call arrives at once: its run takes the child asked for
+	 * after a's, and the one after it is asked for beside it. */
+	arrived = mcpx_now_us();
+	spin(loop, 10000, is_ready, wp);
+	CHECK_INT(mcpx_warm_pool_take(wp, &b, false, &pending, &base, &err), 1);
+	CHECK(!mcpx_warm_pool_ready(wp));
+	mcpx_warm_pool_run_started(wp, b.pid, arrived);
+	spin(loop, 10000, is_ready, wp);
+	CHECK(mcpx_warm_pool_ready(wp));
+	st = run_in(sb, &b, pending, "raise SystemExit(6)", out, sizeof(out));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 6);
+	mcpx_warm_pool_run_ended(wp);
+	/* A call that comes 40 ms after the last run ended: nothing beside. */
+	nanosleep(&gap, NULL);
+	arrived = mcpx_now_us();
+	CHECK_INT(mcpx_warm_pool_take(wp, &c, false, &pending, &base, &err), 1);
+	CHECK(c.pid != b.pid);
+	mcpx_warm_pool_run_started(wp, c.pid, arrived);
+	spin(loop, 300, NULL, NULL);
+	CHECK(!mcpx_warm_pool_ready(wp));
+	st = run_in(sb, &c, pending, "print(2)", out, sizeof(out));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	mcpx_warm_pool_run_ended(wp);
+	mcpx_warm_pool_free(wp);
+}
+
 static void test_after_reap(struct mcpx_loop *loop, const struct mcpx_sandbox *sb)
 {
 	struct mcpx_config cfg;
@@ -311,7 +366,7 @@ static void test_after_reap(struct mcpx_loop *loop, const struct mcpx_sandbox *s
 	/* A run ended and the next started at once (cold): the interpreter
 	 * due after the first may not be started beside the second. */
 	mcpx_warm_pool_run_ended(wp);
-	mcpx_warm_pool_run_started(wp, 1);
+	mcpx_warm_pool_run_started(wp, 1, mcpx_now_us());
 	spin(loop, 300, NULL, NULL);
 	CHECK(!mcpx_warm_pool_ready(wp));
 	mcpx_warm_pool_run_ended(wp);
@@ -416,6 +471,8 @@ int main(void)
 	printf("%.1f s: test_wait_for_answer\n", (double)mcpx_now_us() / 1e6);
 	fflush(stdout);
 	test_wait_for_answer(loop, sb);
+	printf("%.1f s: test_back_to_back\n", (double)mcpx_now_us() / 1e6);
+	test_back_to_back(loop, sb);
 	printf("%.1f s: test_after_reap\n", (double)mcpx_now_us() / 1e6);
 	fflush(stdout);
 	test_after_reap(loop, sb);
