@@ -1,8 +1,8 @@
 /*
  * sandbox_child.c - the child side of a sandboxed process: one straight-line
- * sequence from fork() to the interpreter.
+ * sequence from (v)fork to the interpreter.
  *
- * What it does: after fork() the child ties its life to its parent, resets
+ * What it does: after the fork the child ties its life to its parent, resets
  * what it inherited (signals, fds), gets its own session and process group,
  * enters the workdir, drops root when started as root, lowers its limits,
  * sets no_new_privs, enforces Landlock and installs the seccomp filter, in
@@ -20,9 +20,12 @@
  *   already there, so the child continues in it and closes the pipe once it
  *   is ready for its code; 0 bytes then mean "sandboxed and ready".
  *
- * What it does not do: allocate, format or log. The server is multithreaded,
- * so between fork and execve only async-signal-safe calls are allowed; every
- * string and table was prepared by the parent (sandbox.c, or the zygote).
+ * What it does not do: allocate, format, log or write any memory but its
+ * own stack. The server is multithreaded, so between fork and execve only
+ * async-signal-safe calls are allowed; and the server's child comes from
+ * vfork, sharing the server's memory until execve (sandbox.c, fork_child).
+ * Every string and table was prepared by the parent (sandbox.c, or the
+ * zygote).
  * Seccomp goes last so it never filters the setup itself (bubblewrap does
  * the same).
  */
@@ -96,7 +99,10 @@ static int die_with_parent(pid_t parent)
  * keeps its dispositions: they are the ones a freshly initialised
  * interpreter sets (SIGINT raises KeyboardInterrupt, SIGPIPE and SIGXFSZ
  * ignored so writes fail with an exception), exactly what a cold run has by
- * the time its code starts, since the zygote itself began with this reset. */
+ * the time its code starts, since the zygote itself began with this reset.
+ * The server's vfork child starts with every signal blocked (sandbox.c):
+ * the dispositions are reset before the mask is cleared, so no handler of
+ * the server ever runs in it. */
 static int reset_signals(const struct mcpx_child_args *a)
 {
 	struct sigaction dfl = {0};
@@ -228,8 +234,8 @@ static int raise_oom_score(const struct mcpx_child_args *a)
 
 /* Threat: run code with root's power over the host (started as root, in CI
  * or locally). Raw syscalls rather than glibc wrappers: the wrappers
- * broadcast credential changes to all threads, and after fork this thread is
- * the only one. In the pod the server already runs as 65532 and cannot
+ * act on every thread of the process they believe they run in, and the
+ * server's vfork child reads the server's thread list. In the pod the server already runs as 65532 and cannot
  * change uid, so this step is skipped. */
 static int drop_uid(const struct mcpx_child_args *a)
 {

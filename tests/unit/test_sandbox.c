@@ -13,6 +13,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -362,6 +363,86 @@ static void test_basic(const struct mcpx_sandbox *sb)
 	       r->workdir, !path_exists(r->workdir));
 	CHECK(r->workdir[0] == '/');
 	CHECK(!path_exists(r->workdir));
+	free(r);
+}
+
+/* The server's child comes from vfork and shares the server's memory until
+ * its execve (sandbox.c, fork_child): whatever it sets up must stay its
+ * own. After runs, the server's dispositions, signal mask and credentials,
+ * and a sibling thread's credentials, are what they were. */
+static int sibling_pipe[2] = {-1, -1};
+
+static void *sibling(void *arg)
+{
+	char c;
+
+	*(pid_t *)arg = (pid_t)syscall(SYS_gettid);
+	while (read(sibling_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+}
+
+static void uid_line(pid_t tid, char *out, size_t len)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(out, len, "?");
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Uid:", 4) == 0 || strncmp(line, "Gid:", 4) == 0)
+			snprintf(out + strlen(out), len - strlen(out), "%s", line);
+	fclose(f);
+}
+
+static void test_server_untouched(const struct mcpx_sandbox *sb)
+{
+	static const char code[] = "print('ran')\n";
+	struct sigaction usr2 = {0}, got;
+	struct run *r = malloc(sizeof(*r));
+	sigset_t mask;
+	pthread_t th;
+	pid_t tid = 0;
+	char before[256], after[256], tbefore[256], tafter[256];
+	uid_t uid = getuid(), euid = geteuid();
+
+	printf("the server is untouched by its runs' setup\n");
+	usr2.sa_handler = on_usr2;
+	sigemptyset(&usr2.sa_mask);
+	CHECK(sigaction(SIGUSR2, &usr2, NULL) == 0);
+	CHECK(pipe(sibling_pipe) == 0);
+	CHECK(pthread_create(&th, NULL, sibling, &tid) == 0);
+	while (!__atomic_load_n(&tid, __ATOMIC_SEQ_CST))
+		sched_yield();
+	uid_line((pid_t)syscall(SYS_gettid), before, sizeof(before));
+	uid_line(tid, tbefore, sizeof(tbefore));
+	for (int i = 0; i < 3; i++) {
+		run_code(sb, &default_limits, code, sizeof(code) - 1, "", 20000, r);
+		CHECK_INT(r->spawn_rc, 0);
+		CHECK_STR(r->out, "ran\n");
+	}
+	CHECK(sigaction(SIGUSR2, NULL, &got) == 0 && got.sa_handler == on_usr2);
+	CHECK(sigaction(SIGTERM, NULL, &got) == 0 && got.sa_handler == SIG_IGN);
+	CHECK(pthread_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SIGUSR1) &&
+	      !sigismember(&mask, SIGUSR2));
+	CHECK(getuid() == uid && geteuid() == euid);
+	uid_line((pid_t)syscall(SYS_gettid), after, sizeof(after));
+	uid_line(tid, tafter, sizeof(tafter));
+	CHECK_STR(after, before);
+	CHECK_STR(tafter, tbefore);
+	CHECK(write(sibling_pipe[1], "x", 1) == 1);
+	pthread_join(th, NULL);
+	close(sibling_pipe[0]);
+	close(sibling_pipe[1]);
+	signal(SIGUSR2, SIG_DFL);
 	free(r);
 }
 
@@ -950,6 +1031,7 @@ int main(void)
 
 	test_selftest_detects(sb);
 	test_basic(sb);
+	test_server_untouched(sb);
 	test_channel(sb);
 	test_env(sb);
 	test_rlimit_caps();
