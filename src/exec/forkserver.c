@@ -406,7 +406,7 @@ static void fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limits
 {
 	memset(req, 0, sizeof(*req));
 	req->op = MCPX_ZOP_FORK;
-	req->n_rlimits = (int32_t)mcpx_sandbox_rlimits(lim, sb->run_uid, req->rlimits);
+	req->n_rlimits = (int32_t)mcpx_sandbox_rlimits(sb, lim, req->rlimits);
 	snprintf(req->workdir, sizeof(req->workdir), "%s", workdir);
 }
 

@@ -50,278 +50,11 @@
 #include "log.h"
 #include "procstat.h"
 #include "reach.h"
+#include "reaper.h"
 #include "runner.h"
 #include "sandbox_child.h"
 #include "seccomp_policy.h"
 #include "workdir.h"
-
-/* Concurrent runs (and warm interpreters) the registry can track. */
-#define MAX_LIVE_RUNS 256
-/* Orphans handled per sweep round, and rounds per reap. */
-#define MAX_ORPHANS 256
-#define MAX_SWEEP_ROUNDS 64
-
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t live_leaders[MAX_LIVE_RUNS];
-
-/* Caller holds registry_lock. */
-static bool registry_has(pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < MAX_LIVE_RUNS; i++)
-		if (live_leaders[i] == pid)
-			return true;
-	return false;
-}
-
-/* Caller holds registry_lock. */
-static int registry_add(pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < MAX_LIVE_RUNS; i++) {
-		if (live_leaders[i] == 0) {
-			live_leaders[i] = pid;
-			return 0;
-		}
-	}
-	return -EAGAIN;
-}
-
-static bool registry_full(void)
-{
-	return !registry_has(0);
-}
-
-static void registry_remove(pid_t pid)
-{
-	size_t i;
-
-	pthread_mutex_lock(&registry_lock);
-	for (i = 0; i < MAX_LIVE_RUNS; i++)
-		if (live_leaders[i] == pid)
-			live_leaders[i] = 0;
-	pthread_mutex_unlock(&registry_lock);
-}
-
-/* ---- /proc scanning ---------------------------------------------------- */
-
-static int live_member(const struct mcpx_procstat *ps, void *arg)
-{
-	pid_t pgid = *(pid_t *)arg;
-
-	return ps->pgrp == pgid && ps->state != 'Z' && ps->state != 'X';
-}
-
-static bool group_has_live_member(pid_t pgid)
-{
-	return mcpx_procstat_scan(live_member, &pgid) > 0;
-}
-
-struct orphan_scan {
-	pid_t pgid;     /* the run's group */
-	pid_t self;     /* getpid() of the server */
-	bool kill_only; /* kill: members of the group even if not our children */
-	pid_t pids[MAX_ORPHANS];
-	size_t n;
-};
-
-/* A child of ours that is neither a run leader nor in a live run's group can
- * only be a process that escaped a run (setsid, when seccomp is missing) and
- * was re-parented to us; the design says this module is the only one that
- * forks. Caller holds registry_lock. */
-static bool is_stray_child(const struct mcpx_procstat *ps, pid_t self)
-{
-	return ps->ppid == self && !registry_has(ps->pid) && !registry_has(ps->pgrp);
-}
-
-static int collect_orphan(const struct mcpx_procstat *ps, void *arg)
-{
-	struct orphan_scan *s = arg;
-	bool ours;
-
-	if (ps->pid == s->pgid)
-		return 0; /* the leader is handled by wait4 */
-	if (ps->pgrp == s->pgid)
-		ours = s->kill_only ? ps->state != 'Z' : ps->ppid == s->self;
-	else
-		ours = is_stray_child(ps, s->self) && (s->kill_only ? ps->state != 'Z' : true);
-	if (ours && s->n < MAX_ORPHANS)
-		s->pids[s->n++] = ps->pid;
-	return 0;
-}
-
-/* Adds what a reaped process used to the run's account: its CPU (the leader's
- * wait4 does not include it, as the leader never waited for it) and the
- * larger peak. */
-static void add_rusage(struct rusage *acc, const struct rusage *r)
-{
-	acc->ru_utime.tv_sec += r->ru_utime.tv_sec;
-	acc->ru_utime.tv_usec += r->ru_utime.tv_usec;
-	acc->ru_stime.tv_sec += r->ru_stime.tv_sec;
-	acc->ru_stime.tv_usec += r->ru_stime.tv_usec;
-	acc->ru_utime.tv_sec += acc->ru_utime.tv_usec / 1000000;
-	acc->ru_utime.tv_usec %= 1000000;
-	acc->ru_stime.tv_sec += acc->ru_stime.tv_usec / 1000000;
-	acc->ru_stime.tv_usec %= 1000000;
-	if (r->ru_maxrss > acc->ru_maxrss)
-		acc->ru_maxrss = r->ru_maxrss;
-}
-
-/* Kills (and with acc, reaps and accounts) the run's remaining processes.
- * The decision is made under registry_lock so a leader being forked right
- * now is never mistaken for a stray. Returns how many were found. */
-static size_t sweep(pid_t pgid, struct rusage *acc)
-{
-	struct orphan_scan s = {.pgid = pgid, .self = getpid(), .kill_only = !acc};
-	struct rusage r;
-	size_t i;
-
-	pthread_mutex_lock(&registry_lock);
-	(void)mcpx_procstat_scan(collect_orphan, &s);
-	for (i = 0; i < s.n; i++)
-		(void)kill(s.pids[i], SIGKILL);
-	pthread_mutex_unlock(&registry_lock);
-	for (i = 0; acc && i < s.n; i++) {
-		pid_t got;
-
-		memset(&r, 0, sizeof(r));
-		while ((got = wait4(s.pids[i], NULL, 0, &r)) < 0 && errno == EINTR)
-			;
-		if (got == s.pids[i])
-			add_rusage(acc, &r);
-	}
-	return s.n;
-}
-
-/* The server is a child subreaper, so once a run's leader has exited, every
- * process of the run still alive has an ancestor among the server's own
- * children. If the server has no child besides registered run leaders (and
- * warm interpreters), the run left nothing behind, and the /proc scans below
- * are not needed. /proc/self/task/<tid>/children is read for each thread.
- * Caller holds registry_lock. Errs towards "yes" when it cannot tell. */
-static bool has_unregistered_children(void)
-{
-	char path[300], buf[4096];
-	struct dirent *de;
-	bool found = false;
-	DIR *d = opendir("/proc/self/task");
-
-	if (!d)
-		return true;
-	while (!found && (de = readdir(d))) {
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			found = true;
-			break;
-		}
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n < 0 || n == (ssize_t)sizeof(buf) - 1) {
-			found = true;
-			break;
-		}
-		buf[n] = '\0';
-		for (char *p = buf, *end; *p; p = end) {
-			long pid = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			if (!registry_has((pid_t)pid))
-				found = true;
-		}
-	}
-	closedir(d);
-	return found;
-}
-
-/* SIGKILLs the group until no live member is left. Only valid while the
- * leader is unreaped: its zombie keeps the pgid from being reused. A fork
- * racing with the kill is aborted by the kernel, so this converges quickly;
- * the loop is bounded for processes stuck in uninterruptible sleep. */
-static void kill_group(pid_t pgid)
-{
-	struct timespec ts = {0, 1000000};
-	int i;
-
-	for (i = 0; i < 100; i++) {
-		if (kill(-pgid, SIGKILL) < 0 && errno == ESRCH)
-			return;
-		if (!group_has_live_member(pgid))
-			return;
-		nanosleep(&ts, NULL);
-		if (ts.tv_nsec < 32000000)
-			ts.tv_nsec *= 2;
-	}
-}
-
-/* RLIMIT_NPROC counts every task (thread) of the real uid, in the pod
- * including the server's threads and other containers' processes of 65532.
- * The budget is therefore added to what the uid has right now, leaving out
- * the process group skip_pgrp (a run that will be gone before the new run's
- * code starts). */
-struct task_count {
-	uid_t uid;
-	pid_t skip_pgrp;
-	unsigned long total;
-};
-
-/* One process's status file: its threads count if it is the uid's. */
-static void count_status(const char *st, void *arg)
-{
-	struct task_count *c = arg;
-	const char *u = strstr(st, "\nUid:"), *t = strstr(st, "\nThreads:"),
-		   *g = strstr(st, "\nNSpgid:");
-
-	if (c->skip_pgrp > 0 && g && strtol(g + 8, NULL, 10) == c->skip_pgrp)
-		return;
-	if (u && t && strtoul(u + 5, NULL, 10) == c->uid)
-		c->total += strtoul(t + 9, NULL, 10);
-}
-
-static unsigned long count_uid_tasks(uid_t uid, pid_t skip_pgrp)
-{
-	struct task_count c = {uid, skip_pgrp, 0};
-
-	(void)mcpx_proc_each_file("/proc", "status", count_status, &c);
-	return c.total;
-}
-
-/* The scan reads every process's status file (half a millisecond on a
- * busy machine, on the path of every run), so it is repeated at most once
- * per second. What it counts is everything but runs (the server, the zygote,
- * other processes of the uid), which changes rarely: the budget may be off by
- * what those started or ended within that second. */
-#define TASK_COUNT_TTL_MS 1000
-
-static unsigned long uid_tasks(uid_t uid, pid_t skip_pgrp)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static unsigned long count;
-	static uid_t count_uid;
-	static uint64_t count_ms; /* 0: never counted */
-	struct timespec ts;
-	uint64_t now;
-	unsigned long n;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1;
-	pthread_mutex_lock(&lock);
-	if (!count_ms || count_uid != uid || now - count_ms >= TASK_COUNT_TTL_MS) {
-		count = count_uid_tasks(uid, skip_pgrp);
-		count_uid = uid;
-		count_ms = now;
-	}
-	n = count;
-	pthread_mutex_unlock(&lock);
-	return n;
-}
 
 /* ---- start-up ---------------------------------------------------------- */
 
@@ -427,6 +160,9 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	if (rc)
 		return rc;
 	set_runtime_root(sb);
+	sb->reaper = mcpx_reaper_new();
+	if (!sb->reaper)
+		return mcpx_err_set(err, ENOMEM, "sandbox: out of memory");
 	/* Python until mcpx_sandbox_find_languages proves the others. */
 	sb->langs.rt[MCPX_LANG_PYTHON].available = true;
 	strcpy(sb->langs.rt[MCPX_LANG_PYTHON].path, sb->python);
@@ -576,6 +312,8 @@ void mcpx_sandbox_free(struct mcpx_sandbox *sb)
 		free(sb->guards);
 		sb->guards = NULL;
 	}
+	mcpx_reaper_free(sb->reaper);
+	sb->reaper = NULL;
 }
 
 static bool beneath(const char *path, const char *root)
@@ -663,8 +401,8 @@ static void add_rlimit(struct mcpx_rlimit *out, size_t *n, int resource, rlim_t 
 	(*n)++;
 }
 
-size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
-			    struct mcpx_rlimit out[MCPX_MAX_RLIMITS])
+size_t mcpx_sandbox_rlimits(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                            struct mcpx_rlimit out[MCPX_MAX_RLIMITS])
 {
 	size_t n = 0;
 
@@ -682,7 +420,9 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
 	if (lim->open_files)
 		add_rlimit(out, &n, RLIMIT_NOFILE, lim->open_files, lim->open_files);
 	if (lim->max_procs) {
-		rlim_t procs = (rlim_t)uid_tasks(uid, lim->uncounted_pgrp) + lim->max_procs;
+		rlim_t procs =
+		    (rlim_t)mcpx_reaper_uid_tasks(sb->reaper, sb->run_uid, lim->uncounted_pgrp) +
+		    lim->max_procs;
 
 		add_rlimit(out, &n, RLIMIT_NPROC, procs, procs);
 	}
@@ -964,27 +704,19 @@ static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb, const 
 	b->args.envp = b->envp;
 }
 
-/* The registry lock is held across fork so that no concurrent sweep sees
- * the new leader before it is registered. fork, not vfork: the child runs
- * real setup code. Returns the pid, or -errno with err set. */
+/* In the new child: its setup, then the runtime (never returns). */
+static void child_main(const void *arg)
+{
+	const struct spawn_buf *b = arg;
+
+	mcpx_sandbox_child_exec(&b->args);
+}
+
+/* Forks the leader, registered before any sweep can see it (reaper.c).
+ * Returns the pid, or -errno with err set. */
 static pid_t fork_child(const struct spawn_buf *b, struct mcpx_err *err)
 {
-	pid_t pid;
-
-	pthread_mutex_lock(&registry_lock);
-	if (registry_full()) {
-		pthread_mutex_unlock(&registry_lock);
-		return mcpx_err_set(err, EAGAIN, "sandbox: too many live runs");
-	}
-	pid = fork();
-	if (pid == 0)
-		mcpx_sandbox_child_exec(&b->args);
-	if (pid > 0)
-		(void)registry_add(pid);
-	pthread_mutex_unlock(&registry_lock);
-	if (pid < 0)
-		return mcpx_err_set(err, errno, "sandbox: fork: %s", strerror(errno));
-	return pid;
+	return mcpx_leaders_fork(child_main, b, err);
 }
 
 /* The child's verdict, then the server's ends handed to proc. */
@@ -1037,7 +769,7 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	rc = prepare_workdir(sb, what, proc, err);
 	if (rc || (rc = open_fds(&f, lim->channel, err)) < 0)
 		goto fail;
-	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(lim, sb->run_uid, b->args.rlimits);
+	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(sb, lim, b->args.rlimits);
 	mcpx_lang_adjust_rlimits(what->lang, b->args.rlimits, b->args.n_rlimits);
 	prepare_exec(b, sb, proc->workdir, what, lim);
 	fill_args(b, sb, what, &f, proc->workdir);
@@ -1064,7 +796,7 @@ fail:
 		(void)kill(proc->pid, SIGKILL);
 		while (waitpid(proc->pid, &st, 0) < 0 && errno == EINTR)
 			;
-		registry_remove(proc->pid);
+		mcpx_leaders_remove(proc->pid);
 	}
 	close_fds(&f);
 	mcpx_close_fd(&proc->pidfd);
@@ -1167,9 +899,7 @@ int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn r
 		mcpx_close_fd(&proc->exit_fd);
 		return rc;
 	}
-	pthread_mutex_lock(&registry_lock);
-	rc = registry_add(pid);
-	pthread_mutex_unlock(&registry_lock);
+	rc = mcpx_leaders_add(pid);
 	if (rc) {
 		mcpx_close_fd(&proc->pidfd);
 		mcpx_close_fd(&proc->exit_fd);
@@ -1179,127 +909,6 @@ int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn r
 	proc->reaper = reaper;
 	proc->reaper_ctx = reaper_ctx;
 	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
-	return 0;
-}
-
-/* ---- kill, reap, cleanup ------------------------------------------------ */
-
-static bool stray_children(void)
-{
-	bool found;
-
-	pthread_mutex_lock(&registry_lock);
-	found = has_unregistered_children();
-	pthread_mutex_unlock(&registry_lock);
-	return found;
-}
-
-/* Waits (timeout_ms -1: as long as it takes) until the leader has exited,
- * leaving the zombie. An adopted leader is the zygote's child, so its pidfd
- * is polled instead. Returns 0, -ETIMEDOUT, or -errno. */
-static int wait_leader(const struct mcpx_sandbox_proc *proc, int timeout_ms)
-{
-	siginfo_t si;
-	int rc;
-
-	if (proc->reaper) {
-		struct pollfd pfd = {.fd = proc->exit_fd, .events = POLLIN};
-
-		do
-			rc = poll(&pfd, 1, timeout_ms);
-		while (rc < 0 && errno == EINTR);
-		return rc > 0 ? 0 : rc == 0 ? -ETIMEDOUT : -errno;
-	}
-	memset(&si, 0, sizeof(si));
-	while ((rc = waitid(P_PID, (id_t)proc->pid, &si,
-			    WEXITED | WNOWAIT | (timeout_ms == 0 ? WNOHANG : 0))) < 0 &&
-	       errno == EINTR)
-		;
-	if (rc < 0)
-		return -errno;
-	return si.si_pid == proc->pid ? 0 : -ETIMEDOUT;
-}
-
-/* True once the leader has exited (a zombie waiting to be reaped). */
-static bool leader_gone(const struct mcpx_sandbox_proc *proc)
-{
-	return wait_leader(proc, 0) == 0;
-}
-
-void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
-{
-	/* After the leader is reaped its pgid may be reused by an unrelated
-	 * process, so nothing is sent by pgid after that; reap has already
-	 * swept the run by then. */
-	if (!proc || proc->pid <= 0 || proc->reaped)
-		return;
-	/* One group kill reaches every process of the run: setsid and
-	 * setpgid are denied, and a fork racing with it is aborted. */
-	(void)kill(-proc->pid, SIGKILL);
-	/* And the leader itself: a forked child still entering its sandbox
-	 * has not called setsid yet, so its group does not exist (it has
-	 * started nothing either). An unreaped pid cannot be reused. */
-	(void)kill(proc->pid, SIGKILL);
-	if (leader_gone(proc) && !stray_children()) {
-		proc->nothing_left = true;
-		return; /* nothing of the run is left: skip the /proc scans */
-	}
-	kill_group(proc->pid);
-	(void)sweep(proc->pid, NULL);
-}
-
-int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru)
-{
-	struct rusage r = {0}, orphans = {0};
-	int st = 0, round, rc;
-	bool strays;
-
-	if (!proc || proc->pid <= 0 || proc->reaped)
-		return -ECHILD;
-	/* Wait for the exit but leave the zombie: it holds the pgid while
-	 * the group is swept. */
-	rc = wait_leader(proc, -1);
-	if (rc < 0) {
-		/* Someone else reaped it (a waitpid(-1) elsewhere): the pgid
-		 * is no longer ours to signal. */
-		if (rc == -ECHILD) {
-			proc->reaped = true;
-			registry_remove(proc->pid);
-		}
-		return rc;
-	}
-	(void)kill(-proc->pid, SIGKILL);
-	/* Once kill found nothing left, nothing can have been started since
-	 * (a process of the run would have been needed): one scan per run. */
-	strays = !proc->nothing_left && stray_children();
-	if (strays)
-		kill_group(proc->pid);
-	if (proc->reaper) {
-		rc = proc->reaper(proc->reaper_ctx, proc->pid, &st, &r);
-		if (rc < 0) {
-			/* The zygote is gone: the zombie came back to us. */
-			while ((rc = wait4(proc->pid, &st, 0, &r)) < 0 && errno == EINTR)
-				;
-			if (rc < 0)
-				st = SIGKILL; /* unknown: reported as killed */
-		}
-	} else {
-		while (wait4(proc->pid, &st, 0, &r) < 0)
-			if (errno != EINTR)
-				return -errno;
-	}
-	proc->reaped = true;
-	registry_remove(proc->pid);
-	/* Killed members became zombies re-parented to us (subreaper); each
-	 * round also catches the children of strays killed in the one before. */
-	for (round = 0; strays && round < MAX_SWEEP_ROUNDS; round++)
-		if (sweep(proc->pid, &orphans) == 0)
-			break;
-	add_rusage(&r, &orphans);
-	if (status)
-		*status = st;
-	if (ru)
-		*ru = r;
 	return 0;
 }
 
