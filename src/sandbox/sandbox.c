@@ -1,46 +1,32 @@
 /*
- * sandbox.c - the parent side of the sandbox: start-up probe, spawn, kill,
- * reap and clean up one run.
+ * sandbox.c - the sandbox's start-up: what the kernel offers, the paths,
+ * the zygote binary and the limits every run gets.
  *
  * What it does: at start-up it makes the server non-dumpable (same-uid code
  * cannot read its /proc files) and a child subreaper (orphans of a run come
  * back to us instead of init), probes Landlock and seccomp and compiles the
  * filter once, and guards the directories above the workdirs that a run
- * could change the metadata of (dirguard.c). Per run it puts those back,
- * creates the workdir, writes main.py, prepares every
- * string and limit the child needs, forks, and waits on a close-on-exec error
- * pipe until the child has either exec'd the interpreter or reported the step
- * that failed. Killing is by process group (the child called setsid and
- * seccomp keeps it there) plus a /proc sweep for anything re-parented to us;
- * reaping waits only for pids it found itself.
+ * could change the metadata of (dirguard.c). It finds and checks the warm
+ * interpreter's binary, computes a run's rlimits, says what a run may read
+ * and describes the active layers. It creates the reaper's state for this
+ * server (struct mcpx_reaper) and frees it with the rest.
  *
- * What it does not do: watch fds or enforce wall-clock time (the executor
- * does, with the returned pipes and pidfd), or know anything about MCP.
- *
- * Bookkeeping: a small registry of live run leaders, guarded by a mutex held
- * across fork, tells the /proc sweep which children of the server are run
- * leaders (never touched by another run's sweep) and which are orphans.
+ * What it does not do: start a run (spawn.c), kill or reap one (reaper.c),
+ * remove what it left (cleanup.c), watch fds or enforce wall-clock time (the
+ * executor), or know anything about MCP.
  */
 #include "sandbox.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/landlock.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -48,13 +34,10 @@
 #include "fdutil.h"
 #include "landlock.h"
 #include "log.h"
-#include "procstat.h"
 #include "reach.h"
 #include "reaper.h"
 #include "runner.h"
-#include "sandbox_child.h"
 #include "seccomp_policy.h"
-#include "workdir.h"
 
 /* ---- start-up ---------------------------------------------------------- */
 
