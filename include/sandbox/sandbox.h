@@ -2,12 +2,15 @@
  * sandbox.h - start one untrusted Python process inside every isolation layer
  * the kernel offers, and tear down everything it started.
  *
- * This is the only module that forks. The parent side (sandbox.c) prepares a
- * private workdir, pipes and a pidfd; the child side (sandbox_child.c) is one
- * straight-line sequence of async-signal-safe steps ending in execve. The
- * seccomp policy (seccomp_policy.c) is compiled once at start-up; Landlock
- * (landlock.c) is probed once. Nothing here knows about MCP or the event loop:
- * the executor watches the returned fds.
+ * This is the only module that forks. The parent side is four files:
+ * sandbox.c (start-up: layers, paths, the zygote binary, rlimits), spawn.c
+ * (prepares a private workdir, pipes and a pidfd, forks, reads the setup
+ * verdict), reaper.c (kill, reap, the leader registry) and cleanup.c (the
+ * workdir and /dev/shm removed, fds closed). The child side
+ * (sandbox_child.c) is one straight-line sequence of async-signal-safe steps
+ * ending in execve. The seccomp policy (seccomp_policy.c) is compiled once at
+ * start-up; Landlock (landlock.c) is probed once. Nothing here knows about MCP
+ * or the event loop: the executor watches the returned fds.
  */
 #ifndef MCPX_SANDBOX_H
 #define MCPX_SANDBOX_H
