@@ -1,7 +1,7 @@
 /*
  * mcp-exec-zygote - the warm interpreter of mcp-exec: Debian's libpython
  * embedded in a small C program, started by the server through the same
- * sandbox setup as a cold run (sandbox.c), never by hand.
+ * sandbox setup as a cold run (spawn.c), never by hand.
  *
  *   mcp-exec-zygote serve <python> <preload>   the fork server's zygote
  *   mcp-exec-zygote once <python> <preload>    one warm interpreter

@@ -67,7 +67,7 @@ int mcpx_sandbox_find_languages(struct mcpx_sandbox *sb, const char *setting,
  * and exec's description. */
 void mcpx_languages_describe(const struct mcpx_languages *langs, char *buf, size_t len);
 
-/* --- for sandbox.c --------------------------------------------------------- */
+/* --- for spawn.c ----------------------------------------------------------- */
 
 /* The argv of a run of lang (NULL-terminated, at most 8 entries), whose
  * strings live in sb, in static storage or in scratch (at least 64 bytes,

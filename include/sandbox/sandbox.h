@@ -2,12 +2,15 @@
  * sandbox.h - start one untrusted Python process inside every isolation layer
  * the kernel offers, and tear down everything it started.
  *
- * This is the only module that forks. The parent side (sandbox.c) prepares a
- * private workdir, pipes and a pidfd; the child side (sandbox_child.c) is one
- * straight-line sequence of async-signal-safe steps ending in execve. The
- * seccomp policy (seccomp_policy.c) is compiled once at start-up; Landlock
- * (landlock.c) is probed once. Nothing here knows about MCP or the event loop:
- * the executor watches the returned fds.
+ * This is the only module that forks. The parent side is four files:
+ * sandbox.c (start-up: layers, paths, the zygote binary, rlimits), spawn.c
+ * (prepares a private workdir, pipes and a pidfd, forks, reads the setup
+ * verdict), reaper.c (kill, reap, the leader registry) and cleanup.c (the
+ * workdir and /dev/shm removed, fds closed). The child side
+ * (sandbox_child.c) is one straight-line sequence of async-signal-safe steps
+ * ending in execve. The seccomp policy (seccomp_policy.c) is compiled once at
+ * start-up; Landlock (landlock.c) is probed once. Nothing here knows about MCP
+ * or the event loop: the executor watches the returned fds.
  */
 #ifndef MCPX_SANDBOX_H
 #define MCPX_SANDBOX_H
@@ -74,6 +77,7 @@ struct mcpx_sandbox_layers {
 };
 
 struct mcpx_dirguards;
+struct mcpx_reaper;
 
 struct mcpx_sandbox {
 	struct mcpx_sandbox_layers layers;
@@ -81,6 +85,11 @@ struct mcpx_sandbox {
 	 * (the base and its ancestors that the run uid owns or may write):
 	 * repaired before every spawn (dirguard.h). Owned; may be empty. */
 	struct mcpx_dirguards *guards;
+	/* The reaper's state for this server (reaper.h): the cached task count
+	 * RLIMIT_NPROC is based on. Owned: made by init, freed by
+	 * mcpx_sandbox_free. The registry of run leaders is the process's, not
+	 * this object's (reaper.c says why). */
+	struct mcpx_reaper *reaper;
 	struct sock_fprog filter; /* compiled seccomp BPF; owned */
 	struct sock_fprog zygote_filter; /* the same minus the setsid denial; owned */
 	char python[4096];        /* absolute interpreter path */
@@ -255,11 +264,12 @@ int mcpx_sandbox_setup_verdict(struct mcpx_sandbox_proc *proc, struct mcpx_err *
 /* Empties proc (every fd -1, no pid), as spawn does before it starts. */
 void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc);
 
-/* The limits a run gets for lim (what spawn applies): RLIMIT_CORE,
- * MSGQUEUE and MEMLOCK always 0; NPROC as the uid's current task count plus
- * the budget; none above the server's own hard limits. Returns the count. */
-size_t mcpx_sandbox_rlimits(const struct mcpx_limits *lim, uid_t uid,
-			    struct mcpx_rlimit out[MCPX_MAX_RLIMITS]);
+/* The limits a run of sb gets for lim (what spawn applies): RLIMIT_CORE,
+ * MSGQUEUE and MEMLOCK always 0; NPROC as the current task count of the
+ * run uid (sb->run_uid) plus the budget; none above the server's own hard
+ * limits. Returns the count. */
+size_t mcpx_sandbox_rlimits(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                            struct mcpx_rlimit out[MCPX_MAX_RLIMITS]);
 
 /* Kills every process of the run: the process group (repeated until empty,
  * while the unreaped leader keeps the pgid reserved) and any descendant that

@@ -2,7 +2,7 @@
  * forkserver.c - the server's side of the fork server (forkserver.h).
  *
  * What it does: starts the zygote (mcp-exec-zygote serve) through the cold
- * path's setup (sandbox.c: its own workdir, limits, Landlock ruleset and the
+ * path's setup (spawn.c: its own workdir, limits, Landlock ruleset and the
  * zygote variant of the seccomp filter), hands it once what every child must
  * enforce (the Landlock ABI and paths, and the run's compiled seccomp
  * program: computed here, by the code the cold path uses), and then, per
@@ -406,7 +406,7 @@ static void fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limits
 {
 	memset(req, 0, sizeof(*req));
 	req->op = MCPX_ZOP_FORK;
-	req->n_rlimits = (int32_t)mcpx_sandbox_rlimits(lim, sb->run_uid, req->rlimits);
+	req->n_rlimits = (int32_t)mcpx_sandbox_rlimits(sb, lim, req->rlimits);
 	snprintf(req->workdir, sizeof(req->workdir), "%s", workdir);
 }
 

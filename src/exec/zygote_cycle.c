@@ -94,7 +94,7 @@ static int reap_counted(void *ctx, pid_t pid, int *status, struct rusage *ru)
 	struct zygote *zy = ctx;
 
 	/* Whatever the zygote answers, the child is gone afterwards: a dead
-	 * zygote's children are reaped by the server (sandbox.c). */
+	 * zygote's children are reaped by the server (reaper.c). */
 	if (zy->children)
 		zy->children--;
 	return mcpx_forkserver_reap(zy->fs, pid, status, ru);

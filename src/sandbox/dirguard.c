@@ -20,7 +20,7 @@
  * What it does: for each guarded directory it keeps an fd and a snapshot of
  * the permission bits, the group and the extended attributes a run could
  * change (user.* where the run may write, POSIX ACLs where it owns the
- * directory). Repair, before every run starts (sandbox.c, forkserver.c),
+ * directory). Repair, before every run starts (spawn.c, forkserver.c),
  * checks that the path still names the same directory and puts back the
  * group, the attributes and the bits, and sets the times of a directory the
  * run uid owns to now, so no value a run chose survives it. The ctime the

@@ -2,7 +2,7 @@
  * dirguard.h - keeps the directories above the runs' workdirs as the server
  * made them: mode, group, extended attributes (ACLs included) and times.
  *
- * Private to the sandbox module (sandbox.c, forkserver.c). A guard holds an
+ * Private to the sandbox module (sandbox.c, spawn.c, forkserver.c). A guard holds an
  * open fd of its directory and a snapshot; repair puts back whatever a run
  * changed. Guards are fixed after they are set up, so repair takes them
  * const and may run from any thread that owns the next spawn.

@@ -14,7 +14,7 @@
  *
  * Two callers run the same sequence (mcpx_sandbox_child_setup):
  * - a cold run, the fork server's zygote and an after-reap interpreter:
- *   forked by the server (sandbox.c), then execve (mcpx_sandbox_child_exec);
+ *   forked by the server (spawn.c), then execve (mcpx_sandbox_child_exec);
  *   0 bytes on the pipe mean execve succeeded;
  * - a run forked by the zygote (src/zygote/zygote.c): the interpreter is
  *   already there, so the child continues in it and closes the pipe once it
@@ -23,8 +23,9 @@
  * What it does not do: allocate, format, log or write any memory but its
  * own stack. The server is multithreaded, so between fork and execve only
  * async-signal-safe calls are allowed; and the server's child comes from
- * vfork, sharing the server's memory until execve (sandbox.c, fork_child).
- * Every string and table was prepared by the parent (sandbox.c, or the
+ * vfork, sharing the server's memory until execve (reaper.c,
+ * mcpx_leaders_fork).
+ * Every string and table was prepared by the parent (spawn.c, or the
  * zygote).
  * Seccomp goes last so it never filters the setup itself (bubblewrap does
  * the same).
@@ -100,7 +101,7 @@ static int die_with_parent(pid_t parent)
  * interpreter sets (SIGINT raises KeyboardInterrupt, SIGPIPE and SIGXFSZ
  * ignored so writes fail with an exception), exactly what a cold run has by
  * the time its code starts, since the zygote itself began with this reset.
- * The server's vfork child starts with every signal blocked (sandbox.c):
+ * The server's vfork child starts with every signal blocked (reaper.c):
  * the dispositions are reset before the mask is cleared, so no handler of
  * the server ever runs in it. */
 static int reset_signals(const struct mcpx_child_args *a)
@@ -210,7 +211,7 @@ static int close_other_fds(const struct mcpx_child_args *a)
  * is root-owned while the process is non-dumpable: that is the case after a
  * uid drop (so this runs before it) and, in the pod, for the whole time
  * between fork and exec, because the server made itself non-dumpable. In
- * the pod the parent therefore writes the score after exec (sandbox.c); we
+ * the pod the parent therefore writes the score after exec (spawn.c); we
  * do not make this copy of the server's memory dumpable to do it here. */
 static int raise_oom_score(const struct mcpx_child_args *a)
 {

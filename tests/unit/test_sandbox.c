@@ -567,7 +567,7 @@ static void test_env(const struct mcpx_sandbox *sb)
 /* The child can only lower limits: a limit above the server's own hard
  * limit is capped to it (checked in a forked process, so the test's own
  * limits stay). */
-static void test_rlimit_caps(void)
+static void test_rlimit_caps(const struct mcpx_sandbox *sb)
 {
 	struct mcpx_limits lim = default_limits;
 	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
@@ -584,7 +584,7 @@ static void test_rlimit_caps(void)
 		if (setrlimit(RLIMIT_NOFILE, &low) < 0)
 			_exit(2);
 		lim.open_files = 256;
-		n = mcpx_sandbox_rlimits(&lim, 65532, rl);
+		n = mcpx_sandbox_rlimits(sb, &lim, rl);
 		for (i = 0; i < n; i++)
 			if (rl[i].resource == RLIMIT_NOFILE)
 				ok = rl[i].lim.rlim_cur == 100 && rl[i].lim.rlim_max == 100;
@@ -1034,7 +1034,7 @@ int main(void)
 	test_server_untouched(sb);
 	test_channel(sb);
 	test_env(sb);
-	test_rlimit_caps();
+	test_rlimit_caps(sb);
 	test_spawn_failure(sb);
 	test_escape(sb);
 	test_pgroup(sb, "exit");
