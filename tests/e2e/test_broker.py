@@ -16,8 +16,8 @@ import time
 import uuid
 
 from egress_fixture import Upstream, closed_port, make_ca, tls_context, write_policy
-from mcpx_harness import (BIN, Failures, HttpServer, McpHttpClient, StdioServer, base_env,
-                          structured, tool_error_text, warm_mode)
+from mcpx_harness import (BIN, Failures, HttpServer, McpHttpClient, StdioServer, audits,
+                          base_env, structured, tool_error_text, warm_mode)
 
 t = Failures()
 tmp = tempfile.mkdtemp(prefix="mcpx-broker-")
@@ -249,18 +249,6 @@ def wait_log(s, text, timeout=30):
     while text not in s.stderr_text() and time.time() < deadline:
         s._pump(0.2)
     return text in s.stderr_text()
-
-
-def audits(text, kind):
-    out = []
-    for l in text.splitlines():
-        try:
-            rec = json.loads(l)
-        except ValueError:
-            continue
-        if rec.get("audit") == kind:
-            out.append(rec)
-    return out
 
 
 # ---- stdio ----

@@ -17,33 +17,24 @@ import json
 import os
 import re
 import select
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
 
 from egress_fixture import closed_port, write_policy
 from mcp_upstream_fixture import McpUpstream
-from mcpx_harness import (PYTHON, Failures, HttpServer, McpHttpClient, StdioServer, base_env,
-                          structured, warm_mode)
+from mcpx_harness import (PYTHON, Failures, HttpServer, McpHttpClient, ScratchDir, StdioServer,
+                          audits, base_env, structured, warm_mode)
 
 t = Failures()
-tmp = tempfile.mkdtemp(prefix="mcpx-upstreams-")
-os.chmod(tmp, 0o755)
-work = os.path.join(tmp, "work")
-secrets = os.path.join(tmp, "secrets")
-os.mkdir(work, 0o711)
-os.mkdir(secrets, 0o755)
+scratch = ScratchDir("mcpx-upstreams-")
+work = scratch.workdir()
+secrets = scratch.secrets
 SECRET = "up-" + uuid.uuid4().hex
-secret_file = os.path.join(secrets, "token")
-wrong_file = os.path.join(secrets, "wrong")
-for path, value in ((secret_file, SECRET), (wrong_file, "not-the-token")):
-    with open(path, "w") as f:
-        f.write(value + "\n")
-    os.chmod(path, 0o644)  # only the sandbox (Landlock) keeps runs out
+secret_file = scratch.secret("token", SECRET)
+wrong_file = scratch.secret("wrong", "not-the-token")
 policy_file = os.path.join(secrets, "policy.json")
 
 LOCAL = ["127.0.0.1/32"]
@@ -278,18 +269,6 @@ print(attempt("fx.quiet"))
     slow._release.clear()
 
 
-def audits(err, kind):
-    out = []
-    for line in err.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if rec.get("audit") == kind:
-            out.append(rec)
-    return out
-
-
 def check_logs(err, tag):
     ups = audits(err, "upstream")
     t.check(any(a["upstream"] == "fx" and a["tool"] == "echo" and a["status"] == "ok" and
@@ -459,5 +438,5 @@ t.check(p.returncode != 0 and "/upstreams/0/name" in p.stderr,
 
 victim.kill()
 victim.wait()
-shutil.rmtree(tmp, ignore_errors=True)
+scratch.remove()
 t.done()
