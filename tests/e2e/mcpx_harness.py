@@ -610,3 +610,11 @@ class McpHttpClient:
         a.update(args)
         return self.post({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
                           "params": {"name": "exec", "arguments": a}}, extra)
+
+    def call_structured(self, code, **args):
+        """An exec call's structuredContent ({} when there is none); from an
+        SSE stream's messages, the answer's."""
+        st, _, body = self.call(code, **args)
+        if isinstance(body, list):
+            body = next((m for m in body if "result" in m or "error" in m), None)
+        return structured(body) or {}

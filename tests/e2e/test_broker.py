@@ -406,14 +406,7 @@ if MODE == "fork-server":
         time.sleep(0.1)
 
 
-def http_call(code, **args):
-    st, _, body = c.call(code, **args)
-    if isinstance(body, list):
-        body = next((m for m in body if "result" in m or "error" in m), None)
-    return structured(body) or {}
-
-
-battery(http_call, "http")
+battery(c.call_structured, "http")
 st, _, m = srv.request("GET", "/metrics")
 m = m.decode()
 t.check('mcp_exec_egress_requests_total{rule="local",outcome="ok",reason="none"}' in m and

@@ -106,6 +106,20 @@ def lines(sc):
     return (sc or {}).get("stdout", "").splitlines()
 
 
+def grow_then_call(grow, late):
+    """Run code: calls grow (which adds the tool late upstream), waits until
+    mcpx.tools() lists late (30 s at most), then calls it."""
+    return PRELUDE + f"""
+print(attempt({grow!r}))
+import time
+for i in range(300):
+    if any(t["name"] == {late!r} for t in mcpx.tools()):
+        break
+    time.sleep(0.1)
+print(attempt({late!r}))
+"""
+
+
 def wait_connected(call):
     """Until every upstream that can connect has (the lists load at start)."""
     want = ["auth", "fs", "fx", "restart", "slowup"] + (["victim"] if victim.poll() is None else [])
@@ -231,30 +245,14 @@ print(r.split(":")[0], "loopback" in r)
             f"[{tag}] an upstream that restarted (sessions gone) is reconnected and the call "
             "goes through", sc)
 
-    sc = call(PRELUDE + """
-print(attempt("fs.grow"))
-import time
-for i in range(300):
-    if any(t["name"] == "fs.late" for t in mcpx.tools()):
-        break
-    time.sleep(0.1)
-print(attempt("fs.late"))
-""")
+    sc = call(grow_then_call("fs.grow", "fs.late"))
     t.check(lines(sc) == ["ok 'grown'", "ok 'late tool'"],
             f"[{tag}] notifications/tools/list_changed refreshes the tool list", sc)
 
     t.check(plain.wait(lambda: plain.listeners > 0, 30),
             f"[{tag}] the server keeps a GET event stream open to an upstream that announces "
             "list changes")
-    sc = call(PRELUDE + """
-print(attempt("fx.grow_quiet"))
-import time
-for i in range(300):
-    if any(t["name"] == "fx.quiet" for t in mcpx.tools()):
-        break
-    time.sleep(0.1)
-print(attempt("fx.quiet"))
-""")
+    sc = call(grow_then_call("fx.grow_quiet", "fx.quiet"))
     t.check(lines(sc) == ["ok 'grown quietly'", "ok 'quiet tool'"],
             f"[{tag}] list_changed on the GET event stream refreshes the tool list", sc)
 
@@ -337,10 +335,7 @@ c.initialize()
 
 def http_call(code, **args):
     srv.drain_stderr()  # the harness reads stderr only when asked: keep the pipe empty
-    st, _, body = c.call(code, **args)
-    if isinstance(body, list):
-        body = next((m for m in body if "result" in m or "error" in m), None)
-    return structured(body) or {}
+    return c.call_structured(code, **args)
 
 
 battery(http_call, "http")
