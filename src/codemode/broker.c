@@ -2,18 +2,16 @@
  * broker.c - the egress broker (broker.h): a run's requests, decided against
  * its grant and performed with libcurl's multi interface on the server loop.
  *
- * Two parts. The curl glue hands curl's sockets and its one timer to the
- * loop (loop.h): each socket curl wants watched is watched as a dup(), so
- * the loop can close its copy while curl keeps and closes its own, and
- * curl's read/write interest becomes the watch's interest. The requests:
- * the "fetch" handler of the run channel's op table (run_channel.h), which
- * owns the channel, frames and caps; each fetch is decided (caps, URL,
- * rule, method, headers, a literal address) before anything leaves the
- * host; an allowed one becomes an easy handle whose every connect() target
- * is checked in CURLOPT_OPENSOCKETFUNCTION (so a name that resolves to a
- * private address, or re-resolves to one, is refused where it matters),
- * whose response is capped, and whose redirects are followed here, hop by
- * hop, through the same decision.
+ * curl runs on the loop through curl_loop.h; its multi handle (and libcurl
+ * itself) is made with the first request, which most servers never make.
+ * The requests: the "fetch" handler of the run channel's op table
+ * (run_channel.h), which owns the channel, frames and caps; each fetch is
+ * decided (caps, URL, rule, method, headers, a literal address) before
+ * anything leaves the host; an allowed one becomes an easy handle whose
+ * every connect() target is checked in CURLOPT_OPENSOCKETFUNCTION (so a
+ * name that resolves to a private address, or re-resolves to one, is
+ * refused where it matters), whose response is capped, and whose redirects
+ * are followed here, hop by hop, through the same decision.
  *
  * Nothing a run sends is logged or audited beyond the method, origin and
  * path; the credential lives in the policy and in the one header list built
@@ -26,15 +24,14 @@
 #include "broker.h"
 
 #include "curl_lib.h"
+#include "curl_loop.h"
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "audit.h"
 #include "config.h"
@@ -52,34 +49,12 @@
 #define REQ_HEADERS_MAX 64
 #define CONNECT_TIMEOUT_MS 10000L
 
-struct lost_socket;
-
 struct mcpx_broker {
-	struct mcpx_loop *loop;
 	struct mcpx_policy_store *store;
-	CURLM *multi;
-	struct mcpx_timer timer;
-	struct lost_socket *lost; /* hung-up sockets curl is still to hear of */
-	struct mcpx_timer lost_timer;
+	struct mcpx_curl_loop curl;
 	char *proxy;                    /* NULL: none */
 	char *ca_file;                  /* NULL: the system's CAs */
 	struct mcpx_broker_xfer *xfers; /* other modules' transfers */
-};
-
-/* One socket curl asked us to watch. */
-struct bsock {
-	struct mcpx_watch w; /* watches a dup of s */
-	curl_socket_t s;
-	struct mcpx_broker *b;
-	bool watching; /* the loop still holds the dup */
-	bool removed;  /* curl said CURL_POLL_REMOVE */
-};
-
-/* A socket whose watch the loop ended on a hang-up while curl still wanted
- * it: curl is told on the next loop iteration, outside the loop's close. */
-struct lost_socket {
-	struct lost_socket *next;
-	curl_socket_t s;
 };
 
 struct req;
@@ -117,156 +92,8 @@ struct req {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-static void process_done(struct mcpx_broker *b);
 static void start_transfer(struct req *q);
 static void req_hold(struct req *q);
-
-/* ---- curl on the loop ----------------------------------------------------- */
-
-static void lost_cb(struct mcpx_timer *t)
-{
-	struct mcpx_broker *b = t->arg;
-	int running;
-
-	while (b->lost) {
-		struct lost_socket *l = b->lost;
-
-		b->lost = l->next;
-		/* curl learns of the hang-up by reading, and watches the socket
-		 * anew if it still wants it. */
-		mcpx_curl_multi_socket_action(b->multi, l->s, CURL_CSELECT_IN | CURL_CSELECT_ERR,
-		                              &running);
-		free(l);
-	}
-	process_done(b);
-}
-
-static void socket_lost(struct mcpx_broker *b, curl_socket_t s)
-{
-	struct lost_socket *l = calloc(1, sizeof(*l));
-
-	if (!l) {
-		mcpx_error("egress broker: out of memory; a transfer waits for its timeout");
-		return;
-	}
-	l->s = s;
-	l->next = b->lost;
-	b->lost = l;
-	b->lost_timer.fn = lost_cb;
-	b->lost_timer.arg = b;
-	mcpx_timer_start(b->loop, &b->lost_timer, 0);
-}
-
-static void sock_cb(struct mcpx_watch *w, int events)
-{
-	struct bsock *k = w->arg;
-	struct mcpx_broker *b = k->b;
-	curl_socket_t s = k->s;
-	int flags = 0, running;
-
-	if (events & MCPX_EV_CLOSED) {
-		k->watching = false;
-		if (k->removed) {
-			free(k);
-			return;
-		}
-		mcpx_curl_multi_assign(b->multi, s, NULL);
-		free(k);
-		socket_lost(b, s);
-		return;
-	}
-	if (events & MCPX_EV_READ)
-		flags |= CURL_CSELECT_IN;
-	if (events & MCPX_EV_WRITE)
-		flags |= CURL_CSELECT_OUT;
-	mcpx_curl_multi_socket_action(b->multi, s, flags, &running);
-	process_done(b);
-}
-
-static struct bsock *bsock_new(struct mcpx_broker *b, curl_socket_t s)
-{
-	struct bsock *k = calloc(1, sizeof(*k));
-
-	if (!k)
-		return NULL;
-	k->b = b;
-	k->s = s;
-	k->w.fd = fcntl(s, F_DUPFD_CLOEXEC, 3);
-	k->w.fn = sock_cb;
-	k->w.arg = k;
-	if (k->w.fd < 0 || mcpx_loop_watch(b->loop, &k->w) < 0) {
-		if (k->w.fd >= 0)
-			close(k->w.fd);
-		free(k);
-		return NULL;
-	}
-	k->watching = true;
-	mcpx_curl_multi_assign(b->multi, s, k);
-	return k;
-}
-
-static int socket_fn(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
-{
-	struct mcpx_broker *b = userp;
-	struct bsock *k = socketp;
-
-	(void)e;
-	if (what == CURL_POLL_REMOVE) {
-		if (!k)
-			return 0;
-		mcpx_curl_multi_assign(b->multi, s, NULL);
-		k->removed = true;
-		if (k->watching)
-			mcpx_loop_unwatch(&k->w); /* frees k at MCPX_EV_CLOSED */
-		else
-			free(k);
-		return 0;
-	}
-	if (!k && !(k = bsock_new(b, s))) {
-		/* The transfer then ends at its timeout, with an error. */
-		mcpx_error("egress broker: cannot watch a socket");
-		return 0;
-	}
-	if (k->watching)
-		mcpx_loop_set_events(&k->w, ((what & CURL_POLL_IN) ? MCPX_EV_READ : 0) |
-		                                ((what & CURL_POLL_OUT) ? MCPX_EV_WRITE : 0));
-	return 0;
-}
-
-static void timer_cb(struct mcpx_timer *t)
-{
-	struct mcpx_broker *b = t->arg;
-	int running;
-
-	mcpx_curl_multi_socket_action(b->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	process_done(b);
-}
-
-static int timer_fn(CURLM *m, long timeout_ms, void *userp)
-{
-	struct mcpx_broker *b = userp;
-
-	(void)m;
-	if (timeout_ms < 0)
-		mcpx_timer_cancel(&b->timer);
-	else
-		mcpx_timer_start(b->loop, &b->timer, (uint64_t)timeout_ms * 1000u);
-	return 0;
-}
-
-/* The multi handle, made with the first request: until then libcurl is not
- * even loaded (curl_lib.h), which most servers never need. NULL when it
- * cannot be made; adding a handle to NULL then fails like any other add. */
-static CURLM *broker_multi(struct mcpx_broker *b)
-{
-	if (b->multi || !(b->multi = mcpx_curl_multi_init()))
-		return b->multi;
-	mcpx_curl_multi_setopt(b->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
-	mcpx_curl_multi_setopt(b->multi, CURLMOPT_SOCKETDATA, b);
-	mcpx_curl_multi_setopt(b->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
-	mcpx_curl_multi_setopt(b->multi, CURLMOPT_TIMERDATA, b);
-	return b->multi;
-}
 
 /* ---- requests: bookkeeping, audit, replies -------------------------------- */
 
@@ -283,7 +110,7 @@ static void detach_easy(struct req *q)
 {
 	if (!q->easy)
 		return;
-	mcpx_curl_multi_remove_handle(q->b->multi, q->easy);
+	mcpx_curl_multi_remove_handle(q->b->curl.multi, q->easy);
 	mcpx_curl_easy_cleanup(q->easy);
 	q->easy = NULL;
 	free_header_list(q);
@@ -662,7 +489,7 @@ static void start_transfer(struct req *q)
 	}
 	if (!q->resp_headers || !(q->easy = mcpx_curl_easy_init()) || build_headers(q) < 0 ||
 	    set_fixed(q, timeout_ms) != CURLE_OK || set_method(q) != CURLE_OK ||
-	    mcpx_curl_multi_add_handle(broker_multi(q->b), q->easy) != CURLM_OK) {
+	    mcpx_curl_multi_add_handle(mcpx_curl_loop_multi(&q->b->curl), q->easy) != CURLM_OK) {
 		detach_easy(q);
 		fail_fetch(q, "the server could not start the request (out of memory)");
 		return;
@@ -825,29 +652,24 @@ static void xfer_done(struct mcpx_broker *b, CURL *easy, CURLcode rc)
 
 		if (x->easy == easy) {
 			*pp = x->next;
-			mcpx_curl_multi_remove_handle(b->multi, easy);
+			mcpx_curl_multi_remove_handle(b->curl.multi, easy);
 			x->done(x, (int)rc);
 			return;
 		}
 	}
 }
 
-static void process_done(struct mcpx_broker *b)
+/* A transfer on the multi handle ended (curl_loop.h): a fetch's, or
+ * another module's. */
+static void curl_done(void *arg, CURL *easy, CURLcode rc)
 {
-	CURLMsg *msg;
-	int left;
+	struct req *q = NULL;
 
-	while ((msg = mcpx_curl_multi_info_read(b->multi, &left))) {
-		struct req *q = NULL;
-
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		mcpx_curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
-		if (q)
-			transfer_done(q, msg->data.result);
-		else
-			xfer_done(b, msg->easy_handle, msg->data.result);
-	}
+	mcpx_curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&q);
+	if (q)
+		transfer_done(q, rc);
+	else
+		xfer_done(arg, easy, rc);
 }
 
 /* ---- deciding a request ---------------------------------------------------- */
@@ -1041,7 +863,7 @@ int mcpx_broker_serve(struct mcpx_broker *b, struct mcpx_run_channel *rc)
 
 int mcpx_broker_xfer_add(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
 {
-	if (mcpx_curl_multi_add_handle(broker_multi(b), x->easy) != CURLM_OK)
+	if (mcpx_curl_multi_add_handle(mcpx_curl_loop_multi(&b->curl), x->easy) != CURLM_OK)
 		return -EIO;
 	x->next = b->xfers;
 	b->xfers = x;
@@ -1053,7 +875,7 @@ void mcpx_broker_xfer_remove(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
 	for (struct mcpx_broker_xfer **pp = &b->xfers; *pp; pp = &(*pp)->next) {
 		if (*pp == x) {
 			*pp = x->next;
-			mcpx_curl_multi_remove_handle(b->multi, x->easy);
+			mcpx_curl_multi_remove_handle(b->curl.multi, x->easy);
 			return;
 		}
 	}
@@ -1079,10 +901,8 @@ int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
 		mcpx_broker_free(b);
 		return mcpx_err_set(err, ENOMEM, "egress broker: out of memory");
 	}
-	b->loop = loop;
 	b->store = store;
-	b->timer.fn = timer_cb;
-	b->timer.arg = b;
+	mcpx_curl_loop_init(&b->curl, loop, "egress broker", curl_done, b);
 	*out = b;
 	return 0;
 }
@@ -1091,16 +911,7 @@ void mcpx_broker_free(struct mcpx_broker *b)
 {
 	if (!b)
 		return;
-	if (b->multi)
-		mcpx_curl_multi_cleanup(b->multi);
-	mcpx_timer_cancel(&b->timer);
-	mcpx_timer_cancel(&b->lost_timer);
-	while (b->lost) {
-		struct lost_socket *l = b->lost;
-
-		b->lost = l->next;
-		free(l);
-	}
+	mcpx_curl_loop_fini(&b->curl);
 	free(b->proxy);
 	free(b->ca_file);
 	free(b);

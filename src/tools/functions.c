@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,30 @@ static int validate_later(struct mcpx_fn_run *r, cJSON *args)
 	return 0;
 }
 
+/* The end a tools/call and an mcpx.call share once their arguments were
+ * checked (v->rc): r's run queued with spec and bind, its timeout the
+ * function's but at most max_s (a nested call's: what its caller has left);
+ * or the refusal in words in v->msg, counted in the metrics. Returns 0 when
+ * r runs (on_job_done ends it), else the refusal: the caller then answers it
+ * its own way and frees r. */
+static int finish_or_refuse(struct mcpx_fn_run *r, struct validation *v, struct mcpx_job_spec *spec,
+                            struct mcpx_job_bind *bind, uint64_t max_s)
+{
+	int rc = v->rc;
+
+	if (rc == 0) {
+		spec->timeout_s = timeout_for(r->fs->cfg, r->fn);
+		if (max_s < spec->timeout_s)
+			spec->timeout_s = (unsigned)max_s;
+		rc = submit(r, v->args, spec, bind);
+		if (rc < 0)
+			refusal_text(r->fs, rc, v->msg, sizeof(v->msg));
+	}
+	if (rc != 0)
+		mcpx_metrics_tool_call(r->fn->name, refusal_outcome(rc));
+	return rc;
+}
+
 /* A tools/call whose arguments were checked: queued, or refused through
  * its done callback (the refusal the synchronous path used to return). */
 static void start_validated(struct mcpx_fn_run *r, struct validation *v)
@@ -311,17 +336,9 @@ static void start_validated(struct mcpx_fn_run *r, struct validation *v)
 	                             .limits = pr ? &pr->limits : NULL};
 	struct mcpx_job_bind bind = {0};
 	struct mcpx_fn_result res = {.outcome = MCPX_FN_FAILED, .text = v->msg};
-	int rc = v->rc;
 
-	if (rc == 0) {
-		spec.timeout_s = timeout_for(r->fs->cfg, r->fn);
-		rc = submit(r, v->args, &spec, &bind);
-		if (rc < 0)
-			refusal_text(r->fs, rc, v->msg, sizeof(v->msg));
-	}
-	if (rc == 0)
+	if (finish_or_refuse(r, v, &spec, &bind, UINT64_MAX) == 0)
 		return;
-	mcpx_metrics_tool_call(r->fn->name, refusal_outcome(rc));
 	r->cb.done(r->cb.arg, &res);
 	run_free(r);
 }
@@ -712,28 +729,19 @@ static void call_validated(struct mcpx_fn_run *r, struct validation *v)
 	                             .limits = pr ? &pr->limits : NULL};
 	struct mcpx_job_bind bind = {.nested = true, .parent_run_id = who->run_id};
 	uint64_t now = mcpx_now_us();
-	int rc = v->rc;
+	uint64_t left_s = 0;
 
 	mcpx_executor_charge_cpu(r->fs->ex, who->run_id, v->task.cpu_us);
-	if (rc == 0 && now >= who->deadline_us) {
-		rc = -ETIME;
+	if (now < who->deadline_us) {
+		/* The callee ends with its caller at the latest. */
+		left_s = (who->deadline_us - now + 999999u) / 1000000u;
+	} else if (v->rc == 0) {
+		v->rc = -ETIME;
 		snprintf(v->msg, sizeof(v->msg), "%s: the calling run has no time left",
 		         r->fn->name);
 	}
-	if (rc == 0) {
-		/* The callee ends with its caller at the latest. */
-		uint64_t left_s = (who->deadline_us - now + 999999u) / 1000000u;
-
-		spec.timeout_s = timeout_for(r->fs->cfg, r->fn);
-		if (left_s < spec.timeout_s)
-			spec.timeout_s = (unsigned)left_s;
-		rc = submit(r, v->args, &spec, &bind);
-		if (rc < 0)
-			refusal_text(r->fs, rc, v->msg, sizeof(v->msg));
-	}
-	if (rc == 0)
+	if (finish_or_refuse(r, v, &spec, &bind, left_s) == 0)
 		return;
-	mcpx_metrics_tool_call(r->fn->name, refusal_outcome(rc));
 	r->op = NULL;
 	run_free(r);
 	answer_error(q, "tool", v->msg);

@@ -2,12 +2,11 @@
  * tokenreview.c - Kubernetes TokenReview over libcurl on the event loop
  * (tokenreview.h).
  *
- * curl's multi interface is driven by the loop like the egress broker
- * drives it (broker.c): curl says which sockets to watch and when to wake
- * it; the loop watches a dup() of each socket and calls back. A review is
- * one POST with a hard total timeout; its verdict is decided from the
- * response only when everything in it checks out, so a half-answer, a
- * redirect, a proxy or an unexpected status can only ever refuse or fail.
+ * curl's multi interface is driven by the loop as the egress broker's is
+ * (curl_loop.h). A review is one POST with a hard total timeout; its
+ * verdict is decided from the response only when everything in it checks
+ * out, so a half-answer, a redirect, a proxy or an unexpected status can
+ * only ever refuse or fail.
  *
  * Threats handled here: a token for another service (the audience is
  * demanded in the request and checked in the response), a non-ServiceAccount
@@ -21,6 +20,7 @@
 #include "tokenreview.h"
 
 #include "curl_lib.h"
+#include "curl_loop.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,13 +49,6 @@ struct entry {
 	char caller[MCPX_CALLER_MAX];
 };
 
-struct tsock {
-	struct mcpx_tokenreview *tr;
-	curl_socket_t s;
-	struct mcpx_watch w;
-	bool watching, removed;
-};
-
 struct mcpx_review {
 	struct mcpx_tokenreview *tr;
 	struct mcpx_review *next;
@@ -72,105 +65,12 @@ struct mcpx_review {
 };
 
 struct mcpx_tokenreview {
-	struct mcpx_loop *loop;
-	CURLM *multi;
-	struct mcpx_timer timer;
+	struct mcpx_curl_loop curl;
 	char url[600];
 	char *token_file, *ca_file, *audience;
 	struct mcpx_review *reviews;
 	struct entry cache[MCPX_TOKENREVIEW_CACHE_MAX];
 };
-
-static void process_done(struct mcpx_tokenreview *tr);
-
-/* ---- curl on the loop (as in broker.c) ------------------------------------ */
-
-static void sock_cb(struct mcpx_watch *w, int events)
-{
-	struct tsock *k = w->arg;
-	struct mcpx_tokenreview *tr = k->tr;
-	int flags = 0, running;
-
-	if (events & MCPX_EV_CLOSED) {
-		k->watching = false;
-		if (!k->removed) {
-			/* The loop saw a hang-up: curl learns of it by reading. */
-			mcpx_curl_multi_assign(tr->multi, k->s, NULL);
-			mcpx_curl_multi_socket_action(tr->multi, k->s,
-			                              CURL_CSELECT_IN | CURL_CSELECT_ERR, &running);
-			process_done(tr);
-		}
-		free(k);
-		return;
-	}
-	if (events & MCPX_EV_READ)
-		flags |= CURL_CSELECT_IN;
-	if (events & MCPX_EV_WRITE)
-		flags |= CURL_CSELECT_OUT;
-	mcpx_curl_multi_socket_action(tr->multi, k->s, flags, &running);
-	process_done(tr);
-}
-
-static int socket_fn(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
-{
-	struct mcpx_tokenreview *tr = userp;
-	struct tsock *k = socketp;
-
-	(void)e;
-	if (what == CURL_POLL_REMOVE) {
-		if (!k)
-			return 0;
-		mcpx_curl_multi_assign(tr->multi, s, NULL);
-		k->removed = true;
-		if (k->watching)
-			mcpx_loop_unwatch(&k->w); /* frees k at MCPX_EV_CLOSED */
-		else
-			free(k);
-		return 0;
-	}
-	if (!k) {
-		k = calloc(1, sizeof(*k));
-		if (!k)
-			return 0; /* the review then ends at its timeout */
-		k->tr = tr;
-		k->s = s;
-		k->w.fd = fcntl(s, F_DUPFD_CLOEXEC, 3);
-		k->w.fn = sock_cb;
-		k->w.arg = k;
-		if (k->w.fd < 0 || mcpx_loop_watch(tr->loop, &k->w) < 0) {
-			if (k->w.fd >= 0)
-				close(k->w.fd);
-			free(k);
-			return 0;
-		}
-		k->watching = true;
-		mcpx_curl_multi_assign(tr->multi, s, k);
-	}
-	mcpx_loop_set_events(&k->w, ((what & CURL_POLL_IN) ? MCPX_EV_READ : 0) |
-	                                ((what & CURL_POLL_OUT) ? MCPX_EV_WRITE : 0));
-	return 0;
-}
-
-static void timer_cb(struct mcpx_timer *t)
-{
-	struct mcpx_tokenreview *tr = t->arg;
-	int running;
-
-	mcpx_curl_multi_socket_action(tr->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	process_done(tr);
-}
-
-static int timer_fn(CURLM *m, long timeout_ms, void *userp)
-{
-	struct mcpx_tokenreview *tr = userp;
-
-	(void)m;
-	if (timeout_ms < 0)
-		mcpx_timer_cancel(&tr->timer);
-	else
-		mcpx_timer_start(tr->loop, &tr->timer, (uint64_t)timeout_ms * 1000u);
-	return 0;
-}
 
 /* ---- the cache ---------------------------------------------------------- */
 
@@ -305,7 +205,7 @@ out:
 static void review_free(struct mcpx_review *r)
 {
 	if (r->easy) {
-		mcpx_curl_multi_remove_handle(r->tr->multi, r->easy);
+		mcpx_curl_multi_remove_handle(r->tr->curl.multi, r->easy);
 		mcpx_curl_easy_cleanup(r->easy);
 	}
 	for (struct curl_slist *l = r->hdrs; l; l = l->next)
@@ -358,20 +258,15 @@ static void review_done(struct mcpx_review *r, CURLcode cc)
 	review_free(r);
 }
 
-static void process_done(struct mcpx_tokenreview *tr)
+/* A review's transfer ended (curl_loop.h). */
+static void curl_done(void *arg, CURL *easy, CURLcode cc)
 {
-	CURLMsg *msg;
-	int left;
+	struct mcpx_review *r = NULL;
 
-	while ((msg = mcpx_curl_multi_info_read(tr->multi, &left))) {
-		struct mcpx_review *r = NULL;
-
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		mcpx_curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-		if (r)
-			review_done(r, msg->data.result);
-	}
+	(void)arg;
+	mcpx_curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&r);
+	if (r)
+		review_done(r, cc);
 }
 
 static size_t write_cb(char *p, size_t size, size_t n, void *arg)
@@ -485,7 +380,7 @@ struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const ch
 	mcpx_curl_easy_setopt(r->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	mcpx_curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "https");
 	mcpx_curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
-	if (mcpx_curl_multi_add_handle(tr->multi, r->easy) != CURLM_OK) {
+	if (mcpx_curl_multi_add_handle(tr->curl.multi, r->easy) != CURLM_OK) {
 		review_free(r);
 		return NULL;
 	}
@@ -517,22 +412,18 @@ int mcpx_tokenreview_new(struct mcpx_tokenreview **out, struct mcpx_loop *loop,
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return mcpx_err_set(err, ENOMEM, "out of memory");
-	tr->loop = loop;
+	mcpx_curl_loop_init(&tr->curl, loop, "TokenReview", curl_done, tr);
 	snprintf(tr->url, sizeof(tr->url), "%s/apis/authentication.k8s.io/v1/tokenreviews", o->api);
 	tr->token_file = strdup(o->token_file);
 	tr->ca_file = strdup(o->ca_file);
 	tr->audience = strdup(o->audience);
-	tr->multi = mcpx_curl_multi_init();
-	if (!tr->token_file || !tr->ca_file || !tr->audience || !tr->multi) {
+	/* The multi handle is made now, not with the first review: a server
+	 * told to ask Kubernetes fails at start-up when libcurl cannot be
+	 * loaded, not at its first caller. */
+	if (!tr->token_file || !tr->ca_file || !tr->audience || !mcpx_curl_loop_multi(&tr->curl)) {
 		mcpx_tokenreview_free(tr);
 		return mcpx_err_set(err, ENOMEM, "out of memory");
 	}
-	tr->timer.fn = timer_cb;
-	tr->timer.arg = tr;
-	mcpx_curl_multi_setopt(tr->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
-	mcpx_curl_multi_setopt(tr->multi, CURLMOPT_SOCKETDATA, tr);
-	mcpx_curl_multi_setopt(tr->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
-	mcpx_curl_multi_setopt(tr->multi, CURLMOPT_TIMERDATA, tr);
 	*out = tr;
 	return 0;
 }
@@ -549,9 +440,7 @@ void mcpx_tokenreview_free(struct mcpx_tokenreview *tr)
 		r->fn(r->arg, -ECANCELED, NULL);
 		review_free(r);
 	}
-	if (tr->multi)
-		mcpx_curl_multi_cleanup(tr->multi);
-	mcpx_timer_cancel(&tr->timer);
+	mcpx_curl_loop_fini(&tr->curl);
 	free(tr->token_file);
 	free(tr->ca_file);
 	free(tr->audience);

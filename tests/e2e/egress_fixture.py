@@ -17,6 +17,8 @@ import subprocess
 import threading
 import urllib.parse
 
+import mcpx_harness
+
 
 class _Server(http.server.ThreadingHTTPServer):
     def handle_error(self, request, client_address):
@@ -176,13 +178,8 @@ def tls_context(d, name):
     return ctx
 
 
-def write_policy(path, policy):
-    """Replaces the file by rename, as editors and kubelet do."""
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(policy if isinstance(policy, str) else json.dumps(policy, indent=1))
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, path)
+# Policies are written as the harness writes them; tests import it from here too.
+write_policy = mcpx_harness.write_policy
 
 
 def closed_port():

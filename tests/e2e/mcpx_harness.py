@@ -4,12 +4,15 @@ talk MCP to it over stdio (and, in other files, HTTP), collect results.
 Every process a test starts is tracked by pid and killed at exit.
 """
 import atexit
+import hashlib
 import json
 import os
 import select
 import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 BIN = os.environ.get("MCPX_BIN") or os.path.join(
@@ -434,6 +437,80 @@ class HttpServer:
             return None
 
 
+def write_policy(path, policy):
+    """Replaces the file (a policy, a tokens file: JSON, or text as it is)
+    by rename, as editors and kubelet do."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(policy if isinstance(policy, str) else json.dumps(policy, indent=1))
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, path)
+
+
+class ScratchDir:
+    """A fresh temporary directory for one test's servers (0755: a run's uid
+    may pass through it). workdir() makes a workdir base in it (0711: where
+    runs live); secrets/ (0755) holds what the server reads and runs must
+    not: policies, function sources, credentials written by secret() as
+    0644, so only the sandbox (Landlock) keeps runs out, which is what the
+    tests check. remove() at the end."""
+
+    def __init__(self, prefix):
+        self.path = tempfile.mkdtemp(prefix=prefix)
+        os.chmod(self.path, 0o755)
+        self.secrets = os.path.join(self.path, "secrets")
+        os.mkdir(self.secrets, 0o755)
+
+    def workdir(self, name="work"):
+        d = os.path.join(self.path, name)
+        os.mkdir(d, 0o711)
+        return d
+
+    def secret(self, name, value):
+        """Writes value (and a newline) to secrets/name; returns its path."""
+        path = os.path.join(self.secrets, name)
+        with open(path, "w") as f:
+            f.write(value + "\n")
+        os.chmod(path, 0o644)
+        return path
+
+    def remove(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def sha256_hex(s):
+    return hashlib.sha256(s.encode()).hexdigest()
+
+
+class NamedTokens:
+    """Callers with tokens of their own (MCP_EXEC_AUTH_TOKENS_FILE at path):
+    tokens[caller] is a fresh random token; write(callers) makes the file
+    hold just those callers, each as its token's SHA-256, replaced by
+    rename as kubelet does."""
+
+    def __init__(self, path, callers):
+        self.path = path
+        self.tokens = {c: f"tok-{c}-{os.urandom(8).hex()}" for c in callers}
+
+    def write(self, callers):
+        write_policy(self.path, [{"caller": c, "token_sha256": sha256_hex(self.tokens[c])}
+                                 for c in callers])
+
+
+def audits(text, kind):
+    """The audit records of one kind ("exec", "egress", ...) among the JSON
+    log lines in text."""
+    out = []
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("audit") == kind:
+            out.append(rec)
+    return out
+
+
 def wait_until(cond, timeout=60, interval=0.05):
     """Polls cond() until it returns a true value (returned) or timeout
     passes (None). For waiting on an event the test cannot be told about
@@ -533,3 +610,11 @@ class McpHttpClient:
         a.update(args)
         return self.post({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
                           "params": {"name": "exec", "arguments": a}}, extra)
+
+    def call_structured(self, code, **args):
+        """An exec call's structuredContent ({} when there is none); from an
+        SSE stream's messages, the answer's."""
+        st, _, body = self.call(code, **args)
+        if isinstance(body, list):
+            body = next((m for m in body if "result" in m or "error" in m), None)
+        return structured(body) or {}

@@ -16,8 +16,8 @@ import time
 import uuid
 
 from egress_fixture import Upstream, closed_port, make_ca, tls_context, write_policy
-from mcpx_harness import (BIN, Failures, HttpServer, McpHttpClient, StdioServer, base_env,
-                          structured, tool_error_text, warm_mode)
+from mcpx_harness import (BIN, Failures, HttpServer, McpHttpClient, StdioServer, audits,
+                          base_env, structured, tool_error_text, warm_mode)
 
 t = Failures()
 tmp = tempfile.mkdtemp(prefix="mcpx-broker-")
@@ -251,18 +251,6 @@ def wait_log(s, text, timeout=30):
     return text in s.stderr_text()
 
 
-def audits(text, kind):
-    out = []
-    for l in text.splitlines():
-        try:
-            rec = json.loads(l)
-        except ValueError:
-            continue
-        if rec.get("audit") == kind:
-            out.append(rec)
-    return out
-
-
 # ---- stdio ----
 s = StdioServer(ENV)
 s.initialize()
@@ -418,14 +406,7 @@ if MODE == "fork-server":
         time.sleep(0.1)
 
 
-def http_call(code, **args):
-    st, _, body = c.call(code, **args)
-    if isinstance(body, list):
-        body = next((m for m in body if "result" in m or "error" in m), None)
-    return structured(body) or {}
-
-
-battery(http_call, "http")
+battery(c.call_structured, "http")
 st, _, m = srv.request("GET", "/metrics")
 m = m.decode()
 t.check('mcp_exec_egress_requests_total{rule="local",outcome="ok",reason="none"}' in m and

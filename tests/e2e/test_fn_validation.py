@@ -13,19 +13,14 @@ timed:
 """
 import json
 import os
-import shutil
-import tempfile
 
 from egress_fixture import write_policy
-from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
+from mcpx_harness import Failures, ScratchDir, StdioServer, base_env, structured, warm_mode
 
 t = Failures()
-tmp = tempfile.mkdtemp(prefix="mcpx-fnval-")
-os.chmod(tmp, 0o755)
-work = os.path.join(tmp, "work")
-admin = os.path.join(tmp, "admin")
-os.mkdir(work, 0o711)
-os.mkdir(admin, 0o755)
+scratch = ScratchDir("mcpx-fnval-")
+work = scratch.workdir()
+admin = scratch.secrets
 src = os.path.join(admin, "slow.py")
 with open(src, "w") as f:
     f.write("def handler(args, ctx):\n    return {'n': len(args['items'])}\n")
@@ -92,5 +87,5 @@ t.check(own_ms is not None and own_ms < CALLS * LIMIT_MS and sc["cpu_ms"] >= CAL
         sc and (sc.get("cpu_ms"), own_ms))
 
 t.check(s.close() == 0, "the server exits cleanly", s.stderr_text()[-2000:])
-shutil.rmtree(tmp, ignore_errors=True)
+scratch.remove()
 t.done()

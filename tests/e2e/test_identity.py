@@ -5,34 +5,21 @@ every failure, a token removed from the file refused within 2 s (its
 session too), and a bad new file keeping the old one.
 
 Runs in the warm mode MCPX_TEST_WARM selects (cold, auto)."""
-import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
 
-from egress_fixture import write_policy
-from mcpx_harness import Failures, HttpServer, McpHttpClient, structured, wait_until
+from mcpx_harness import (Failures, HttpServer, McpHttpClient, NamedTokens, ScratchDir,
+                          sha256_hex as sha, structured, wait_until, write_policy)
 
 t = Failures()
-tmp = tempfile.mkdtemp(prefix="mcpx-identity-")
-os.chmod(tmp, 0o755)
-work = os.path.join(tmp, "work")  # where runs live (readable by runs)
-os.mkdir(work, 0o711)
-tokens_file = os.path.join(tmp, "tokens.json")  # not beneath it
-
-TOK = {"billing-agent": "tok-billing-" + os.urandom(8).hex(),
-       "report-agent": "tok-report-" + os.urandom(8).hex()}
+scratch = ScratchDir("mcpx-identity-")
+work = scratch.workdir()  # where runs live (readable by runs)
+tokens = NamedTokens(os.path.join(scratch.path, "tokens.json"),  # not beneath it
+                     ["billing-agent", "report-agent"])
+TOK = tokens.tokens
 SINGLE = "tok-single-" + os.urandom(8).hex()
-
-
-def sha(s):
-    return hashlib.sha256(s.encode()).hexdigest()
-
-
-def write_tokens(callers):
-    write_policy(tokens_file, [{"caller": c, "token_sha256": sha(TOK[c])} for c in callers])
 
 
 def client(srv, caller):
@@ -44,8 +31,8 @@ def run_ok(c, code="print(6*7)"):
     return st == 200 and body and structured(body).get("exit_code") == 0, body
 
 
-write_tokens(["billing-agent", "report-agent"])
-srv = HttpServer({"MCP_EXEC_AUTH_TOKENS_FILE": tokens_file, "MCP_EXEC_AUTH_TOKEN": SINGLE,
+tokens.write(["billing-agent", "report-agent"])
+srv = HttpServer({"MCP_EXEC_AUTH_TOKENS_FILE": tokens.path, "MCP_EXEC_AUTH_TOKEN": SINGLE,
                   "MCP_EXEC_WORKDIR_BASE": work})
 try:
     # ---- each token its caller, in the audit line -------------------------
@@ -100,11 +87,11 @@ try:
     t.check(not leaked, "no token and no token hash appears in the log", leaked)
 
     # ---- removal on reload ------------------------------------------------
-    write_policy(tokens_file, "[{\"caller\": ")  # half written: the old file stays
+    write_policy(tokens.path, "[{\"caller\": ")  # half written: the old file stays
     time.sleep(1.1)
     t.check(run_ok(r)[0], "a bad new tokens file keeps the old one")
     t.check("was not reloaded" in srv.drain_stderr(), "the bad file is logged")
-    write_tokens(["billing-agent"])
+    tokens.write(["billing-agent"])
     t0 = time.time()
     gone = wait_until(lambda: post_as(TOK["report-agent"], r.sid)[0] == 401, timeout=10,
                       interval=0.1)
@@ -118,7 +105,7 @@ finally:
 
 # ---- a tokens file runs could read is refused -----------------------------
 inside = os.path.join(work, "tokens.json")
-shutil.copy(tokens_file, inside)
+shutil.copy(tokens.path, inside)
 bad = HttpServer({"MCP_EXEC_AUTH_TOKENS_FILE": inside, "MCP_EXEC_WORKDIR_BASE": work},
                  expect_start=False)
 try:
@@ -131,5 +118,5 @@ try:
 finally:
     bad.stop()
 
-shutil.rmtree(tmp, ignore_errors=True)
+scratch.remove()
 t.done()

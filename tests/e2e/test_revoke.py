@@ -10,37 +10,23 @@ the caller, never the token or its hash.
 
 The timeouts below only guard against a hang; nothing asserts how fast.
 Runs in the warm mode MCPX_TEST_WARM selects (cold, auto)."""
-import hashlib
 import json
 import os
-import shutil
 import socket
-import tempfile
 import threading
 import time
 
-from egress_fixture import write_policy
-from mcpx_harness import Failures, HttpServer, McpHttpClient, parse_sse, structured, wait_until
+from mcpx_harness import (Failures, HttpServer, McpHttpClient, NamedTokens, ScratchDir,
+                          parse_sse, sha256_hex as sha, structured, wait_until, write_policy)
 
 t = Failures()
-tmp = tempfile.mkdtemp(prefix="mcpx-revoke-")
-os.chmod(tmp, 0o755)
-work = os.path.join(tmp, "work")  # where runs live (readable by runs)
-os.mkdir(work, 0o711)
-tokens_file = os.path.join(tmp, "tokens.json")  # not beneath it
-policy_file = os.path.join(tmp, "policy.json")  # a policy: GET /mcp streams exist
-
-TOK = {"gone-agent": "tok-gone-" + os.urandom(8).hex(),
-       "kept-agent": "tok-kept-" + os.urandom(8).hex()}
+scratch = ScratchDir("mcpx-revoke-")
+work = scratch.workdir()  # where runs live (readable by runs)
+tokens = NamedTokens(os.path.join(scratch.path, "tokens.json"),  # not beneath it
+                     ["gone-agent", "kept-agent"])
+TOK = tokens.tokens
+policy_file = os.path.join(scratch.path, "policy.json")  # a policy: GET /mcp streams exist
 LONG = "import time; time.sleep(120)"
-
-
-def sha(s):
-    return hashlib.sha256(s.encode()).hexdigest()
-
-
-def write_tokens(callers):
-    write_policy(tokens_file, [{"caller": c, "token_sha256": sha(TOK[c])} for c in callers])
 
 
 class Stream:
@@ -134,9 +120,9 @@ def in_thread(fn):
     return th, out
 
 
-write_tokens(["gone-agent", "kept-agent"])
+tokens.write(["gone-agent", "kept-agent"])
 write_policy(policy_file, {})
-srv = HttpServer({"MCP_EXEC_AUTH_TOKENS_FILE": tokens_file, "MCP_EXEC_POLICY": policy_file,
+srv = HttpServer({"MCP_EXEC_AUTH_TOKENS_FILE": tokens.path, "MCP_EXEC_POLICY": policy_file,
                   "MCP_EXEC_WORKDIR_BASE": work, "MCP_EXEC_MAX_QUEUE": 16})
 streams = []
 try:
@@ -189,7 +175,7 @@ try:
             "gone-agent's runs go on", srv.metric("mcp_exec_queue_depth"))
 
     # ---- gone-agent's token is removed -----------------------------------
-    write_tokens(["kept-agent"])
+    tokens.write(["kept-agent"])
     ended = wait_until(lambda: g_sse.closed() and g_get.closed(), timeout=20, interval=0.05)
     t.check(ended, "the removed caller's legacy SSE and GET /mcp streams end",
             (g_sse.eof, g_get.eof))
@@ -233,5 +219,5 @@ finally:
         s.close()
     srv.stop()
 
-shutil.rmtree(tmp, ignore_errors=True)
+scratch.remove()
 t.done()

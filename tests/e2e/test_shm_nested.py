@@ -17,21 +17,16 @@ through /dev/shm (no sleeps):
 """
 import json
 import os
-import shutil
-import tempfile
 import time
 import uuid
 
 from egress_fixture import write_policy
-from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
+from mcpx_harness import Failures, ScratchDir, StdioServer, base_env, structured, warm_mode
 
 t = Failures()
-tmp = tempfile.mkdtemp(prefix="mcpx-shmnest-")
-os.chmod(tmp, 0o755)
-work = os.path.join(tmp, "work")
-admin = os.path.join(tmp, "admin")
-os.mkdir(work, 0o711)
-os.mkdir(admin, 0o755)
+scratch = ScratchDir("mcpx-shmnest-")
+work = scratch.workdir()
+admin = scratch.secrets
 tag = uuid.uuid4().hex[:12]
 B = f"/dev/shm/mcpx-nest-{tag}-B"
 C = f"/dev/shm/mcpx-nest-{tag}-C"
@@ -115,5 +110,5 @@ t.check(s.close() == 0, "the server exits cleanly", s.stderr_text()[-2000:])
 for p in (B, C, GO):
     if os.path.exists(p):
         os.unlink(p)
-shutil.rmtree(tmp, ignore_errors=True)
+scratch.remove()
 t.done()

@@ -10,34 +10,28 @@ logged, never an admission; a session of a ServiceAccount does not continue
 with another caller's token; the reviewer sends the pod's own token.
 
 Runs in the warm mode MCPX_TEST_WARM selects (cold, auto)."""
-import hashlib
 import json
 import os
-import shutil
 import socket
-import tempfile
 import time
 
 from egress_fixture import closed_port, write_policy
-from mcpx_harness import Failures, HttpServer, McpHttpClient, structured, wait_until
+from mcpx_harness import (Failures, HttpServer, McpHttpClient, NamedTokens, ScratchDir, structured,
+                          wait_until)
 from tokenreview_fixture import TokenReviewServer
 
 t = Failures()
-tmp = tempfile.mkdtemp(prefix="mcpx-tokenreview-")
-os.chmod(tmp, 0o755)
-work = os.path.join(tmp, "work")
-admin = os.path.join(tmp, "admin")
-os.mkdir(work, 0o711)
-os.mkdir(admin, 0o755)
+scratch = ScratchDir("mcpx-tokenreview-")
+work = scratch.workdir()
+admin = scratch.secrets
 POD_TOKEN = "pod-own-token-" + os.urandom(8).hex()
 pod_token_file = os.path.join(admin, "token")
 with open(pod_token_file, "w") as f:
     f.write(POD_TOKEN + "\n")
 api = TokenReviewServer(admin, POD_TOKEN)
-NAMED = "tok-named-" + os.urandom(8).hex()
-tokens_file = os.path.join(admin, "tokens.json")
-write_policy(tokens_file, [{"caller": "named-agent",
-                            "token_sha256": hashlib.sha256(NAMED.encode()).hexdigest()}])
+tokens = NamedTokens(os.path.join(admin, "tokens.json"), ["named-agent"])
+tokens.write(["named-agent"])
+NAMED, tokens_file = tokens.tokens["named-agent"], tokens.path
 policy_file = os.path.join(admin, "policy.json")
 write_policy(policy_file, {"profiles": [
     {"name": "agents", "callers": ["system:serviceaccount:agents:*"], "tools": ["exec"]}]})
@@ -193,5 +187,5 @@ finally:
     srv.stop()
 api.stop()
 
-shutil.rmtree(tmp, ignore_errors=True)
+scratch.remove()
 t.done()

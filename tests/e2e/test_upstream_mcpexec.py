@@ -26,33 +26,20 @@ a secret file, and exposes it.
 Runs in the warm mode MCPX_TEST_WARM selects (both servers)."""
 import json
 import os
-import shutil
-import tempfile
 import time
 import uuid
 
 from egress_fixture import write_policy
-from mcpx_harness import (Failures, HttpServer, StdioServer, base_env, structured, wait_until,
-                          warm_mode)
+from mcpx_harness import (Failures, HttpServer, ScratchDir, StdioServer, base_env, structured,
+                          wait_until, warm_mode)
 
 t = Failures()
-tmp = tempfile.mkdtemp(prefix="mcpx-inner-")
-os.chmod(tmp, 0o755)
-secrets = os.path.join(tmp, "secrets")
-os.mkdir(secrets, 0o755)
+scratch = ScratchDir("mcpx-inner-")
+secrets = scratch.secrets
 TOKEN = "inner-" + uuid.uuid4().hex
-token_file = os.path.join(secrets, "inner-token")
-wrong_file = os.path.join(secrets, "wrong-token")
-for path, value in ((token_file, TOKEN), (wrong_file, "not-the-inner-token-0123456789")):
-    with open(path, "w") as f:
-        f.write(value + "\n")
-    os.chmod(path, 0o644)  # only the sandbox (Landlock) keeps runs out
-
-
-def workdir(name):
-    d = os.path.join(tmp, name)
-    os.mkdir(d, 0o711)
-    return d
+token_file = scratch.secret("inner-token", TOKEN)
+wrong_file = scratch.secret("wrong-token", "not-the-inner-token-0123456789")
+workdir = scratch.workdir
 
 
 def function(name, expr, desc):
@@ -215,5 +202,5 @@ except OSError as e:
             "the inner server's logs hold no token either")
 finally:
     inner.stop()
-    shutil.rmtree(tmp, ignore_errors=True)
+    scratch.remove()
 t.done()

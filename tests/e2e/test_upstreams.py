@@ -17,33 +17,24 @@ import json
 import os
 import re
 import select
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
 
 from egress_fixture import closed_port, write_policy
 from mcp_upstream_fixture import McpUpstream
-from mcpx_harness import (PYTHON, Failures, HttpServer, McpHttpClient, StdioServer, base_env,
-                          structured, warm_mode)
+from mcpx_harness import (PYTHON, Failures, HttpServer, McpHttpClient, ScratchDir, StdioServer,
+                          audits, base_env, structured, warm_mode)
 
 t = Failures()
-tmp = tempfile.mkdtemp(prefix="mcpx-upstreams-")
-os.chmod(tmp, 0o755)
-work = os.path.join(tmp, "work")
-secrets = os.path.join(tmp, "secrets")
-os.mkdir(work, 0o711)
-os.mkdir(secrets, 0o755)
+scratch = ScratchDir("mcpx-upstreams-")
+work = scratch.workdir()
+secrets = scratch.secrets
 SECRET = "up-" + uuid.uuid4().hex
-secret_file = os.path.join(secrets, "token")
-wrong_file = os.path.join(secrets, "wrong")
-for path, value in ((secret_file, SECRET), (wrong_file, "not-the-token")):
-    with open(path, "w") as f:
-        f.write(value + "\n")
-    os.chmod(path, 0o644)  # only the sandbox (Landlock) keeps runs out
+secret_file = scratch.secret("token", SECRET)
+wrong_file = scratch.secret("wrong", "not-the-token")
 policy_file = os.path.join(secrets, "policy.json")
 
 LOCAL = ["127.0.0.1/32"]
@@ -113,6 +104,20 @@ def attempt(name, **args):
 
 def lines(sc):
     return (sc or {}).get("stdout", "").splitlines()
+
+
+def grow_then_call(grow, late):
+    """Run code: calls grow (which adds the tool late upstream), waits until
+    mcpx.tools() lists late (30 s at most), then calls it."""
+    return PRELUDE + f"""
+print(attempt({grow!r}))
+import time
+for i in range(300):
+    if any(t["name"] == {late!r} for t in mcpx.tools()):
+        break
+    time.sleep(0.1)
+print(attempt({late!r}))
+"""
 
 
 def wait_connected(call):
@@ -240,30 +245,14 @@ print(r.split(":")[0], "loopback" in r)
             f"[{tag}] an upstream that restarted (sessions gone) is reconnected and the call "
             "goes through", sc)
 
-    sc = call(PRELUDE + """
-print(attempt("fs.grow"))
-import time
-for i in range(300):
-    if any(t["name"] == "fs.late" for t in mcpx.tools()):
-        break
-    time.sleep(0.1)
-print(attempt("fs.late"))
-""")
+    sc = call(grow_then_call("fs.grow", "fs.late"))
     t.check(lines(sc) == ["ok 'grown'", "ok 'late tool'"],
             f"[{tag}] notifications/tools/list_changed refreshes the tool list", sc)
 
     t.check(plain.wait(lambda: plain.listeners > 0, 30),
             f"[{tag}] the server keeps a GET event stream open to an upstream that announces "
             "list changes")
-    sc = call(PRELUDE + """
-print(attempt("fx.grow_quiet"))
-import time
-for i in range(300):
-    if any(t["name"] == "fx.quiet" for t in mcpx.tools()):
-        break
-    time.sleep(0.1)
-print(attempt("fx.quiet"))
-""")
+    sc = call(grow_then_call("fx.grow_quiet", "fx.quiet"))
     t.check(lines(sc) == ["ok 'grown quietly'", "ok 'quiet tool'"],
             f"[{tag}] list_changed on the GET event stream refreshes the tool list", sc)
 
@@ -276,18 +265,6 @@ print(attempt("fx.quiet"))
     slow.release()
     time.sleep(0.1)
     slow._release.clear()
-
-
-def audits(err, kind):
-    out = []
-    for line in err.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if rec.get("audit") == kind:
-            out.append(rec)
-    return out
 
 
 def check_logs(err, tag):
@@ -358,10 +335,7 @@ c.initialize()
 
 def http_call(code, **args):
     srv.drain_stderr()  # the harness reads stderr only when asked: keep the pipe empty
-    st, _, body = c.call(code, **args)
-    if isinstance(body, list):
-        body = next((m for m in body if "result" in m or "error" in m), None)
-    return structured(body) or {}
+    return c.call_structured(code, **args)
 
 
 battery(http_call, "http")
@@ -459,5 +433,5 @@ t.check(p.returncode != 0 and "/upstreams/0/name" in p.stderr,
 
 victim.kill()
 victim.wait()
-shutil.rmtree(tmp, ignore_errors=True)
+scratch.remove()
 t.done()

@@ -156,6 +156,24 @@ expect_ok() {
   fi
 }
 
+# expect_checks NAME SUMMARY CMD...: a checker (it prints an "ok" line per
+# check) must succeed; it passes as "NAME: <summary>", SUMMARY saying what
+# of its output: "last" its last line (without a "checks: " prefix), "count"
+# how many checks passed. A failure shows its output but the "ok" lines.
+expect_checks() {
+  local name=$1 summary=$2
+  shift 2
+  if "$@" >"$WORK/out" 2>&1; then
+    case $summary in
+    last) pass "$name: $(tail -n1 "$WORK/out" | sed 's/^checks: //')" ;;
+    count) pass "$name: $(grep -c '^ok' "$WORK/out") checks" ;;
+    esac
+  else
+    fail "$name"
+    grep -v '^ok ' "$WORK/out" | indent
+  fi
+}
+
 # expect_fail NAME PATTERN CMD...: the command must fail and print PATTERN.
 expect_fail() {
   local name=$1 pattern=$2
@@ -263,14 +281,7 @@ fi
 
 # Schema validation with unknown fields rejected.
 validate() { # NAME FILES...
-  local name=$1
-  shift
-  if "${VALIDATE[@]}" "$@" >"$WORK/vout" 2>&1; then
-    pass "k8s-validate $name: $(tail -n1 "$WORK/vout")"
-  else
-    fail "k8s-validate $name"
-    indent <"$WORK/vout"
-  fi
+  expect_checks "k8s-validate $1" last "${VALIDATE[@]}" "${@:2}"
 }
 validate "default render" "$R/default.yaml"
 validate "non-default render" "$R/full.yaml"
@@ -286,14 +297,7 @@ validate "networkpolicy/*.yaml" "$ROOT"/networkpolicy/*.yaml
 
 # Security properties.
 check() { # NAME ARGS...
-  local name=$1
-  shift
-  if "$PY" "$HERE/check_manifests.py" "$@" >"$WORK/cout" 2>&1; then
-    pass "$name: $(tail -n1 "$WORK/cout" | sed 's/^checks: //')"
-  else
-    fail "$name"
-    grep -v '^ok ' "$WORK/cout" | indent
-  fi
+  expect_checks "$1" last "$PY" "$HERE/check_manifests.py" "${@:2}"
 }
 C=(--chart "$CHART")
 check "security checks, default render" --profile default "${C[@]}" "$R/default.yaml"
@@ -312,14 +316,7 @@ check "security checker catches every weakened variant" --self-test "${C[@]}" "$
 # each upstream's peers and port (check_upstreams_render.py computes them
 # from the values file); the check fails on a widened rule.
 ucheck() { # NAME ARGS...
-  local name=$1
-  shift
-  if "$PY" "$HERE/check_upstreams_render.py" "$@" >"$WORK/uout" 2>&1; then
-    pass "$name ($(grep -c '^ok' "$WORK/uout") checks)"
-  else
-    fail "$name"
-    indent <"$WORK/uout"
-  fi
+  expect_checks "$1" count "$PY" "$HERE/check_upstreams_render.py" "${@:2}"
 }
 ucheck "upstreams render: ConfigMap, Secret mounts, NetworkPolicy egress exactly the upstreams'" \
   "$R/upstreams.yaml" "$UPSTREAMS"
@@ -460,12 +457,8 @@ for vf in "$CHART"/values*.yaml "$HERE"/fixtures/values-*.yaml "$WORK/docs-polic
       { fail "render $base with $h"; indent <"$WORK/err"; }
   done
 done
-if "$PY" "$HERE/check_manifests.py" --env-names "$R"/*.yaml >"$WORK/cout" 2>&1; then
-  pass "no env name twice in any container of any render (every shipped and test values file, helm 4 and 3): $(tail -n1 "$WORK/cout" | sed 's/^checks: //')"
-else
-  fail "an env name appears twice"
-  grep -v '^ok ' "$WORK/cout" | indent
-fi
+check "no env name twice in any container of any render (every shipped and test values file, helm 4 and 3)" \
+  --env-names "$R"/*.yaml
 expect_fail "the env check catches a duplicate name" "MCP_EXEC_MAX_TIMEOUT_S" \
   "$PY" "$HERE/check_manifests.py" --env-names "$HERE/fixtures/dup-env.yaml"
 expect_fail "rejects extraEnv naming a variable the chart sets (MCP_EXEC_MAX_TIMEOUT_S)" \

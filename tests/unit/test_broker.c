@@ -10,20 +10,16 @@
 #include "broker.h"
 #include "run_channel.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "broker_wire.h"
+#include "channel_fixture.h"
 #include "check.h"
 #include "log.h"
 #include "loop.h"
-#include "policy.h"
 
 static uint64_t held_now, held_peak;
 
@@ -40,27 +36,24 @@ static void on_held(void *arg, uint64_t bytes)
  * finished with the loop turning, so the stream stays in step. */
 static size_t write_frames(struct mcpx_loop *loop, int fd, size_t max)
 {
-	static const char json[] = "{\"id\":1,\"op\":\"nope\"}";
-	unsigned char frame[8 + sizeof(json) - 1];
+	unsigned char frame[64];
+	size_t len = channel_fixture_frame(frame, sizeof(frame), "{\"id\":1,\"op\":\"nope\"}");
 	size_t n = 0;
 
-	memset(frame, 0, 8);
-	frame[3] = (unsigned char)(sizeof(json) - 1);
-	memcpy(frame + 8, json, sizeof(json) - 1);
 	while (n < max) {
-		ssize_t w = write(fd, frame, sizeof(frame));
+		ssize_t w = write(fd, frame, len);
 		size_t off;
 
 		if (w < 0)
 			break;
 		off = (size_t)w;
-		for (int i = 0; off < sizeof(frame) && i < 100000; i++) {
+		for (int i = 0; off < len && i < 100000; i++) {
 			mcpx_loop_turn(loop);
-			w = write(fd, frame + off, sizeof(frame) - off);
+			w = write(fd, frame + off, len - off);
 			if (w > 0)
 				off += (size_t)w;
 		}
-		CHECK(off == sizeof(frame));
+		CHECK(off == len);
 		n++;
 	}
 	return n;
@@ -96,50 +89,29 @@ static size_t read_answers(int fd, struct mcpx_wire_in *in, size_t *bad)
 
 int main(void)
 {
-	char dir[] = "/tmp/mcpx-test-broker-XXXXXX", path[64];
 	const char *json = "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a.test/\"}], "
 	                   "\"exec\": {\"egress\": [\"a\"], \"max_requests\": 1}}";
-	const struct mcpx_policy_opts opts = {.credentials_allowed = true};
-	struct mcpx_policy_store *store = NULL;
-	struct mcpx_broker *b = NULL;
-	struct mcpx_broker_opts bo = {0};
 	struct mcpx_run_who who = {.run_id = "r1", .held = on_held};
-	struct mcpx_run_channel *rc;
+	struct channel_fixture fx;
 	struct mcpx_run_channel_run *run;
-	struct mcpx_err err = {{0}};
-	struct mcpx_loop *loop;
 	struct mcpx_wire_in in;
 	size_t written = 0, last = 0, answered = 0, bad = 0;
-	int sv[2], f;
 
 	/* Refusals past max_requests are counted, not audited: the log stays
 	 * short. */
 	mcpx_log_setup(MCPX_LOG_TEXT, MCPX_LOG_ERROR);
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(path, sizeof(path), "%s/policy.json", dir);
-	f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(f >= 0 && write(f, json, strlen(json)) == (ssize_t)strlen(json));
-	close(f);
-	loop = mcpx_loop_new();
-	CHECK(loop != NULL);
-	CHECK_INT(mcpx_policy_store_open(path, &opts, &store, &err), 0);
-	CHECK_INT(mcpx_broker_new(loop, store, &bo, &b, &err), 0);
-	rc = mcpx_run_channel_new(loop, store);
-	CHECK(rc != NULL);
-	CHECK_INT(mcpx_broker_serve(b, rc), 0);
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
-	run = mcpx_run_channel_start(rc, &sv[0], &who);
-	CHECK(run != NULL && sv[0] == -1);
+	channel_fixture_open(&fx, json, true);
+	run = channel_fixture_start(&fx, &who);
 
 	/* The run writes until the socket takes no more, the loop turns, and
 	 * again: without the cap the broker empties the socket on every turn
 	 * (and holds ~5 KiB per frame); with it, it stops once a queue of
 	 * answers waits, and the run's writes block for good. */
 	for (int round = 0; round < 5; round++) {
-		last = write_frames(loop, sv[1], 20000);
+		last = write_frames(fx.loop, fx.fd, 20000);
 		written += last;
 		for (int i = 0; i < 20; i++)
-			mcpx_loop_turn(loop);
+			mcpx_loop_turn(fx.loop);
 	}
 	fprintf(stderr,
 	        "frames written by a run that does not read: %zu (last round %zu); held at most "
@@ -151,8 +123,8 @@ int main(void)
 	/* Once the run reads, every frame it wrote is answered. */
 	mcpx_wire_in_init(&in, 1 << 20);
 	for (int i = 0; i < 1000000 && answered < written; i++) {
-		answered += read_answers(sv[1], &in, &bad);
-		mcpx_loop_turn(loop);
+		answered += read_answers(fx.fd, &in, &bad);
+		mcpx_loop_turn(fx.loop);
 	}
 	CHECK_INT(answered, written);
 	CHECK_INT(bad, 0);
@@ -163,20 +135,17 @@ int main(void)
 	 * 7): before, 2^53 - 1 came back as 9.00719925474099e+15. */
 	{
 		static const char *ids[] = {"1125899906842625", "9007199254740991"};
-		char frame[128], buf[4096];
+		char json_id[64], buf[4096];
 
 		for (size_t i = 0; i < 2; i++) {
-			int n = snprintf(frame + 8, sizeof(frame) - 8,
-			                 "{\"id\":%s,\"op\":\"nope\"}", ids[i]);
 			char want[64];
 			ssize_t r = -1;
 
-			memset(frame, 0, 8);
-			frame[3] = (char)n;
-			CHECK(write(sv[1], frame, 8 + (size_t)n) == 8 + n);
+			snprintf(json_id, sizeof(json_id), "{\"id\":%s,\"op\":\"nope\"}", ids[i]);
+			channel_fixture_send(&fx, json_id);
 			for (int k = 0; k < 1000 && r <= 0; k++) {
-				mcpx_loop_turn(loop);
-				r = read(sv[1], buf, sizeof(buf) - 1);
+				mcpx_loop_turn(fx.loop);
+				r = read(fx.fd, buf, sizeof(buf) - 1);
 			}
 			CHECK(r > 8);
 			buf[r > 0 ? r : 0] = '\0';
@@ -186,12 +155,6 @@ int main(void)
 	}
 
 	mcpx_run_channel_end(run);
-	close(sv[1]);
-	mcpx_run_channel_free(rc);
-	mcpx_broker_free(b);
-	mcpx_policy_store_free(store);
-	mcpx_loop_free(loop);
-	unlink(path);
-	rmdir(dir);
+	channel_fixture_close(&fx);
 	CHECK_DONE();
 }

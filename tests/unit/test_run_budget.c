@@ -184,6 +184,15 @@ static void spin_ms(long ms)
 	while (ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < ms);
 }
 
+/* A process that says c on ready_w, then waits (pause) until killed. */
+static _Noreturn void ready_then_wait(int ready_w, char c)
+{
+	if (write(ready_w, &c, 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
 /* A group like a run's: a leader in its own group with a child holding
  * 64 MiB shared with it, a child that burnt CPU and was reaped, and an
  * orphan handed to us (we are a subreaper here, like the server). */
@@ -201,25 +210,14 @@ static pid_t start_group(int ready_w, char *shared)
 	}
 	(void)wait(NULL);
 	if (fork() == 0) {
-		if (fork() == 0) {
-			if (write(ready_w, "o", 1) != 1)
-				_exit(1);
-			pause();
-			_exit(0);
-		}
+		if (fork() == 0)
+			ready_then_wait(ready_w, 'o');
 		_exit(0);
 	}
 	(void)wait(NULL);
-	if (fork() == 0) {
-		if (write(ready_w, "c", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	if (write(ready_w, "l", 1) != 1)
-		_exit(1);
-	pause();
-	_exit(0);
+	if (fork() == 0)
+		ready_then_wait(ready_w, 'c');
+	ready_then_wait(ready_w, 'l');
 }
 
 static void test_procs(void)
@@ -266,6 +264,8 @@ static pid_t idle_group(void)
 
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* A test that fails by hanging leaves nothing behind. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		pause();
 		_exit(0);
 	}
@@ -440,14 +440,7 @@ static void test_disk_off_loop(void)
 	walk_us = thread_cpu_us() - t0;
 
 	mcpx_budget_use_worker(b, worker);
-	e.pgid = fork();
-	if (e.pgid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		pause();
-		_exit(0);
-	}
-	setpgid(e.pgid, e.pgid);
+	e.pgid = idle_group();
 	e.loop = loop;
 	e.stop = true;
 	proc_for(&proc, e.pgid, wd);
@@ -485,11 +478,8 @@ static void test_unlinked(void)
 	child = fork();
 	if (child == 0) {
 		setpgid(0, 0);
-		if (fork() == 0) {
-			if (write(ready[1], "r", 1) != 1)
-				_exit(1);
-			pause();
-		}
+		if (fork() == 0)
+			ready_then_wait(ready[1], 'r');
 		pause();
 		_exit(0);
 	}
@@ -505,6 +495,35 @@ static void test_unlinked(void)
 	close(ready[1]);
 }
 
+/* The cgroup tests' own parent cgroup, env->root = <own>/mcpx-unit-<tag><pid>,
+ * made in this process's cgroup; false (said as skipped) where this process
+ * may not write its cgroup v2 directory. The test removes env->root. */
+static bool cgroup_test_root(struct mcpx_cgroup_env *env, const char *tag)
+{
+	(void)mcpx_cgroup_env_init(env, false);
+	printf("cgroup method here: %s%s\n",
+	       env->usable ? "usable at " : "not usable: ", env->usable ? env->root : env->why);
+	if (!env->own[0] || access(env->own, W_OK) != 0) {
+		printf("skipped: no writable cgroup v2 directory\n");
+		return false;
+	}
+	if ((size_t)snprintf(env->root, sizeof(env->root), "%s/mcpx-unit-%s%d", env->own, tag,
+	                     (int)getpid()) >= sizeof(env->root) ||
+	    mkdir(env->root, 0755) != 0) {
+		printf("skipped: cannot make %s: %s\n", env->root, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Spins until cg has used 50 ms of CPU (or a second has passed); u holds
+ * the last reading. */
+static void wait_cpu_50ms(struct mcpx_run_cgroup *cg, struct mcpx_cgroup_usage *u)
+{
+	for (int i = 0; i < 1000 && mcpx_cgroup_run_usage(cg, u) == 0 && u->cpu_usec < 50000; i++)
+		usleep(1000);
+}
+
 /* The per-run cgroup calls on the host's real cgroup v2 hierarchy. Here
  * (a hybrid host) it may lack the memory and pids controllers: limits are
  * then left unset, the rest (procs, cpu.stat, cgroup.kill) is exercised. */
@@ -517,19 +536,8 @@ static void test_cgroup_real(void)
 	pid_t pids[8], child;
 	int st;
 
-	(void)mcpx_cgroup_env_init(&env, false);
-	printf("cgroup method here: %s%s\n",
-	       env.usable ? "usable at " : "not usable: ", env.usable ? env.root : env.why);
-	if (!env.own[0] || access(env.own, W_OK) != 0) {
-		printf("skipped: no writable cgroup v2 directory\n");
+	if (!cgroup_test_root(&env, ""))
 		return;
-	}
-	if ((size_t)snprintf(env.root, sizeof(env.root), "%s/mcpx-unit-%d", env.own,
-	                     (int)getpid()) >= sizeof(env.root) ||
-	    mkdir(env.root, 0755) != 0) {
-		printf("skipped: cannot make %s: %s\n", env.root, strerror(errno));
-		return;
-	}
 	CHECK_INT(mcpx_cgroup_run_create(&env, "run-1", 0, 0, &cg, &err), 0);
 	child = fork();
 	if (child == 0) {
@@ -539,8 +547,7 @@ static void test_cgroup_real(void)
 	CHECK_INT(mcpx_cgroup_run_add(&cg, child), 0);
 	CHECK_INT(mcpx_cgroup_run_pids(&cg, pids, 8), 1);
 	CHECK_INT(pids[0], child);
-	for (int i = 0; i < 1000 && mcpx_cgroup_run_usage(&cg, &u) == 0 && u.cpu_usec < 50000; i++)
-		usleep(1000);
+	wait_cpu_50ms(&cg, &u);
 	CHECK(mcpx_cgroup_run_usage(&cg, &u) == 0 && u.cpu_usec >= 50000 && u.populated);
 	CHECK_INT(mcpx_cgroup_run_kill(&cg), 0);
 	CHECK(waitpid(child, &st, 0) == child && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -563,17 +570,8 @@ static void test_cgroup_nested(void)
 	pid_t outer, inner;
 	int st;
 
-	(void)mcpx_cgroup_env_init(&env, false);
-	if (!env.own[0] || access(env.own, W_OK) != 0) {
-		printf("skipped: no writable cgroup v2 directory\n");
+	if (!cgroup_test_root(&env, "n"))
 		return;
-	}
-	if ((size_t)snprintf(env.root, sizeof(env.root), "%s/mcpx-unit-n%d", env.own,
-	                     (int)getpid()) >= sizeof(env.root) ||
-	    mkdir(env.root, 0755) != 0) {
-		printf("skipped: cannot make %s: %s\n", env.root, strerror(errno));
-		return;
-	}
 	CHECK_INT(mcpx_cgroup_run_create(&env, "run-1", 0, 0, &cg, &err), 0);
 	outer = idle_group();
 	CHECK_INT(mcpx_cgroup_run_add(&cg, outer), 0);
@@ -585,8 +583,7 @@ static void test_cgroup_nested(void)
 	}
 	CHECK_INT(mcpx_cgroup_run_add(&sub, inner), 0);
 	/* The caller's usage includes the nested run's. */
-	for (int i = 0; i < 1000 && mcpx_cgroup_run_usage(&cg, &u) == 0 && u.cpu_usec < 50000; i++)
-		usleep(1000);
+	wait_cpu_50ms(&cg, &u);
 	CHECK(mcpx_cgroup_run_usage(&cg, &u) == 0 && u.cpu_usec >= 50000);
 	/* The nested one's kill leaves the caller alone; the caller's ends
 	 * everything beneath it too. */
@@ -664,27 +661,12 @@ static void test_cgroup_budget_removed(void)
 	struct mcpx_loop *loop;
 	pid_t child;
 
-	(void)mcpx_cgroup_env_init(&env, false);
-	if (!env.own[0] || access(env.own, W_OK) != 0) {
-		printf("skipped: no writable cgroup v2 directory\n");
+	if (!cgroup_test_root(&env, "b"))
 		return;
-	}
-	if ((size_t)snprintf(env.root, sizeof(env.root), "%s/mcpx-unit-b%d", env.own,
-	                     (int)getpid()) >= sizeof(env.root) ||
-	    mkdir(env.root, 0755) != 0) {
-		printf("skipped: cannot make %s: %s\n", env.root, strerror(errno));
-		return;
-	}
 	b = mcpx_budget_new_cgroup_at(&env);
 	loop = mcpx_loop_new();
 	CHECK(b && loop && mkdtemp(wd));
-	child = fork();
-	if (child == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		pause();
-		_exit(0);
-	}
+	child = idle_group();
 	proc_for(&proc, child, wd);
 	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, on_exceeded, NULL, &rb), 0);
 	snprintf(path, sizeof(path), "%s/run-1", env.root);

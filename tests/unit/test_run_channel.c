@@ -9,18 +9,16 @@
  */
 #include "run_channel.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "broker_wire.h"
+#include "channel_fixture.h"
 #include "check.h"
 #include "log.h"
 #include "loop.h"
-#include "policy.h"
 
 static struct mcpx_run_op *held_op; /* the "hold" op the test answers */
 static unsigned hold_calls, wait_calls, cancels, run_ends, run_data_freed;
@@ -63,17 +61,6 @@ static void on_run_end(void *arg, const struct mcpx_run_who *who, void *run_data
 	}
 }
 
-static void send_frame(int fd, const char *json)
-{
-	unsigned char frame[256];
-	size_t n = strlen(json);
-
-	memset(frame, 0, 8);
-	frame[3] = (unsigned char)n;
-	memcpy(frame + 8, json, n);
-	CHECK(write(fd, frame, 8 + n) == (ssize_t)(8 + n));
-}
-
 /* Turns the loop until one answer arrives (or a while passes); its JSON,
  * or "" for none. */
 static const char *answer(struct mcpx_loop *loop, int fd, struct mcpx_wire_in *in)
@@ -108,10 +95,8 @@ static const char *answer(struct mcpx_loop *loop, int fd, struct mcpx_wire_in *i
 
 int main(void)
 {
-	char dir[] = "/tmp/mcpx-test-rc-XXXXXX", path[64];
 	const char *json = "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://a.test/\"}], "
 	                   "\"exec\": {\"egress\": [\"a\"]}}";
-	const struct mcpx_policy_opts opts = {.credentials_allowed = true};
 	const struct mcpx_run_op_handler hold = {.name = "hold",
 	                                         .op = on_hold,
 	                                         .cancel = on_cancel,
@@ -120,38 +105,23 @@ int main(void)
 	                                         .max_in_flight = 1};
 	const struct mcpx_run_op_handler wait = {
 	    .name = "wait", .op = on_wait, .cancel = on_cancel, .run_end = on_run_end};
-	struct mcpx_policy_store *store = NULL;
 	struct mcpx_run_who who = {.run_id = "r1"};
-	struct mcpx_run_channel *rc;
+	struct channel_fixture fx;
 	struct mcpx_run_channel_run *run;
-	struct mcpx_err err = {{0}};
-	struct mcpx_loop *loop;
 	struct mcpx_wire_in in;
 	const char *a;
-	int sv[2], f;
 
 	mcpx_log_setup(MCPX_LOG_TEXT, MCPX_LOG_ERROR);
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(path, sizeof(path), "%s/policy.json", dir);
-	f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(f >= 0 && write(f, json, strlen(json)) == (ssize_t)strlen(json));
-	close(f);
-	loop = mcpx_loop_new();
-	CHECK(loop != NULL);
-	CHECK_INT(mcpx_policy_store_open(path, &opts, &store, &err), 0);
-	rc = mcpx_run_channel_new(loop, store);
-	CHECK(rc != NULL);
-	CHECK(mcpx_run_channel_exec_wants(rc));
-	CHECK_INT(mcpx_run_channel_add_op(rc, &hold), 0);
-	CHECK_INT(mcpx_run_channel_add_op(rc, &wait), 0);
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
-	run = mcpx_run_channel_start(rc, &sv[0], &who);
-	CHECK(run != NULL && sv[0] == -1);
+	channel_fixture_open(&fx, json, false);
+	CHECK(mcpx_run_channel_exec_wants(fx.rc));
+	CHECK_INT(mcpx_run_channel_add_op(fx.rc, &hold), 0);
+	CHECK_INT(mcpx_run_channel_add_op(fx.rc, &wait), 0);
+	run = channel_fixture_start(&fx, &who);
 	mcpx_wire_in_init(&in, 1 << 20);
 
 	/* The first "hold" reaches its handler and waits for its answer. */
-	send_frame(sv[1], "{\"id\":1,\"op\":\"hold\"}");
-	CHECK_STR(answer(loop, sv[1], &in), "");
+	channel_fixture_send(&fx, "{\"id\":1,\"op\":\"hold\"}");
+	CHECK_STR(answer(fx.loop, fx.fd, &in), "");
 	CHECK_INT(hold_calls, 1);
 	CHECK(held_op != NULL);
 	if (held_op) {
@@ -162,44 +132,44 @@ int main(void)
 
 	/* A second one while the first is in flight: refused by the table
 	 * (max_in_flight 1), the handler never sees it. */
-	send_frame(sv[1], "{\"id\":2,\"op\":\"hold\"}");
-	a = answer(loop, sv[1], &in);
+	channel_fixture_send(&fx, "{\"id\":2,\"op\":\"hold\"}");
+	a = answer(fx.loop, fx.fd, &in);
 	CHECK(strstr(a, "\"id\":2") && strstr(a, "\"reason\":\"in_flight\""));
 	CHECK_INT(hold_calls, 1);
 
 	/* The handler answers the first; the id comes back first, exactly. */
 	mcpx_run_op_answer(held_op, cJSON_CreateObject(), NULL, 0);
 	held_op = NULL;
-	a = answer(loop, sv[1], &in);
+	a = answer(fx.loop, fx.fd, &in);
 	CHECK_STR(a, "{\"id\":1}");
 
 	/* Room again: the third reaches the handler; the fourth is past
 	 * max_per_run 3 (refusals count). */
-	send_frame(sv[1], "{\"id\":3,\"op\":\"hold\"}");
-	CHECK_STR(answer(loop, sv[1], &in), "");
+	channel_fixture_send(&fx, "{\"id\":3,\"op\":\"hold\"}");
+	CHECK_STR(answer(fx.loop, fx.fd, &in), "");
 	CHECK_INT(hold_calls, 2);
 	mcpx_run_op_answer(held_op, cJSON_CreateObject(), NULL, 0);
 	held_op = NULL;
-	CHECK_STR(answer(loop, sv[1], &in), "{\"id\":3}");
-	send_frame(sv[1], "{\"id\":4,\"op\":\"hold\"}");
-	a = answer(loop, sv[1], &in);
+	CHECK_STR(answer(fx.loop, fx.fd, &in), "{\"id\":3}");
+	channel_fixture_send(&fx, "{\"id\":4,\"op\":\"hold\"}");
+	a = answer(fx.loop, fx.fd, &in);
 	CHECK(strstr(a, "\"id\":4") && strstr(a, "\"reason\":\"run_limit\""));
 	CHECK_INT(hold_calls, 2);
 
 	/* An op nobody handles, and one without an op: refused here, naming
 	 * the ops the table has. */
-	send_frame(sv[1], "{\"id\":5,\"op\":\"nope\"}");
-	a = answer(loop, sv[1], &in);
+	channel_fixture_send(&fx, "{\"id\":5,\"op\":\"nope\"}");
+	a = answer(fx.loop, fx.fd, &in);
 	CHECK(strstr(a, "\"id\":5") && strstr(a, "\"reason\":\"bad_request\"") &&
 	      strstr(a, "hold wait"));
-	send_frame(sv[1], "{\"id\":6}");
-	a = answer(loop, sv[1], &in);
+	channel_fixture_send(&fx, "{\"id\":6}");
+	a = answer(fx.loop, fx.fd, &in);
 	CHECK(strstr(a, "\"id\":6") && strstr(a, "\"reason\":\"bad_request\""));
 
 	/* An op left unanswered when the run ends is cancelled; every handler
 	 * hears of the end, the one with run data gets it back to free. */
-	send_frame(sv[1], "{\"id\":7,\"op\":\"wait\"}");
-	CHECK_STR(answer(loop, sv[1], &in), "");
+	channel_fixture_send(&fx, "{\"id\":7,\"op\":\"wait\"}");
+	CHECK_STR(answer(fx.loop, fx.fd, &in), "");
 	CHECK_INT(wait_calls, 1);
 	mcpx_run_channel_end(run);
 	CHECK_INT(cancels, 1);
@@ -208,11 +178,6 @@ int main(void)
 	CHECK_STR(ended_run_id, "r1");
 
 	mcpx_wire_in_free(&in);
-	close(sv[1]);
-	mcpx_run_channel_free(rc);
-	mcpx_policy_store_free(store);
-	mcpx_loop_free(loop);
-	unlink(path);
-	rmdir(dir);
+	channel_fixture_close(&fx);
 	CHECK_DONE();
 }
