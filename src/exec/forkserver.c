@@ -41,6 +41,7 @@
 #include "fdutil.h"
 #include "log.h"
 #include "warm.h"
+#include "warm_child.h"
 #include "workdir.h"
 #include "zygote_proto.h"
 
@@ -657,13 +658,12 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 		      size_t code_len, const char *input, size_t input_len, struct mcpx_err *err)
 {
 	struct mcpx_forkserver *fs = ctx;
-	struct pollfd pfd = {.fd = proc->stdout_fd, .events = POLLIN};
-	char hdr[64], marker = 1;
+	unsigned markers = MCPX_WARM_MARKERS_ALL;
+	char hdr[64];
 	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), code_len, 10);
 	int rc;
 
-	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
-	    marker != MCPX_WARM_READY)
+	if (mcpx_warm_marker_read(proc->stdout_fd, &markers, ANSWER_TIMEOUT_MS) < 0)
 		return mcpx_err_set(err, EPERM, "fork server self-test: the child never became ready");
 	rc = mcpx_sandbox_write_main(fs->sb, proc, code, code_len, err);
 	if (rc)
@@ -673,8 +673,7 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 	    write(proc->stdin_fd, code, code_len) != (ssize_t)code_len ||
 	    write(proc->stdin_fd, input, input_len) != (ssize_t)input_len)
 		return mcpx_err_set(err, EIO, "fork server self-test: cannot feed the probe");
-	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
-	    marker != MCPX_WARM_TAKEN)
+	if (mcpx_warm_marker_read(proc->stdout_fd, &markers, ANSWER_TIMEOUT_MS) < 0)
 		return mcpx_err_set(err, EPERM, "fork server self-test: the child did not take the probe");
 	return 0;
 }

@@ -33,6 +33,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "warm.h"
+#include "warm_child.h"
 
 /* How often a successor in progress is looked at. */
 #define BUSY_POLL_US 10000u
@@ -62,6 +63,8 @@ struct probe {
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_buf out;
 	bool out_open, err_open;
+	unsigned markers; /* the protocol's bytes still due on stdout (warm_child.h) */
+	bool broken;      /* another byte came where one was due */
 	uint64_t deadline_us;
 };
 
@@ -103,7 +106,7 @@ static int reap_counted(void *ctx, pid_t pid, int *status, struct rusage *ru)
 /* Takes zy's asked-for child into proc, reaped through reap_counted,
  * without waiting for its setup verdict (mcpx_forkserver_take_now). */
 static int take_counted(struct zygote *zy, struct mcpx_sandbox_proc *proc, bool *setup_failed,
-			struct mcpx_err *err)
+                        struct mcpx_err *err)
 {
 	int rc = mcpx_forkserver_take_now(zy->fs, proc, setup_failed, err);
 
@@ -201,6 +204,7 @@ static int probe_begin(struct mcpx_zygotes *z, struct mcpx_err *err)
 	if (rc)
 		return rc;
 	mcpx_buf_init(&p->out, PROBE_OUT_MAX);
+	p->markers = MCPX_WARM_MARKERS_ALL;
 	p->deadline_us = mcpx_now_us() + PROBE_TIMEOUT_US;
 	p->state = PROBE_FORKED;
 	return 0;
@@ -228,22 +232,23 @@ static int probe_feed(struct mcpx_zygotes *z, struct mcpx_err *err)
 	return 0;
 }
 
-/* Reads what is there of one output; false at end of file. */
+/* Reads what is there of one output; false at end of file. On stdout
+ * (keep) the warm interpreter's byte that says the whole code arrived
+ * comes first, as for a run (executor.c): another byte there breaks the
+ * protocol and fails the probe. */
 static bool probe_read(struct probe *p, int fd, bool keep)
 {
 	char buf[4096];
 	ssize_t n;
 
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		const char *s = buf;
+		size_t used = 0;
 
-		/* The warm interpreter's byte that says the whole code arrived. */
-		if (keep && p->out.len == 0 && n > 0 && buf[0] == MCPX_WARM_TAKEN) {
-			s++;
-			n--;
-		}
-		if (keep)
-			(void)mcpx_buf_add_some(&p->out, s, (size_t)n);
+		if (!keep)
+			continue;
+		if (mcpx_warm_markers_take(&p->markers, buf, (size_t)n, &used, NULL) < 0)
+			p->broken = true;
+		(void)mcpx_buf_add_some(&p->out, buf + used, (size_t)n - used);
 	}
 	return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR));
 }
@@ -266,7 +271,7 @@ static int probe_step(struct mcpx_zygotes *z, struct mcpx_err *err)
 {
 	struct probe *p = &z->probe;
 	struct pollfd pfd;
-	char marker;
+	int rc;
 
 	if (p->state != PROBE_IDLE && mcpx_now_us() > p->deadline_us)
 		return mcpx_err_set(err, EPERM, "fork server self-test: the probe did not finish");
@@ -284,25 +289,26 @@ static int probe_step(struct mcpx_zygotes *z, struct mcpx_err *err)
 		p->state = PROBE_READY_WAIT;
 		return 0;
 	}
-	case PROBE_READY_WAIT: {
-		ssize_t n = read(p->proc.stdout_fd, &marker, 1);
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	case PROBE_READY_WAIT:
+		rc = mcpx_warm_marker_read(p->proc.stdout_fd, &p->markers, 0);
+		if (rc == -EAGAIN)
 			return 0;
 		/* Ended without a word: its setup verdict says why, if it
 		 * failed there (a failed setup fails the probe). */
-		if (n == 0 && mcpx_sandbox_setup_verdict(&p->proc, err) < 0)
+		if (rc == -EPIPE && mcpx_sandbox_setup_verdict(&p->proc, err) < 0)
 			return -EPERM;
-		if (n != 1 || marker != MCPX_WARM_READY)
+		if (rc < 0)
 			return mcpx_err_set(err, EPERM,
 			                    "fork server self-test: the child never became ready");
 		return probe_feed(z, err);
-	}
 	case PROBE_RUNNING:
 		if (p->out_open)
 			p->out_open = probe_read(p, p->proc.stdout_fd, true);
 		if (p->err_open)
 			p->err_open = probe_read(p, p->proc.stderr_fd, false);
+		if (p->broken)
+			return mcpx_err_set(
+			    err, EPERM, "fork server self-test: the child broke the warm protocol");
 		pfd.fd = p->proc.pidfd;
 		pfd.events = POLLIN;
 		if (p->out_open || p->err_open || poll(&pfd, 1, 0) == 0)
@@ -512,7 +518,7 @@ int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim, str
 }
 
 int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, bool *setup_failed,
-		      struct mcpx_err *err)
+                      struct mcpx_err *err)
 {
 	struct zygote *zy = z->pending;
 	int rc;
