@@ -49,8 +49,9 @@ enum mcpx_warm_child_state {
 
 struct mcpx_warm_child {
 	enum mcpx_warm_child_state state;
-	/* FORKED and READY: the process (the holder's to end or hand over);
-	 * reset in every other state. */
+	/* FORKED and READY: the process, the holder's to end or hand over.
+	 * TAKEN: the run's; the pool hands it over with the child, a probe
+	 * (its own run) keeps it until it ends it. Reset otherwise. */
 	struct mcpx_sandbox_proc proc;
 };
 
@@ -62,6 +63,12 @@ void mcpx_warm_child_init(struct mcpx_warm_child *c);
  * refused (-EPROTO, c unchanged), never an abort, and the holder treats it
  * as a failure to prepare. why (may be NULL) goes into that log line. */
 int mcpx_warm_child_to(struct mcpx_warm_child *c, enum mcpx_warm_child_state next, const char *why);
+
+/* Ends c's child: to how (TAKEN or DISCARDED) unless it is there already,
+ * then back to NONE with proc reset (the holder has handed over or ended
+ * the process first). Nothing to do from NONE. Whatever a refused
+ * transition says (logged), c is NONE afterwards: returns 0 or -EPROTO. */
+int mcpx_warm_child_end(struct mcpx_warm_child *c, enum mcpx_warm_child_state how);
 
 /* True from ASKED to READY: a child is being prepared or waits. */
 bool mcpx_warm_child_prepared(const struct mcpx_warm_child *c);

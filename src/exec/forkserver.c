@@ -59,6 +59,7 @@ struct pending_fork {
 	int err;   /* errno of a failed fork */
 	int stdin_w, stdout_r, stderr_r, errpipe_r;
 	int channel; /* the server's end of the run's broker channel, or -1 */
+	struct mcpx_limits lim; /* what it was asked for with */
 	char workdir[4096];
 	int parent_fd; /* the zygote's directory, O_PATH */
 };
@@ -493,6 +494,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	memset(p, 0, sizeof(*p));
 	p->stdin_w = p->stdout_r = p->stderr_r = p->errpipe_r = p->parent_fd = p->channel = -1;
 	p->active = true;
+	p->lim = *lim;
 	rc = pending_workdir(fs, err);
 	if (rc < 0)
 		goto out;
@@ -628,6 +630,11 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs)
 {
 	return fs && fs->next.active;
+}
+
+const struct mcpx_limits *mcpx_forkserver_pending_limits(const struct mcpx_forkserver *fs)
+{
+	return fs->next.active ? &fs->next.lim : NULL;
 }
 
 bool mcpx_forkserver_answered(struct mcpx_forkserver *fs)

@@ -60,6 +60,21 @@ int mcpx_warm_child_to(struct mcpx_warm_child *c, enum mcpx_warm_child_state nex
 	return 0;
 }
 
+int mcpx_warm_child_end(struct mcpx_warm_child *c, enum mcpx_warm_child_state how)
+{
+	int rc = 0;
+
+	if (c->state == MCPX_WARM_CHILD_NONE)
+		return 0;
+	if (c->state != how)
+		rc = mcpx_warm_child_to(c, how, "ending it");
+	if (rc == 0)
+		rc = mcpx_warm_child_to(c, MCPX_WARM_CHILD_NONE, NULL);
+	/* The next child starts from nothing, whatever this one's end was. */
+	mcpx_warm_child_init(c);
+	return rc;
+}
+
 bool mcpx_warm_child_prepared(const struct mcpx_warm_child *c)
 {
 	return c->state == MCPX_WARM_CHILD_ASKED || c->state == MCPX_WARM_CHILD_FORKED ||

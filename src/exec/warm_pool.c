@@ -109,10 +109,7 @@ static bool prepared(const struct mcpx_warm_pool *wp)
 static void child_end(struct mcpx_warm_pool *wp, enum mcpx_warm_child_state how)
 {
 	mcpx_timer_cancel(&wp->recycle);
-	(void)mcpx_warm_child_to(&wp->child, how, NULL);
-	(void)mcpx_warm_child_to(&wp->child, CHILD_NONE, NULL);
-	/* Whatever a refused transition left, nothing is prepared now. */
-	mcpx_warm_child_init(&wp->child);
+	(void)mcpx_warm_child_end(&wp->child, how);
 }
 
 /* Kills, reaps and cleans up the child's process (FORKED or READY). */

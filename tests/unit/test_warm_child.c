@@ -95,6 +95,33 @@ static void test_transitions(void)
 	CHECK_STR(mcpx_warm_child_state_name((enum mcpx_warm_child_state)99), "invalid");
 }
 
+/* Ending a child always leaves NONE with no process, and says when the
+ * way it ended was not a legal one. */
+static void test_end(void)
+{
+	struct mcpx_warm_child c;
+
+	mcpx_warm_child_init(&c);
+	CHECK_INT(mcpx_warm_child_end(&c, MCPX_WARM_CHILD_DISCARDED), 0);
+	CHECK_INT(c.state, MCPX_WARM_CHILD_NONE);
+	c.state = MCPX_WARM_CHILD_FORKED;
+	c.proc.pid = 42;
+	CHECK_INT(mcpx_warm_child_end(&c, MCPX_WARM_CHILD_DISCARDED), 0);
+	CHECK_INT(c.state, MCPX_WARM_CHILD_NONE);
+	CHECK_INT(c.proc.pid, -1);
+	c.state = MCPX_WARM_CHILD_TAKEN;
+	CHECK_INT(mcpx_warm_child_end(&c, MCPX_WARM_CHILD_TAKEN), 0);
+	CHECK_INT(c.state, MCPX_WARM_CHILD_NONE);
+	/* Asked of the zygote, never taken: cannot have been handed to a run. */
+	c.state = MCPX_WARM_CHILD_ASKED;
+	CHECK_INT(mcpx_warm_child_end(&c, MCPX_WARM_CHILD_TAKEN), -EPROTO);
+	CHECK_INT(c.state, MCPX_WARM_CHILD_NONE);
+	/* Not an end at all. */
+	c.state = MCPX_WARM_CHILD_FORKED;
+	CHECK_INT(mcpx_warm_child_end(&c, MCPX_WARM_CHILD_READY), -EPROTO);
+	CHECK_INT(c.state, MCPX_WARM_CHILD_NONE);
+}
+
 static void test_markers_take(void)
 {
 	const char all[] = {MCPX_WARM_READY, MCPX_WARM_TAKEN, 'h', 'i'};
@@ -181,6 +208,7 @@ static void test_marker_read(void)
 int main(void)
 {
 	test_transitions();
+	test_end();
 	test_markers_take();
 	test_marker_read();
 	CHECK_DONE();
