@@ -70,6 +70,13 @@ int mcpx_warm_child_to(struct mcpx_warm_child *c, enum mcpx_warm_child_state nex
  * transition says (logged), c is NONE afterwards: returns 0 or -EPROTO. */
 int mcpx_warm_child_end(struct mcpx_warm_child *c, enum mcpx_warm_child_state how);
 
+/* The same two on a bare state, for a record of the child that holds no
+ * process (forkserver.c's request to the zygote: NONE, ASKED until the
+ * zygote's answer is read, FORKED once it is, then TAKEN or DISCARDED). */
+int mcpx_warm_state_to(enum mcpx_warm_child_state *s, enum mcpx_warm_child_state next,
+                       const char *why);
+int mcpx_warm_state_end(enum mcpx_warm_child_state *s, enum mcpx_warm_child_state how);
+
 /* True from ASKED to READY: a child is being prepared or waits. */
 bool mcpx_warm_child_prepared(const struct mcpx_warm_child *c);
 

@@ -47,31 +47,44 @@ void mcpx_warm_child_init(struct mcpx_warm_child *c)
 	mcpx_sandbox_proc_reset(&c->proc);
 }
 
-int mcpx_warm_child_to(struct mcpx_warm_child *c, enum mcpx_warm_child_state next, const char *why)
+int mcpx_warm_state_to(enum mcpx_warm_child_state *s, enum mcpx_warm_child_state next,
+                       const char *why)
 {
-	if ((unsigned)c->state >= N_STATES || (unsigned)next >= N_STATES ||
-	    !(allowed[c->state] & TO(next))) {
+	if ((unsigned)*s >= N_STATES || (unsigned)next >= N_STATES || !(allowed[*s] & TO(next))) {
 		mcpx_error("warm child: refused the transition %s -> %s%s%s",
-		           mcpx_warm_child_state_name(c->state), mcpx_warm_child_state_name(next),
+		           mcpx_warm_child_state_name(*s), mcpx_warm_child_state_name(next),
 		           why ? ": " : "", why ? why : "");
 		return -EPROTO;
 	}
-	c->state = next;
+	*s = next;
 	return 0;
+}
+
+int mcpx_warm_state_end(enum mcpx_warm_child_state *s, enum mcpx_warm_child_state how)
+{
+	int rc = 0;
+
+	if (*s == MCPX_WARM_CHILD_NONE)
+		return 0;
+	if (*s != how)
+		rc = mcpx_warm_state_to(s, how, "ending it");
+	if (rc == 0)
+		rc = mcpx_warm_state_to(s, MCPX_WARM_CHILD_NONE, NULL);
+	/* The next child starts from nothing, whatever this one's end was. */
+	*s = MCPX_WARM_CHILD_NONE;
+	return rc;
+}
+
+int mcpx_warm_child_to(struct mcpx_warm_child *c, enum mcpx_warm_child_state next, const char *why)
+{
+	return mcpx_warm_state_to(&c->state, next, why);
 }
 
 int mcpx_warm_child_end(struct mcpx_warm_child *c, enum mcpx_warm_child_state how)
 {
-	int rc = 0;
+	int rc = mcpx_warm_state_end(&c->state, how);
 
-	if (c->state == MCPX_WARM_CHILD_NONE)
-		return 0;
-	if (c->state != how)
-		rc = mcpx_warm_child_to(c, how, "ending it");
-	if (rc == 0)
-		rc = mcpx_warm_child_to(c, MCPX_WARM_CHILD_NONE, NULL);
-	/* The next child starts from nothing, whatever this one's end was. */
-	mcpx_warm_child_init(c);
+	mcpx_sandbox_proc_reset(&c->proc);
 	return rc;
 }
 

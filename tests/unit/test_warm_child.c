@@ -116,6 +116,17 @@ static void test_end(void)
 	c.state = MCPX_WARM_CHILD_ASKED;
 	CHECK_INT(mcpx_warm_child_end(&c, MCPX_WARM_CHILD_TAKEN), -EPROTO);
 	CHECK_INT(c.state, MCPX_WARM_CHILD_NONE);
+	/* A bare state (the fork server's request) ends the same way. */
+	{
+		enum mcpx_warm_child_state req = MCPX_WARM_CHILD_NONE;
+
+		CHECK_INT(mcpx_warm_state_to(&req, MCPX_WARM_CHILD_ASKED, NULL), 0);
+		CHECK_INT(mcpx_warm_state_to(&req, MCPX_WARM_CHILD_READY, NULL), -EPROTO);
+		CHECK_INT(req, MCPX_WARM_CHILD_ASKED);
+		CHECK_INT(mcpx_warm_state_to(&req, MCPX_WARM_CHILD_FORKED, NULL), 0);
+		CHECK_INT(mcpx_warm_state_end(&req, MCPX_WARM_CHILD_TAKEN), 0);
+		CHECK_INT(req, MCPX_WARM_CHILD_NONE);
+	}
 	/* Not an end at all. */
 	c.state = MCPX_WARM_CHILD_FORKED;
 	CHECK_INT(mcpx_warm_child_end(&c, MCPX_WARM_CHILD_READY), -EPROTO);
