@@ -89,6 +89,11 @@ int mcpx_forkserver_ctl_fd(const struct mcpx_forkserver *fs);
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs);
 
+/* The limits the pending fork was asked for with (owned by fs, valid until
+ * it is taken), or NULL when none is pending: a successor zygote asks its
+ * own child with them (zygote_cycle.c). */
+const struct mcpx_limits *mcpx_forkserver_pending_limits(const struct mcpx_forkserver *fs);
+
 /* Proves a ready zygote: forks a child and runs the start-up self-test's
  * probe in it (mcpx_sandbox_selftest_in), checking every active layer the
  * way a cold run is checked at start-up. Blocks for one short run. Returns

@@ -49,6 +49,7 @@
 #include "offload.h"
 #include "run_cleanup.h"
 #include "warm.h"
+#include "warm_child.h"
 #include "warm_pool.h"
 #include "zygote_cycle.h"
 
@@ -742,7 +743,7 @@ static void job_complete(struct mcpx_job *job)
 	/* A forked interpreter handed over while still entering its sandbox
 	 * that never said ready: its error pipe says whether setup failed,
 	 * which fails the run as a cold spawn's failed setup does. */
-	if (job->warm && job->out.markers == 2)
+	if (job->warm && job->out.markers == MCPX_WARM_MARKERS_ALL)
 		setup_rc = mcpx_sandbox_setup_verdict(&job->proc, &serr);
 	job->env_failure = setup_rc < 0 ? NULL : environment_failure(job, status, parent_gone);
 	mcpx_run_budget_finish(job->budget, &usage);
@@ -873,23 +874,18 @@ static void keep_output(struct mcpx_job *job, struct job_stream *s, const char *
 }
 
 /* Takes the warm interpreter's protocol bytes off the front of a warm run's
- * stdout; returns how many of buf's bytes they were. */
+ * stdout (warm_child.h); returns how many of buf's bytes they were. */
 static size_t take_markers(struct mcpx_job *job, struct job_stream *s, const char *buf, size_t n)
 {
-	size_t i = 0;
+	bool ready = false;
+	size_t used = 0;
+	int rc = mcpx_warm_markers_take(&s->markers, buf, n, &used, &ready);
 
-	for (; s->markers && i < n; i++, s->markers--) {
-		char want = s->markers == 2 ? MCPX_WARM_READY : MCPX_WARM_TAKEN;
-
-		if (buf[i] != want) {
-			s->markers = 0;
-			fail_run(job, "the warm interpreter broke its protocol");
-			return i;
-		}
-		if (want == MCPX_WARM_READY)
-			mcpx_run_budget_code_started(job->budget);
-	}
-	return i;
+	if (ready)
+		mcpx_run_budget_code_started(job->budget);
+	if (rc < 0)
+		fail_run(job, "the warm interpreter broke its protocol");
+	return used;
 }
 
 static void stream_cb(struct mcpx_watch *w, int events)
@@ -1141,7 +1137,8 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {
-			job->out.markers = ready_pending ? 2 : 1;
+			job->out.markers =
+			    ready_pending ? MCPX_WARM_MARKERS_ALL : MCPX_WARM_MARKERS_TAKEN;
 			return prepare_feed(ex, job, lim.cpu_s, err);
 		}
 	}

@@ -41,6 +41,7 @@
 #include "fdutil.h"
 #include "log.h"
 #include "warm.h"
+#include "warm_child.h"
 #include "workdir.h"
 #include "zygote_proto.h"
 
@@ -50,14 +51,18 @@
 #define ANSWER_TIMEOUT_MS 5000
 
 /* A fork asked for and not yet taken: the server's ends of the child's
- * pipes and its workdir, then the zygote's answer. */
+ * pipes and its workdir, then the zygote's answer. Its state is the warm
+ * child's (warm_child.h) as far as the protocol sees it: NONE, ASKED (the
+ * request sent, its answer not read), FORKED (the answer read: the pid, or
+ * why the fork failed), then TAKEN (handed to proc) or DISCARDED. The
+ * warm pool keeps the child's own state; this is the request's. */
 struct pending_fork {
-	bool active;
-	bool answered;
+	enum mcpx_warm_child_state state;
 	pid_t pid; /* from the answer; 0 when the fork failed */
 	int err;   /* errno of a failed fork */
 	int stdin_w, stdout_r, stderr_r, errpipe_r;
 	int channel; /* the server's end of the run's broker channel, or -1 */
+	struct mcpx_limits lim; /* what it was asked for with */
 	char workdir[4096];
 	int parent_fd; /* the zygote's directory, O_PATH */
 };
@@ -340,9 +345,9 @@ static void settle(struct mcpx_forkserver *fs)
 	struct pending_fork *p = &fs->next;
 	struct mcpx_zygote_reply rep;
 
-	if (!p->active || p->answered)
+	if (p->state != MCPX_WARM_CHILD_ASKED)
 		return;
-	p->answered = true;
+	(void)mcpx_warm_state_to(&p->state, MCPX_WARM_CHILD_FORKED, "answered");
 	p->pid = 0;
 	if (recv_reply(fs, ANSWER_TIMEOUT_MS, &rep) < 0) {
 		p->err = -mark_dead(fs, NULL, "no answer from the zygote");
@@ -369,7 +374,7 @@ static void drop_pending(struct mcpx_forkserver *fs)
 		(void)mcpx_workdir_remove_in(p->parent_fd, p->workdir);
 	mcpx_close_fd(&p->parent_fd);
 	p->workdir[0] = '\0';
-	p->active = false;
+	(void)mcpx_warm_state_end(&p->state, MCPX_WARM_CHILD_DISCARDED);
 }
 
 static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
@@ -487,11 +492,13 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 		return mcpx_err_set(err, EPIPE, "fork server: the zygote is gone");
 	if (!fs->ready)
 		return mcpx_err_set(err, EAGAIN, "fork server: the zygote is still preloading");
-	if (p->active)
+	if (p->state != MCPX_WARM_CHILD_NONE)
 		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
 	memset(p, 0, sizeof(*p));
 	p->stdin_w = p->stdout_r = p->stderr_r = p->errpipe_r = p->parent_fd = p->channel = -1;
-	p->active = true;
+	p->state = MCPX_WARM_CHILD_NONE;
+	(void)mcpx_warm_state_to(&p->state, MCPX_WARM_CHILD_ASKED, "fork asked");
+	p->lim = *lim;
 	rc = pending_workdir(fs, err);
 	if (rc < 0)
 		goto out;
@@ -528,7 +535,7 @@ static void hand_over(struct pending_fork *p, struct mcpx_sandbox_proc *proc)
 	proc->channel_fd = p->channel;
 	p->stdin_w = p->stdout_r = p->stderr_r = p->parent_fd = p->channel = -1;
 	p->workdir[0] = '\0';
-	p->active = false;
+	(void)mcpx_warm_state_end(&p->state, MCPX_WARM_CHILD_TAKEN);
 }
 
 /* End of file on the error pipe also comes from a child that crashed
@@ -568,7 +575,7 @@ int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_pro
 	int errpipe, rc;
 
 	mcpx_sandbox_proc_reset(proc);
-	if (!p->active)
+	if (p->state == MCPX_WARM_CHILD_NONE)
 		return mcpx_err_set(err, ENOENT, "fork server: no fork was asked for");
 	settle(fs);
 	if (!p->pid) {
@@ -626,14 +633,19 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs)
 {
-	return fs && fs->next.active;
+	return fs && fs->next.state != MCPX_WARM_CHILD_NONE;
+}
+
+const struct mcpx_limits *mcpx_forkserver_pending_limits(const struct mcpx_forkserver *fs)
+{
+	return fs->next.state != MCPX_WARM_CHILD_NONE ? &fs->next.lim : NULL;
 }
 
 bool mcpx_forkserver_answered(struct mcpx_forkserver *fs)
 {
 	struct pollfd pfd = {.fd = fs->ctl, .events = POLLIN};
 
-	if (!fs->next.active || fs->next.answered || fs->dead)
+	if (fs->next.state != MCPX_WARM_CHILD_ASKED || fs->dead)
 		return true;
 	return poll(&pfd, 1, 0) != 0;
 }
@@ -657,13 +669,12 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 		      size_t code_len, const char *input, size_t input_len, struct mcpx_err *err)
 {
 	struct mcpx_forkserver *fs = ctx;
-	struct pollfd pfd = {.fd = proc->stdout_fd, .events = POLLIN};
-	char hdr[64], marker = 1;
+	unsigned markers = MCPX_WARM_MARKERS_ALL;
+	char hdr[64];
 	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), code_len, 10);
 	int rc;
 
-	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
-	    marker != MCPX_WARM_READY)
+	if (mcpx_warm_marker_read(proc->stdout_fd, &markers, ANSWER_TIMEOUT_MS) < 0)
 		return mcpx_err_set(err, EPERM, "fork server self-test: the child never became ready");
 	rc = mcpx_sandbox_write_main(fs->sb, proc, code, code_len, err);
 	if (rc)
@@ -673,8 +684,7 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 	    write(proc->stdin_fd, code, code_len) != (ssize_t)code_len ||
 	    write(proc->stdin_fd, input, input_len) != (ssize_t)input_len)
 		return mcpx_err_set(err, EIO, "fork server self-test: cannot feed the probe");
-	if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) != 1 || read(proc->stdout_fd, &marker, 1) != 1 ||
-	    marker != MCPX_WARM_TAKEN)
+	if (mcpx_warm_marker_read(proc->stdout_fd, &markers, ANSWER_TIMEOUT_MS) < 0)
 		return mcpx_err_set(err, EPERM, "fork server self-test: the child did not take the probe");
 	return 0;
 }
@@ -698,7 +708,7 @@ void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
 {
 	if (!fs)
 		return;
-	if (fs->next.active) {
+	if (fs->next.state != MCPX_WARM_CHILD_NONE) {
 		struct mcpx_sandbox_proc proc;
 
 		/* A child nobody will use: adopted only to be ended and reaped

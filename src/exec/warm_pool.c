@@ -26,6 +26,7 @@
 #include "procstat.h"
 #include "run_hooks.h"
 #include "warm.h"
+#include "warm_child.h"
 #include "zygote_cycle.h"
 
 /* A warm interpreter that waited this long is replaced, so a long-idle
@@ -56,9 +57,10 @@ struct mcpx_warm_pool {
 	bool stopped;
 	pid_t running; /* the running run's process group, or 0 */
 
-	bool ready;   /* proc (or, while pending, the zygote's next child) is prepared */
-	bool pending; /* fork mode: asked for, not yet taken from the zygote */
-	struct mcpx_sandbox_proc proc;
+	/* The next run's interpreter: its state and, once it exists, its
+	 * process (warm_child.h). The one record of it: the zygotes and the
+	 * fork server keep only what they need to answer for it. */
+	struct mcpx_warm_child child;
 	struct mcpx_timer recycle;
 	struct mcpx_timer kick;
 	/* The kick waits one more loop iteration first: set when a run has
@@ -86,6 +88,37 @@ struct mcpx_warm_pool {
 };
 
 static void prepare(struct mcpx_warm_pool *wp);
+
+/* ---- the child's state --------------------------------------------------- */
+
+#define CHILD_NONE MCPX_WARM_CHILD_NONE
+#define CHILD_ASKED MCPX_WARM_CHILD_ASKED
+#define CHILD_FORKED MCPX_WARM_CHILD_FORKED
+#define CHILD_READY MCPX_WARM_CHILD_READY
+#define CHILD_TAKEN MCPX_WARM_CHILD_TAKEN
+#define CHILD_DISCARDED MCPX_WARM_CHILD_DISCARDED
+
+static bool prepared(const struct mcpx_warm_pool *wp)
+{
+	return mcpx_warm_child_prepared(&wp->child);
+}
+
+/* Ends the child's life, handed to a run (its process is the run's now)
+ * or discarded (its process, if any, already ended): the next one starts
+ * from nothing. */
+static void child_end(struct mcpx_warm_pool *wp, enum mcpx_warm_child_state how)
+{
+	mcpx_timer_cancel(&wp->recycle);
+	(void)mcpx_warm_child_end(&wp->child, how);
+}
+
+/* Kills, reaps and cleans up the child's process (FORKED or READY). */
+static void end_process(struct mcpx_warm_pool *wp)
+{
+	mcpx_sandbox_kill(&wp->child.proc);
+	(void)mcpx_sandbox_reap(&wp->child.proc, NULL, NULL);
+	mcpx_sandbox_cleanup(&wp->child.proc);
+}
 
 const char *mcpx_warm_mode_name(enum mcpx_warm_mode m)
 {
@@ -119,11 +152,9 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const stru
 static void leave_fork_mode(struct mcpx_warm_pool *wp, const char *why)
 {
 	mcpx_timer_cancel(&wp->zygote_timer);
-	if (wp->pending) {
-		wp->pending = false;
-		wp->ready = false;
-		mcpx_timer_cancel(&wp->recycle);
-	}
+	/* Still the zygote's: it goes with them (mcpx_zygotes_free). */
+	if (wp->child.state == CHILD_ASKED)
+		child_end(wp, CHILD_DISCARDED);
 	mcpx_zygotes_free(wp->zyg_leaving);
 	wp->zyg_leaving = wp->zyg;
 	wp->zyg = NULL;
@@ -172,7 +203,7 @@ static void kick_cb(struct mcpx_timer *t)
  * current run's handover or response is on its way. */
 static void schedule_in(struct mcpx_warm_pool *wp, uint64_t usec)
 {
-	if (wp->mode == MCPX_WARM_MODE_OFF || wp->ready || wp->stopped)
+	if (wp->mode == MCPX_WARM_MODE_OFF || prepared(wp) || wp->stopped)
 		return;
 	wp->kick.fn = kick_cb;
 	wp->kick.arg = wp;
@@ -189,19 +220,23 @@ static void schedule(struct mcpx_warm_pool *wp)
 
 /* ---- the prepared process ------------------------------------------------ */
 
-/* Fork mode: takes the child asked for in prepare from the zygote. A child
- * whose sandbox setup failed is the run's failure (into *setup_err, when
- * given); any other failure only costs the warm start. */
+/* Fork mode: takes the child asked for in prepare from the zygote (ASKED
+ * to FORKED). A child whose sandbox setup failed is the run's failure
+ * (into *setup_err, when given); any other failure only costs the warm
+ * start. */
 static bool take_pending(struct mcpx_warm_pool *wp, struct mcpx_err *setup_err)
 {
 	struct mcpx_err err = {{0}};
 	bool setup_failed = false;
 
-	wp->pending = false;
-	if (wp->zyg && mcpx_zygotes_take(wp->zyg, &wp->proc, &setup_failed, &err) == 0)
-		return true;
-	wp->ready = false;
-	mcpx_timer_cancel(&wp->recycle);
+	if (wp->zyg && mcpx_zygotes_take(wp->zyg, &wp->child.proc, &setup_failed, &err) == 0) {
+		if (mcpx_warm_child_to(&wp->child, CHILD_FORKED, "taken from the zygote") == 0)
+			return true;
+		end_process(wp);
+		mcpx_err_set(&err, EPROTO, "the warm child's state was inconsistent");
+		setup_failed = false;
+	}
+	child_end(wp, CHILD_DISCARDED);
 	if (setup_failed && setup_err)
 		*setup_err = err;
 	failed(wp, err.msg);
@@ -210,15 +245,12 @@ static bool take_pending(struct mcpx_warm_pool *wp, struct mcpx_err *setup_err)
 
 static void discard(struct mcpx_warm_pool *wp)
 {
-	if (!wp->ready)
+	if (!prepared(wp))
 		return;
-	wp->ready = false;
-	mcpx_timer_cancel(&wp->recycle);
-	if (wp->pending && !take_pending(wp, NULL))
+	if (wp->child.state == CHILD_ASKED && !take_pending(wp, NULL))
 		return;
-	mcpx_sandbox_kill(&wp->proc);
-	(void)mcpx_sandbox_reap(&wp->proc, NULL, NULL);
-	mcpx_sandbox_cleanup(&wp->proc);
+	end_process(wp);
+	child_end(wp, CHILD_DISCARDED);
 }
 
 static void recycle_cb(struct mcpx_timer *t)
@@ -286,7 +318,7 @@ static void zygote_timer_cb(struct mcpx_timer *t)
 
 	/* While a run executes, its successor waits for its end (run_ended)
 	 * or for a call queued behind it (call_waiting). */
-	if (wp->ready || wp->stopped || wp->running)
+	if (prepared(wp) || wp->stopped || wp->running)
 		(void)zygote_ready(wp);
 	else
 		prepare(wp);
@@ -321,9 +353,10 @@ static void prepare(struct mcpx_warm_pool *wp)
 {
 	struct mcpx_limits lim;
 	struct mcpx_err err = {{0}};
+	enum mcpx_warm_child_state next;
 	int rc;
 
-	if (wp->mode == MCPX_WARM_MODE_OFF || wp->ready || wp->stopped)
+	if (wp->mode == MCPX_WARM_MODE_OFF || prepared(wp) || wp->stopped)
 		return;
 	/* A forked child may be prepared while a run executes (for a call
 	 * queued behind it): Landlock keeps the two apart, each in its own domain
@@ -340,20 +373,25 @@ static void prepare(struct mcpx_warm_pool *wp)
 		/* Asked for now, taken (and waited for, if need be) when the
 		 * next run starts. */
 		rc = mcpx_zygotes_fork(wp->zyg, &lim, &err);
-		wp->pending = rc == 0;
+		next = CHILD_ASKED;
 	} else {
 		/* Its preload under the run's memory limit, which it raises by
 		 * what it maps once its code arrives (src/zygote/interp.c). */
 		lim.as_hard_open = true;
-		rc = mcpx_sandbox_spawn_warm(
-		    wp->sb, &lim, mcpx_preload_list(wp->cfg->preload, false), &wp->proc, &err);
+		rc = mcpx_sandbox_spawn_warm(wp->sb, &lim,
+		                             mcpx_preload_list(wp->cfg->preload, false),
+		                             &wp->child.proc, &err);
+		next = CHILD_FORKED;
 	}
 	if (rc < 0) {
 		failed(wp, err.msg);
 		return;
 	}
+	if (mcpx_warm_child_to(&wp->child, next, "prepared") < 0) {
+		failed(wp, "the warm child's state was inconsistent");
+		return;
+	}
 	wp->failures = 0;
-	wp->ready = true;
 	wp->recycle.fn = recycle_cb;
 	wp->recycle.arg = wp;
 	mcpx_timer_start(wp->loop, &wp->recycle, RECYCLE_US);
@@ -392,7 +430,8 @@ static void answer_timer_cb(struct mcpx_timer *t)
 		return;
 	if (mcpx_now_us() >= wp->answer_deadline_us) {
 		wp->answer_late = true;
-	} else if (wp->pending && wp->zyg && mcpx_zygotes_unanswered_fd(wp->zyg) >= 0) {
+	} else if (wp->child.state == CHILD_ASKED && wp->zyg &&
+	           mcpx_zygotes_unanswered_fd(wp->zyg) >= 0) {
 		mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_CHECK_US);
 		return;
 	}
@@ -403,7 +442,7 @@ bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), voi
 {
 	int fd;
 
-	if (wp->answer_late || wp->mode != MCPX_WARM_MODE_FORK || !wp->pending) {
+	if (wp->answer_late || wp->mode != MCPX_WARM_MODE_FORK || wp->child.state != CHILD_ASKED) {
 		wp->answer_late = false;
 		return false;
 	}
@@ -448,7 +487,7 @@ struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct m
 	wp->sb = sb;
 	wp->hooks = hooks;
 	wp->mode = mcpx_warm_mode_for(cfg, sb);
-	mcpx_sandbox_proc_reset(&wp->proc);
+	mcpx_warm_child_init(&wp->child);
 	return wp;
 }
 
@@ -465,29 +504,30 @@ bool mcpx_warm_pool_starting(const struct mcpx_warm_pool *wp)
 	       mcpx_now_us() < wp->first_deadline_us;
 }
 
-/* Whether the prepared process said ready. A forked child still entering
- * its sandbox (a millisecond) is waited for: its ready byte will precede
- * its output. A fresh interpreter still preloading can take longer than a
- * cold start: it is discarded and the run starts cold (no second
- * interpreter may exist beside a run in after-reap mode). */
+/* Whether the prepared process (FORKED) said ready: then it is READY. A
+ * forked child still entering its sandbox (a millisecond) is waited for:
+ * it is handed over FORKED, and its ready byte will precede its output. A
+ * fresh interpreter still preloading can take longer than a cold start: it
+ * is discarded and the run starts cold (no second interpreter may exist
+ * beside a run in after-reap mode). */
 static bool said_ready(struct mcpx_warm_pool *wp, bool *marker_pending)
 {
-	struct pollfd pfd = {.fd = wp->proc.pidfd, .events = POLLIN};
-	char marker;
-	ssize_t n;
+	struct pollfd pfd = {.fd = wp->child.proc.pidfd, .events = POLLIN};
+	unsigned left = MCPX_WARM_MARKERS_ALL;
+	int rc;
 
 	if (poll(&pfd, 1, 0) != 0) {
 		mcpx_warn("the warm interpreter exited while waiting; starting cold");
 		return false;
 	}
-	n = read(wp->proc.stdout_fd, &marker, 1);
-	if (n < 0 && errno == EAGAIN && wp->mode == MCPX_WARM_MODE_FORK) {
+	rc = mcpx_warm_marker_read(wp->child.proc.stdout_fd, &left, 0);
+	if (rc == -EAGAIN && wp->mode == MCPX_WARM_MODE_FORK) {
 		*marker_pending = true;
 		return true;
 	}
-	if (n == 1 && marker == '\0')
-		return true;
-	if (!(n < 0 && errno == EAGAIN))
+	if (rc == 0)
+		return mcpx_warm_child_to(&wp->child, CHILD_READY, "said ready") == 0;
+	if (rc != -EAGAIN)
 		mcpx_warn("the warm interpreter is not in a usable state; starting cold");
 	return false;
 }
@@ -502,11 +542,11 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
 	*cpu_base_ms = 0;
 	/* No child waiting yet (the first run once the zygote is ready, or
 	 * after a failed fork): forking on demand still beats a cold start. */
-	if (wp->mode == MCPX_WARM_MODE_FORK && !wp->ready)
+	if (wp->mode == MCPX_WARM_MODE_FORK && !prepared(wp))
 		prepare(wp);
-	if (!wp->ready)
+	if (!prepared(wp))
 		return 0;
-	if (wp->pending && !take_pending(wp, &setup_err)) {
+	if (wp->child.state == CHILD_ASKED && !take_pending(wp, &setup_err)) {
 		if (!setup_err.msg[0])
 			return 0;
 		*err = setup_err;
@@ -515,14 +555,13 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
 	/* Not ready, or prepared without the channel this run needs (or with
 	 * one it must not have): the run starts cold. Never kept beside the
 	 * run: in after-reap mode nothing may be prepared while a run lives. */
-	if (!said_ready(wp, marker_pending) || (wp->proc.channel_fd >= 0) != channel) {
+	if ((wp->child.state != CHILD_READY && !said_ready(wp, marker_pending)) ||
+	    (wp->child.proc.channel_fd >= 0) != channel) {
 		discard(wp);
 		return 0;
 	}
-	mcpx_timer_cancel(&wp->recycle);
-	*proc = wp->proc;
-	mcpx_sandbox_proc_reset(&wp->proc);
-	wp->ready = false;
+	*proc = wp->child.proc;
+	child_end(wp, CHILD_TAKEN);
 	/* A warm run reports only the CPU its code used. */
 	if (mcpx_procstat_read(proc->pid, &ps) == 0)
 		*cpu_base_ms = ps.cpu_ms;
@@ -531,7 +570,7 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
 
 void mcpx_warm_pool_cold_run(struct mcpx_warm_pool *wp)
 {
-	if (wp->mode == MCPX_WARM_MODE_AFTER_REAP && (wp->ready || wp->pending))
+	if (wp->mode == MCPX_WARM_MODE_AFTER_REAP && prepared(wp))
 		discard(wp);
 }
 
@@ -586,7 +625,7 @@ void mcpx_warm_pool_run_ended(struct mcpx_warm_pool *wp)
 	/* Preparing the next child looks at the zygotes too (prepare); when
 	 * one is ready already, they get a turn of their own. Each turn of
 	 * the loop polls every descriptor: one per run is enough. */
-	if (!wp->ready && wp->mode != MCPX_WARM_MODE_OFF && !wp->stopped) {
+	if (!prepared(wp) && wp->mode != MCPX_WARM_MODE_OFF && !wp->stopped) {
 		schedule(wp);
 	} else if (wp->zyg) {
 		wp->zygote_timer.fn = zygote_timer_cb;
@@ -609,7 +648,7 @@ enum mcpx_warm_mode mcpx_warm_pool_mode(const struct mcpx_warm_pool *wp)
 
 bool mcpx_warm_pool_ready(const struct mcpx_warm_pool *wp)
 {
-	return wp->ready;
+	return prepared(wp);
 }
 
 void mcpx_warm_pool_free(struct mcpx_warm_pool *wp)

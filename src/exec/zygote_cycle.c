@@ -33,6 +33,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "warm.h"
+#include "warm_child.h"
 
 /* How often a successor in progress is looked at. */
 #define BUSY_POLL_US 10000u
@@ -46,8 +47,6 @@
 /* Successors that failed to start in a row before the caller is told. */
 #define MAX_START_FAILURES 3
 
-enum probe_state { PROBE_IDLE, PROBE_FORKED, PROBE_READY_WAIT, PROBE_RUNNING };
-
 struct zygote {
 	struct mcpx_forkserver *fs;
 	unsigned children; /* handed out and not yet reaped */
@@ -56,12 +55,17 @@ struct zygote {
 	struct zygote *next_retired;
 };
 
+/* The probe's child goes through the same states as a run's
+ * (warm_child.h): NONE, ASKED (forked from the successor, not taken),
+ * FORKED (taken, its READY byte awaited), READY, TAKEN (fed the probe and
+ * running it, until its verdict). */
 struct probe {
-	enum probe_state state;
+	struct mcpx_warm_child child;
 	struct mcpx_probe_plan plan;
-	struct mcpx_sandbox_proc proc;
 	struct mcpx_buf out;
 	bool out_open, err_open;
+	unsigned markers; /* the protocol's bytes still due on stdout (warm_child.h) */
+	bool broken;      /* another byte came where one was due */
 	uint64_t deadline_us;
 };
 
@@ -73,8 +77,10 @@ struct mcpx_zygotes {
 	struct zygote *cur;     /* proven; forks come from it */
 	struct zygote *next;    /* starting, preloading or being proven */
 	struct zygote *retired; /* replaced, with runs not yet reaped */
-	struct zygote *pending; /* where the asked-for child comes from */
-	struct mcpx_limits pending_lim;
+	/* No record of the run's asked-for child here: it is always cur's
+	 * (asked_from), and cur's fork server knows whether one is asked for
+	 * and under which limits; the warm pool keeps the child's state
+	 * (warm_child.h). */
 	struct probe probe;
 	const char *reason; /* why next is being prepared */
 	unsigned failures;  /* successors that failed in a row */
@@ -103,7 +109,7 @@ static int reap_counted(void *ctx, pid_t pid, int *status, struct rusage *ru)
 /* Takes zy's asked-for child into proc, reaped through reap_counted,
  * without waiting for its setup verdict (mcpx_forkserver_take_now). */
 static int take_counted(struct zygote *zy, struct mcpx_sandbox_proc *proc, bool *setup_failed,
-			struct mcpx_err *err)
+                        struct mcpx_err *err)
 {
 	int rc = mcpx_forkserver_take_now(zy->fs, proc, setup_failed, err);
 
@@ -165,30 +171,54 @@ static void stop_finished_retired(struct mcpx_zygotes *z)
 	}
 }
 
+/* The zygote the run's asked-for child comes from, or NULL when none is
+ * asked for: always the current one (a successor that takes over drops the
+ * old one's and asks its own, a dead one's is dropped), and only its fork
+ * server knows whether one is asked for. The probe's child is next's. */
+static struct zygote *asked_from(const struct mcpx_zygotes *z)
+{
+	return z->cur && mcpx_forkserver_pending(z->cur->fs) ? z->cur : NULL;
+}
+
 /* Ends the asked-for child (if any) without running it. */
 static void drop_pending(struct mcpx_zygotes *z)
 {
+	struct zygote *zy = asked_from(z);
 	struct mcpx_sandbox_proc proc;
 	struct mcpx_err err = {{0}};
 
-	if (!z->pending)
-		return;
-	if (take_counted(z->pending, &proc, NULL, &err) == 0)
+	if (zy && take_counted(zy, &proc, NULL, &err) == 0)
 		mcpx_sandbox_cleanup(&proc);
-	z->pending = NULL;
 }
 
 /* ---- the probe of a successor -------------------------------------------- */
 
 static void probe_reset(struct probe *p)
 {
+	enum mcpx_warm_child_state s = p->child.state;
+
 	mcpx_sandbox_probe_plan_free(&p->plan);
-	if (p->state >= PROBE_READY_WAIT)
-		mcpx_sandbox_cleanup(&p->proc);
+	/* Asked for and not taken: its fork server drops it (stop, or the
+	 * next fork of that zygote's). */
+	if (s == MCPX_WARM_CHILD_FORKED || s == MCPX_WARM_CHILD_READY || s == MCPX_WARM_CHILD_TAKEN)
+		mcpx_sandbox_cleanup(&p->child.proc);
+	(void)mcpx_warm_child_end(&p->child, s == MCPX_WARM_CHILD_TAKEN
+	                                         ? MCPX_WARM_CHILD_TAKEN
+	                                         : MCPX_WARM_CHILD_DISCARDED);
 	mcpx_buf_free(&p->out);
 	memset(p, 0, sizeof(*p));
 	p->plan.listen_fd = -1;
-	p->state = PROBE_IDLE;
+	mcpx_warm_child_init(&p->child);
+}
+
+/* Moves the probe's child on; a refused transition (a bug, logged) fails
+ * the probe. */
+static int probe_to(struct probe *p, enum mcpx_warm_child_state next, struct mcpx_err *err)
+{
+	if (mcpx_warm_child_to(&p->child, next, "probe") < 0)
+		return mcpx_err_set(err, EPROTO, "fork server self-test: the probe's child is %s",
+		                    mcpx_warm_child_state_name(p->child.state));
+	return 0;
 }
 
 static int probe_begin(struct mcpx_zygotes *z, struct mcpx_err *err)
@@ -201,9 +231,9 @@ static int probe_begin(struct mcpx_zygotes *z, struct mcpx_err *err)
 	if (rc)
 		return rc;
 	mcpx_buf_init(&p->out, PROBE_OUT_MAX);
+	p->markers = MCPX_WARM_MARKERS_ALL;
 	p->deadline_us = mcpx_now_us() + PROBE_TIMEOUT_US;
-	p->state = PROBE_FORKED;
-	return 0;
+	return probe_to(p, MCPX_WARM_CHILD_ASKED, err);
 }
 
 /* The child said ready: its code, header and stdin, all at once (they fit
@@ -213,37 +243,38 @@ static int probe_feed(struct mcpx_zygotes *z, struct mcpx_err *err)
 	struct probe *p = &z->probe;
 	char hdr[64];
 	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), p->plan.code_len, probe_lim.cpu_s);
-	int rc = mcpx_sandbox_write_main(z->sb, &p->proc, p->plan.code, p->plan.code_len, err);
+	struct mcpx_sandbox_proc *proc = &p->child.proc;
+	int rc = mcpx_sandbox_write_main(z->sb, proc, p->plan.code, p->plan.code_len, err);
 
 	if (rc)
 		return rc;
-	if (!hlen || write(p->proc.stdin_fd, hdr, hlen) != (ssize_t)hlen ||
-	    write(p->proc.stdin_fd, p->plan.code, p->plan.code_len) != (ssize_t)p->plan.code_len ||
-	    write(p->proc.stdin_fd, p->plan.input, p->plan.input_len) != (ssize_t)p->plan.input_len)
+	if (!hlen || write(proc->stdin_fd, hdr, hlen) != (ssize_t)hlen ||
+	    write(proc->stdin_fd, p->plan.code, p->plan.code_len) != (ssize_t)p->plan.code_len ||
+	    write(proc->stdin_fd, p->plan.input, p->plan.input_len) != (ssize_t)p->plan.input_len)
 		return mcpx_err_set(err, EIO, "fork server self-test: cannot feed the probe");
-	close(p->proc.stdin_fd);
-	p->proc.stdin_fd = -1;
+	close(proc->stdin_fd);
+	proc->stdin_fd = -1;
 	p->out_open = p->err_open = true;
-	p->state = PROBE_RUNNING;
-	return 0;
+	return probe_to(p, MCPX_WARM_CHILD_TAKEN, err);
 }
 
-/* Reads what is there of one output; false at end of file. */
+/* Reads what is there of one output; false at end of file. On stdout
+ * (keep) the warm interpreter's byte that says the whole code arrived
+ * comes first, as for a run (executor.c): another byte there breaks the
+ * protocol and fails the probe. */
 static bool probe_read(struct probe *p, int fd, bool keep)
 {
 	char buf[4096];
 	ssize_t n;
 
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		const char *s = buf;
+		size_t used = 0;
 
-		/* The warm interpreter's byte that says the whole code arrived. */
-		if (keep && p->out.len == 0 && n > 0 && buf[0] == MCPX_WARM_TAKEN) {
-			s++;
-			n--;
-		}
-		if (keep)
-			(void)mcpx_buf_add_some(&p->out, s, (size_t)n);
+		if (!keep)
+			continue;
+		if (mcpx_warm_markers_take(&p->markers, buf, (size_t)n, &used, NULL) < 0)
+			p->broken = true;
+		(void)mcpx_buf_add_some(&p->out, buf + used, (size_t)n - used);
 	}
 	return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR));
 }
@@ -253,8 +284,8 @@ static int probe_finish(struct mcpx_zygotes *z, struct mcpx_err *err)
 	struct probe *p = &z->probe;
 	int status = 0, rc;
 
-	mcpx_sandbox_kill(&p->proc);
-	rc = mcpx_sandbox_reap(&p->proc, &status, NULL);
+	mcpx_sandbox_kill(&p->child.proc);
+	rc = mcpx_sandbox_reap(&p->child.proc, &status, NULL);
 	if (rc)
 		return mcpx_err_set(err, -rc, "fork server self-test: reap failed");
 	return mcpx_sandbox_probe_verdict(z->sb, &p->plan, p->out.data ? p->out.data : "",
@@ -266,50 +297,57 @@ static int probe_step(struct mcpx_zygotes *z, struct mcpx_err *err)
 {
 	struct probe *p = &z->probe;
 	struct pollfd pfd;
-	char marker;
+	int rc;
 
-	if (p->state != PROBE_IDLE && mcpx_now_us() > p->deadline_us)
+	if (p->child.state != MCPX_WARM_CHILD_NONE && mcpx_now_us() > p->deadline_us)
 		return mcpx_err_set(err, EPERM, "fork server self-test: the probe did not finish");
-	switch (p->state) {
-	case PROBE_IDLE:
+	switch (p->child.state) {
+	case MCPX_WARM_CHILD_NONE:
 		return probe_begin(z, err);
-	case PROBE_FORKED: {
+	case MCPX_WARM_CHILD_ASKED: {
 		bool setup_failed = false;
 
 		if (!mcpx_forkserver_answered(z->next->fs))
 			return 0;
 		/* A child that fails its sandbox setup fails the probe. */
-		if (take_counted(z->next, &p->proc, &setup_failed, err) < 0)
+		if (take_counted(z->next, &p->child.proc, &setup_failed, err) < 0) {
+			(void)mcpx_warm_child_to(&p->child, MCPX_WARM_CHILD_DISCARDED, "probe");
 			return setup_failed ? -EPERM : -EIO;
-		p->state = PROBE_READY_WAIT;
-		return 0;
+		}
+		return probe_to(p, MCPX_WARM_CHILD_FORKED, err);
 	}
-	case PROBE_READY_WAIT: {
-		ssize_t n = read(p->proc.stdout_fd, &marker, 1);
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	case MCPX_WARM_CHILD_FORKED:
+		rc = mcpx_warm_marker_read(p->child.proc.stdout_fd, &p->markers, 0);
+		if (rc == -EAGAIN)
 			return 0;
 		/* Ended without a word: its setup verdict says why, if it
 		 * failed there (a failed setup fails the probe). */
-		if (n == 0 && mcpx_sandbox_setup_verdict(&p->proc, err) < 0)
+		if (rc == -EPIPE && mcpx_sandbox_setup_verdict(&p->child.proc, err) < 0)
 			return -EPERM;
-		if (n != 1 || marker != MCPX_WARM_READY)
+		if (rc < 0)
 			return mcpx_err_set(err, EPERM,
 			                    "fork server self-test: the child never became ready");
-		return probe_feed(z, err);
-	}
-	case PROBE_RUNNING:
+		rc = probe_to(p, MCPX_WARM_CHILD_READY, err);
+		return rc < 0 ? rc : probe_feed(z, err);
+	case MCPX_WARM_CHILD_TAKEN:
 		if (p->out_open)
-			p->out_open = probe_read(p, p->proc.stdout_fd, true);
+			p->out_open = probe_read(p, p->child.proc.stdout_fd, true);
 		if (p->err_open)
-			p->err_open = probe_read(p, p->proc.stderr_fd, false);
-		pfd.fd = p->proc.pidfd;
+			p->err_open = probe_read(p, p->child.proc.stderr_fd, false);
+		if (p->broken)
+			return mcpx_err_set(
+			    err, EPERM, "fork server self-test: the child broke the warm protocol");
+		pfd.fd = p->child.proc.pidfd;
 		pfd.events = POLLIN;
 		if (p->out_open || p->err_open || poll(&pfd, 1, 0) == 0)
 			return 0;
 		return probe_finish(z, err) < 0 ? -EPERM : 1;
+	case MCPX_WARM_CHILD_READY: /* fed in the same step as it said ready */
+	case MCPX_WARM_CHILD_DISCARDED:
+		break;
 	}
-	return -EINVAL;
+	return mcpx_err_set(err, EPROTO, "fork server self-test: the probe's child is %s",
+	                    mcpx_warm_child_state_name(p->child.state));
 }
 
 /* ---- the cycle ----------------------------------------------------------- */
@@ -343,9 +381,12 @@ static bool due(const struct mcpx_zygotes *z, const char **why, uint64_t *wait_u
 static void take_over(struct mcpx_zygotes *z)
 {
 	struct zygote *old = z->cur;
-	bool refork = z->pending != NULL;
+	bool refork = asked_from(z) != NULL;
+	struct mcpx_limits lim = {0};
 	struct mcpx_err err = {{0}};
 
+	if (refork)
+		lim = *mcpx_forkserver_pending_limits(old->fs);
 	/* A child asked for from the old zygote would carry its layout into
 	 * one more run: it is replaced by one of the new zygote's. */
 	drop_pending(z);
@@ -370,7 +411,7 @@ static void take_over(struct mcpx_zygotes *z)
 		          "passed the self-test",
 		          (int)mcpx_forkserver_pid(z->cur->fs));
 	}
-	if (refork && mcpx_zygotes_fork(z, &z->pending_lim, &err) < 0)
+	if (refork && mcpx_zygotes_fork(z, &lim, &err) < 0)
 		mcpx_warn("%s", err.msg);
 }
 
@@ -410,8 +451,7 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 		mcpx_warn("fork server: zygote pid %d died; runs start cold until its successor "
 		          "is ready",
 		          (int)mcpx_forkserver_pid(z->cur->fs));
-		if (z->pending == z->cur)
-			drop_pending(z);
+		drop_pending(z);
 		z->prev_pid = mcpx_forkserver_pid(z->cur->fs);
 		z->prev_runs = z->cur->runs;
 		retire(z, z->cur);
@@ -467,6 +507,7 @@ int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *preload,
 	z->lim = *lim;
 	z->pol = *pol;
 	z->probe.plan.listen_fd = -1;
+	mcpx_warm_child_init(&z->probe.child);
 	z->reason = "start";
 	z->next = zygote_start(z, err);
 	if (!z->next) {
@@ -497,30 +538,22 @@ void mcpx_zygotes_free(struct mcpx_zygotes *z)
 
 int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim, struct mcpx_err *err)
 {
-	int rc;
-
 	if (!z->cur)
 		return mcpx_err_set(err, EAGAIN, "fork server: no zygote is ready");
-	if (z->pending)
+	if (asked_from(z))
 		return mcpx_err_set(err, EBUSY, "fork server: a fork is already pending");
-	rc = mcpx_forkserver_fork(z->cur->fs, lim, err);
-	if (rc == 0) {
-		z->pending = z->cur;
-		z->pending_lim = *lim;
-	}
-	return rc;
+	return mcpx_forkserver_fork(z->cur->fs, lim, err);
 }
 
 int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, bool *setup_failed,
-		      struct mcpx_err *err)
+                      struct mcpx_err *err)
 {
-	struct zygote *zy = z->pending;
+	struct zygote *zy = asked_from(z);
 	int rc;
 
 	mcpx_sandbox_proc_reset(proc);
 	if (!zy)
 		return mcpx_err_set(err, ENOENT, "fork server: no fork was asked for");
-	z->pending = NULL;
 	rc = take_counted(zy, proc, setup_failed, err);
 	if (rc == 0)
 		zy->runs++;
@@ -536,14 +569,16 @@ void mcpx_zygotes_busy(struct mcpx_zygotes *z, bool busy)
 
 int mcpx_zygotes_unanswered_fd(const struct mcpx_zygotes *z)
 {
-	if (!z || !z->pending || mcpx_forkserver_answered(z->pending->fs))
+	const struct zygote *zy = z ? asked_from(z) : NULL;
+
+	if (!zy || mcpx_forkserver_answered(zy->fs))
 		return -1;
-	return mcpx_forkserver_ctl_fd(z->pending->fs);
+	return mcpx_forkserver_ctl_fd(zy->fs);
 }
 
 bool mcpx_zygotes_pending(const struct mcpx_zygotes *z)
 {
-	return z && z->pending;
+	return z && asked_from(z);
 }
 
 bool mcpx_zygotes_parent_gone(const struct mcpx_sandbox_proc *proc)

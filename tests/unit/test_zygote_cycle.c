@@ -119,6 +119,7 @@ static int one_run(const struct mcpx_sandbox *sb, struct mcpx_zygotes *z, const 
 static void test_renewal(const struct mcpx_sandbox *sb, const char *boot)
 {
 	struct mcpx_zygote_policy pol = {.max_runs = 2};
+	struct mcpx_limits asked = limits;
 	struct mcpx_sandbox_proc held;
 	struct mcpx_zygotes *z = NULL;
 	struct mcpx_err err = {{0}};
@@ -126,6 +127,7 @@ static void test_renewal(const struct mcpx_sandbox *sb, const char *boot)
 	long ppid = 0;
 	int st;
 
+	asked.open_files = 200;
 	REQUIRE_INT(mcpx_zygotes_new(sb, boot, &limits, &pol, &z, &err), 0);
 	/* Proven by the probe, one non-blocking step per poll. */
 	CHECK_INT(POLL_UNTIL(z, mcpx_zygotes_pid(z) != 0), 1);
@@ -138,8 +140,9 @@ static void test_renewal(const struct mcpx_sandbox *sb, const char *boot)
 	 * switch to see the old zygote outlive the switch for it. */
 	CHECK_INT(mcpx_zygotes_fork(z, &limits, &err), 0);
 	REQUIRE_INT(mcpx_zygotes_take(z, &held, NULL, &err), 0);
-	/* A child asked for from the old zygote before the switch... */
-	CHECK_INT(mcpx_zygotes_fork(z, &limits, &err), 0);
+	/* A child asked for from the old zygote before the switch (with limits
+	 * of its own, which its replacement must keep)... */
+	CHECK_INT(mcpx_zygotes_fork(z, &asked, &err), 0);
 	CHECK_INT(POLL_UNTIL(z, mcpx_zygotes_pid(z) != first), 1);
 	second = mcpx_zygotes_pid(z);
 	CHECK(second > 0 && second != first);
@@ -151,9 +154,13 @@ static void test_renewal(const struct mcpx_sandbox *sb, const char *boot)
 		const char *p;
 
 		REQUIRE_INT(mcpx_zygotes_take(z, &proc, NULL, &err), 0);
-		run_code(sb, &proc, "import os; print('ppid', os.getppid())", out, sizeof(out));
+		run_code(sb, &proc,
+		         "import os, resource\nprint('ppid', os.getppid())\n"
+		         "print('nofile', resource.getrlimit(resource.RLIMIT_NOFILE)[0])",
+		         out, sizeof(out));
 		p = strstr(out + 2, "ppid ");
 		CHECK(p && strtol(p + 5, NULL, 10) == second);
+		CHECK(strstr(out + 2, "nofile 200\n") != NULL);
 		CHECK_INT(mcpx_sandbox_reap(&proc, &st, NULL), 0);
 		mcpx_sandbox_cleanup(&proc);
 	}
