@@ -71,19 +71,36 @@ static const char *copy_quote(const char *p, struct mcpx_buf *b)
 	return p + n;
 }
 
+/* The length of an escape's braces at p ("{L}" of \\p{L}), or 0 when the
+ * escape takes none: only those of \\p, \\P, \\g, \\k, \\N, \\o and \\u
+ * (\\x{41} is not one with PCRE2_ALT_BSUX), and only braces holding
+ * nothing this rewrite reads (no '.', '[', ']', '\\', '(' or ')'). Other
+ * braces (\\d{2}, \\d{] in a class) are ordinary characters to it: taking
+ * "\\d{].}" whole would carry a class past its ']'. */
+static size_t escape_braces(const char *p)
+{
+	size_t n = 1;
+
+	if (*p != '{')
+		return 0;
+	for (; p[n] && p[n] != '}'; n++)
+		if (strchr(".[]\\()", p[n]))
+			return 0;
+	return p[n] == '}' ? n + 1 : 0;
+}
+
 /* Copies an escape other than \\Q, \\s, \\S and \\v (from its backslash)
  * unchanged, with what belongs to it: \\c takes the next character ("\\c["
- * is a control character, not a class), and a letter escape followed by
- * braces (\\p{L}, \\x{41}, \\g{1}) takes them. Returns what follows. */
+ * is a control character, not a class), and an escape that takes braces
+ * (\\p{L}, \\g{1}, \\u{41}) takes them. Returns what follows. */
 static const char *copy_escape(const char *p, struct mcpx_buf *b)
 {
 	size_t n = 2;
 
 	if (p[1] == 'c' && p[2])
 		n = 3;
-	else if (((p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z')) && p[2] == '{' &&
-	         strchr(p + 3, '}'))
-		n = (size_t)(strchr(p + 3, '}') + 1 - p);
+	else if (p[1] && strchr("pPgkNou", p[1]))
+		n += escape_braces(p + 2);
 	mcpx_buf_add(b, p, n);
 	return p + n;
 }
@@ -138,8 +155,10 @@ static const char *rewrite_class(const char *p, struct mcpx_buf *b)
 			/* Once \S is taken out, a class can open with '.', '='
 			 * or ':' ([\S..] becomes [..]), which PCRE2 reads as a
 			 * POSIX collating element or class: escaped, the same
-			 * character. */
-			if (body.len == 0 && (*p == '.' || *p == '=' || *p == ':'))
+			 * character. A literal '[' is escaped too: with \S
+			 * gone, "[:x:\S]" would end in ":]" and its "[:"
+			 * would open a POSIX class where the source had none. */
+			if ((body.len == 0 && (*p == '.' || *p == '=' || *p == ':')) || *p == '[')
 				mcpx_buf_add(&body, "\\", 1);
 			mcpx_buf_add(&body, p++, 1);
 		}

@@ -240,6 +240,20 @@ static const struct row rows[] = {
     {"{'pattern':'^[\\\\S..]$'}", "' '", "(root): must match pattern \"^[\\S..]$\""},
     {"{'pattern':'^[^\\\\S=]$'}", "' '", NULL},
     {"{'pattern':'^[^\\\\S=]$'}", "'='", "(root): must match pattern \"^[^\\S=]$\""},
+    /* Found by fuzz_schema: with \S taken out, "[:a:\S]" must not end in
+     * ":]" and become PCRE2's POSIX class "[:a:]"; '[' in a class is
+     * itself. */
+    {"{'pattern':'^[[:a:\\\\S]$'}", "'['", NULL},
+    {"{'pattern':'^[[:a:\\\\S]$'}", "'x'", NULL},
+    {"{'pattern':'^[[:a:\\\\S]$'}", "' '", "(root): must match pattern \"^[[:a:\\S]$\""},
+    {"{'pattern':'^[^[:a:\\\\S]$'}", "' '", NULL},
+    {"{'pattern':'^[^[:a:\\\\S]$'}", "'['", "(root): must match pattern \"^[^[:a:\\S]$\""},
+    /* Found by fuzz_schema: \d takes no braces, so "[\d{].}" is a class
+     * of digits and '{', then ECMAScript's '.', then '}'. */
+    {"{'pattern':'^[\\\\d{].}$'}", "'1x}'", NULL},
+    {"{'pattern':'^[\\\\d{].}$'}", "'{\\r}'", "(root): must match pattern \"^[\\d{].}$\""},
+    {"{'pattern':'^\\\\p{Lu}.$'}", "'A\\r'", "(root): must match pattern \"^\\p{Lu}.$\""},
+    {"{'pattern':'^\\\\p{Lu}.$'}", "'Ax'", NULL},
     /* ...\v is U+000B alone, [] matches nothing and [^] anything, and a
      * reference to a group that did not take part matches empty. */
     {"{'pattern':'^\\\\v$'}", "'\\n'", "(root): must match pattern \"^\\v$\""},
