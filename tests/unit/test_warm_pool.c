@@ -193,6 +193,26 @@ static void test_fork_mode(struct mcpx_loop *loop, const struct mcpx_sandbox *sb
 	mcpx_warm_pool_free(wp);
 }
 
+/* A fork-server pool whose zygote is proven (cfg: the caller's, which the
+ * pool keeps using), or NULL where fork-server mode is unavailable or the
+ * pool could not be made (a failed check). */
+static struct mcpx_warm_pool *ready_fork_pool(struct mcpx_loop *loop, const struct mcpx_sandbox *sb,
+                                              struct mcpx_config *cfg)
+{
+	struct mcpx_warm_pool *wp;
+
+	config(cfg, MCPX_WARM_AUTO);
+	if (mcpx_warm_mode_for(cfg, sb) != MCPX_WARM_MODE_FORK)
+		return NULL;
+	wp = mcpx_warm_pool_new(loop, cfg, sb, NULL);
+	CHECK(wp != NULL);
+	if (!wp)
+		return NULL;
+	mcpx_warm_pool_start(wp);
+	spin(loop, 30000, is_ready, wp);
+	return wp;
+}
+
 /* The one zygote among our children (its comm names it), or 0. */
 static pid_t zygote_child(void)
 {
@@ -249,14 +269,9 @@ static void test_wait_for_answer(struct mcpx_loop *loop, const struct mcpx_sandb
 	int woken = 0, st;
 	pid_t zyg;
 
-	config(&cfg, MCPX_WARM_AUTO);
-	if (mcpx_warm_mode_for(&cfg, sb) != MCPX_WARM_MODE_FORK)
+	wp = ready_fork_pool(loop, sb, &cfg);
+	if (!wp)
 		return;
-	wp = mcpx_warm_pool_new(loop, &cfg, sb, NULL);
-	if (wp)
-		mcpx_warm_pool_start(wp);
-	CHECK(wp != NULL);
-	spin(loop, 30000, is_ready, wp);
 	CHECK(mcpx_warm_pool_ready(wp));
 	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 1);
 	mcpx_warm_pool_run_started(wp, a.pid, mcpx_now_us());
@@ -303,16 +318,9 @@ static void test_back_to_back(struct mcpx_loop *loop, const struct mcpx_sandbox 
 	char out[256];
 	int st;
 
-	config(&cfg, MCPX_WARM_AUTO);
-	if (mcpx_warm_mode_for(&cfg, sb) != MCPX_WARM_MODE_FORK)
-		return;
-	wp = mcpx_warm_pool_new(loop, &cfg, sb, NULL);
-	if (wp)
-		mcpx_warm_pool_start(wp);
-	CHECK(wp != NULL);
+	wp = ready_fork_pool(loop, sb, &cfg);
 	if (!wp)
 		return;
-	spin(loop, 30000, is_ready, wp);
 	CHECK_INT(mcpx_warm_pool_take(wp, &a, false, &pending, &base, &err), 1);
 	st = run_in(sb, &a, pending, "print(1)", out, sizeof(out));
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
