@@ -18,6 +18,7 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
@@ -218,6 +219,24 @@ int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_lim
                             enum mcpx_lang lang, const char *code, size_t code_len,
                             const struct mcpx_workdir_fill *fill, struct mcpx_sandbox_proc *proc,
                             struct mcpx_err *err);
+
+/* A bash run started before its call (gate.c): spawn_lang for bash with
+ * no code and no files yet; bash starts in every layer and waits at a gate
+ * in its workdir. mcpx_sandbox_gate_reached returns 1 and the gate's write
+ * end in *gate_fd (the caller owns it) once bash waits there, 0 before.
+ * mcpx_sandbox_gate_open then gives it its call: main.sh and fill's files
+ * written, and the gate opened (*gate_fd closed) with the line that sets
+ * lim's CPU and memory limits as a cold spawn would (lim must not be looser
+ * than the limits the bash was spawned with; its process budget stays the
+ * one it was spawned with, as a warm interpreter's). On failure the caller
+ * kills and cleans up the process; lim, fill and code are only read. */
+int mcpx_sandbox_spawn_gated(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			     struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
+int mcpx_sandbox_gate_reached(const struct mcpx_sandbox_proc *proc, int *gate_fd);
+int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+			   const char *code, size_t code_len,
+			   const struct mcpx_workdir_fill *fill, int *gate_fd,
+			   struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
 
 /* Starts a warm interpreter: the same sandbox, but the zygote binary in
  * its one-run mode (`mcp-exec-zygote once`) and no main.py; it preloads

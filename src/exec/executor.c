@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "bash_pool.h"
 #include "buf.h"
 #include "caller.h"
 #include "config.h"
@@ -154,6 +155,7 @@ struct mcpx_executor {
 
 	/* The next run's interpreter, prepared in advance (warm_pool.h). */
 	struct mcpx_warm_pool *warm;
+	struct mcpx_bash_pool *bash; /* the next bash run, waiting at its gate */
 	struct mcpx_budget *budget; /* how runs are held to their budget */
 };
 
@@ -196,11 +198,13 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	}
 	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
 	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, &ex->hooks);
+	ex->bash = mcpx_bash_pool_new(loop, cfg, sb, &ex->hooks);
 	ex->fair = mcpx_fair_new();
-	if (!ex->warm || !ex->fair || mcpx_offload_new(loop, &ex->walker) < 0 ||
+	if (!ex->warm || !ex->bash || !ex->fair || mcpx_offload_new(loop, &ex->walker) < 0 ||
 	    mcpx_offload_new(loop, &ex->remover) < 0) {
 		mcpx_offload_free(ex->walker);
 		mcpx_warm_pool_free(ex->warm);
+		mcpx_bash_pool_free(ex->bash);
 		mcpx_fair_free(ex->fair);
 		mcpx_budget_free(ex->budget);
 		free(ex);
@@ -704,12 +708,20 @@ static void report(struct mcpx_job *job, struct mcpx_job_result *r)
  * that ends while its caller still holds the slot leaves all of that to
  * the caller's end: the caller may be a leaving zygote's child, and in
  * after-reap mode no interpreter may be prepared beside a run. */
+/* A prepared bash may wait beside runs only where the fork server's
+ * children may (bash_pool.h). */
+static bool bash_may_wait(const struct mcpx_executor *ex)
+{
+	return mcpx_warm_pool_mode(ex->warm) == MCPX_WARM_MODE_FORK;
+}
+
 static void after_run(struct mcpx_executor *ex)
 {
 	if (ex->running || ex->cleaning)
 		return;
 	kick(ex);
 	mcpx_warm_pool_run_ended(ex->warm);
+	mcpx_bash_pool_run_ended(ex->bash, bash_may_wait(ex));
 }
 
 /* A finished run's files are gone: the next run may start. */
@@ -1126,6 +1138,12 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 	if (job->lang != MCPX_LANG_PYTHON) {
 		if (!nested)
 			mcpx_warm_pool_cold_run(ex->warm);
+		if (!nested && job->lang == MCPX_LANG_BASH &&
+		    mcpx_bash_pool_take(ex->bash, bash_may_wait(ex), &lim, job->code,
+					job->code_len, &fill, &job->proc, &job->cpu_base_ms) > 0) {
+			job->warm = true;
+			return 0;
+		}
 		return mcpx_sandbox_spawn_lang(ex->sb, &lim, job->lang, job->code, job->code_len,
 		                               &fill, &job->proc, err);
 	}
@@ -1317,6 +1335,7 @@ void mcpx_executor_drain(struct mcpx_executor *ex)
 {
 	ex->draining = true;
 	mcpx_warm_pool_stop(ex->warm);
+	mcpx_bash_pool_stop(ex->bash);
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		queue_remove(ex, job);
@@ -1392,6 +1411,7 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	mcpx_offload_free(ex->remover);
 	mcpx_timer_cancel(&ex->kick);
 	mcpx_warm_pool_stop(ex->warm);
+	mcpx_bash_pool_stop(ex->bash);
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		queue_remove(ex, job);
@@ -1412,6 +1432,7 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	}
 	/* After the running run's reaping: its zygote may go now. */
 	mcpx_warm_pool_free(ex->warm);
+	mcpx_bash_pool_free(ex->bash);
 	mcpx_budget_free(ex->budget);
 	mcpx_fair_free(ex->fair);
 	free(ex);

@@ -31,6 +31,7 @@
 
 #include "dirguard.h"
 #include "fdutil.h"
+#include "gate.h"
 #include "reaper.h"
 #include "sandbox_child.h"
 #include "workdir.h"
@@ -55,6 +56,7 @@ struct spawn_what {
 	int control_fd;
 	const struct mcpx_workdir_fill *fill; /* a run's: may be NULL */
 	enum mcpx_lang lang;                  /* a run's language; python for the rest */
+	bool gated; /* bash waits at a gate for its script (gate.c): no code yet */
 };
 
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
@@ -87,6 +89,9 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	_Static_assert(MCPX_SANDBOX_CHANNEL_FD == 4, "the variable below names fd 4");
 	if (lim->channel)
 		b->envp[i++] = (char *)MCPX_SANDBOX_CHANNEL_ENV "=4";
+	/* Gone before the script runs: the gate's line unsets it (gate.c). */
+	if (what->gated)
+		b->envp[i++] = (char *)MCPX_GATE_ENV;
 	b->envp[i] = NULL;
 
 	if (what->zygote_mode) {
@@ -246,6 +251,11 @@ static int prepare_workdir(const struct mcpx_sandbox *sb, const struct spawn_wha
 		                    sb->workdir_base, strerror(-rc));
 	if (what->zygote_mode)
 		return 0;
+	if (what->gated) {
+		rc = mcpx_gate_create(proc->workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid);
+		return rc ? mcpx_err_set(err, -rc, "sandbox: cannot make the gate: %s", strerror(-rc))
+		          : 0;
+	}
 	rc = write_code(sb, proc, what->lang, what->code, what->code_len, err);
 	if (!rc && what->fill)
 		rc = what->fill->fn(what->fill->ctx, proc->workdir, err);
@@ -452,6 +462,54 @@ int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_lim
 		                    mcpx_lang_name(lang));
 	}
 	return spawn(sb, lim, &what, proc, err);
+}
+
+int mcpx_sandbox_spawn_gated(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                             struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	struct spawn_what what = {.control_fd = -1, .lang = MCPX_LANG_BASH, .gated = true};
+
+	if (!sb->langs.rt[MCPX_LANG_BASH].available) {
+		mcpx_sandbox_proc_reset(proc);
+		return mcpx_err_set(err, ENOEXEC, "sandbox: bash is not available here");
+	}
+	return spawn(sb, lim, &what, proc, err);
+}
+
+int mcpx_sandbox_gate_reached(const struct mcpx_sandbox_proc *proc, int *gate_fd)
+{
+	return mcpx_gate_reached(proc->workdir, gate_fd);
+}
+
+int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                           const char *code, size_t code_len,
+                           const struct mcpx_workdir_fill *fill, int *gate_fd,
+                           struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
+	char line[160];
+	int rc, n, line_len;
+
+	/* The name first, so an input file may carry it. */
+	rc = mcpx_gate_unlink(proc->workdir);
+	if (rc)
+		return mcpx_err_set(err, -rc, "sandbox: cannot remove the gate: %s", strerror(-rc));
+	rc = write_code(sb, proc, MCPX_LANG_BASH, code, code_len, err);
+	if (!rc && fill)
+		rc = fill->fn(fill->ctx, proc->workdir, err);
+	if (rc)
+		return rc;
+	/* The limits a cold run gets, set by bash on itself (gate.c). Its
+	 * RLIMIT_CPU counts from its start, as a cold run's counts its setup. */
+	n = (int)mcpx_sandbox_rlimits(sb, lim, rl);
+	mcpx_lang_adjust_rlimits(MCPX_LANG_BASH, rl, n);
+	line_len = mcpx_gate_line(line, sizeof(line), rl, n);
+	if (line_len < 0)
+		return mcpx_err_set(err, -line_len, "sandbox: the gate's line is too long");
+	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
+	rc = mcpx_gate_release(gate_fd, line, (size_t)line_len);
+	return rc ? mcpx_err_set(err, -rc, "sandbox: the prepared bash is gone: %s", strerror(-rc))
+	          : 0;
 }
 
 int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,

@@ -1,0 +1,133 @@
+/*
+ * gate.c - a bash run started before its call: the runtime has started
+ * inside every layer of the sandbox and waits at a gate for its script.
+ *
+ * How bash is held: it starts as a cold run does (`bash --noprofile --norc
+ * main.sh` in its workdir) with one more variable, BASH_ENV naming a FIFO
+ * in the workdir. A non-interactive bash reads the file BASH_ENV names
+ * after its own start-up and before it opens its script, and opening a
+ * FIFO for reading blocks until a writer opens it. So the process is
+ * loaded, linked and initialised, and waits in open(2) holding nothing of
+ * any call. When the call comes the server writes main.sh and the input
+ * files, unlinks the FIFO, writes one line through it and closes it: bash
+ * runs that line, which lowers its CPU and memory limits to the call's
+ * (`ulimit`: a process may always lower its own; the server could not set
+ * them from outside without CAP_SYS_RESOURCE) and unsets BASH_ENV (so no
+ * shell the script starts reads the gate again, and the script sees no
+ * BASH_ENV), and then its script as any cold run would.
+ *
+ * Why bash reaches the gate before it is released: the server opens the
+ * write end with O_NONBLOCK, which fails with ENXIO until a reader is
+ * inside open(2); once it succeeds both ends are open and bash waits in
+ * read(2), so the line written later is never lost with the pipe.
+ *
+ * What it does not do: decide when a bash is prepared (the executor's
+ * bash_pool.c), or start the process (spawn.c, the cold path's own
+ * sequence with the gate's variable added).
+ */
+#include "gate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int open_workdir(const char *workdir)
+{
+	int dfd = open(workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	return dfd < 0 ? -errno : dfd;
+}
+
+int mcpx_gate_create(const char *workdir, bool chown_to, uid_t uid, gid_t gid)
+{
+	int dfd = open_workdir(workdir), rc = 0;
+
+	if (dfd < 0)
+		return dfd;
+	if (mkfifoat(dfd, MCPX_GATE_NAME, 0600) < 0)
+		rc = -errno;
+	else if (chown_to && fchownat(dfd, MCPX_GATE_NAME, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		rc = -errno;
+	close(dfd);
+	return rc;
+}
+
+int mcpx_gate_reached(const char *workdir, int *gate_fd)
+{
+	int dfd = open_workdir(workdir), fd;
+
+	if (dfd < 0)
+		return dfd;
+	/* O_NOFOLLOW: the name is the FIFO the server made (nobody else can
+	 * write this workdir before the run is released). */
+	fd = openat(dfd, MCPX_GATE_NAME, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return errno == ENXIO ? 0 : -errno;
+	*gate_fd = fd;
+	return 1;
+}
+
+int mcpx_gate_unlink(const char *workdir)
+{
+	int dfd = open_workdir(workdir), rc = 0;
+
+	if (dfd < 0)
+		return dfd;
+	if (unlinkat(dfd, MCPX_GATE_NAME, 0) < 0)
+		rc = -errno;
+	close(dfd);
+	return rc;
+}
+
+/* ulimit's value: seconds for -t, KiB for -v. */
+static void put_limit(char *out, size_t len, rlim_t v, rlim_t unit)
+{
+	if (v == RLIM_INFINITY)
+		snprintf(out, len, "unlimited");
+	else
+		snprintf(out, len, "%llu", (unsigned long long)(v / unit));
+}
+
+int mcpx_gate_line(char *buf, size_t len, const struct mcpx_rlimit *rl, int n)
+{
+	char soft[2][24] = {"", ""}, hard[2][24] = {"", ""};
+	size_t used;
+	int w;
+
+	for (int i = 0; i < n; i++) {
+		int k = rl[i].resource == RLIMIT_CPU ? 0 : rl[i].resource == RLIMIT_AS ? 1 : -1;
+		rlim_t unit = k == 0 ? 1 : 1024;
+
+		if (k < 0)
+			continue;
+		put_limit(soft[k], sizeof(soft[k]), rl[i].lim.rlim_cur, unit);
+		put_limit(hard[k], sizeof(hard[k]), rl[i].lim.rlim_max, unit);
+	}
+	/* Soft first: a hard limit below the current soft one is refused. */
+	w = snprintf(buf, len, "ulimit -S%s%s%s%s && ulimit -H%s%s%s%s && unset BASH_ENV\n",
+	             soft[0][0] ? " -t " : "", soft[0], soft[1][0] ? " -v " : "", soft[1],
+	             hard[0][0] ? " -t " : "", hard[0], hard[1][0] ? " -v " : "", hard[1]);
+	used = w < 0 ? len : (size_t)w;
+	return used < len ? (int)used : -ENAMETOOLONG;
+}
+
+int mcpx_gate_release(int *gate_fd, const char *line, size_t line_len)
+{
+	ssize_t w;
+	int rc = 0;
+
+	/* Below PIPE_BUF: one write, never partial. A bash that died while it
+	 * waited gives EPIPE (the server ignores SIGPIPE). */
+	do
+		w = write(*gate_fd, line, line_len);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)line_len)
+		rc = w < 0 ? -errno : -EIO;
+	close(*gate_fd);
+	*gate_fd = -1;
+	return rc;
+}
