@@ -37,6 +37,7 @@
 
 #include "err.h"
 #include "loop.h"
+#include "run_link.h"
 #include "sandbox.h"
 
 enum mcpx_budget_method { MCPX_BUDGET_WATCHDOG, MCPX_BUDGET_CGROUP };
@@ -97,14 +98,23 @@ typedef void (*mcpx_budget_exceeded_fn)(void *arg, const char *limit);
  * cgroup and moves the leader and every process it already started into it
  * (a warm interpreter before it has the code: nothing escapes); then arms
  * the sampling timer. cpu_base_ms is CPU the leader used before the run's
- * code arrived (a warm interpreter's preload). A cgroup that cannot be made
- * falls back to the watchdog for this run (logged). Returns 0 or -ENOMEM. */
+ * code arrived (a warm interpreter's preload). link is the run's place in
+ * the caller's record of which run called which (run_link.h; NULL: it calls
+ * none): the runs under it that have a budget there (link->budget) are
+ * the ones that joined this one, read with it. It must stay valid until
+ * mcpx_run_budget_finish, and each nested run must leave it (its budget
+ * field cleared) as soon as its own budget is finished. A cgroup that
+ * cannot be made falls back to the watchdog for this run (logged).
+ * Returns 0 or -ENOMEM. */
 int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
                           const struct mcpx_budget_limits *lim,
                           const struct mcpx_sandbox_proc *proc, uint64_t cpu_base_ms,
-                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out);
+                          const struct mcpx_run_link *link, mcpx_budget_exceeded_fn fn, void *arg,
+                          struct mcpx_run_budget **out);
 
-/* Holds a nested run in proc to caller's budget instead of one of its own:
+/* Holds a nested run in proc to caller's budget instead of one of its own
+ * (the caller links the run under its caller's in the record it handed
+ * mcpx_run_budget_start, and sets its budget there to *out):
  * from now on the caller's readings count its processes (memory, CPU) and
  * its workdir (disk) together with the caller's, and the first budget
  * passed ends the caller and every joined run, fn being called for each

@@ -2,8 +2,10 @@
  * executor.c - serialized execution with a bounded FIFO queue.
  *
  * One job runs at a time; up to max_queue wait behind it, each with its own
- * queue-timeout timer. A running job is a small state machine driven by loop
- * events: output readable, leader exited (pidfd), wall-clock timer, stdin
+ * queue-timeout timer. A job goes QUEUED -> RUNNING -> ENDING -> DONE (or
+ * QUEUED -> DONE when it never runs), its state changed in one place,
+ * job_enter (run_state.h has the diagram), driven by loop events: output
+ * readable, leader exited (pidfd), wall-clock timer, stdin
  * writable-by-retry. Whatever ends the run (exit, timeout, a budget,
  * cancellation), the whole process tree is killed before the result is
  * returned, and the job is finished only when the leader is reaped and both
@@ -17,17 +19,21 @@
  * how it is served through its job's bind; a nested one (a function
  * called from a running run) starts
  * at once beside its caller, outside the queue, since the caller holds the
- * slot and waits for it.
+ * slot and waits for it. A nested job is linked to its caller's by pointer
+ * (run_link.h), the one record of which run called which; the run budget
+ * reads it to count nested runs against the outermost run's budget.
  *
  * This module does not know about MCP or JSON; it reports raw bytes and
  * numbers to the caller's callback and writes the audit line.
  */
 #include "executor.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -49,6 +55,8 @@
 #include "run_budget.h"
 #include "offload.h"
 #include "run_cleanup.h"
+#include "run_link.h"
+#include "run_state.h"
 #include "warm.h"
 #include "warm_child.h"
 #include "warm_pool.h"
@@ -60,8 +68,6 @@
 #define STDIN_RETRY_US 2000u
 /* How often a queued run looks whether the first zygote is proven. */
 #define START_WAIT_POLL_US 5000u
-
-enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHING };
 
 struct job_stream {
 	struct mcpx_watch watch;
@@ -77,7 +83,12 @@ struct job_stream {
 struct mcpx_job {
 	struct mcpx_executor *ex;
 	struct mcpx_job *next; /* queue link */
-	enum job_state state;
+	enum mcpx_run_state state; /* changed by job_enter only (run_state.h) */
+	/* Which run called which (run_link.h): a nested job is linked under
+	 * its caller's job from submit until it is DONE; a caller that is
+	 * DONE first detaches its nested jobs (job_unlink). link.budget is
+	 * the run's budget (run_budget.h) while it has one. */
+	struct mcpx_run_link link;
 
 	char *code;
 	size_t code_len;
@@ -117,11 +128,9 @@ struct mcpx_job {
 	struct job_stream out, err;
 	struct mcpx_watch pid_watch;
 	bool pid_open;
-	bool leader_exited;
 	bool timed_out;
 	bool truncated;             /* output beyond the cap was dropped */
 	const char *env_failure;    /* set: the environment failed, not the program */
-	struct mcpx_run_budget *budget; /* the run as a whole (run_budget.h) */
 	const char *budget_limit;   /* the budget that ended it */
 	struct mcpx_timer wall_timer;
 	struct mcpx_timer drain_timer;
@@ -161,7 +170,7 @@ struct mcpx_executor {
 
 static void start_next(struct mcpx_executor *ex);
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job);
-static struct mcpx_job *caller_of(struct mcpx_executor *ex, const struct mcpx_job *job);
+static int job_enter(struct mcpx_job *job, enum mcpx_run_state next);
 
 static void kick_cb(struct mcpx_timer *t)
 {
@@ -257,6 +266,52 @@ static void queue_remove(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 }
 
+/* ---- which run called which (run_link.h) ---- */
+
+static struct mcpx_job *job_of(struct mcpx_run_link *l)
+{
+	return (struct mcpx_job *)((char *)l - offsetof(struct mcpx_job, link));
+}
+
+/* The run that called a nested job, while it is there: linked at submit,
+ * detached when the caller is DONE. NULL for any other job. */
+static struct mcpx_job *job_caller(const struct mcpx_job *job)
+{
+	return job->link.caller ? job_of(job->link.caller) : NULL;
+}
+
+/* The started or nested job whose run is run_id, or NULL: where a nested
+ * call names its caller (once, at submit) and where CPU spent elsewhere is
+ * charged. */
+static struct mcpx_job *job_by_run_id(struct mcpx_executor *ex, const char *run_id)
+{
+	if (ex->running && !strcmp(ex->running->run_id, run_id))
+		return ex->running;
+	for (struct mcpx_job *j = ex->side; j; j = j->next)
+		if (!strcmp(j->run_id, run_id))
+			return j;
+	return NULL;
+}
+
+/* Takes job out of the relation as it becomes DONE, so that no link
+ * points at it once it is freed, whichever of a caller and its nested runs
+ * ends first. Its nested runs that have started are handed to its own
+ * caller: they still count against the outermost run's budget, which they
+ * joined (run_budget.c reads this relation), and that run's /dev/shm wipe
+ * still covers theirs (job_complete). Those not started yet are cut loose:
+ * without a caller they are refused when their start comes (start_job). */
+static void job_unlink(struct mcpx_job *job)
+{
+	struct mcpx_run_link *n;
+
+	while ((n = job->link.nested)) {
+		mcpx_run_link_remove(n);
+		if (job->link.caller && job_of(n)->state != MCPX_RUN_QUEUED)
+			mcpx_run_link_add(job->link.caller, n);
+	}
+	mcpx_run_link_remove(&job->link);
+}
+
 static void audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r)
 {
 	struct mcpx_audit_rec rec;
@@ -309,6 +364,7 @@ static void finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, cons
 	r.exit_code = -1;
 	r.queue_wait_ms = (mcpx_now_us() - job->enqueued_us) / 1000u;
 	snprintf(r.message, sizeof(r.message), "%.*s", (int)sizeof(r.message) - 1, msg);
+	job_enter(job, MCPX_RUN_DONE);
 	audit(job, audit_status, &r);
 	if (job->cb.done)
 		job->cb.done(job->cb.arg, &r);
@@ -391,7 +447,7 @@ static struct mcpx_job *job_new(struct mcpx_executor *ex, const struct mcpx_job_
 	job->cb = *cb;
 	mcpx_buf_init(&job->out.buf, ex->cfg->max_output_bytes);
 	mcpx_buf_init(&job->err.buf, ex->cfg->max_output_bytes);
-	job->state = JOB_QUEUED;
+	job->state = MCPX_RUN_QUEUED;
 	job->enqueued_us = mcpx_now_us();
 	return job;
 nomem:
@@ -477,6 +533,13 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	*out = job;
 	job->queue_timer.arg = job;
 	if (nested) {
+		struct mcpx_job *caller =
+		    spec->bind->parent_run_id ? job_by_run_id(ex, spec->bind->parent_run_id) : NULL;
+
+		/* Linked to its caller from now on (job_unlink says until
+		 * when); one the executor does not know is refused at start. */
+		if (caller)
+			mcpx_run_link_add(&caller->link, &job->link);
 		/* Its caller holds the slot and waits for it: it starts beside
 		 * it, on a fresh loop iteration like every start. */
 		job->next = ex->side;
@@ -523,7 +586,7 @@ static void end_channel(struct mcpx_executor *ex, struct mcpx_job *job)
 
 static void kill_tree(struct mcpx_job *job)
 {
-	mcpx_run_budget_kill(job->budget);
+	mcpx_run_budget_kill(job->link.budget);
 	mcpx_sandbox_kill(&job->proc);
 }
 
@@ -746,9 +809,6 @@ static void job_complete(struct mcpx_job *job)
 	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
 	bool nested = job->has_bind && job->bind.nested;
 
-	mcpx_timer_cancel(&job->wall_timer);
-	mcpx_timer_cancel(&job->drain_timer);
-	mcpx_timer_cancel(&job->stdin_timer);
 	end_channel(ex, job);
 	memset(&ru, 0, sizeof(ru));
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
@@ -758,8 +818,8 @@ static void job_complete(struct mcpx_job *job)
 	if (job->warm && job->out.markers == MCPX_WARM_MARKERS_ALL)
 		setup_rc = mcpx_sandbox_setup_verdict(&job->proc, &serr);
 	job->env_failure = setup_rc < 0 ? NULL : environment_failure(job, status, parent_gone);
-	mcpx_run_budget_finish(job->budget, &usage);
-	job->budget = NULL;
+	mcpx_run_budget_finish(job->link.budget, &usage);
+	job->link.budget = NULL;
 	if (!job->budget_limit)
 		job->budget_limit = usage.limit;
 	files_rc =
@@ -770,7 +830,7 @@ static void job_complete(struct mcpx_job *job)
 	 * since the call started, they would take the caller's own entries
 	 * made meanwhile. Once the caller is gone they are wiped here (no
 	 * other run starts while a nested one is still there: start_next). */
-	if (nested && caller_of(ex, job))
+	if (nested && job_caller(job))
 		job->proc.started.tv_sec = 0;
 	/* The run's files go to the remover: the result does not wait
 	 * for them, the next run does (after_run). What is left is fds. */
@@ -796,6 +856,7 @@ static void job_complete(struct mcpx_job *job)
 		ex->running = NULL;
 	else
 		side_remove(ex, job);
+	job_enter(job, MCPX_RUN_DONE);
 	ex->completed++;
 	report(job, &r);
 	job_free(job);
@@ -806,7 +867,7 @@ static void job_complete(struct mcpx_job *job)
  * the leader has exited and both pipes are drained. */
 static void maybe_complete(struct mcpx_job *job)
 {
-	if (job->state != JOB_FINISHING || job->ex->freeing)
+	if (job->state != MCPX_RUN_ENDING || job->ex->freeing)
 		return;
 	if (job->out.open || job->err.open || job->pid_open)
 		return;
@@ -823,22 +884,60 @@ static void drain_timer_cb(struct mcpx_timer *t)
 		mcpx_loop_unwatch(&job->err.watch);
 }
 
-/* The leader exited (or was killed): kill everything else of the run while
- * the leader's zombie still reserves the process-group id, then wait for the
- * pipes to drain. */
+/* The one place a job's state changes (run_state.h has the diagram), and
+ * what entering each state does:
+ * - RUNNING: its process is started; one that is not nested holds the
+ *   slot;
+ * - ENDING: the leader exited, or the run is being ended: the budget stops
+ *   reading, everything else of the run is killed while the leader's
+ *   zombie still reserves the process-group id, its wall clock and stdin
+ *   stop, and its pipes get DRAIN_DEADLINE_US to close;
+ * - DONE: no timer of the job is left, and it is out of the caller/nested
+ *   relation (job_unlink): nothing points at it, it may be freed.
+ * A transition the diagram does not have is the executor's bug: a debug
+ * build stops there; a release build logs it and leaves the job as it
+ * was. */
+static int job_enter(struct mcpx_job *job, enum mcpx_run_state next)
+{
+	int rc = mcpx_run_state_to(&job->state, next, job->run_id);
+
+	if (rc < 0) {
+		assert(!"illegal run state transition");
+		return rc;
+	}
+	switch (next) {
+	case MCPX_RUN_QUEUED:
+		break;
+	case MCPX_RUN_RUNNING:
+		if (!(job->has_bind && job->bind.nested))
+			job->ex->running = job;
+		job->out.job = job->err.job = job;
+		break;
+	case MCPX_RUN_ENDING:
+		mcpx_run_budget_stop(job->link.budget);
+		kill_tree(job);
+		mcpx_timer_cancel(&job->wall_timer);
+		mcpx_timer_cancel(&job->stdin_timer);
+		job->drain_timer.fn = drain_timer_cb;
+		job->drain_timer.arg = job;
+		mcpx_timer_start(job->ex->loop, &job->drain_timer, DRAIN_DEADLINE_US);
+		break;
+	case MCPX_RUN_DONE:
+		mcpx_timer_cancel(&job->queue_timer);
+		mcpx_timer_cancel(&job->wall_timer);
+		mcpx_timer_cancel(&job->drain_timer);
+		mcpx_timer_cancel(&job->stdin_timer);
+		job_unlink(job);
+		break;
+	}
+	return 0;
+}
+
+/* The leader exited (or was killed): the run is ending, once. */
 static void leader_exited(struct mcpx_job *job)
 {
-	if (job->leader_exited)
-		return;
-	job->leader_exited = true;
-	job->state = JOB_FINISHING;
-	mcpx_run_budget_stop(job->budget);
-	kill_tree(job);
-	mcpx_timer_cancel(&job->wall_timer);
-	mcpx_timer_cancel(&job->stdin_timer);
-	job->drain_timer.fn = drain_timer_cb;
-	job->drain_timer.arg = job;
-	mcpx_timer_start(job->ex->loop, &job->drain_timer, DRAIN_DEADLINE_US);
+	if (job->state == MCPX_RUN_RUNNING)
+		job_enter(job, MCPX_RUN_ENDING);
 }
 
 static void pid_cb(struct mcpx_watch *w, int events)
@@ -894,7 +993,7 @@ static size_t take_markers(struct mcpx_job *job, struct job_stream *s, const cha
 	int rc = mcpx_warm_markers_take(&s->markers, buf, n, &used, &ready);
 
 	if (ready)
-		mcpx_run_budget_code_started(job->budget);
+		mcpx_run_budget_code_started(job->link.budget);
 	if (rc < 0)
 		fail_run(job, "the warm interpreter broke its protocol");
 	return used;
@@ -921,7 +1020,7 @@ static void stream_cb(struct mcpx_watch *w, int events)
 			skip = s->markers ? take_markers(job, s, buf, (size_t)n) : 0;
 			keep_output(job, s, buf + skip, (size_t)n - skip);
 		}
-		if (s == &job->out && job->cb.event && job->state == JOB_RUNNING && !job->cancelled)
+		if (s == &job->out && job->cb.event && job->state == MCPX_RUN_RUNNING && !job->cancelled)
 			job->cb.event(job->cb.arg, MCPX_JOB_OUTPUT, job->out.buf.len + job->err.buf.len);
 		return;
 	}
@@ -964,7 +1063,7 @@ static void feed_stdin(struct mcpx_job *job)
 static void stdin_timer_cb(struct mcpx_timer *t)
 {
 	struct mcpx_job *job = t->arg;
-	if (job->proc.stdin_fd >= 0 && !job->leader_exited)
+	if (job->proc.stdin_fd >= 0 && job->state == MCPX_RUN_RUNNING)
 		feed_stdin(job);
 }
 
@@ -1022,27 +1121,12 @@ static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned
 	return 0;
 }
 
-/* The run that called a nested job (its bind names it), while it is still
- * there: the running job or another nested one. NULL for any other job. */
-static struct mcpx_job *caller_of(struct mcpx_executor *ex, const struct mcpx_job *job)
-{
-	if (!job->has_bind || !job->bind.nested || !job->bind.parent_run_id)
-		return NULL;
-	if (ex->running && !strcmp(ex->running->run_id, job->bind.parent_run_id))
-		return ex->running;
-	for (struct mcpx_job *j = ex->side; j; j = j->next)
-		if (j != job && !strcmp(j->run_id, job->bind.parent_run_id))
-			return j;
-	return NULL;
-}
-
 /* When the run's wall clock ends, counted from from: its timeout, and for a
  * nested run no later than its caller's (which then ends both anyway). */
-static uint64_t run_deadline_us(struct mcpx_executor *ex, const struct mcpx_job *job,
-				uint64_t from)
+static uint64_t run_deadline_us(const struct mcpx_job *job, uint64_t from)
 {
 	uint64_t d = from + (uint64_t)job->timeout_s * 1000000u;
-	const struct mcpx_job *caller = caller_of(ex, job);
+	const struct mcpx_job *caller = job_caller(job);
 
 	if (caller && caller->deadline_us && caller->deadline_us < d)
 		d = caller->deadline_us;
@@ -1055,7 +1139,7 @@ static void egress_held(void *arg, uint64_t bytes)
 	struct mcpx_job *job = arg;
 
 	job->egress_held = bytes;
-	mcpx_run_budget_held(job->budget, bytes);
+	mcpx_run_budget_held(job->link.budget, bytes);
 }
 
 /* A run with a channel is served by the run_start hook until it ends.
@@ -1065,7 +1149,7 @@ static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
 	struct mcpx_run_info info = {.run_id = job->run_id,
 				     .request_id = job->request_id,
 				     .caller = job->caller,
-				     .deadline_us = run_deadline_us(ex, job, job->started_us),
+				     .deadline_us = run_deadline_us(job, job->started_us),
 				     .held = egress_held,
 				     .held_arg = job};
 
@@ -1106,14 +1190,17 @@ static int start_budget(struct mcpx_job *job, unsigned cpu_s)
 	};
 
 	if (job->has_bind && job->bind.nested) {
-		caller = caller_of(job->ex, job);
-		if (!caller || !caller->budget)
+		caller = job_caller(job);
+		if (!caller || !caller->link.budget)
 			return -ESRCH;
-		return mcpx_run_budget_join(caller->budget, &job->proc, budget_exceeded, job,
-					    &job->budget);
+		/* Linked under its caller since submit: the outermost run's
+		 * readings find it through link.budget. */
+		return mcpx_run_budget_join(caller->link.budget, &job->proc, budget_exceeded, job,
+					    &job->link.budget);
 	}
 	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
-				     job->cpu_base_ms, budget_exceeded, job, &job->budget);
+				     job->cpu_base_ms, &job->link, budget_exceeded, job,
+				     &job->link.budget);
 }
 
 /* Starts the run's process: a warm interpreter when one is ready, else
@@ -1192,9 +1279,9 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned c
 					      "budget");
 		return false;
 	}
-	mcpx_run_budget_held(job->budget, job->egress_held);
+	mcpx_run_budget_held(job->link.budget, job->egress_held);
 	now = mcpx_now_us();
-	job->deadline_us = run_deadline_us(ex, job, now);
+	job->deadline_us = run_deadline_us(job, now);
 	job->wall_timer.fn = wall_timer_cb;
 	job->wall_timer.arg = job;
 	mcpx_timer_start(ex->loop, &job->wall_timer,
@@ -1213,12 +1300,12 @@ static bool supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned c
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 {
 	bool nested = job->has_bind && job->bind.nested;
-	const struct mcpx_job *caller = caller_of(ex, job);
+	const struct mcpx_job *caller = job_caller(job);
 	struct mcpx_err err;
 	int rc;
 
 	mcpx_timer_cancel(&job->queue_timer);
-	if (nested && (!caller || caller->state != JOB_RUNNING)) {
+	if (nested && (!caller || caller->state != MCPX_RUN_RUNNING)) {
 		/* Its caller is ending: it would only count against nothing. */
 		side_remove(ex, job);
 		finish_unrun(job, MCPX_JOB_FAILED, "the calling run has ended", "failed");
@@ -1237,10 +1324,7 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 		kick(ex);
 		return;
 	}
-	if (!nested)
-		ex->running = job;
-	job->state = JOB_RUNNING;
-	job->out.job = job->err.job = job;
+	job_enter(job, MCPX_RUN_RUNNING);
 	start_egress(ex, job);
 	if (!supervise(ex, job, ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s))
 		return;
@@ -1295,16 +1379,12 @@ static void start_next(struct mcpx_executor *ex)
 
 void mcpx_executor_charge_cpu(struct mcpx_executor *ex, const char *run_id, uint64_t cpu_us)
 {
-	struct mcpx_job *job = ex->running && !strcmp(ex->running->run_id, run_id) ? ex->running
-										    : NULL;
+	struct mcpx_job *job = job_by_run_id(ex, run_id);
 
-	for (struct mcpx_job *j = ex->side; j && !job; j = j->next)
-		if (!strcmp(j->run_id, run_id))
-			job = j;
 	if (!job)
 		return;
 	job->charged_us += cpu_us;
-	mcpx_run_budget_charge_cpu(job->budget, cpu_us);
+	mcpx_run_budget_charge_cpu(job->link.budget, cpu_us);
 }
 
 void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)
@@ -1312,12 +1392,12 @@ void mcpx_executor_cancel(struct mcpx_executor *ex, struct mcpx_job *job)
 	if (!job || job->cancelled)
 		return;
 	job->cancelled = true;
-	if (job->state == JOB_QUEUED) {
-		mcpx_timer_cancel(&job->queue_timer);
+	if (job->state == MCPX_RUN_QUEUED) {
 		if (job->has_bind && job->bind.nested)
 			side_remove(ex, job);
 		else
 			queue_remove(ex, job);
+		job_enter(job, MCPX_RUN_DONE);
 		audit(job, "cancelled", NULL);
 		job_free(job);
 		return;
@@ -1339,7 +1419,6 @@ void mcpx_executor_drain(struct mcpx_executor *ex)
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		queue_remove(ex, job);
-		mcpx_timer_cancel(&job->queue_timer);
 		finish_unrun(job, MCPX_JOB_SHUTDOWN,
 			     "the server is shutting down and did not run this execution; retry on "
 			     "another replica",
@@ -1373,16 +1452,14 @@ static void abandon(struct mcpx_job *job)
 	int status;
 	struct rusage ru;
 
-	mcpx_timer_cancel(&job->queue_timer);
-	if (job->state == JOB_QUEUED) {
+	if (job->state == MCPX_RUN_QUEUED) {
+		job_enter(job, MCPX_RUN_DONE);
 		job_free(job);
 		return;
 	}
 	job->cancelled = true;
 	kill_tree(job);
-	mcpx_timer_cancel(&job->wall_timer);
-	mcpx_timer_cancel(&job->drain_timer);
-	mcpx_timer_cancel(&job->stdin_timer);
+	leader_exited(job);
 	/* Ends its nested calls too (their jobs are killed, and freed below). */
 	end_channel(job->ex, job);
 	if (job->out.open)
@@ -1392,9 +1469,10 @@ static void abandon(struct mcpx_job *job)
 	if (job->pid_open)
 		mcpx_loop_unwatch(&job->pid_watch);
 	mcpx_sandbox_reap(&job->proc, &status, &ru);
-	mcpx_run_budget_finish(job->budget, &(struct mcpx_run_usage){0});
-	job->budget = NULL;
+	mcpx_run_budget_finish(job->link.budget, &(struct mcpx_run_usage){0});
+	job->link.budget = NULL;
 	mcpx_sandbox_cleanup(&job->proc);
+	job_enter(job, MCPX_RUN_DONE);
 	audit(job, "shutdown", NULL);
 	job_free(job);
 }
@@ -1415,7 +1493,7 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		queue_remove(ex, job);
-		mcpx_timer_cancel(&job->queue_timer);
+		job_enter(job, MCPX_RUN_DONE);
 		job_free(job);
 	}
 	if (ex->running) {

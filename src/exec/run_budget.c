@@ -16,10 +16,13 @@
  * (watchdog), or their cgroups live beneath the caller's, where the kernel
  * charges their memory and tasks to the caller's limits and cpu.stat counts
  * them (cgroup); their workdirs count towards the caller's disk. The budget
- * passed ends the caller and every joined run, each told the limit. A
- * caller whose run is finished while joined runs are still being torn down
- * lives on, without readings, until the last of them is finished: its
- * cgroup can only go once theirs have.
+ * passed ends the caller and every joined run, each told the limit. Which
+ * runs are nested under which is not kept here: the readings walk the
+ * executor's record (run_link.h), handed to mcpx_run_budget_start, and a
+ * joined budget keeps only a reference to the one it joined. A caller
+ * whose run is finished while joined runs are still being torn down lives
+ * on, without readings, until the last of them is finished: its cgroup
+ * can only go once theirs have.
  *
  * Readings cost the loop time, so their interval adapts: at least
  * SAMPLE_MIN_US apart, and at least SAMPLE_COST_FACTOR times the server CPU
@@ -55,6 +58,7 @@
 #include "log.h"
 #include "offload.h"
 #include "run_cgroup.h"
+#include "run_link.h"
 #include "run_sockets.h"
 #include "run_usage.h"
 
@@ -125,14 +129,18 @@ struct mcpx_run_budget {
 	/* The latest reading of the run's processes and the one before (for
 	 * the proportional memory carried over); swapped on each reading. */
 	struct mcpx_usage_procs *procs, *prev;
-	/* A nested run: the budget it joined (the outermost caller's), and its
-	 * place in that budget's list. */
-	struct mcpx_run_budget *caller;
-	struct mcpx_run_budget *next;
-	/* A caller: the runs that joined its budget, CPU of those already
-	 * finished (watchdog: their processes are gone from the readings),
-	 * and whether its own run has finished. */
-	struct mcpx_run_budget *joined;
+	/* A nested run: the budget it joined (the outermost caller's). It
+	 * holds that budget alive (joined_live) until it is finished itself;
+	 * which runs are nested in which is the executor's record (link). */
+	struct mcpx_run_budget *top;
+	/* An outermost run: its place in the executor's caller/nested
+	 * relation (run_link.h), the runs under it being those whose budgets
+	 * joined this one; NULL once finished (the executor's job may be
+	 * gone). How many joined budgets are not finished yet, CPU of those
+	 * already finished (watchdog: their processes are gone from the
+	 * readings), and whether its own run has finished. */
+	const struct mcpx_run_link *link;
+	unsigned joined_live;
 	uint64_t joined_done_ms;
 	bool finished;
 	/* The files' size at the last finished walk (its workdirs and
@@ -251,12 +259,27 @@ void mcpx_budget_describe(char *buf, size_t len)
 
 /* ---- one run ------------------------------------------------------------ */
 
+/* The budgets that joined top's, one after another (*at NULL: the first):
+ * those of the runs under it in the executor's relation (run_link.h) that
+ * have one. NULL when there are no more, and always once top is finished. */
+static struct mcpx_run_budget *next_joined(const struct mcpx_run_budget *top,
+                                           const struct mcpx_run_link **at)
+{
+	if (!top->link)
+		return NULL;
+	while ((*at = mcpx_run_link_next(top->link, *at)))
+		if ((*at)->budget)
+			return (*at)->budget;
+	return NULL;
+}
+
 /* What the server holds for the run and every run that joined its budget. */
 static uint64_t held_total_kb(const struct mcpx_run_budget *rb)
 {
+	const struct mcpx_run_budget *j;
 	uint64_t kb = rb->held_kb;
 
-	for (const struct mcpx_run_budget *j = rb->joined; j; j = j->next)
+	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));)
 		kb += j->held_kb;
 	return kb;
 }
@@ -293,6 +316,8 @@ static void read_sockets(struct mcpx_run_budget *rb)
 static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used, uint64_t budget,
                    const char *unit)
 {
+	struct mcpx_run_budget *j;
+
 	rb->exceeded = limit;
 	if (strcmp(limit, "memory") == 0 && held_total_kb(rb))
 		mcpx_info("run %d: %llu KiB of its memory are the server's, held for its requests "
@@ -303,11 +328,11 @@ static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used,
 		          (unsigned long long)rb->socket_kb);
 	mcpx_info("run %d passed its %s budget (%llu %s of %llu%s): ending the whole run",
 	          (int)rb->pgid, limit, (unsigned long long)used, unit, (unsigned long long)budget,
-	          rb->joined ? ", its nested calls included" : "");
+	          rb->joined_live ? ", its nested calls included" : "");
 	mcpx_run_budget_kill(rb);
 	/* The runs that joined its budget end with it, told why. The callbacks
 	 * only signal; nothing is freed before the loop turns again. */
-	for (struct mcpx_run_budget *j = rb->joined; j; j = j->next) {
+	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));) {
 		if (!j->exceeded)
 			j->exceeded = limit;
 		mcpx_run_budget_kill(j);
@@ -322,6 +347,7 @@ static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used,
 static void read_cgroup(struct mcpx_run_budget *rb)
 {
 	struct mcpx_cgroup_usage u;
+	struct mcpx_run_budget *j;
 	long n;
 
 	if (mcpx_cgroup_run_usage(&rb->cg, &u) < 0)
@@ -331,7 +357,7 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 		rb->cpu_seen_ms = u.cpu_usec / 1000u + rb->charged_us / 1000u;
 	n = mcpx_cgroup_run_pids(&rb->cg, rb->procs->pid, MCPX_USAGE_MAX_PROCS);
 	rb->procs->n = n > 0 ? (size_t)n : 0;
-	for (struct mcpx_run_budget *j = rb->joined; j; j = j->next) {
+	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));) {
 		if (!j->has_cgroup)
 			continue; /* its processes are in the caller's cgroup */
 		n = mcpx_cgroup_run_pids(&j->cg, rb->procs->pid + rb->procs->n,
@@ -354,7 +380,7 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 static bool is_quiet(struct mcpx_run_budget *rb, const struct mcpx_usage_procs *p,
                      const struct mcpx_usage_procs *prev)
 {
-	bool quiet = rb->readings > 0 && !rb->joined && !p->truncated && p->n == prev->n &&
+	bool quiet = rb->readings > 0 && !rb->joined_live && !p->truncated && p->n == prev->n &&
 	             p->n <= QUIET_MAX_PROCS && rb->quiet_in_row < QUIET_MAX_IN_ROW &&
 	             p->cpu_ms == prev->cpu_ms && p->rss_total_kb == prev->rss_total_kb;
 
@@ -373,12 +399,13 @@ static bool is_quiet(struct mcpx_run_budget *rb, const struct mcpx_usage_procs *
 static void read_procs(struct mcpx_run_budget *rb)
 {
 	struct mcpx_usage_procs *p = rb->prev;
+	struct mcpx_run_budget *j;
 	uint64_t cpu, pss, held;
 
 	rb->prev = rb->procs;
 	rb->procs = p;
 	(void)mcpx_usage_procs(rb->pgid, p);
-	for (struct mcpx_run_budget *j = rb->joined; j; j = j->next) {
+	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));) {
 		uint64_t before = p->cpu_ms;
 
 		if (mcpx_usage_procs_add(j->pgid, p) == 0 && p->cpu_ms - before > j->cpu_seen_ms)
@@ -484,10 +511,11 @@ static void disk_done(struct mcpx_offload_task *t)
  * runs'. NULL on allocation failure (the reading is skipped). */
 static struct disk_reading *disk_reading_new(struct mcpx_run_budget *rb)
 {
+	const struct mcpx_run_budget *j;
 	struct disk_reading *d;
 	size_t n = 1;
 
-	for (const struct mcpx_run_budget *j = rb->joined; j; j = j->next)
+	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));)
 		n++;
 	d = calloc(1, sizeof(*d) + n * sizeof(d->dirs[0]));
 	if (!d)
@@ -500,7 +528,7 @@ static struct disk_reading *disk_reading_new(struct mcpx_run_budget *rb)
 	d->gid = rb->gid;
 	d->started = rb->started;
 	memcpy(d->dirs[d->n++], rb->workdir, sizeof(rb->workdir));
-	for (const struct mcpx_run_budget *j = rb->joined; j; j = j->next)
+	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));)
 		memcpy(d->dirs[d->n++], j->workdir, sizeof(j->workdir));
 	return d;
 }
@@ -620,7 +648,8 @@ static void start_cgroup(struct mcpx_run_budget *rb)
 int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
                           const struct mcpx_budget_limits *lim,
                           const struct mcpx_sandbox_proc *proc, uint64_t cpu_base_ms,
-                          mcpx_budget_exceeded_fn fn, void *arg, struct mcpx_run_budget **out)
+                          const struct mcpx_run_link *link, mcpx_budget_exceeded_fn fn, void *arg,
+                          struct mcpx_run_budget **out)
 {
 	struct mcpx_run_budget *rb = calloc(1, sizeof(*rb));
 
@@ -644,6 +673,7 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
 	rb->started = proc->started;
 	snprintf(rb->workdir, sizeof(rb->workdir), "%s", proc->workdir);
 	rb->cpu_base_ms = cpu_base_ms;
+	rb->link = link;
 	rb->fn = fn;
 	rb->arg = arg;
 	rb->cg.dirfd = -1;
@@ -707,8 +737,8 @@ int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandb
 
 	*out = NULL;
 	/* Every level of a chain of calls counts against the outermost run. */
-	while (caller->caller)
-		caller = caller->caller;
+	while (caller->top)
+		caller = caller->top;
 	rb = calloc(1, sizeof(*rb));
 	if (!rb)
 		return -ENOMEM;
@@ -727,9 +757,10 @@ int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandb
 		free(rb);
 		return rc;
 	}
-	rb->caller = caller;
-	rb->next = caller->joined;
-	caller->joined = rb;
+	/* Which run it is nested in is the executor's record (run_link.h);
+	 * here only the reference that keeps the caller's budget alive. */
+	rb->top = caller;
+	caller->joined_live++;
 	*out = rb;
 	/* Joined after the budget was passed: it goes at once, as the rest. */
 	if (caller->exceeded) {
@@ -748,7 +779,7 @@ void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes)
 	if (!rb)
 		return;
 	rb->held_kb = (bytes + 1023u) / 1024u;
-	top = rb->caller ? rb->caller : rb;
+	top = rb->top ? rb->top : rb;
 	if (top->exceeded || top->finished || !top->lim.memory_kb)
 		return;
 	/* Checked now: the server's memory grows as fast as the run makes it,
@@ -764,7 +795,7 @@ void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us)
 
 	if (!rb)
 		return;
-	top = rb->caller ? rb->caller : rb;
+	top = rb->top ? rb->top : rb;
 	top->charged_us += cpu_us;
 	/* The processes' part is the last reading's; the charge is added to
 	 * it, as every reading will. */
@@ -811,22 +842,18 @@ static void free_run(struct mcpx_run_budget *rb)
 }
 
 /* A joined run leaves its caller's budget; a caller already finished goes
- * with its last joined run. */
+ * with its last joined run. The executor takes the run out of its relation
+ * (run_link.h) before the caller's next reading. */
 static void leave(struct mcpx_run_budget *rb)
 {
-	struct mcpx_run_budget *caller = rb->caller;
+	struct mcpx_run_budget *caller = rb->top;
 
-	for (struct mcpx_run_budget **pp = &caller->joined; *pp; pp = &(*pp)->next) {
-		if (*pp == rb) {
-			*pp = rb->next;
-			break;
-		}
-	}
+	caller->joined_live--;
 	/* Its processes are gone from the readings now; under a cgroup the
 	 * caller's cpu.stat keeps what its cgroup used. */
 	if (!caller->has_cgroup)
 		caller->joined_done_ms += rb->cpu_seen_ms;
-	if (caller->finished && !caller->joined)
+	if (caller->finished && !caller->joined_live)
 		free_run(caller);
 }
 
@@ -848,14 +875,15 @@ void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u
 	}
 	u->cpu_ms = rb->cpu_seen_ms;
 	u->limit = rb->exceeded;
-	if (rb->caller) {
+	rb->link = NULL; /* its job may go once this returns */
+	if (rb->top) {
 		/* Its cgroup goes first: the caller's may go with it (leave). */
 		if (rb->has_cgroup)
 			mcpx_cgroup_run_remove(&rb->cg);
 		rb->has_cgroup = false;
 		leave(rb);
 		free_run(rb);
-	} else if (rb->joined) {
+	} else if (rb->joined_live) {
 		/* Joined runs still being torn down: their cgroups lie beneath
 		 * this one's, which can only go after them. */
 		rb->finished = true;

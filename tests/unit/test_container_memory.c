@@ -258,7 +258,7 @@ static void test_budget_ends_run(void)
 	clock_gettime(CLOCK_REALTIME_COARSE, &proc.started);
 	snprintf(proc.workdir, sizeof(proc.workdir), "%s", wd);
 	ru.root = root;
-	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, on_exceeded, &e, &rb), 0);
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, NULL, on_exceeded, &e, &rb), 0);
 	/* Several readings (20 ms apart at most) see 400 of 1024 MiB first. */
 	mcpx_timer_start(loop, &t, 300000);
 	CHECK(mcpx_loop_run(loop) == 0);

@@ -364,6 +364,7 @@ static void test_budget_join(void)
 	char wa[] = "/tmp/mcpx-join-a-XXXXXX", wb[] = "/tmp/mcpx-join-b-XXXXXX";
 	struct mcpx_budget_limits lim = {.memory_kb = 100 << 10};
 	struct mcpx_run_budget *ra = NULL, *rb = NULL;
+	struct mcpx_run_link la = {0}, lb = {0};
 	struct mcpx_sandbox_proc pa, pb;
 	struct mcpx_run_usage u;
 	struct ended ea = {0}, eb = {0};
@@ -379,8 +380,13 @@ static void test_budget_join(void)
 	ea.stop = true; /* the caller is told last */
 	proc_for(&pa, ea.pgid, wa);
 	proc_for(&pb, eb.pgid, wb);
-	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &pa, 0, on_exceeded, &ea, &ra), 0);
+	/* Which run called which is the caller's record (run_link.h), as the
+	 * executor keeps it: b is linked under a, each with its budget. */
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &pa, 0, &la, on_exceeded, &ea, &ra), 0);
+	la.budget = ra;
+	mcpx_run_link_add(&la, &lb);
 	CHECK_INT(mcpx_run_budget_join(ra, &pb, on_exceeded, &eb, &rb), 0);
+	lb.budget = rb;
 	/* Both allocate only now, inside the budget (a cgroup is charged only
 	 * for what is allocated in it). */
 	CHECK(write(go[1], "gg", 2) == 2);
@@ -389,7 +395,11 @@ static void test_budget_join(void)
 	CHECK_STR(eb.limit, "memory");
 	CHECK(waitpid(ea.pgid, NULL, 0) == ea.pgid && waitpid(eb.pgid, NULL, 0) == eb.pgid);
 	mcpx_run_budget_finish(ra, &u);
+	la.budget = NULL;
 	CHECK_STR(u.limit, "memory");
+	/* The caller's run is gone first: its link with it. */
+	lb.budget = rb;
+	mcpx_run_link_remove(&lb);
 	mcpx_run_budget_finish(rb, &u);
 	CHECK_STR(u.limit, "memory");
 	CHECK(rmdir(wa) == 0 && rmdir(wb) == 0);
@@ -445,7 +455,7 @@ static void test_disk_off_loop(void)
 	e.stop = true;
 	proc_for(&proc, e.pgid, wd);
 	t0 = thread_cpu_us();
-	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, on_exceeded, &e, &rb), 0);
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, NULL, on_exceeded, &e, &rb), 0);
 	CHECK(mcpx_loop_run(loop) == 0);
 	loop_us = thread_cpu_us() - t0;
 	printf("one walk %llu us of CPU; the loop's thread until the disk limit %llu us\n",
@@ -668,7 +678,7 @@ static void test_cgroup_budget_removed(void)
 	CHECK(b && loop && mkdtemp(wd));
 	child = idle_group();
 	proc_for(&proc, child, wd);
-	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, on_exceeded, NULL, &rb), 0);
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, NULL, on_exceeded, NULL, &rb), 0);
 	snprintf(path, sizeof(path), "%s/run-1", env.root);
 	CHECK(access(path, F_OK) == 0);
 	mcpx_run_budget_kill(rb);
@@ -734,7 +744,7 @@ static void test_quiet(void)
 	e.pgid = idle_group();
 	e.loop = loop;
 	proc_for(&proc, e.pgid, wd);
-	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, on_exceeded, &e, &rb), 0);
+	CHECK_INT(mcpx_run_budget_start(b, loop, &lim, &proc, 0, NULL, on_exceeded, &e, &rb), 0);
 	turn_until(loop, six_readings, rb);
 	readings = mcpx_run_budget_readings(rb, &quiet);
 	printf("quiet run: %u readings, %u quiet\n", readings, quiet);
