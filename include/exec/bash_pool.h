@@ -31,8 +31,8 @@ struct mcpx_bash_pool;
 /* NULL when out of memory. hooks (may be NULL) say whether runs get a
  * broker channel; loop, cfg, sb and hooks outlive the pool. */
 struct mcpx_bash_pool *mcpx_bash_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					  const struct mcpx_sandbox *sb,
-					  const struct mcpx_executor_hooks *hooks);
+                                          const struct mcpx_sandbox *sb,
+                                          const struct mcpx_executor_hooks *hooks);
 
 /* A bash call starts. allowed: a prepared bash may wait beside runs now
  * (else any is ended and the call starts cold). Returns 1 when the
@@ -40,8 +40,8 @@ struct mcpx_bash_pool *mcpx_bash_pool_new(struct mcpx_loop *loop, const struct m
  * limits set, released: *proc is the run's, *cpu_base_ms the CPU it used
  * before), 0 when the call must start cold. */
 int mcpx_bash_pool_take(struct mcpx_bash_pool *bp, bool allowed, const struct mcpx_limits *lim,
-			const char *code, size_t code_len, const struct mcpx_workdir_fill *fill,
-			struct mcpx_sandbox_proc *proc, uint64_t *cpu_base_ms);
+                        const char *code, size_t code_len, const struct mcpx_workdir_fill *fill,
+                        struct mcpx_sandbox_proc *proc, uint64_t *cpu_base_ms);
 
 /* A run ended and its reply is on its way: prepares the next bash if a
  * bash call has come and allowed; ends the waiting one if not allowed. */

@@ -52,8 +52,8 @@ struct mcpx_bash_pool {
 };
 
 struct mcpx_bash_pool *mcpx_bash_pool_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					  const struct mcpx_sandbox *sb,
-					  const struct mcpx_executor_hooks *hooks)
+                                          const struct mcpx_sandbox *sb,
+                                          const struct mcpx_executor_hooks *hooks)
 {
 	struct mcpx_bash_pool *bp = calloc(1, sizeof(*bp));
 
@@ -105,7 +105,7 @@ static void poll_gate_cb(struct mcpx_timer *t)
 		return;
 	}
 	mcpx_warn("the prepared bash did not reach its gate (%s); ending it",
-		  rc ? strerror(-rc) : "timed out");
+	          rc ? strerror(-rc) : "timed out");
 	end_bash(bp);
 	bp->failures++;
 }
@@ -140,8 +140,8 @@ static void prepare_cb(struct mcpx_timer *t)
 }
 
 int mcpx_bash_pool_take(struct mcpx_bash_pool *bp, bool allowed, const struct mcpx_limits *lim,
-			const char *code, size_t code_len, const struct mcpx_workdir_fill *fill,
-			struct mcpx_sandbox_proc *proc, uint64_t *cpu_base_ms)
+                        const char *code, size_t code_len, const struct mcpx_workdir_fill *fill,
+                        struct mcpx_sandbox_proc *proc, uint64_t *cpu_base_ms)
 {
 	struct mcpx_procstat ps;
 	struct mcpx_err err = {{0}};
@@ -158,9 +158,8 @@ int mcpx_bash_pool_take(struct mcpx_bash_pool *bp, bool allowed, const struct mc
 	if (mcpx_procstat_read(bp->proc.pid, &ps) == 0)
 		*cpu_base_ms = ps.cpu_ms;
 	if (mcpx_sandbox_gate_open(bp->sb, lim, code, code_len, fill, &bp->gate_fd, &bp->proc,
-				   &err) < 0) {
-		mcpx_warn("the prepared bash could not take the call (%s); starting cold",
-			  err.msg);
+	                           &err) < 0) {
+		mcpx_warn("the prepared bash could not take the call (%s); starting cold", err.msg);
 		end_bash(bp);
 		*cpu_base_ms = 0;
 		return 0;
