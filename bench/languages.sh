@@ -5,8 +5,10 @@
 #     reference `/usr/bin/python3 -c pass`, each a bare process start;
 #   - mcp-exec (one server, MCP_EXEC_WARM as given, default auto) serving
 #     one call at a time over Streamable HTTP with mcp-exec-client bench:
-#     `true` in bash, `0` in JavaScript (both always start cold), and
-#     `pass` in Python, cold (a second server with MCP_EXEC_WARM=0).
+#     `true` in bash (taken by the prepared bash in fork-server mode,
+#     bash_pool.h; and cold, on the second server), `0` in JavaScript
+#     (always cold), and `pass` in Python, cold (a second server with
+#     MCP_EXEC_WARM=0).
 # The server's overhead per call is its p50 minus the floor's mean: the
 # sandbox setup, the workdir, the pipes, the reap and the HTTP round trip.
 # Prints lines and writes them to $OUT/languages.txt.
@@ -58,6 +60,7 @@ echo "start: $(uptime)" | tee -a "$OUT/languages.txt"
 for r in $(seq 1 "$ROUNDS"); do
   floor "r$r floor bash" "/usr/bin/bash -c true"
   call "r$r mcp-exec bash" "$PORT_main" '{"code":"true","language":"bash"}'
+  call "r$r mcp-exec bash-cold" "$PORT_cold" '{"code":"true","language":"bash"}'
   floor "r$r floor node" "$NODE -e 0"
   call "r$r mcp-exec javascript" "$PORT_main" '{"code":"0","language":"javascript"}'
   floor "r$r floor python" "$PY -c pass"
