@@ -222,8 +222,9 @@ int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_lim
 
 /* A bash run started before its call (gate.c): spawn_lang for bash with
  * no code and no files yet; bash starts in every layer and waits at a gate
- * in its workdir. mcpx_sandbox_gate_reached returns 1 and the gate's write
- * end in *gate_fd (the caller owns it) once bash waits there, 0 before.
+ * in its workdir. mcpx_sandbox_gate_reached (workdir_fd: the workdir, as
+ * mcpx_sandbox_workdir_open gives it) returns 1 and the gate's write end
+ * in *gate_fd (the caller owns it) once bash waits there, 0 before.
  * mcpx_sandbox_gate_open then gives it its call: main.sh and fill's files
  * written, and the gate opened (*gate_fd closed) with the line that sets
  * lim's CPU and memory limits as a cold spawn would (lim must not be looser
@@ -232,7 +233,7 @@ int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_lim
  * kills and cleans up the process; lim, fill and code are only read. */
 int mcpx_sandbox_spawn_gated(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 			     struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
-int mcpx_sandbox_gate_reached(const struct mcpx_sandbox_proc *proc, int *gate_fd);
+int mcpx_sandbox_gate_reached(int workdir_fd, int *gate_fd);
 int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 			   const char *code, size_t code_len,
 			   const struct mcpx_workdir_fill *fill, int *gate_fd,

@@ -55,16 +55,12 @@ int mcpx_gate_create(const char *workdir, bool chown_to, uid_t uid, gid_t gid)
 	return rc;
 }
 
-int mcpx_gate_reached(const char *workdir, int *gate_fd)
+int mcpx_gate_reached(int workdir_fd, int *gate_fd)
 {
-	int dfd = open_workdir(workdir), fd;
-
-	if (dfd < 0)
-		return dfd;
 	/* O_NOFOLLOW: the name is the FIFO the server made (nobody else can
 	 * write this workdir before the run is released). */
-	fd = openat(dfd, MCPX_GATE_NAME, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
+	int fd = openat(workdir_fd, MCPX_GATE_NAME, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+
 	if (fd < 0)
 		return errno == ENXIO ? 0 : -errno;
 	*gate_fd = fd;

@@ -21,8 +21,10 @@
 int mcpx_gate_create(const char *workdir, bool chown_to, uid_t uid, gid_t gid);
 
 /* 1 with *gate_fd (the write end, close-on-exec; the caller owns it) once
- * bash waits at the gate, 0 while it has not reached it yet, or -errno. */
-int mcpx_gate_reached(const char *workdir, int *gate_fd);
+ * bash waits at the gate, 0 while it has not reached it yet, or -errno.
+ * workdir_fd: the workdir, opened once (O_PATH will do), so that each try
+ * is one openat(2). */
+int mcpx_gate_reached(int workdir_fd, int *gate_fd);
 
 /* Removes the gate's name (bash keeps its open end). 0 or -errno. */
 int mcpx_gate_unlink(const char *workdir);

@@ -476,9 +476,9 @@ int mcpx_sandbox_spawn_gated(const struct mcpx_sandbox *sb, const struct mcpx_li
 	return spawn(sb, lim, &what, proc, err);
 }
 
-int mcpx_sandbox_gate_reached(const struct mcpx_sandbox_proc *proc, int *gate_fd)
+int mcpx_sandbox_gate_reached(int workdir_fd, int *gate_fd)
 {
-	return mcpx_gate_reached(proc->workdir, gate_fd);
+	return mcpx_gate_reached(workdir_fd, gate_fd);
 }
 
 int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,

@@ -42,14 +42,19 @@ static void test_line(void)
 
 static void wait_reached(const char *dir, int *fd)
 {
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	CHECK(dfd >= 0);
 	for (int i = 0; i < 2000; i++) {
-		int rc = mcpx_gate_reached(dir, fd);
+		int rc = mcpx_gate_reached(dfd, fd);
 		if (rc != 0) {
 			CHECK_INT(rc, 1);
+			close(dfd);
 			return;
 		}
 		usleep(1000);
 	}
+	close(dfd);
 	CHECK(!"the reader never reached the gate");
 }
 
@@ -63,8 +68,10 @@ static void test_reached_and_released(const char *dir)
 
 	CHECK_INT(mcpx_gate_create(dir, false, 0, 0), 0);
 	CHECK_INT(mcpx_gate_create(dir, false, 0, 0), -EEXIST);
-	CHECK_INT(mcpx_gate_reached(dir, &fd), 0);
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK_INT(mcpx_gate_reached(dfd, &fd), 0);
 	CHECK_INT(fd, -1);
+	close(dfd);
 	snprintf(path, sizeof(path), "%s/%s", dir, MCPX_GATE_NAME);
 	CHECK(pipe(p) == 0);
 	pid = fork();
