@@ -497,6 +497,43 @@ class NamedTokens:
                                  for c in callers])
 
 
+def prepared_bash_pids(server_pid):
+    """The server's children that are a prepared bash (bash_pool.c): started
+    with --noprofile before any call, as every bash run is."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if ppid == server_pid and b"--noprofile" in argv:
+            pids.append(int(d))
+    return pids
+
+
+def wait_bash_at_gate(server_pid, timeout=10):
+    """Waits until a prepared bash waits at its gate (blocked in open or, once
+    the server holds the gate, in read), and a little more for the server to
+    see it. False when none got there in time (or /proc does not say)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for pid in prepared_bash_pids(server_pid):
+            try:
+                with open(f"/proc/{pid}/wchan") as f:
+                    if f.read().strip() in ("wait_for_partner", "pipe_read"):
+                        time.sleep(0.05)
+                        return True
+            except OSError:
+                pass
+        time.sleep(0.01)
+    return False
+
+
 def audits(text, kind):
     """The audit records of one kind ("exec", "egress", ...) among the JSON
     log lines in text."""

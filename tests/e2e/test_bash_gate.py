@@ -11,6 +11,7 @@ import signal
 import time
 
 from mcpx_harness import Failures, StdioServer, audits, base_env, structured, warm_mode
+from mcpx_harness import prepared_bash_pids as harness_prepared_bash_pids
 
 t = Failures()
 MEMORY_MB = 300
@@ -33,21 +34,7 @@ def last_exec_audit():
 
 
 def prepared_bash_pids():
-    """Children of the server that are a bash waiting at its gate."""
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if ppid == s.proc.pid and b"--noprofile" in argv:
-            pids.append(int(d))
-    return pids
+    return harness_prepared_bash_pids(s.proc.pid)
 
 
 def wait_prepared(want=True, timeout=10):

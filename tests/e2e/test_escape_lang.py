@@ -19,7 +19,8 @@ import tempfile
 import time
 import uuid
 
-from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
+from mcpx_harness import (Failures, StdioServer, audits, base_env, structured, wait_bash_at_gate,
+                          warm_mode)
 
 if not shutil.which("bash"):
     print("SKIP: bash missing (scripts/deps.sh installs it)")
@@ -50,9 +51,20 @@ if mode == "fork-server":
     t.check(s.wait_fork_server(), "the fork server's zygote became ready")
 
 
+bash_runs = 0
+
+
 def run(code, language, **kw):
+    global bash_runs
     if language == "javascript" and not NODE:
         return {"stdout": "", "stderr": "", "exit_code": None, "limit": None}
+    # In fork-server mode every bash probe after the first is run by the
+    # prepared bash (bash_pool.c), which waited beside the runs before it:
+    # the probes attack that way of starting too.
+    if language == "bash" and mode == "fork-server" and bash_runs:
+        wait_bash_at_gate(s.proc.pid)
+    if language == "bash":
+        bash_runs += 1
     r = s.call(code, language=language, **kw)
     sc = structured(r)
     if sc is None:
@@ -318,6 +330,13 @@ done
 echo scanned""", "bash")
     t.check("scanned" in sc["stdout"] and "OTHER" not in sc["stdout"],
             "after-reap: no warm interpreter lives beside a bash run", sc["stdout"])
+
+if mode == "fork-server":
+    bash_audits = [a for a in audits(s.stderr_text(), "exec") if a.get("language") == "bash"]
+    taken = sum(1 for a in bash_audits if a.get("warm"))
+    t.check(bash_runs > 1 and taken >= bash_runs - 2,
+            f"fork-server: the bash probes after the first ran in a prepared bash "
+            f"({taken} of {bash_runs})", [a.get("warm") for a in bash_audits])
 
 alive("every probe")
 rc = s.close()
