@@ -5,11 +5,13 @@
  * how it is held). It saves a bash call the process start (about 3 ms of
  * this machine's 4 ms `bash -c true`, docs/benchmarks.md).
  *
- * One at most, and only where the fork server's children may wait beside a
- * run (the executor says so: fork-server mode, where each run's Landlock
- * domain is scoped from every other process). It is prepared once a run has
- * ended and its reply is on its way, and only after a bash call has come:
- * a replica that never runs bash never starts one. A call that finds none
+ * One at most, and only where a prepared process may wait (the executor
+ * says where: in fork-server mode beside any run, each run's Landlock
+ * domain being scoped from every other process; in after-reap mode only
+ * while no run lives, so it is ended before any other run starts). It is
+ * prepared once a run has ended and its reply is on its way, and only
+ * after a bash call has come: a replica that never runs bash never starts
+ * one. A call that finds none
  * ready, or one prepared for another broker channel, starts cold. Not
  * thread-safe; every wait is a timer on the loop.
  */
@@ -47,7 +49,12 @@ int mcpx_bash_pool_take(struct mcpx_bash_pool *bp, bool allowed, const struct mc
  * bash call has come and allowed; ends the waiting one if not allowed. */
 void mcpx_bash_pool_run_ended(struct mcpx_bash_pool *bp, bool allowed);
 
-/* Ends the waiting bash, if any, and prepares none until run_ended. */
+/* Ends the waiting bash, if any (a run it may not wait beside starts);
+ * run_ended may prepare another. */
+void mcpx_bash_pool_discard(struct mcpx_bash_pool *bp);
+
+/* Ends the waiting bash, if any, and prepares none until a bash call has
+ * come again (shutdown). */
 void mcpx_bash_pool_stop(struct mcpx_bash_pool *bp);
 
 /* Whether one waits at its gate now (tests, /metrics). */

@@ -219,6 +219,11 @@ void mcpx_bash_pool_run_ended(struct mcpx_bash_pool *bp, bool allowed)
 	mcpx_timer_start(bp->loop, &bp->timer, PREPARE_DELAY_US);
 }
 
+void mcpx_bash_pool_discard(struct mcpx_bash_pool *bp)
+{
+	end_bash(bp);
+}
+
 void mcpx_bash_pool_stop(struct mcpx_bash_pool *bp)
 {
 	end_bash(bp);

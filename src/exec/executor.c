@@ -165,6 +165,7 @@ struct mcpx_executor {
 	/* The next run's interpreter, prepared in advance (warm_pool.h). */
 	struct mcpx_warm_pool *warm;
 	struct mcpx_bash_pool *bash; /* the next bash run, waiting at its gate */
+	enum mcpx_lang last_lang;     /* of the last run that was not nested */
 	struct mcpx_budget *budget; /* how runs are held to their budget */
 };
 
@@ -765,26 +766,49 @@ static void report(struct mcpx_job *job, struct mcpx_job_result *r)
 		job->cb.done(job->cb.arg, r);
 }
 
+/* Where a prepared bash may wait (bash_pool.h), as the warm interpreter
+ * may: in fork-server mode beside any run, each in a Landlock domain scoped
+ * from the others; in after-reap mode only while no run lives: it is
+ * prepared once a bash run has been reaped, and ended before any other
+ * run starts (bash_end_beside). Never where the warm path is off. */
+static bool bash_may_wait(const struct mcpx_executor *ex)
+{
+	enum mcpx_warm_mode m = mcpx_warm_pool_mode(ex->warm);
+
+	return m == MCPX_WARM_MODE_FORK || m == MCPX_WARM_MODE_AFTER_REAP;
+}
+
+/* After-reap mode prepares the next bash only after a bash run, so that a
+ * stream of other calls does not prepare and end one per call. */
+static bool bash_prepare_next(const struct mcpx_executor *ex)
+{
+	enum mcpx_warm_mode m = mcpx_warm_pool_mode(ex->warm);
+
+	return m == MCPX_WARM_MODE_FORK ||
+	       (m == MCPX_WARM_MODE_AFTER_REAP && ex->last_lang == MCPX_LANG_BASH);
+}
+
+/* A run that is not bash is starting: in after-reap mode nothing prepared
+ * may wait beside it. */
+static void bash_end_beside(struct mcpx_executor *ex)
+{
+	if (mcpx_warm_pool_mode(ex->warm) != MCPX_WARM_MODE_FORK)
+		mcpx_bash_pool_discard(ex->bash);
+}
+
 /* After a run: the next job, and the warm pool's turn (the next
  * interpreter, whatever is due for the zygotes: renewal starts once the
  * response is on its way, not in front of the next call). A nested run
  * that ends while its caller still holds the slot leaves all of that to
  * the caller's end: the caller may be a leaving zygote's child, and in
  * after-reap mode no interpreter may be prepared beside a run. */
-/* A prepared bash may wait beside runs only where the fork server's
- * children may (bash_pool.h). */
-static bool bash_may_wait(const struct mcpx_executor *ex)
-{
-	return mcpx_warm_pool_mode(ex->warm) == MCPX_WARM_MODE_FORK;
-}
-
 static void after_run(struct mcpx_executor *ex)
 {
 	if (ex->running || ex->cleaning)
 		return;
 	kick(ex);
 	mcpx_warm_pool_run_ended(ex->warm);
-	mcpx_bash_pool_run_ended(ex->bash, bash_may_wait(ex));
+	mcpx_bash_pool_run_ended(ex->bash, bash_prepare_next(ex));
 }
 
 /* A finished run's files are gone: the next run may start. */
@@ -1222,14 +1246,23 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 	lim.channel = wants_channel(ex, job);
 	/* Bash and JavaScript start cold: the prepared interpreter is
 	 * Python's (and in after-reap mode none may wait beside a run). */
+	if (!nested)
+		ex->last_lang = job->lang;
+	if (!nested && job->lang != MCPX_LANG_BASH)
+		bash_end_beside(ex);
 	if (job->lang != MCPX_LANG_PYTHON) {
 		if (!nested)
 			mcpx_warm_pool_cold_run(ex->warm);
-		if (!nested && job->lang == MCPX_LANG_BASH &&
-		    mcpx_bash_pool_take(ex->bash, bash_may_wait(ex), &lim, job->code,
-					job->code_len, &fill, &job->proc, &job->cpu_base_ms) > 0) {
-			job->warm = true;
-			return 0;
+		if (!nested && job->lang == MCPX_LANG_BASH) {
+			if (mcpx_bash_pool_take(ex->bash, bash_may_wait(ex), &lim, job->code,
+						job->code_len, &fill, &job->proc,
+						&job->cpu_base_ms) > 0) {
+				job->warm = true;
+				return 0;
+			}
+			/* One still starting stays for the next call only where
+			 * it may wait beside this one. */
+			bash_end_beside(ex);
 		}
 		return mcpx_sandbox_spawn_lang(ex->sb, &lim, job->lang, job->code, job->code_len,
 		                               &fill, &job->proc, err);

@@ -525,7 +525,10 @@ def wait_bash_at_gate(server_pid, timeout=10):
         for pid in prepared_bash_pids(server_pid):
             try:
                 with open(f"/proc/{pid}/wchan") as f:
-                    if f.read().strip() in ("wait_for_partner", "pipe_read"):
+                    # open(2) on the FIFO, or read(2) once the server holds
+                    # it (anon_pipe_read on newer kernels).
+                    wchan = f.read().strip()
+                    if wchan == "wait_for_partner" or wchan.endswith("pipe_read"):
                         time.sleep(0.05)
                         return True
             except OSError:

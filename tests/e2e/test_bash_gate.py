@@ -1,9 +1,11 @@
 """The prepared bash (src/exec/bash_pool.c, src/sandbox/gate.c): in
-fork-server mode, once a bash call has come, the next bash waits inside the
-sandbox at a gate for its script. A run it takes must look exactly like a
+fork-server and after-reap modes, once a bash call has come, the next bash
+waits inside the sandbox at a gate for its script (in after-reap mode only
+after a bash run, and never beside another run). A run it takes must look exactly like a
 cold one: $0, no BASH_ENV, no gate in the workdir, the call's CPU and memory
 limits, stdin, files in and out/, the timeout. A run beside the waiting bash
-cannot signal it or read it. A prepared bash that died while it waited costs
+cannot signal it or read it (fork-server mode); in after-reap mode a Python
+run finds none beside it. A prepared bash that died while it waited costs
 the next call nothing but the cold start. In the cold variant
 (MCP_EXEC_WARM=0) nothing is prepared and the same results hold."""
 import os
@@ -11,12 +13,14 @@ import signal
 import time
 
 from mcpx_harness import Failures, StdioServer, audits, base_env, structured, warm_mode
-from mcpx_harness import prepared_bash_pids as harness_prepared_bash_pids
+from mcpx_harness import prepared_bash_pids as harness_prepared_bash_pids, wait_bash_at_gate
 
 t = Failures()
 MEMORY_MB = 300
 env = base_env(MCP_EXEC_MAX_PROCS=64, MCP_EXEC_MEMORY_MB=MEMORY_MB, MCP_EXEC_LANGUAGES="python,bash")
-forked = warm_mode(env) == "fork-server"
+mode = warm_mode(env)
+forked = mode == "fork-server"
+prepares = mode in ("fork-server", "after-reap")
 s = StdioServer(env)
 s.initialize()
 if forked:
@@ -37,13 +41,9 @@ def prepared_bash_pids():
     return harness_prepared_bash_pids(s.proc.pid)
 
 
-def wait_prepared(want=True, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if bool(prepared_bash_pids()) == want:
-            return True
-        time.sleep(0.05)
-    return False
+def wait_prepared(timeout=10):
+    """A prepared bash waits at its gate (and the server has seen it)."""
+    return wait_bash_at_gate(s.proc.pid, timeout)
 
 
 # The first bash call starts cold; it is what makes the server prepare one.
@@ -54,12 +54,12 @@ t.check(sc.get("exit_code") == 0 and
         f"cpu=7/8 as={MEMORY_MB * 1024}/{MEMORY_MB * 1024}" in cold_limits,
         "a first bash call runs, with the call's CPU limit and the server's memory limit", sc)
 t.check(last_exec_audit().get("warm") is False, "the first bash call starts cold", last_exec_audit())
-if forked:
-    t.check(wait_prepared(), "fork-server mode: a bash is prepared after the first bash call",
+if prepares:
+    t.check(wait_prepared(), f"{mode} mode: a bash is prepared after the first bash call",
             prepared_bash_pids())
 else:
     time.sleep(0.3)
-    t.check(not prepared_bash_pids(), "without fork-server mode no bash is prepared",
+    t.check(not prepared_bash_pids(), "with the warm path off no bash is prepared",
             prepared_bash_pids())
 
 # ---- a taken run looks like a cold one -----------------------------------
@@ -86,18 +86,18 @@ t.check(sc.get("exit_code") == 3 and "main.sh: line 10: nosuch_command_here" in 
 got = {f["path"]: f for f in sc.get("files", [])}
 t.check("out/copy.txt" in got, "files in and out/ work", sc.get("files"))
 rec = last_exec_audit()
-t.check(rec.get("warm") is forked, f"the run was {'taken by the prepared bash' if forked else 'cold'}",
+t.check(rec.get("warm") is prepares, f"the run was {'taken by the prepared bash' if prepares else 'cold'}",
         rec)
 t.check(isinstance(sc.get("cpu_ms"), int) and sc.get("cpu_ms") >= 0, "cpu_ms reported", sc)
 
 # The call's timeout holds (the wall clock starts with the call, not the preparation).
-if forked:
+if prepares:
     wait_prepared()
 sc = bash("sleep 30", timeout_s=1)
 t.check(sc.get("timed_out") is True and sc.get("limit") == "timeout", "the timeout ends a prepared bash's run", sc)
 
 # ---- a run beside the waiting bash cannot reach it ------------------------
-if forked:
+if prepares:
     t.check(wait_prepared(), "a bash is prepared again after the timed-out run", prepared_bash_pids())
 PROBE = r'''
 import os
@@ -130,13 +130,24 @@ for d in os.listdir("/proc"):
         reached.append(f"cwd {d}")
     except OSError:
         pass
-print(found, reached)
+siblings = 0  # the server's other children
+for d in os.listdir("/proc"):
+    try:
+        with open(f"/proc/{d}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        siblings += int(fields[1]) == os.getppid() and int(fields[2]) != me
+    except (OSError, ValueError, IndexError):
+        pass
+print(found, reached, "siblings", siblings)
 '''
 sc = structured(s.call(PROBE)) or {}
 out = sc.get("stdout", "").strip()
 if forked:
-    t.check(out.startswith(tuple("123456789")) and out.endswith("[]"),
+    t.check(out.startswith(tuple("123456789")) and "[] siblings" in out,
             "a Python run sees the waiting processes of its uid but cannot signal or read them",
+            sc)
+if mode == "after-reap":
+    t.check(out.endswith("siblings 0"), "after-reap: a Python run has no prepared bash beside it",
             sc)
 sc = bash("echo still")
 t.check(sc.get("stdout") == "still\n", "the next bash call works", sc)
@@ -145,7 +156,7 @@ if forked:
             last_exec_audit())
 
 # ---- a prepared bash that died while it waited ------------------------------
-if forked:
+if prepares:
     t.check(wait_prepared(), "prepared again", prepared_bash_pids())
     for pid in prepared_bash_pids():
         os.kill(pid, signal.SIGKILL)
