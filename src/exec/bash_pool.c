@@ -1,8 +1,9 @@
 /*
  * bash_pool.c - the next bash run, started before its call (bash_pool.h).
  *
- * Its life: NONE -> STARTING (spawned; the gate's write end is tried every
- * GATE_POLL_US until bash waits there) -> READY (the write end held) ->
+ * Its life: NONE -> STARTING (spawned; the gate's write end is tried, first
+ * just before the time the last bash took to get there, then every
+ * GATE_POLL_US, until bash waits there) -> READY (the write end held) ->
  * taken by a call (NONE again) or ended. A bash that does not reach its
  * gate within GATE_GIVE_UP_US is ended; after MAX_FAILURES such ends in a
  * row no more are prepared.

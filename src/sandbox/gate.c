@@ -90,7 +90,7 @@ static void put_limit(char *out, size_t len, rlim_t v, rlim_t unit)
 
 int mcpx_gate_line(char *buf, size_t len, const struct mcpx_rlimit *rl, int n)
 {
-	char soft[2][24] = {"", ""}, hard[2][24] = {"", ""};
+	char soft[2][24] = {"", ""}, hard[2][24] = {"", ""}, opts[2][64] = {"", ""};
 	size_t used;
 	int w;
 
@@ -103,10 +103,21 @@ int mcpx_gate_line(char *buf, size_t len, const struct mcpx_rlimit *rl, int n)
 		put_limit(soft[k], sizeof(soft[k]), rl[i].lim.rlim_cur, unit);
 		put_limit(hard[k], sizeof(hard[k]), rl[i].lim.rlim_max, unit);
 	}
-	/* Soft first: a hard limit below the current soft one is refused. */
-	w = snprintf(buf, len, "ulimit -S%s%s%s%s && ulimit -H%s%s%s%s && unset BASH_ENV\n",
-	             soft[0][0] ? " -t " : "", soft[0], soft[1][0] ? " -v " : "", soft[1],
-	             hard[0][0] ? " -t " : "", hard[0], hard[1][0] ? " -v " : "", hard[1]);
+	for (int h = 0; h < 2; h++) {
+		char(*v)[24] = h ? hard : soft;
+
+		snprintf(opts[h], sizeof(opts[h]), "%s%s%s%s", v[0][0] ? " -t " : "", v[0],
+		         v[1][0] ? " -v " : "", v[1]);
+	}
+	/* Soft first: a hard limit below the current soft one is refused.
+	 * Lowering its own limits cannot fail; if it ever did, the run ends
+	 * before its script rather than run with the looser ones. */
+	if (opts[0][0])
+		w = snprintf(buf, len,
+		             "ulimit -S%s && ulimit -H%s && unset BASH_ENV || kill -KILL $$\n",
+		             opts[0], opts[1]);
+	else
+		w = snprintf(buf, len, "unset BASH_ENV || kill -KILL $$\n");
 	used = w < 0 ? len : (size_t)w;
 	return used < len ? (int)used : -ENAMETOOLONG;
 }

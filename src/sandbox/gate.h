@@ -32,8 +32,8 @@ int mcpx_gate_unlink(const char *workdir);
 /* The line the gate lets through (gate.c): the CPU and address-space limits
  * of rl (as mcpx_sandbox_rlimits gives them; they must not be above the
  * ones bash waited with, so that lowering them cannot fail), then unset
- * BASH_ENV. Its length, or -ENAMETOOLONG when len is too small (128 is
- * enough). */
+ * BASH_ENV; bash kills itself if any of that fails. Its length, or
+ * -ENAMETOOLONG when len is too small (160 is enough). */
 int mcpx_gate_line(char *buf, size_t len, const struct mcpx_rlimit *rl, int n);
 
 /* Writes line (shorter than PIPE_BUF) through the gate, which lets bash on

@@ -34,9 +34,14 @@ static void test_line(void)
 	char buf[160];
 
 	CHECK(mcpx_gate_line(buf, sizeof(buf), rl, 4) > 0);
-	CHECK_STR(buf, "ulimit -S -t 7 -v 262144 && ulimit -H -t 8 -v 262144 && unset BASH_ENV\n");
+	CHECK_STR(buf, "ulimit -S -t 7 -v 262144 && ulimit -H -t 8 -v 262144 && unset BASH_ENV || "
+	               "kill -KILL $$\n");
 	CHECK(mcpx_gate_line(buf, sizeof(buf), open_as, 1) > 0);
-	CHECK_STR(buf, "ulimit -S -v unlimited && ulimit -H -v unlimited && unset BASH_ENV\n");
+	CHECK_STR(buf, "ulimit -S -v unlimited && ulimit -H -v unlimited && unset BASH_ENV || kill "
+	               "-KILL $$\n");
+	/* Neither limit: no bare `ulimit`, which would print one. */
+	CHECK(mcpx_gate_line(buf, sizeof(buf), rl, 1) > 0);
+	CHECK_STR(buf, "unset BASH_ENV || kill -KILL $$\n");
 	CHECK_INT(mcpx_gate_line(buf, 20, rl, 4), -ENAMETOOLONG);
 }
 
