@@ -43,6 +43,10 @@ class Upstream:
         self.cond = threading.Condition()
         self.hanging = 0
         self.disconnects = 0
+        # Per /hang?tag=...: hanging and gone, so that a test can count one
+        # run's requests without a previous run's arriving late.
+        self.hanging_tag = {}
+        self.disconnects_tag = {}
         self._release_r, self._release_w = os.pipe()
         os.set_blocking(self._release_r, False)
         self.httpd = _Server(("127.0.0.1", 0), _handler(self))
@@ -102,15 +106,20 @@ def _handler(up):
                 up.cond.notify_all()
             return rec
 
-        def _hang(self):
+        def _hang(self, tag=None):
             with up.cond:
                 up.hanging += 1
+                if tag:
+                    up.hanging_tag[tag] = up.hanging_tag.get(tag, 0) + 1
                 up.cond.notify_all()
             r, _, _ = select.select([self.connection, up._release_r], [], [], 120)
             gone = self.connection in r and not self.connection.recv(1, socket.MSG_PEEK)
             with up.cond:
                 up.hanging -= 1
                 up.disconnects += gone
+                if tag:
+                    up.hanging_tag[tag] -= 1
+                    up.disconnects_tag[tag] = up.disconnects_tag.get(tag, 0) + gone
                 up.cond.notify_all()
             if not gone:
                 self._answer(200, b"released", "text/plain")
@@ -141,7 +150,7 @@ def _handler(up):
                 self._answer(200, b"{}", extra=[("X-Upstream", "yes"), ("Set-Cookie", "a=1"),
                                                 ("Set-Cookie", "b=2")])
             elif url.path == "/hang":
-                self._hang()
+                self._hang(q.get("tag"))
             else:
                 self._answer(404)
 
