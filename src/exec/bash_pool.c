@@ -25,6 +25,7 @@
 #include "fdutil.h"
 #include "log.h"
 #include "procstat.h"
+#include "reap_later.h"
 #include "run_hooks.h"
 
 /* Each try of the gate is a turn of the loop, which polls every descriptor
@@ -82,7 +83,8 @@ struct mcpx_bash_pool *mcpx_bash_pool_new(struct mcpx_loop *loop, const struct m
 	return bp;
 }
 
-/* Kills, reaps and removes the waiting bash (STARTING or READY). */
+/* Ends the waiting bash (STARTING or READY): killed now, reaped and
+ * removed once it has exited (reap_later.h). */
 static void end_bash(struct mcpx_bash_pool *bp)
 {
 	mcpx_timer_cancel(&bp->timer);
@@ -90,10 +92,8 @@ static void end_bash(struct mcpx_bash_pool *bp)
 		return;
 	mcpx_close_fd(&bp->gate_fd);
 	mcpx_close_fd(&bp->workdir_fd);
-	mcpx_sandbox_kill(&bp->proc);
-	(void)mcpx_sandbox_reap(&bp->proc, NULL, NULL);
-	mcpx_sandbox_cleanup(&bp->proc);
-	mcpx_sandbox_proc_reset(&bp->proc);
+	/* Reaped once it has exited, without waiting on the loop. */
+	mcpx_reap_later(bp->loop, &bp->proc);
 	bp->state = BASH_NONE;
 }
 

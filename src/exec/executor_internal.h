@@ -96,6 +96,11 @@ struct mcpx_job {
 	struct job_stream out, err;
 	struct mcpx_watch pid_watch;
 	bool pid_open;
+	/* Reaped without waiting on the loop (job_complete): its leader's
+	 * status is asked of its zygote, and the result waits for the
+	 * answer. parent_gone: its zygote had died before (asked first). */
+	bool reaping;
+	bool parent_gone;
 	bool timed_out;
 	bool truncated;           /* output beyond the cap was dropped */
 	const char *env_failure;  /* set: the environment failed, not the program */

@@ -202,10 +202,6 @@ static void start_next(struct mcpx_executor *ex)
 		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
 		return;
 	}
-	/* Its forked child's pid is still on its way from the zygote: the
-	 * loop serves others meanwhile, and the pool kicks again. */
-	if (mcpx_warm_pool_wait(ex->warm, wake_cb, ex))
-		return;
 	/* Callers take turns: the oldest job of the caller served longest
 	 * ago (the queue is short: MCP_EXEC_MAX_QUEUE). */
 	job = ex->queue_head;
@@ -213,6 +209,11 @@ static void start_next(struct mcpx_executor *ex)
 		if (mcpx_fair_last_served(ex->fair, j->caller) <
 		    mcpx_fair_last_served(ex->fair, job->caller))
 			job = j;
+	/* Its forked child (asked for now if none was) is still on its way
+	 * from the zygote: the loop serves others meanwhile, and the pool
+	 * kicks again once the zygote has answered. */
+	if (job->lang == MCPX_LANG_PYTHON && mcpx_warm_pool_wait(ex->warm, wake_cb, ex))
+		return;
 	mcpx_ex_queue_remove(ex, job);
 	mcpx_fair_served(ex->fair, job->caller);
 	mcpx_ex_start_job(ex, job);

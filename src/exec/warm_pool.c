@@ -24,6 +24,7 @@
 #include "log.h"
 #include "preload.h"
 #include "procstat.h"
+#include "reap_later.h"
 #include "run_hooks.h"
 #include "warm.h"
 #include "warm_child.h"
@@ -71,12 +72,9 @@ struct mcpx_warm_pool {
 	uint64_t last_end_us; /* when the last run ended (0: none yet) */
 
 	/* Fork mode: a run waits for the zygote's answer to its fork
-	 * (mcpx_warm_pool_wait): a watch on a dup of its control socket. */
-	struct mcpx_watch answer;
-	bool answer_watched;
-	bool answer_late; /* the wait timed out: the next start takes at once */
-	uint64_t answer_deadline_us;
-	struct mcpx_timer answer_timer;
+	 * (mcpx_warm_pool_wait), which the zygotes' watch tells us about
+	 * (answered); wake is called once then. */
+	bool waiting;
 	void (*wake)(void *arg);
 	void *wake_arg;
 
@@ -88,6 +86,7 @@ struct mcpx_warm_pool {
 };
 
 static void prepare(struct mcpx_warm_pool *wp);
+static void answered(void *arg);
 
 /* ---- the child's state --------------------------------------------------- */
 
@@ -112,12 +111,11 @@ static void child_end(struct mcpx_warm_pool *wp, enum mcpx_warm_child_state how)
 	(void)mcpx_warm_child_end(&wp->child, how);
 }
 
-/* Kills, reaps and cleans up the child's process (FORKED or READY). */
+/* Ends the child's process (FORKED or READY): killed now, reaped and
+ * cleaned up once it has exited, without waiting on the loop. */
 static void end_process(struct mcpx_warm_pool *wp)
 {
-	mcpx_sandbox_kill(&wp->child.proc);
-	(void)mcpx_sandbox_reap(&wp->child.proc, NULL, NULL);
-	mcpx_sandbox_cleanup(&wp->child.proc);
+	mcpx_reap_later(wp->loop, &wp->child.proc);
 }
 
 const char *mcpx_warm_mode_name(enum mcpx_warm_mode m)
@@ -247,9 +245,12 @@ static void discard(struct mcpx_warm_pool *wp)
 {
 	if (!prepared(wp))
 		return;
-	if (wp->child.state == CHILD_ASKED && !take_pending(wp, NULL))
-		return;
-	end_process(wp);
+	/* Asked for: its fork server ends it, now or once its answer has
+	 * come (nothing waits for the zygote here). */
+	if (wp->child.state == CHILD_ASKED)
+		mcpx_zygotes_drop(wp->zyg);
+	else
+		end_process(wp);
 	child_end(wp, CHILD_DISCARDED);
 }
 
@@ -346,6 +347,7 @@ static void start_first_zygote(struct mcpx_warm_pool *wp)
 		leave_fork_mode(wp, err.msg);
 		return;
 	}
+	mcpx_zygotes_use_loop(wp->zyg, wp->loop, answered, wp);
 	wp->first_deadline_us = mcpx_now_us() + ZYGOTE_START_US;
 }
 
@@ -399,76 +401,37 @@ static void prepare(struct mcpx_warm_pool *wp)
 
 /* ---- waiting for the zygote's answer ------------------------------------- */
 
-/* How long a run waits for the zygote's answer to its fork on the loop,
- * and how often it looks whether the fork is still the one it waits for
- * (a successor zygote that takes over reads the old one's answer itself
- * and asks its own zygote: the watched socket then stays quiet). */
-#define ANSWER_WAIT_US (5u * 1000000u)
-#define ANSWER_CHECK_US 5000u
-
-static void answer_cb(struct mcpx_watch *w, int events)
+/* The zygotes' watch read an answer to a fork (or learnt that none will
+ * come: a zygote that does not answer within 5 s is given up): the run
+ * waiting for its child may start. */
+static void answered(void *arg)
 {
-	struct mcpx_warm_pool *wp = w->arg;
+	struct mcpx_warm_pool *wp = arg;
 
-	if (events & MCPX_EV_READ) {
-		mcpx_loop_unwatch(w);
+	if (!wp->waiting || (wp->child.state == CHILD_ASKED && !mcpx_zygotes_answered(wp->zyg)))
 		return;
-	}
-	if (events & MCPX_EV_CLOSED) {
-		wp->answer_watched = false;
-		mcpx_timer_cancel(&wp->answer_timer);
-		if (wp->wake)
-			wp->wake(wp->wake_arg);
-	}
-}
-
-static void answer_timer_cb(struct mcpx_timer *t)
-{
-	struct mcpx_warm_pool *wp = t->arg;
-
-	if (!wp->answer_watched)
-		return;
-	if (mcpx_now_us() >= wp->answer_deadline_us) {
-		wp->answer_late = true;
-	} else if (wp->child.state == CHILD_ASKED && wp->zyg &&
-	           mcpx_zygotes_unanswered_fd(wp->zyg) >= 0) {
-		mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_CHECK_US);
-		return;
-	}
-	mcpx_loop_unwatch(&wp->answer);
+	wp->waiting = false;
+	if (wp->wake)
+		wp->wake(wp->wake_arg);
 }
 
 bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), void *arg)
 {
-	int fd;
-
-	if (wp->answer_late || wp->mode != MCPX_WARM_MODE_FORK || wp->child.state != CHILD_ASKED) {
-		wp->answer_late = false;
+	if (wp->mode != MCPX_WARM_MODE_FORK || wp->stopped)
+		return false;
+	/* No child asked for yet (the first run once the zygote is ready, or
+	 * after a failed fork): forking on demand still beats a cold start.
+	 * It is asked for here, so that the run waits for its answer on the
+	 * loop rather than in the take. */
+	if (!prepared(wp))
+		prepare(wp);
+	if (wp->child.state != CHILD_ASKED || mcpx_zygotes_answered(wp->zyg)) {
+		wp->waiting = false;
 		return false;
 	}
-	if (wp->answer_watched)
-		return true;
-	fd = mcpx_zygotes_unanswered_fd(wp->zyg);
-	if (fd < 0)
-		return false;
-	/* The loop closes what it watches: a duplicate, so the socket stays. */
-	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	wp->answer.fd = fd;
-	wp->answer.fn = answer_cb;
-	wp->answer.arg = wp;
-	if (mcpx_loop_watch(wp->loop, &wp->answer) < 0) {
-		close(fd);
-		return false;
-	}
-	wp->answer_watched = true;
+	wp->waiting = true;
 	wp->wake = wake;
 	wp->wake_arg = arg;
-	wp->answer_deadline_us = mcpx_now_us() + ANSWER_WAIT_US;
-	wp->answer_timer.fn = answer_timer_cb;
-	wp->answer_timer.arg = wp;
-	mcpx_timer_start(wp->loop, &wp->answer_timer, ANSWER_CHECK_US);
 	return true;
 }
 
@@ -657,11 +620,12 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp)
 		return;
 	/* Nobody to wake any more. */
 	wp->wake = NULL;
-	mcpx_timer_cancel(&wp->answer_timer);
-	if (wp->answer_watched)
-		mcpx_loop_unwatch(&wp->answer);
+	wp->waiting = false;
 	mcpx_warm_pool_stop(wp);
 	mcpx_timer_cancel(&wp->zygote_timer);
+	/* What is still being ended goes first, while its zygotes can still
+	 * reap it. */
+	mcpx_reap_later_flush();
 	mcpx_zygotes_free(wp->zyg);
 	mcpx_zygotes_free(wp->zyg_leaving);
 	free(wp);
