@@ -14,7 +14,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
-#include "mcp_internal.h"
+#include "mcp_core.h"
 #include "utf8.h"
 
 /* ---- calls ------------------------------------------------------------ */
