@@ -90,12 +90,13 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
  * start now. */
 bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), void *arg);
 
-/* A run is about to start cold without taking the prepared interpreter
- * (bash or JavaScript: only Python runs warm). In after-reap mode the
- * prepared one is ended first, since nothing may be prepared while a run
- * lives; a fork-server child stays for the next Python run (Landlock's
- * scope keeps it apart from the run, as when it is asked for beside one). */
-void mcpx_warm_pool_cold_run(struct mcpx_warm_pool *wp);
+/* Ends the prepared interpreter, if any (a run it may not wait beside
+ * starts: in after-reap mode nothing may be prepared while a run lives);
+ * run_ended prepares the next. */
+void mcpx_warm_pool_discard(struct mcpx_warm_pool *wp);
+
+/* The sandbox the pool prepares in. */
+const struct mcpx_sandbox *mcpx_warm_pool_sandbox(const struct mcpx_warm_pool *wp);
 
 /* A run started (pgrp: its process group, left out of the next process's
  * RLIMIT_NPROC count while it runs; arrived_us: when its call came, on

@@ -26,6 +26,7 @@
 #include "procstat.h"
 #include "reap_later.h"
 #include "run_hooks.h"
+#include "run_limits.h"
 #include "warm.h"
 #include "warm_child.h"
 #include "zygote_cycle.h"
@@ -266,17 +267,10 @@ static void recycle_cb(struct mcpx_timer *t)
  * when the code arrives). */
 static void warm_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim)
 {
-	const struct mcpx_config *cfg = wp->cfg;
-	unsigned cpu = cfg->cpu_s ? cfg->cpu_s : cfg->max_timeout_s;
-
-	memset(lim, 0, sizeof(*lim));
-	lim->cpu_s = cpu + PRELOAD_CPU_S;
-	lim->memory_mb = cfg->memory_mb;
-	lim->max_procs = cfg->max_procs;
-	lim->file_mb = cfg->max_file_mb;
-	lim->open_files = 256;
-	lim->channel = wp->hooks && wp->hooks->exec_wants_channel &&
-	               wp->hooks->exec_wants_channel(wp->hooks->arg);
+	mcpx_run_limits_waiting(wp->cfg, PRELOAD_CPU_S,
+	                        wp->hooks && wp->hooks->exec_wants_channel &&
+	                            wp->hooks->exec_wants_channel(wp->hooks->arg),
+	                        lim);
 	/* The running run's tasks are gone by the time this one starts. */
 	lim->uncounted_pgrp = wp->running;
 }
@@ -531,10 +525,14 @@ int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *pro
 	return 1;
 }
 
-void mcpx_warm_pool_cold_run(struct mcpx_warm_pool *wp)
+void mcpx_warm_pool_discard(struct mcpx_warm_pool *wp)
 {
-	if (wp->mode == MCPX_WARM_MODE_AFTER_REAP && prepared(wp))
-		discard(wp);
+	discard(wp);
+}
+
+const struct mcpx_sandbox *mcpx_warm_pool_sandbox(const struct mcpx_warm_pool *wp)
+{
+	return wp->sb;
 }
 
 void mcpx_warm_pool_run_started(struct mcpx_warm_pool *wp, pid_t pgrp, uint64_t arrived_us)

@@ -21,9 +21,14 @@
  * inside open(2); once it succeeds both ends are open and bash waits in
  * read(2), so the line written later is never lost with the pipe.
  *
+ * All of the gate is here: the spawn of a held bash (spawn.c's cold
+ * sequence, told to add the gate's variable and make the FIFO instead of
+ * the script: spawn_held.h), the try that finds it waiting, and the call
+ * handed over (the script and files written, the line computed from the
+ * same rlimits a cold spawn sets, the gate released).
+ *
  * What it does not do: decide when a bash is prepared (the executor's
- * bash_pool.c), or start the process (spawn.c, the cold path's own
- * sequence with the gate's variable added).
+ * bash_pool.c), or fork (spawn.c).
  */
 #include "gate.h"
 
@@ -32,7 +37,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "spawn_held.h"
 
 static int open_workdir(const char *workdir)
 {
@@ -137,4 +145,56 @@ int mcpx_gate_release(int *gate_fd, const char *line, size_t line_len)
 	close(*gate_fd);
 	*gate_fd = -1;
 	return rc;
+}
+
+/* ---- the prepared bash, for the executor (sandbox.h) ---------------------- */
+
+static int make_gate(const struct mcpx_sandbox *sb, const char *workdir, struct mcpx_err *err)
+{
+	int rc = mcpx_gate_create(workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid);
+
+	return rc ? mcpx_err_set(err, -rc, "sandbox: cannot make the gate: %s", strerror(-rc)) : 0;
+}
+
+/* Gone before the script runs: the gate's line unsets it. */
+static const struct mcpx_spawn_hold gate_hold = {MCPX_GATE_ENV, make_gate};
+
+int mcpx_sandbox_spawn_gated(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                             struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	return mcpx_spawn_held(sb, lim, MCPX_LANG_BASH, &gate_hold, proc, err);
+}
+
+int mcpx_sandbox_gate_reached(int workdir_fd, int *gate_fd)
+{
+	return mcpx_gate_reached(workdir_fd, gate_fd);
+}
+
+int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                           const char *code, size_t code_len, const struct mcpx_workdir_fill *fill,
+                           int *gate_fd, struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
+	char line[160];
+	int rc, n, line_len;
+
+	/* The name first, so an input file may carry it. */
+	rc = mcpx_gate_unlink(proc->workdir);
+	if (rc)
+		return mcpx_err_set(err, -rc, "sandbox: cannot remove the gate: %s", strerror(-rc));
+	rc = mcpx_spawn_write_code(sb, proc, MCPX_LANG_BASH, code, code_len, err);
+	if (!rc && fill)
+		rc = fill->fn(fill->ctx, proc->workdir, err);
+	if (rc)
+		return rc;
+	/* The limits a cold run gets, set by bash on itself. Its RLIMIT_CPU
+	 * counts from its start, as a cold run's counts its setup. */
+	n = mcpx_spawn_rlimits(sb, MCPX_LANG_BASH, lim, rl);
+	line_len = mcpx_gate_line(line, sizeof(line), rl, n);
+	if (line_len < 0)
+		return mcpx_err_set(err, -line_len, "sandbox: the gate's line is too long");
+	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
+	rc = mcpx_gate_release(gate_fd, line, (size_t)line_len);
+	return rc ? mcpx_err_set(err, -rc, "sandbox: the prepared bash is gone: %s", strerror(-rc))
+	          : 0;
 }
