@@ -14,7 +14,11 @@
  * (`ulimit`: a process may always lower its own; the server could not set
  * them from outside without CAP_SYS_RESOURCE) and unsets BASH_ENV (so no
  * shell the script starts reads the gate again, and the script sees no
- * BASH_ENV), and then its script as any cold run would.
+ * BASH_ENV); a second line resets what a cold bash would show differently
+ * at its first line ($SECONDS, counted from bash's start, that is from its
+ * preparation; $_, which the first line leaves at its last word); then bash
+ * runs its script as any cold run would. What still differs is listed in
+ * docs/security.md ("Can the script tell?").
  *
  * Why bash reaches the gate before it is released: the server opens the
  * write end with O_NONBLOCK, which fails with ENXIO until a reader is
@@ -34,6 +38,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -130,6 +135,31 @@ int mcpx_gate_line(char *buf, size_t len, const struct mcpx_rlimit *rl, int n)
 	return used < len ? (int)used : -ENAMETOOLONG;
 }
 
+int mcpx_gate_fresh_line(char *buf, size_t len, const char *bash_path)
+{
+	size_t used;
+	int w = snprintf(buf, len, "SECONDS=0; : '");
+
+	if (w < 0 || (size_t)w >= len)
+		return -ENAMETOOLONG;
+	used = (size_t)w;
+	for (const char *p = bash_path; *p; p++) {
+		/* A quote ends the quoted word, is escaped, and opens it again. */
+		const char *piece = *p == '\'' ? "'\\''" : NULL;
+		size_t n = piece ? strlen(piece) : 1;
+
+		if (used + n + 3 > len)
+			return -ENAMETOOLONG;
+		if (piece)
+			memcpy(buf + used, piece, n);
+		else
+			buf[used] = *p;
+		used += n;
+	}
+	memcpy(buf + used, "'\n", 3);
+	return (int)(used + 2);
+}
+
 int mcpx_gate_release(int *gate_fd, const char *line, size_t line_len)
 {
 	ssize_t w;
@@ -175,8 +205,8 @@ int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limi
                            int *gate_fd, struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
 {
 	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
-	char line[160];
-	int rc, n, line_len;
+	char line[PIPE_BUF];
+	int rc, n, line_len, fresh_len;
 
 	/* The name first, so an input file may carry it. */
 	rc = mcpx_gate_unlink(proc->workdir);
@@ -193,6 +223,14 @@ int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limi
 	line_len = mcpx_gate_line(line, sizeof(line), rl, n);
 	if (line_len < 0)
 		return mcpx_err_set(err, -line_len, "sandbox: the gate's line is too long");
+	/* Then what a cold bash would show at its script's first line: $SECONDS
+	 * counted from now, $_ the path it was started with (docs/security.md,
+	 * "Can the script tell?"). The whole is one write below PIPE_BUF. */
+	fresh_len = mcpx_gate_fresh_line(line + line_len, sizeof(line) - (size_t)line_len,
+	                                 sb->langs.rt[MCPX_LANG_BASH].path);
+	if (fresh_len < 0)
+		return mcpx_err_set(err, -fresh_len, "sandbox: the gate's line is too long");
+	line_len += fresh_len;
 	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
 	rc = mcpx_gate_release(gate_fd, line, (size_t)line_len);
 	return rc ? mcpx_err_set(err, -rc, "sandbox: the prepared bash is gone: %s", strerror(-rc))
