@@ -42,6 +42,10 @@ struct mcpx_prepared_call {
 	size_t stdin_len;
 	const struct mcpx_workdir_fill *fill; /* its input files */
 	bool allowed;                         /* the warm path is on (a process may be prepared) */
+	/* The code alone says what the run needs (not a function's run,
+	 * whose source comes on stdin): a runtime may pick a lighter process
+	 * for it (Python: the plain zygote's child, code_scan.h). */
+	bool scan;
 };
 
 /* What a take hands over for the run. */
@@ -79,10 +83,12 @@ struct mcpx_prepared_ops {
 	void (*run_started)(void *rt, const struct mcpx_prepared_turn *t);
 	/* Optional: a call waits in the queue behind the running run. */
 	void (*call_queued)(void *rt);
-	/* Optional: before a run of this language starts, true when what it
-	 * would take is still on its way (wake(arg) is called once it has
-	 * come); false when it may start now. */
-	bool (*wait)(void *rt, void (*wake)(void *arg), void *arg);
+	/* Optional: before a run of this language starts (call: its code and
+	 * scan; the rest may be unset), true when what it would take is still
+	 * on its way (wake(arg) is called once it has come); false when it may
+	 * start now. */
+	bool (*wait)(void *rt, const struct mcpx_prepared_call *call, void (*wake)(void *arg),
+	             void *arg);
 	/* A run ended and its reply is on its way: the next is prepared when
 	 * the runtime's rules say so. */
 	void (*run_ended)(void *rt, const struct mcpx_prepared_turn *t);

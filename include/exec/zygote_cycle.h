@@ -43,6 +43,15 @@ int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *preload,
                      const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
                      struct mcpx_zygotes **out, struct mcpx_err *err);
 
+/* As mcpx_zygotes_new, for one of several sets of zygotes a server keeps
+ * (the warm pool's plain and scientific ones): name (copied) marks its log
+ * lines, and only the primary set's zygote is the one /metrics names
+ * (mcp_exec_zygote_pid). mcpx_zygotes_new is this with no name, primary. */
+int mcpx_zygotes_new_named(const struct mcpx_sandbox *sb, const char *preload,
+                           const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
+                           const char *name, bool primary, struct mcpx_zygotes **out,
+                           struct mcpx_err *err);
+
 /* Whether a run executes now (the caller says so at its start and end).
  * A zygote due for renewal is replaced only once no run has executed for
  * a moment (its successor's preload takes the CPUs for a while), or

@@ -51,9 +51,6 @@
 #include "run_job.h"
 #include "warm_pool.h"
 
-/* How often a queued run looks whether the first zygote is proven. */
-#define START_WAIT_POLL_US 5000u
-
 static void kick_cb(struct mcpx_timer *t);
 static void start_next(struct mcpx_executor *ex);
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job);
@@ -174,18 +171,10 @@ static void start_next(struct mcpx_executor *ex)
 	 * ended: its /dev/shm wipe is by group and time (job_complete). */
 	if (ex->running || ex->cleaning || ex->side || !ex->queue_head)
 		return;
-	if (mcpx_warm_pool_starting(ex->warm)) {
-		/* The first zygote is being proven: runs wait for it (so none
-		 * starts before its self-test), the protocol does not. */
-		ex->kick.fn = kick_cb;
-		ex->kick.arg = ex;
-		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
-		return;
-	}
 	/* Its forked child (asked for now if none was) is still on its way
 	 * from the zygote: the loop serves others meanwhile, and the pool
 	 * kicks again once the zygote has answered. */
-	if (mcpx_ex_prepared_wait(ex, mcpx_ex_queue_next(ex)->lang, wake_cb))
+	if (mcpx_ex_prepared_wait(ex, mcpx_ex_queue_next(ex), wake_cb))
 		return;
 	job = mcpx_ex_next_queued(ex);
 	start_job(ex, job);

@@ -65,8 +65,9 @@ static int py_take(void *rt, struct mcpx_loop *loop, const struct mcpx_prepared_
 	int rc;
 
 	memset(run, 0, sizeof(*run));
-	rc = mcpx_warm_pool_take(rt, &run->proc, c->lim->channel, &ready_pending, &run->cpu_base_ms,
-	                         err);
+	rc = mcpx_warm_pool_take_kind(rt, mcpx_warm_pool_kind(rt, c->code, c->code_len, c->scan),
+	                              &run->proc, c->lim->channel, &ready_pending,
+	                              &run->cpu_base_ms, err);
 	if (rc <= 0)
 		return rc;
 	run->markers = ready_pending ? MCPX_WARM_MARKERS_ALL : MCPX_WARM_MARKERS_TAKEN;
@@ -123,9 +124,11 @@ static void py_call_queued(void *rt)
 	mcpx_warm_pool_call_waiting(rt);
 }
 
-static bool py_wait(void *rt, void (*wake)(void *arg), void *arg)
+static bool py_wait(void *rt, const struct mcpx_prepared_call *c, void (*wake)(void *arg),
+                    void *arg)
 {
-	return mcpx_warm_pool_wait(rt, wake, arg);
+	return mcpx_warm_pool_wait_kind(rt, mcpx_warm_pool_kind(rt, c->code, c->code_len, c->scan),
+	                                wake, arg);
 }
 
 static const struct mcpx_prepared_ops python_ops = {

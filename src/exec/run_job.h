@@ -205,9 +205,10 @@ void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct 
 /* Starts the run's process: its language's prepared runtime when one
  * takes it, else cold. */
 int mcpx_ex_spawn(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err);
-/* Before a run of lang starts: true when what its prepared runtime would
- * hand it is still on its way (wake(ex) follows once it has come). */
-bool mcpx_ex_prepared_wait(struct mcpx_executor *ex, enum mcpx_lang lang, void (*wake)(void *arg));
+/* Before job's run starts: true when what its language's prepared runtime
+ * would hand it is still on its way (wake(ex) follows once it has come). */
+bool mcpx_ex_prepared_wait(struct mcpx_executor *ex, const struct mcpx_job *job,
+                           void (*wake)(void *arg));
 /* A call waits in the queue behind the running run. */
 void mcpx_ex_prepared_call_queued(struct mcpx_executor *ex);
 /* A run that is not nested started. */

@@ -71,11 +71,14 @@ static void end_beside(struct mcpx_executor *ex, enum mcpx_lang lang)
 			ex->prepared[l].ops->discard(ex->prepared[l].rt);
 }
 
-bool mcpx_ex_prepared_wait(struct mcpx_executor *ex, enum mcpx_lang lang, void (*wake)(void *arg))
+bool mcpx_ex_prepared_wait(struct mcpx_executor *ex, const struct mcpx_job *job,
+                           void (*wake)(void *arg))
 {
-	const struct mcpx_prepared_ops *ops = ex->prepared[lang].ops;
+	const struct mcpx_prepared_ops *ops = ex->prepared[job->lang].ops;
+	struct mcpx_prepared_call call = {
+	    .code = job->code, .code_len = job->code_len, .scan = !job->has_bind};
 
-	return ops && ops->wait && ops->wait(ex->prepared[lang].rt, wake, ex);
+	return ops && ops->wait && ops->wait(ex->prepared[job->lang].rt, &call, wake, ex);
 }
 
 void mcpx_ex_prepared_call_queued(struct mcpx_executor *ex)
@@ -163,7 +166,8 @@ int mcpx_ex_spawn(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_er
 		                                  .stdin_data = job->stdin_data,
 		                                  .stdin_len = job->stdin_len,
 		                                  .fill = &fill,
-		                                  .allowed = allowed(ex)};
+		                                  .allowed = allowed(ex),
+		                                  .scan = !job->has_bind};
 
 		rc = ops->take(ex->prepared[job->lang].rt, ex->loop, &call, &run, err);
 		if (rc < 0)

@@ -87,8 +87,13 @@ struct mcpx_zygotes {
 	 * (warm_child.h). */
 	struct probe probe;
 	const char *reason; /* why next is being prepared */
-	unsigned failures;  /* successors that failed in a row */
-	pid_t prev_pid;     /* the zygote next replaces (0: the first) */
+	/* What the log calls this set of zygotes ("plain", a preload list),
+	 * or NULL for the one set of a server that has one; primary: its
+	 * zygote is the one /metrics names. */
+	char *name;
+	bool primary;
+	unsigned failures; /* successors that failed in a row */
+	pid_t prev_pid;    /* the zygote next replaces (0: the first) */
 	unsigned prev_runs;
 	bool busy;        /* a run executes (mcpx_zygotes_busy) */
 	uint64_t idle_us; /* when the last run ended */
@@ -475,7 +480,8 @@ static void take_over(struct mcpx_zygotes *z)
 	z->next = NULL;
 	z->cur->proven_us = mcpx_now_us();
 	z->failures = 0;
-	mcpx_metrics_set_zygote(mcpx_forkserver_pid(z->cur->fs));
+	if (z->primary)
+		mcpx_metrics_set_zygote(mcpx_forkserver_pid(z->cur->fs));
 	if (old) {
 		z->prev_pid = mcpx_forkserver_pid(old->fs);
 		z->prev_runs = old->runs;
@@ -483,10 +489,16 @@ static void take_over(struct mcpx_zygotes *z)
 	}
 	if (z->prev_pid) {
 		mcpx_info("fork server renewed: zygote pid %d replaced pid %d (%s; it served %u "
-		          "runs)",
+		          "runs)%s%s%s",
 		          (int)mcpx_forkserver_pid(z->cur->fs), (int)z->prev_pid, z->reason,
-		          z->prev_runs);
+		          z->prev_runs, z->name ? " [" : "", z->name ? z->name : "",
+		          z->name ? "]" : "");
 		mcpx_metrics_zygote_replaced(z->reason);
+	} else if (z->name) {
+		/* The pool says "fork server ready" once every set is. */
+		mcpx_info("fork server: zygote pid %d [%s] has preloaded and its first child "
+		          "passed the self-test",
+		          (int)mcpx_forkserver_pid(z->cur->fs), z->name);
 	} else {
 		mcpx_info("fork server ready: zygote pid %d has preloaded and its first child "
 		          "passed the self-test",
@@ -578,13 +590,24 @@ int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *preload,
                      const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
                      struct mcpx_zygotes **out, struct mcpx_err *err)
 {
+	return mcpx_zygotes_new_named(sb, preload, lim, pol, NULL, true, out, err);
+}
+
+int mcpx_zygotes_new_named(const struct mcpx_sandbox *sb, const char *preload,
+                           const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
+                           const char *name, bool primary, struct mcpx_zygotes **out,
+                           struct mcpx_err *err)
+{
 	struct mcpx_zygotes *z = calloc(1, sizeof(*z));
 
 	*out = NULL;
-	if (!z || !(z->preload = strdup(preload))) {
+	if (!z || !(z->preload = strdup(preload)) || (name && !(z->name = strdup(name)))) {
+		if (z)
+			free(z->preload);
 		free(z);
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	}
+	z->primary = primary;
 	z->sb = sb;
 	z->lim = *lim;
 	z->pol = *pol;
@@ -615,6 +638,7 @@ void mcpx_zygotes_free(struct mcpx_zygotes *z)
 		zygote_stop(zy);
 	}
 	free(z->preload);
+	free(z->name);
 	free(z);
 }
 
