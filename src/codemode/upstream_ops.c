@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "json.h"
 #include "loop.h"
 #include "policy.h"
 #include "run_channel.h"
@@ -93,7 +94,7 @@ static void answer_error(struct mcpx_run_op *q, const char *error, const char *r
 
 static void answer_json(struct mcpx_run_op *q, const cJSON *v)
 {
-	char *body = cJSON_PrintUnformatted(v);
+	char *body = mcpx_json_print_exact(v);
 	cJSON *m = cJSON_CreateObject();
 
 	if (!body || !m || !cJSON_AddTrueToObject(m, "ok")) {
@@ -222,8 +223,8 @@ static void op_call(struct mcpx_upstream_ops *o, struct mcpx_run_op *q, const cJ
 		snprintf(text, sizeof(text),
 		         "%u calls of this run are already in flight (max_in_flight)",
 		         who->grant->max_in_flight);
-	} else if (oversize ||
-	           !cJSON_IsObject(args = cJSON_ParseWithLength(body ? body : "", len))) {
+	} else if (oversize || mcpx_json_parse(body ? body : "", len, &args) < 0 ||
+	           !cJSON_IsObject(args)) {
 		reason = "bad_request";
 		snprintf(text, sizeof(text),
 		         "the arguments must be a JSON object of at most %u bytes",
