@@ -6,12 +6,12 @@
  * The answer to a POST is either one JSON body (Content-Type
  * application/json) or an event stream (text/event-stream) whose "data"
  * fields carry JSON-RPC messages: notifications and requests of the
- * server first, then the response to our id. The stream is parsed as it
- * arrives, so the transfer ends as soon as the response is in, whether or
- * not the server closes the stream then. A notifications/tools/list_changed
- * seen on the way is reported to the caller; other messages of the server
- * (progress, logging, requests such as sampling, which this client does not
- * offer) are skipped.
+ * server first, then the response to our id. upstream_reader.h reads it
+ * as it arrives, the same whatever the chunks, so the transfer ends as
+ * soon as the response is in, whether or not the server closes the stream
+ * then. A notifications/tools/list_changed seen on the way is reported to
+ * the caller; other messages of the server (progress, logging, requests
+ * such as sampling, which this client does not offer) are skipped.
  *
  * Safety is the broker's: every address curl connects to passes
  * mcpx_addr_check with the upstream's allow_cidrs (a name that resolves to
@@ -33,37 +33,29 @@
 #include <sys/socket.h>
 
 #include "broker.h"
-#include "buf.h"
 #include "config.h"
 #include "crypto.h"
+#include "upstream_reader.h"
 
 #define CONNECT_TIMEOUT_MS 10000L
-#define SSE_LINE_MAX (1u << 20)
+
+_Static_assert(MCPX_UPC_SESSION_MAX == MCPX_UPR_SESSION_MAX, "one session id size");
 
 struct mcpx_upc_req {
 	struct mcpx_broker_xfer x; /* first: the broker hands it back */
 	struct mcpx_broker *b;
 	mcpx_upc_done_fn done;
 	void *arg;
-	double id; /* -1: a notification */
 	const struct mcpx_cidr *allow;
 	size_t n_allow;
-	size_t max_bytes;
 	char *body;
 	struct curl_slist *hdrs;
 	char errbuf[CURL_ERROR_SIZE];
 	struct mcpx_upc_result res;
 	enum mcpx_addr_class refused;
 	char refused_addr[64];
-	bool sse, too_large, sent_session;
-	size_t received;
-	/* A listening GET: each message goes to on_message, and the cap is
-	 * per event, not per stream. */
-	mcpx_upc_message_fn on_message;
-	size_t event_bytes;
-	struct mcpx_buf json; /* a JSON answer */
-	struct mcpx_buf line; /* the SSE line being read */
-	struct mcpx_buf data; /* the SSE event's data */
+	bool sent_session;
+	struct mcpx_upr rd; /* the answer, as it arrives */
 };
 
 static void req_free(struct mcpx_upc_req *r)
@@ -75,9 +67,7 @@ static void req_free(struct mcpx_upc_req *r)
 	mcpx_curl_slist_free_all(r->hdrs);
 	free(r->body);
 	cJSON_Delete(r->res.response);
-	mcpx_buf_free(&r->json);
-	mcpx_buf_free(&r->line);
-	mcpx_buf_free(&r->data);
+	mcpx_upr_free(&r->rd);
 	free(r);
 }
 
@@ -97,117 +87,20 @@ static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_so
 	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
-/* One JSON-RPC message of the answer. Returns true when it is the
- * response to our request (kept in res.response). */
-static bool take_message(struct mcpx_upc_req *r, const char *p, size_t n)
-{
-	cJSON *m = cJSON_ParseWithLength(p, n);
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
-	const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
-
-	if (r->on_message) {
-		if (cJSON_IsObject(m))
-			r->on_message(r->arg, m);
-		cJSON_Delete(m);
-		return false;
-	}
-	if (cJSON_IsString(method) && !id &&
-	    strcmp(method->valuestring, "notifications/tools/list_changed") == 0)
-		r->res.list_changed = true;
-	if (!method && cJSON_IsNumber(id) && id->valuedouble == r->id && !r->res.response) {
-		r->res.response = m;
-		return true;
-	}
-	cJSON_Delete(m);
-	return false;
-}
-
-/* A complete SSE line (without its end). An empty line ends an event. */
-static bool sse_line(struct mcpx_upc_req *r, const char *p, size_t n)
-{
-	bool got = false;
-
-	if (n && p[n - 1] == '\r')
-		n--;
-	if (n == 0) {
-		if (r->data.len)
-			got = take_message(r, r->data.data, r->data.len);
-		mcpx_buf_reset(&r->data);
-		r->event_bytes = 0;
-		return got;
-	}
-	if (n >= 5 && memcmp(p, "data:", 5) == 0) {
-		p += 5, n -= 5;
-		if (n && *p == ' ')
-			p++, n--;
-		if (r->data.len)
-			mcpx_buf_add(&r->data, "\n", 1);
-		if (mcpx_buf_add(&r->data, p, n) < 0)
-			r->too_large = true;
-	}
-	/* event:, id:, retry: and comments change nothing here. */
-	return false;
-}
-
+/* Once the response is in (or a cap passed), the transfer is cut here. */
 static size_t write_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct mcpx_upc_req *r = arg;
-	size_t n = size * nmemb;
 
-	r->received += n;
-	r->event_bytes += n;
-	if ((r->on_message ? r->event_bytes : r->received) > r->max_bytes) {
-		r->too_large = true;
-		return 0;
-	}
-	if (!r->sse)
-		return mcpx_buf_add(&r->json, p, n) < 0 ? 0 : n;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] != '\n') {
-			if (mcpx_buf_add(&r->line, p + i, 1) < 0) {
-				r->too_large = true;
-				return 0;
-			}
-			continue;
-		}
-		if (sse_line(r, r->line.data, r->line.len))
-			return 0; /* the response is in: stop reading */
-		mcpx_buf_reset(&r->line);
-		if (r->too_large)
-			return 0;
-	}
-	return n;
+	return mcpx_upr_body(&r->rd, p, size * nmemb) ? size * nmemb : 0;
 }
 
 static size_t header_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct mcpx_upc_req *r = arg;
-	size_t n = size * nmemb, vlen;
-	const char *v;
 
-	if (n > 15 && strncasecmp(p, "mcp-session-id:", 15) == 0) {
-		v = p + 15;
-		vlen = n - 15;
-		while (vlen && (*v == ' ' || *v == '\t'))
-			v++, vlen--;
-		while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
-			vlen--;
-		/* A session id is visible ASCII (the spec's rule); anything
-		 * else is not sent back. */
-		for (size_t i = 0; i < vlen; i++)
-			if ((unsigned char)v[i] < 0x21 || (unsigned char)v[i] > 0x7e)
-				return n;
-		if (vlen < sizeof(r->res.session_id)) {
-			memcpy(r->res.session_id, v, vlen);
-			r->res.session_id[vlen] = '\0';
-		}
-	} else if (n > 13 && strncasecmp(p, "content-type:", 13) == 0) {
-		v = p + 13;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		r->sse = strncasecmp(v, "text/event-stream", 17) == 0;
-	}
-	return n;
+	mcpx_upr_header(&r->rd, p, size * nmemb);
+	return size * nmemb;
 }
 
 static int add_header(struct mcpx_upc_req *r, const char *name, const char *value)
@@ -294,18 +187,21 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 {
 	struct mcpx_upc_result *res = &r->res;
 	curl_off_t up = 0;
+	const char *why;
 
 	mcpx_curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &res->status);
 	if (mcpx_curl_easy_getinfo(r->x.easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
 		res->bytes_out = (uint64_t)up;
-	res->bytes_in = r->received;
+	res->bytes_in = r->rd.received;
+	res->list_changed = r->rd.list_changed;
+	snprintf(res->session_id, sizeof(res->session_id), "%s", r->rd.session_id);
 	/* The stream was cut by us once the response was in. */
-	if (res->response && rc == CURLE_WRITE_ERROR && !r->too_large)
+	if (r->rd.response && rc == CURLE_WRITE_ERROR && !r->rd.too_large)
 		rc = CURLE_OK;
-	if (r->too_large) {
+	if (r->rd.too_large) {
 		res->kind = MCPX_UPC_TOO_LARGE;
 		snprintf(res->msg, sizeof(res->msg), "the answer is larger than %zu bytes",
-		         r->max_bytes);
+		         r->rd.max_bytes);
 	} else if (r->refused != MCPX_ADDR_PUBLIC && rc == CURLE_COULDNT_CONNECT) {
 		res->kind = MCPX_UPC_ADDRESS;
 		snprintf(res->msg, sizeof(res->msg),
@@ -326,22 +222,12 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 		res->kind = MCPX_UPC_HTTP;
 		snprintf(res->msg, sizeof(res->msg), "HTTP %ld from the upstream%s", res->status,
 		         res->status == 401 || res->status == 403 ? " (check its credential)" : "");
-	} else if (r->id >= 0 && !res->response && !r->sse) {
-		res->response =
-		    cJSON_ParseWithLength(r->json.data ? r->json.data : "", r->json.len);
-		if (!cJSON_IsObject(res->response) ||
-		    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(res->response, "id")) ||
-		    cJSON_GetObjectItemCaseSensitive(res->response, "id")->valuedouble != r->id) {
-			cJSON_Delete(res->response);
-			res->response = NULL;
-			res->kind = MCPX_UPC_PROTOCOL;
-			snprintf(res->msg, sizeof(res->msg),
-			         "the upstream's answer is not a JSON-RPC response to the request");
-		}
-	} else if (r->id >= 0 && !res->response) {
+	} else if ((why = mcpx_upr_end(&r->rd))) {
 		res->kind = MCPX_UPC_PROTOCOL;
-		snprintf(res->msg, sizeof(res->msg),
-		         "the upstream's event stream ended without the response");
+		snprintf(res->msg, sizeof(res->msg), "%s", why);
+	} else {
+		res->response = r->rd.response;
+		r->rd.response = NULL;
 	}
 }
 
@@ -366,16 +252,11 @@ static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const c
 	r->b = b;
 	r->done = done;
 	r->arg = arg;
-	r->id = id;
 	r->allow = t->allow;
 	r->n_allow = t->n_allow;
-	r->max_bytes = t->max_bytes;
 	r->sent_session = t->session_id && t->session_id[0];
 	r->x.done = xfer_done;
-	r->on_message = on_message;
-	mcpx_buf_init(&r->json, t->max_bytes);
-	mcpx_buf_init(&r->line, t->max_bytes < SSE_LINE_MAX ? t->max_bytes : SSE_LINE_MAX);
-	mcpx_buf_init(&r->data, t->max_bytes);
+	mcpx_upr_init(&r->rd, id, t->max_bytes, on_message, arg);
 	if ((body && !(r->body = strdup(body))) || !(r->x.easy = mcpx_curl_easy_init()) ||
 	    build_headers(r, t) < 0 || set_options(r, t) != CURLE_OK) {
 		req_free(r);
