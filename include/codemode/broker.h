@@ -29,8 +29,8 @@
  * bad_url, no_rule, method, header, address, redirect, too_large,
  * request_too_large, in_flight, run_limit.
  *
- * Other modules' transfers (the upstream MCP client) share the broker's
- * curl multi handle (mcpx_broker_xfer_add).
+ * Each request's easy handle is egress_handle.h's, the one the upstream MCP
+ * client uses too, and both run on one shared curl loop (curl_loop.h).
  */
 #ifndef MCPX_BROKER_H
 #define MCPX_BROKER_H
@@ -69,23 +69,8 @@ void mcpx_broker_free(struct mcpx_broker *b);
  * broker must outlive rc's runs (free rc first). Returns 0 or -ENOSPC. */
 int mcpx_broker_serve(struct mcpx_broker *b, struct mcpx_run_channel *rc);
 
-/* ---- other modules' transfers on the broker's curl multi handle ---------- */
-
-/* A transfer another module (upstream.c) runs on the broker's curl multi
- * handle and the loop that drives it. The owner sets easy (a CURL *,
- * configured, with CURLOPT_PRIVATE left NULL) and done, and keeps x alive
- * until done is called or it removes x. */
-struct mcpx_broker_xfer {
-	void *easy;
-	/* The transfer ended: curl_code is its CURLcode. x is no longer on the
-	 * multi handle; the owner cleans up the easy handle. */
-	void (*done)(struct mcpx_broker_xfer *x, int curl_code);
-	struct mcpx_broker_xfer *next; /* the broker's */
-};
-
-/* Starts x. Returns 0 or -ENOMEM / -EIO (curl refused it). */
-int mcpx_broker_xfer_add(struct mcpx_broker *b, struct mcpx_broker_xfer *x);
-/* Stops x before its end (done is not called). NULL easy is fine. */
-void mcpx_broker_xfer_remove(struct mcpx_broker *b, struct mcpx_broker_xfer *x);
+/* The shared transport the broker's fetches run on (curl_loop.h), which
+ * the upstream MCP client's requests share. */
+struct mcpx_curl_loop *mcpx_broker_http(struct mcpx_broker *b);
 
 #endif

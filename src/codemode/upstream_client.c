@@ -1,7 +1,7 @@
 /*
  * upstream_client.c - one JSON-RPC message to an upstream MCP server over
- * Streamable HTTP (upstream_client.h), as a transfer on the broker's curl
- * multi handle.
+ * Streamable HTTP (upstream_client.h), as a transfer on the shared curl
+ * loop the broker's fetches run on.
  *
  * The answer to a POST is either one JSON body (Content-Type
  * application/json) or an event stream (text/event-stream) whose "data"
@@ -13,14 +13,16 @@
  * the caller; other messages of the server (progress, logging, requests
  * such as sampling, which this client does not offer) are skipped.
  *
- * Safety is the broker's: every address curl connects to passes
- * mcpx_addr_check with the upstream's allow_cidrs (a name that resolves to
- * a private address is refused where it matters); redirects are not
- * followed; no proxy and no .netrc from the environment; TLS is verified;
- * a connection to a private address is never reused (the connection cache
- * is the broker's, and a fetch to the same host must pass its own check);
- * the answer is capped at max_bytes. The credential exists in one header
- * list per transfer, wiped before it is freed, and in no message.
+ * Safety is the broker's, from the same locked-down handle
+ * (egress_handle.h): every address curl connects to passes mcpx_addr_check
+ * with the upstream's allow_cidrs (a name that resolves to a private
+ * address is refused where it matters); redirects are not followed; no
+ * proxy and no .netrc from the environment; TLS is verified; a connection
+ * to a private address is never reused (the connection cache is shared
+ * with the broker's fetches, and a fetch to the same host must pass its
+ * own check); the answer is capped at max_bytes (upstream_reader.h). The
+ * credential exists in one header list per transfer, wiped before it is
+ * freed, and in no message.
  */
 #include "upstream_client.h"
 
@@ -29,62 +31,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 
 #include "broker.h"
-#include "config.h"
-#include "crypto.h"
+#include "egress_handle.h"
 #include "upstream_reader.h"
-
-#define CONNECT_TIMEOUT_MS 10000L
 
 _Static_assert(MCPX_UPC_SESSION_MAX == MCPX_UPR_SESSION_MAX, "one session id size");
 
 struct mcpx_upc_req {
-	struct mcpx_broker_xfer x; /* first: the broker hands it back */
-	struct mcpx_broker *b;
+	struct mcpx_egress_handle h; /* first: the loop hands back h.x */
+	struct mcpx_curl_loop *http;
 	mcpx_upc_done_fn done;
 	void *arg;
-	const struct mcpx_cidr *allow;
-	size_t n_allow;
 	char *body;
-	struct curl_slist *hdrs;
-	char errbuf[CURL_ERROR_SIZE];
 	struct mcpx_upc_result res;
-	enum mcpx_addr_class refused;
-	char refused_addr[64];
 	bool sent_session;
 	struct mcpx_upr rd; /* the answer, as it arrives */
 };
 
 static void req_free(struct mcpx_upc_req *r)
 {
-	if (r->x.easy)
-		mcpx_curl_easy_cleanup(r->x.easy);
-	for (struct curl_slist *l = r->hdrs; l; l = l->next)
-		mcpx_wipe(l->data, strlen(l->data));
-	mcpx_curl_slist_free_all(r->hdrs);
+	mcpx_egress_handle_close(&r->h, r->http);
 	free(r->body);
 	cJSON_Delete(r->res.response);
 	mcpx_upr_free(&r->rd);
 	free(r);
-}
-
-static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
-{
-	struct mcpx_upc_req *r = arg;
-	enum mcpx_addr_class cls;
-
-	if (purpose != CURLSOCKTYPE_IPCXN)
-		return CURL_SOCKET_BAD;
-	cls = mcpx_addr_check(&a->addr, a->addrlen, r->allow, r->n_allow);
-	if (cls != MCPX_ADDR_PUBLIC) {
-		r->refused = cls;
-		mcpx_addr_text(&a->addr, a->addrlen, r->refused_addr, sizeof(r->refused_addr));
-		return CURL_SOCKET_BAD;
-	}
-	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
 /* Once the response is in (or a cap passed), the transfer is cut here. */
@@ -103,83 +74,42 @@ static size_t header_cb(char *p, size_t size, size_t nmemb, void *arg)
 	return size * nmemb;
 }
 
-static int add_header(struct mcpx_upc_req *r, const char *name, const char *value)
+/* The transport's headers (the credential is egress_handle.c's). */
+static int build_headers(const struct mcpx_upc_req *r, const struct mcpx_upc_target *t,
+                         struct curl_slist **l)
 {
-	char line[16600];
-	struct curl_slist *l;
-
-	snprintf(line, sizeof(line), "%s: %s", name, value);
-	l = mcpx_curl_slist_append(r->hdrs, line);
-	mcpx_wipe(line, sizeof(line));
-	if (!l)
-		return -ENOMEM;
-	r->hdrs = l;
-	return 0;
-}
-
-static int build_headers(struct mcpx_upc_req *r, const struct mcpx_upc_target *t)
-{
+	*l = NULL;
 	if (!r->body) {
-		if (add_header(r, "Accept", "text/event-stream") < 0)
-			return -ENOMEM;
-	} else if (add_header(r, "Accept", "application/json, text/event-stream") < 0 ||
-	           add_header(r, "Content-Type", "application/json") < 0 ||
-	           add_header(r, "Expect", "") < 0)
-		return -ENOMEM;
-	if (t->protocol_version && add_header(r, "MCP-Protocol-Version", t->protocol_version) < 0)
-		return -ENOMEM;
-	if (t->session_id && t->session_id[0] && add_header(r, "Mcp-Session-Id", t->session_id) < 0)
-		return -ENOMEM;
-	if (t->cred_header && add_header(r, t->cred_header, t->cred_value) < 0)
-		return -ENOMEM;
+		if (mcpx_egress_header(l, "Accept", "text/event-stream") < 0)
+			goto fail;
+	} else if (mcpx_egress_header(l, "Accept", "application/json, text/event-stream") < 0 ||
+	           mcpx_egress_header(l, "Content-Type", "application/json") < 0 ||
+	           mcpx_egress_header(l, "Expect", "") < 0) {
+		goto fail;
+	}
+	if (t->protocol_version &&
+	    mcpx_egress_header(l, "MCP-Protocol-Version", t->protocol_version) < 0)
+		goto fail;
+	if (t->session_id && t->session_id[0] &&
+	    mcpx_egress_header(l, "Mcp-Session-Id", t->session_id) < 0)
+		goto fail;
 	return 0;
+fail:
+	mcpx_curl_slist_free_all(*l);
+	*l = NULL;
+	return -ENOMEM;
 }
 
-static CURLcode set_options(struct mcpx_upc_req *r, const struct mcpx_upc_target *t)
+/* The method and body of this request, on its locked-down handle. */
+static CURLcode set_request(struct mcpx_upc_req *r)
 {
-	CURL *e = r->x.easy;
-	/* A listening GET has no end of its own (timeout_ms 0). */
-	long timeout_ms = !r->body ? 0L : t->timeout_ms > 0 ? (long)t->timeout_ms : 1L;
-	CURLcode rc = CURLE_OK;
+	CURL *e = r->h.x.easy;
+	CURLcode rc;
 
-#define SET(opt, val)                                                                              \
-	do {                                                                                       \
-		if (rc == CURLE_OK)                                                                \
-			rc = mcpx_curl_easy_setopt(e, opt, val);                                   \
-	} while (0)
-	SET(CURLOPT_URL, t->url);
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_PROXY, "");
-	SET(CURLOPT_NOPROXY, "");
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	if (t->ca_file)
-		SET(CURLOPT_CAINFO, t->ca_file);
-	SET(CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS,
-	    timeout_ms && timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
-	SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
-	SET(CURLOPT_OPENSOCKETDATA, r);
-	SET(CURLOPT_WRITEFUNCTION, write_cb);
-	SET(CURLOPT_WRITEDATA, r);
-	SET(CURLOPT_HEADERFUNCTION, header_cb);
-	SET(CURLOPT_HEADERDATA, r);
-	SET(CURLOPT_ACCEPT_ENCODING, "");
-	SET(CURLOPT_USERAGENT, MCPX_NAME "/" MCPX_VERSION);
-	SET(CURLOPT_ERRORBUFFER, r->errbuf);
-	SET(CURLOPT_FORBID_REUSE, r->n_allow ? 1L : 0L);
-	SET(CURLOPT_HTTPHEADER, r->hdrs);
-	if (r->body) {
-		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
-		SET(CURLOPT_POSTFIELDS, r->body);
-	} else {
-		SET(CURLOPT_HTTPGET, 1L);
-	}
-#undef SET
-	return rc;
+	if (!r->body)
+		return mcpx_curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	rc = mcpx_curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
+	return rc == CURLE_OK ? mcpx_curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body) : rc;
 }
 
 /* The transfer's end, in the caller's words. */
@@ -189,8 +119,8 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 	curl_off_t up = 0;
 	const char *why;
 
-	mcpx_curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &res->status);
-	if (mcpx_curl_easy_getinfo(r->x.easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
+	mcpx_curl_easy_getinfo(r->h.x.easy, CURLINFO_RESPONSE_CODE, &res->status);
+	if (mcpx_curl_easy_getinfo(r->h.x.easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
 		res->bytes_out = (uint64_t)up;
 	res->bytes_in = r->rd.received;
 	res->list_changed = r->rd.list_changed;
@@ -202,18 +132,18 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 		res->kind = MCPX_UPC_TOO_LARGE;
 		snprintf(res->msg, sizeof(res->msg), "the answer is larger than %zu bytes",
 		         r->rd.max_bytes);
-	} else if (r->refused != MCPX_ADDR_PUBLIC && rc == CURLE_COULDNT_CONNECT) {
+	} else if (mcpx_egress_refused(&r->h, rc)) {
 		res->kind = MCPX_UPC_ADDRESS;
 		snprintf(res->msg, sizeof(res->msg),
 		         "the upstream's address %s is %s, which its allow_cidrs do not include",
-		         r->refused_addr, mcpx_addr_class_name(r->refused));
+		         r->h.refused_addr, mcpx_addr_class_name(r->h.refused));
 	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
 		res->kind = MCPX_UPC_TIMEOUT;
 		snprintf(res->msg, sizeof(res->msg), "no answer in time");
 	} else if (rc != CURLE_OK) {
 		res->kind = MCPX_UPC_DOWN;
 		snprintf(res->msg, sizeof(res->msg), "%s",
-		         r->errbuf[0] ? r->errbuf : mcpx_curl_easy_strerror(rc));
+		         r->h.errbuf[0] ? r->h.errbuf : mcpx_curl_easy_strerror(rc));
 	} else if (res->status == 404 && r->sent_session) {
 		/* The spec's signal that the session id is no longer known. */
 		res->kind = MCPX_UPC_SESSION_GONE;
@@ -231,11 +161,11 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 	}
 }
 
-static void xfer_done(struct mcpx_broker_xfer *x, int curl_code)
+static void xfer_done(struct mcpx_curl_xfer *x, CURLcode rc)
 {
 	struct mcpx_upc_req *r = (struct mcpx_upc_req *)x;
 
-	classify(r, (CURLcode)curl_code);
+	classify(r, rc);
 	r->done(r->arg, &r->res);
 	req_free(r);
 }
@@ -245,24 +175,38 @@ static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const c
                  struct mcpx_upc_req **out)
 {
 	struct mcpx_upc_req *r = calloc(1, sizeof(*r));
+	/* A listening GET has no end of its own. */
+	struct mcpx_egress_spec spec = {
+	    .url = t->url,
+	    .allow = t->allow,
+	    .n_allow = t->n_allow,
+	    .cred_header = t->cred_header,
+	    .cred_value = t->cred_value,
+	    .ca_file = t->ca_file,
+	    .timeout_ms = !body               ? 0
+	                  : t->timeout_ms > 0 ? t->timeout_ms
+	                                      : 1,
+	    .on_body = write_cb,
+	    .on_header = header_cb,
+	    .arg = r,
+	};
+	struct curl_slist *hdrs = NULL;
 
 	*out = NULL;
 	if (!r)
 		return -ENOMEM;
-	r->b = b;
+	r->http = mcpx_broker_http(b);
 	r->done = done;
 	r->arg = arg;
-	r->allow = t->allow;
-	r->n_allow = t->n_allow;
 	r->sent_session = t->session_id && t->session_id[0];
-	r->x.done = xfer_done;
 	mcpx_upr_init(&r->rd, id, t->max_bytes, on_message, arg);
-	if ((body && !(r->body = strdup(body))) || !(r->x.easy = mcpx_curl_easy_init()) ||
-	    build_headers(r, t) < 0 || set_options(r, t) != CURLE_OK) {
+	if ((body && !(r->body = strdup(body))) || build_headers(r, t, &hdrs) < 0 ||
+	    mcpx_egress_handle_open(&r->h, &spec, hdrs) < 0 || set_request(r) != CURLE_OK) {
 		req_free(r);
 		return -ENOMEM;
 	}
-	if (mcpx_broker_xfer_add(b, &r->x) < 0) {
+	r->h.x.done = xfer_done;
+	if (mcpx_curl_loop_add(r->http, &r->h.x) < 0) {
 		req_free(r);
 		return -EIO;
 	}
@@ -285,8 +229,6 @@ int mcpx_upc_listen(struct mcpx_broker *b, const struct mcpx_upc_target *t,
 
 void mcpx_upc_cancel(struct mcpx_upc_req *r)
 {
-	if (!r)
-		return;
-	mcpx_broker_xfer_remove(r->b, &r->x);
-	req_free(r);
+	if (r)
+		req_free(r);
 }

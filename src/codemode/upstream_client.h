@@ -1,17 +1,18 @@
 /*
  * upstream_client.h - one JSON-RPC message POSTed to an upstream MCP
- * server's Streamable HTTP endpoint, and its answer, on the broker's curl
- * multi handle (broker.h, mcpx_broker_xfer). Private to
+ * server's Streamable HTTP endpoint, and its answer, on the shared curl
+ * loop the broker's fetches run on (mcpx_broker_http). Private to
  * src/codemode/upstream*.c.
  *
  * It knows the transport, not the protocol's meaning: the headers
  * (Accept, Content-Type, MCP-Protocol-Version, Mcp-Session-Id, the
  * credential), the two kinds of answer (one JSON body, or an event stream
  * whose events carry the response and, before it, notifications), the
- * session id the upstream hands out, and the same limits as a fetch: every
- * address curl connects to is checked against allow_cidrs (egress_check.h),
- * redirects are not followed, the answer is capped, the request is bounded
- * in time, and no proxy is taken from the environment.
+ * session id the upstream hands out, and the same limits as a fetch, from
+ * the same locked-down handle (egress_handle.h): every address curl
+ * connects to is checked against allow_cidrs, redirects are not followed,
+ * the answer is capped, the request is bounded in time, and no proxy is
+ * taken from the environment.
  */
 #ifndef MCPX_UPSTREAM_CLIENT_H
 #define MCPX_UPSTREAM_CLIENT_H

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "http_field.h"
 #include "json.h"
 #include "utf8.h"
 
@@ -57,17 +58,6 @@ void mcpx_upr_free(struct mcpx_upr *r)
 
 /* ---- headers ----------------------------------------------------------- */
 
-/* RFC 9110 5.6.3: optional whitespace is spaces and tabs; the line's CR LF
- * goes too. */
-static void trim(const char **s, size_t *n)
-{
-	while (*n && (**s == ' ' || **s == '\t'))
-		(*s)++, (*n)--;
-	while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r' ||
-	              (*s)[*n - 1] == '\n'))
-		(*n)--;
-}
-
 static bool named(const char *name, size_t n, const char *want)
 {
 	return n == strlen(want) && strncasecmp(name, want, n) == 0;
@@ -103,7 +93,8 @@ void mcpx_upr_header(struct mcpx_upr *r, const char *line, size_t n)
 	nlen = (size_t)(colon - line);
 	v = colon + 1;
 	vlen = n - nlen - 1;
-	trim(&v, &vlen);
+	mcpx_http_chomp(v, &vlen);
+	mcpx_http_trim(&v, &vlen);
 	if (named(line, nlen, "mcp-session-id")) {
 		session_header(r, v, vlen);
 	} else if (named(line, nlen, "content-type")) {
@@ -111,7 +102,7 @@ void mcpx_upr_header(struct mcpx_upr *r, const char *line, size_t n)
 		const char *semi = memchr(v, ';', vlen);
 		size_t tlen = semi ? (size_t)(semi - v) : vlen;
 
-		trim(&v, &tlen);
+		mcpx_http_trim(&v, &tlen);
 		r->sse = named(v, tlen, "text/event-stream");
 	}
 }
