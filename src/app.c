@@ -34,6 +34,7 @@
 #include "broker.h"
 #include "config.h"
 #include "crypto.h"
+#include "curl_loop.h"
 #include "executor.h"
 #include "functions.h"
 #include "heap_trim.h"
@@ -65,6 +66,7 @@ struct app {
 	bool selftest_ok;
 	struct mcpx_loop *loop;
 	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
+	struct mcpx_curl_loop *http;      /* the egress transfers' shared transport */
 	struct mcpx_broker *broker;
 	struct mcpx_run_channel *rc; /* the runs' channels; NULL without a policy */
 	struct mcpx_executor *ex;
@@ -102,7 +104,13 @@ static int start_broker(struct app *app)
 	if (!app->policy)
 		return 0;
 	mcpx_policy_store_watch(app->policy, app->loop, POLICY_POLL_MS);
-	if (mcpx_broker_new(app->loop, app->policy, &bo, &app->broker, &err) < 0) {
+	/* One transport for the runs' fetches and the upstream MCP client:
+	 * libcurl is loaded with its first transfer. */
+	if (!(app->http = mcpx_curl_loop_new(app->loop, "egress"))) {
+		mcpx_error("egress: out of memory");
+		return -1;
+	}
+	if (mcpx_broker_new(app->http, app->policy, &bo, &app->broker, &err) < 0) {
 		mcpx_error("%s", err.msg);
 		return -1;
 	}
@@ -114,8 +122,8 @@ static int start_broker(struct app *app)
 		mcpx_error("run channel: out of memory");
 		return -1;
 	}
-	/* The upstream MCP servers' client shares the broker's curl handle. */
-	if (mcpx_upstreams_new(app->loop, app->broker, app->policy, app->cfg->egress_ca_file,
+	/* The upstream MCP servers' client shares the transport. */
+	if (mcpx_upstreams_new(app->loop, app->http, app->policy, app->cfg->egress_ca_file,
 	                       &app->upstreams) < 0 ||
 	    !(app->up_ops = mcpx_upstream_ops_new(app->rc, app->upstreams))) {
 		mcpx_error("upstreams: out of memory");
@@ -444,8 +452,8 @@ static void teardown(struct app *app)
 	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
-	/* Their calls ended with the runs; their transfers are on the broker's
-	 * handle, so they go before it. */
+	/* Their calls ended with the runs; their transfers are on the shared
+	 * transport, so they go before it. */
 	mcpx_upstream_ops_free(app->up_ops);
 	mcpx_upstreams_free(app->upstreams);
 	/* The channels' runs are gone; the table's handlers go first (above),
@@ -454,6 +462,7 @@ static void teardown(struct app *app)
 	 * before it. */
 	mcpx_run_channel_free(app->rc);
 	mcpx_broker_free(app->broker);
+	mcpx_curl_loop_free(app->http);
 	mcpx_policy_store_free(app->policy);
 	/* The listener takes the loop with it, and the transports its closing
 	 * connections reach go after it, before the core (http_front.h). */

@@ -24,7 +24,8 @@
  * or not, writes one audit line (never its arguments or result) and counts
  * in /metrics.
  *
- * Everything runs on the server's loop, on the broker's curl multi handle.
+ * Everything runs on the server's loop, on the egress transfers' shared
+ * transport (curl_loop.h).
  */
 #ifndef MCPX_UPSTREAM_H
 #define MCPX_UPSTREAM_H
@@ -35,7 +36,7 @@
 #include <stdint.h>
 
 struct mcpx_loop;
-struct mcpx_broker;
+struct mcpx_curl_loop;
 struct mcpx_policy;
 struct mcpx_policy_store;
 struct mcpx_egress_grant;
@@ -44,9 +45,9 @@ struct mcpx_upstreams;
 struct mcpx_upstream_call;
 
 /* Starts the client of every upstream of store's current policy, on loop
- * and on broker's curl multi handle (both must outlive it). ca_file: NULL
+ * and on the shared transport http (both must outlive it). ca_file: NULL
  * or "" for the system's CAs. Returns 0 with *out, or -ENOMEM. */
-int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_broker *broker,
+int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_curl_loop *http,
                        struct mcpx_policy_store *store, const char *ca_file,
                        struct mcpx_upstreams **out);
 /* Cancels every call (no callbacks) and connection and frees u. NULL is fine. */

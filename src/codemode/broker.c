@@ -55,7 +55,7 @@
 
 struct mcpx_broker {
 	struct mcpx_policy_store *store;
-	struct mcpx_curl_loop *http; /* the shared transport */
+	struct mcpx_curl_loop *http; /* the shared transport (app.c's) */
 	char *proxy;                 /* NULL: none */
 	char *ca_file;               /* NULL: the system's CAs */
 };
@@ -772,11 +772,6 @@ int mcpx_broker_serve(struct mcpx_broker *b, struct mcpx_run_channel *rc)
 	return mcpx_run_channel_add_op(rc, &h);
 }
 
-struct mcpx_curl_loop *mcpx_broker_http(struct mcpx_broker *b)
-{
-	return b->http;
-}
-
 /* ---- the broker ------------------------------------------------------------- */
 
 static char *dup_setting(const char *s)
@@ -784,7 +779,7 @@ static char *dup_setting(const char *s)
 	return s && s[0] ? strdup(s) : NULL;
 }
 
-int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
+int mcpx_broker_new(struct mcpx_curl_loop *http, struct mcpx_policy_store *store,
                     const struct mcpx_broker_opts *o, struct mcpx_broker **out,
                     struct mcpx_err *err)
 {
@@ -798,10 +793,7 @@ int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
 		return mcpx_err_set(err, ENOMEM, "egress broker: out of memory");
 	}
 	b->store = store;
-	if (!(b->http = mcpx_curl_loop_new(loop, "egress"))) {
-		mcpx_broker_free(b);
-		return mcpx_err_set(err, ENOMEM, "egress broker: out of memory");
-	}
+	b->http = http;
 	*out = b;
 	return 0;
 }
@@ -810,7 +802,6 @@ void mcpx_broker_free(struct mcpx_broker *b)
 {
 	if (!b)
 		return;
-	mcpx_curl_loop_free(b->http);
 	free(b->proxy);
 	free(b->ca_file);
 	free(b);

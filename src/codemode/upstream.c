@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "upstream_internal.h"
 
 #define CANCEL_TIMEOUT_MS 5000
@@ -63,7 +64,8 @@ char *mcpx_up_message(double id, const char *method, cJSON *params)
 	    cJSON_AddStringToObject(m, "method", method) &&
 	    (!params || cJSON_AddItemToObject(m, "params", params))) {
 		params = NULL;
-		text = cJSON_PrintUnformatted(m);
+		/* The arguments' numbers as they came (json.h). */
+		text = mcpx_json_print_exact(m);
 	}
 	cJSON_Delete(params);
 	cJSON_Delete(m);
@@ -103,7 +105,7 @@ void mcpx_up_send_cancelled(struct upstream *up, const struct mcpx_upstream_conf
 	body = mcpx_up_message(-1, "notifications/cancelled", params);
 	mcpx_up_target(up, conf, CANCEL_TIMEOUT_MS, &t);
 	n->mod = up->mod;
-	if (!body || mcpx_upc_post(up->mod->broker, &t, body, -1, notif_done, n, &n->req) < 0) {
+	if (!body || mcpx_upc_post(up->mod->http, &t, body, -1, notif_done, n, &n->req) < 0) {
 		free(body);
 		free(n);
 		return;
@@ -113,7 +115,7 @@ void mcpx_up_send_cancelled(struct upstream *up, const struct mcpx_upstream_conf
 	up->mod->notifs = n;
 }
 
-int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_broker *broker,
+int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_curl_loop *http,
                        struct mcpx_policy_store *store, const char *ca_file,
                        struct mcpx_upstreams **out)
 {
@@ -125,7 +127,7 @@ int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_broker *broker,
 		return -ENOMEM;
 	}
 	u->loop = loop;
-	u->broker = broker;
+	u->http = http;
 	u->store = store;
 	u->next_id = 1;
 	mcpx_upstreams_reload(u);

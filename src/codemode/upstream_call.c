@@ -203,7 +203,7 @@ void mcpx_up_call_send(struct mcpx_upstream_call *c)
 		cJSON_Delete(params);
 	mcpx_up_target(c->up, c->conf, (c->deadline_us - now + 999u) / 1000u, &t);
 	c->sent = true;
-	if (!body || mcpx_upc_post(c->mod->broker, &t, body, c->id, call_done, c, &c->req) < 0) {
+	if (!body || mcpx_upc_post(c->mod->http, &t, body, c->id, call_done, c, &c->req) < 0) {
 		free(body);
 		mcpx_up_call_fail(c, MCPX_UPSTREAM_TOOL_ERROR, NULL, "failed", "out of memory");
 		return;

@@ -32,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker.h"
 #include "egress_handle.h"
 #include "upstream_reader.h"
 
@@ -170,7 +169,7 @@ static void xfer_done(struct mcpx_curl_xfer *x, CURLcode rc)
 	req_free(r);
 }
 
-static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
+static int start(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t, const char *body,
                  double id, mcpx_upc_done_fn done, mcpx_upc_message_fn on_message, void *arg,
                  struct mcpx_upc_req **out)
 {
@@ -195,7 +194,7 @@ static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const c
 	*out = NULL;
 	if (!r)
 		return -ENOMEM;
-	r->http = mcpx_broker_http(b);
+	r->http = http;
 	r->done = done;
 	r->arg = arg;
 	r->sent_session = t->session_id && t->session_id[0];
@@ -214,17 +213,17 @@ static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const c
 	return 0;
 }
 
-int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
+int mcpx_upc_post(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t, const char *body,
                   double id, mcpx_upc_done_fn done, void *arg, struct mcpx_upc_req **out)
 {
-	return start(b, t, body, id, done, NULL, arg, out);
+	return start(http, t, body, id, done, NULL, arg, out);
 }
 
-int mcpx_upc_listen(struct mcpx_broker *b, const struct mcpx_upc_target *t,
+int mcpx_upc_listen(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t,
                     mcpx_upc_message_fn on_message, mcpx_upc_done_fn done, void *arg,
                     struct mcpx_upc_req **out)
 {
-	return start(b, t, NULL, -1, done, on_message, arg, out);
+	return start(http, t, NULL, -1, done, on_message, arg, out);
 }
 
 void mcpx_upc_cancel(struct mcpx_upc_req *r)

@@ -1,7 +1,7 @@
 /*
  * upstream_client.h - one JSON-RPC message POSTed to an upstream MCP
  * server's Streamable HTTP endpoint, and its answer, on the shared curl
- * loop the broker's fetches run on (mcpx_broker_http). Private to
+ * loop the broker's fetches run on (curl_loop.h). Private to
  * src/codemode/upstream*.c.
  *
  * It knows the transport, not the protocol's meaning: the headers
@@ -24,7 +24,7 @@
 
 #include "egress_check.h"
 
-struct mcpx_broker;
+struct mcpx_curl_loop;
 struct mcpx_upc_req;
 
 #define MCPX_UPC_SESSION_MAX 256
@@ -71,7 +71,7 @@ typedef void (*mcpx_upc_done_fn)(void *arg, struct mcpx_upc_result *res);
 /* POSTs body (a JSON-RPC message; id is its id, or -1 for a notification,
  * whose answer is only a status). Returns 0 with *out (until done or
  * cancel), or -errno. */
-int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
+int mcpx_upc_post(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t, const char *body,
                   double id, mcpx_upc_done_fn done, void *arg, struct mcpx_upc_req **out);
 
 /* A message of the upstream on a listening stream (borrowed for the call). */
@@ -82,7 +82,7 @@ typedef void (*mcpx_upc_message_fn)(void *arg, const cJSON *msg);
  * on_message; max_bytes caps each event; timeout_ms is ignored (the stream
  * lasts until the upstream ends it, then done). Returns 0 with *out, or
  * -errno. */
-int mcpx_upc_listen(struct mcpx_broker *b, const struct mcpx_upc_target *t,
+int mcpx_upc_listen(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t,
                     mcpx_upc_message_fn on_message, mcpx_upc_done_fn done, void *arg,
                     struct mcpx_upc_req **out);
 

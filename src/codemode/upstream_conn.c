@@ -151,7 +151,7 @@ static void listen_start(struct upstream *up)
 	if (up->listen || up->no_listen || !up->announces || up->state != UP_READY || up->gone)
 		return;
 	mcpx_up_target(up, up->conf, 0, &t);
-	if (mcpx_upc_listen(up->mod->broker, &t, listen_message, listen_done, up, &up->listen) < 0)
+	if (mcpx_upc_listen(up->mod->http, &t, listen_message, listen_done, up, &up->listen) < 0)
 		up->listen = NULL;
 }
 
@@ -247,8 +247,7 @@ static void list_page(struct upstream *up, const char *cursor)
 	body = mcpx_up_message(up->mod->next_id, "tools/list", params);
 	mcpx_up_target(up, up->conf, (uint64_t)up->conf->timeout_s * 1000u, &t);
 	if (!up->listing || !body ||
-	    mcpx_upc_post(up->mod->broker, &t, body, up->mod->next_id++, list_done, up, &up->req) <
-	        0)
+	    mcpx_upc_post(up->mod->http, &t, body, up->mod->next_id++, list_done, up, &up->req) < 0)
 		mcpx_up_go_down(up, "out of memory");
 	free(body);
 }
@@ -306,8 +305,7 @@ static void initialize_done(void *arg, struct mcpx_upc_result *res)
 	up->step = STEP_INITIALIZED;
 	body = mcpx_up_message(-1, "notifications/initialized", NULL);
 	mcpx_up_target(up, up->conf, (uint64_t)up->conf->timeout_s * 1000u, &t);
-	if (!body ||
-	    mcpx_upc_post(up->mod->broker, &t, body, -1, initialized_done, up, &up->req) < 0)
+	if (!body || mcpx_upc_post(up->mod->http, &t, body, -1, initialized_done, up, &up->req) < 0)
 		mcpx_up_go_down(up, "out of memory");
 	free(body);
 }
@@ -342,8 +340,8 @@ void mcpx_up_connect(struct upstream *up)
 	}
 	body = mcpx_up_message(up->mod->next_id, "initialize", params);
 	mcpx_up_target(up, up->conf, (uint64_t)up->conf->timeout_s * 1000u, &t);
-	if (!body || mcpx_upc_post(up->mod->broker, &t, body, up->mod->next_id++, initialize_done,
-	                           up, &up->req) < 0)
+	if (!body || mcpx_upc_post(up->mod->http, &t, body, up->mod->next_id++, initialize_done, up,
+	                           &up->req) < 0)
 		mcpx_up_go_down(up, "out of memory");
 	free(body);
 }

@@ -94,7 +94,7 @@ struct notif {
 
 struct mcpx_upstreams {
 	struct mcpx_loop *loop;
-	struct mcpx_broker *broker;
+	struct mcpx_curl_loop *http; /* the shared transport (app.c's) */
 	struct mcpx_policy_store *store;
 	char *ca_file;
 	struct upstream *ups;

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker.h"
 #include "check.h"
 #include "curl_lib.h"
+#include "curl_loop.h"
 #include "http_fixture.h"
 #include "json.h"
 #include "log.h"
@@ -26,7 +26,7 @@
 #define NOTE "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}"
 
 static struct mcpx_loop *loop;
-static struct mcpx_broker *broker;
+static struct mcpx_curl_loop *http;
 static char statics[8][512];
 
 /* One piece of an answer with a Content-Length header computed for body. */
@@ -134,7 +134,7 @@ static void post(struct outcome *o, struct http_fixture *fx, const char *host, c
 	}
 	memset(o, 0, sizeof(*o));
 	snprintf(url, sizeof(url), "http://%s:%d%s", host, fx->port, path);
-	REQUIRE_INT(mcpx_upc_post(broker, &t, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\"}", 5,
+	REQUIRE_INT(mcpx_upc_post(http, &t, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\"}", 5,
 	                          on_done, o, &r),
 	            0);
 	for (int i = 0; i < 400000 && !o->done; i++)
@@ -227,7 +227,7 @@ static void test_listen_and_cancel(struct http_fixture *fx)
 	memset(&o, 0, sizeof(o));
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/listen", fx->port);
 	t.url = url;
-	REQUIRE_INT(mcpx_upc_listen(broker, &t, on_message, on_done, &o, &r), 0);
+	REQUIRE_INT(mcpx_upc_listen(http, &t, on_message, on_done, &o, &r), 0);
 	for (int i = 0; i < 400000 && !o.done; i++)
 		mcpx_loop_turn(loop);
 	CHECK(o.done);
@@ -239,7 +239,7 @@ static void test_listen_and_cancel(struct http_fixture *fx)
 	memset(&o, 0, sizeof(o));
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hang", fx->port);
 	t.timeout_ms = 100;
-	REQUIRE_INT(mcpx_upc_post(broker, &t, "{}", 5, on_done, &o, &r), 0);
+	REQUIRE_INT(mcpx_upc_post(http, &t, "{}", 5, on_done, &o, &r), 0);
 	for (int i = 0; i < 50; i++)
 		mcpx_loop_turn(loop);
 	mcpx_upc_cancel(r);
@@ -250,8 +250,6 @@ static void test_listen_and_cancel(struct http_fixture *fx)
 
 int main(void)
 {
-	const struct mcpx_broker_opts bo = {0};
-	struct mcpx_err err = {{0}};
 	struct http_fixture fx;
 	char why[128];
 
@@ -262,8 +260,8 @@ int main(void)
 	}
 	CHECK_INT(mcpx_cidr_parse("127.0.0.0/8", &lo, why, sizeof(why)), 0);
 	loop = mcpx_loop_new();
-	if (!loop || mcpx_broker_new(loop, NULL, &bo, &broker, &err) < 0 ||
-	    !http_fixture_start(&fx, respond, NULL)) {
+	http = loop ? mcpx_curl_loop_new(loop, "test") : NULL;
+	if (!http || !http_fixture_start(&fx, respond, NULL)) {
 		fprintf(stderr, "set-up failed\n");
 		return 1;
 	}
@@ -272,7 +270,7 @@ int main(void)
 	test_private_connection_not_reused(&fx);
 	test_listen_and_cancel(&fx);
 	http_fixture_stop(&fx);
-	mcpx_broker_free(broker);
+	mcpx_curl_loop_free(http);
 	mcpx_loop_free(loop);
 	CHECK_DONE();
 }
