@@ -5,9 +5,11 @@
  * answers (written in pieces, CR line ends, a BOM), the session id (a
  * trailing tab), the credential, a redirect not followed, a connection
  * under allow_cidrs not reused by a request without them, an address
- * refused, a request of the server that is not the response, the cap, a
- * session the upstream forgot, a timeout, a listening stream, and a
- * cancelled request that is never reported.
+ * refused, a request of the server that is not the response, bytes after
+ * the JSON value, the cap counted up to the response whatever the writes
+ * (issue 34 item 4), a session the upstream forgot, a timeout, a listening
+ * stream whose cap is per event, and a cancelled request that is never
+ * reported.
  */
 #include "upstream_client.h"
 
@@ -26,6 +28,7 @@
 #define NOTE "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}"
 
 static struct mcpx_loop *loop;
+static char padded[8192], burst[8192];
 static struct mcpx_curl_loop *http;
 static char statics[8][512];
 
@@ -72,6 +75,19 @@ static void respond(struct http_fixture *fx, const struct http_fixture_req *req,
 		resp->piece[0] = with_length(0, "200 OK", "Content-Type: application/json\r\n",
 		                             "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sampling/"
 		                             "createMessage\",\"result\":{}}");
+	} else if (!strcmp(p, "/trailing")) {
+		resp->piece[0] =
+		    with_length(0, "200 OK", "Content-Type: application/json\r\n", RESP " x");
+	} else if (!strcmp(p, "/padded")) {
+		/* The response, then 5000 bytes of a comment, in one write:
+		 * the cap (4096) is not reached before the response is in. */
+		resp->piece[0] = padded;
+		resp->close = true;
+	} else if (!strcmp(p, "/burst")) {
+		/* 120 small events in one write (4.7 kB), more than the per-event cap
+		 * together, the last one list_changed. */
+		resp->piece[0] = burst;
+		resp->close = true;
 	} else if (!strcmp(p, "/gone")) {
 		resp->piece[0] = with_length(0, "404 Not Found", "", "");
 	} else if (!strcmp(p, "/hang")) {
@@ -175,6 +191,15 @@ static void test_answers(struct http_fixture *fx)
 	CHECK_INT(o.res.kind, MCPX_UPC_PROTOCOL);
 	CHECK(o.response == NULL);
 
+	post(&o, fx, "127.0.0.1", "/trailing", true, NULL, 10000);
+	CHECK_INT(o.res.kind, MCPX_UPC_PROTOCOL);
+	CHECK(o.response == NULL);
+
+	post(&o, fx, "127.0.0.1", "/padded", true, NULL, 10000);
+	CHECK_INT(o.res.kind, MCPX_UPC_OK);
+	CHECK_STR(o.response, RESP);
+	free(o.response);
+
 	post(&o, fx, "127.0.0.1", "/gone", true, "s-1", 10000);
 	CHECK_INT(o.res.kind, MCPX_UPC_SESSION_GONE);
 	post(&o, fx, "127.0.0.1", "/gone", true, NULL, 10000);
@@ -235,6 +260,16 @@ static void test_listen_and_cancel(struct http_fixture *fx)
 	CHECK_INT(o.messages, 2);
 	CHECK_INT(o.res.kind, MCPX_UPC_OK);
 
+	/* Many small events in one write: each is within the cap. */
+	memset(&o, 0, sizeof(o));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/burst", fx->port);
+	REQUIRE_INT(mcpx_upc_listen(http, &t, on_message, on_done, &o, &r), 0);
+	for (int i = 0; i < 400000 && !o.done; i++)
+		mcpx_loop_turn(loop);
+	CHECK(o.done);
+	CHECK_INT(o.messages, 121);
+	CHECK_INT(o.res.kind, MCPX_UPC_OK);
+
 	/* A cancelled request is never reported. */
 	memset(&o, 0, sizeof(o));
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hang", fx->port);
@@ -248,6 +283,24 @@ static void test_listen_and_cancel(struct http_fixture *fx)
 	CHECK(!o.done);
 }
 
+/* The long answers, made once. */
+static void make_answers(void)
+{
+	int n = snprintf(padded, sizeof(padded),
+	                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	                 "Connection: close\r\n\r\ndata: " RESP "\n\n: ");
+
+	memset(padded + n, 'p', 5000);
+	snprintf(padded + n + 5000, sizeof(padded) - (size_t)n - 5000, "\n\n");
+	n = snprintf(burst, sizeof(burst),
+	             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	             "Connection: close\r\n\r\n");
+	for (int i = 0; i < 120; i++)
+		n += snprintf(burst + n, sizeof(burst) - (size_t)n,
+		              "data: {\"jsonrpc\":\"2.0\",\"method\":\"m\"}\n\n");
+	snprintf(burst + n, sizeof(burst) - (size_t)n, "data: " NOTE "\n\n");
+}
+
 int main(void)
 {
 	struct http_fixture fx;
@@ -259,6 +312,7 @@ int main(void)
 		return 77;
 	}
 	CHECK_INT(mcpx_cidr_parse("127.0.0.0/8", &lo, why, sizeof(why)), 0);
+	make_answers();
 	loop = mcpx_loop_new();
 	http = loop ? mcpx_curl_loop_new(loop, "test") : NULL;
 	if (!http || !http_fixture_start(&fx, respond, NULL)) {
