@@ -39,6 +39,7 @@
 #include "functions.h"
 #include "heap_trim.h"
 #include "http_front.h"
+#include "json.h"
 #include "listen_addr.h"
 #include "log.h"
 #include "loop.h"
@@ -176,7 +177,7 @@ static int tools_digest(struct app *app, char hex[65])
 	if (arr && exec && cJSON_AddItemToArray(arr, exec)) {
 		exec = NULL;
 		if (!pr || pr->list(pr->ctx, arr) == 0)
-			text = cJSON_PrintUnformatted(arr);
+			text = mcpx_json_print_exact(arr);
 	}
 	cJSON_Delete(exec);
 	cJSON_Delete(arr);
