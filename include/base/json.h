@@ -65,6 +65,10 @@ int mcpx_json_print(const cJSON *v, struct mcpx_buf *out);
  * frees; NULL when out of memory. */
 char *mcpx_json_print_exact(const cJSON *v);
 
+/* Appends s (NUL-terminated, marks as \u0000) as a JSON string, as
+ * mcpx_json_print writes strings. Same returns as mcpx_json_print. */
+int mcpx_json_print_string(const char *s, struct mcpx_buf *out);
+
 /* Writes the shortest text that reads back as d (strtod) into buf, in
  * JavaScript's number form ("0.30000000000000004", "1e+21", "5e-324"),
  * with "-0" for negative zero and "null" for NaN and the infinities (as

@@ -111,14 +111,21 @@ void mcpx_upstream_call_cancel(struct mcpx_upstream_call *call);
 void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *c, const char *upstream,
                                 const char *tool, const char *reason);
 
-/* The tools a caller may call now, for discovery: an array of
- * {"name": "<upstream>.<tool>", "description", "input_schema",
- * "output_schema"} (run form) or of MCP Tool objects named
- * "<upstream>.<tool>" (mcp_form, the gateway: exposed upstreams only when
- * grant is NULL). Upstreams not connected contribute nothing. Returns a new
- * array, or NULL when out of memory. */
-cJSON *mcpx_upstreams_tools(struct mcpx_upstreams *u, const struct mcpx_policy *policy,
-                            const struct mcpx_egress_grant *grant, bool mcp_form);
+/* The exposed upstreams' allowed tools as MCP Tool objects named
+ * "<upstream>.<tool>" (the gateway's tools/list): each member but the name
+ * is the upstream's own JSON text, as a raw value. Upstreams not connected
+ * contribute nothing. A new array, or NULL when out of memory. */
+cJSON *mcpx_upstreams_gateway_tools(struct mcpx_upstreams *u, const struct mcpx_policy *policy);
+
+/* The tools grant may call now, for mcpx.tools(): appended to out as the
+ * elements of a JSON array, {"name": "<upstream>.<tool>", "description",
+ * "input_schema", "output_schema"} each, with a comma before each but the
+ * first of the array (*first, which it clears). The kept text is copied,
+ * not printed again. Returns 0, -ENOMEM or -E2BIG (out's cap). */
+struct mcpx_buf;
+int mcpx_upstreams_run_tools(struct mcpx_upstreams *u, const struct mcpx_policy *policy,
+                             const struct mcpx_egress_grant *grant, struct mcpx_buf *out,
+                             bool *first);
 
 /* One line per upstream of grant (all when NULL): its name, tool count
  * and server name (or "not connected yet"), for the exec tool's

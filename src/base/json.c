@@ -418,6 +418,11 @@ static int print_value(const cJSON *v, struct mcpx_buf *out)
 	}
 }
 
+int mcpx_json_print_string(const char *s, struct mcpx_buf *out)
+{
+	return print_string(s, out);
+}
+
 int mcpx_json_print(const cJSON *v, struct mcpx_buf *out)
 {
 	return v ? print_value(v, out) : -EINVAL;

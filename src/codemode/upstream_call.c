@@ -227,20 +227,6 @@ const struct mcpx_upstream_conf *mcpx_upstream_of(const struct mcpx_policy *poli
 	return conf;
 }
 
-static bool tool_listed(const struct upstream *up, const char *tool)
-{
-	const cJSON *t;
-
-	cJSON_ArrayForEach(t, up->tools)
-	{
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
-
-		if (cJSON_IsString(n) && strcmp(n->valuestring, tool) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* The name of who's profile under the policy its call is judged by, for
  * the audit line; "" for none. */
 static const char *profile_of(const struct mcpx_upstream_caller *who)
@@ -311,7 +297,7 @@ static const char *refusal(const struct mcpx_upstream_caller *who,
 		snprintf(msg, msglen, "upstream %s is down: %s", conf->name, up->down_why);
 		return "upstream_down";
 	}
-	if (up->tools && !tool_listed(up, tool)) {
+	if (up->tools && !mcpx_up_catalog_has(up->tools, tool)) {
 		snprintf(msg, msglen, "upstream %s has no tool named %s", conf->name, shown(tool));
 		return "no_tool";
 	}

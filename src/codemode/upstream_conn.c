@@ -9,6 +9,7 @@
  * It does not relay calls (upstream_call.c) nor list tools to anyone
  * (upstream_catalog.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +41,8 @@ void mcpx_up_unref(struct upstream *up)
 	stop_listening(up);
 	mcpx_timer_cancel(&up->retry);
 	mcpx_upc_cancel(up->req);
-	cJSON_Delete(up->tools);
-	cJSON_Delete(up->listing);
+	mcpx_up_catalog_free(up->tools);
+	mcpx_up_catalog_free(up->listing);
 	mcpx_policy_unref(up->policy);
 	free(up);
 }
@@ -160,8 +161,8 @@ static void became_ready(struct upstream *up)
 	bool first = up->down_logged || up->state != UP_READY;
 
 	if (first)
-		mcpx_info("upstream %s: connected (protocol %s, %d tools)", up->name, up->version,
-		          cJSON_GetArraySize(up->tools));
+		mcpx_info("upstream %s: connected (protocol %s, %zu tools)", up->name, up->version,
+		          up->tools->n);
 	up->down_logged = false;
 	up->backoff_s = 0;
 	set_state(up, UP_READY);
@@ -202,20 +203,23 @@ static void list_done(void *arg, struct mcpx_upc_result *res)
 	}
 	cJSON_ArrayForEach(t, tools)
 	{
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
-
-		/* A tool without a name, or with one that cannot be called by
-		 * "<upstream>.<tool>", is left out. */
-		if (!cJSON_IsObject(t) || !cJSON_IsString(name) || !name->valuestring[0] ||
-		    strlen(name->valuestring) > 128)
-			continue;
-		cJSON_AddItemToArray(up->listing, cJSON_Duplicate(t, true));
+		/* Kept as text within the caps (upstream_catalog.c). */
+		if (mcpx_up_catalog_add(up->listing, t, up->conf) == -ENOMEM) {
+			mcpx_up_go_down(up, "out of memory");
+			return;
+		}
 	}
-	if (cJSON_IsString(next) && next->valuestring[0] && ++up->pages < LIST_PAGES_MAX) {
+	if (!up->listing->truncated && cJSON_IsString(next) && next->valuestring[0] &&
+	    ++up->pages < LIST_PAGES_MAX) {
 		list_page(up, next->valuestring);
 		return;
 	}
-	cJSON_Delete(up->tools);
+	if (up->listing->truncated)
+		mcpx_warn("upstream %s: its tool list passes max_tools (%u) or max_tools_bytes "
+		          "(%zu): the first %zu tools (%zu bytes) are kept, the rest left out",
+		          up->name, up->conf->max_tools, up->conf->max_tools_bytes, up->listing->n,
+		          up->listing->bytes);
+	mcpx_up_catalog_free(up->tools);
 	up->tools = up->listing;
 	up->listing = NULL;
 	up->step = STEP_NONE;
@@ -233,8 +237,8 @@ static void list_page(struct upstream *up, const char *cursor)
 	char *body;
 
 	if (!cursor) {
-		cJSON_Delete(up->listing);
-		up->listing = cJSON_CreateArray();
+		mcpx_up_catalog_free(up->listing);
+		up->listing = mcpx_up_catalog_new();
 		up->pages = 0;
 	}
 	if (cursor && (!(params = cJSON_CreateObject()) ||

@@ -9,7 +9,8 @@
  *                    page by page, the GET stream, down and the retry, reloads
  * upstream_call.c    a call's relay: checks, the request, its answer or the
  *                    reason it has none, cancellation, the audit line
- * upstream_catalog.c the tools of the upstreams a caller may reach, as a list
+ * upstream_catalog.c an upstream's tool list kept as text within its caps, and
+ *                    the tools of the upstreams a caller may reach, as a list
  *                    or a summary
  *
  * Not for use outside src/codemode/upstream*.c; everyone else has
@@ -35,6 +36,27 @@ enum up_step { STEP_NONE, STEP_INITIALIZE, STEP_INITIALIZED, STEP_LIST };
 
 struct notif;
 
+/* One tool of an upstream's list, kept compactly: its name, and each other
+ * member of its Tool object as JSON text (json.h, exact), in order. */
+struct up_member {
+	char *key;
+	char *value;
+};
+
+struct up_tool {
+	char *name;
+	struct up_member *m;
+	size_t n;
+};
+
+/* An upstream's tool list within its caps (max_tools, max_tools_bytes). */
+struct up_catalog {
+	struct up_tool *tools;
+	size_t n, cap;
+	size_t bytes;   /* the kept tools' text */
+	bool truncated; /* the caps left tools out */
+};
+
 struct upstream {
 	struct mcpx_upstreams *mod;
 	struct upstream *next;
@@ -54,8 +76,8 @@ struct upstream {
 	struct mcpx_upc_req *listen; /* the GET stream, or NULL */
 	struct mcpx_timer listen_timer;
 	struct mcpx_timer changed_timer; /* a list_changed seen on the stream */
-	cJSON *tools;                    /* what tools/list gave, or NULL before */
-	cJSON *listing;                  /* pages gathered so far */
+	struct up_catalog *tools;        /* what tools/list gave, or NULL before */
+	struct up_catalog *listing;      /* pages gathered so far */
 	unsigned pages;
 	bool refresh; /* list again once the current listing ends */
 	struct mcpx_timer retry;
@@ -127,6 +149,18 @@ void mcpx_up_go_down(struct upstream *up, const char *why);
 void mcpx_up_tools_changed(struct upstream *up);
 struct upstream *mcpx_up_find(const struct mcpx_upstreams *u, const char *name);
 void mcpx_up_unref(struct upstream *up);
+
+/* ---- upstream_catalog.c ---- */
+
+struct up_catalog *mcpx_up_catalog_new(void);
+void mcpx_up_catalog_free(struct up_catalog *c);
+/* Keeps tool (one element of a tools/list page) under conf's caps. Returns
+ * 0 (kept), 1 (not a tool that can be called by "<upstream>.<tool>": left
+ * out), -E2BIG (a cap is reached: left out, and c->truncated), -ENOMEM. */
+int mcpx_up_catalog_add(struct up_catalog *c, const cJSON *tool,
+                        const struct mcpx_upstream_conf *conf);
+/* Whether the upstream lists a tool of that name. */
+bool mcpx_up_catalog_has(const struct up_catalog *c, const char *name);
 
 /* ---- upstream_call.c ---- */
 

@@ -39,7 +39,7 @@ static int list_tools(void *ctx, cJSON *arr)
 
 	if (rc < 0)
 		return rc;
-	mine = mcpx_upstreams_tools(t->ups, mcpx_policy_store_current(t->store), NULL, true);
+	mine = mcpx_upstreams_gateway_tools(t->ups, mcpx_policy_store_current(t->store));
 	if (!mine)
 		return -ENOMEM;
 	while ((e = cJSON_DetachItemFromArray(mine, 0)))
