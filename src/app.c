@@ -202,6 +202,10 @@ static void policy_changed(void *arg)
 		app->up_version = p;
 		mcpx_upstreams_reload(app->upstreams);
 	}
+	/* A tools/list that waited for the gateway's upstreams' first answers
+	 * is answered once they all came (or failed, or ran out of time). */
+	if (app->core)
+		mcpx_core_tools_ready(app->core);
 	/* With profiles each caller's list depends on them too: any new
 	 * version may have changed some caller's list, so it is announced. */
 	if (!app->core || tools_digest(app, now) < 0 ||
@@ -386,6 +390,13 @@ static bool app_ready(void *arg, char *reason, size_t len)
 		snprintf(reason, len, "draining");
 		return false;
 	}
+	/* The gateway's tools are there from the first list: not ready while
+	 * an exposed upstream has not answered or failed once (at most its
+	 * timeout_s). */
+	if (app->upstreams &&
+	    !mcpx_upstreams_settled(app->upstreams, mcpx_policy_store_current(app->policy), reason,
+	                            len))
+		return false;
 	mcpx_executor_stats(app->ex, &st);
 	if (st.running && st.queue_depth >= app->cfg->max_queue) {
 		snprintf(reason, len, "execution queue is full");

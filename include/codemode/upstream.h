@@ -57,7 +57,15 @@ void mcpx_upstreams_free(struct mcpx_upstreams *u);
  * credential: a new connection) or removed. */
 void mcpx_upstreams_reload(struct mcpx_upstreams *u);
 
-/* fn(arg) runs when an upstream's tool list was (re)loaded. */
+/* Whether every upstream of policy that is exposed (the gateway) has
+ * answered or failed once since it was added, or its timeout_s passed:
+ * what the first tools/list and /readyz wait for. When not, why names one
+ * (why may be NULL). */
+bool mcpx_upstreams_settled(struct mcpx_upstreams *u, const struct mcpx_policy *policy, char *why,
+                            size_t len);
+
+/* fn(arg) runs when an upstream's tool list was (re)loaded, or an upstream
+ * answered or failed for the first time. */
 void mcpx_upstreams_on_list_changed(struct mcpx_upstreams *u, void (*fn)(void *arg), void *arg);
 
 /* Who calls, and under what. Strings are copied. */
@@ -68,6 +76,12 @@ struct mcpx_upstream_caller {
 	struct mcpx_policy *policy;            /* the version the call is judged under */
 	const struct mcpx_egress_grant *grant; /* NULL: the gateway (exposed upstreams) */
 	uint64_t deadline_us;                  /* 0: none beyond timeout_s */
+	/* Non-NULL: the caller wants the upstream's progress of the call
+	 * (notifications/progress, asked for with a progressToken of the
+	 * request's own); called with each, from inside the transfer (the
+	 * call must not be cancelled there). */
+	void (*progress)(void *arg, double progress, const char *message);
+	void *progress_arg;
 };
 
 enum mcpx_upstream_kind {

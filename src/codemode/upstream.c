@@ -28,6 +28,7 @@
 #include "upstream.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,23 @@ int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_curl_loop *http,
 	mcpx_upstreams_reload(u);
 	*out = u;
 	return 0;
+}
+
+bool mcpx_upstreams_settled(struct mcpx_upstreams *u, const struct mcpx_policy *policy, char *why,
+                            size_t len)
+{
+	for (size_t i = 0; u && policy && i < policy->n_upstreams; i++) {
+		const struct mcpx_upstream_conf *conf = &policy->upstreams[i];
+		const struct upstream *up = conf->expose ? mcpx_up_find(u, conf->name) : NULL;
+
+		if (up && !up->settled) {
+			if (why)
+				snprintf(why, len, "waiting for upstream %s's first answer",
+				         up->name);
+			return false;
+		}
+	}
+	return true;
 }
 
 void mcpx_upstreams_on_list_changed(struct mcpx_upstreams *u, void (*fn)(void *arg), void *arg)

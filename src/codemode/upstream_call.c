@@ -182,6 +182,43 @@ static void call_done(void *arg, struct mcpx_upc_result *res)
 	cJSON_Delete(a.result);
 }
 
+/* A message of the upstream before the call's answer: its progress of this
+ * call goes to the caller that asked for it. */
+static void call_message(void *arg, const cJSON *msg)
+{
+	struct mcpx_upstream_call *c = arg;
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	const cJSON *token = cJSON_GetObjectItemCaseSensitive(params, "progressToken");
+	const cJSON *progress = cJSON_GetObjectItemCaseSensitive(params, "progress");
+	const cJSON *text = cJSON_GetObjectItemCaseSensitive(params, "message");
+
+	if (!c->progress || !cJSON_IsString(method) ||
+	    strcmp(method->valuestring, "notifications/progress") != 0 || !cJSON_IsNumber(token) ||
+	    token->valuedouble != c->id || !cJSON_IsNumber(progress))
+		return;
+	c->progress(c->progress_arg, progress->valuedouble,
+	            cJSON_IsString(text) ? text->valuestring : NULL);
+}
+
+/* params of tools/call: the name, the arguments, and a progressToken (the
+ * request's own id) when the caller wants progress. */
+static cJSON *call_params(const struct mcpx_upstream_call *c)
+{
+	cJSON *params = cJSON_CreateObject(), *meta;
+
+	if (!params || !cJSON_AddStringToObject(params, "name", c->tool) ||
+	    !cJSON_AddItemReferenceToObject(params, "arguments", c->args))
+		goto fail;
+	if (c->progress && (!(meta = cJSON_AddObjectToObject(params, "_meta")) ||
+	                    !cJSON_AddNumberToObject(meta, "progressToken", c->id)))
+		goto fail;
+	return params;
+fail:
+	cJSON_Delete(params);
+	return NULL;
+}
+
 void mcpx_up_call_send(struct mcpx_upstream_call *c)
 {
 	struct mcpx_upc_target t;
@@ -195,13 +232,11 @@ void mcpx_up_call_send(struct mcpx_upstream_call *c)
 		return;
 	}
 	c->id = c->mod->next_id++;
-	params = cJSON_CreateObject();
-	if (params && cJSON_AddStringToObject(params, "name", c->tool) &&
-	    cJSON_AddItemReferenceToObject(params, "arguments", c->args))
+	if ((params = call_params(c)))
 		body = mcpx_up_message(c->id, "tools/call", params);
-	else
-		cJSON_Delete(params);
 	mcpx_up_target(c->up, c->conf, (c->deadline_us - now + 999u) / 1000u, &t);
+	t.on_message = call_message;
+	t.message_arg = c;
 	c->sent = true;
 	if (!body || mcpx_upc_post(c->mod->http, &t, body, c->id, call_done, c, &c->req) < 0) {
 		free(body);
@@ -244,6 +279,8 @@ static void copy_caller(struct mcpx_upstream_call *c, const struct mcpx_upstream
 	snprintf(c->caller, sizeof(c->caller), "%s", who->caller ? who->caller : "");
 	snprintf(c->profile, sizeof(c->profile), "%s", profile_of(who));
 	c->gateway = who->run_id == NULL;
+	c->progress = who->progress;
+	c->progress_arg = who->progress_arg;
 }
 
 void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *who, const char *upstream,

@@ -198,7 +198,10 @@ static int start(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t, c
 	r->done = done;
 	r->arg = arg;
 	r->sent_session = t->session_id && t->session_id[0];
-	mcpx_upr_init(&r->rd, id, t->max_bytes, on_message, arg);
+	if (on_message)
+		mcpx_upr_init(&r->rd, id, t->max_bytes, true, on_message, arg);
+	else
+		mcpx_upr_init(&r->rd, id, t->max_bytes, false, t->on_message, t->message_arg);
 	if ((body && !(r->body = strdup(body))) || build_headers(r, t, &hdrs) < 0 ||
 	    mcpx_egress_handle_open(&r->h, &spec, hdrs) < 0 || set_request(r) != CURLE_OK) {
 		req_free(r);

@@ -42,6 +42,11 @@ struct mcpx_upc_target {
 	const char *ca_file;          /* NULL: the system's CAs */
 	size_t max_bytes;             /* the answer's cap */
 	uint64_t timeout_ms;
+	/* A request's messages of the upstream before its response
+	 * (notifications/progress, ...), called from inside the transfer
+	 * (nothing may be cancelled or freed there); NULL: skipped. */
+	void (*on_message)(void *arg, const cJSON *msg);
+	void *message_arg;
 };
 
 enum mcpx_upc_kind {

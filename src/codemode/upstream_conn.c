@@ -40,6 +40,7 @@ void mcpx_up_unref(struct upstream *up)
 		return;
 	stop_listening(up);
 	mcpx_timer_cancel(&up->retry);
+	mcpx_timer_cancel(&up->settle_timer);
 	mcpx_upc_cancel(up->req);
 	mcpx_up_catalog_free(up->tools);
 	mcpx_up_catalog_free(up->listing);
@@ -81,6 +82,8 @@ void mcpx_up_go_down(struct upstream *up, const char *why)
 	while (up->waiting)
 		mcpx_up_call_fail(up->waiting, MCPX_UPSTREAM_DENIED, "upstream_down", NULL,
 		                  "upstream %s is down: %s", up->name, up->down_why);
+	if (!up->gone)
+		mcpx_up_settle(up);
 	if (!up->gone) {
 		up->backoff_s = up->backoff_s ? up->backoff_s * 2 : BACKOFF_MIN_S;
 		if (up->backoff_s > BACKOFF_MAX_S)
@@ -176,6 +179,8 @@ static void became_ready(struct upstream *up)
 	}
 	/* The gateway's list, or exec's description (tool counts), may have
 	 * changed; the listener compares before it tells anyone. */
+	up->settled = true;
+	mcpx_timer_cancel(&up->settle_timer);
 	if (up->mod->changed)
 		up->mod->changed(up->mod->changed_arg);
 	mcpx_up_unref(up);
@@ -363,6 +368,27 @@ void mcpx_up_tools_changed(struct upstream *up)
 	list_page(up, NULL);
 }
 
+void mcpx_up_settle(struct upstream *up)
+{
+	if (up->settled)
+		return;
+	up->settled = true;
+	mcpx_timer_cancel(&up->settle_timer);
+	/* What waited for it (a first tools/list, /readyz) is told. */
+	if (up->mod->changed)
+		up->mod->changed(up->mod->changed_arg);
+}
+
+static void settle_timer_cb(struct mcpx_timer *t)
+{
+	struct upstream *up = t->arg;
+
+	mcpx_warn("upstream %s: no answer within its timeout_s (%u s) of being added; the tool "
+	          "list goes on without it",
+	          up->name, up->conf->timeout_s);
+	mcpx_up_settle(up);
+}
+
 static struct upstream *up_new(struct mcpx_upstreams *u, struct mcpx_policy *p,
                                const struct mcpx_upstream_conf *conf)
 {
@@ -377,6 +403,11 @@ static struct upstream *up_new(struct mcpx_upstreams *u, struct mcpx_policy *p,
 	up->conf = conf;
 	up->next = u->ups;
 	u->ups = up;
+	/* The first tools/list waits for its first answer, at most its
+	 * timeout_s (issue 34 item 7). */
+	up->settle_timer.fn = settle_timer_cb;
+	up->settle_timer.arg = up;
+	mcpx_timer_start(u->loop, &up->settle_timer, (uint64_t)conf->timeout_s * 1000000u);
 	mcpx_up_connect(up);
 	return up;
 }
@@ -401,6 +432,7 @@ static void up_drop(struct upstream *up)
 	mcpx_metrics_upstream_up(up->name, -1);
 	up->gone = true;
 	mcpx_timer_cancel(&up->retry);
+	mcpx_timer_cancel(&up->settle_timer);
 	mcpx_upc_cancel(up->req);
 	up->req = NULL;
 	stop_listening(up);

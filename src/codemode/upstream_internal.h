@@ -85,6 +85,10 @@ struct upstream {
 	char down_why[256];
 	bool down_logged;
 	struct mcpx_upstream_call *waiting; /* calls waiting for UP_READY */
+	/* Answered (its list in) or failed once since it was added, or its
+	 * timeout_s passed: what the first tools/list and /readyz wait for. */
+	bool settled;
+	struct mcpx_timer settle_timer;
 };
 
 struct mcpx_upstream_call {
@@ -105,6 +109,10 @@ struct mcpx_upstream_call {
 	char profile[65]; /* the caller's profile's name, "" for none */
 	bool gateway;
 	uint64_t bytes_in, bytes_out;
+	/* The caller asked for progress: the upstream's progress of this call
+	 * goes to it (upstream.h). */
+	void (*progress)(void *arg, double progress, const char *message);
+	void *progress_arg;
 };
 
 /* A notification sent and forgotten (notifications/cancelled). */
@@ -147,6 +155,8 @@ void mcpx_up_connect(struct upstream *up);
 void mcpx_up_go_down(struct upstream *up, const char *why);
 /* The upstream said its tools changed: list them again. */
 void mcpx_up_tools_changed(struct upstream *up);
+/* up answered or failed for the first time (or its wait ran out). */
+void mcpx_up_settle(struct upstream *up);
 struct upstream *mcpx_up_find(const struct mcpx_upstreams *u, const char *name);
 void mcpx_up_unref(struct upstream *up);
 

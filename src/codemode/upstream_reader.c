@@ -35,11 +35,12 @@ enum field {
 
 static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
 
-void mcpx_upr_init(struct mcpx_upr *r, double id, size_t max_bytes, mcpx_upr_message_fn on_message,
-                   void *arg)
+void mcpx_upr_init(struct mcpx_upr *r, double id, size_t max_bytes, bool listening,
+                   mcpx_upr_message_fn on_message, void *arg)
 {
 	memset(r, 0, sizeof(*r));
-	r->id = id;
+	r->id = listening ? -1 : id;
+	r->listening = listening;
 	r->max_bytes = max_bytes;
 	r->on_message = on_message;
 	r->arg = arg;
@@ -160,15 +161,14 @@ static void take_message(struct mcpx_upr *r, const char *p, size_t n)
 		r->on_event(r->arg, p, n);
 	if (!(m = parse_message(p, n)))
 		return;
-	if (r->on_message) {
-		if (cJSON_IsObject(m))
-			r->on_message(r->arg, m);
-	} else if (!r->response && is_response(m, r->id)) {
+	if (!r->listening && !r->response && is_response(m, r->id)) {
 		r->response = m;
 		return;
-	} else if (is_list_changed(m)) {
-		r->list_changed = true;
 	}
+	if (!r->listening && is_list_changed(m))
+		r->list_changed = true;
+	if (r->on_message && cJSON_IsObject(m))
+		r->on_message(r->arg, m);
 	cJSON_Delete(m);
 }
 
@@ -236,7 +236,7 @@ static void line_byte(struct mcpx_upr *r, char c)
 static bool sse_byte(struct mcpx_upr *r, char c)
 {
 	/* A listening stream's cap is per event. */
-	if (r->on_message && ++r->event_bytes > r->max_bytes) {
+	if (r->listening && ++r->event_bytes > r->max_bytes) {
 		r->too_large = true;
 		return false;
 	}
@@ -258,7 +258,7 @@ static bool sse_body(struct mcpx_upr *r, const char *p, size_t n)
 		unsigned char c = (unsigned char)p[i];
 
 		/* A request's answer is capped as a whole, up to its response. */
-		if (++r->received > r->max_bytes && !r->on_message) {
+		if (++r->received > r->max_bytes && !r->listening) {
 			r->too_large = true;
 			return false;
 		}
@@ -297,7 +297,7 @@ bool mcpx_upr_body(struct mcpx_upr *r, const char *p, size_t n)
 
 const char *mcpx_upr_end(struct mcpx_upr *r)
 {
-	if (r->id < 0 || r->on_message)
+	if (r->id < 0 || r->listening)
 		return NULL;
 	if (!r->sse && !r->response)
 		take_message(r, r->json.data ? r->json.data : "", r->json.len);

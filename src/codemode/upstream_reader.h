@@ -21,8 +21,8 @@
  * For a request (id >= 0) the answer is the JSON-RPC response to id: an
  * object with that id, no "method" (a request of the server, such as
  * sampling/createMessage, is not a response), and exactly one of "result"
- * and "error". Reading stops once it is in; notifications before it are
- * skipped, except that tools/list_changed is noted.
+ * and "error". Reading stops once it is in; the messages before it go to
+ * on_message (progress, for one), and tools/list_changed is noted.
  *
  * Caps, counted in bytes of the body as they are read (never per network
  * chunk): a request's answer may use max_bytes up to and including the end
@@ -52,7 +52,10 @@ struct mcpx_upr {
 	/* Set by mcpx_upr_init; on_event may be set after it. */
 	double id; /* the request's id; -1: no response is awaited */
 	size_t max_bytes;
-	mcpx_upr_message_fn on_message; /* non-NULL: a listening stream */
+	bool listening; /* a listening stream: every message to on_message */
+	/* Messages of the upstream that are not the response (before it,
+	 * for a request); NULL: skipped. */
+	mcpx_upr_message_fn on_message;
 	mcpx_upr_event_fn on_event;
 	void *arg;
 
@@ -77,10 +80,12 @@ struct mcpx_upr {
 	unsigned name_len;
 };
 
-/* Starts reading an answer to request id (-1: none awaited), each message
- * to on_message when it is non-NULL (a listening stream). */
-void mcpx_upr_init(struct mcpx_upr *r, double id, size_t max_bytes, mcpx_upr_message_fn on_message,
-                   void *arg);
+/* Starts reading an answer to request id (-1: none awaited), or a
+ * listening stream (listening: id is ignored, the cap is per event); each
+ * message that is not the response goes to on_message when it is
+ * non-NULL. */
+void mcpx_upr_init(struct mcpx_upr *r, double id, size_t max_bytes, bool listening,
+                   mcpx_upr_message_fn on_message, void *arg);
 void mcpx_upr_free(struct mcpx_upr *r);
 
 /* One header line as received ("Name: value\r\n", or a status line, which

@@ -20,7 +20,10 @@ event streams clients keep open), whoami ({"authorized": bool}), numbers
 (NUMBERS, the upstream's own bytes, as structuredContent and as its text
 block; its input schema holds such numbers too) and echo_args (the
 arguments back as structuredContent; each request's raw body is kept in
-raw_bodies).
+raw_bodies) and progress (three notifications/progress with the request's
+progressToken before its answer, always as an event stream; the tokens
+received are kept in progress_tokens). With init_gate (a threading.Event),
+initialize is answered only once it is set.
 """
 import base64
 import http.server
@@ -71,6 +74,8 @@ TOOLS = [
          "examples": [9007199254740991, 5e-324]}}}},
     {"name": "echo_args", "description": "The arguments back.",
      "inputSchema": {"type": "object"}},
+    {"name": "progress", "description": "Reports progress, then answers.",
+     "inputSchema": {"type": "object"}},
 ]
 
 
@@ -83,8 +88,10 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 class McpUpstream:
-    def __init__(self, sse=False, token=None, port=0):
+    def __init__(self, sse=False, token=None, port=0, init_gate=None):
         self.sse = sse
+        self.init_gate = init_gate
+        self.progress_tokens = []  # the progressToken of each progress call (None: none)
         self.token = token
         self.sessions = set()
         self.tools = [dict(t) for t in TOOLS]
@@ -275,6 +282,8 @@ def _handler(up):
             method = msg.get("method")
             sid = self.headers.get("Mcp-Session-Id")
             if method == "initialize":
+                if up.init_gate is not None:
+                    up.init_gate.wait(120)
                 sid = uuid.uuid4().hex
                 up.sessions.add(sid)
                 ver = msg["params"].get("protocolVersion")
@@ -312,6 +321,18 @@ def _handler(up):
                             '"text":%s}],"structuredContent":%s}}'
                             % (json.dumps(msg["id"]), json.dumps(NUMBERS), NUMBERS))
                     self._send(200, body.encode())
+                    return
+                if name == "progress":
+                    token = ((msg["params"].get("_meta") or {}).get("progressToken"))
+                    with up.cond:
+                        up.progress_tokens.append(token)
+                    events = [] if token is None else [
+                        {"jsonrpc": "2.0", "method": "notifications/progress",
+                         "params": {"progressToken": token, "progress": i, "total": 3,
+                                    "message": "step %d" % i}} for i in (1, 2, 3)]
+                    events.append({"jsonrpc": "2.0", "id": msg["id"], "result": _text("done")})
+                    body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+                    self._send(200, body, ctype="text/event-stream")
                     return
                 if name == "rpc_error":
                     self._answer(msg, {"error": {"code": -32602, "message": "bad params here"}})

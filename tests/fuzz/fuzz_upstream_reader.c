@@ -94,7 +94,7 @@ static void read_body(struct outcome *o, uint8_t mode, const char *body, size_t 
 
 	/* Not the store: it is read only up to used. */
 	o->log.n = o->log.used = o->log.off[0] = o->log.messages = 0;
-	mcpx_upr_init(&r, listening ? -1 : 1, caps[(mode >> 2) & 3], listening ? on_message : NULL,
+	mcpx_upr_init(&r, 1, caps[(mode >> 2) & 3], listening, listening ? on_message : NULL,
 	              &o->log);
 	r.on_event = on_event;
 	mcpx_upr_header(&r, "HTTP/1.1 200 OK\r\n", 17);

@@ -40,7 +40,7 @@ static void outcome(const char *ctype, const char *headers, double id, size_t ca
 	char *resp;
 	size_t off = 0;
 
-	mcpx_upr_init(&r, id, cap, id < 0 ? on_message : NULL, &seen);
+	mcpx_upr_init(&r, id, cap, id < 0, id < 0 ? on_message : NULL, &seen);
 	mcpx_upr_header(&r, "HTTP/1.1 200 OK\r\n", 17);
 	snprintf(line, sizeof(line), "Content-Type: %s\r\n", ctype);
 	mcpx_upr_header(&r, line, strlen(line));
