@@ -1,17 +1,20 @@
 /*
  * upstream_internal.h - what the upstream client's files share: an
  * upstream's connection state, a call, the module, and the steps each file
- * holds.
+ * holds. The files call one another one way only, top to bottom:
  *
- * upstream.c         the module's life, and the requests every part sends
- *                    (a JSON-RPC message, its target, notifications/cancelled)
+ * upstreams.c        the module's life; whether the exposed upstreams have
+ *                    answered once; it wires the connection's waiting calls
+ *                    to the relay
+ * upstream_catalog.c the tools of the upstreams a caller may reach, as a list
+ *                    or a summary, from their kept lists
+ * upstream_call.c    a call's relay: checks, the request, its answer or the
+ *                    reason it has none, progress, cancellation, the audit line
  * upstream_conn.c    a connection's state machine: initialize, the tool list
  *                    page by page, the GET stream, down and the retry, reloads
- * upstream_call.c    a call's relay: checks, the request, its answer or the
- *                    reason it has none, cancellation, the audit line
- * upstream_catalog.c an upstream's tool list kept as text within its caps, and
- *                    the tools of the upstreams a caller may reach, as a list
- *                    or a summary
+ * upstream.c         the requests every part sends (a JSON-RPC message, its
+ *                    target, notifications/cancelled)
+ * upstream_list.c    an upstream's tool list kept as text within its caps
  *
  * Not for use outside src/codemode/upstream*.c; everyone else has
  * upstream.h.
@@ -133,6 +136,11 @@ struct mcpx_upstreams {
 	double next_id;
 	void (*changed)(void *arg);
 	void *changed_arg;
+	/* What a connection does with the calls waiting for it (upstream_call.c's,
+	 * wired by upstreams.c): one sent once it is ready, one refused with
+	 * msg when it goes down or away. */
+	void (*send_waiting)(struct mcpx_upstream_call *c);
+	void (*refuse_waiting)(struct mcpx_upstream_call *c, const char *msg);
 };
 
 /* ---- upstream.c ---- */
@@ -160,7 +168,7 @@ void mcpx_up_settle(struct upstream *up);
 struct upstream *mcpx_up_find(const struct mcpx_upstreams *u, const char *name);
 void mcpx_up_unref(struct upstream *up);
 
-/* ---- upstream_catalog.c ---- */
+/* ---- upstream_list.c ---- */
 
 struct up_catalog *mcpx_up_catalog_new(void);
 void mcpx_up_catalog_free(struct up_catalog *c);
@@ -180,6 +188,8 @@ void mcpx_up_call_send(struct mcpx_upstream_call *c);
 void mcpx_up_call_fail(struct mcpx_upstream_call *c, enum mcpx_upstream_kind kind,
                        const char *reason, const char *status, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Ends a waiting call: its upstream is down or gone (msg says so). */
+void mcpx_up_call_refuse(struct mcpx_upstream_call *c, const char *msg);
 /* Frees a call without an answer or callback. */
 void mcpx_up_call_free(struct mcpx_upstream_call *c);
 
