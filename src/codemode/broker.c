@@ -585,15 +585,6 @@ static void transfer_done(struct req *q, CURLcode rc)
 
 /* ---- deciding a request ---------------------------------------------------- */
 
-/* Only names a run could have meant are echoed back. */
-static const char *printable(const char *s)
-{
-	for (const char *c = s; *c; c++)
-		if (*c < 0x21 || *c > 0x7e)
-			return "(unprintable)";
-	return strlen(s) > 64 ? "(long name)" : s;
-}
-
 /* The request's members, by type; false when q was refused. */
 static bool read_fields(struct req *q, cJSON *msg, double *timeout)
 {
@@ -645,7 +636,7 @@ static bool headers_refused(struct req *q)
 		    mcpx_header_refusal(name, strlen(name), value, strlen(value), cred);
 
 		if (why) {
-			deny(q, "header", "header %s refused: %s", printable(name), why);
+			deny(q, "header", "header %s refused: %s", mcpx_shown_name(name, 64), why);
 			return true;
 		}
 	}

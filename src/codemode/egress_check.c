@@ -666,6 +666,14 @@ static const struct {
     {"upgrade", "Upgrade is a hop-by-hop header"},
 };
 
+const char *mcpx_shown_name(const char *s, size_t max)
+{
+	for (const char *c = s; *c; c++)
+		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
+			return "(unprintable)";
+	return strlen(s) > max ? "(a long name)" : s;
+}
+
 const char *mcpx_header_refusal(const char *name, size_t name_len, const char *value,
                                 size_t value_len, const char *cred_header)
 {

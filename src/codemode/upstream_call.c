@@ -305,15 +305,6 @@ void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *who, const ch
 	mcpx_metrics_upstream_call(upstream, "denied", -1);
 }
 
-/* Only names a caller could have meant are echoed back. */
-static const char *shown(const char *s)
-{
-	for (const char *c = s; *c; c++)
-		if (*c < 0x21 || *c > 0x7e)
-			return "(unprintable)";
-	return strlen(s) > 128 ? "(a long name)" : s;
-}
-
 /* The checks before anything is sent: NULL when c may go, else the
  * reason with msg set. */
 static const char *refusal(const struct mcpx_upstream_caller *who,
@@ -327,7 +318,7 @@ static const char *refusal(const struct mcpx_upstream_caller *who,
 	}
 	if (!mcpx_upstream_tool_allowed(conf, tool)) {
 		snprintf(msg, msglen, "%s.%s is not allowed by the policy (tools of upstream %s)",
-		         conf->name, shown(tool), conf->name);
+		         conf->name, mcpx_shown_name(tool, 128), conf->name);
 		return "not_allowed";
 	}
 	if (!up || strcmp(up->conf->url, conf->url) != 0) {
@@ -340,7 +331,7 @@ static const char *refusal(const struct mcpx_upstream_caller *who,
 		return "upstream_down";
 	}
 	if (up->tools && !mcpx_up_catalog_has(up->tools, tool)) {
-		snprintf(msg, msglen, "upstream %s has no tool named %s", conf->name, shown(tool));
+		snprintf(msg, msglen, "upstream %s has no tool named %s", conf->name, mcpx_shown_name(tool, 128));
 		return "no_tool";
 	}
 	if (who->deadline_us && who->deadline_us <= mcpx_now_us()) {
