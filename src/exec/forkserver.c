@@ -24,7 +24,7 @@
  * anything itself: the child's setup is sandbox_child.c, in the zygote's
  * child (src/zygote/zygote.c).
  */
-#include "forkserver_internal.h"
+#include "forkserver.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +39,7 @@
 
 #include "dirguard.h"
 #include "fdutil.h"
+#include "forkserver_wire.h"
 #include "log.h"
 #include "loop_guard.h"
 #include "reap_later.h"
@@ -270,7 +271,8 @@ static void end_unadopted(struct mcpx_forkserver *fs, pid_t pid)
 
 static void take_dropped(struct mcpx_forkserver *fs);
 
-void mcpx_fs_fork_answered(struct mcpx_forkserver *fs, const struct mcpx_zygote_reply *rep)
+/* The zygote's answer to the pending fork (NULL: none will come). */
+static void fork_answered(struct mcpx_forkserver *fs, const struct mcpx_zygote_reply *rep)
 {
 	struct mcpx_fs_pending *p = &fs->next;
 
@@ -417,6 +419,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 		rc = mcpx_fs_mark_dead(fs, err, "cannot reach the zygote");
 	} else {
 		p->req.op = MCPX_ZOP_FORK;
+		p->req.on_answer = fork_answered;
 		mcpx_fs_enqueue(fs, &p->req);
 	}
 out:

@@ -1,6 +1,6 @@
 /*
  * forkserver_wire.c - the fork server's control socket (forkserver.h,
- * forkserver_internal.h): requests sent, their answers read in order and
+ * forkserver_wire.h): requests sent, their answers read in order and
  * handed to whoever asked, each bounded in time.
  *
  * The zygote answers strictly in the order of the requests, so the server
@@ -15,7 +15,7 @@
  * What it does not do: decide what to ask (forkserver.c, zygote_cycle.c),
  * or keep a zygote alive: it only notices that one is gone.
  */
-#include "forkserver_internal.h"
+#include "forkserver_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,8 +60,8 @@ static void answer(struct mcpx_forkserver *fs, const struct mcpx_zygote_reply *r
 	r->rc = rep ? 0 : -EPIPE;
 	if (rep)
 		r->rep = *rep;
-	if (r->op == MCPX_ZOP_FORK) {
-		mcpx_fs_fork_answered(fs, rep);
+	if (r->on_answer) {
+		r->on_answer(fs, rep);
 		return;
 	}
 	if (r->done) {

@@ -28,12 +28,9 @@
 #include "run_limits.h"
 #include "warm.h"
 #include "warm_child.h"
-#include "warm_pool_internal.h"
+#include "warm_slot.h"
 #include "zygote_cycle.h"
 
-/* CPU seconds a warm interpreter may spend preloading before it gets code;
- * at code arrival it re-bases the limit on what it used (warm.h). */
-#define PRELOAD_CPU_S 120u
 #define MAX_FAILURES 3
 /* Fork mode: how long after a run the zygotes are looked at (renewal due,
  * a successor's proof): after the reply and the next child. */
@@ -91,7 +88,7 @@ static enum mcpx_warm_kind default_kind(const struct mcpx_warm_pool *wp)
  * kind). A running run may be a zygote's child, which dies with it: the
  * zygotes then go once it has been reaped (run_ended). A child asked for
  * the next run goes with them. */
-void mcpx_warm_pool_leave_fork_mode(struct mcpx_warm_pool *wp, const char *why)
+static void leave_fork_mode(struct mcpx_warm_pool *wp, const char *why)
 {
 	for (int k = 0; k < MCPX_WARM_KINDS; k++) {
 		struct warm_slot *s = slot_at(wp, k);
@@ -120,20 +117,20 @@ void mcpx_warm_pool_leave_fork_mode(struct mcpx_warm_pool *wp, const char *why)
 	mcpx_slot_schedule(&wp->slot[MCPX_WARM_SCIENTIFIC]);
 }
 
-void mcpx_warm_pool_failed(struct mcpx_warm_pool *wp, const char *why)
+static void failed(struct mcpx_warm_pool *wp, const char *why)
 {
 	mcpx_warn("could not prepare a warm interpreter: %s", why);
 	if (++wp->failures < MAX_FAILURES)
 		return;
 	if (wp->mode == MCPX_WARM_MODE_FORK) {
-		mcpx_warm_pool_leave_fork_mode(wp, "it failed three times in a row");
+		leave_fork_mode(wp, "it failed three times in a row");
 		return;
 	}
 	mcpx_error("warm interpreters failed %u times; running cold from now on", wp->failures);
 	wp->mode = MCPX_WARM_MODE_OFF;
 }
 
-void mcpx_warm_pool_zygote_proven(struct mcpx_warm_pool *wp)
+static void zygote_proven(struct mcpx_warm_pool *wp)
 {
 	char pids[128] = "";
 	size_t n = 0;
@@ -159,29 +156,10 @@ void mcpx_warm_pool_zygote_proven(struct mcpx_warm_pool *wp)
 	          pids);
 }
 
-void mcpx_warm_pool_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim)
-{
-	mcpx_run_limits_waiting(wp->cfg, PRELOAD_CPU_S,
-	                        wp->hooks && wp->hooks->exec_wants_channel &&
-	                            wp->hooks->exec_wants_channel(wp->hooks->arg),
-	                        lim);
-	/* The running run's tasks are gone by the time this one starts. */
-	lim->uncounted_pgrp = wp->running;
-}
+static const struct warm_pool_hooks slot_hooks = {
+    .failed = failed, .leave_fork_mode = leave_fork_mode, .zygote_proven = zygote_proven};
 
 /* ---- waiting for the zygote's answer ------------------------------------- */
-
-void mcpx_warm_pool_answered(void *arg)
-{
-	struct mcpx_warm_pool *wp = arg;
-	const struct warm_slot *s = &wp->slot[wp->waiting_kind];
-
-	if (!wp->waiting || (s->child.state == CHILD_ASKED && !mcpx_zygotes_answered(s->zyg)))
-		return;
-	wp->waiting = false;
-	if (wp->wake)
-		wp->wake(wp->wake_arg);
-}
 
 bool mcpx_warm_pool_wait_kind(struct mcpx_warm_pool *wp, enum mcpx_warm_kind kind,
                               void (*wake)(void *arg), void *arg)
@@ -228,6 +206,7 @@ struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct m
 	wp->cfg = cfg;
 	wp->sb = sb;
 	wp->hooks = hooks;
+	wp->hooks_up = &slot_hooks;
 	wp->mode = mcpx_warm_mode_for(cfg, sb);
 	preload = mcpx_preload_list(cfg->preload, wp->mode == MCPX_WARM_MODE_FORK);
 	for (int k = 0; k < MCPX_WARM_KINDS; k++) {

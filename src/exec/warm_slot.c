@@ -13,7 +13,7 @@
  * What it does not do: choose the kind of a run, count failures or change
  * the mode (warm_pool.c).
  */
-#include "warm_pool_internal.h"
+#include "warm_slot.h"
 
 #include <errno.h>
 #include <string.h>
@@ -22,6 +22,8 @@
 #include "log.h"
 #include "preload.h"
 #include "reap_later.h"
+#include "run_hooks.h"
+#include "run_limits.h"
 #include "zygote_cycle.h"
 
 /* A warm interpreter that waited this long is replaced, so a long-idle
@@ -103,7 +105,7 @@ bool mcpx_slot_take_pending(struct warm_slot *s, struct mcpx_err *setup_err)
 	mcpx_slot_child_end(s, CHILD_DISCARDED);
 	if (setup_failed && setup_err)
 		*setup_err = err;
-	mcpx_warm_pool_failed(s->wp, err.msg);
+	s->wp->hooks_up->failed(s->wp, err.msg);
 	return false;
 }
 
@@ -126,6 +128,33 @@ static void recycle_cb(struct mcpx_timer *t)
 
 	mcpx_slot_discard(s);
 	mcpx_slot_prepare(s);
+}
+
+/* CPU seconds a warm interpreter may spend preloading before it gets code;
+ * at code arrival it re-bases the limit on what it used (warm.h). */
+#define PRELOAD_CPU_S 120u
+
+void mcpx_slot_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim)
+{
+	mcpx_run_limits_waiting(wp->cfg, PRELOAD_CPU_S,
+	                        wp->hooks && wp->hooks->exec_wants_channel &&
+	                            wp->hooks->exec_wants_channel(wp->hooks->arg),
+	                        lim);
+	/* The running run's tasks are gone by the time this one starts. */
+	lim->uncounted_pgrp = wp->running;
+}
+
+void mcpx_slot_answered(void *arg)
+{
+	struct mcpx_warm_pool *wp = arg;
+	const struct warm_slot *s = &wp->slot[wp->waiting_kind];
+
+	if (!wp->waiting ||
+	    (s->child.state == MCPX_WARM_CHILD_ASKED && !mcpx_zygotes_answered(s->zyg)))
+		return;
+	wp->waiting = false;
+	if (wp->wake)
+		wp->wake(wp->wake_arg);
 }
 
 /* ---- the zygotes --------------------------------------------------------- */
@@ -164,10 +193,10 @@ int mcpx_slot_zygote_ready(struct warm_slot *s)
 	if (r != 0 && s->first_deadline_us) {
 		s->first_deadline_us = 0;
 		if (r > 0)
-			mcpx_warm_pool_zygote_proven(s->wp);
+			s->wp->hooks_up->zygote_proven(s->wp);
 	}
 	if (r < 0) {
-		mcpx_warm_pool_leave_fork_mode(s->wp, err.msg);
+		s->wp->hooks_up->leave_fork_mode(s->wp, err.msg);
 		return -1;
 	}
 	if (next_us)
@@ -185,14 +214,14 @@ void mcpx_slot_start_zygotes(struct warm_slot *s, bool primary)
 	struct mcpx_err err = {{0}};
 	struct mcpx_limits lim;
 
-	mcpx_warm_pool_limits(wp, &lim);
+	mcpx_slot_limits(wp, &lim);
 	if (mcpx_zygotes_new_named(wp->sb, s->preload, &lim, &pol,
 	                           s->kind == MCPX_WARM_PLAIN ? "plain" : s->preload, primary,
 	                           &s->zyg, &err) < 0) {
-		mcpx_warm_pool_leave_fork_mode(s->wp, err.msg);
+		s->wp->hooks_up->leave_fork_mode(s->wp, err.msg);
 		return;
 	}
-	mcpx_zygotes_use_loop(s->zyg, wp->loop, mcpx_warm_pool_answered, s->wp);
+	mcpx_zygotes_use_loop(s->zyg, wp->loop, mcpx_slot_answered, s->wp);
 	s->first_deadline_us = mcpx_now_us() + ZYGOTE_START_US;
 }
 
@@ -214,7 +243,7 @@ void mcpx_slot_prepare(struct warm_slot *s)
 	 * previous run is gone. */
 	if (wp->running && wp->mode != MCPX_WARM_MODE_FORK)
 		return;
-	mcpx_warm_pool_limits(wp, &lim);
+	mcpx_slot_limits(wp, &lim);
 	if (wp->mode == MCPX_WARM_MODE_FORK) {
 		if (mcpx_slot_zygote_ready(s) <= 0)
 			return;
@@ -231,11 +260,11 @@ void mcpx_slot_prepare(struct warm_slot *s)
 		next = CHILD_FORKED;
 	}
 	if (rc < 0) {
-		mcpx_warm_pool_failed(wp, err.msg);
+		wp->hooks_up->failed(wp, err.msg);
 		return;
 	}
 	if (mcpx_warm_child_to(&s->child, next, "prepared") < 0) {
-		mcpx_warm_pool_failed(wp, "the warm child's state was inconsistent");
+		wp->hooks_up->failed(wp, "the warm child's state was inconsistent");
 		return;
 	}
 	wp->failures = 0;

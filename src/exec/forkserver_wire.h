@@ -1,7 +1,9 @@
 /*
- * forkserver_internal.h - what the fork server's two files share: the
- * server's side of one zygote as a structure, and the control socket's
- * requests.
+ * forkserver_wire.h - the fork server's control socket, and what the fork
+ * server's two files share: the server's side of one zygote as a
+ * structure, and the control socket's requests. forkserver.c sits above
+ * forkserver_wire.c and alone calls down into it; the wire tells it of a
+ * fork's answer through the request's on_answer.
  *
  * forkserver.c       the zygote started and stopped, its directory, a
  *                    child asked for, taken and adopted, the self-test
@@ -11,8 +13,8 @@
  *
  * Not for use outside those two files; everyone else has forkserver.h.
  */
-#ifndef MCPX_FORKSERVER_INTERNAL_H
-#define MCPX_FORKSERVER_INTERNAL_H
+#ifndef MCPX_FORKSERVER_WIRE_H
+#define MCPX_FORKSERVER_WIRE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +41,8 @@ struct mcpx_fs_request {
 	 * someone waits for it (answered, rep and rc below). */
 	mcpx_reaped_fn done;
 	void *arg;
+	/* The fork's request: told its answer (NULL rep: none will come). */
+	void (*on_answer)(struct mcpx_forkserver *fs, const struct mcpx_zygote_reply *rep);
 	bool answered;
 	int rc; /* 0, or -EPIPE: the zygote went before it answered */
 	struct mcpx_zygote_reply rep;
@@ -125,10 +129,5 @@ void mcpx_fs_release(struct mcpx_forkserver *fs);
  * has it handed to done on the loop (without a loop: waited for too). */
 int mcpx_fs_reap_sync(void *ctx, pid_t pid, int *status, struct rusage *ru);
 int mcpx_fs_reap_async(void *ctx, pid_t pid, mcpx_reaped_fn done, void *arg);
-
-/* ---- forkserver.c ---- */
-
-/* The zygote's answer to the pending fork (NULL: none will come). */
-void mcpx_fs_fork_answered(struct mcpx_forkserver *fs, const struct mcpx_zygote_reply *rep);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * warm_pool_internal.h - what the warm pool's two files share.
+ * warm_slot.h - one kind of warm child, and what the warm pool's two files
+ * share.
  *
  * warm_pool.c  the pool: its mode and its failures, which kind a run
  *              takes, taking, waiting for a zygote's answer, what is
@@ -9,10 +10,14 @@
  *              (after-reap mode), and the one child prepared for the next
  *              run of that kind: asked, taken, recycled, discarded
  *
+ * warm_pool.c sits above warm_slot.c and alone calls down into it; a slot
+ * tells the pool of a failure, the end of fork mode or a proven zygote
+ * through the pool's hooks (struct warm_pool_hooks).
+ *
  * Not for use outside those two files; everyone else has warm_pool.h.
  */
-#ifndef MCPX_WARM_POOL_INTERNAL_H
-#define MCPX_WARM_POOL_INTERNAL_H
+#ifndef MCPX_WARM_SLOT_H
+#define MCPX_WARM_SLOT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,7 +55,18 @@ struct warm_slot {
 	uint64_t first_deadline_us;
 };
 
+/* What a slot tells its pool (warm_pool.c fills them in). */
+struct warm_pool_hooks {
+	/* A failure to prepare; after a few in a row the mode degrades. */
+	void (*failed)(struct mcpx_warm_pool *wp, const char *why);
+	/* Fork mode given up for the rest of the process's life. */
+	void (*leave_fork_mode)(struct mcpx_warm_pool *wp, const char *why);
+	/* A slot's first zygote was proven. */
+	void (*zygote_proven)(struct mcpx_warm_pool *wp);
+};
+
 struct mcpx_warm_pool {
+	const struct warm_pool_hooks *hooks_up;
 	struct mcpx_loop *loop;
 	const struct mcpx_config *cfg;
 	const struct mcpx_sandbox *sb;
@@ -97,17 +113,10 @@ void mcpx_slot_start_zygotes(struct warm_slot *s, bool primary);
 /* Looks at the slot's zygotes after a run (renewal due, a proof). */
 void mcpx_slot_zygotes_later(struct warm_slot *s, uint64_t usec);
 
-/* ---- warm_pool.c ---- */
-
-/* A failure to prepare; after a few in a row the mode degrades. */
-void mcpx_warm_pool_failed(struct mcpx_warm_pool *wp, const char *why);
-/* Fork mode given up for the rest of the process's life. */
-void mcpx_warm_pool_leave_fork_mode(struct mcpx_warm_pool *wp, const char *why);
-/* A slot's zygote was proven: the first time all are, it is logged. */
-void mcpx_warm_pool_zygote_proven(struct mcpx_warm_pool *wp);
 /* The limits a warm process is prepared with. */
-void mcpx_warm_pool_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim);
-/* The zygotes' watch read an answer to a fork (arg: the pool). */
-void mcpx_warm_pool_answered(void *arg);
+void mcpx_slot_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim);
+/* The zygotes' watch read an answer to a fork (arg: the pool): the run
+ * waiting for its child is woken. */
+void mcpx_slot_answered(void *arg);
 
 #endif
