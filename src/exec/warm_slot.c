@@ -1,5 +1,5 @@
 /*
- * warm_slot.c - one kind of warm child (warm_pool_internal.h): its zygotes
+ * warm_slot.c - one kind of warm child (warm_slot.h): its zygotes
  * and the child prepared for the next run of that kind.
  *
  * What it does: in fork-server mode starts the kind's zygotes
