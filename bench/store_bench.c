@@ -4,11 +4,18 @@
  * 10 MiB and 64 MiB, a lease taken and ended, a record written with
  * compare-and-set; and, during each, the longest the event loop went
  * without turning (a 1 ms timer's largest gap), which is what the rest of
- * the server would feel; and the CPU time the process used for it (the
- * loop and the store's threads: the figure that holds on a loaded machine,
- * where the wall-clock ones stretch with the CPU the process gets).
+ * the server would feel; the CPU time the process used for it (the loop
+ * and the store's threads: the figure that holds on a loaded machine,
+ * where the wall-clock ones stretch with the CPU the process gets); and
+ * the CPU time of the longest single loop turn (the loop thread's own,
+ * so a turn the scheduler paused does not count): what one turn may hold
+ * the loop for when the process has a core to itself.
  *
- *   build/store-bench [rounds]      (default 5; prints medians and maxima)
+ *   build/store-bench [rounds] [dir|redis] [piece KiB]
+ *
+ * rounds: default 5 (it prints medians and maxima); a store's name runs
+ * that store only; piece KiB sets the Redis store's redis_piece_bytes
+ * (default 1024: what one command or reply carries of a blob).
  *
  * The directory store writes under /tmp (whatever filesystem that is:
  * say which when quoting numbers); the Redis store runs against a
@@ -48,6 +55,22 @@ static void gap_start(struct gap *g, struct mcpx_loop *loop)
 	mcpx_timer_start(loop, &g->t, 1000);
 }
 
+static uint64_t clock_us(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static uint64_t cpu_us(void)
+{
+	return clock_us(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* The loop thread's CPU in its longest turn since the last reset. */
+static uint64_t turn_max_us;
+
 /* Turns the loop until w's callback ran, sleeping 0.1 ms between turns
  * (a server's loop sleeps in poll; spinning would be counted as CPU). */
 static int wait_done(struct store_fx *fx, struct waitres *w)
@@ -55,19 +78,15 @@ static int wait_done(struct store_fx *fx, struct waitres *w)
 	struct timespec ts = {0, 100000};
 
 	while (!w->done) {
+		uint64_t c0 = clock_us(CLOCK_THREAD_CPUTIME_ID), c;
+
 		(void)mcpx_loop_turn(fx->loop);
+		c = clock_us(CLOCK_THREAD_CPUTIME_ID) - c0;
+		turn_max_us = c > turn_max_us ? c : turn_max_us;
 		if (!w->done)
 			nanosleep(&ts, NULL);
 	}
 	return w->rc;
-}
-
-static uint64_t cpu_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -92,13 +111,39 @@ static uint64_t maxof(const uint64_t *v, int n)
 	return m;
 }
 
-static void row(const char *store, const char *what, uint64_t *t, uint64_t *g, uint64_t *c, int n)
+/* One operation's figures over the rounds: wall time, process CPU, the
+ * loop's longest gap, the CPU of its longest turn. */
+struct fig {
+	uint64_t t[64], c[64], g[64], turn[64];
+};
+
+static void row(const char *store, const char *what, struct fig *f, int n)
 {
-	printf("%-6s %-18s wall median %8.2f ms (max %8.2f)  CPU median %7.2f ms  loop's longest "
-	       "gap median %7.2f ms (max %7.2f)\n",
-	       store, what, (double)median(t, n) / 1000.0, (double)maxof(t, n) / 1000.0,
-	       (double)median(c, n) / 1000.0, (double)median(g, n) / 1000.0,
-	       (double)maxof(g, n) / 1000.0);
+	printf("%-6s %-16s wall median %8.2f ms (max %8.2f)  CPU median %7.2f ms  loop's longest "
+	       "gap median %7.2f ms (max %7.2f)  longest turn CPU median %6.2f ms (max %6.2f)\n",
+	       store, what, (double)median(f->t, n) / 1000.0, (double)maxof(f->t, n) / 1000.0,
+	       (double)median(f->c, n) / 1000.0, (double)median(f->g, n) / 1000.0,
+	       (double)maxof(f->g, n) / 1000.0, (double)median(f->turn, n) / 1000.0,
+	       (double)maxof(f->turn, n) / 1000.0);
+}
+
+/* Starts measuring one operation. */
+static void fig_start(struct gap *g, struct store_fx *fx, uint64_t *t0, uint64_t *c0)
+{
+	gap_start(g, fx->loop);
+	turn_max_us = 0;
+	*t0 = mcpx_now_us();
+	*c0 = cpu_us();
+}
+
+/* Ends measuring round r of one operation. */
+static void fig_end(struct fig *f, int r, struct gap *g, uint64_t t0, uint64_t c0)
+{
+	f->t[r] = mcpx_now_us() - t0;
+	f->c[r] = cpu_us() - c0;
+	f->g[r] = g->max;
+	f->turn[r] = turn_max_us;
+	mcpx_timer_cancel(&g->t);
 }
 
 static void bench_blob(struct store_fx *fx, struct mcpx_store *s, const char *store, size_t len,
@@ -106,7 +151,7 @@ static void bench_blob(struct store_fx *fx, struct mcpx_store *s, const char *st
 {
 	struct mcpx_store_put_opts o = {.ttl_ms = 600000};
 	struct mcpx_store_key k = {"bench", "workspace", "ws"};
-	uint64_t tp[64], gp[64], tg[64], gg[64], cp[64], cg[64];
+	static struct fig put, get;
 	char label[40];
 	struct gap g;
 
@@ -116,42 +161,34 @@ static void bench_blob(struct store_fx *fx, struct mcpx_store *s, const char *st
 		uint64_t t0, c0;
 
 		memset(data, 'a' + r, len);
-		gap_start(&g, fx->loop);
-		t0 = mcpx_now_us();
-		c0 = cpu_us();
+		fig_start(&g, fx, &t0, &c0);
 		if (mcpx_store_put(s, &k, data, len, &o, waitres_cb, &w, NULL) < 0 ||
 		    wait_done(fx, &w) < 0) {
 			fprintf(stderr, "put failed: %s\n", w.error);
 			exit(1);
 		}
-		tp[r] = mcpx_now_us() - t0;
-		cp[r] = cpu_us() - c0;
-		gp[r] = g.max;
-		mcpx_timer_cancel(&g.t);
+		fig_end(&put, r, &g, t0, c0);
 		waitres_free(&w);
-		gap_start(&g, fx->loop);
-		t0 = mcpx_now_us();
+		fig_start(&g, fx, &t0, &c0);
 		if (mcpx_store_get(s, &k, true, waitres_cb, &w, NULL) < 0 ||
 		    wait_done(fx, &w) < 0 || w.len != len) {
 			fprintf(stderr, "get failed: %s\n", w.error);
 			exit(1);
 		}
-		tg[r] = mcpx_now_us() - t0;
-		cg[r] = cpu_us() - c0;
-		gg[r] = g.max;
-		mcpx_timer_cancel(&g.t);
+		fig_end(&get, r, &g, t0, c0);
 		waitres_free(&w);
 	}
 	snprintf(label, sizeof(label), "put %zu KiB", len >> 10);
-	row(store, label, tp, gp, cp, rounds);
+	row(store, label, &put, rounds);
 	snprintf(label, sizeof(label), "get %zu KiB", len >> 10);
-	row(store, label, tg, gg, cg, rounds);
+	row(store, label, &get, rounds);
 }
 
 static void bench_small(struct store_fx *fx, struct mcpx_store *s, const char *store, int rounds)
 {
 	struct mcpx_store_key k = {"bench", "task", "t1"};
-	uint64_t tl[64], gl[64], tr[64], gr[64], cl[64], cr[64], version = 0;
+	static struct fig lease, rec;
+	uint64_t version = 0;
 	struct gap g;
 
 	for (int r = 0; r < rounds; r++) {
@@ -160,9 +197,7 @@ static void bench_small(struct store_fx *fx, struct mcpx_store *s, const char *s
 		struct waitres w = {0};
 		uint64_t t0, c0;
 
-		gap_start(&g, fx->loop);
-		t0 = mcpx_now_us();
-		c0 = cpu_us();
+		fig_start(&g, fx, &t0, &c0);
 		if (mcpx_store_lease_hold(s, &k, NULL, 10000, 0, NULL, NULL, waitres_cb, &w, NULL) <
 		        0 ||
 		    wait_done(fx, &w) < 0) {
@@ -170,14 +205,9 @@ static void bench_small(struct store_fx *fx, struct mcpx_store *s, const char *s
 			exit(1);
 		}
 		mcpx_store_lease_end(w.lease);
-		tl[r] = mcpx_now_us() - t0;
-		cl[r] = cpu_us() - c0;
-		gl[r] = g.max;
-		mcpx_timer_cancel(&g.t);
+		fig_end(&lease, r, &g, t0, c0);
 		waitres_free(&w);
-		gap_start(&g, fx->loop);
-		t0 = mcpx_now_us();
-		c0 = cpu_us();
+		fig_start(&g, fx, &t0, &c0);
 		if (mcpx_store_record_put(s, &k, "{\"status\":\"working\"}", 20, &ro, waitres_cb,
 		                          &w, NULL) < 0 ||
 		    wait_done(fx, &w) < 0) {
@@ -185,35 +215,40 @@ static void bench_small(struct store_fx *fx, struct mcpx_store *s, const char *s
 			exit(1);
 		}
 		version = w.version;
-		tr[r] = mcpx_now_us() - t0;
-		cr[r] = cpu_us() - c0;
-		gr[r] = g.max;
-		mcpx_timer_cancel(&g.t);
+		fig_end(&rec, r, &g, t0, c0);
 		waitres_free(&w);
 		fx_turn_for(fx->loop, 20); /* the release goes out */
 	}
-	row(store, "lease hold + end", tl, gl, cl, rounds);
-	row(store, "record put (CAS)", tr, gr, cr, rounds);
+	row(store, "lease hold + end", &lease, rounds);
+	row(store, "record put (CAS)", &rec, rounds);
 }
 
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = {0, 1u << 20, 10u << 20, 64u << 20};
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	const char *only = argc > 2 ? argv[2] : NULL;
+	unsigned piece_kib = argc > 3 ? (unsigned)atoi(argv[3]) : 0;
 
 	if (rounds < 1 || rounds > 64)
 		rounds = 5;
 	for (int b = 0; b < 2; b++) {
 		struct store_fx fx;
+		struct mcpx_store_config cfg;
 		struct mcpx_store *s;
 		const char *name = b ? "redis" : "dir";
 
+		if (only && strcmp(only, name) != 0)
+			continue;
 		if (b && !fx_have_redis()) {
 			printf("redis: skipped (no redis-server)\n");
 			continue;
 		}
-		if (store_fx_init(&fx, b ? FX_REDIS : FX_DIR) < 0 ||
-		    !(s = store_fx_open(&fx, NULL)))
+		if (store_fx_init(&fx, b ? FX_REDIS : FX_DIR) < 0)
+			return 1;
+		store_fx_config(&fx, &cfg);
+		cfg.redis_piece_bytes = piece_kib << 10;
+		if (!(s = store_fx_open(&fx, &cfg)))
 			return 1;
 		fx_turn_for(fx.loop, 200); /* connected */
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)

@@ -30,6 +30,10 @@
 #include "redis_ops.h"
 
 #define DEFAULT_CONNECT_MS 2000u
+#define DEFAULT_PIECE (1u << 20)
+#define PIECE_MIN (1u << 10)
+#define PIECE_MAX (64u << 20)
+#define REPLY_SLACK (64u << 10)
 #define WATCHDOG_MS 500u
 #define HEALTH_MS 10000u
 
@@ -41,6 +45,7 @@ struct mcpx_redis_backend {
 	struct mcpx_store_backend base;
 	struct mcpx_redis_conn *conn;
 	uint32_t op_timeout_ms;
+	size_t piece;
 	struct rop_list waiting, inflight, done;
 	struct mcpx_timer done_timer, watchdog, health;
 	bool health_pending;
@@ -172,6 +177,7 @@ static void redis_submit(struct mcpx_store_backend *base, struct mcpx_store_op *
 	}
 	r->op = op;
 	r->b = b;
+	r->piece = b->piece;
 	if (mcpx_redis_conn_ready(b->conn)) {
 		dispatch(b, r);
 		return;
@@ -283,6 +289,12 @@ int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config
 		                    "a Redis store holds workspaces of at most 511 MiB: lower "
 		                    "MCP_EXEC_WORKSPACE_MAX_MB");
 	}
+	if (cfg->redis_piece_bytes &&
+	    (cfg->redis_piece_bytes < PIECE_MIN || cfg->redis_piece_bytes > PIECE_MAX)) {
+		free(b);
+		return mcpx_err_set(err, EINVAL, "the Redis store's piece is 1 KiB to 64 MiB");
+	}
+	b->piece = cfg->redis_piece_bytes ? cfg->redis_piece_bytes : DEFAULT_PIECE;
 	b->base.ops = &redis_ops;
 	b->base.loop = loop;
 	b->op_timeout_ms = cfg->op_timeout_ms ? cfg->op_timeout_ms : 30000u;
@@ -290,10 +302,14 @@ int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config
 	b->watchdog.fn = watchdog_cb;
 	b->health.fn = health_cb;
 	b->done_timer.arg = b->watchdog.arg = b->health.arg = b;
-	rc = mcpx_redis_conn_new(loop, &cfg->spec,
-	                         cfg->connect_timeout_ms ? cfg->connect_timeout_ms
-	                                                 : DEFAULT_CONNECT_MS,
-	                         &cbs, b, &b->conn, err);
+	/* The largest reply asked for: a piece of a blob or a record (each
+	 * with a few numbers beside it), or a list of at most
+	 * MCPX_STORE_LIST_MAX + 1 short entries. */
+	rc = mcpx_redis_conn_new(
+	    loop, &cfg->spec,
+	    cfg->connect_timeout_ms ? cfg->connect_timeout_ms : DEFAULT_CONNECT_MS,
+	    (b->piece > MCPX_STORE_RECORD_MAX ? b->piece : MCPX_STORE_RECORD_MAX) + REPLY_SLACK,
+	    &cbs, b, &b->conn, err);
 	if (rc < 0) {
 		free(b);
 		return rc;
