@@ -53,14 +53,15 @@ struct mcpx_redis_rop {
 	bool failed;   /* a reply failed the op: send nothing more */
 	bool done_sending;
 	size_t off;                               /* put: bytes of op->data sent; get: asked for */
-	char tmp[MCPX_STORE_NAME_MAX + 96];       /* put: the upload key */
+	char tmp[MCPX_STORE_NAME_MAX + 96];       /* put: the upload key; get: the blob's */
 	char version[MCPX_REDIS_VERSION_LEN + 1]; /* put: the new blob's version */
 	/* get (redis_get.c) */
 	size_t total, filled;             /* the blob's length, bytes of it copied */
 	char trailer[MCPX_REDIS_TRAILER]; /* the version being read */
 	int64_t ms_left;                  /* the head's PTTL */
 	int reads;                        /* heads sent: the first read and its restarts */
-	bool head_due;                    /* the next reply is a head's */
+	int pieces;                       /* pieces asked for and not back */
+	bool head_due;                    /* the next EXEC is a head's */
 	bool restarting;                  /* waiting for stale pieces before a new head */
 	uint64_t last_us;                 /* the last send or reply, for the watchdog */
 	struct mcpx_redis_rop *prev, *next;

@@ -20,8 +20,7 @@
 #define MCPX_REDIS_VERSION_LEN 16
 
 extern const char mcpx_redis_put_commit[];
-extern const char mcpx_redis_get_head[];
-extern const char mcpx_redis_get_piece[];
+extern const char mcpx_redis_touch[];
 extern const char mcpx_redis_delete[];
 extern const char mcpx_redis_list_blobs[];
 extern const char mcpx_redis_list_records[];

@@ -74,14 +74,18 @@ static inline bool raw_put_blob(redisContext *c, const char *key, char fill, siz
 	return ok;
 }
 
-/* How many EVALs the server ran so far (INFO commandstats). */
-static inline long long raw_evals(redisContext *c)
+/* How many times the server ran command (lower case: "exec", "eval") so
+ * far (INFO commandstats); -1 if it did not say. */
+static inline long long raw_calls(redisContext *c, const char *command)
 {
 	redisReply *r = redisCommand(c, "INFO commandstats");
-	const char *p =
-	    r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "cmdstat_eval:calls=") : NULL;
-	long long n = p ? strtoll(p + 19, NULL, 10) : -1;
+	char field[64];
+	const char *p;
+	long long n = -1;
 
+	snprintf(field, sizeof(field), "cmdstat_%s:calls=", command);
+	if (r && r->type == REDIS_REPLY_STRING && (p = strstr(r->str, field)))
+		n = strtoll(p + strlen(field), NULL, 10);
 	freeReplyObject(r);
 	return n;
 }

@@ -45,26 +45,14 @@ static char pattern(size_t i)
 	return (char)(i * 31 + (i >> 10));
 }
 
-/* Lengths around the piece's edges come back byte for byte, refreshed or
- * not, with their TTL; the piece's bounds are checked when opening. */
-static void test_pieces_roundtrip(void)
+/* Each of lens, put then got (refreshed or not) on s: byte for byte, with
+ * its TTL. */
+static void roundtrip_lens(struct store_fx *fx, struct mcpx_store *s, const size_t *lens, size_t n)
 {
-	static const size_t lens[] = {0, 1, 1023, 1024, 1025, 4096, (64u << 10) + 17};
 	struct mcpx_store_put_opts o = {.ttl_ms = 60000};
-	struct mcpx_store_config cfg;
-	struct mcpx_err err = {{0}};
-	struct store_fx fx;
-	struct mcpx_store *s;
 	struct waitres w;
 
-	REQUIRE(store_fx_init(&fx, FX_REDIS) == 0);
-	store_fx_config(&fx, &cfg);
-	cfg.redis_piece_bytes = 1000;
-	CHECK_INT(mcpx_store_open(fx.loop, &cfg, &s, &err), -EINVAL);
-	CHECK(strstr(err.msg, "piece") != NULL);
-	s = open_pieces(&fx, 1024);
-	REQUIRE(s != NULL);
-	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		char *b = malloc(lens[i] + 1);
 		int64_t t0 = fx_now_ms();
 		bool same = true;
@@ -72,9 +60,9 @@ static void test_pieces_roundtrip(void)
 		REQUIRE(b != NULL);
 		for (size_t j = 0; j < lens[i]; j++)
 			b[j] = pattern(j);
-		CHECK_INT(fx_put_opts(&fx, s, "ida", "ws", b, lens[i], &o, &w), 0);
+		CHECK_INT(fx_put_opts(fx, s, "ida", "ws", b, lens[i], &o, &w), 0);
 		waitres_free(&w);
-		CHECK_INT(fx_get(&fx, s, "ida", "ws", i % 2 == 0, &w), 0);
+		CHECK_INT(fx_get(fx, s, "ida", "ws", i % 2 == 0, &w), 0);
 		CHECK_INT(w.len, lens[i]);
 		for (size_t j = 0; w.data && j < lens[i] && j < w.len; j++)
 			same = same && w.data[j] == b[j];
@@ -84,24 +72,64 @@ static void test_pieces_roundtrip(void)
 		waitres_free(&w);
 		free(b);
 	}
+}
+
+/* Lengths around the piece's edges (1 KiB pieces; then the default 1 MiB,
+ * with a put of one piece inline in its script up to 64 KiB, a SET and the
+ * script above) come back byte for byte; the piece's bounds are checked
+ * when opening; a key that does not end in a trailer is a damaged blob. */
+static void test_pieces_roundtrip(void)
+{
+	static const size_t small[] = {0, 1, 1023, 1024, 1025, 4096, (64u << 10) + 17};
+	static const size_t large[] = {64u << 10, (64u << 10) + 1, 1u << 20, (1u << 20) + 1};
+	struct mcpx_store_config cfg;
+	struct mcpx_err err = {{0}};
+	struct store_fx fx;
+	struct mcpx_store *s;
+	struct waitres w;
+	redisContext *c;
+	char key[320];
+
+	REQUIRE(store_fx_init(&fx, FX_REDIS) == 0);
+	store_fx_config(&fx, &cfg);
+	cfg.redis_piece_bytes = 1000;
+	CHECK_INT(mcpx_store_open(fx.loop, &cfg, &s, &err), -EINVAL);
+	CHECK(strstr(err.msg, "piece") != NULL);
+	s = open_pieces(&fx, 1024);
+	REQUIRE(s != NULL);
+	roundtrip_lens(&fx, s, small, sizeof(small) / sizeof(small[0]));
 	CHECK_INT(fx_get(&fx, s, "ida", "none", false, &w), -ENOENT);
 	waitres_free(&w);
+	mcpx_store_free(s);
+	s = store_fx_open(&fx, NULL);
+	REQUIRE(s != NULL);
+	roundtrip_lens(&fx, s, large, sizeof(large) / sizeof(large[0]));
+	c = raw(&fx, 0);
+	REQUIRE(c && !c->err);
+	REQUIRE(raw_key(c, "*:b:ws", key, sizeof(key)));
+	freeReplyObject(
+	    redisCommand(c, "SET %s %s", key, "not a blob of this store, 40 bytes or more"));
+	CHECK_INT(fx_get(&fx, s, "ida", "ws", false, &w), -EIO);
+	CHECK(strstr(w.error, "damaged") != NULL);
+	CHECK(w.data == NULL);
+	waitres_free(&w);
+	redisFree(c);
 	mcpx_store_free(s);
 	store_fx_close(&fx);
 }
 
 /* Starts a get of caller's "ws" on s, turns the loop until the server has
- * run `evals` more EVALs (the head and some pieces), then returns with the
- * read under way; w gets its result. */
+ * run `execs` more transactions (the head and some pieces: redis_get.c),
+ * then returns with the read under way; w gets its result. */
 static void start_get_until(struct store_fx *fx, struct mcpx_store *s, redisContext *c,
-                            const char *caller, long long evals, struct waitres *w)
+                            const char *caller, long long execs, struct waitres *w)
 {
 	struct mcpx_store_key k = fx_key(caller, "workspace", "ws");
-	long long n0 = raw_evals(c);
+	long long n0 = raw_calls(c, "exec");
 
 	memset(w, 0, sizeof(*w));
 	CHECK_INT(mcpx_store_get(s, &k, false, waitres_cb, w, NULL), 0);
-	for (int i = 0; i < 200000 && !w->done && raw_evals(c) < n0 + evals; i++)
+	for (int i = 0; i < 200000 && !w->done && raw_calls(c, "exec") < n0 + execs; i++)
 		(void)mcpx_loop_turn(fx->loop);
 }
 
