@@ -185,7 +185,7 @@ static void head_reply(struct mcpx_redis_rop *r, const redisReply *rep)
 	r->total = (size_t)len - MCPX_REDIS_TRAILER;
 	memcpy(r->trailer, t->str, MCPX_REDIS_TRAILER);
 	r->ms_left = mcpx_redis_elem_int(rep, 2);
-	free(op->res.data);
+	mcpx_redis_free_blob(r, op->res.data, r->total);
 	if (!(op->res.data = malloc(r->total + 1))) {
 		get_fail(r, -ENOMEM, "out of memory");
 		return;
@@ -257,7 +257,7 @@ void mcpx_redis_get_reply(struct mcpx_redis_rop *r, redisReply *rep)
 		send_head(r);
 	if (r->failed) {
 		/* A failed get hands back no bytes. */
-		free(r->op->res.data);
+		mcpx_redis_free_blob(r, r->op->res.data, r->total);
 		r->op->res.data = NULL;
 	}
 }

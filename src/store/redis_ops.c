@@ -218,7 +218,8 @@ static void put_pump(struct mcpx_redis_rop *r)
 			put_commit_cmd(r, &c, nums);
 			r->done_sending = true;
 			mcpx_redis_cmd_send(r, &c);
-			free(op->data); /* hiredis copied every chunk */
+			/* hiredis copied every chunk. */
+			mcpx_redis_free_blob(r, op->data, op->len);
 			op->data = NULL;
 			return;
 		}

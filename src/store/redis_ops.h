@@ -67,6 +67,11 @@ struct mcpx_redis_rop {
 	struct mcpx_redis_rop *prev, *next;
 };
 
+/* Frees a blob's buffer of len bytes: one of more than a piece on the
+ * backend's worker thread (store_redis.c), since unmapping 64 MiB takes
+ * the loop ~8 ms; a smaller one at once. */
+void mcpx_redis_free_blob(struct mcpx_redis_rop *r, void *p, size_t len);
+
 /* Sends one command for r (store_redis.c). 0 or -ENOTCONN/-ENOMEM. */
 int mcpx_redis_send(struct mcpx_redis_rop *r, int argc, const char **argv, const size_t *lens);
 

@@ -17,7 +17,8 @@
  * callback (which may start or free anything) ever runs inside hiredis.
  *
  * Every 10 s the connection is asked for INFO memory and DBSIZE, for
- * /metrics' bytes stored and as a liveness check.
+ * /metrics' bytes stored and as a liveness check. A worker thread frees
+ * blobs' large buffers, which the loop would take milliseconds to unmap.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "offload.h"
 #include "redis_conn.h"
 #include "redis_ops.h"
 
@@ -44,6 +46,7 @@ struct rop_list {
 struct mcpx_redis_backend {
 	struct mcpx_store_backend base;
 	struct mcpx_redis_conn *conn;
+	struct mcpx_offload *freer; /* NULL: buffers are freed on the loop */
 	uint32_t op_timeout_ms;
 	size_t piece;
 	struct rop_list waiting, inflight, done;
@@ -125,6 +128,39 @@ static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
 	}
 	if (mcpx_redis_rop_over(r))
 		finish(r, &r->b->inflight);
+}
+
+struct free_task {
+	struct mcpx_offload_task t;
+	void *p;
+};
+
+static void free_work(struct mcpx_offload_task *t)
+{
+	free(((struct free_task *)t)->p);
+}
+
+static void free_done(struct mcpx_offload_task *t)
+{
+	if (t->cancelled)
+		free(((struct free_task *)t)->p);
+	free(t);
+}
+
+void mcpx_redis_free_blob(struct mcpx_redis_rop *r, void *p, size_t len)
+{
+	struct free_task *f;
+
+	if (!p)
+		return;
+	if (len <= r->piece || !r->b->freer || !(f = calloc(1, sizeof(*f)))) {
+		free(p);
+		return;
+	}
+	f->t.work = free_work;
+	f->t.done = free_done;
+	f->p = p;
+	mcpx_offload_submit(r->b->freer, &f->t);
 }
 
 int mcpx_redis_send(struct mcpx_redis_rop *r, int argc, const char **argv, const size_t *lens)
@@ -268,6 +304,7 @@ static void redis_free(struct mcpx_store_backend *base)
 		finish(r, &b->inflight);
 	}
 	flush_done(b);
+	mcpx_offload_free(b->freer);
 	free(b);
 }
 
@@ -314,6 +351,8 @@ int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config
 		free(b);
 		return rc;
 	}
+	if (mcpx_offload_new(loop, &b->freer) < 0)
+		b->freer = NULL; /* then the loop frees them, slower */
 	mcpx_timer_start(loop, &b->health, 1000u * 1000u);
 	*out = &b->base;
 	return 0;
