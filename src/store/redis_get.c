@@ -158,7 +158,7 @@ static bool trailer_ok(const redisReply *t)
 
 /* The head's EXEC: {length (trailer included; 0: no such blob), trailer,
  * ms left, the first min(length, piece) bytes}. */
-static void head_reply(struct mcpx_redis_rop *r, const redisReply *rep)
+static void head_reply(struct mcpx_redis_rop *r, redisReply *rep)
 {
 	struct mcpx_store_op *op = r->op;
 	const redisReply *t = mcpx_redis_elem_str(rep, 1), *p = mcpx_redis_elem_str(rep, 3);
@@ -182,16 +182,23 @@ static void head_reply(struct mcpx_redis_rop *r, const redisReply *rep)
 		get_fail(r, -EIO, "a blob in the store is damaged");
 		return;
 	}
+	mcpx_redis_free_blob(r, op->res.data, r->total); /* a read before a restart */
+	op->res.data = NULL;
 	r->total = (size_t)len - MCPX_REDIS_TRAILER;
 	memcpy(r->trailer, t->str, MCPX_REDIS_TRAILER);
 	r->ms_left = mcpx_redis_elem_int(rep, 2);
-	mcpx_redis_free_blob(r, op->res.data, r->total);
-	if (!(op->res.data = malloc(r->total + 1))) {
+	if (first == r->total) {
+		/* One piece: hiredis's buffer (len + 1 bytes) is taken, not
+		 * copied; what follows the blob is its trailer. */
+		op->res.data = rep->element[3]->str;
+		rep->element[3]->str = NULL;
+		rep->element[3]->len = 0;
+	} else if (!(op->res.data = malloc(r->total + 1))) {
 		get_fail(r, -ENOMEM, "out of memory");
 		return;
-	}
-	if (first)
+	} else {
 		memcpy(op->res.data, p->str, first);
+	}
 	r->filled = r->off = first;
 	if (r->filled == r->total)
 		finish(r);
