@@ -55,6 +55,14 @@ static int send_cmd(struct mcpx_redis_rop *r, const char *a0, const char *a1, co
 	return mcpx_redis_cmd_send(r, &c);
 }
 
+/* A transaction was cut after its MULTI (hiredis refused a command): the
+ * connection would queue every later command of every op into it, so it
+ * goes (and comes back). */
+static void tx_broken(struct mcpx_redis_rop *r)
+{
+	mcpx_redis_drop(r, "a transaction could not be sent whole");
+}
+
 static void send_head(struct mcpx_redis_rop *r)
 {
 	char last[24];
@@ -72,12 +80,14 @@ static void send_head(struct mcpx_redis_rop *r)
 		if (mcpx_redis_cmd_send(r, &c) < 0)
 			return;
 	}
-	if (send_cmd(r, "MULTI", NULL, NULL, NULL) == 0 &&
-	    send_cmd(r, "STRLEN", "K", NULL, NULL) == 0 &&
-	    send_cmd(r, "GETRANGE", "K", TRAILER_FROM, "-1") == 0 &&
-	    send_cmd(r, "PTTL", "K", NULL, NULL) == 0 &&
-	    send_cmd(r, "GETRANGE", "K", "0", last) == 0)
-		send_cmd(r, "EXEC", NULL, NULL, NULL);
+	if (send_cmd(r, "MULTI", NULL, NULL, NULL) < 0)
+		return;
+	if (send_cmd(r, "STRLEN", "K", NULL, NULL) < 0 ||
+	    send_cmd(r, "GETRANGE", "K", TRAILER_FROM, "-1") < 0 ||
+	    send_cmd(r, "PTTL", "K", NULL, NULL) < 0 ||
+	    send_cmd(r, "GETRANGE", "K", "0", last) < 0 ||
+	    send_cmd(r, "EXEC", NULL, NULL, NULL) < 0)
+		tx_broken(r);
 }
 
 void mcpx_redis_get_start(struct mcpx_redis_rop *r)
@@ -112,11 +122,14 @@ static void pump(struct mcpx_redis_rop *r)
 		r->pieces++;
 		if (r->off == r->total)
 			r->done_sending = true;
-		if (send_cmd(r, "MULTI", NULL, NULL, NULL) < 0 ||
-		    send_cmd(r, "GETRANGE", "K", TRAILER_FROM, "-1") < 0 ||
-		    send_cmd(r, "GETRANGE", "K", first, last) < 0 ||
-		    send_cmd(r, "EXEC", NULL, NULL, NULL) < 0)
+		if (send_cmd(r, "MULTI", NULL, NULL, NULL) < 0)
 			return;
+		if (send_cmd(r, "GETRANGE", "K", TRAILER_FROM, "-1") < 0 ||
+		    send_cmd(r, "GETRANGE", "K", first, last) < 0 ||
+		    send_cmd(r, "EXEC", NULL, NULL, NULL) < 0) {
+			tx_broken(r);
+			return;
+		}
 	}
 }
 

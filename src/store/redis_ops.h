@@ -72,6 +72,10 @@ struct mcpx_redis_rop {
  * the loop ~8 ms; a smaller one at once. */
 void mcpx_redis_free_blob(struct mcpx_redis_rop *r, void *p, size_t len);
 
+/* Drops r's connection from the next loop turn (store_redis.c): every op
+ * in flight on it fails, the next ones reconnect. */
+void mcpx_redis_drop(struct mcpx_redis_rop *r, const char *why);
+
 /* Sends one command for r (store_redis.c). 0 or -ENOTCONN/-ENOMEM. */
 int mcpx_redis_send(struct mcpx_redis_rop *r, int argc, const char **argv, const size_t *lens);
 

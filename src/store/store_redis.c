@@ -163,6 +163,11 @@ void mcpx_redis_free_blob(struct mcpx_redis_rop *r, void *p, size_t len)
 	mcpx_offload_submit(r->b->freer, &f->t);
 }
 
+void mcpx_redis_drop(struct mcpx_redis_rop *r, const char *why)
+{
+	mcpx_redis_conn_drop(r->b->conn, why);
+}
+
 int mcpx_redis_send(struct mcpx_redis_rop *r, int argc, const char **argv, const size_t *lens)
 {
 	int rc = mcpx_redis_conn_command(r->b->conn, reply_cb, r, argc, argv, lens);
