@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import select
+import shlex
 import signal
 import shutil
 import subprocess
@@ -18,6 +19,28 @@ import time
 BIN = os.environ.get("MCPX_BIN") or os.path.join(
     os.environ.get("MCPX_BUILD_DIR", "build"), "mcp-exec")
 PYTHON = "/usr/bin/python3"
+# MCPX_WRAP: a command every server is started through, given
+# "--uid N -- BINARY ARGS..." (runsc_wrap.py: gVisor in the pod's posture).
+# The server then runs as uid 65532 (or as_uid) with no capabilities, on a
+# read-only root; it is not this process's child, nor visible in its /proc.
+WRAP = shlex.split(os.environ.get("MCPX_WRAP", ""))
+POD_UID = 65532
+
+
+def wrapped():
+    """True when servers run through MCPX_WRAP (under gVisor)."""
+    return bool(WRAP)
+
+
+def under_gvisor():
+    """True when the servers run under gVisor: a probe's expectation that
+    differs there says so with this."""
+    return wrapped() and "runsc" in " ".join(WRAP)
+
+
+def server_is_root():
+    """Whether the server runs as root (its runs then drop to 65532)."""
+    return os.geteuid() == 0 and not wrapped()
 
 _procs = []
 sys.stdout.reconfigure(line_buffering=True)
@@ -36,6 +59,13 @@ def _died(proc, log, what):
 
 def _cleanup():
     for p in _procs:
+        if p.poll() is None:
+            try:
+                if WRAP:  # lets the wrapper remove its sandbox first
+                    p.terminate()
+                    p.wait(timeout=5)
+            except Exception:
+                pass
         if p.poll() is None:
             try:
                 p.kill()
@@ -66,8 +96,11 @@ def warm_mode(env=None):
     global _warm_mode
     if env is None and _warm_mode is not None:
         return _warm_mode
-    out = subprocess.run([BIN, "--check-config"], env=env or base_env(), capture_output=True,
-                         text=True, timeout=60).stdout
+    cmd = [BIN, "--check-config"]
+    if WRAP:
+        cmd = WRAP + ["--uid", str(POD_UID), "--", bin_for_uid(), "--check-config"]
+    out = subprocess.run(cmd, env=env or base_env(), capture_output=True, text=True,
+                         timeout=60).stdout
     mode = next((l.split(":", 1)[1].split()[0] for l in out.splitlines()
                  if l.startswith("warm interpreters:")), "off")
     if env is None:
@@ -175,11 +208,19 @@ def deny_syscalls(names):
 
 class StdioServer:
     def __init__(self, env=None, args=(), as_uid=None, preexec=None, binary=None):
-        binary = binary or (bin_for_uid() if as_uid is not None else BIN)
-        self.proc = subprocess.Popen([binary, *args], stdin=subprocess.PIPE,
+        binary = binary or (bin_for_uid() if as_uid is not None or WRAP else BIN)
+        cmd = [binary, *args]
+        if WRAP:
+            # The uid is the wrapper's to set: runsc itself runs as root.
+            if preexec is not None:
+                raise RuntimeError("MCPX_WRAP: a preexec hook cannot reach a wrapped server")
+            cmd = WRAP + ["--uid", str(as_uid if as_uid is not None else POD_UID), "--", *cmd]
+            preexec = None
+        elif as_uid is not None:
+            preexec = _become(as_uid)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=env or base_env(),
-                                     preexec_fn=_become(as_uid) if as_uid is not None else preexec)
+                                     env=env or base_env(), preexec_fn=preexec)
         _procs.append(self.proc)
         self.buf = b""
         self.errbuf = b""
@@ -294,6 +335,17 @@ class StdioServer:
         while self._pump(0):
             pass
         return self.proc.poll()
+
+    def server_pid(self):
+        """The server's pid as its runs see it. Under MCPX_WRAP the server
+        lives in the sandbox's own pid namespace: a run asks for its parent
+        (the server, outside fork-server mode, which gVisor never gets)."""
+        if not WRAP:
+            return self.proc.pid
+        if getattr(self, "_inner_pid", None) is None:
+            sc = structured(self.call("import os; print(os.getppid())"))
+            self._inner_pid = int(sc["stdout"]) if sc and sc["stdout"].strip().isdigit() else -1
+        return self._inner_pid
 
     def stderr_text(self):
         while self._pump(0):
