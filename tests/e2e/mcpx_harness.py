@@ -25,6 +25,11 @@ PYTHON = "/usr/bin/python3"
 # read-only root; it is not this process's child, nor visible in its /proc.
 WRAP = shlex.split(os.environ.get("MCPX_WRAP", ""))
 POD_UID = 65532
+if WRAP and "runsc" in " ".join(WRAP):
+    _runsc = os.environ.get("MCPX_RUNSC") or shutil.which("runsc")
+    if os.geteuid() != 0 or not _runsc or not os.access(_runsc, os.X_OK):
+        print("SKIP: the gVisor pass needs root and runsc (bash scripts/deps.sh --gvisor)")
+        sys.exit(77)
 
 
 def wrapped():
@@ -41,6 +46,14 @@ def under_gvisor():
 def server_is_root():
     """Whether the server runs as root (its runs then drop to 65532)."""
     return os.geteuid() == 0 and not wrapped()
+
+
+def for_server(path):
+    """path, made the server's own when it runs as another uid (MCPX_WRAP:
+    65532): a workdir base the test made must be writable by the server."""
+    if WRAP and os.geteuid() == 0:
+        os.chown(path, POD_UID, POD_UID)
+    return path
 
 _procs = []
 sys.stdout.reconfigure(line_buffering=True)

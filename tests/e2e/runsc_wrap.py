@@ -99,7 +99,10 @@ def die_with_parent():
 
 def main():
     uid, gid, cmd = parse(sys.argv[1:])
-    runsc = os.environ.get("MCPX_RUNSC") or shutil.which("runsc") or "runsc"
+    runsc = os.environ.get("MCPX_RUNSC") or shutil.which("runsc")
+    if os.geteuid() != 0 or not runsc:
+        print("SKIP: runsc_wrap.py needs root and runsc (bash scripts/deps.sh --gvisor)")
+        sys.exit(77)
     work = tempfile.mkdtemp(prefix="mcpx-runsc-")
     try:
         bundle = os.path.join(work, "bundle")
