@@ -152,8 +152,18 @@ void mcpx_sandbox_report(const struct mcpx_sandbox *sb, FILE *out)
 	        l->uid_drop ? ", dropped from root, no groups" : ", the server's own uid");
 	fprintf(out, "  no_new_privs, rlimits, own process group and kill: %s\n",
 	        l->no_new_privs && l->rlimits ? "hold" : "partly absent");
-	fprintf(out, "  server non-dumpable: %s; child subreaper: %s\n",
-	        l->dumpable_off ? "holds" : "absent", l->subreaper ? "holds" : "absent");
+	fprintf(out, "  server non-dumpable: %s%s; child subreaper: %s\n",
+	        l->dumpable_off ? "holds" : "absent",
+	        sb->runtime == MCPX_RUNTIME_GVISOR
+	            ? " (gVisor serves /proc/<pid>/environ and maps to every process anyway: the "
+	              "server's environment block is zeroed, its maps stay readable)"
+	            : "",
+	        l->subreaper ? "holds" : "absent");
+	if (sb->runtime == MCPX_RUNTIME_GVISOR)
+		fprintf(out,
+		        "  run budget under gVisor: pages a run's processes share count once per "
+		        "process (its smaps give no proportional size), so fork-heavy runs "
+		        "reach MCP_EXEC_MEMORY_MB sooner\n");
 	fprintf(out, "  run exits seen through: %s\n",
 	        l->pidfd ? "pidfds" : "a waitid thread per run (no pidfds here)");
 }

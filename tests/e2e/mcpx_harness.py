@@ -180,28 +180,40 @@ def _become(uid):
     return drop
 
 
-# Syscall numbers for deny_syscalls, per machine (landlock_* are the same on
-# every architecture).
+# Syscall numbers for deny_syscalls, per machine (landlock_* and pidfd_open
+# are the same on every architecture).
 _NR = {"x86_64": {"seccomp": 317}, "aarch64": {"seccomp": 277}}
 for _m in _NR.values():
-    _m.update(landlock_create_ruleset=444, landlock_add_rule=445, landlock_restrict_self=446)
+    _m.update(landlock_create_ruleset=444, landlock_add_rule=445, landlock_restrict_self=446,
+              pidfd_open=434)
+# Rules on one operation of a syscall: (syscall, its first argument, errno).
+# seccomp_action_query: SECCOMP_GET_ACTION_AVAIL answers EINVAL, as under
+# gVisor, while filters still install.
+_OPS = {"seccomp_action_query": ("seccomp", 2, 22)}
 
 
 def deny_syscalls(names):
     """A preexec_fn that makes the named syscalls fail with ENOSYS for the
     server and everything it starts, as a kernel without them (or a runtime
-    profile that denies them) would: a one-rule-per-syscall seccomp filter
-    installed between fork and exec."""
+    profile that denies them) would: a small seccomp filter installed
+    between fork and exec. A name from _OPS denies one operation only."""
     import ctypes
     import platform
     import struct
-    nrs = [_NR[platform.machine()][n] for n in names]
+    nr = _NR[platform.machine()]
     arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[platform.machine()]
     LD, JEQ, RET = 0x20, 0x15, 0x06
-    prog = [(LD, 0, 0, 4), (JEQ, 0, 2 * len(nrs) + 1, arch), (LD, 0, 0, 0)]
-    for nr in nrs:
-        prog += [(JEQ, 0, 1, nr), (RET, 0, 0, 0x00050000 | 38)]   # SECCOMP_RET_ERRNO(ENOSYS)
-    prog += [(RET, 0, 0, 0x7FFF0000)]                              # SECCOMP_RET_ALLOW
+    ALLOW, ERRNO = 0x7FFF0000, 0x00050000
+    prog = [(LD, 0, 0, 4), (JEQ, 1, 0, arch), (RET, 0, 0, ALLOW)]
+    for n in names:
+        if n in _OPS:
+            sysname, arg0, err = _OPS[n]
+            prog += [(LD, 0, 0, 0), (JEQ, 0, 3, nr[sysname]),
+                     (LD, 0, 0, 16), (JEQ, 0, 1, arg0),      # seccomp_data.args[0], low half
+                     (RET, 0, 0, ERRNO | err)]
+        else:
+            prog += [(LD, 0, 0, 0), (JEQ, 0, 1, nr[n]), (RET, 0, 0, ERRNO | 38)]  # ENOSYS
+    prog += [(RET, 0, 0, ALLOW)]
     code = b"".join(struct.pack("HBBI", *i) for i in prog)
     buf = ctypes.create_string_buffer(code, len(code))
 
