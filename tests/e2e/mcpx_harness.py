@@ -38,9 +38,17 @@ def wrapped():
 
 
 def under_gvisor():
-    """True when the servers run under gVisor: a probe's expectation that
-    differs there says so with this."""
-    return wrapped() and "runsc" in " ".join(WRAP)
+    """True when the servers run under gVisor: started through runsc_wrap.py,
+    or this test itself runs there (the image under podman --runtime runsc),
+    seen as the server sees it (/proc/cmdline names a -gvisor kernel). A
+    probe's expectation that differs there says so with this."""
+    if wrapped() and "runsc" in " ".join(WRAP):
+        return os.environ.get("MCPX_OCI_RUNTIME", "runsc") != "runc"
+    try:
+        with open("/proc/cmdline") as f:
+            return any(w.startswith("BOOT_IMAGE=") and w.endswith("-gvisor") for w in f.read().split())
+    except OSError:
+        return False
 
 
 def server_is_root():

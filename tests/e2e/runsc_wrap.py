@@ -15,7 +15,9 @@ directory are this process's. stdin, stdout and stderr are passed through;
 the exit status is the command's.
 
 runsc is MCPX_RUNSC (default: runsc on PATH); extra runsc flags come from
-MCPX_RUNSC_FLAGS. Needs root (runsc run does). The sandbox dies with this
+MCPX_RUNSC_FLAGS. MCPX_OCI_RUNTIME=runc runs the same bundle under runc
+instead (no loopback: runc brings no interface up), for benchmarks that put
+the two side by side (bench/runtimes.sh). Needs root (runsc run does). The sandbox dies with this
 process: runsc gets SIGKILL if this wrapper dies (PR_SET_PDEATHSIG), and
 runsc's sandbox dies with runsc; SIGTERM and SIGINT are passed on to the
 command. The bundle and runsc's state live in a temporary directory removed
@@ -99,7 +101,9 @@ def die_with_parent():
 
 def main():
     uid, gid, cmd = parse(sys.argv[1:])
-    runsc = os.environ.get("MCPX_RUNSC") or shutil.which("runsc")
+    use_runc = os.environ.get("MCPX_OCI_RUNTIME") == "runc"
+    runsc = shutil.which("runc") if use_runc else (os.environ.get("MCPX_RUNSC") or
+                                                    shutil.which("runsc"))
     if os.geteuid() != 0 or not runsc:
         print("SKIP: runsc_wrap.py needs root and runsc (bash scripts/deps.sh --gvisor)")
         sys.exit(77)
@@ -107,11 +111,21 @@ def main():
     try:
         bundle = os.path.join(work, "bundle")
         os.mkdir(bundle)
+        config = bundle_config(cmd, uid, gid)
+        if use_runc:
+            # runc cannot take / itself as the root it pivots into: a
+            # recursive bind of it, a slave so nothing flows back.
+            root = os.path.join(work, "rootfs")
+            os.mkdir(root)
+            subprocess.run(["mount", "--rbind", "/", root], check=True)
+            subprocess.run(["mount", "--make-rslave", root], check=True)
+            config["root"]["path"] = root
         with open(os.path.join(bundle, "config.json"), "w") as f:
-            json.dump(bundle_config(cmd, uid, gid), f)
+            json.dump(config, f)
         cid = "mcpx-" + uuid.uuid4().hex[:16]
-        argv = [runsc, "--root", os.path.join(work, "state"), "--network=none",
-                *shlex.split(os.environ.get("MCPX_RUNSC_FLAGS", "")),
+        flags = [] if use_runc else ["--network=none",
+                                      *shlex.split(os.environ.get("MCPX_RUNSC_FLAGS", ""))]
+        argv = [runsc, "--root", os.path.join(work, "state"), *flags,
                 "run", "--bundle", bundle, cid]
         child = subprocess.Popen(argv, preexec_fn=die_with_parent)
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -121,6 +135,10 @@ def main():
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         blocking_again()
     finally:
+        if os.path.isdir(os.path.join(work, "rootfs")):
+            subprocess.run(["umount", "-R", "-l", os.path.join(work, "rootfs")],
+                           stderr=subprocess.DEVNULL)
+            os.rmdir(os.path.join(work, "rootfs"))
         shutil.rmtree(work, ignore_errors=True)
     # runsc reports a command killed by signal N as 128+N, as a shell would.
     sys.exit(rc if rc >= 0 else 128 - rc)
