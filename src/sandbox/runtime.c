@@ -163,7 +163,8 @@ void mcpx_sandbox_report(const struct mcpx_sandbox *sb, FILE *out)
 		fprintf(out,
 		        "  run budget under gVisor: pages a run's processes share count once per "
 		        "process (its smaps give no proportional size), so fork-heavy runs "
-		        "reach MCP_EXEC_MEMORY_MB sooner\n");
+		        "reach MCP_EXEC_MEMORY_MB sooner; socket buffers are not counted (no "
+		        "sock_diag): the pod's limit bounds them\n");
 	fprintf(out, "  run exits seen through: %s\n",
 	        l->pidfd ? "pidfds" : "a waitid thread per run (no pidfds here)");
 }
