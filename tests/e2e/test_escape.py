@@ -85,9 +85,10 @@ open('mine.txt', 'w').write('ok'); print('own workdir writable')
 if under_gvisor():
     # No Landlock: the run writes wherever its uid may. The read-only root
     # keeps /var/tmp out of reach; /tmp and the workdir base stay writable.
-    t.check("WROTE " + name in sc["stdout"] and "denied 30" in sc["stdout"],
+    t.check("WROTE " + name in sc["stdout"] and "WROTE /var/tmp" not in sc["stdout"]
+            and "denied" in sc["stdout"],
             "[gVisor] without Landlock a run writes where its uid may (/tmp, the workdir base), "
-            "but not on the read-only root (/var/tmp: EROFS)", sc["stdout"])
+            "but not on the read-only root (/var/tmp: EROFS, or absent in the image)", sc["stdout"])
     for p in (name,):
         if os.path.exists(p):
             os.unlink(p)
@@ -115,9 +116,9 @@ except OSError as e:
 """)
 os.unlink(secret_path)
 if under_gvisor():
-    t.check("READ TOP-SECRET" in sc["stdout"] and "denied /etc/shadow 13" in sc["stdout"],
+    t.check("READ TOP-SECRET" in sc["stdout"] and "denied /etc/shadow" in sc["stdout"],
             "[gVisor] without Landlock a run reads what its uid may (a world-readable file: yes; "
-            "/etc/shadow: EACCES)", sc["stdout"])
+            "/etc/shadow: no)", sc["stdout"])
 else:
     t.check("TOP-SECRET" not in sc["stdout"] and "READ" not in sc["stdout"],
             "cannot read files outside the runtime (a mounted token, other runs' files)",
