@@ -49,7 +49,11 @@ class Server:
                "MCPX_OCI_RUNTIME": runtime}
         if os.environ.get("MCPX_RUNSC"):
             env["MCPX_RUNSC"] = os.environ["MCPX_RUNSC"]
-        self.p = subprocess.Popen(WRAP + ["--", binary], stdin=subprocess.PIPE,
+        # A uid of its own (the pod's would be its own host range with
+        # hostUsers: false): under runc RLIMIT_NPROC counts every task of
+        # the uid on the host, other servers' runs of 65532 included.
+        uid = str(70000 + os.getpid() % 20000)
+        self.p = subprocess.Popen(WRAP + ["--uid", uid, "--", binary], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.id = 0
         self.call_raw("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},

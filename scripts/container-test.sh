@@ -773,7 +773,9 @@ if [ "${MCPX_CONTAINER_GVISOR:-1}" != 1 ]; then
 elif [ -z "$RUNSC_BIN" ]; then
   echo "skip gVisor: runsc is not installed (bash scripts/deps.sh --gvisor)"
 else
+  gv_start=$(date +%s)
   gvisor_section
+  echo "gVisor steps: $(($(date +%s) - gv_start)) s"
 fi
 
 # ------------------------------------------- a variant with own packages ----
@@ -782,7 +784,9 @@ fi
 # the extras' own step, and scripts/image-check.py imports both in the
 # assembled tree (the build fails if it cannot).
 if [ "${MCPX_CONTAINER_VARIANT:-1}" = 1 ]; then
+  var_start=$(date +%s)
   variant_section
+  echo "variant steps: $(($(date +%s) - var_start)) s"
 else
   echo "skip the variant build (MCPX_CONTAINER_VARIANT=${MCPX_CONTAINER_VARIANT})"
 fi
