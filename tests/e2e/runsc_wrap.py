@@ -15,7 +15,10 @@ directory are this process's. stdin, stdout and stderr are passed through;
 the exit status is the command's.
 
 runsc is MCPX_RUNSC (default: runsc on PATH); extra runsc flags come from
-MCPX_RUNSC_FLAGS. MCPX_OCI_RUNTIME=runc runs the same bundle under runc
+MCPX_RUNSC_FLAGS. MCPX_RUNSC_DO=1 runs `runsc --network=none do COMMAND`
+instead, as an operator would try the binary: root in the sandbox (so the
+server's runs drop to 65532, --uid is ignored) on the host's filesystem
+with runsc's in-memory overlay. MCPX_OCI_RUNTIME=runc runs the same bundle under runc
 instead (no loopback: runc brings no interface up), for benchmarks that put
 the two side by side (bench/runtimes.sh). Needs root (runsc run does). The sandbox dies with this
 process: runsc gets SIGKILL if this wrapper dies (PR_SET_PDEATHSIG), and
@@ -107,6 +110,13 @@ def main():
     if os.geteuid() != 0 or not runsc:
         print("SKIP: runsc_wrap.py needs root and runsc (bash scripts/deps.sh --gvisor)")
         sys.exit(77)
+    if os.environ.get("MCPX_RUNSC_DO") == "1" and not use_runc:
+        child = subprocess.Popen([runsc, "--network=none", "do", *cmd], preexec_fn=die_with_parent)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda s, _f: child.send_signal(s))
+        rc = child.wait()
+        blocking_again()
+        sys.exit(rc if rc >= 0 else 128 - rc)
     work = tempfile.mkdtemp(prefix="mcpx-runsc-")
     try:
         bundle = os.path.join(work, "bundle")
