@@ -65,6 +65,10 @@ struct mcpx_job_spec {
 	const char *profile;
 	const struct mcpx_profile_limits *limits;
 	const char *client; /* the transport's view of the client, for the audit line; copied */
+	/* The MCP task the run is for (its audit line names it), or NULL;
+	 * copied. Its timeout may exceed MCP_EXEC_MAX_TIMEOUT_S (up to
+	 * MCP_EXEC_TASK_MAX_TIMEOUT_S): the tool clamps it. */
+	const char *task_id;
 	/* Input files (malloc'd, may be NULL): an accepted job takes them and
 	 * frees them (mcpx_runfiles_in_free, then free); a rejected one leaves
 	 * them to the caller. Written with out/ before the code starts. */
