@@ -127,13 +127,18 @@ static bool run_call(struct task_run *run, const struct mcpx_tool *tool, const c
 	                             .caller = run->rec.owner,
 	                             .client = run->client,
 	                             .version = run->version};
+	struct mcpx_call *c;
 
 	if (!tool)
 		tool = mcpx_core_find_tool(run->t->core, run->rec.owner, run->rec.tool);
 	if (!tool)
 		return false;
-	run->call = mcpx_core_task_call(run->t->core, tool, run->rec.tool, args, &o, &run->sink);
-	return run->call != NULL || run->answered;
+	c = mcpx_core_task_call(run->t->core, tool, run->rec.tool, args, &o, &run->sink);
+	/* A call that answered at once (its arguments refused) is already
+	 * freed: run_send saw it. */
+	if (!run->answered)
+		run->call = c;
+	return c != NULL || run->answered;
 }
 
 static void window_cb(struct mcpx_timer *tm)
