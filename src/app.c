@@ -37,6 +37,7 @@
 #include "executor.h"
 #include "functions.h"
 #include "heap_trim.h"
+#include "app_tasks.h"
 #include "http_front.h"
 #include "listen_addr.h"
 #include "log.h"
@@ -48,6 +49,8 @@
 #include "run_channel.h"
 #include "sandbox.h"
 #include "signals.h"
+#include "store.h"
+#include "tasks.h"
 #include "tool_exec.h"
 #include "tool_function.h"
 #include "tool_upstream.h"
@@ -77,6 +80,8 @@ struct app {
 	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
 	char tools_sha256[65];     /* of the tool list last announced */
 	struct mcpx_core *core;
+	struct mcpx_store *store; /* workspaces and tasks; NULL: none */
+	struct mcpx_tasks *tasks; /* NULL: MCP tasks off */
 	struct mcpx_signals *sig;
 	/* stdio */
 	struct mcpx_stdio *stdio;
@@ -255,8 +260,12 @@ static int build_core(struct app *app)
 	struct mcpx_core_opts o;
 	struct mcpx_tool_access access = {access_allowed, access_per_caller, app->policy};
 	struct mcpx_err err = {{0}};
+	int failed;
 
 	if (start_broker(app) < 0)
+		return -1;
+	app->tasks = mcpx_app_start_tasks(app->cfg, app->loop, app->store, &failed);
+	if (failed)
 		return -1;
 	{
 		/* Without a policy no run gets a channel. */
@@ -289,9 +298,12 @@ static int build_core(struct app *app)
 	                            : NULL;
 	o.access = app->policy ? &access : NULL;
 	o.tools_list_changed = app->policy != NULL;
+	o.tasks = app->tasks ? mcpx_tasks_hooks(app->tasks) : NULL;
 	app->core = mcpx_core_new(&o);
 	if (!app->core || tools_digest(app, app->tools_sha256) < 0)
 		return -1;
+	if (app->tasks)
+		mcpx_tasks_attach(app->tasks, app->core);
 	if (app->policy)
 		mcpx_policy_store_on_change(app->policy, policy_changed, app);
 	if (app->upstreams) {
@@ -307,6 +319,9 @@ static int build_core(struct app *app)
 static bool drained(struct app *app)
 {
 	if (!mcpx_executor_idle(app->ex) || mcpx_core_inflight(app->core))
+		return false;
+	/* A task's run that ended is still writing its result. */
+	if (app->tasks && mcpx_tasks_busy(app->tasks))
 		return false;
 	if (app->front && mcpx_http_front_busy(app->front))
 		return false;
@@ -349,6 +364,8 @@ static void on_signal(void *arg, int signo)
 	/* Listen streams end with their completion result. */
 	mcpx_core_end_subscriptions(app->core);
 	mcpx_executor_drain(app->ex);
+	if (app->tasks)
+		mcpx_tasks_drain(app->tasks);
 	if (app->stdio) {
 		mcpx_stdio_shutdown(app->stdio);
 		return;
@@ -436,6 +453,9 @@ static void teardown(struct app *app)
 	mcpx_http_front_close_sse(app->front);
 	if (app->core)
 		mcpx_core_cancel_all(app->core);
+	/* The core no longer holds its requests or runs; the leases of tasks
+	 * still running are given back, and their next reader fails them. */
+	mcpx_tasks_free(app->tasks);
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
 	mcpx_tool_function_free(app->fn_tool);
@@ -454,6 +474,7 @@ static void teardown(struct app *app)
 	 * before it. */
 	mcpx_run_channel_free(app->rc);
 	mcpx_broker_free(app->broker);
+	mcpx_store_free(app->store);
 	mcpx_policy_store_free(app->policy);
 	/* The listener takes the loop with it, and the transports its closing
 	 * connections reach go after it, before the core (http_front.h). */
@@ -523,6 +544,8 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	} else if ((rc = start_http(&app)) != 0) {
 		goto out;
 	}
+	if ((rc = mcpx_app_open_store(cfg, app.loop, &app.store)) != 0)
+		goto out;
 	if (build_core(&app) < 0) {
 		mcpx_error(
 		    "could not build the server (out of memory, or the egress broker failed)");

@@ -17,6 +17,7 @@
 
 struct mcpx_audit_rec {
 	const char *request_id;
+	const char *task_id; /* the MCP task the run is for (tasks.h); NULL: a direct call */
 	const char *caller;  /* who (caller.h) */
 	const char *profile; /* the caller's profile; NULL: none */
 	const char *client;  /* the transport's view: a session hash and address; may be NULL */

@@ -104,6 +104,12 @@ struct mcpx_config {
 	unsigned warm_max_runs;
 	unsigned warm_max_age_s;
 
+	/* The shared store of workspaces and tasks (store.h): MCP_EXEC_WORKSPACES
+	 * as given ("" for the default directory; store_spec.h parses it) and
+	 * the Redis password's file. */
+	char workspaces[4200];
+	char workspaces_password_file[4096];
+
 	/* MCP tasks (tasks.h): on or off; a task's longest run; the longest
 	 * (and default) ttl; per caller, the tasks and result bytes kept; how
 	 * long a runner's lease lasts unrenewed; how long a 2026-07-28 call

@@ -28,6 +28,7 @@
 
 struct mcpx_tool;
 struct mcpx_core;
+struct mcpx_task_hooks;
 
 /* Protocol versions, oldest first. */
 #define MCPX_PV_2024_11_05 "2024-11-05"
@@ -172,6 +173,8 @@ struct mcpx_core_opts {
 	const struct mcpx_tool_access *access;     /* may be NULL (all tools); copied */
 	/* The tool list can change (declared as tools.listChanged). */
 	bool tools_list_changed;
+	/* MCP tasks (task_hooks.h; copied), or NULL: none. */
+	const struct mcpx_task_hooks *tasks;
 };
 
 struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts);
@@ -214,6 +217,10 @@ size_t mcpx_core_inflight(const struct mcpx_core *core);
  * initialized already) is initialized. Until mcpx_core_sink_gone. */
 int mcpx_core_listen(struct mcpx_core *core, struct mcpx_sink *sink,
                      const struct mcpx_session *session);
+/* The same for a stream of a session initialized already, named by its key
+ * (a Streamable HTTP GET stream): it also takes the notifications meant for
+ * that session alone (notifications/tasks/status). */
+int mcpx_core_listen_key(struct mcpx_core *core, struct mcpx_sink *sink, const char *key);
 
 /* Whether the tool list can change (opts.tools_list_changed). */
 bool mcpx_core_tools_can_change(const struct mcpx_core *core);

@@ -56,9 +56,10 @@ struct mcpx_task_hooks {
 /* Who a task's run is for: the task, and the request that created it. */
 struct mcpx_task_origin {
 	const char *task_id;
-	const char *caller;  /* its audit line's caller and its share of the queue */
-	const char *client;  /* the audit line's view of the client */
-	const char *version; /* the protocol version (argument checks differ by version) */
+	const char *request_id; /* the id of the tools/call that created it, as text */
+	const char *caller;     /* its audit line's caller and its share of the queue */
+	const char *client;     /* the audit line's view of the client */
+	const char *version;    /* the protocol version (argument checks differ by version) */
 };
 
 /*

@@ -69,4 +69,9 @@ int mcpx_exec_args_check(const struct mcpx_schema *schema, const struct mcpx_con
 /* Whether langs (NULL: python alone) offers language l. */
 bool mcpx_exec_lang_offered(const struct mcpx_languages *langs, int l);
 
+/* The timeout of a run started as an MCP task: timeout_s from args clamped
+ * to MCP_EXEC_TASK_MAX_TIMEOUT_S instead of MCP_EXEC_MAX_TIMEOUT_S (the
+ * default when absent, as for any call). The arguments were checked. */
+unsigned mcpx_exec_task_timeout(const cJSON *args, const struct mcpx_config *cfg);
+
 #endif

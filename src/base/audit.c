@@ -103,6 +103,8 @@ void mcpx_audit_log(const struct mcpx_audit_rec *r)
 	if (r->run_id)
 		cJSON_AddStringToObject(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
+	if (r->task_id)
+		add_bounded_string(o, "task_id", r->task_id);
 	add_cut_string(o, "caller", r->caller, MCPX_CALLER_MAX); /* a ServiceAccount name is long */
 	add_bounded_string(o, "profile", r->profile);
 	if (r->client)

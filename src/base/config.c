@@ -125,6 +125,12 @@ static const struct opt opts[] = {
 	{"languages", "MCP_EXEC_LANGUAGES", T_STR, OFF(languages), SZ(languages), 0, 0,
 	 "languages exec runs: auto (every one whose runtime is present) or a comma-separated "
 	 "list of python, bash, javascript (python required)"},
+	{"workspaces", "MCP_EXEC_WORKSPACES", T_STR, OFF(workspaces), SZ(workspaces), 0, 0,
+	 "the store of workspaces and tasks: dir:<absolute path>, redis://[user@]host[:port][/db] "
+	 "or off (default: a directory under the server's state directory)"},
+	{"workspaces-password-file", "MCP_EXEC_WORKSPACES_PASSWORD_FILE", T_STR,
+	 OFF(workspaces_password_file), SZ(workspaces_password_file), 0, 0,
+	 "file holding the Redis store's password"},
 	{"tasks", "MCP_EXEC_TASKS", T_BOOL, OFF(tasks), 0, 0, 0,
 	 "MCP tasks: a tools/call may run detached from its request, its result kept in the "
 	 "store for any replica to answer (needs a store)"},
@@ -133,7 +139,7 @@ static const struct opt opts[] = {
 	{"task-ttl-max-s", "MCP_EXEC_TASK_TTL_MAX_S", T_UINT, OFF(task_ttl_max_s), 0, 60,
 	 30 * 86400, "longest a task and its result are kept (also the default ttl)"},
 	{"tasks-per-caller", "MCP_EXEC_TASKS_PER_CALLER", T_UINT, OFF(tasks_per_caller), 0, 1,
-	 100000, "tasks kept per caller (the oldest finished ones make room)"},
+	 4000, "tasks kept per caller (the oldest finished ones make room)"},
 	{"tasks-max-mb", "MCP_EXEC_TASKS_MAX_MB", T_UINT, OFF(tasks_max_mb), 0, 1, 1 << 20,
 	 "results kept per caller (MiB; the oldest finished tasks make room)"},
 	{"task-lease-s", "MCP_EXEC_TASK_LEASE_S", T_UINT, OFF(task_lease_s), 0, 3, 3600,

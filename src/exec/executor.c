@@ -226,6 +226,7 @@ struct mcpx_job *mcpx_ex_job_new(struct mcpx_executor *ex, const struct mcpx_job
 		job->memory_mb = spec->limits->memory_mb;
 	snprintf(job->request_id, sizeof(job->request_id), "%s",
 	         spec->request_id ? spec->request_id : "");
+	snprintf(job->task_id, sizeof(job->task_id), "%s", spec->task_id ? spec->task_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
 	snprintf(job->profile, sizeof(job->profile), "%s", spec->profile ? spec->profile : "");
 	snprintf(job->client, sizeof(job->client), "%s", spec->client ? spec->client : "");

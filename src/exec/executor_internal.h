@@ -65,6 +65,7 @@ struct mcpx_job {
 	size_t stdin_len, stdin_off;
 	unsigned timeout_s;
 	char request_id[128];
+	char task_id[40]; /* the MCP task it runs for, or "" */
 	char caller[MCPX_CALLER_MAX];
 	char profile[65];
 	char client[160];

@@ -28,6 +28,7 @@ void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct 
 
 	memset(&rec, 0, sizeof(rec));
 	rec.request_id = job->request_id;
+	rec.task_id = job->task_id[0] ? job->task_id : NULL;
 	rec.caller = job->caller;
 	rec.profile = job->profile[0] ? job->profile : NULL;
 	rec.client = job->client[0] ? job->client : NULL;

@@ -13,6 +13,8 @@
  *                 subscriptions/listen
  * mcp_stateless.c the 2026-07-28 generation: a request's _meta and headers
  *                 checked, server/discover
+ * mcp_tasks.c     MCP tasks: what goes to the tasks module (task_hooks.h),
+ *                 the capability, execution.taskSupport, a task's run
  *
  * Not for use outside src/protocol/mcp*.c; everyone else has mcp.h and
  * tool.h.
@@ -26,6 +28,7 @@
 
 #include "buf.h"
 #include "mcp.h"
+#include "task_hooks.h"
 #include "tool.h"
 
 /* 2026-07-28 reserved _meta keys (basic/index, "Per-request protocol fields"). */
@@ -54,6 +57,7 @@ struct mcpx_core {
 	struct mcpx_tool_provider provider; /* list == NULL: none */
 	struct mcpx_tool_access access;     /* allowed == NULL: every tool */
 	bool tools_list_changed;
+	struct mcpx_task_hooks tasks; /* call == NULL: no tasks */
 	struct mcpx_call *calls; /* in flight, newest first */
 	size_t ncalls;
 	struct listener *listeners;
@@ -99,6 +103,10 @@ struct mcpx_call {
 	char client[160];
 	char id_text[128];
 	char name[129]; /* the tool name called */
+	/* A request the tasks module answers (tool is NULL): cancelling it
+	 * tells the module (abandon). */
+	bool tasks;
+	char task_id[40]; /* a task's run (mcpx_core_task_call): the task, else "" */
 	void *data;
 };
 
@@ -182,6 +190,16 @@ bool mcpx_mcp_decorate_stateless(const struct mcpx_core *core, cJSON *result);
 
 void mcpx_mcp_tools_list(struct req *r);
 void mcpx_mcp_tools_call(struct req *r);
+/* A new call for request r (tool may be NULL for the tasks module's),
+ * linked into the core's list; NULL when out of memory. */
+struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool,
+                                    const char *name, enum mcpx_level log_level);
+/* Links a call made elsewhere (a task's run) into the core's list. */
+void mcpx_mcp_call_link(struct mcpx_call *call);
+/* The tool serving name (before the caller's filter), or NULL. */
+const struct mcpx_tool *mcpx_mcp_find_tool(const struct mcpx_core *core, const char *name);
+/* Whether caller's profile lets it see and call name. */
+bool mcpx_mcp_tool_allowed(const struct mcpx_core *core, const char *caller, const char *name);
 struct mcpx_call *mcpx_mcp_call_find(struct mcpx_core *core, const char *key, const cJSON *id);
 /* Cancels a call in flight (its tool's cancel); the sink hears that it
  * stays unanswered when tell_sink. */
@@ -208,5 +226,22 @@ enum mcpx_mcp_verdict {
 enum mcpx_mcp_verdict mcpx_mcp_stateless_check(struct req *r);
 void mcpx_mcp_discover(struct req *r);
 void mcpx_mcp_reply_unsupported_version(struct req *r, const char *requested);
+
+/* ---- mcp_tasks.c ---- */
+
+/* Adds the "tasks" capability to caps for a session initialized at
+ * version; false when out of memory. */
+bool mcpx_mcp_tasks_capability(const struct req *r, const char *version, cJSON *caps);
+/* Adds the extension to server/discover's capabilities. */
+bool mcpx_mcp_tasks_extension(const struct mcpx_core *core, cJSON *caps);
+/* Adds execution.taskSupport to the Tool objects of a 2025-11-25
+ * session's tools/list. */
+bool mcpx_mcp_tasks_annotate(const struct req *r, cJSON *tools);
+/* Hands a tools/call to the tasks module when it is one for it (or refuses
+ * it as the tasks rules say); true when r was answered or handed over. */
+bool mcpx_mcp_tasks_route_call(struct req *r, const struct mcpx_tool *tool, const char *name,
+                               const cJSON *args);
+/* tasks/get, tasks/result, tasks/list, tasks/cancel, tasks/update. */
+void mcpx_mcp_tasks_method(struct req *r);
 
 #endif

@@ -51,7 +51,9 @@ void mcpx_mcp_call_cancel(struct mcpx_call *call, bool tell_sink)
 	 * inside its cancel callback: tool.h forbids it, and we would otherwise
 	 * answer a request the client has given up on. */
 	call->state = CALL_CANCELLING;
-	if (call->tool->cancel)
+	if (call->tasks)
+		call->core->tasks.abandon(call->core->tasks.ctx, call);
+	else if (call->tool->cancel)
 		call->tool->cancel(call->tool, call);
 	if (call->batch) {
 		/* The batch's other responses still go out together. */
@@ -95,6 +97,19 @@ void mcpx_call_finish(struct mcpx_call *call, cJSON *result)
 		msg = mcpx_jsonrpc_error(call->id, MCPX_RPC_INTERNAL_ERROR,
 		                         "Internal error: the tool produced no result", NULL);
 	mcpx_mcp_emit_response(sink, call->batch, msg);
+	call_free(call);
+}
+
+void mcpx_call_error(struct mcpx_call *call, int code, const char *msg, cJSON *data)
+{
+	struct mcpx_sink *sink = call->sink;
+
+	if (call->state == CALL_CANCELLING) {
+		cJSON_Delete(data);
+		return;
+	}
+	call_unlink(call);
+	mcpx_mcp_emit_response(sink, call->batch, mcpx_jsonrpc_error(call->id, code, msg, data));
 	call_free(call);
 }
 
@@ -235,7 +250,7 @@ void *mcpx_call_data(const struct mcpx_call *call)
 	return call->data;
 }
 
-static bool tool_allowed(const struct mcpx_core *core, const char *caller, const char *name)
+bool mcpx_mcp_tool_allowed(const struct mcpx_core *core, const char *caller, const char *name)
 {
 	return !core->access.allowed || core->access.allowed(core->access.ctx, caller, name);
 }
@@ -249,7 +264,7 @@ static void filter_tools(const struct mcpx_core *core, const char *caller, cJSON
 		cJSON *next = t->next;
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
 
-		if (!cJSON_IsString(name) || !tool_allowed(core, caller, name->valuestring))
+		if (!cJSON_IsString(name) || !mcpx_mcp_tool_allowed(core, caller, name->valuestring))
 			cJSON_Delete(cJSON_DetachItemViaPointer(tools, t));
 		t = next;
 	}
@@ -285,6 +300,8 @@ void mcpx_mcp_tools_list(struct req *r)
 	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
 		goto oom;
 	filter_tools(core, r->c->session->caller, tools);
+	if (!mcpx_mcp_tasks_annotate(r, tools))
+		goto oom;
 	/* With profiles each caller sees its own list: a shared cache must
 	 * not hand one caller's list to another. */
 	if (r->stateless &&
@@ -298,7 +315,7 @@ oom:
 	mcpx_mcp_reply_result(r, NULL);
 }
 
-static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const char *name)
+const struct mcpx_tool *mcpx_mcp_find_tool(const struct mcpx_core *core, const char *name)
 {
 	for (size_t i = 0; i < core->ntools; i++)
 		if (strcmp(core->tools[i]->name, name) == 0)
@@ -306,10 +323,19 @@ static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const cha
 	return core->provider.find ? core->provider.find(core->provider.ctx, name) : NULL;
 }
 
-/* A new call for request r, linked into the core's list; NULL when out of
- * memory. */
-static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
-                                  enum mcpx_level log_level)
+void mcpx_mcp_call_link(struct mcpx_call *call)
+{
+	struct mcpx_core *core = call->core;
+
+	call->next = core->calls;
+	if (call->next)
+		call->next->prev = call;
+	core->calls = call;
+	core->ncalls++;
+}
+
+struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool,
+                                    const char *name, enum mcpx_level log_level)
 {
 	struct ctx *c = r->c;
 	const cJSON *token = mcpx_mcp_member(r->meta, "progressToken");
@@ -339,12 +365,7 @@ static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, c
 	mcpx_utf8_copy_trunc(call->client, sizeof(call->client), c->session->client);
 	mcpx_utf8_copy_trunc(call->name, sizeof(call->name), name);
 	mcpx_jsonrpc_id_text(r->id, call->id_text, sizeof(call->id_text));
-
-	call->next = c->core->calls;
-	if (call->next)
-		call->next->prev = call;
-	c->core->calls = call;
-	c->core->ncalls++;
+	mcpx_mcp_call_link(call);
 	return call;
 }
 
@@ -361,9 +382,9 @@ void mcpx_mcp_tools_call(struct req *r)
 		                     "Invalid params: tools/call requires a string name");
 		return;
 	}
-	tool = find_tool(c->core, name->valuestring);
+	tool = mcpx_mcp_find_tool(c->core, name->valuestring);
 	/* A tool the caller's profile leaves out does not exist for it. */
-	if (tool && !tool_allowed(c->core, c->session->caller, name->valuestring))
+	if (tool && !mcpx_mcp_tool_allowed(c->core, c->session->caller, name->valuestring))
 		tool = NULL;
 	if (!tool) {
 		/* The spec's answer for an unknown tool is a protocol error
@@ -386,7 +407,11 @@ void mcpx_mcp_tools_call(struct req *r)
 		    "Invalid Request: a request with this id is still in progress");
 		return;
 	}
-	call = call_new(r, tool, name->valuestring, r->log_level);
+	/* A task (2025-11-25 "task", or a 2026-07-28 client with the
+	 * extension) is the tasks module's to run. */
+	if (mcpx_mcp_tasks_route_call(r, tool, name->valuestring, args))
+		return;
+	call = mcpx_mcp_call_new(r, tool, name->valuestring, r->log_level);
 	if (!call) {
 		mcpx_mcp_reply_result(r, NULL);
 		return;

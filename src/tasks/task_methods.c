@@ -199,63 +199,49 @@ static void wait_later(struct task_wait *w)
 
 /* ---- the lease check ---------------------------------------------------- */
 
-static void failed_saved_cb(void *arg, int rc)
+static void failed_saved_cb(void *arg, int rc, const struct mcpx_task_rec *written)
 {
 	struct task_wait *w = arg;
 
 	w->op = NULL;
+	if (rc == -ESTALE) {
+		/* Its runner wrote the record meanwhile: read what it says. */
+		reload(w);
+		return;
+	}
 	if (rc < 0)
 		mcpx_task_store_failed("fail", &w->rec, rc);
-	/* The lease stays with this replica until it lapses: the dead
-	 * runner's replica, if it ever comes back, cannot renew it. */
+	else
+		w->rec = *written;
 	proceed(w);
 }
 
-/* The record under a lease this replica just took: still working means its
- * runner is gone. */
-static void rechecked_cb(void *arg, int rc, const struct mcpx_task_rec *r)
+/* Nobody holds the lease of a task whose record says "working": the replica
+ * that ran it is gone. The record is failed, if it is still the one read
+ * (compare-and-set: a runner that finished meanwhile wins). */
+static void held_cb(void *arg, int rc)
 {
 	struct task_wait *w = arg;
 
 	w->op = NULL;
-	if (rc < 0) {
-		rc == -ENOENT ? not_found(w) : store_error(w, rc);
-		return;
-	}
-	w->rec = *r;
-	if (mcpx_task_terminal(r->status)) {
+	if (rc != -ENOENT) {
+		/* 0: its runner is alive. A store error: judge nothing. */
 		proceed(w);
 		return;
 	}
-	mcpx_warn("task %s: the replica running it stopped renewing its lease; failing it", r->id);
+	mcpx_warn("task %s: nobody holds its lease (the replica running it stopped); failing it",
+	          w->rec.id);
 	w->rec.status = MCPX_TASK_FAILED;
 	w->rec.error_code = MCPX_RPC_INTERNAL_ERROR;
 	w->rec.updated_ms = mcpx_task_now_ms();
 	mcpx_task_set_message(&w->rec,
-	                      "The server running this task stopped before it finished (its "
-	                      "lease in the task store lapsed); the run's result is lost. Start "
-	                      "the task again.");
+	                      "The server running this task stopped before it finished (its lease "
+	                      "in the task store lapsed); the run's result is lost. Start the task "
+	                      "again.");
 	w->op = mcpx_task_save(w->t->ts, &w->rec, mcpx_task_keep_for(w->t, &w->rec),
 	                       failed_saved_cb, w);
 	if (!w->op)
-		failed_saved_cb(w, -ENOMEM);
-}
-
-static void leased_cb(void *arg, int rc)
-{
-	struct task_wait *w = arg;
-
-	w->op = NULL;
-	if (rc == 0) {
-		/* Nobody held it: read again under it, the runner may have
-		 * finished just before. */
-		w->op = mcpx_task_load(w->t->ts, w->owner, w->id, rechecked_cb, w);
-		if (!w->op)
-			store_error(w, -ENOMEM);
-		return;
-	}
-	/* -EBUSY: its runner is alive. A store error: judge nothing. */
-	proceed(w);
+		failed_saved_cb(w, -ENOMEM, NULL);
 }
 
 static void loaded_cb(void *arg, int rc, const struct mcpx_task_rec *r)
@@ -272,7 +258,7 @@ static void loaded_cb(void *arg, int rc, const struct mcpx_task_rec *r)
 		proceed(w);
 		return;
 	}
-	w->op = mcpx_task_lease(w->t->ts, &w->rec, w->t->replica, w->t->o.lease_ms, leased_cb, w);
+	w->op = mcpx_task_lease_held(w->t->ts, &w->rec, held_cb, w);
 	if (!w->op)
 		proceed(w);
 }

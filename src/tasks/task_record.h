@@ -55,6 +55,9 @@ struct mcpx_task_rec {
 	char replica[64];      /* the replica that runs (or ran) it */
 	char session[160];     /* the session key that created it, for status notifications */
 	uint64_t result_bytes; /* the stored outcome's size, once done */
+	/* The store's version of the record this was read as or written to
+	 * (task_store.h); not part of its JSON. 0: not stored yet. */
+	uint64_t version;
 };
 
 /* True for completed, failed and cancelled: no status follows them. */

@@ -124,6 +124,7 @@ static void answer_error(struct task_run *run, int code, const char *msg)
 static bool run_call(struct task_run *run, const struct mcpx_tool *tool, const cJSON *args)
 {
 	struct mcpx_task_origin o = {.task_id = run->rec.id,
+	                             .request_id = run->request_id,
 	                             .caller = run->rec.owner,
 	                             .client = run->client,
 	                             .version = run->version};
@@ -220,8 +221,8 @@ static void create_failed(struct task_run *run, int rc)
 	char msg[256];
 
 	mcpx_task_store_failed("create", &run->rec, rc);
-	/* Fire and forget: the lease lapses anyway. */
-	mcpx_task_unlease(run->t->ts, &run->rec, run->t->replica, NULL, NULL);
+	mcpx_task_lease_end(run->lease);
+	run->lease = NULL;
 	if (run->gen == MCPX_TASK_V2 && run->req) {
 		run->direct = true;
 		run->state = RUN_PENDING;
@@ -237,7 +238,7 @@ static void create_failed(struct task_run *run, int rc)
 	run_free(run);
 }
 
-static void created_cb(void *arg, int rc)
+static void created_cb(void *arg, int rc, const struct mcpx_task_rec *written)
 {
 	struct task_run *run = arg;
 
@@ -246,6 +247,7 @@ static void created_cb(void *arg, int rc)
 		create_failed(run, rc);
 		return;
 	}
+	run->rec.version = written->version;
 	run->state = RUN_DETACHED;
 	answer_created(run);
 	if (run->gen == MCPX_TASK_V1 && !run_call(run, NULL, run->args)) {
@@ -260,11 +262,12 @@ static void created_cb(void *arg, int rc)
 	run_started(run);
 }
 
-static void leased_cb(void *arg, int rc)
+static void leased_cb(void *arg, int rc, struct mcpx_store_lease *lease)
 {
 	struct task_run *run = arg;
 
 	run->op = NULL;
+	run->lease = lease;
 	if (rc < 0) {
 		create_failed(run, rc);
 		return;
@@ -275,13 +278,24 @@ static void leased_cb(void *arg, int rc)
 		create_failed(run, -ENOMEM);
 }
 
+/* The store could not renew the lease (it lapsed, or another replica took
+ * it): this replica may have been judged dead. Acted on from the step. */
+static void lease_lost_cb(void *arg, struct mcpx_store_lease *l, int reason)
+{
+	struct task_run *run = arg;
+
+	(void)l;
+	(void)reason;
+	run->lease_lost = true;
+	mcpx_timer_start(run->t->o.loop, &run->step, 0);
+}
+
 /* Takes the lease, then writes the record (step 2). */
 static void run_create(struct task_run *run)
 {
 	run->state = RUN_CREATING;
-	run->next_lease_us = mcpx_now_us() + (uint64_t)run->t->o.lease_ms * 1000u / 3u;
-	run->op = mcpx_task_lease(run->t->ts, &run->rec, run->t->replica, run->t->o.lease_ms,
-	                          leased_cb, run);
+	run->op = mcpx_task_lease_take(run->t->ts, &run->rec, run->t->o.lease_ms, lease_lost_cb,
+	                               run, leased_cb, run);
 	if (!run->op)
 		create_failed(run, -ENOMEM);
 }
@@ -293,39 +307,18 @@ static void heartbeat_arm(struct task_run *run)
 	mcpx_timer_start(run->t->o.loop, &run->heartbeat, MCPX_TASK_CANCEL_POLL_MS * 1000u);
 }
 
-/* Another replica took the lease: it judged this one dead and may have
- * failed the task. The run stops and writes nothing; waiters go back to
- * reading the store. */
+/* The lease was lost: another replica may have failed the task already.
+ * The run stops and writes nothing; waiters go back to reading the store. */
 static void lease_lost(struct task_run *run)
 {
-	mcpx_warn("task %s: another replica took its lease (this one missed its renewals); "
-	          "the run is stopped and its result dropped",
+	mcpx_warn("task %s: its lease in the task store was lost (renewals failed or another "
+	          "replica took it); the run is stopped and its result dropped",
 	          run->rec.id);
-	run->lease_lost = true;
 	if (run->call)
 		mcpx_core_sink_gone(run->t->core, &run->sink);
 	run->call = NULL;
 	mcpx_task_waiters_orphan(run);
 	run_free(run);
-}
-
-static void renewed_cb(void *arg, int rc)
-{
-	struct task_run *run = arg;
-
-	run->op_watch = NULL;
-	if (rc == -EBUSY) {
-		lease_lost(run);
-		return;
-	}
-	/* A store that is down is retried at the next beat: the lease lapses
-	 * only if it stays down for the lease's whole length, and then no
-	 * replica can read the task either. */
-	if (rc < 0)
-		mcpx_task_store_failed("renew the lease of", &run->rec, rc);
-	else
-		run->next_lease_us = mcpx_now_us() + (uint64_t)run->t->o.lease_ms * 1000u / 3u;
-	heartbeat_arm(run);
 }
 
 static void marked_cb(void *arg, int rc)
@@ -343,18 +336,14 @@ static void marked_cb(void *arg, int rc)
 	heartbeat_arm(run);
 }
 
-/* Step 4: every second, the lease (when due) or the cancel mark. */
+/* Step 4: every second, the cancel mark (the store renews the lease). */
 static void heartbeat_cb(struct mcpx_timer *tm)
 {
 	struct task_run *run = tm->arg;
 
 	if (run->state != RUN_DETACHED || run->op_watch)
 		return;
-	if (mcpx_now_us() >= run->next_lease_us)
-		run->op_watch = mcpx_task_lease(run->t->ts, &run->rec, run->t->replica,
-		                                run->t->o.lease_ms, renewed_cb, run);
-	else
-		run->op_watch = mcpx_task_cancel_marked(run->t->ts, &run->rec, marked_cb, run);
+	run->op_watch = mcpx_task_cancel_marked(run->t->ts, &run->rec, marked_cb, run);
 	if (!run->op_watch)
 		heartbeat_arm(run);
 }
@@ -426,33 +415,18 @@ static void run_done(struct task_run *run)
 {
 	run->state = RUN_DONE;
 	mcpx_debug("task %s: %s", run->rec.id, mcpx_task_status_name(run->rec.status));
-	/* Nobody waits for it: the lease lapses anyway. */
-	mcpx_task_unlease(run->t->ts, &run->rec, run->t->replica, NULL, NULL);
+	mcpx_task_lease_end(run->lease);
+	run->lease = NULL;
 	mcpx_task_waiters_done(run);
 	mcpx_task_notify_status(run->t, run);
 	run_free(run);
 }
 
-static void saved_cb(void *arg, int rc)
-{
-	struct task_run *run = arg;
+static void save_final(struct task_run *run);
 
-	run->op = NULL;
-	if (rc < 0)
-		mcpx_task_store_failed("write the final record of", &run->rec, rc);
-	run_done(run);
-}
-
-static void save_final(struct task_run *run)
-{
-	run->op = mcpx_task_save(run->t->ts, &run->rec, mcpx_task_keep_for(run->t, &run->rec),
-	                         saved_cb, run);
-	if (!run->op)
-		saved_cb(run, -ENOMEM);
-}
-
-/* Terminal states never change: if another replica already ended the task
- * (it judged this one dead), its record stays. */
+/* The record changed since this run wrote it: another replica ended the
+ * task (it judged this one dead). Terminal states never change: its record
+ * stays, this run's outcome is dropped. */
 static void reread_cb(void *arg, int rc, const struct mcpx_task_rec *now)
 {
 	struct task_run *run = arg;
@@ -468,7 +442,39 @@ static void reread_cb(void *arg, int rc, const struct mcpx_task_rec *now)
 		run_done(run);
 		return;
 	}
-	save_final(run);
+	if (rc == 0 && !run->saved_again) {
+		run->saved_again = true;
+		run->rec.version = now->version;
+		save_final(run);
+		return;
+	}
+	mcpx_task_store_failed("write the final record of", &run->rec, rc < 0 ? rc : -ESTALE);
+	run_done(run);
+}
+
+static void saved_cb(void *arg, int rc, const struct mcpx_task_rec *written)
+{
+	struct task_run *run = arg;
+
+	run->op = NULL;
+	if (rc == -ESTALE) {
+		run->op = mcpx_task_load(run->t->ts, run->rec.owner, run->rec.id, reread_cb, run);
+		if (run->op)
+			return;
+	}
+	if (rc < 0)
+		mcpx_task_store_failed("write the final record of", &run->rec, rc);
+	else
+		run->rec.version = written->version;
+	run_done(run);
+}
+
+static void save_final(struct task_run *run)
+{
+	run->op = mcpx_task_save(run->t->ts, &run->rec, mcpx_task_keep_for(run->t, &run->rec),
+	                         saved_cb, run);
+	if (!run->op)
+		saved_cb(run, -ENOMEM, NULL);
 }
 
 static void outcome_saved_cb(void *arg, int rc)
@@ -476,9 +482,16 @@ static void outcome_saved_cb(void *arg, int rc)
 	struct task_run *run = arg;
 
 	run->op = NULL;
+	if (rc == -ENOLCK) {
+		/* The lease lapsed before the result was written: the task is
+		 * not this replica's to end any more. */
+		lease_lost(run);
+		return;
+	}
 	if (rc < 0) {
 		mcpx_task_store_failed("write the result of", &run->rec, rc);
 		run->rec.status = MCPX_TASK_FAILED;
+		run->rec.is_error = false;
 		run->rec.error_code = MCPX_RPC_INTERNAL_ERROR;
 		run->rec.result_bytes = 0;
 		mcpx_task_set_message(&run->rec,
@@ -486,9 +499,7 @@ static void outcome_saved_cb(void *arg, int rc)
 		cJSON_Delete(run->outcome);
 		run->outcome = NULL;
 	}
-	run->op = mcpx_task_load(run->t->ts, run->rec.owner, run->rec.id, reread_cb, run);
-	if (!run->op)
-		save_final(run);
+	save_final(run);
 }
 
 /* Step 5, after the byte cap: the outcome, then the record. */
@@ -499,9 +510,9 @@ void mcpx_task_run_store(struct task_run *run, const char *blob, size_t len)
 		return;
 	}
 	run->rec.result_bytes = len;
-	run->op =
-	    mcpx_task_put_outcome(run->t->ts, &run->rec, blob, len,
-	                          mcpx_task_keep_for(run->t, &run->rec), outcome_saved_cb, run);
+	run->op = mcpx_task_put_outcome(run->t->ts, &run->rec, blob, len,
+	                                mcpx_task_keep_for(run->t, &run->rec),
+	                                mcpx_task_lease_owner(run->lease), outcome_saved_cb, run);
 	if (!run->op)
 		outcome_saved_cb(run, -ENOMEM);
 }
@@ -528,6 +539,10 @@ static void step_cb(struct mcpx_timer *tm)
 {
 	struct task_run *run = tm->arg;
 
+	if (run->lease_lost && run->state == RUN_DETACHED) {
+		lease_lost(run);
+		return;
+	}
 	if (run->state == RUN_PENDING || run->state == RUN_CHECKING) {
 		/* Finished before it became a task: the request gets the result. */
 		struct mcpx_call *req = run->req;
@@ -575,6 +590,7 @@ struct task_run *mcpx_task_run_new(struct mcpx_tasks *t, struct mcpx_call *req,
 	mcpx_utf8_copy_trunc(r->replica, sizeof(r->replica), t->replica);
 	mcpx_utf8_copy_trunc(r->session, sizeof(r->session), mcpx_call_session(req));
 	mcpx_utf8_copy_trunc(run->client, sizeof(run->client), mcpx_call_client(req));
+	mcpx_utf8_copy_trunc(run->request_id, sizeof(run->request_id), mcpx_call_id_text(req));
 	mcpx_utf8_copy_trunc(run->version, sizeof(run->version), mcpx_call_version(req));
 	r->status = MCPX_TASK_WORKING;
 	r->created_ms = r->updated_ms = mcpx_task_now_ms();
@@ -604,6 +620,7 @@ static void run_free(struct task_run *run)
 	mcpx_timer_cancel(&run->heartbeat);
 	mcpx_task_op_cancel(run->op);
 	mcpx_task_op_cancel(run->op_watch);
+	mcpx_task_lease_end(run->lease);
 	cJSON_Delete(run->outcome);
 	cJSON_Delete(run->args);
 	free(run->blob);

@@ -69,20 +69,22 @@ struct task_run {
 	bool answered;          /* the call answered (outcome may be NULL: unreadable) */
 	bool cancelled;         /* tasks/cancel reached it */
 	bool cancel_asked;      /* tasks/cancel came while the record was being written */
-	bool lease_lost;        /* another replica took the lease: write nothing */
+	bool lease_lost;        /* the lease lapsed or was taken: write nothing */
 	bool direct;            /* 2026-07-28 without a task after all: answers req itself */
 	cJSON *args;            /* 2025-11-25: the arguments until the task exists */
 	char *blob;             /* the outcome as stored */
 	size_t blob_len;
 	char client[160]; /* the request's, for the run's audit line */
+	char request_id[128]; /* the creating tools/call's id, for the audit line */
 	char version[16];
-	struct mcpx_timer step;      /* the next step, out of the core's callback */
-	struct mcpx_timer window;    /* RUN_PENDING: when it becomes a task */
-	struct mcpx_timer heartbeat; /* lease renewal and the cancel-mark poll */
-	uint64_t next_lease_us;
-	struct mcpx_task_op *op;       /* the store write in flight */
-	struct mcpx_task_op *op_watch; /* the lease renewal or cancel-mark read in flight */
-	struct task_wait *waiters;     /* local tasks/result and tasks/cancel waiting for the end */
+	struct mcpx_timer step;         /* the next step, out of the core's callback */
+	struct mcpx_timer window;       /* RUN_PENDING: when it becomes a task */
+	struct mcpx_timer heartbeat;    /* the cancel-mark poll */
+	struct mcpx_store_lease *lease; /* held while the task runs (the store renews it) */
+	struct mcpx_task_op *op;        /* the store operation in flight */
+	struct mcpx_task_op *op_watch;  /* the cancel-mark read in flight */
+	bool saved_again;               /* the final record was retried after -ESTALE */
+	struct task_wait *waiters; /* local tasks/result and tasks/cancel waiting for the end */
 };
 
 /* A tasks method request being answered. Most need the store (the task's

@@ -293,10 +293,9 @@ static int check_extra(const cJSON *args, char *msg, size_t msglen)
 
 /* 0 or absent means the default; everything else is clamped, never
  * rejected, as in the Go server. */
-static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cfg)
+static unsigned clamp_to(const cJSON *timeout, const struct mcpx_config *cfg, unsigned max)
 {
 	double want = timeout ? timeout->valuedouble : 0;
-	unsigned max = cfg->max_timeout_s ? cfg->max_timeout_s : 1;
 	unsigned t;
 
 	if (want == 0)
@@ -310,6 +309,20 @@ static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cf
 	if (t < 1)
 		t = 1;
 	return t > max ? max : t;
+}
+
+static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cfg)
+{
+	return clamp_to(timeout, cfg, cfg->max_timeout_s ? cfg->max_timeout_s : 1);
+}
+
+unsigned mcpx_exec_task_timeout(const cJSON *args, const struct mcpx_config *cfg)
+{
+	const cJSON *timeout = args ? cJSON_GetObjectItemCaseSensitive(args, "timeout_s") : NULL;
+	unsigned max = cfg->task_max_timeout_s > cfg->max_timeout_s ? cfg->task_max_timeout_s
+	                                                             : cfg->max_timeout_s;
+
+	return clamp_to(cJSON_IsNumber(timeout) ? timeout : NULL, cfg, max ? max : 1);
 }
 
 /* The code's own rules, which no schema says: not blank, no NUL, not too long. */

@@ -121,6 +121,7 @@ static void job_spec(const struct exec_tool *t, struct mcpx_call *call,
 	    .profile = pr ? pr->name : NULL,
 	    .limits = pr ? &pr->limits : NULL,
 	    .client = mcpx_call_client(call),
+	    .task_id = mcpx_call_task_id(call),
 	    .files = a->files,
 	    .language = lang,
 	};
@@ -152,6 +153,9 @@ static void exec_call(const struct mcpx_tool *tool, struct mcpx_call *call, cons
 	run->t = t;
 	run->progress.call = call;
 	mcpx_call_set_data(call, run);
+	/* A task's run may last longer than a direct call's. */
+	if (mcpx_call_task_id(call))
+		a.timeout_s = mcpx_exec_task_timeout(args, t->about.cfg);
 
 	job_spec(t, call, &a, lang, &spec);
 	cb = (struct mcpx_job_callbacks){.done = on_done, .event = on_event, .arg = run};
@@ -192,6 +196,14 @@ static void exec_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
 	free(run);
 }
 
+/* exec may always run as a task (2025-11-25 execution.taskSupport). */
+static enum mcpx_task_support exec_task_support(const struct mcpx_tool *tool, const char *name)
+{
+	(void)tool;
+	(void)name;
+	return MCPX_TASK_SUPPORT_OPTIONAL;
+}
+
 struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_executor *ex,
                                      const struct mcpx_languages *langs)
 {
@@ -217,6 +229,7 @@ struct mcpx_tool *mcpx_tool_exec_new(const struct mcpx_config *cfg, struct mcpx_
 	t->base.describe_for = exec_describe_for;
 	t->base.call = exec_call;
 	t->base.cancel = exec_cancel;
+	t->base.task_support = exec_task_support;
 	t->base.ctx = t;
 	return &t->base;
 }

@@ -123,7 +123,8 @@ static void function_call(const struct mcpx_tool *tool, struct mcpx_call *call, 
 	                            .args = args,
 	                            .request_id = mcpx_call_id_text(call),
 	                            .caller = mcpx_call_caller(call),
-	                            .client = mcpx_call_client(call)};
+	                            .client = mcpx_call_client(call),
+	                            .task_id = mcpx_call_task_id(call)};
 	struct mcpx_fn_callbacks cb = {.done = on_done, .event = on_event};
 	struct function_call *fc;
 	char msg[MCPX_FN_MSG_MAX];
