@@ -68,6 +68,7 @@ struct app {
 	bool selftest_ok;
 	struct mcpx_loop *loop;
 	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
+	struct mcpx_store *store;         /* workspaces and tasks; NULL: off */
 	struct mcpx_broker *broker;
 	struct mcpx_run_channel *rc; /* the runs' channels; NULL without a policy */
 	struct mcpx_executor *ex;
@@ -80,7 +81,6 @@ struct app {
 	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
 	char tools_sha256[65];     /* of the tool list last announced */
 	struct mcpx_core *core;
-	struct mcpx_store *store; /* workspaces and tasks; NULL: none */
 	struct mcpx_tasks *tasks; /* NULL: MCP tasks off */
 	struct mcpx_signals *sig;
 	/* stdio */
@@ -464,6 +464,9 @@ static void teardown(struct app *app)
 	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
+	/* Its workers and connection are the loop's; what still waits on it
+	 * is told -ESHUTDOWN (held leases lapse in the store). */
+	mcpx_store_free(app->store);
 	/* Their calls ended with the runs; their transfers are on the broker's
 	 * handle, so they go before it. */
 	mcpx_upstream_ops_free(app->up_ops);
@@ -474,7 +477,6 @@ static void teardown(struct app *app)
 	 * before it. */
 	mcpx_run_channel_free(app->rc);
 	mcpx_broker_free(app->broker);
-	mcpx_store_free(app->store);
 	mcpx_policy_store_free(app->policy);
 	/* The listener takes the loop with it, and the transports its closing
 	 * connections reach go after it, before the core (http_front.h). */
@@ -544,8 +546,10 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	} else if ((rc = start_http(&app)) != 0) {
 		goto out;
 	}
-	if ((rc = mcpx_app_open_store(cfg, app.loop, &app.store)) != 0)
+	if (mcpx_app_open_store(cfg, &app.sb, app.loop, &app.store) < 0) {
+		rc = EX_CONFIG;
 		goto out;
+	}
 	if (build_core(&app) < 0) {
 		mcpx_error(
 		    "could not build the server (out of memory, or the egress broker failed)");
