@@ -486,6 +486,22 @@ expect_fail "rejects config.workdirBase outside the /tmp emptyDir" "config.workd
   "$HELM" template mcpx "$CHART" --set config.workdirBase=/var/work
 expect_fail "rejects config.workdirBase escaping /tmp with .." "config.workdirBase \(/tmp/../etc\)" \
   "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/../etc
+# MCP tasks: read back from any replica, so several replicas need a shared
+# store (docs/deployment.md, "MCP tasks").
+expect_fail "refuses tasks with several replicas and no shared store" \
+  "tasks.enabled with up to 2 replicas needs a store every replica shares" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true
+expect_fail "refuses tasks when autoscaling may add replicas to a store only one pod sees" \
+  "tasks.enabled with up to 5 replicas" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true --set replicaCount=1 \
+  --set autoscaling.enabled=true --set autoscaling.minReplicas=1 --set autoscaling.maxReplicas=5
+expect_ok "accepts tasks with one replica (MCP_EXEC_TASKS=true)" \
+  bash -c '"$1" template mcpx "$2" --set tasks.enabled=true --set replicaCount=1 --set podDisruptionBudget.enabled=false | grep -A1 "name: MCP_EXEC_TASKS$" | grep -q "value: \"true\""' _ "$HELM" "$CHART"
+expect_ok "accepts tasks with several replicas on a Redis store" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true \
+  --set-json 'extraEnv=[{"name":"MCP_EXEC_WORKSPACES","value":"redis://valkey.store.svc:6379"}]'
+expect_ok "tasks are off by default (MCP_EXEC_TASKS=false)" \
+  bash -c '"$1" template mcpx "$2" | grep -A1 "name: MCP_EXEC_TASKS$" | grep -q "value: \"false\""' _ "$HELM" "$CHART"
 expect_ok "accepts config.workdirBase below /tmp" "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/runs
 expect_fail "rejects config.memoryMb=64 (the preloaded interpreter does not fit)" "config.memoryMb \(64\) must be at least 256" \
   "$HELM" template mcpx "$CHART" --set config.memoryMb=64

@@ -137,3 +137,27 @@ peers to be named rather than render a setup that fails silently.
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+MCP tasks with more than one replica need a store every replica reaches: a
+task's tasks/get, tasks/result and tasks/cancel may reach any replica.
+Shared: a Redis/Valkey store (MCP_EXEC_WORKSPACES=redis://... in extraEnv).
+*/}}
+{{- define "mcp-exec.storeShared" -}}
+{{- $shared := false }}
+{{- range .Values.extraEnv }}
+{{- if and (eq (toString .name) "MCP_EXEC_WORKSPACES") (hasPrefix "redis://" (toString .value)) }}
+{{- $shared = true }}
+{{- end }}
+{{- end }}
+{{- $shared -}}
+{{- end }}
+
+{{- define "mcp-exec.validateTasks" -}}
+{{- $max := int64 .Values.replicaCount }}
+{{- if .Values.autoscaling.enabled }}{{ $max = int64 .Values.autoscaling.maxReplicas }}{{ end }}
+{{- if .Values.keda.enabled }}{{ $max = int64 .Values.keda.maxReplicaCount }}{{ end }}
+{{- if and .Values.tasks.enabled (gt $max 1) (ne (include "mcp-exec.storeShared" .) "true") }}
+{{- fail (printf "tasks.enabled with up to %d replicas needs a store every replica shares (a task is read back from any replica): set MCP_EXEC_WORKSPACES=redis://... (with MCP_EXEC_WORKSPACES_PASSWORD_FILE) in extraEnv, or run one replica; see docs/deployment.md, \"MCP tasks\"" $max) }}
+{{- end }}
+{{- end }}
