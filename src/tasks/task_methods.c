@@ -403,6 +403,11 @@ static void from_run(struct task_wait *w, const struct task_run *run)
 		wait_free(w);
 		return;
 	}
+	if (strcmp(w->method, "get") == 0) {
+		answer(w, w->gen == MCPX_TASK_V1 ? mcpx_task_wire_task(&w->rec, MCPX_TASK_V1)
+		                                 : detailed(&w->rec, run->outcome));
+		return;
+	}
 	proceed(w); /* cancel: cancel_marked is set, so a cancelled record is the answer */
 }
 
@@ -433,7 +438,10 @@ void mcpx_task_waiters_orphan(struct task_run *run)
 static void local(struct task_wait *w, struct task_run *run)
 {
 	w->rec = run->rec;
-	if (strcmp(w->method, "result") == 0) {
+	/* A run writing its outcome has its final status in memory only:
+	 * the answer waits for the store to hold it. */
+	if (strcmp(w->method, "result") == 0 ||
+	    (strcmp(w->method, "get") == 0 && run->state == RUN_FINISHING)) {
 		w->run = run;
 		return;
 	}
@@ -498,9 +506,10 @@ static void listed_cb(void *arg, int rc, const struct mcpx_task_rec *recs, size_
 		store_error(w, rc < 0 ? rc : -ENOMEM);
 		return;
 	}
-	if (n)
+	if (n) {
 		memcpy(sorted, recs, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), newest_first);
+		qsort(sorted, n, sizeof(*sorted), newest_first);
+	}
 	start = page_start(sorted, n, w->cursor);
 	if (start < 0) {
 		free(sorted);

@@ -74,7 +74,7 @@ struct task_run {
 	cJSON *args;            /* 2025-11-25: the arguments until the task exists */
 	char *blob;             /* the outcome as stored */
 	size_t blob_len;
-	char client[160]; /* the request's, for the run's audit line */
+	char client[160];     /* the request's, for the run's audit line */
 	char request_id[128]; /* the creating tools/call's id, for the audit line */
 	char version[16];
 	struct mcpx_timer step;         /* the next step, out of the core's callback */

@@ -270,8 +270,8 @@ t.check("execution" not in old.rpc("tools/list")["result"]["tools"][0],
 r = old.call(task={"ttl": 1000}, code="print(5)")
 t.check(structured(r).get("stdout") == "5\n", "2025-06-18: a task member is ignored", r)
 t.check(old.get(tid).get("error", {}).get("code") == -32601, "2025-06-18: tasks/get -32601")
-srv.stop()
-caps_srv.stop()
+for name, x in (("the server", srv), ("the caps server", caps_srv)):
+    t.check(x.stop() == 0, f"{name} exits 0 on SIGTERM (nothing left behind)")
 
 # ---- stdio: status notifications; MCP_EXEC_TASKS=off ----------------------------------------
 s = StdioServer(env=base_env(MCP_EXEC_WORKSPACES="dir:" + store, MCP_EXEC_WORKDIR_BASE=work))
@@ -282,7 +282,7 @@ res = s.request("tasks/result", {"taskId": stid})
 t.check(structured(res)["stdout"] == "7\n", "stdio: a task and its result", res)
 s.request("ping")  # whatever came before its answer is read
 notes = [m for m in s.notes if m.get("method") == "notifications/tasks/status"]
-s.close()
+t.check(s.close() == 0, "stdio: the server exits 0 at EOF")
 t.check(any(n["params"]["taskId"] == stid and n["params"]["status"] == "completed"
             for n in notes), "stdio: notifications/tasks/status when the task ends", notes)
 off = StdioServer(env=base_env(MCP_EXEC_WORKSPACES="dir:" + store, MCP_EXEC_TASKS="off",
@@ -291,6 +291,6 @@ init = off.initialize()
 t.check("tasks" not in init["result"]["capabilities"], "MCP_EXEC_TASKS=off: no tasks capability")
 t.check(off.request("tasks/get", {"taskId": stid}).get("error", {}).get("code") == -32601,
         "MCP_EXEC_TASKS=off: tasks/get -32601")
-off.close()
+t.check(off.close() == 0, "MCP_EXEC_TASKS=off: the server exits 0 at EOF")
 scratch.remove()
 t.done()
