@@ -1,23 +1,24 @@
 /*
  * mcp_tasks.c - the core's side of MCP tasks (task_hooks.h): which requests
- * go to the tasks module, the tasks capability and extension, each tool's
- * execution.taskSupport in tools/list, the detached calls a task runs as,
- * and notifications to a session's streams.
+ * go to the tasks module, the tasks capability, the detached calls a task
+ * runs as, and notifications to a session's streams. It sits above the
+ * stateless checks and the tools in the core's one-way order (mcp_core.h):
+ * the method table sends tools/call here first, and what is not a task's
+ * goes on to mcpx_mcp_tools_call; the extension in server/discover and
+ * execution.taskSupport in tools/list are the files below's, read from the
+ * core's hooks.
  *
  * Which generation gets what:
  *   - 2025-11-25 sessions: the "tasks" capability the module gives for the
- *     caller, execution.taskSupport on each tool (a gateway tool keeps the
- *     execution its upstream listed), tools/call with "task" handed over,
- *     tasks/get, tasks/result, tasks/list and tasks/cancel. A tool whose
- *     support is "required" called without a task: -32601 ("Servers MUST
- *     return a -32601 (Method not found) error if a client does not attempt
- *     to do so").
- *   - 2026-07-28 requests: server/discover lists the extension; a request
- *     whose _meta client capabilities declare it has its tools/call of a
- *     tool that may run as a task handed over, and may use tasks/get,
- *     tasks/update and tasks/cancel; one that does not gets -32021
- *     (Missing Required Client Capability) for those and for a tool whose
- *     support is "required" (SEP-2663).
+ *     caller, tools/call with "task" handed over, tasks/get, tasks/result,
+ *     tasks/list and tasks/cancel. A tool whose support is "required"
+ *     called without a task: -32601 ("Servers MUST return a -32601 (Method
+ *     not found) error if a client does not attempt to do so").
+ *   - 2026-07-28 requests: one whose _meta client capabilities declare the
+ *     extension has its tools/call of a tool that may run as a task handed
+ *     over, and may use tasks/get, tasks/update and tasks/cancel; one that
+ *     does not gets -32021 (Missing Required Client Capability) for those
+ *     and for a tool whose support is "required" (SEP-2663).
  *   - Older sessions: nothing changes; a "task" member of tools/call is
  *     ignored, as the spec asks of a server without the capability.
  * It keeps no task state; that is the module's.
@@ -27,24 +28,11 @@
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "mcp_internal.h"
+#include "mcp_core.h"
 #include "task_hooks.h"
 #include "utf8.h"
 
 #define TASKS_EXTENSION "io.modelcontextprotocol/tasks"
-
-const char *mcpx_task_support_name(enum mcpx_task_support s)
-{
-	return s == MCPX_TASK_SUPPORT_REQUIRED   ? "required"
-	       : s == MCPX_TASK_SUPPORT_OPTIONAL ? "optional"
-	                                         : "forbidden";
-}
-
-enum mcpx_task_support mcpx_core_tool_task_support(const struct mcpx_tool *tool, const char *name)
-{
-	return tool && tool->task_support ? tool->task_support(tool, name)
-	                                  : MCPX_TASK_SUPPORT_FORBIDDEN;
-}
 
 static bool tasks_on(const struct mcpx_core *core)
 {
@@ -78,45 +66,6 @@ bool mcpx_mcp_tasks_capability(const struct req *r, const char *version, cJSON *
 	                           core->tasks.capability(core->tasks.ctx, r->c->session->caller));
 }
 
-bool mcpx_mcp_tasks_extension(const struct mcpx_core *core, cJSON *caps)
-{
-	cJSON *ext;
-
-	if (!tasks_on(core) || !core->tasks.extension(core->tasks.ctx))
-		return true;
-	ext = cJSON_GetObjectItemCaseSensitive(caps, "extensions");
-	if (!ext)
-		ext = cJSON_AddObjectToObject(caps, "extensions");
-	return ext && cJSON_AddObjectToObject(ext, TASKS_EXTENSION);
-}
-
-bool mcpx_mcp_tasks_annotate(const struct req *r, cJSON *tools)
-{
-	cJSON *t;
-
-	if (!session_tasks(r))
-		return true;
-	cJSON_ArrayForEach(t, tools)
-	{
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
-		const struct mcpx_tool *tool;
-		cJSON *exec;
-
-		/* An upstream's tool (the gateway) keeps what its upstream
-		 * said, or nothing. */
-		if (!cJSON_IsString(name) || cJSON_HasObjectItem(t, "execution"))
-			continue;
-		tool = mcpx_mcp_find_tool(r->c->core, name->valuestring);
-		exec = cJSON_AddObjectToObject(t, "execution");
-		if (!exec ||
-		    !cJSON_AddStringToObject(exec, "taskSupport",
-		                             mcpx_task_support_name(mcpx_core_tool_task_support(
-		                                 tool, name->valuestring))))
-			return false;
-	}
-	return true;
-}
-
 /* -32021 naming the extension (SEP-2575 "Missing Required Capabilities"). */
 static void missing_extension(struct req *r, const char *what)
 {
@@ -144,8 +93,11 @@ static struct mcpx_call *handed(struct req *r, const char *name)
 	return call;
 }
 
-bool mcpx_mcp_tasks_route_call(struct req *r, const struct mcpx_tool *tool, const char *name,
-                               const cJSON *args)
+/* Hands a tools/call of tool to the tasks module when it is one for it, or
+ * refuses it as the tasks rules say; true when r was answered or handed
+ * over. */
+static bool route_call(struct req *r, const struct mcpx_tool *tool, const char *name,
+                       const cJSON *args)
 {
 	struct mcpx_core *core = r->c->core;
 	enum mcpx_task_support sup = mcpx_core_tool_task_support(tool, name);
@@ -193,6 +145,22 @@ bool mcpx_mcp_tasks_route_call(struct req *r, const struct mcpx_tool *tool, cons
 	return true;
 }
 
+void mcpx_mcp_tasks_tools_call(struct req *r)
+{
+	struct ctx *c = r->c;
+	const cJSON *name = mcpx_mcp_member(r->params, "name");
+	const cJSON *args = mcpx_mcp_member(r->params, "arguments");
+	const struct mcpx_tool *tool = NULL;
+
+	/* A tool that does not exist for the caller is mcpx_mcp_tools_call's
+	 * to refuse, as for any call. */
+	if (cJSON_IsString(name) && c->core->tasks.call)
+		tool = mcpx_core_find_tool(c->core, c->session->caller, name->valuestring);
+	if (tool && (mcpx_mcp_id_in_use(r) || route_call(r, tool, name->valuestring, args)))
+		return;
+	mcpx_mcp_tools_call(r);
+}
+
 void mcpx_mcp_tasks_method(struct req *r)
 {
 	struct mcpx_core *core = r->c->core;
@@ -206,13 +174,8 @@ void mcpx_mcp_tasks_method(struct req *r)
 		missing_extension(r, r->method);
 		return;
 	}
-	if (mcpx_mcp_call_find(core, r->c->session->key, r->id) ||
-	    mcpx_mcp_subscription_find(core, r->c->session->key, r->id)) {
-		mcpx_mcp_reply_error(
-		    r, MCPX_RPC_INVALID_REQUEST,
-		    "Invalid Request: a request with this id is still in progress");
+	if (mcpx_mcp_id_in_use(r))
 		return;
-	}
 	call = handed(r, r->method);
 	if (!call) {
 		mcpx_mcp_reply_result(r, NULL);

@@ -14,7 +14,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
-#include "mcp_internal.h"
+#include "mcp_core.h"
 #include "utf8.h"
 
 /* ---- calls ------------------------------------------------------------ */
@@ -270,6 +270,34 @@ static void filter_tools(const struct mcpx_core *core, const char *caller, cJSON
 	}
 }
 
+/* execution.taskSupport on each Tool object of a 2025-11-25 session's list
+ * when the core has tasks (task_hooks.h); a tool of an upstream (the
+ * gateway) keeps the execution its upstream listed, or none. Later and
+ * earlier versions have no such field. */
+static bool tasks_annotate(const struct req *r, cJSON *tools)
+{
+	const struct mcpx_core *core = r->c->core;
+	cJSON *t;
+
+	if (!core->tasks.call || r->stateless || strcmp(r->version, MCPX_PV_2025_11_25) != 0)
+		return true;
+	cJSON_ArrayForEach(t, tools)
+	{
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
+		cJSON *exec;
+
+		if (!cJSON_IsString(name) || cJSON_HasObjectItem(t, "execution"))
+			continue;
+		exec = cJSON_AddObjectToObject(t, "execution");
+		if (!exec || !cJSON_AddStringToObject(
+		                 exec, "taskSupport",
+		                 mcpx_task_support_name(mcpx_core_tool_task_support(
+		                     mcpx_mcp_find_tool(core, name->valuestring), name->valuestring))))
+			return false;
+	}
+	return true;
+}
+
 void mcpx_mcp_tools_list(struct req *r)
 {
 	const struct mcpx_core *core = r->c->core;
@@ -300,7 +328,7 @@ void mcpx_mcp_tools_list(struct req *r)
 	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
 		goto oom;
 	filter_tools(core, r->c->session->caller, tools);
-	if (!mcpx_mcp_tasks_annotate(r, tools))
+	if (!tasks_annotate(r, tools))
 		goto oom;
 	/* With profiles each caller sees its own list: a shared cache must
 	 * not hand one caller's list to another. */
@@ -369,6 +397,22 @@ struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool,
 	return call;
 }
 
+/* An id is unique among a sender's requests in flight (basic/index,
+ * "Requests"); a reused one would make cancellation ambiguous. Refuses r
+ * when its id is a call's or a subscription's still in flight, and then
+ * returns true. */
+bool mcpx_mcp_id_in_use(struct req *r)
+{
+	struct ctx *c = r->c;
+
+	if (!mcpx_mcp_call_find(c->core, c->session->key, r->id) &&
+	    !mcpx_mcp_subscription_find(c->core, c->session->key, r->id))
+		return false;
+	mcpx_mcp_reply_error(r, MCPX_RPC_INVALID_REQUEST,
+	                     "Invalid Request: a request with this id is still in progress");
+	return true;
+}
+
 void mcpx_mcp_tools_call(struct req *r)
 {
 	struct ctx *c = r->c;
@@ -398,18 +442,7 @@ void mcpx_mcp_tools_call(struct req *r)
 		mcpx_mcp_reply_error(r, MCPX_RPC_INVALID_PARAMS, msg);
 		return;
 	}
-	/* An id is unique among a sender's requests in flight (basic/index,
-	 * "Requests"); a reused one would make cancellation ambiguous. */
-	if (mcpx_mcp_call_find(c->core, c->session->key, r->id) ||
-	    mcpx_mcp_subscription_find(c->core, c->session->key, r->id)) {
-		mcpx_mcp_reply_error(
-		    r, MCPX_RPC_INVALID_REQUEST,
-		    "Invalid Request: a request with this id is still in progress");
-		return;
-	}
-	/* A task (2025-11-25 "task", or a 2026-07-28 client with the
-	 * extension) is the tasks module's to run. */
-	if (mcpx_mcp_tasks_route_call(r, tool, name->valuestring, args))
+	if (mcpx_mcp_id_in_use(r))
 		return;
 	call = mcpx_mcp_call_new(r, tool, name->valuestring, r->log_level);
 	if (!call) {

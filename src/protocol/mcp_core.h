@@ -1,26 +1,27 @@
 /*
- * mcp_internal.h - what the MCP core's files share: the core, a call, a
+ * mcp_core.h - what the MCP core's files share: the core, a call, a
  * listener, a batch and the request being answered, and the steps each
- * file holds.
+ * file holds. The files call one another one way only, top to bottom:
  *
- * mcp.c           the core's life, versions, the method table and dispatch
- *                 (messages, batches, notifications), the session-based
- *                 lifecycle (initialize, ping, logging/setLevel)
+ * mcp.c           the core's life, the method table and dispatch (messages,
+ *                 batches, notifications), the session-based lifecycle
+ *                 (initialize, ping, logging/setLevel)
+ * mcp_tasks.c     MCP tasks: the requests that go to the tasks module
+ *                 (task_hooks.h), the tasks capability, a task's run
+ * mcp_stateless.c the 2026-07-28 generation: a request's _meta and headers
+ *                 checked, server/discover, subscriptions/listen
+ * mcp_tools.c     tools/list and tools/call, and each call in flight (tool.h)
+ * mcp_listeners.c the list_changed listeners: session-wide streams and
+ *                 2026-07-28 subscriptions
  * mcp_send.c      sending: responses, errors, batches' arrays, what every
  *                 2026-07-28 result carries
- * mcp_tools.c     tools/list and tools/call, and each call in flight (tool.h)
- * mcp_listeners.c notifications/tools/list_changed and 2026-07-28
- *                 subscriptions/listen
- * mcp_stateless.c the 2026-07-28 generation: a request's _meta and headers
- *                 checked, server/discover
- * mcp_tasks.c     MCP tasks: what goes to the tasks module (task_hooks.h),
- *                 the capability, execution.taskSupport, a task's run
+ * mcp_core.c      versions, log levels, params' members, capabilities
  *
  * Not for use outside src/protocol/mcp*.c; everyone else has mcp.h and
  * tool.h.
  */
-#ifndef MCPX_MCP_INTERNAL_H
-#define MCPX_MCP_INTERNAL_H
+#ifndef MCPX_MCP_CORE_H
+#define MCPX_MCP_CORE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -153,7 +154,7 @@ struct req {
 	enum mcpx_level log_level; /* for a tools/call: the session's, or its _meta's */
 };
 
-/* ---- mcp.c ---- */
+/* ---- mcp_core.c ---- */
 
 /* obj's member name, or NULL (also when obj is not an object). */
 const cJSON *mcpx_mcp_member(const cJSON *obj, const char *name);
@@ -163,6 +164,9 @@ int mcpx_mcp_parse_level(const cJSON *item, enum mcpx_level *out);
 const char *mcpx_mcp_level_name(enum mcpx_level l);
 /* The capabilities object of initialize and server/discover. */
 cJSON *mcpx_mcp_capabilities(const struct mcpx_core *core);
+/* Adds the tasks extension to server/discover's capabilities (when the
+ * core has tasks); false when out of memory. */
+bool mcpx_mcp_tasks_extension(const struct mcpx_core *core, cJSON *caps);
 
 /* ---- mcp_send.c ---- */
 
@@ -200,6 +204,8 @@ void mcpx_mcp_call_link(struct mcpx_call *call);
 const struct mcpx_tool *mcpx_mcp_find_tool(const struct mcpx_core *core, const char *name);
 /* Whether caller's profile lets it see and call name. */
 bool mcpx_mcp_tool_allowed(const struct mcpx_core *core, const char *caller, const char *name);
+/* Refuses r (and returns true) when its id is still in flight. */
+bool mcpx_mcp_id_in_use(struct req *r);
 struct mcpx_call *mcpx_mcp_call_find(struct mcpx_core *core, const char *key, const cJSON *id);
 /* Cancels a call in flight (its tool's cancel); the sink hears that it
  * stays unanswered when tell_sink. */
@@ -207,7 +213,11 @@ void mcpx_mcp_call_cancel(struct mcpx_call *call, bool tell_sink);
 
 /* ---- mcp_listeners.c ---- */
 
-void mcpx_mcp_listen(struct req *r);
+struct listener *mcpx_mcp_listener_add(struct mcpx_core *core, struct mcpx_sink *sink);
+void mcpx_mcp_listener_unlink(struct mcpx_core *core, struct listener *l);
+void mcpx_mcp_listener_free(struct listener *l);
+/* _meta naming a subscription, as every message on its stream carries. */
+cJSON *mcpx_mcp_subscription_meta(const struct listener *l);
 struct listener *mcpx_mcp_subscription_find(struct mcpx_core *core, const char *key,
                                             const cJSON *id);
 void mcpx_mcp_subscription_end(struct mcpx_core *core, struct listener *l, bool graceful,
@@ -225,6 +235,7 @@ enum mcpx_mcp_verdict {
 };
 enum mcpx_mcp_verdict mcpx_mcp_stateless_check(struct req *r);
 void mcpx_mcp_discover(struct req *r);
+void mcpx_mcp_listen(struct req *r);
 void mcpx_mcp_reply_unsupported_version(struct req *r, const char *requested);
 
 /* ---- mcp_tasks.c ---- */
@@ -232,15 +243,10 @@ void mcpx_mcp_reply_unsupported_version(struct req *r, const char *requested);
 /* Adds the "tasks" capability to caps for a session initialized at
  * version; false when out of memory. */
 bool mcpx_mcp_tasks_capability(const struct req *r, const char *version, cJSON *caps);
-/* Adds the extension to server/discover's capabilities. */
-bool mcpx_mcp_tasks_extension(const struct mcpx_core *core, cJSON *caps);
-/* Adds execution.taskSupport to the Tool objects of a 2025-11-25
- * session's tools/list. */
-bool mcpx_mcp_tasks_annotate(const struct req *r, cJSON *tools);
-/* Hands a tools/call to the tasks module when it is one for it (or refuses
- * it as the tasks rules say); true when r was answered or handed over. */
-bool mcpx_mcp_tasks_route_call(struct req *r, const struct mcpx_tool *tool, const char *name,
-                               const cJSON *args);
+/* tools/call: a task's (2025-11-25 "task", a 2026-07-28 request with the
+ * extension) goes to the tasks module, or is refused as the tasks rules
+ * say; any other to mcpx_mcp_tools_call. */
+void mcpx_mcp_tasks_tools_call(struct req *r);
 /* tasks/get, tasks/result, tasks/list, tasks/cancel, tasks/update. */
 void mcpx_mcp_tasks_method(struct req *r);
 
