@@ -127,8 +127,7 @@ static int parse_limits(struct policy_ctx *c, const cJSON *v, struct mcpx_profil
 /* "workspaces": false turns them off for the profile's callers; an object
  * lowers the server's caps ("max_mb" per workspace, "max" workspaces per
  * caller); true is the server's own. */
-static int parse_workspaces(struct policy_ctx *c, const cJSON *v,
-                            struct mcpx_profile_workspaces *w)
+static int parse_workspaces(struct policy_ctx *c, const cJSON *v, struct mcpx_profile_workspaces *w)
 {
 	static const char *const keys[] = {"max_mb", "max"};
 	unsigned *dst[] = {&w->max_mb, &w->max};
@@ -165,8 +164,8 @@ static int parse_workspaces(struct policy_ctx *c, const cJSON *v,
 
 static int parse_profile(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
-	static const char *const keys[] = {"name", "callers", "tools", "exec", "limits",
-	                                   "workspaces"};
+	static const char *const keys[] = {"name", "callers", "tools",
+	                                   "exec", "limits",  "workspaces"};
 	struct mcpx_profile *pr = &c->p->profiles[i];
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
 	const cJSON *exec, *limits, *ws;

@@ -120,6 +120,7 @@ void mcpx_ex_job_free(struct mcpx_job *job)
 	}
 	mcpx_runfiles_in_free(job->files);
 	free(job->files);
+	mcpx_ex_ws_free(job);
 	mcpx_runfiles_out_free(&job->out_files);
 	mcpx_buf_free(&job->out.buf);
 	mcpx_buf_free(&job->err.buf);
@@ -289,6 +290,10 @@ static void job_complete(struct mcpx_job *job)
 	files_rc = job->cancelled || job->env_failure || setup_rc < 0
 	               ? 0
 	               : mcpx_ex_collect_files(job, &ferr);
+	/* A workspace is collected from a run that ran (not cancelled, its
+	 * environment whole); its variables count when it ended by itself. */
+	if (!job->cancelled && !job->env_failure && setup_rc == 0 && files_rc == 0)
+		mcpx_ex_ws_collect(job, !job->timed_out && !job->budget_limit);
 	/* A nested run's /dev/shm entries are its caller's: counted with the
 	 * caller's (run_budget.c) and wiped at the caller's end, which takes
 	 * every entry of the runs' group since the caller started. Wiped now,
