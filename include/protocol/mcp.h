@@ -75,8 +75,14 @@ struct mcpx_sink {
 
 /* RFC 5424 levels as MCP names them; MCPX_LEVEL_OFF sends nothing. */
 enum mcpx_level {
-	MCPX_LEVEL_DEBUG, MCPX_LEVEL_INFO, MCPX_LEVEL_NOTICE, MCPX_LEVEL_WARNING,
-	MCPX_LEVEL_ERROR, MCPX_LEVEL_CRITICAL, MCPX_LEVEL_ALERT, MCPX_LEVEL_EMERGENCY,
+	MCPX_LEVEL_DEBUG,
+	MCPX_LEVEL_INFO,
+	MCPX_LEVEL_NOTICE,
+	MCPX_LEVEL_WARNING,
+	MCPX_LEVEL_ERROR,
+	MCPX_LEVEL_CRITICAL,
+	MCPX_LEVEL_ALERT,
+	MCPX_LEVEL_EMERGENCY,
 	MCPX_LEVEL_OFF
 };
 
@@ -86,10 +92,11 @@ enum mcpx_level {
  * serve any request), so everything here is small and copyable.
  */
 struct mcpx_session {
-	char version[16];   /* negotiated (or per-request) protocol version; "" before initialize */
-	bool initialized;   /* initialize answered (stdio); HTTP sets it from a valid session id */
+	char version[16]; /* negotiated (or per-request) protocol version; "" before initialize */
+	bool initialized; /* initialize answered (stdio); HTTP sets it from a valid session id */
 	enum mcpx_level log_level; /* threshold for notifications/message */
-	char key[160];      /* identifies the session for cancellation matching ("stdio", a session id) */
+	char
+	    key[160]; /* identifies the session for cancellation matching ("stdio", a session id) */
 	/* Who (caller.h): the audit line's caller, and what selects the
 	 * caller's profile (tool access below). */
 	char caller[MCPX_CALLER_MAX];
@@ -99,15 +106,15 @@ struct mcpx_session {
 
 /* What mcpx_core_handle saw, for the transport's status code decisions. */
 struct mcpx_handle_info {
-	bool parse_error;      /* not JSON: a -32700 response was sent */
-	bool invalid;          /* not a JSON-RPC message: a -32600 response was sent */
+	bool parse_error; /* not JSON: a -32700 response was sent */
+	bool invalid;     /* not a JSON-RPC message: a -32600 response was sent */
 	bool batch;
-	unsigned requests;     /* requests in the message (each gets one response) */
+	unsigned requests; /* requests in the message (each gets one response) */
 	unsigned notifications;
-	unsigned responses;    /* client responses (ignored) */
-	bool initialized_now;  /* an initialize succeeded: session->version is set */
-	bool stateless;        /* the message used 2026-07-28 */
-	char method[64];       /* the (first) method, for metrics and headers checks */
+	unsigned responses;   /* client responses (ignored) */
+	bool initialized_now; /* an initialize succeeded: session->version is set */
+	bool stateless;       /* the message used 2026-07-28 */
+	char method[64];      /* the (first) method, for metrics and headers checks */
 	/* For a single (non-batch) message answered synchronously with an
 	 * error: its JSON-RPC code; 0 otherwise. */
 	int error_code;
@@ -162,6 +169,8 @@ struct mcpx_tool_access {
 	void *ctx;
 };
 
+struct mcpx_resource_provider;
+
 struct mcpx_core_opts {
 	const char *server_name;
 	const char *server_version;
@@ -172,6 +181,9 @@ struct mcpx_core_opts {
 	const struct mcpx_tool_access *access;     /* may be NULL (all tools); copied */
 	/* The tool list can change (declared as tools.listChanged). */
 	bool tools_list_changed;
+	/* Resources (resource.h; copied): NULL or a NULL list, none, and no
+	 * resources capability. */
+	const struct mcpx_resource_provider *resources;
 };
 
 struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts);
@@ -181,7 +193,7 @@ void mcpx_core_free(struct mcpx_core *core);
  * synchronous requests are sent through sink before this returns; replies to
  * tool calls may follow later. */
 void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, struct mcpx_sink *sink,
-		      const char *msg, size_t len, struct mcpx_handle_info *info);
+                      const char *msg, size_t len, struct mcpx_handle_info *info);
 
 /* The same, for Streamable HTTP POSTs: hdr (may be NULL, which means "no
  * headers", as on stdio) is checked against the body. For a 2026-07-28
@@ -193,8 +205,8 @@ void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, stru
  * the header against a legacy session's negotiated version stays with the
  * transport. */
 void mcpx_core_handle_http(struct mcpx_core *core, struct mcpx_session *session,
-			   struct mcpx_sink *sink, const char *msg, size_t len,
-			   const struct mcpx_req_headers *hdr, struct mcpx_handle_info *info);
+                           struct mcpx_sink *sink, const char *msg, size_t len,
+                           const struct mcpx_req_headers *hdr, struct mcpx_handle_info *info);
 
 /* The sink is going away (client disconnected, stream closed): its in-flight
  * calls are cancelled and nothing is sent to it again. mcpx_core_free also

@@ -129,6 +129,12 @@ cJSON *mcpx_mcp_capabilities(const struct mcpx_core *core)
 		cJSON_Delete(caps);
 		return NULL;
 	}
+	/* resources: a caller's workspaces and their files (resource.h); no
+	 * subscriptions and no list_changed notifications are offered. */
+	if (core->resources.list && !cJSON_AddObjectToObject(caps, "resources")) {
+		cJSON_Delete(caps);
+		return NULL;
+	}
 	return caps;
 }
 
@@ -233,6 +239,9 @@ static const struct method {
     {"tools/call", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_tools_call},
     {"logging/setLevel", GEN_SESSION, false, do_set_level},
     {"subscriptions/listen", GEN_STATELESS, false, mcpx_mcp_listen},
+    {"resources/list", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_list},
+    {"resources/read", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_read},
+    {"resources/templates/list", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_templates},
 };
 
 /* The method r names in generation gen, or NULL. */
@@ -504,6 +513,15 @@ size_t mcpx_core_inflight(const struct mcpx_core *core)
 	return core->ncalls;
 }
 
+/* A resources/list or resources/read cancelled: the provider is told. */
+static void resources_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
+{
+	const struct mcpx_core *core = tool->ctx;
+
+	if (core->resources.cancel)
+		core->resources.cancel(core->resources.ctx, call);
+}
+
 struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
 {
 	struct mcpx_core *core = calloc(1, sizeof(*core));
@@ -518,6 +536,12 @@ struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
 		core->provider = *opts->provider;
 	if (opts->access)
 		core->access = *opts->access;
+	if (opts->resources) {
+		core->resources = *opts->resources;
+		core->resources_tool.name = "resources";
+		core->resources_tool.cancel = resources_cancel;
+		core->resources_tool.ctx = core;
+	}
 	core->tools_list_changed = opts->tools_list_changed;
 	if (opts->ntools) {
 		core->tools = calloc(opts->ntools, sizeof(*core->tools));

@@ -9,6 +9,8 @@
  * mcp_send.c      sending: responses, errors, batches' arrays, what every
  *                 2026-07-28 result carries
  * mcp_tools.c     tools/list and tools/call, and each call in flight (tool.h)
+ * mcp_resources.c resources/list, resources/read, resources/templates/list
+ *                 through the resource provider (resource.h)
  * mcp_listeners.c notifications/tools/list_changed and 2026-07-28
  *                 subscriptions/listen
  * mcp_stateless.c the 2026-07-28 generation: a request's _meta and headers
@@ -26,6 +28,7 @@
 
 #include "buf.h"
 #include "mcp.h"
+#include "resource.h"
 #include "tool.h"
 
 /* 2026-07-28 reserved _meta keys (basic/index, "Per-request protocol fields"). */
@@ -53,6 +56,10 @@ struct mcpx_core {
 	size_t ntools;
 	struct mcpx_tool_provider provider; /* list == NULL: none */
 	struct mcpx_tool_access access;     /* allowed == NULL: every tool */
+	/* list == NULL: no resources; resources_tool carries its calls'
+	 * cancellation to it. */
+	struct mcpx_resource_provider resources;
+	struct mcpx_tool resources_tool;
 	bool tools_list_changed;
 	struct mcpx_call *calls; /* in flight, newest first */
 	size_t ncalls;
@@ -182,10 +189,20 @@ bool mcpx_mcp_decorate_stateless(const struct mcpx_core *core, cJSON *result);
 
 void mcpx_mcp_tools_list(struct req *r);
 void mcpx_mcp_tools_call(struct req *r);
+/* A new call for request r, linked into the core's list; NULL when out of
+ * memory. tool's cancel is what cancelling it calls. */
+struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
+                                    enum mcpx_level log_level);
 struct mcpx_call *mcpx_mcp_call_find(struct mcpx_core *core, const char *key, const cJSON *id);
 /* Cancels a call in flight (its tool's cancel); the sink hears that it
  * stays unanswered when tell_sink. */
 void mcpx_mcp_call_cancel(struct mcpx_call *call, bool tell_sink);
+
+/* ---- mcp_resources.c ---- */
+
+void mcpx_mcp_resources_list(struct req *r);
+void mcpx_mcp_resources_read(struct req *r);
+void mcpx_mcp_resources_templates(struct req *r);
 
 /* ---- mcp_listeners.c ---- */
 

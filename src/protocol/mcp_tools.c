@@ -15,6 +15,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp_internal.h"
+#include "resource.h"
 #include "utf8.h"
 
 /* ---- calls ------------------------------------------------------------ */
@@ -95,6 +96,16 @@ void mcpx_call_finish(struct mcpx_call *call, cJSON *result)
 		msg = mcpx_jsonrpc_error(call->id, MCPX_RPC_INTERNAL_ERROR,
 		                         "Internal error: the tool produced no result", NULL);
 	mcpx_mcp_emit_response(sink, call->batch, msg);
+	call_free(call);
+}
+
+void mcpx_call_error(struct mcpx_call *call, int code, const char *msg)
+{
+	if (call->state == CALL_CANCELLING)
+		return;
+	call_unlink(call);
+	mcpx_mcp_emit_response(call->sink, call->batch,
+	                       mcpx_jsonrpc_error(call->id, code, msg, NULL));
 	call_free(call);
 }
 
@@ -306,10 +317,8 @@ static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const cha
 	return core->provider.find ? core->provider.find(core->provider.ctx, name) : NULL;
 }
 
-/* A new call for request r, linked into the core's list; NULL when out of
- * memory. */
-static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
-                                  enum mcpx_level log_level)
+struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
+                                    enum mcpx_level log_level)
 {
 	struct ctx *c = r->c;
 	const cJSON *token = mcpx_mcp_member(r->meta, "progressToken");
@@ -386,7 +395,7 @@ void mcpx_mcp_tools_call(struct req *r)
 		    "Invalid Request: a request with this id is still in progress");
 		return;
 	}
-	call = call_new(r, tool, name->valuestring, r->log_level);
+	call = mcpx_mcp_call_new(r, tool, name->valuestring, r->log_level);
 	if (!call) {
 		mcpx_mcp_reply_result(r, NULL);
 		return;
