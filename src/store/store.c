@@ -587,14 +587,17 @@ int mcpx_store_open(struct mcpx_loop *loop, const struct mcpx_store_config *cfg,
 	int rc;
 
 	*out = NULL;
-	if (cfg->spec.type != MCPX_STORE_DIR)
+	if (cfg->spec.type != MCPX_STORE_DIR && cfg->spec.type != MCPX_STORE_REDIS)
 		return mcpx_err_set(err, EINVAL, "no store of this type can be opened");
 	if (!(s = calloc(1, sizeof(*s))))
 		return mcpx_err_set(err, ENOMEM, "out of memory");
 	s->loop = loop;
 	s->cfg = *cfg;
 	make_instance_id(s);
-	rc = mcpx_store_dir_open(loop, cfg, &s->backend, err);
+	if (cfg->spec.type == MCPX_STORE_DIR)
+		rc = mcpx_store_dir_open(loop, cfg, &s->backend, err);
+	else
+		rc = mcpx_store_redis_open(loop, cfg, &s->backend, err);
 	if (rc < 0) {
 		free(s);
 		return rc;

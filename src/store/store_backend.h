@@ -112,5 +112,7 @@ int64_t mcpx_store_now_ms(void);
 
 int mcpx_store_dir_open(struct mcpx_loop *loop, const struct mcpx_store_config *cfg,
                         struct mcpx_store_backend **out, struct mcpx_err *err);
+int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config *cfg,
+                          struct mcpx_store_backend **out, struct mcpx_err *err);
 
 #endif

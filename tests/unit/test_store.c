@@ -559,6 +559,7 @@ static bool always(void)
 
 static const struct backend_row backends[] = {
     {"dir", FX_DIR, always},
+    {"redis", FX_REDIS, fx_have_redis},
 };
 
 typedef void (*store_test)(struct store_fx *fx, struct mcpx_store *s);
