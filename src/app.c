@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "app_start.h"
+#include "app_workspaces.h"
 #include "broker.h"
 #include "config.h"
 #include "crypto.h"
@@ -54,6 +55,7 @@
 #include "transport_stdio.h"
 #include "upstream.h"
 #include "upstream_ops.h"
+#include "workspace_resources.h"
 
 #define DRAIN_POLL_US 50000u
 /* How often the policy file and its secret files are checked for changes. */
@@ -72,6 +74,7 @@ struct app {
 	struct mcpx_upstreams *upstreams;     /* NULL without a policy */
 	struct mcpx_upstream_ops *up_ops;     /* the runs' side of them */
 	const struct mcpx_policy *up_version; /* the policy the upstreams follow */
+	struct mcpx_app_workspaces ws;        /* ws.store NULL: workspaces off */
 	struct mcpx_tool *tool;
 	struct mcpx_tool *fn_tool; /* NULL without a policy */
 	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
@@ -220,6 +223,8 @@ static int build_tools(struct app *app)
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
+	if (app->ws.store && mcpx_tool_exec_set_workspaces(app->tool, &app->ws.conf) < 0)
+		return -1;
 	if (app->upstreams)
 		mcpx_tool_exec_set_upstreams(app->tool, exec_upstreams, app);
 	app->functions = mcpx_functions_new(app->cfg, app->ex, app->rc, app->loop);
@@ -289,6 +294,7 @@ static int build_core(struct app *app)
 	                            : NULL;
 	o.access = app->policy ? &access : NULL;
 	o.tools_list_changed = app->policy != NULL;
+	o.resources = mcpx_workspace_resources_provider(app->ws.resources);
 	app->core = mcpx_core_new(&o);
 	if (!app->core || tools_digest(app, app->tools_sha256) < 0)
 		return -1;
@@ -454,6 +460,9 @@ static void teardown(struct app *app)
 	 * before it. */
 	mcpx_run_channel_free(app->rc);
 	mcpx_broker_free(app->broker);
+	/* The calls that used the store were cancelled above; its timers and
+	 * connections are on the loop. */
+	mcpx_app_close_workspaces(&app->ws);
 	mcpx_policy_store_free(app->policy);
 	/* The listener takes the loop with it, and the transports its closing
 	 * connections reach go after it, before the core (http_front.h). */
@@ -523,6 +532,8 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	} else if ((rc = start_http(&app)) != 0) {
 		goto out;
 	}
+	if ((rc = mcpx_app_open_workspaces(cfg, &app.sb, app.loop, app.policy, &app.ws)) != 0)
+		goto out;
 	if (build_core(&app) < 0) {
 		mcpx_error(
 		    "could not build the server (out of memory, or the egress broker failed)");

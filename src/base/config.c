@@ -136,6 +136,18 @@ static const struct opt opts[] = {
 	 "runs a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
 	{"warm-max-age-s", "MCP_EXEC_WARM_MAX_AGE_S", T_UINT, OFF(warm_max_age_s), 0, 0, 86400,
 	 "seconds a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
+	{"workspaces", "MCP_EXEC_WORKSPACES", T_STR, OFF(workspaces_arg), SZ(workspaces_arg), 0, 0,
+	 "where workspaces are kept: dir:<absolute path> | redis://[user@]host[:port][/db] | off "
+	 "(default: a directory under the server's state directory)"},
+	{"workspaces-password-file", "MCP_EXEC_WORKSPACES_PASSWORD_FILE", T_STR,
+	 OFF(workspaces_password_file), SZ(workspaces_password_file), 0, 0,
+	 "file holding the Redis store's password"},
+	{"workspace-max-mb", "MCP_EXEC_WORKSPACE_MAX_MB", T_UINT, OFF(workspace_max_mb), 0, 1,
+	 1 << 20, "one workspace's files plus variables, uncompressed (MiB)"},
+	{"workspace-ttl-s", "MCP_EXEC_WORKSPACE_TTL_S", T_UINT, OFF(workspace_ttl_s), 0, 1,
+	 10 * 365 * 86400, "seconds a workspace is kept after its last use"},
+	{"workspaces-per-caller", "MCP_EXEC_WORKSPACES_PER_CALLER", T_UINT,
+	 OFF(workspaces_per_caller), 0, 1, 100000, "workspaces one caller may have at once"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -168,6 +180,9 @@ static void set_defaults(struct mcpx_config *c)
 	c->max_code_bytes = 1u << 20;
 	strcpy(c->python_arg, "python3");
 	c->memory_mb = 512;
+	c->workspace_max_mb = 64;
+	c->workspace_ttl_s = 86400;
+	c->workspaces_per_caller = 32;
 	c->max_procs = 64;
 	c->max_file_mb = 64;
 	c->max_disk_mb = 128;
@@ -443,9 +458,34 @@ static int validate_egress(const struct mcpx_config *c, struct mcpx_err *err)
 	return 0;
 }
 
+/* MCP_EXEC_WORKSPACES into c->workspaces: as given, or the default
+ * directory, or off when there is no state directory to put it in (the app
+ * says so). Messages never repeat the value: it is the store's address. */
+static int validate_workspaces(struct mcpx_config *c, struct mcpx_err *err)
+{
+	struct mcpx_err e = {{0}};
+
+	if (!c->workspaces_arg[0]) {
+		if (mcpx_store_spec_default(&c->workspaces, &e) < 0)
+			c->workspaces.type = MCPX_STORE_OFF;
+		c->workspaces.is_default = true;
+	} else if (mcpx_store_spec_parse(c->workspaces_arg, &c->workspaces, &e) < 0) {
+		return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKSPACES: %s", e.msg);
+	}
+	if (c->workspaces_password_file[0] && c->workspaces_password_file[0] != '/')
+		return mcpx_err_set(err, EINVAL,
+		                    "MCP_EXEC_WORKSPACES_PASSWORD_FILE: must be an absolute path");
+	snprintf(c->workspaces.password_file, sizeof(c->workspaces.password_file), "%s",
+	         c->workspaces_password_file);
+	return 0;
+}
+
 static int validate(struct mcpx_config *c, struct mcpx_err *err)
 {
 	int rc;
+
+	if ((rc = validate_workspaces(c, err)) < 0)
+		return rc;
 
 	if (c->default_timeout_s > c->max_timeout_s)
 		return mcpx_err_set(err, EINVAL,
@@ -636,6 +676,16 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 			mcpx_preload_list(c->preload, true), mcpx_preload_list(c->preload, false));
 	fputc('\n', out);
 	fprintf(out, "MCP_EXEC_LANGUAGES=%s\n", c->languages);
+	{
+		char ws[4400];
+
+		mcpx_store_spec_format(&c->workspaces, ws, sizeof(ws));
+		fprintf(out, "MCP_EXEC_WORKSPACES=%s%s\n", ws,
+		        c->workspaces.is_default ? " (the default)" : "");
+	}
+	fprintf(out, "MCP_EXEC_WORKSPACE_MAX_MB=%u\n", c->workspace_max_mb);
+	fprintf(out, "MCP_EXEC_WORKSPACE_TTL_S=%u\n", c->workspace_ttl_s);
+	fprintf(out, "MCP_EXEC_WORKSPACES_PER_CALLER=%u\n", c->workspaces_per_caller);
 	fprintf(out, "MCP_EXEC_POLICY=%s\n", c->policy[0] ? c->policy : "<unset: no egress>");
 	/* A proxy URL may carry a password. */
 	fprintf(out, "MCP_EXEC_EGRESS_PROXY=%s\n",

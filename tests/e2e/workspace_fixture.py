@@ -137,6 +137,9 @@ class Store:
             self.redis.stop()
 
 
+_servers_started = 0
+
+
 class Servers:
     """Servers sharing one store, each with the same two named callers
     (alice, bob) in a tokens file."""
@@ -150,8 +153,10 @@ class Servers:
         self.all = []
 
     def start(self, extra=None):
+        global _servers_started
+        _servers_started += 1
         env = {"MCP_EXEC_AUTH_TOKENS_FILE": self.tokens.path,
-               "MCP_EXEC_WORKDIR_BASE": self.store.scratch.workdir(f"work{len(self.all)}")}
+               "MCP_EXEC_WORKDIR_BASE": self.store.scratch.workdir(f"work{_servers_started}")}
         env.update(self.store.env())
         env.update(self.extra)
         env.update(extra or {})
