@@ -289,8 +289,8 @@ static void leased_cb(void *arg, struct mcpx_store_result *res)
 	w->op = NULL;
 	if (res->rc == -ETIMEDOUT || res->rc == -EBUSY) {
 		fail(w,
-		     "workspace \"%s\" is busy: another call is using it and did not end within "
-		     "%u s, the queue timeout (MCP_EXEC_QUEUE_TIMEOUT_S); try again later",
+		     "workspace \"%s\" is busy: it is in use by another call, which did not end "
+		     "within %u s, the queue timeout (MCP_EXEC_QUEUE_TIMEOUT_S); try again later",
 		     w->name, w->conf->wait_s);
 		return;
 	}

@@ -21,6 +21,16 @@ from workspace_fixture import REDIS, Servers, Store, error_text, stores, ws_call
 t = Failures()
 
 
+def quietly(fn, *args):
+    """fn(*args) for a thread whose server may be killed under it."""
+    def run():
+        try:
+            fn(*args)
+        except OSError:
+            pass
+    return run
+
+
 def ws(sc):
     return sc.get("workspace") or {}
 
@@ -55,6 +65,10 @@ def lease_wait_bounded(store):
     pair = Servers(store, {"MCP_EXEC_QUEUE_TIMEOUT_S": "2"})
     a, b = pair.start(), pair.start()
     ca, cb = pair.client(a), pair.client(b)
+    # Each server's first run waits for its warm interpreter to be proven,
+    # which a 2 s queue timeout may not cover: one run each first.
+    for c in (ca, cb):
+        c.call("print(1)")
     holder = threading.Thread(target=lambda: ws_call(ca, "import time\ntime.sleep(8)", "busy"))
     holder.start()
     time.sleep(1.5)
@@ -85,11 +99,11 @@ def killed_mid_save(store):
     began = time.time()
     ws_call(cc, write.replace("V", "1"), "torn")
     span = time.time() - began
-    for i, frac in enumerate((0.5, 0.7, 0.8, 0.9, 1.0, 1.2)):
+    for i, frac in enumerate((0.7, 0.8, 0.85, 0.9, 1.1)):
         victim = pair.start()
         cv = pair.client(victim)
-        digit = str(2 + i)
-        th = threading.Thread(target=lambda: ws_call(cv, write.replace("V", digit), "torn"))
+        digit = str((2 + i) % 10)
+        th = threading.Thread(target=quietly(ws_call, cv, write.replace("V", digit), "torn"))
         th.start()
         time.sleep(span * frac)
         victim.proc.send_signal(signal.SIGKILL)
@@ -99,7 +113,7 @@ def killed_mid_save(store):
         out = sc.get("stdout", "")
         v = out.split(" ", 1)[0] if out else None
         whole = bool(v) and out == f"{v} ['{v}{256 << 10}'] 40\n"
-        t.check(whole, f"{store.kind}: killed at {frac:.1f} of a call's span: one version "
+        t.check(whole, f"{store.kind}: killed at {frac:.2f} of a call's span: one version "
                 f"({v}), whole", out or sc)
     pair.stop()
 
