@@ -144,7 +144,12 @@ def restore(wd, g):
                     "unless this run assigns it" % (name, type(e).__name__, e),
                     file=sys.stderr,
                 )
+    # The code finds its workdir as it left it: no trace of the server's.
     os.unlink(path)
+    try:
+        os.rmdir(os.path.dirname(path))
+    except OSError:
+        pass
     return st
 
 

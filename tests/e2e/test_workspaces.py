@@ -207,6 +207,83 @@ def refusals(store):
     pair.stop()
 
 
+def rpc(client, method, params=None):
+    """A request's answer: (result, error)."""
+    client.next_id += 1
+    st, _, body = client.post({"jsonrpc": "2.0", "id": client.next_id, "method": method,
+                               "params": params or {}})
+    if isinstance(body, list):
+        body = next((m for m in body if "result" in m or "error" in m), None)
+    body = body or {}
+    return body.get("result"), body.get("error")
+
+
+def resources(store):
+    pair = Servers(store)
+    a, b = pair.start(), pair.start()
+    alice, bob = pair.client(a, "alice"), pair.client(b, "bob")
+    st, _, body = alice.post({"jsonrpc": "2.0", "id": 99, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "e2e", "version": "1"}}}, extra={"Mcp-Session-Id": ""})
+    caps = ((body or {}).get("result") or {}).get("capabilities", {})
+    t.check("resources" in caps, f"{store.kind}: initialize announces resources", caps)
+    ws_call(alice, "import os\nos.makedirs('sub', exist_ok=True)\n"
+            "open('a.txt', 'w').write('hello')\nopen('b.bin', 'wb').write(bytes(range(256)))\n"
+            "open('sub/\u00fc c.csv', 'w').write('x,y')\nx = 1", "res-1")
+    res, err = rpc(alice, "resources/list")
+    uris = [r.get("uri") for r in (res or {}).get("resources", [])]
+    t.check("workspace://res-1/" in uris, f"{store.kind}: resources/list names the workspace",
+            res or err)
+    res, err = rpc(bob, "resources/list")
+    t.check(res is not None and not any("res-1" in r.get("uri", "")
+                                        for r in res.get("resources", [])),
+            f"{store.kind}: ... and not to another caller", res or err)
+    res, err = rpc(alice, "resources/read", {"uri": "workspace://res-1/"})
+    listing = json.loads(((res or {}).get("contents") or [{}])[0].get("text", "{}"))
+    paths = sorted(f["path"] for f in listing.get("files", []))
+    t.check(paths == ["a.txt", "b.bin", "sub/\u00fc c.csv"] and
+            listing.get("variables") == ["os", "x"],
+            f"{store.kind}: the workspace's listing: its files and variables", listing)
+    res, err = rpc(alice, "resources/read", {"uri": "workspace://res-1/a.txt"})
+    c = ((res or {}).get("contents") or [{}])[0]
+    t.check(c.get("text") == "hello" and c.get("mimeType") == "text/plain",
+            f"{store.kind}: a text file reads as text", res or err)
+    res, err = rpc(alice, "resources/read", {"uri": "workspace://res-1/b.bin"})
+    c = ((res or {}).get("contents") or [{}])[0]
+    import base64
+    t.check(base64.b64decode(c.get("blob", "")) == bytes(range(256)),
+            f"{store.kind}: a binary file reads as a base64 blob", res or err)
+    uri = next((f["uri"] for f in listing.get("files", []) if f["path"].startswith("sub/")), "")
+    res, err = rpc(alice, "resources/read", {"uri": uri})
+    t.check(uri == "workspace://res-1/sub/%C3%BC%20c.csv" and
+            ((res or {}).get("contents") or [{}])[0].get("text") == "x,y",
+            f"{store.kind}: a path with a space and a non-ASCII letter, percent-encoded", uri)
+    res, err = rpc(bob, "resources/read", {"uri": "workspace://res-1/a.txt"})
+    t.check(err and err.get("code") == -32002,
+            f"{store.kind}: another caller's file is not found", res or err)
+    for bad in ("workspace://res-1/nope.txt", "workspace://res-1/../x", "file:///etc/passwd",
+                "workspace://UP/a", "workspace://res-1/.mcpx/vars.in"):
+        res, err = rpc(alice, "resources/read", {"uri": bad})
+        t.check(err and err.get("code") == -32002, f"{store.kind}: {bad} is not found",
+                res or err)
+    res, err = rpc(alice, "resources/templates/list")
+    t.check(res and res["resourceTemplates"][0]["uriTemplate"] == "workspace://{name}/{+path}",
+            f"{store.kind}: the template", res or err)
+    # Reset: the saved files and variables are dropped; what the run
+    # leaves is the workspace. Left empty, it is deleted.
+    sc, _ = ws_call(alice, "import os\nprint(sorted(os.listdir('.')), 'x' in globals())\ny = 2",
+                    "res-1", workspace_reset=True)
+    t.check(sc.get("stdout") == "['main.py', 'out'] False\n" and
+            ws(sc).get("variables") == ["os", "y"] and ws(sc).get("files") == 0,
+            f"{store.kind}: workspace_reset starts it empty", sc)
+    sc, _ = ws_call(alice, "pass", "res-1", workspace_reset=True)
+    res, err = rpc(alice, "resources/list")
+    t.check(ws(sc).get("saved") is True and ws(sc).get("files") == 0 and
+            not any("res-1" in r.get("uri", "") for r in (res or {}).get("resources", [])),
+            f"{store.kind}: reset and left empty, the workspace is deleted", res or err)
+    pair.stop()
+
+
 def off_and_profiles():
     scratch = ScratchDir("mcpx-e2e-ws-off-")
     srv = HttpServer({"MCP_EXEC_WORKSPACES": "off",
@@ -257,6 +334,7 @@ for kind in stores():
         size_cap(store)
         ttl(store)
         callers(store)
+        resources(store)
         refusals(store)
     finally:
         store.close()
