@@ -62,6 +62,7 @@ WORK=$(mktemp -d)
 # Runs (uid 65532 when started as root) pass through it to their workdirs.
 chmod 711 "$WORK"
 PIDS=()
+EXTRA_ENV=()
 cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do
@@ -146,6 +147,8 @@ start_server() {
   # MCP_EXEC_WARM=0 runs everything with cold interpreters (client.mjs
   # passes it to the stdio server too).
   [ -n "${MCP_EXEC_WARM:-}" ] && envs+=("MCP_EXEC_WARM=$MCP_EXEC_WARM")
+  # More variables for one server (the workspaces' servers).
+  envs+=("${EXTRA_ENV[@]}")
   # env execs the binary, so $! is the server's own pid.
   env -i "${envs[@]}" "$BIN" </dev/null >/dev/null 2>"$err" &
   SERVER_PID=$!
@@ -264,6 +267,32 @@ if start_server sse "$TOKEN" "$(make_policy sse)"; then
 else
   fail "SSE server (with a token) starts"
 fi
+
+# ---------------------------------- workspaces across two server processes --
+# Issue 31's "done when": df = pandas.read_csv(...) in one call on one
+# server, a plot of df in the next call on another, through the SDK client.
+echo "== SDK client: a workspace's DataFrame from one server process to another"
+mkdir -p "$WORK/ws-store" "$WORK/ws-runs-a" "$WORK/ws-runs-b"
+chmod 700 "$WORK/ws-store"
+chmod 711 "$WORK/ws-runs-a" "$WORK/ws-runs-b"
+EXTRA_ENV=("MCP_EXEC_WORKSPACES=dir:$WORK/ws-store" "MCP_EXEC_WORKDIR_BASE=$WORK/ws-runs-a")
+if start_server ws-a "$TOKEN"; then
+  WS_A_PID=$SERVER_PID
+  WS_A_PORT=$PORT
+  EXTRA_ENV=("MCP_EXEC_WORKSPACES=dir:$WORK/ws-store" "MCP_EXEC_WORKDIR_BASE=$WORK/ws-runs-b")
+  if start_server ws-b "$TOKEN"; then
+    WS_B_PID=$SERVER_PID
+    run_script workspace workspace_client.mjs "http://127.0.0.1:$WS_A_PORT/mcp" \
+      "http://127.0.0.1:$PORT/mcp" "$TOKEN"
+    stop_server ws-b "$WS_B_PID"
+  else
+    fail "the second workspace server starts"
+  fi
+  stop_server ws-a "$WS_A_PID"
+else
+  fail "the first workspace server starts"
+fi
+EXTRA_ENV=()
 
 # ------------------------------------- the README's client configurations ----
 # Loaded as they stand (placeholders filled in) by LangChain's MCP adapters,
