@@ -30,6 +30,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "policy.h"
 #include "store.h"
 
@@ -66,6 +67,8 @@ struct mcpx_exec_ws {
 	size_t names_len;
 	bool saved;
 	char reason[320];
+	const char *outcome; /* the save's, for /metrics */
+	uint64_t began_us;   /* when the lease was asked for */
 	struct mcpx_audit_line *audit;
 };
 
@@ -156,6 +159,7 @@ static void complete(struct mcpx_exec_ws *w)
 		mcpx_store_lease_end(w->lease);
 		w->lease = NULL;
 	}
+	mcpx_metrics_workspace_save(w->outcome);
 	mcpx_audit_line_workspace(w->audit, &aw);
 	mcpx_audit_line_emit(w->audit);
 	w->audit = NULL;
@@ -181,11 +185,18 @@ static void complete_later(struct mcpx_exec_ws *w)
 
 /* ---- lease and load ----------------------------------------------------- */
 
-static void fail(struct mcpx_exec_ws *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* How long the call has waited for its lease and load. */
+static double waited_s(const struct mcpx_exec_ws *w)
+{
+	return (double)(mcpx_now_us() - w->began_us) / 1e6;
+}
 
-/* The call cannot go on: ready is told why; w is freed. */
-static void fail(struct mcpx_exec_ws *w, const char *fmt, ...)
+static void fail(struct mcpx_exec_ws *w, const char *outcome, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The call cannot go on (outcome: how its restore ended, for /metrics):
+ * ready is told why; w is freed. */
+static void fail(struct mcpx_exec_ws *w, const char *outcome, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -195,6 +206,7 @@ static void fail(struct mcpx_exec_ws *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	mcpx_metrics_workspace_restore(outcome, waited_s(w));
 	ws_free(w);
 	ready(arg, NULL, msg);
 }
@@ -215,7 +227,7 @@ static void hand_over(struct mcpx_exec_ws *w, char *blob, size_t len)
 
 	if (mcpx_wspack_parse(blob, len, &caps, &spec.pack, &err) < 0) {
 		free(blob);
-		fail(w,
+		fail(w, "refused",
 		     "workspace \"%s\" cannot be restored: %s (workspace_reset: true starts it "
 		     "empty)",
 		     w->name, err.msg);
@@ -224,7 +236,7 @@ static void hand_over(struct mcpx_exec_ws *w, char *blob, size_t len)
 	if (mcpx_wsfiles_merge_inputs(&spec.pack, w->inputs, &err) < 0) {
 		mcpx_wspack_free(&spec.pack);
 		free(blob);
-		fail(w, "%s", err.msg);
+		fail(w, "refused", "%s", err.msg);
 		return;
 	}
 	need = mcpx_wsfiles_restore_bytes(&spec.pack, w->lang == MCPX_LANG_PYTHON) +
@@ -232,7 +244,7 @@ static void hand_over(struct mcpx_exec_ws *w, char *blob, size_t len)
 	if (w->conf->disk_bytes && need > w->conf->disk_bytes) {
 		mcpx_wspack_free(&spec.pack);
 		free(blob);
-		fail(w,
+		fail(w, "refused",
 		     "workspace \"%s\" holds %zu bytes with the input files, more than a run's "
 		     "disk budget of %zu bytes (MCP_EXEC_MAX_DISK_MB)",
 		     w->name, need, w->conf->disk_bytes);
@@ -245,6 +257,7 @@ static void hand_over(struct mcpx_exec_ws *w, char *blob, size_t len)
 		w->prev_names_len = spec.pack.names_len;
 	}
 	w->inputs = NULL;
+	mcpx_metrics_workspace_restore(blob ? "restored" : "new", waited_s(w));
 	ready(w->ready_arg, &spec, NULL);
 	/* What the job did not take (it was refused) is ours to free. */
 	mcpx_wspack_free(&spec.pack);
@@ -263,7 +276,7 @@ static void loaded_cb(void *arg, struct mcpx_store_result *res)
 		len = res->len;
 		res->data = NULL;
 	} else if (res->rc != -ENOENT) {
-		fail(w, "workspace \"%s\" could not be loaded: %s", w->name,
+		fail(w, "error", "workspace \"%s\" could not be loaded: %s", w->name,
 		     res->error ? res->error : strerror(-res->rc));
 		return;
 	}
@@ -288,14 +301,14 @@ static void leased_cb(void *arg, struct mcpx_store_result *res)
 
 	w->op = NULL;
 	if (res->rc == -ETIMEDOUT || res->rc == -EBUSY) {
-		fail(w,
+		fail(w, "busy",
 		     "workspace \"%s\" is busy: it is in use by another call, which did not end "
 		     "within %u s, the queue timeout (MCP_EXEC_QUEUE_TIMEOUT_S); try again later",
 		     w->name, w->conf->wait_s);
 		return;
 	}
 	if (res->rc < 0) {
-		fail(w, "workspace \"%s\" could not be taken: %s", w->name,
+		fail(w, "error", "workspace \"%s\" could not be taken: %s", w->name,
 		     res->error ? res->error : strerror(-res->rc));
 		return;
 	}
@@ -307,7 +320,8 @@ static void leased_cb(void *arg, struct mcpx_store_result *res)
 	}
 	rc = mcpx_store_get(w->conf->store, &k, true, loaded_cb, w, &w->op);
 	if (rc < 0)
-		fail(w, "workspace \"%s\" could not be loaded: %s", w->name, strerror(-rc));
+		fail(w, "error", "workspace \"%s\" could not be loaded: %s", w->name,
+		     strerror(-rc));
 }
 
 int mcpx_exec_ws_begin(const struct mcpx_workspaces_conf *conf, const struct mcpx_exec_ws_req *req,
@@ -349,6 +363,7 @@ int mcpx_exec_ws_begin(const struct mcpx_workspaces_conf *conf, const struct mcp
 		w->per_caller = pr->workspaces.max;
 	w->ready = ready;
 	w->ready_arg = arg;
+	w->began_us = mcpx_now_us();
 	k = key_of(w);
 	rc = mcpx_store_lease_hold(conf->store, &k, NULL, MCPX_EXEC_WS_LEASE_TTL_MS, conf->wait_ms,
 	                           lost_cb, w, leased_cb, w, &w->op);
@@ -367,29 +382,35 @@ int mcpx_exec_ws_begin(const struct mcpx_workspaces_conf *conf, const struct mcp
 static void saved_cb(void *arg, struct mcpx_store_result *res)
 {
 	struct mcpx_exec_ws *w = arg;
+	int rc = res->rc;
 
 	w->op = NULL;
-	w->saved = res->rc == 0 || (res->rc == -ENOENT && w->files == 0);
-	if (res->rc == -EDQUOT)
+	w->saved = rc == 0 || (rc == -ENOENT && w->bytes == 0);
+	w->outcome = w->saved && w->bytes == 0 ? "deleted" : w->saved ? "saved" : "error";
+	if (rc == -EDQUOT) {
+		w->outcome = "quota";
 		snprintf(w->reason, sizeof(w->reason),
 		         "you already have %u workspaces, the most one caller may have "
 		         "(MCP_EXEC_WORKSPACES_PER_CALLER, or your profile's max); reset one with "
 		         "workspace_reset or let one expire",
 		         w->per_caller);
-	else if (res->rc == -ENOLCK)
+	} else if (rc == -ENOLCK) {
+		w->outcome = "lease_lost";
 		snprintf(
 		    w->reason, sizeof(w->reason),
 		    "the workspace's lease was lost during the call (the store was unreachable "
 		    "for %u s or more), so another call may have it; the previous version is kept",
 		    MCPX_EXEC_WS_LEASE_TTL_MS / 1000u);
-	else if (res->rc == -EFBIG)
+	} else if (rc == -EFBIG) {
+		w->outcome = "too_large";
 		snprintf(w->reason, sizeof(w->reason),
 		         "the workspace would hold more than its cap of %zu bytes "
 		         "(MCP_EXEC_WORKSPACE_MAX_MB)",
 		         w->max_bytes);
-	else if (!w->saved)
+	} else if (!w->saved) {
 		snprintf(w->reason, sizeof(w->reason), "the store could not save it: %s",
-		         res->error ? res->error : strerror(-res->rc));
+		         res->error ? res->error : strerror(-rc));
+	}
 	complete(w);
 }
 
@@ -426,6 +447,7 @@ static void save(struct mcpx_exec_ws *w, struct mcpx_job_ws_result *res)
 		rc = mcpx_store_put(w->conf->store, &k, data, len, &o, saved_cb, w, &w->op);
 	}
 	if (rc < 0) {
+		w->outcome = "error";
 		snprintf(w->reason, sizeof(w->reason), "the store could not save it: %s",
 		         strerror(-rc));
 		complete_later(w);
@@ -449,6 +471,11 @@ void mcpx_exec_ws_finish(struct mcpx_exec_ws *w, struct mcpx_job_result *res,
 		save(w, r);
 		return;
 	}
+	w->outcome = w->lease_lost                  ? "lease_lost"
+	             : res->status != MCPX_JOB_DONE ? "not_run"
+	             : r && r->rc == -E2BIG         ? "too_large"
+	             : r && r->rc < 0               ? "error"
+	                                            : "not_run";
 	if (w->lease_lost)
 		snprintf(
 		    w->reason, sizeof(w->reason),

@@ -78,6 +78,15 @@ def across_servers(store):
             lines[-1].get("workspace_saved_bytes", 0) > 0,
             f"{store.kind}: the audit line names the workspace, restored and saved bytes",
             lines[-1:] if lines else b.audit_lines()[-1:])
+    # /metrics: the calls' restores and saves (the store's own series are
+    # its operations).
+    t.check(a.metric('mcp_exec_workspace_saves_total{outcome="saved"}') == 2 and
+            a.metric('mcp_exec_workspace_restores_total{outcome="new"}') == 1 and
+            a.metric('mcp_exec_workspace_restores_total{outcome="restored"}') == 1 and
+            (a.metric("mcp_exec_workspace_lease_wait_seconds_count") or 0) == 2,
+            f"{store.kind}: /metrics counts the calls' restores and saves",
+            [a.metric('mcp_exec_workspace_saves_total{outcome="saved"}'),
+             a.metric('mcp_exec_workspace_restores_total{outcome="new"}')])
     pair.stop()
 
 
