@@ -50,7 +50,9 @@ class _Capped:
         self.f, self.left = f, limit
 
     def write(self, b):
-        n = len(b)
+        # Protocol 5 hands large buffers over as PickleBuffer objects,
+        # which have no len(): their size is their memoryview's.
+        n = memoryview(b).nbytes
         if n > self.left:
             raise _TooBig()
         self.left -= n

@@ -164,6 +164,15 @@ static void test_values_and_kinds(void)
 	CHECK(strstr(mcpx_buf_str(&names), "+z,") != NULL);
 	CHECK_INT(call("print(z, 'w' in globals())\n", &out, &names), 0);
 	CHECK_STR(mcpx_buf_str(&out), "3 False\n");
+	/* Large buffers (pickle protocol 5 hands them over whole, as
+	 * PickleBuffer objects): a numpy array and a DataFrame. */
+	CHECK_INT(call("import numpy as np, pandas as pd\narr = np.arange(20000)\n"
+	               "df = pd.DataFrame({'a': arr, 'b': arr * 0.5})\n",
+	               &out, &names),
+	          0);
+	CHECK(strstr(mcpx_buf_str(&names), "+arr,+df,") != NULL);
+	CHECK_INT(call("print(int(arr.sum()), df.shape, float(df['b'].max()))\n", &out, &names), 0);
+	CHECK_STR(mcpx_buf_str(&out), "199990000 (20000, 2) 9999.5\n");
 	mcpx_buf_free(&out);
 	mcpx_buf_free(&names);
 }
