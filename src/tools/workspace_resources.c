@@ -359,7 +359,7 @@ static void loaded_cb(void *arg, struct mcpx_store_result *res)
 		mcpx_call_error(q->call, MCPX_RPC_INTERNAL_ERROR,
 		                res->error ? res->error : "the workspaces' store failed");
 	} else if (mcpx_wspack_parse(res->data, res->len, &caps, &ws, &err) < 0) {
-		snprintf(msg, sizeof(msg), "workspace %s cannot be read: %s", q->name, err.msg);
+		snprintf(msg, sizeof(msg), "workspace %s cannot be read: %.160s", q->name, err.msg);
 		mcpx_call_error(q->call, MCPX_RPC_INTERNAL_ERROR, msg);
 	} else {
 		answer_read(q, &ws);
