@@ -6,9 +6,10 @@
  *
  * A call with `workspace` goes: take the workspace's lease in the store
  * (waiting at most the queue timeout while another call, on this replica or
- * another, holds it), load its archive (none: a new workspace; none either
- * with workspace_reset), check it as input files are checked and against the
- * run's disk budget, hand it to the job (executor.h), and when the job is
+ * another, holds it), load its archive (none: a new workspace), check it as
+ * input files are checked and against the
+ * run's disk budget (with workspace_reset: delete it instead and start
+ * empty), hand it to the job (executor.h), and when the job is
  * done save what the run left (all or nothing, fenced by the lease: a holder
  * whose lease lapsed cannot overwrite its successor), release the lease and
  * answer. A save that fails leaves the previous version and the call still

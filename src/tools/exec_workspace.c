@@ -283,6 +283,19 @@ static void loaded_cb(void *arg, struct mcpx_store_result *res)
 	hand_over(w, blob, len);
 }
 
+static void reset_cb(void *arg, struct mcpx_store_result *res)
+{
+	struct mcpx_exec_ws *w = arg;
+
+	w->op = NULL;
+	if (res->rc < 0 && res->rc != -ENOENT) {
+		fail(w, "error", "workspace \"%s\" could not be reset: %s", w->name,
+		     res->error ? res->error : strerror(-res->rc));
+		return;
+	}
+	hand_over(w, NULL, 0);
+}
+
 static void lost_cb(void *arg, struct mcpx_store_lease *l, int reason)
 {
 	struct mcpx_exec_ws *w = arg;
@@ -314,11 +327,13 @@ static void leased_cb(void *arg, struct mcpx_store_result *res)
 	}
 	w->lease = res->lease;
 	res->lease = NULL;
-	if (w->reset) {
-		hand_over(w, NULL, 0);
-		return;
-	}
-	rc = mcpx_store_get(w->conf->store, &k, true, loaded_cb, w, &w->op);
+	/* A reset drops the saved version first, so what the call leaves
+	 * (or, when its save fails, nothing) is the workspace afterwards. */
+	if (w->reset)
+		rc = mcpx_store_delete(w->conf->store, &k, mcpx_store_lease_owner(w->lease), reset_cb,
+		                       w, &w->op);
+	else
+		rc = mcpx_store_get(w->conf->store, &k, true, loaded_cb, w, &w->op);
 	if (rc < 0)
 		fail(w, "error", "workspace \"%s\" could not be loaded: %s", w->name,
 		     strerror(-rc));

@@ -146,6 +146,15 @@ def size_cap(store):
                     "cap-1")
     t.check(sc.get("stdout") == "v1 1 False\n",
             f"{store.kind}: the previous version stays whole", sc.get("stdout"))
+    # A reset drops the saved version first: when its own save fails, the
+    # workspace is left empty, not as it was.
+    sc, _ = ws_call(cb, "open('big.bin', 'wb').write(b'x' * (2 << 20))", "cap-1",
+                    workspace_reset=True)
+    t.check(ws(sc).get("saved") is False and ws(sc).get("files") == 0,
+            f"{store.kind}: a reset whose save fails says so", ws(sc))
+    sc, _ = ws_call(ca, "import os\nprint(sorted(os.listdir('.')), 'v' in globals())", "cap-1")
+    t.check(sc.get("stdout") == "['main.py', 'out'] False\n",
+            f"{store.kind}: ... and leaves the workspace empty", sc.get("stdout"))
     # Variables count too: one too big is not kept, the rest are.
     sc, _ = ws_call(ca, "huge = b'y' * (2 << 20)\nsmall = 3", "cap-1")
     w = ws(sc)
