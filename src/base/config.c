@@ -623,6 +623,8 @@ static const char *transport_name(enum mcpx_transport t)
 	return t == MCPX_TRANSPORT_STDIO ? "stdio" : t == MCPX_TRANSPORT_HTTP ? "http" : "sse";
 }
 
+/* Longer than 60 lines on purpose: one line per setting, in the order of
+ * docs/configuration.md's table, secrets redacted where they stand. */
 void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 {
 	static const char *const lvl[] = {"debug", "info", "warn", "error"};

@@ -16,10 +16,10 @@
  * state reconnects and the call is sent again once. A transport failure
  * marks the upstream down; the retry timer reconnects it.
  *
- * This file holds the module's life and the requests every part sends; the
- * connection state machine is upstream_conn.c's, the calls
- * upstream_call.c's, the tool catalogue upstream_catalog.c's
- * (upstream_internal.h).
+ * This file, the bottom of the client's files, holds the requests every
+ * part sends; the module's life is upstreams.c's, the connection state
+ * machine upstream_conn.c's, the calls upstream_call.c's, the tool
+ * catalogue upstream_catalog.c's (upstream_internal.h).
  *
  * What it does not do: keep the run's budget (upstream_ops.c), list tools
  * to MCP clients (tool_upstream.c), or parse the policy
@@ -111,61 +111,4 @@ void mcpx_up_send_cancelled(struct upstream *up, const struct mcpx_upstream_conf
 	free(body);
 	n->next = up->mod->notifs;
 	up->mod->notifs = n;
-}
-
-int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_broker *broker,
-                       struct mcpx_policy_store *store, const char *ca_file,
-                       struct mcpx_upstreams **out)
-{
-	struct mcpx_upstreams *u = calloc(1, sizeof(*u));
-
-	*out = NULL;
-	if (!u || (ca_file && ca_file[0] && !(u->ca_file = strdup(ca_file)))) {
-		free(u);
-		return -ENOMEM;
-	}
-	u->loop = loop;
-	u->broker = broker;
-	u->store = store;
-	u->next_id = 1;
-	mcpx_upstreams_reload(u);
-	*out = u;
-	return 0;
-}
-
-void mcpx_upstreams_on_list_changed(struct mcpx_upstreams *u, void (*fn)(void *arg), void *arg)
-{
-	u->changed = fn;
-	u->changed_arg = arg;
-}
-
-void mcpx_upstreams_free(struct mcpx_upstreams *u)
-{
-	if (!u)
-		return;
-	while (u->sent) {
-		struct mcpx_upstream_call *c = u->sent;
-
-		mcpx_upc_cancel(c->req);
-		c->req = NULL;
-		mcpx_up_call_free(c);
-	}
-	while (u->ups) {
-		struct upstream *up = u->ups;
-
-		while (up->waiting)
-			mcpx_up_call_free(up->waiting);
-		u->ups = up->next;
-		up->gone = true;
-		mcpx_up_unref(up);
-	}
-	while (u->notifs) {
-		struct notif *n = u->notifs;
-
-		u->notifs = n->next;
-		mcpx_upc_cancel(n->req);
-		free(n);
-	}
-	free(u->ca_file);
-	free(u);
 }

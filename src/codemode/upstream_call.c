@@ -182,6 +182,11 @@ static void call_done(void *arg, struct mcpx_upc_result *res)
 	cJSON_Delete(a.result);
 }
 
+void mcpx_up_call_refuse(struct mcpx_upstream_call *c, const char *msg)
+{
+	mcpx_up_call_fail(c, MCPX_UPSTREAM_DENIED, "upstream_down", NULL, "%s", msg);
+}
+
 void mcpx_up_call_send(struct mcpx_upstream_call *c)
 {
 	struct mcpx_upc_target t;

@@ -60,6 +60,18 @@ static void retry_cb(struct mcpx_timer *t)
 	mcpx_up_connect(up);
 }
 
+/* Every call waiting for up is refused with "upstream <name> <what><why>",
+ * through the module's hook (upstream_call.c's, wired by upstreams.c): the
+ * connection calls nothing above it. */
+static void refuse_waiting(struct upstream *up, const char *what, const char *why)
+{
+	char msg[MCPX_UPSTREAM_MSG_MAX];
+
+	snprintf(msg, sizeof(msg), "upstream %s %s%s", up->name, what, why);
+	while (up->waiting)
+		up->mod->refuse_waiting(up->waiting, msg);
+}
+
 /* The upstream did not answer: waiting calls are refused, and a retry is
  * scheduled with a backoff. */
 void mcpx_up_go_down(struct upstream *up, const char *why)
@@ -77,9 +89,7 @@ void mcpx_up_go_down(struct upstream *up, const char *why)
 		          why, up->backoff_s ? up->backoff_s : BACKOFF_MIN_S);
 	up->down_logged = true;
 	up->refs++; /* the waiting calls' ends may drop the last other reference */
-	while (up->waiting)
-		mcpx_up_call_fail(up->waiting, MCPX_UPSTREAM_DENIED, "upstream_down", NULL,
-		                  "upstream %s is down: %s", up->name, up->down_why);
+	refuse_waiting(up, "is down: ", up->down_why);
 	if (!up->gone) {
 		up->backoff_s = up->backoff_s ? up->backoff_s * 2 : BACKOFF_MIN_S;
 		if (up->backoff_s > BACKOFF_MAX_S)
@@ -171,7 +181,7 @@ static void became_ready(struct upstream *up)
 		struct mcpx_upstream_call *c = up->waiting;
 
 		up->waiting = c->next;
-		mcpx_up_call_send(c);
+		up->mod->send_waiting(c);
 	}
 	/* The gateway's list, or exec's description (tool counts), may have
 	 * changed; the listener compares before it tells anyone. */
@@ -403,10 +413,7 @@ static void up_drop(struct upstream *up)
 	up->req = NULL;
 	stop_listening(up);
 	up->refs++;
-	while (up->waiting)
-		mcpx_up_call_fail(up->waiting, MCPX_UPSTREAM_DENIED, "upstream_down", NULL,
-		                  "upstream %s was removed or changed by a policy reload",
-		                  up->name);
+	refuse_waiting(up, "was removed or changed by a policy reload", "");
 	/* The list's reference and the guard's above: the guard keeps refs at
 	 * 2 or more until here, so the list's is dropped as a plain decrement
 	 * and the guard's through up_unref, which frees when it was the last

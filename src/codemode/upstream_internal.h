@@ -1,16 +1,18 @@
 /*
  * upstream_internal.h - what the upstream client's files share: an
  * upstream's connection state, a call, the module, and the steps each file
- * holds.
+ * holds. The files call one another one way only, top to bottom:
  *
- * upstream.c         the module's life, and the requests every part sends
- *                    (a JSON-RPC message, its target, notifications/cancelled)
- * upstream_conn.c    a connection's state machine: initialize, the tool list
- *                    page by page, the GET stream, down and the retry, reloads
- * upstream_call.c    a call's relay: checks, the request, its answer or the
- *                    reason it has none, cancellation, the audit line
+ * upstreams.c        the module's life; it wires the connection's waiting
+ *                    calls to the relay
  * upstream_catalog.c the tools of the upstreams a caller may reach, as a list
  *                    or a summary
+ * upstream_call.c    a call's relay: checks, the request, its answer or the
+ *                    reason it has none, cancellation, the audit line
+ * upstream_conn.c    a connection's state machine: initialize, the tool list
+ *                    page by page, the GET stream, down and the retry, reloads
+ * upstream.c         the requests every part sends (a JSON-RPC message, its
+ *                    target, notifications/cancelled)
  *
  * Not for use outside src/codemode/upstream*.c; everyone else has
  * upstream.h.
@@ -103,6 +105,11 @@ struct mcpx_upstreams {
 	double next_id;
 	void (*changed)(void *arg);
 	void *changed_arg;
+	/* What a connection does with the calls waiting for it (upstream_call.c's,
+	 * wired by upstreams.c): one sent once it is ready, one refused with
+	 * msg when it goes down or away. */
+	void (*send_waiting)(struct mcpx_upstream_call *c);
+	void (*refuse_waiting)(struct mcpx_upstream_call *c, const char *msg);
 };
 
 /* ---- upstream.c ---- */
@@ -136,6 +143,8 @@ void mcpx_up_call_send(struct mcpx_upstream_call *c);
 void mcpx_up_call_fail(struct mcpx_upstream_call *c, enum mcpx_upstream_kind kind,
                        const char *reason, const char *status, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Ends a waiting call: its upstream is down or gone (msg says so). */
+void mcpx_up_call_refuse(struct mcpx_upstream_call *c, const char *msg);
 /* Frees a call without an answer or callback. */
 void mcpx_up_call_free(struct mcpx_upstream_call *c);
 

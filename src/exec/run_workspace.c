@@ -2,7 +2,7 @@
  * run_workspace.c - a workspace call's part of a run: the workspace written
  * into the workdir before the code starts, the workdir collected after the
  * run's whole process tree is gone, and the audit line that waits for the
- * save (executor_internal.h).
+ * save (run_job.h).
  *
  * The archive the exec tool loaded is the job's from submit: it is written
  * out when the run starts (workspace_files.h, beside the input files), and
@@ -17,7 +17,7 @@
  * result says (the exec tool does, exec_workspace.c); nor does it parse the
  * variables, which only the run's Python reads.
  */
-#include "executor_internal.h"
+#include "run_job.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 /*
  * mcp_listeners.c - the streams that take notifications/tools/list_changed:
  * a transport's session-wide stream (told once its session is initialized)
- * and 2026-07-28 subscriptions/listen requests (acknowledged, held open,
- * ended by the client's cancellation, their sink's end or the server's
- * completion result).
+ * and 2026-07-28 subscriptions (held open, ended by the client's
+ * cancellation, their sink's end or the server's completion result; the
+ * subscriptions/listen request that opens one is mcp_stateless.c's).
  *
  * It does not know when the tool list changes; the caller of
  * mcpx_core_tools_changed does.
@@ -13,12 +13,12 @@
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "mcp_internal.h"
+#include "mcp_core.h"
 #include "utf8.h"
 
 /* ---- listeners: notifications/tools/list_changed ----------------------- */
 
-static struct listener *listener_add(struct mcpx_core *core, struct mcpx_sink *sink)
+struct listener *mcpx_mcp_listener_add(struct mcpx_core *core, struct mcpx_sink *sink)
 {
 	struct listener *l = calloc(1, sizeof(*l));
 
@@ -30,7 +30,7 @@ static struct listener *listener_add(struct mcpx_core *core, struct mcpx_sink *s
 	return l;
 }
 
-static void listener_unlink(struct mcpx_core *core, struct listener *l)
+void mcpx_mcp_listener_unlink(struct mcpx_core *core, struct listener *l)
 {
 	for (struct listener **pp = &core->listeners; *pp; pp = &(*pp)->next) {
 		if (*pp == l) {
@@ -40,7 +40,7 @@ static void listener_unlink(struct mcpx_core *core, struct listener *l)
 	}
 }
 
-static void listener_free(struct listener *l)
+void mcpx_mcp_listener_free(struct listener *l)
 {
 	cJSON_Delete(l->sub_id);
 	free(l);
@@ -49,7 +49,7 @@ static void listener_free(struct listener *l)
 int mcpx_core_listen(struct mcpx_core *core, struct mcpx_sink *sink,
                      const struct mcpx_session *session)
 {
-	struct listener *l = listener_add(core, sink);
+	struct listener *l = mcpx_mcp_listener_add(core, sink);
 
 	if (!l)
 		return -ENOMEM;
@@ -69,7 +69,7 @@ struct listener *mcpx_mcp_subscription_find(struct mcpx_core *core, const char *
 
 /* _meta naming the subscription, as every message on its stream carries
  * (basic/patterns/subscriptions, "Receiving Notifications"). */
-static cJSON *subscription_meta(const struct listener *l)
+cJSON *mcpx_mcp_subscription_meta(const struct listener *l)
 {
 	cJSON *meta = cJSON_CreateObject();
 
@@ -90,10 +90,10 @@ void mcpx_mcp_subscription_end(struct mcpx_core *core, struct listener *l, bool 
 	struct mcpx_sink *sink = l->sink;
 	cJSON *res = NULL;
 
-	listener_unlink(core, l);
+	mcpx_mcp_listener_unlink(core, l);
 	if (graceful && !sink->gone) {
 		res = cJSON_CreateObject();
-		if (!mcpx_json_add_owned(res, "_meta", subscription_meta(l)) ||
+		if (!mcpx_json_add_owned(res, "_meta", mcpx_mcp_subscription_meta(l)) ||
 		    !mcpx_mcp_decorate_stateless(core, res)) {
 			cJSON_Delete(res);
 			res = NULL;
@@ -107,7 +107,7 @@ void mcpx_mcp_subscription_end(struct mcpx_core *core, struct listener *l, bool 
 		if (tell_sink && !sink->gone && sink->unanswered)
 			sink->unanswered(sink);
 	}
-	listener_free(l);
+	mcpx_mcp_listener_free(l);
 }
 
 void mcpx_core_end_subscriptions(struct mcpx_core *core)
@@ -140,7 +140,7 @@ void mcpx_core_tools_changed(struct mcpx_core *core)
 			continue;
 		if (l->sub_id) {
 			params = cJSON_CreateObject();
-			if (!mcpx_json_add_owned(params, "_meta", subscription_meta(l))) {
+			if (!mcpx_json_add_owned(params, "_meta", mcpx_mcp_subscription_meta(l))) {
 				cJSON_Delete(params);
 				continue;
 			}
@@ -149,59 +149,6 @@ void mcpx_core_tools_changed(struct mcpx_core *core)
 		              mcpx_jsonrpc_notification("notifications/tools/list_changed", params),
 		              false);
 	}
-}
-
-/* subscriptions/listen (2026-07-28 basic/patterns/subscriptions): the
- * acknowledgement names the subset of the filter this server honours
- * (toolsListChanged, when its tool list can change), then the request
- * stays open until it ends. */
-void mcpx_mcp_listen(struct req *r)
-{
-	struct ctx *c = r->c;
-	const cJSON *filter = mcpx_mcp_member(r->params, "notifications");
-	const cJSON *tools = mcpx_mcp_member(filter, "toolsListChanged");
-	struct listener *l;
-	cJSON *params, *ack;
-
-	if (!cJSON_IsObject(filter) || (tools && !cJSON_IsBool(tools))) {
-		mcpx_mcp_reply_error(
-		    r, MCPX_RPC_INVALID_PARAMS,
-		    "Invalid params: subscriptions/listen needs a notifications object "
-		    "(toolsListChanged a boolean)");
-		return;
-	}
-	if (mcpx_mcp_call_find(c->core, c->session->key, r->id) ||
-	    mcpx_mcp_subscription_find(c->core, c->session->key, r->id)) {
-		mcpx_mcp_reply_error(
-		    r, MCPX_RPC_INVALID_REQUEST,
-		    "Invalid Request: a request with this id is still in progress");
-		return;
-	}
-	l = listener_add(c->core, c->sink);
-	if (!l || !(l->sub_id = cJSON_Duplicate(r->id, true))) {
-		if (l) {
-			listener_unlink(c->core, l);
-			listener_free(l);
-		}
-		mcpx_mcp_reply_result(r, NULL);
-		return;
-	}
-	mcpx_utf8_copy_trunc(l->key, sizeof(l->key), c->session->key);
-	l->tools = cJSON_IsTrue(tools) && c->core->tools_list_changed;
-	/* The request's pending unit is now the subscription's. */
-	params = cJSON_CreateObject();
-	ack = cJSON_AddObjectToObject(params, "notifications");
-	if (!ack || (l->tools && !cJSON_AddTrueToObject(ack, "toolsListChanged")) ||
-	    !mcpx_json_add_owned(params, "_meta", subscription_meta(l))) {
-		cJSON_Delete(params);
-		listener_unlink(c->core, l);
-		listener_free(l);
-		mcpx_mcp_reply_error(r, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-		return;
-	}
-	mcpx_mcp_emit(c->sink,
-	              mcpx_jsonrpc_notification("notifications/subscriptions/acknowledged", params),
-	              false);
 }
 
 /* Drops sink's listeners (all of them when sink is NULL), answering
@@ -214,9 +161,9 @@ void mcpx_mcp_drop_listeners(struct mcpx_core *core, const struct mcpx_sink *sin
 		next = l->next;
 		if (sink && l->sink != sink)
 			continue;
-		listener_unlink(core, l);
+		mcpx_mcp_listener_unlink(core, l);
 		if (l->sub_id && l->sink->pending > 0)
 			l->sink->pending--;
-		listener_free(l);
+		mcpx_mcp_listener_free(l);
 	}
 }

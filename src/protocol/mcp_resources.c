@@ -17,15 +17,7 @@
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "mcp_internal.h"
-
-static bool id_in_use(const struct req *r)
-{
-	struct ctx *c = r->c;
-
-	return mcpx_mcp_call_find(c->core, c->session->key, r->id) ||
-	       mcpx_mcp_subscription_find(c->core, c->session->key, r->id);
-}
+#include "mcp_core.h"
 
 /* A call for r whose answer comes from the provider; NULL when it was
  * answered here (an id in use, out of memory). */
@@ -33,12 +25,8 @@ static struct mcpx_call *resource_call(struct req *r, const char *method)
 {
 	struct mcpx_call *call;
 
-	if (id_in_use(r)) {
-		mcpx_mcp_reply_error(
-		    r, MCPX_RPC_INVALID_REQUEST,
-		    "Invalid Request: a request with this id is still in progress");
+	if (mcpx_mcp_id_in_use(r))
 		return NULL;
-	}
 	call = mcpx_mcp_call_new(r, &r->c->core->resources_tool, method, r->log_level);
 	if (!call)
 		mcpx_mcp_reply_result(r, NULL);

@@ -13,7 +13,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
-#include "mcp_internal.h"
+#include "mcp_core.h"
 
 /* ---- sending ---------------------------------------------------------- */
 

@@ -2,14 +2,15 @@
  * mcp_stateless.c - the 2026-07-28 protocol generation: a request served from
  * itself alone, its _meta (protocol version, client capabilities, log level)
  * and the transport's headers checked in the order the spec ranks their
- * errors, UnsupportedProtocolVersionError, and server/discover.
+ * errors, UnsupportedProtocolVersionError, and its own methods:
+ * server/discover and subscriptions/listen.
  *
  * Which method it then runs is the method table's (mcp.c).
  */
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "mcp_internal.h"
+#include "mcp_core.h"
 
 /* server/discover (2026-07-28 server/discover). */
 void mcpx_mcp_discover(struct req *r)
@@ -144,4 +145,52 @@ enum mcpx_mcp_verdict mcpx_mcp_stateless_check(struct req *r)
 	if (stateless_meta_invalid(r, &r->log_level))
 		return MCPX_MCP_ANSWERED;
 	return MCPX_MCP_SERVE;
+}
+
+/* subscriptions/listen (2026-07-28 basic/patterns/subscriptions): the
+ * acknowledgement names the subset of the filter this server honours
+ * (toolsListChanged, when its tool list can change), then the request
+ * stays open until it ends. */
+void mcpx_mcp_listen(struct req *r)
+{
+	struct ctx *c = r->c;
+	const cJSON *filter = mcpx_mcp_member(r->params, "notifications");
+	const cJSON *tools = mcpx_mcp_member(filter, "toolsListChanged");
+	struct listener *l;
+	cJSON *params, *ack;
+
+	if (!cJSON_IsObject(filter) || (tools && !cJSON_IsBool(tools))) {
+		mcpx_mcp_reply_error(
+		    r, MCPX_RPC_INVALID_PARAMS,
+		    "Invalid params: subscriptions/listen needs a notifications object "
+		    "(toolsListChanged a boolean)");
+		return;
+	}
+	if (mcpx_mcp_id_in_use(r))
+		return;
+	l = mcpx_mcp_listener_add(c->core, c->sink);
+	if (!l || !(l->sub_id = cJSON_Duplicate(r->id, true))) {
+		if (l) {
+			mcpx_mcp_listener_unlink(c->core, l);
+			mcpx_mcp_listener_free(l);
+		}
+		mcpx_mcp_reply_result(r, NULL);
+		return;
+	}
+	mcpx_utf8_copy_trunc(l->key, sizeof(l->key), c->session->key);
+	l->tools = cJSON_IsTrue(tools) && c->core->tools_list_changed;
+	/* The request's pending unit is now the subscription's. */
+	params = cJSON_CreateObject();
+	ack = cJSON_AddObjectToObject(params, "notifications");
+	if (!ack || (l->tools && !cJSON_AddTrueToObject(ack, "toolsListChanged")) ||
+	    !mcpx_json_add_owned(params, "_meta", mcpx_mcp_subscription_meta(l))) {
+		cJSON_Delete(params);
+		mcpx_mcp_listener_unlink(c->core, l);
+		mcpx_mcp_listener_free(l);
+		mcpx_mcp_reply_error(r, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+		return;
+	}
+	mcpx_mcp_emit(c->sink,
+	              mcpx_jsonrpc_notification("notifications/subscriptions/acknowledged", params),
+	              false);
 }

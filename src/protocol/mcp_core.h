@@ -1,26 +1,27 @@
 /*
- * mcp_internal.h - what the MCP core's files share: the core, a call, a
+ * mcp_core.h - what the MCP core's files share: the core, a call, a
  * listener, a batch and the request being answered, and the steps each
- * file holds.
+ * file holds. The files call one another one way only, top to bottom:
  *
- * mcp.c           the core's life, versions, the method table and dispatch
- *                 (messages, batches, notifications), the session-based
- *                 lifecycle (initialize, ping, logging/setLevel)
- * mcp_send.c      sending: responses, errors, batches' arrays, what every
- *                 2026-07-28 result carries
- * mcp_tools.c     tools/list and tools/call, and each call in flight (tool.h)
+ * mcp.c           the core's life, the method table and dispatch (messages,
+ *                 batches, notifications), the session-based lifecycle
+ *                 (initialize, ping, logging/setLevel)
+ * mcp_stateless.c the 2026-07-28 generation: a request's _meta and headers
+ *                 checked, server/discover, subscriptions/listen
  * mcp_resources.c resources/list, resources/read, resources/templates/list
  *                 through the resource provider (resource.h)
- * mcp_listeners.c notifications/tools/list_changed and 2026-07-28
- *                 subscriptions/listen
- * mcp_stateless.c the 2026-07-28 generation: a request's _meta and headers
- *                 checked, server/discover
+ * mcp_tools.c     tools/list and tools/call, and each call in flight (tool.h)
+ * mcp_listeners.c the list_changed listeners: session-wide streams and
+ *                 2026-07-28 subscriptions
+ * mcp_send.c      sending: responses, errors, batches' arrays, what every
+ *                 2026-07-28 result carries
+ * mcp_core.c      versions, log levels, params' members, capabilities
  *
  * Not for use outside src/protocol/mcp*.c; everyone else has mcp.h and
  * tool.h.
  */
-#ifndef MCPX_MCP_INTERNAL_H
-#define MCPX_MCP_INTERNAL_H
+#ifndef MCPX_MCP_CORE_H
+#define MCPX_MCP_CORE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -152,7 +153,7 @@ struct req {
 	enum mcpx_level log_level; /* for a tools/call: the session's, or its _meta's */
 };
 
-/* ---- mcp.c ---- */
+/* ---- mcp_core.c ---- */
 
 /* obj's member name, or NULL (also when obj is not an object). */
 const cJSON *mcpx_mcp_member(const cJSON *obj, const char *name);
@@ -189,6 +190,8 @@ bool mcpx_mcp_decorate_stateless(const struct mcpx_core *core, cJSON *result);
 
 void mcpx_mcp_tools_list(struct req *r);
 void mcpx_mcp_tools_call(struct req *r);
+/* Refuses r (and returns true) when its id is still in flight. */
+bool mcpx_mcp_id_in_use(struct req *r);
 /* A new call for request r, linked into the core's list; NULL when out of
  * memory. tool's cancel is what cancelling it calls. */
 struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
@@ -206,7 +209,11 @@ void mcpx_mcp_resources_templates(struct req *r);
 
 /* ---- mcp_listeners.c ---- */
 
-void mcpx_mcp_listen(struct req *r);
+struct listener *mcpx_mcp_listener_add(struct mcpx_core *core, struct mcpx_sink *sink);
+void mcpx_mcp_listener_unlink(struct mcpx_core *core, struct listener *l);
+void mcpx_mcp_listener_free(struct listener *l);
+/* _meta naming a subscription, as every message on its stream carries. */
+cJSON *mcpx_mcp_subscription_meta(const struct listener *l);
 struct listener *mcpx_mcp_subscription_find(struct mcpx_core *core, const char *key,
                                             const cJSON *id);
 void mcpx_mcp_subscription_end(struct mcpx_core *core, struct listener *l, bool graceful,
@@ -224,6 +231,7 @@ enum mcpx_mcp_verdict {
 };
 enum mcpx_mcp_verdict mcpx_mcp_stateless_check(struct req *r);
 void mcpx_mcp_discover(struct req *r);
+void mcpx_mcp_listen(struct req *r);
 void mcpx_mcp_reply_unsupported_version(struct req *r, const char *requested);
 
 #endif
