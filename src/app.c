@@ -49,6 +49,7 @@
 #include "run_channel.h"
 #include "sandbox.h"
 #include "signals.h"
+#include "store.h"
 #include "tool_exec.h"
 #include "tool_function.h"
 #include "tool_upstream.h"
@@ -67,6 +68,7 @@ struct app {
 	bool selftest_ok;
 	struct mcpx_loop *loop;
 	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
+	struct mcpx_store *store;         /* workspaces and tasks; NULL: off */
 	struct mcpx_broker *broker;
 	struct mcpx_run_channel *rc; /* the runs' channels; NULL without a policy */
 	struct mcpx_executor *ex;
@@ -74,7 +76,7 @@ struct app {
 	struct mcpx_upstreams *upstreams;     /* NULL without a policy */
 	struct mcpx_upstream_ops *up_ops;     /* the runs' side of them */
 	const struct mcpx_policy *up_version; /* the policy the upstreams follow */
-	struct mcpx_app_workspaces ws;        /* ws.store NULL: workspaces off */
+	struct mcpx_app_workspaces ws;        /* ws.conf.store NULL: workspaces off */
 	struct mcpx_tool *tool;
 	struct mcpx_tool *fn_tool; /* NULL without a policy */
 	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
@@ -223,7 +225,7 @@ static int build_tools(struct app *app)
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
-	if (app->ws.store && mcpx_tool_exec_set_workspaces(app->tool, &app->ws.conf) < 0)
+	if (app->ws.conf.store && mcpx_tool_exec_set_workspaces(app->tool, &app->ws.conf) < 0)
 		return -1;
 	if (app->upstreams)
 		mcpx_tool_exec_set_upstreams(app->tool, exec_upstreams, app);
@@ -450,6 +452,11 @@ static void teardown(struct app *app)
 	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
+	/* Its workers and connection are the loop's; what still waits on it
+	 * is told -ESHUTDOWN (held leases lapse in the store). The calls that
+	 * used it (exec's workspaces, the resources) were cancelled above. */
+	mcpx_app_workspaces_stop(&app->ws);
+	mcpx_store_free(app->store);
 	/* Their calls ended with the runs; their transfers are on the broker's
 	 * handle, so they go before it. */
 	mcpx_upstream_ops_free(app->up_ops);
@@ -460,9 +467,6 @@ static void teardown(struct app *app)
 	 * before it. */
 	mcpx_run_channel_free(app->rc);
 	mcpx_broker_free(app->broker);
-	/* The calls that used the store were cancelled above; its timers and
-	 * connections are on the loop. */
-	mcpx_app_close_workspaces(&app->ws);
 	mcpx_policy_store_free(app->policy);
 	/* The listener takes the loop with it, and the transports its closing
 	 * connections reach go after it, before the core (http_front.h). */
@@ -532,8 +536,14 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	} else if ((rc = start_http(&app)) != 0) {
 		goto out;
 	}
-	if ((rc = mcpx_app_open_workspaces(cfg, &app.sb, app.loop, app.policy, &app.ws)) != 0)
+	if (mcpx_app_open_store(cfg, &app.sb, app.loop, &app.store) < 0) {
+		rc = EX_CONFIG;
 		goto out;
+	}
+	if (mcpx_app_workspaces_start(cfg, app.store, app.loop, app.policy, &app.ws) < 0) {
+		rc = EX_OSERR;
+		goto out;
+	}
 	if (build_core(&app) < 0) {
 		mcpx_error(
 		    "could not build the server (out of memory, or the egress broker failed)");

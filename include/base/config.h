@@ -110,11 +110,12 @@ struct mcpx_config {
 	char egress_proxy[2048];   /* MCP_EXEC_EGRESS_PROXY: http(s)://host:port, or "" */
 	char egress_ca_file[4096]; /* MCP_EXEC_EGRESS_CA_FILE: CA bundle, or "" */
 
-	/* Workspaces (exec's workspace argument): where they are kept
-	 * (MCP_EXEC_WORKSPACES as given, then parsed: store_spec.h; unset is
-	 * the default directory, off when there is no state directory), the
-	 * cap on one, their idle expiry and how many one caller may have. */
-	char workspaces_arg[4200];
+	/* Workspaces and tasks (store.h): MCP_EXEC_WORKSPACES as given ("":
+	 * unset, the default directory), MCP_EXEC_WORKSPACES_PASSWORD_FILE,
+	 * the store they name (parsed by mcpx_config_load, the password file
+	 * copied in), and the caps: the largest workspace (MiB), its idle
+	 * expiry, workspaces per caller. */
+	char workspaces_arg[MCPX_STORE_DIR_MAX + 16];
 	char workspaces_password_file[4096];
 	struct mcpx_store_spec workspaces;
 	unsigned workspace_max_mb;

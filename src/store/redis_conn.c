@@ -47,7 +47,9 @@ struct rwatch {
 	struct mcpx_redis_conn *c;
 	redisAsyncContext *ac;
 	int events;
-	bool detached; /* hiredis is done with it (cleanup hook) */
+	bool detached; /* the loop's watch is ended or ending */
+	bool closed;   /* ... and its MCPX_EV_CLOSED came */
+	bool cleaned;  /* hiredis is done with it (its cleanup hook ran) */
 };
 
 struct resolve_task {
@@ -130,9 +132,13 @@ static void ev_cleanup(void *p)
 	}
 	rw->ac->ev.data = NULL;
 	rw->c = NULL;
+	rw->cleaned = true;
+	/* rw goes when both the loop and hiredis are done with it. */
 	if (!rw->detached) {
 		rw->detached = true;
 		mcpx_loop_unwatch(&rw->w); /* its MCPX_EV_CLOSED frees rw */
+	} else if (rw->closed) {
+		free(rw);
 	}
 }
 
@@ -142,12 +148,16 @@ static void watch_cb(struct mcpx_watch *w, int events)
 	struct mcpx_redis_conn *c = rw->c;
 
 	if (events & MCPX_EV_CLOSED) {
-		if (!rw->detached && c) {
-			/* A hang-up: hiredis still holds its context. */
-			rw->detached = true;
-			mcpx_redis_conn_drop(c, "the connection hung up");
+		rw->closed = true;
+		if (rw->cleaned) {
+			free(rw);
+			return;
 		}
-		free(rw);
+		/* A hang-up: hiredis still holds its context (and rw, until
+		 * its cleanup hook). */
+		rw->detached = true;
+		if (c)
+			mcpx_redis_conn_drop(c, "the connection hung up");
 		return;
 	}
 	if (!c || rw->detached || !c->ac)
