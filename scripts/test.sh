@@ -52,7 +52,7 @@ if [ "${MCPX_SKIP_ASAN:-0}" != 1 ]; then
   phase "AddressSanitizer + UBSan build and tests"
   # test_tasks_replicas waits on a 90-second run; test_tasks covers the
   # same code under the sanitizers.
-  asan_skip=(-E '\.(cold|after-reap)$|test_(docs|languages|escape_lang|tasks_replicas)$')
+  asan_skip=(-E '\.(cold|after-reap)$|test_(docs|languages|escape_lang|workspace_faults|tasks_replicas)$')
   [ "${MCPX_ASAN_ALL:-0}" = 1 ] && asan_skip=()
   BUILD_DIR=build-asan BUILD_TYPE=Debug bash scripts/build.sh -DMCPX_SANITIZE=ON
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j2 -L 'unit|e2e' "${asan_skip[@]}" "$@")

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "app_start.h"
+#include "app_workspaces.h"
 #include "broker.h"
 #include "config.h"
 #include "crypto.h"
@@ -57,6 +58,7 @@
 #include "transport_stdio.h"
 #include "upstream.h"
 #include "upstream_ops.h"
+#include "workspace_resources.h"
 
 #define DRAIN_POLL_US 50000u
 /* How often the policy file and its secret files are checked for changes. */
@@ -76,6 +78,7 @@ struct app {
 	struct mcpx_upstreams *upstreams;     /* NULL without a policy */
 	struct mcpx_upstream_ops *up_ops;     /* the runs' side of them */
 	const struct mcpx_policy *up_version; /* the policy the upstreams follow */
+	struct mcpx_app_workspaces ws;        /* ws.conf.store NULL: workspaces off */
 	struct mcpx_tool *tool;
 	struct mcpx_tool *fn_tool; /* NULL without a policy */
 	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
@@ -225,6 +228,8 @@ static int build_tools(struct app *app)
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
+	if (app->ws.conf.store && mcpx_tool_exec_set_workspaces(app->tool, &app->ws.conf) < 0)
+		return -1;
 	if (app->upstreams)
 		mcpx_tool_exec_set_upstreams(app->tool, exec_upstreams, app);
 	app->functions = mcpx_functions_new(app->cfg, app->ex, app->rc, app->loop);
@@ -299,6 +304,7 @@ static int build_core(struct app *app)
 	o.access = app->policy ? &access : NULL;
 	o.tools_list_changed = app->policy != NULL;
 	o.tasks = app->tasks ? mcpx_tasks_hooks(app->tasks) : NULL;
+	o.resources = mcpx_workspace_resources_provider(app->ws.resources);
 	app->core = mcpx_core_new(&o);
 	if (!app->core || tools_digest(app, app->tools_sha256) < 0)
 		return -1;
@@ -465,7 +471,9 @@ static void teardown(struct app *app)
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
 	/* Its workers and connection are the loop's; what still waits on it
-	 * is told -ESHUTDOWN (held leases lapse in the store). */
+	 * is told -ESHUTDOWN (held leases lapse in the store). The calls that
+	 * used it (exec's workspaces, the resources) were cancelled above. */
+	mcpx_app_workspaces_stop(&app->ws);
 	mcpx_store_free(app->store);
 	/* Their calls ended with the runs; their transfers are on the broker's
 	 * handle, so they go before it. */
@@ -548,6 +556,10 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	}
 	if (mcpx_app_open_store(cfg, &app.sb, app.loop, &app.store) < 0) {
 		rc = EX_CONFIG;
+		goto out;
+	}
+	if (mcpx_app_workspaces_start(cfg, app.store, app.loop, app.policy, &app.ws) < 0) {
+		rc = EX_OSERR;
 		goto out;
 	}
 	if (build_core(&app) < 0) {

@@ -29,6 +29,12 @@
 #include "sandbox.h"
 #include "store.h"
 
+/* The store's hard cap is the workspace cap plus room for what a
+ * workspace's archive adds around its files and variables (paths, record
+ * heads, the names; about 4.3 MiB at the most files a workspace may
+ * hold): a workspace at its cap still fits. */
+#define BLOB_SLACK (8u << 20)
+
 /* A runs' uid and gid when they drop from root. */
 static bool mode_lets_runs_read(const struct stat *st, const struct mcpx_sandbox *sb)
 {
@@ -60,12 +66,12 @@ static bool runs_may_read(const struct mcpx_sandbox *sb, const char *path, bool 
 int mcpx_app_judge_store(const struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
                          struct mcpx_store_config *out, char *desc, size_t n, struct mcpx_err *err)
 {
-	const struct mcpx_store_spec *spec = &cfg->workspaces_spec;
+	const struct mcpx_store_spec *spec = &cfg->workspaces;
 	char where[MCPX_STORE_DIR_MAX + 400];
 
 	memset(out, 0, sizeof(*out));
 	out->spec = *spec;
-	out->max_blob_bytes = (size_t)cfg->workspace_max_mb << 20;
+	out->max_blob_bytes = ((size_t)cfg->workspace_max_mb << 20) + BLOB_SLACK;
 	mcpx_store_spec_format(spec, where, sizeof(where));
 	if (spec->type == MCPX_STORE_OFF) {
 		snprintf(desc, n, "off%s",
@@ -121,7 +127,7 @@ int mcpx_app_open_store(const struct mcpx_config *cfg, const struct mcpx_sandbox
 		return -1;
 	}
 	if (sc.spec.type == MCPX_STORE_OFF) {
-		if (cfg->workspaces_spec.type != MCPX_STORE_OFF)
+		if (cfg->workspaces.type != MCPX_STORE_OFF)
 			mcpx_warn("workspaces: %s", desc);
 		mcpx_metrics_set_info("workspaces", "off");
 		return 0;

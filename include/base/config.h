@@ -127,9 +127,9 @@ struct mcpx_config {
 	 * the store they name (parsed by mcpx_config_load, the password file
 	 * copied in), and the caps: the largest workspace (MiB), its idle
 	 * expiry, workspaces per caller. */
-	char workspaces[MCPX_STORE_DIR_MAX + 16];
+	char workspaces_arg[MCPX_STORE_DIR_MAX + 16];
 	char workspaces_password_file[4096];
-	struct mcpx_store_spec workspaces_spec;
+	struct mcpx_store_spec workspaces;
 	unsigned workspace_max_mb;
 	unsigned workspace_ttl_s;
 	unsigned workspaces_per_caller;

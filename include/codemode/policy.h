@@ -184,6 +184,7 @@ struct mcpx_profile {
 	bool has_exec;                 /* false: the top-level "exec" applies */
 	struct mcpx_egress_grant exec; /* rules and upstreams point into the same policy */
 	struct mcpx_profile_limits limits;
+	struct mcpx_profile_workspaces workspaces;
 };
 
 /* One file the policy was built from, as it was when read. */

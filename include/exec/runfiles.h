@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "err.h"
 
@@ -69,6 +70,11 @@ void mcpx_runfiles_in_free(struct mcpx_runfiles_in *in);
  * -EINVAL with the reason in err ("'..' segments are not allowed"). */
 int mcpx_runfiles_check_path(const char *path, size_t len, struct mcpx_err *err);
 
+/* Whether the n bytes at s are valid UTF-8 without a character a name
+ * must not carry (control, line-separator or bidirectional-text
+ * characters): for names that are not paths. */
+bool mcpx_runfiles_name_safe(const char *s, size_t n);
+
 /* Adds one file: checks the path, refuses a duplicate or a path that is
  * another file's directory (or the reverse), decodes content when base64
  * is true, and keeps the total under the cap. Returns 0; -EINVAL (bad path,
@@ -83,6 +89,14 @@ int mcpx_runfiles_add(struct mcpx_runfiles_in *in, const char *path, size_t path
  * ("cannot write input file data/x.csv: No space left on device"). */
 int mcpx_runfiles_write(const struct mcpx_runfiles_in *in, const char *workdir,
                         const struct mcpx_runfiles_owner *owner, struct mcpx_err *err);
+
+/* Writes one file at path (checked by the caller) below the directory wd:
+ * parent directories made (0700) as needed, the file created exclusively
+ * with the owner bits of mode, never through a symlink, its content the
+ * iovcnt pieces of iov, and both handed to owner when set. Returns 0 or
+ * -errno (-EEXIST: the path is taken). */
+int mcpx_runfiles_put(int wd, const char *path, const struct iovec *iov, int iovcnt, mode_t mode,
+                      const struct mcpx_runfiles_owner *owner);
 
 /* What a file under out/ is. */
 enum mcpx_runfile_kind {

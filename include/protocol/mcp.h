@@ -58,6 +58,8 @@ struct mcpx_tool_access {
 	void *ctx;
 };
 
+struct mcpx_resource_provider;
+
 struct mcpx_core_opts {
 	const char *server_name;
 	const char *server_version;
@@ -70,6 +72,9 @@ struct mcpx_core_opts {
 	bool tools_list_changed;
 	/* MCP tasks (task_hooks.h; copied), or NULL: none. */
 	const struct mcpx_task_hooks *tasks;
+	/* Resources (resource.h; copied): NULL or a NULL list, none, and no
+	 * resources capability. */
+	const struct mcpx_resource_provider *resources;
 };
 
 struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts);
@@ -79,7 +84,7 @@ void mcpx_core_free(struct mcpx_core *core);
  * synchronous requests are sent through sink before this returns; replies to
  * tool calls may follow later. */
 void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, struct mcpx_sink *sink,
-		      const char *msg, size_t len, struct mcpx_handle_info *info);
+                      const char *msg, size_t len, struct mcpx_handle_info *info);
 
 /* The same, for Streamable HTTP POSTs: hdr (may be NULL, which means "no
  * headers", as on stdio) is checked against the body. For a 2026-07-28
@@ -91,8 +96,8 @@ void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, stru
  * the header against a legacy session's negotiated version stays with the
  * transport. */
 void mcpx_core_handle_http(struct mcpx_core *core, struct mcpx_session *session,
-			   struct mcpx_sink *sink, const char *msg, size_t len,
-			   const struct mcpx_req_headers *hdr, struct mcpx_handle_info *info);
+                           struct mcpx_sink *sink, const char *msg, size_t len,
+                           const struct mcpx_req_headers *hdr, struct mcpx_handle_info *info);
 
 /* The sink is going away (client disconnected, stream closed): its in-flight
  * calls are cancelled and nothing is sent to it again. mcpx_core_free also

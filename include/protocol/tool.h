@@ -82,7 +82,7 @@ const char *mcpx_call_task_id(const struct mcpx_call *call);
  * may be NULL). */
 const char *mcpx_call_session(const struct mcpx_call *call);
 bool mcpx_call_stateless(const struct mcpx_call *call);
-void mcpx_call_error(struct mcpx_call *call, int code, const char *msg, cJSON *data);
+void mcpx_call_error_data(struct mcpx_call *call, int code, const char *msg, cJSON *data);
 
 void mcpx_call_set_data(struct mcpx_call *call, void *data);
 void *mcpx_call_data(const struct mcpx_call *call);

@@ -153,7 +153,7 @@ static const struct opt opts[] = {
 	 "runs a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
 	{"warm-max-age-s", "MCP_EXEC_WARM_MAX_AGE_S", T_UINT, OFF(warm_max_age_s), 0, 0, 86400,
 	 "seconds a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
-	{"workspaces", "MCP_EXEC_WORKSPACES", T_STR, OFF(workspaces), SZ(workspaces), 0, 0,
+	{"workspaces", "MCP_EXEC_WORKSPACES", T_STR, OFF(workspaces_arg), SZ(workspaces_arg), 0, 0,
 	 "where workspaces and tasks are kept: dir:<absolute path>, redis://[user@]host:port[/db] "
 	 "or off (default: a directory under the server's state directory)"},
 	{"workspaces-password-file", "MCP_EXEC_WORKSPACES_PASSWORD_FILE", T_STR,
@@ -161,8 +161,8 @@ static const struct opt opts[] = {
 	 "file holding the redis:// store's password"},
 	{"workspace-max-mb", "MCP_EXEC_WORKSPACE_MAX_MB", T_UINT, OFF(workspace_max_mb), 0, 1, 4096,
 	 "largest workspace (files plus variables, as stored) in MiB"},
-	{"workspace-ttl-s", "MCP_EXEC_WORKSPACE_TTL_S", T_UINT, OFF(workspace_ttl_s), 0, 60,
-	 366 * 86400, "seconds a workspace is kept after its last use"},
+	{"workspace-ttl-s", "MCP_EXEC_WORKSPACE_TTL_S", T_UINT, OFF(workspace_ttl_s), 0, 1,
+	 10 * 366 * 86400, "seconds a workspace is kept after its last use"},
 	{"workspaces-per-caller", "MCP_EXEC_WORKSPACES_PER_CALLER", T_UINT,
 	 OFF(workspaces_per_caller), 0, 1, 100000, "workspaces one caller may keep"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
@@ -487,12 +487,12 @@ static int validate_egress(const struct mcpx_config *c, struct mcpx_err *err)
  * only for Redis, and absolute; it is read when the store opens. */
 static int validate_workspaces(struct mcpx_config *c, struct mcpx_err *err)
 {
-	struct mcpx_store_spec *s = &c->workspaces_spec;
+	struct mcpx_store_spec *s = &c->workspaces;
 	struct mcpx_err inner = {{0}};
 
 	memset(s, 0, sizeof(*s));
-	if (c->workspaces[0]) {
-		if (mcpx_store_spec_parse(c->workspaces, s, &inner) < 0)
+	if (c->workspaces_arg[0]) {
+		if (mcpx_store_spec_parse(c->workspaces_arg, s, &inner) < 0)
 			return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKSPACES: %s", inner.msg);
 	} else if (mcpx_store_spec_default(s, &inner) < 0) {
 		s->type = MCPX_STORE_OFF;
@@ -730,10 +730,10 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 		/* The store's address, never a password (the file's path only). */
 		char store[MCPX_STORE_DIR_MAX + 400];
 
-		mcpx_store_spec_format(&c->workspaces_spec, store, sizeof(store));
+		mcpx_store_spec_format(&c->workspaces, store, sizeof(store));
 		fprintf(out, "MCP_EXEC_WORKSPACES=%s%s\n", store,
-			!c->workspaces_spec.is_default		      ? ""
-			: c->workspaces_spec.type == MCPX_STORE_OFF ? " (default: no state directory)"
+			!c->workspaces.is_default		      ? ""
+			: c->workspaces.type == MCPX_STORE_OFF ? " (default: no state directory)"
 								      : " (default)");
 	}
 	fprintf(out, "MCP_EXEC_WORKSPACES_PASSWORD_FILE=%s\n",

@@ -106,6 +106,7 @@ void mcpx_ex_job_free(struct mcpx_job *job)
 	}
 	mcpx_runfiles_in_free(job->files);
 	free(job->files);
+	mcpx_ex_ws_free(job);
 	mcpx_runfiles_out_free(&job->out_files);
 	mcpx_buf_free(&job->out.buf);
 	mcpx_buf_free(&job->err.buf);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base64.h"
@@ -136,6 +137,11 @@ static size_t unsafe_at(const char *s, size_t n)
 	return n;
 }
 
+bool mcpx_runfiles_name_safe(const char *s, size_t n)
+{
+	return unsafe_at(s, n) == n && mcpx_utf8_valid(s, n);
+}
+
 int mcpx_runfiles_check_path(const char *p, size_t len, struct mcpx_err *err)
 {
 	size_t start = 0, depth = 0;
@@ -174,6 +180,8 @@ int mcpx_runfiles_check_path(const char *p, size_t len, struct mcpx_err *err)
 		return mcpx_err_set(err, EINVAL, "main.py is where the code goes");
 	if (seg_is(p, len, "out"))
 		return mcpx_err_set(err, EINVAL, "out is the directory for the run's output files");
+	if (len >= 5 && memcmp(p, ".mcpx", 5) == 0)
+		return mcpx_err_set(err, EINVAL, "names starting with .mcpx are the server's");
 	return 0;
 }
 
@@ -307,17 +315,21 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* Writes one checked file below the directory wd, parents included. */
-static int write_one(int wd, const struct mcpx_runfile_in *f, const struct mcpx_runfiles_owner *own)
+int mcpx_runfiles_put(int wd, const char *path, const struct iovec *iov, int iovcnt, mode_t mode,
+                      const struct mcpx_runfiles_owner *own)
 {
 	char seg[MCPX_RUNFILES_SEG_MAX + 1];
-	const char *p = f->path, *slash;
+	const char *p = path, *slash;
 	int cur = -1, fd = -1, rc = 0;
 
 	while ((slash = strchr(p, '/'))) {
 		size_t n = (size_t)(slash - p);
 		int next;
 
+		if (n > MCPX_RUNFILES_SEG_MAX) {
+			rc = -ENAMETOOLONG;
+			goto out;
+		}
 		memcpy(seg, p, n);
 		seg[n] = '\0';
 		next = make_dir_at(cur >= 0 ? cur : wd, seg, own);
@@ -328,12 +340,13 @@ static int write_one(int wd, const struct mcpx_runfile_in *f, const struct mcpx_
 		p = slash + 1;
 	}
 	fd = openat(cur >= 0 ? cur : wd, p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	            0600);
+	            mode & 0700);
 	if (fd < 0) {
 		rc = -errno;
 		goto out;
 	}
-	rc = write_all(fd, f->data, f->len);
+	for (int i = 0; i < iovcnt && !rc; i++)
+		rc = write_all(fd, iov[i].iov_base, iov[i].iov_len);
 	if (!rc && own && own->chown_to && fchown(fd, own->uid, own->gid) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && !rc)
@@ -341,6 +354,14 @@ static int write_one(int wd, const struct mcpx_runfile_in *f, const struct mcpx_
 out:
 	mcpx_close_fd(&cur);
 	return rc;
+}
+
+/* Writes one checked file below the directory wd, parents included. */
+static int write_one(int wd, const struct mcpx_runfile_in *f, const struct mcpx_runfiles_owner *own)
+{
+	struct iovec iov = {f->data, f->len};
+
+	return mcpx_runfiles_put(wd, f->path, &iov, 1, 0600, own);
 }
 
 int mcpx_runfiles_write(const struct mcpx_runfiles_in *in, const char *workdir,

@@ -144,6 +144,9 @@ static const struct method {
     {"tools/call", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_tasks_tools_call},
     {"logging/setLevel", GEN_SESSION, false, do_set_level},
     {"subscriptions/listen", GEN_STATELESS, false, mcpx_mcp_listen},
+    {"resources/list", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_list},
+    {"resources/read", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_read},
+    {"resources/templates/list", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_templates},
     /* MCP tasks (mcp_tasks.c): 2025-11-25's experimental ones and the
      * 2026-07-28 extension's (SEP-2663: no tasks/result, no tasks/list). */
     {"tasks/get", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_tasks_method},
@@ -425,6 +428,15 @@ size_t mcpx_core_inflight(const struct mcpx_core *core)
 	return core->ncalls;
 }
 
+/* A resources/list or resources/read cancelled: the provider is told. */
+static void resources_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
+{
+	const struct mcpx_core *core = tool->ctx;
+
+	if (core->resources.cancel)
+		core->resources.cancel(core->resources.ctx, call);
+}
+
 struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
 {
 	struct mcpx_core *core = calloc(1, sizeof(*core));
@@ -439,6 +451,12 @@ struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
 		core->provider = *opts->provider;
 	if (opts->access)
 		core->access = *opts->access;
+	if (opts->resources) {
+		core->resources = *opts->resources;
+		core->resources_tool.name = "resources";
+		core->resources_tool.cancel = resources_cancel;
+		core->resources_tool.ctx = core;
+	}
 	core->tools_list_changed = opts->tools_list_changed;
 	if (opts->tasks)
 		core->tasks = *opts->tasks;

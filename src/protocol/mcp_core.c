@@ -104,6 +104,12 @@ cJSON *mcpx_mcp_capabilities(const struct mcpx_core *core)
 		cJSON_Delete(caps);
 		return NULL;
 	}
+	/* resources: a caller's workspaces and their files (resource.h); no
+	 * subscriptions and no list_changed notifications are offered. */
+	if (core->resources.list && !cJSON_AddObjectToObject(caps, "resources")) {
+		cJSON_Delete(caps);
+		return NULL;
+	}
 	return caps;
 }
 

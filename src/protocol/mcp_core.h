@@ -10,6 +10,8 @@
  *                 (task_hooks.h), the tasks capability, a task's run
  * mcp_stateless.c the 2026-07-28 generation: a request's _meta and headers
  *                 checked, server/discover, subscriptions/listen
+ * mcp_resources.c resources/list, resources/read, resources/templates/list
+ *                 through the resource provider (resource.h)
  * mcp_tools.c     tools/list and tools/call, and each call in flight (tool.h)
  * mcp_listeners.c the list_changed listeners: session-wide streams and
  *                 2026-07-28 subscriptions
@@ -29,6 +31,7 @@
 
 #include "buf.h"
 #include "mcp.h"
+#include "resource.h"
 #include "task_hooks.h"
 #include "tool.h"
 
@@ -57,6 +60,10 @@ struct mcpx_core {
 	size_t ntools;
 	struct mcpx_tool_provider provider; /* list == NULL: none */
 	struct mcpx_tool_access access;     /* allowed == NULL: every tool */
+	/* list == NULL: no resources; resources_tool carries its calls'
+	 * cancellation to it. */
+	struct mcpx_resource_provider resources;
+	struct mcpx_tool resources_tool;
 	bool tools_list_changed;
 	struct mcpx_task_hooks tasks; /* call == NULL: no tasks */
 	struct mcpx_call *calls; /* in flight, newest first */
@@ -206,10 +213,20 @@ const struct mcpx_tool *mcpx_mcp_find_tool(const struct mcpx_core *core, const c
 bool mcpx_mcp_tool_allowed(const struct mcpx_core *core, const char *caller, const char *name);
 /* Refuses r (and returns true) when its id is still in flight. */
 bool mcpx_mcp_id_in_use(struct req *r);
+/* A new call for request r, linked into the core's list; NULL when out of
+ * memory. tool's cancel is what cancelling it calls. */
+struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
+                                    enum mcpx_level log_level);
 struct mcpx_call *mcpx_mcp_call_find(struct mcpx_core *core, const char *key, const cJSON *id);
 /* Cancels a call in flight (its tool's cancel); the sink hears that it
  * stays unanswered when tell_sink. */
 void mcpx_mcp_call_cancel(struct mcpx_call *call, bool tell_sink);
+
+/* ---- mcp_resources.c ---- */
+
+void mcpx_mcp_resources_list(struct req *r);
+void mcpx_mcp_resources_read(struct req *r);
+void mcpx_mcp_resources_templates(struct req *r);
 
 /* ---- mcp_listeners.c ---- */
 

@@ -15,6 +15,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp_core.h"
+#include "resource.h"
 #include "utf8.h"
 
 /* ---- calls ------------------------------------------------------------ */
@@ -100,7 +101,7 @@ void mcpx_call_finish(struct mcpx_call *call, cJSON *result)
 	call_free(call);
 }
 
-void mcpx_call_error(struct mcpx_call *call, int code, const char *msg, cJSON *data)
+void mcpx_call_error_data(struct mcpx_call *call, int code, const char *msg, cJSON *data)
 {
 	struct mcpx_sink *sink = call->sink;
 
@@ -111,6 +112,11 @@ void mcpx_call_error(struct mcpx_call *call, int code, const char *msg, cJSON *d
 	call_unlink(call);
 	mcpx_mcp_emit_response(sink, call->batch, mcpx_jsonrpc_error(call->id, code, msg, data));
 	call_free(call);
+}
+
+void mcpx_call_error(struct mcpx_call *call, int code, const char *msg)
+{
+	mcpx_call_error_data(call, code, msg, NULL);
 }
 
 cJSON *mcpx_text_result(const char *text, bool is_error)

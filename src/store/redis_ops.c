@@ -196,7 +196,7 @@ static void get_reply(struct mcpx_redis_rop *r, redisReply *rep)
 		op->res.rc = 0;
 }
 
-/* Put: one EVAL up to 1 MiB, else SET + APPENDs to an upload key and the
+/* Put: one EVAL up to 1 MiB, else SET + SETRANGEs to an upload key and the
  * EVAL that renames it into place. */
 
 static void put_commit_cmd(struct mcpx_redis_rop *r, struct mcpx_redis_cmd *c, char *nums)
@@ -242,45 +242,56 @@ static void put_small(struct mcpx_redis_rop *r)
 	free(value);
 }
 
-/* Sends the upload's next commands while fewer than WINDOW are in flight. */
+/* Sends the upload's next commands while fewer than WINDOW are in flight:
+ * SET of the first chunk (with the upload key's TTL), one SETRANGE of the
+ * trailer at the end, which sizes the string once (APPENDs would make Redis
+ * grow it 64 times), then a SETRANGE per chunk; the commit only once every
+ * reply came back fine, since a failed chunk would otherwise leave a hole of
+ * zeros the length check cannot see. */
 static void put_pump(struct mcpx_redis_rop *r)
 {
 	struct mcpx_store_op *op = r->op;
 
 	while (!r->done_sending && r->sent - r->got < WINDOW) {
 		struct mcpx_redis_cmd c = {0};
-		char tr[MCPX_REDIS_TRAILER + 1], nums[96];
+		char tr[MCPX_REDIS_TRAILER + 1], off[24], nums[96];
+		size_t n = op->len - r->off < CHUNK ? op->len - r->off : CHUNK;
 
-		if (r->off < op->len) {
-			size_t n = op->len - r->off < CHUNK ? op->len - r->off : CHUNK;
-
-			args(&c, r->off == 0 ? "SET" : "APPEND");
+		if (r->off == op->len) {
+			if (r->got < r->sent || r->failed)
+				return; /* the commit waits for every chunk's reply */
+			put_commit_cmd(r, &c, nums);
+			r->done_sending = true;
+			mcpx_redis_cmd_send(r, &c);
+			free(op->data); /* hiredis copied every chunk */
+			op->data = NULL;
+			return;
+		}
+		if (r->off == 0) {
+			args(&c, "SET");
 			args(&c, r->tmp);
-			arg(&c, op->data + r->off, n);
-			if (r->off == 0) {
-				args(&c, "PX");
-				args(&c, UPLOAD_TTL_MS);
-			}
-			r->off += n;
+			arg(&c, op->data, n);
+			args(&c, "PX");
+			args(&c, UPLOAD_TTL_MS);
 			if (mcpx_redis_cmd_send(r, &c) < 0)
 				return;
-			if (r->off == op->len) {
-				/* hiredis holds its own copies now. */
-				trailer(tr, op->ttl_ms);
-				memset(&c, 0, sizeof(c));
-				args(&c, "APPEND");
-				args(&c, r->tmp);
-				arg(&c, tr, MCPX_REDIS_TRAILER);
-				if (mcpx_redis_cmd_send(r, &c) < 0)
-					return;
-				memset(&c, 0, sizeof(c));
-				put_commit_cmd(r, &c, nums);
-				r->done_sending = true;
-				mcpx_redis_cmd_send(r, &c);
-				free(op->data);
-				op->data = NULL;
-			}
+			memset(&c, 0, sizeof(c));
+			trailer(tr, op->ttl_ms);
+			snprintf(off, sizeof(off), "%zu", op->len);
+			args(&c, "SETRANGE");
+			args(&c, r->tmp);
+			args(&c, off);
+			arg(&c, tr, MCPX_REDIS_TRAILER);
+		} else {
+			snprintf(off, sizeof(off), "%zu", r->off);
+			args(&c, "SETRANGE");
+			args(&c, r->tmp);
+			args(&c, off);
+			arg(&c, op->data + r->off, n);
 		}
+		r->off += n;
+		if (mcpx_redis_cmd_send(r, &c) < 0)
+			return;
 	}
 }
 

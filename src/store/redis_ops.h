@@ -12,10 +12,11 @@
  *   mcpx:v1:{...}:ri                          the set of its record names
  *   mcpx:v1:{...}:l:<name>                    a lease: its owner
  * Expiry is Redis's own (PEXPIRE); the name sets are pruned as they are
- * read. A blob over 1 MiB is uploaded to a temporary key in 1 MiB APPENDs
- * (at most 4 in flight) and renamed into place by a script that checks its
- * length, the lease and the caps first: the rename is the commit, so a
- * server killed mid-upload leaves only a temporary key, which expires.
+ * read. A blob over 1 MiB is uploaded to a temporary key in 1 MiB SETRANGEs
+ * (at most 4 in flight, the key sized once) and, once every chunk is
+ * acknowledged, renamed into place by a script that checks its length, the
+ * lease and the caps first: the rename is the commit, so a server killed
+ * mid-upload leaves only a temporary key, which expires.
  */
 #ifndef MCPX_REDIS_OPS_H
 #define MCPX_REDIS_OPS_H

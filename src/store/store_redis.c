@@ -276,6 +276,13 @@ int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config
 
 	if (!b)
 		return mcpx_err_set(err, ENOMEM, "out of memory");
+	/* A Redis string holds at most 512 MiB (proto-max-bulk-len). */
+	if (cfg->max_blob_bytes > (512u << 20) - 64) {
+		free(b);
+		return mcpx_err_set(err, EFBIG,
+		                    "a Redis store holds workspaces of at most 511 MiB: lower "
+		                    "MCP_EXEC_WORKSPACE_MAX_MB");
+	}
 	b->base.ops = &redis_ops;
 	b->base.loop = loop;
 	b->op_timeout_ms = cfg->op_timeout_ms ? cfg->op_timeout_ms : 30000u;

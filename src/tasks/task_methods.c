@@ -62,7 +62,7 @@ static void answer_error(struct task_wait *w, int code, const char *msg)
 
 	w->req = NULL;
 	if (req)
-		mcpx_call_error(req, code, msg, NULL);
+		mcpx_call_error_data(req, code, msg, NULL);
 	wait_free(w);
 }
 
@@ -105,7 +105,7 @@ void mcpx_task_answer_result(struct mcpx_call *req, const struct mcpx_task_rec *
 		mcpx_call_finish(req, out);
 	} else if (r->status == MCPX_TASK_CANCELLED) {
 		snprintf(msg, sizeof(msg), "Task cancelled: %s", r->message);
-		mcpx_call_error(req, MCPX_RPC_TASK_ENDED, msg, NULL);
+		mcpx_call_error_data(req, MCPX_RPC_TASK_ENDED, msg, NULL);
 	} else {
 		/* "If the underlying request resulted in a JSON-RPC error,
 		 * tasks/result MUST return that same JSON-RPC error." */
@@ -113,7 +113,7 @@ void mcpx_task_answer_result(struct mcpx_call *req, const struct mcpx_task_rec *
 		const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
 
-		mcpx_call_error(req,
+		mcpx_call_error_data(req,
 		                cJSON_IsNumber(code) ? code->valueint : MCPX_RPC_INTERNAL_ERROR,
 		                cJSON_IsString(m) ? m->valuestring : "Task failed",
 		                cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "data"), true));
@@ -565,7 +565,7 @@ void mcpx_task_method(struct mcpx_tasks *t, struct mcpx_call *req, const char *m
 
 	w = wait_new(t, req, short_name, cJSON_IsString(id) ? id->valuestring : NULL);
 	if (!w) {
-		mcpx_call_error(req, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+		mcpx_call_error_data(req, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory",
 		                NULL);
 		return;
 	}

@@ -89,11 +89,11 @@ static void answer_direct(struct mcpx_call *req, const cJSON *outcome)
 	if (res) {
 		mcpx_call_finish(req, cJSON_Duplicate(res, true));
 	} else if (cJSON_IsNumber(code) && cJSON_IsString(msg)) {
-		mcpx_call_error(
+		mcpx_call_error_data(
 		    req, code->valueint, msg->valuestring,
 		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(err, "data"), true));
 	} else {
-		mcpx_call_error(req, MCPX_RPC_INTERNAL_ERROR,
+		mcpx_call_error_data(req, MCPX_RPC_INTERNAL_ERROR,
 		                "Internal error: the tool's answer could not be read", NULL);
 	}
 }
@@ -114,7 +114,7 @@ static void answer_error(struct task_run *run, int code, const char *msg)
 
 	run->req = NULL;
 	if (req)
-		mcpx_call_error(req, code, msg, NULL);
+		mcpx_call_error_data(req, code, msg, NULL);
 }
 
 /* ---- starting ----------------------------------------------------------- */
@@ -157,7 +157,7 @@ void mcpx_task_run_start(struct mcpx_tasks *t, struct mcpx_call *req, enum mcpx_
 	struct task_run *run = mcpx_task_run_new(t, req, gen, name, ttl_ms);
 
 	if (!run) {
-		mcpx_call_error(req, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+		mcpx_call_error_data(req, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory",
 		                NULL);
 		return;
 	}
@@ -553,7 +553,7 @@ static void step_cb(struct mcpx_timer *tm)
 		if (req && run->outcome)
 			answer_direct(req, run->outcome);
 		else if (req)
-			mcpx_call_error(req, MCPX_RPC_INTERNAL_ERROR,
+			mcpx_call_error_data(req, MCPX_RPC_INTERNAL_ERROR,
 			                "Internal error: the tool's answer could not be read",
 			                NULL);
 		run_free(run);

@@ -246,7 +246,7 @@ static int64_t ttl_of(struct mcpx_tasks *t, struct mcpx_call *req, const cJSON *
 	if (!task)
 		return max;
 	if (!cJSON_IsObject(task) || (ttl && !cJSON_IsNull(ttl) && !cJSON_IsNumber(ttl))) {
-		mcpx_call_error(req, MCPX_RPC_INVALID_PARAMS,
+		mcpx_call_error_data(req, MCPX_RPC_INVALID_PARAMS,
 		                "Invalid params: task must be an object whose ttl is a number of "
 		                "milliseconds",
 		                NULL);
@@ -279,7 +279,7 @@ static void hook_call(void *ctx, struct mcpx_call *req, const struct mcpx_tool *
 		         "Method not found: tool %s does not run as a task (its "
 		         "execution.taskSupport is forbidden)",
 		         shown);
-		mcpx_call_error(req, MCPX_RPC_METHOD_NOT_FOUND, msg, NULL);
+		mcpx_call_error_data(req, MCPX_RPC_METHOD_NOT_FOUND, msg, NULL);
 		return;
 	}
 	mcpx_task_run_start(t, req, gen, tool, name, args, ttl,

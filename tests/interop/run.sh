@@ -70,6 +70,7 @@ WORK=$(mktemp -d)
 chmod 711 "$WORK"
 PIDS=()
 SERVER_ENV=()
+EXTRA_ENV=()
 cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do
@@ -155,8 +156,9 @@ start_server() {
   # passes it to the stdio server too).
   [ -n "${MCP_EXEC_WARM:-}" ] && envs+=("MCP_EXEC_WARM=$MCP_EXEC_WARM")
   # Each server keeps its workspaces and tasks in a store of its own, here;
-  # SERVER_ENV adds variables for the next server only.
-  envs+=("MCP_EXEC_WORKSPACES=dir:$WORK/store-$name" "${SERVER_ENV[@]}")
+  # SERVER_ENV and EXTRA_ENV add variables for one server (the tasks' and
+  # the workspaces' servers; EXTRA_ENV's store replaces this one).
+  envs+=("MCP_EXEC_WORKSPACES=dir:$WORK/store-$name" "${SERVER_ENV[@]}" "${EXTRA_ENV[@]}")
   SERVER_ENV=()
   # env execs the binary, so $! is the server's own pid.
   env -i "${envs[@]}" "$BIN" </dev/null >/dev/null 2>"$err" &
@@ -276,6 +278,32 @@ if start_server sse "$TOKEN" "$(make_policy sse)"; then
 else
   fail "SSE server (with a token) starts"
 fi
+
+# ---------------------------------- workspaces across two server processes --
+# Issue 31's "done when": df = pandas.read_csv(...) in one call on one
+# server, a plot of df in the next call on another, through the SDK client.
+echo "== SDK client: a workspace's DataFrame from one server process to another"
+mkdir -p "$WORK/ws-store" "$WORK/ws-runs-a" "$WORK/ws-runs-b"
+chmod 700 "$WORK/ws-store"
+chmod 711 "$WORK/ws-runs-a" "$WORK/ws-runs-b"
+EXTRA_ENV=("MCP_EXEC_WORKSPACES=dir:$WORK/ws-store" "MCP_EXEC_WORKDIR_BASE=$WORK/ws-runs-a")
+if start_server ws-a "$TOKEN"; then
+  WS_A_PID=$SERVER_PID
+  WS_A_PORT=$PORT
+  EXTRA_ENV=("MCP_EXEC_WORKSPACES=dir:$WORK/ws-store" "MCP_EXEC_WORKDIR_BASE=$WORK/ws-runs-b")
+  if start_server ws-b "$TOKEN"; then
+    WS_B_PID=$SERVER_PID
+    run_script workspace workspace_client.mjs "http://127.0.0.1:$WS_A_PORT/mcp" \
+      "http://127.0.0.1:$PORT/mcp" "$TOKEN"
+    stop_server ws-b "$WS_B_PID"
+  else
+    fail "the second workspace server starts"
+  fi
+  stop_server ws-a "$WS_A_PID"
+else
+  fail "the first workspace server starts"
+fi
+EXTRA_ENV=()
 
 # ------------------------------------- the README's client configurations ----
 # Loaded as they stand (placeholders filled in) by LangChain's MCP adapters,

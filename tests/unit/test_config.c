@@ -185,22 +185,22 @@ static void test_languages(void)
 static void test_workspaces(void)
 {
 	CHECK_INT(load(NULL), 0);
-	CHECK(cfg.workspaces_spec.type == MCPX_STORE_DIR && cfg.workspaces_spec.is_default);
+	CHECK(cfg.workspaces.type == MCPX_STORE_DIR && cfg.workspaces.is_default);
 	CHECK_INT(cfg.workspace_max_mb, 64);
 	CHECK_INT(cfg.workspace_ttl_s, 86400);
 	CHECK_INT(cfg.workspaces_per_caller, 32);
 	setenv("MCP_EXEC_WORKSPACES", "off", 1);
 	CHECK_INT(load(NULL), 0);
-	CHECK(cfg.workspaces_spec.type == MCPX_STORE_OFF && !cfg.workspaces_spec.is_default);
+	CHECK(cfg.workspaces.type == MCPX_STORE_OFF && !cfg.workspaces.is_default);
 	{
 		const char *args[] = {"--workspaces=redis://mcp@cache.ns:6380/1",
 		                      "--workspaces-password-file", "/run/secrets/redis",
 		                      "--workspace-ttl-s=3600", NULL};
 
 		CHECK_INT(load(args), 0);
-		CHECK(cfg.workspaces_spec.type == MCPX_STORE_REDIS);
-		CHECK_STR(cfg.workspaces_spec.host, "cache.ns");
-		CHECK_STR(cfg.workspaces_spec.password_file, "/run/secrets/redis");
+		CHECK(cfg.workspaces.type == MCPX_STORE_REDIS);
+		CHECK_STR(cfg.workspaces.host, "cache.ns");
+		CHECK_STR(cfg.workspaces.password_file, "/run/secrets/redis");
 		CHECK_INT(cfg.workspace_ttl_s, 3600);
 	}
 	setenv("MCP_EXEC_WORKSPACES", "redis://mcp:hunter2pw@cache.ns", 1);
@@ -222,7 +222,7 @@ static void test_workspaces(void)
 	setenv("MCP_EXEC_WORKSPACES_PER_CALLER", "x", 1);
 	CHECK_INT(load(NULL), -EINVAL);
 	unsetenv("MCP_EXEC_WORKSPACES_PER_CALLER");
-	setenv("MCP_EXEC_WORKSPACE_TTL_S", "59", 1);
+	setenv("MCP_EXEC_WORKSPACE_TTL_S", "0", 1);
 	CHECK_INT(load(NULL), -ERANGE);
 	unsetenv("MCP_EXEC_WORKSPACE_TTL_S");
 }

@@ -139,25 +139,20 @@ peers to be named rather than render a setup that fails silently.
 {{- end }}
 
 {{/*
-MCP tasks with more than one replica need a store every replica reaches: a
-task's tasks/get, tasks/result and tasks/cancel may reach any replica.
-Shared: a Redis/Valkey store (MCP_EXEC_WORKSPACES=redis://... in extraEnv).
+MCP tasks need the store (workspaces.store), and with more than one replica
+one they all reach: a task's tasks/get, tasks/result and tasks/cancel may
+reach any replica. pvc (ReadWriteMany with several replicas, which the
+workspaces' own checks require) and redis are shared; emptyDir is the pod's.
 */}}
-{{- define "mcp-exec.storeShared" -}}
-{{- $shared := false }}
-{{- range .Values.extraEnv }}
-{{- if and (eq (toString .name) "MCP_EXEC_WORKSPACES") (hasPrefix "redis://" (toString .value)) }}
-{{- $shared = true }}
-{{- end }}
-{{- end }}
-{{- $shared -}}
-{{- end }}
-
 {{- define "mcp-exec.validateTasks" -}}
 {{- $max := int64 .Values.replicaCount }}
 {{- if .Values.autoscaling.enabled }}{{ $max = int64 .Values.autoscaling.maxReplicas }}{{ end }}
 {{- if .Values.keda.enabled }}{{ $max = int64 .Values.keda.maxReplicaCount }}{{ end }}
-{{- if and .Values.tasks.enabled (gt $max 1) (ne (include "mcp-exec.storeShared" .) "true") }}
-{{- fail (printf "tasks.enabled with up to %d replicas needs a store every replica shares (a task is read back from any replica): set MCP_EXEC_WORKSPACES=redis://... (with MCP_EXEC_WORKSPACES_PASSWORD_FILE) in extraEnv, or run one replica; see docs/deployment.md, \"MCP tasks\"" $max) }}
+{{- $store := toString .Values.workspaces.store }}
+{{- if and .Values.tasks.enabled (eq $store "off") }}
+{{- fail "tasks.enabled needs a store: a task's status and result are kept in it (set workspaces.store: emptyDir for one replica, pvc or redis for several; docs/deployment.md, \"MCP tasks\")" }}
+{{- end }}
+{{- if and .Values.tasks.enabled (gt $max 1) (not (or (eq $store "pvc") (eq $store "redis"))) }}
+{{- fail (printf "tasks.enabled with up to %d replicas needs a store every replica shares (a task is read back from any replica): workspaces.store pvc (ReadWriteMany) or redis, not %s; docs/deployment.md, \"MCP tasks\"" $max $store) }}
 {{- end }}
 {{- end }}
