@@ -123,6 +123,17 @@ kinds = sorted(b["type"] for b in res.get("result", {}).get("content", []))
 t.check(kinds == ["image", "resource", "text"] and structured(res)["stdout"] == "done\n",
         "out/ files and a plt.show() picture come back through tasks/result", kinds)
 
+# ---- workspaces come back the same way ------------------------------------------
+task, _ = alice.start("import os\nx = 41\nopen('kept.txt', 'w').write('k')\nprint('saved')",
+                      workspace="tw")
+res = alice.rpc("tasks/result", {"taskId": task["taskId"]}) if task else {}
+ws = (structured(res) or {}).get("workspace", {})
+t.check(ws.get("name") == "tw" and ws.get("saved") is True and "x" in ws.get("variables", []),
+        "a task's run saves its workspace, reported in its result as for a direct call", res)
+after = alice.call(code="print(x + 1, open('kept.txt').read())", workspace="tw")
+t.check(structured(after).get("stdout") == "42 k\n",
+        "the next (direct) call finds the task's variables and files", after)
+
 # ---- a tool error: "failed", the result is the isError one --------------------
 task, _ = alice.start("   ")
 last, _ = alice.wait(task["taskId"]) if task else (None, None)
