@@ -269,6 +269,40 @@ st, r = v2.get(tid)
 t.check(r["result"]["status"] == "completed" and r["result"]["result"]["structuredContent"]
         ["stdout"] == "begin\n42\n", "a 2025-11-25 task read through 2026-07-28", r)
 
+# ---- an upstream's tool keeps what its upstream lists ------------------------------
+# The gateway (expose) lists a second mcp-exec's tools as it gives them: it
+# speaks 2025-06-18 to its upstreams, whose Tool objects have no execution
+# (no task support), so "up.exec" is not offered as a task (-32601), and is
+# still called directly.
+up_token = "tasks-upstream-" + os.urandom(8).hex()
+upstream = HttpServer({"MCP_EXEC_AUTH_TOKEN": up_token, "MCP_EXEC_WORKDIR_BASE": work,
+                       "MCP_EXEC_WORKSPACES": "off"})
+gw_policy = os.path.join(scratch.secrets, "gateway.json")
+write_policy(gw_policy, {"upstreams": [
+    {"name": "up", "url": f"http://127.0.0.1:{upstream.port}/mcp",
+     "allow_cidrs": ["127.0.0.1/32"], "expose": True,
+     "credential": {"header": "X-MCP-AUTH",
+                    "secret_file": scratch.secret("up-token", up_token)}}]})
+gateway = HttpServer(dict(ENV, MCP_EXEC_POLICY=gw_policy))
+gw = V1(gateway, tokens.tokens["alice"])
+listed = {}
+for _ in range(100):  # the upstream's tool list arrives in the background
+    listed = {x["name"]: x for x in gw.rpc("tools/list")["result"]["tools"]}
+    if "up.exec" in listed:
+        break
+    time.sleep(0.1)
+t.check("up.exec" in listed and listed["up.exec"].get("execution", {}).get("taskSupport",
+                                                                          "forbidden")
+        == "forbidden", "the gateway lists the upstream's tool as not a task (its upstream "
+        "listed no execution)", listed.get("up.exec", {}).get("execution"))
+r = gw.call("up.exec", task={}, code="print(1)")
+t.check(r.get("error", {}).get("code") == -32601,
+        "a task of an upstream's tool that does not say it may be one: -32601", r)
+r = gw.call("up.exec", code="print(2)")
+t.check(structured(r).get("stdout") == "2\n", "the same tool called directly", r)
+for x in (gateway, upstream):
+    x.stop()
+
 # ---- older sessions see no change ---------------------------------------------------------
 old = V1.__new__(V1)
 from mcpx_harness import McpHttpClient
