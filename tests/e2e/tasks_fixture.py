@@ -1,90 +1,29 @@
-"""What the MCP tasks tests share: a Redis store (Debian's redis-server on a
-free loopback port with a password), and clients for both generations of
+"""What the MCP tasks tests share: a Redis store (the workspace tests'
+redis-server, workspace_fixture.py), and clients for both generations of
 tasks over Streamable HTTP: a 2025-11-25 session (tools/call with "task",
 tasks/get, tasks/result, tasks/list, tasks/cancel) and 2026-07-28 requests
 that declare the io.modelcontextprotocol/tasks extension (tasks/get,
 tasks/cancel, tasks/update)."""
 import json
-import os
-import shutil
-import signal
-import socket
-import subprocess
 import time
 
-from mcpx_harness import McpHttpClient, _procs
+import workspace_fixture
+from mcpx_harness import McpHttpClient, parse_sse
 
-REDIS = shutil.which("redis-server", path="/usr/bin:/bin")
 EXT = "io.modelcontextprotocol/tasks"
 RELATED = "io.modelcontextprotocol/related-task"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Redis:
-    """redis-server on 127.0.0.1:<free port> with a password (in
-    scratch/secrets), its data in scratch/redis; stopped by pid at exit."""
-
-    def __init__(self, scratch):
-        self.dir = os.path.join(scratch.path, "redis")
-        os.makedirs(self.dir, exist_ok=True)
-        self.password = "tasks-" + os.urandom(12).hex()
-        self.password_file = scratch.secret("redis-password", self.password)
-        for _ in range(5):
-            self.port = free_port()
-            self.proc = subprocess.Popen(
-                [REDIS, "--bind", "127.0.0.1", "--port", str(self.port), "--requirepass",
-                 self.password, "--dir", self.dir, "--save", "", "--appendonly", "no",
-                 "--daemonize", "no", "--protected-mode", "yes"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            _procs.append(self.proc)
-            if self._ready():
-                return
-            self.proc.kill()
-            self.proc.wait()
-        raise RuntimeError("redis-server did not start")
-
-    def _ready(self, timeout=20):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                s = socket.create_connection(("127.0.0.1", self.port), timeout=2)
-                pw = self.password.encode()
-                s.sendall(b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n*1\r\n$4\r\nPING\r\n" % (len(pw), pw))
-                data = b""
-                while data.count(b"\r\n") < 2:
-                    chunk = s.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-                s.close()
-                if data.endswith(b"+PONG\r\n"):
-                    return True
-            except OSError:
-                pass
-            time.sleep(0.05)
-        return False
+class Redis(workspace_fixture.Redis):
+    """The workspace tests' redis-server (loopback, a free port, a password),
+    with the environment a server needs to use it as its store."""
 
     def env(self):
-        return {"MCP_EXEC_WORKSPACES": f"redis://127.0.0.1:{self.port}",
+        return {"MCP_EXEC_WORKSPACES": self.url(),
                 "MCP_EXEC_WORKSPACES_PASSWORD_FILE": self.password_file}
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+
+REDIS = workspace_fixture.REDIS
 
 
 def answer(body):
@@ -173,7 +112,6 @@ class V2:
         if raw and hdrs.get("content-type", "").startswith("application/json"):
             body = json.loads(raw)
         elif raw:
-            from mcpx_harness import parse_sse
             body = answer([json.loads(d) for e, d in parse_sse(raw) if e == "message"])
         return st, body
 
