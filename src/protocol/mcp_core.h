@@ -201,8 +201,9 @@ bool mcpx_mcp_decorate_stateless(const struct mcpx_core *core, cJSON *result);
 
 void mcpx_mcp_tools_list(struct req *r);
 void mcpx_mcp_tools_call(struct req *r);
-/* A new call for request r (tool may be NULL for the tasks module's),
- * linked into the core's list; NULL when out of memory. */
+/* A new call for request r, linked into the core's list; NULL when out of
+ * memory. tool's cancel is what cancelling it calls (tool may be NULL for
+ * the tasks module's calls). */
 struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool,
                                     const char *name, enum mcpx_level log_level);
 /* Links a call made elsewhere (a task's run) into the core's list. */
@@ -213,10 +214,6 @@ const struct mcpx_tool *mcpx_mcp_find_tool(const struct mcpx_core *core, const c
 bool mcpx_mcp_tool_allowed(const struct mcpx_core *core, const char *caller, const char *name);
 /* Refuses r (and returns true) when its id is still in flight. */
 bool mcpx_mcp_id_in_use(struct req *r);
-/* A new call for request r, linked into the core's list; NULL when out of
- * memory. tool's cancel is what cancelling it calls. */
-struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
-                                    enum mcpx_level log_level);
 struct mcpx_call *mcpx_mcp_call_find(struct mcpx_core *core, const char *key, const cJSON *id);
 /* Cancels a call in flight (its tool's cancel); the sink hears that it
  * stays unanswered when tell_sink. */

@@ -270,7 +270,8 @@ static void filter_tools(const struct mcpx_core *core, const char *caller, cJSON
 		cJSON *next = t->next;
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
 
-		if (!cJSON_IsString(name) || !mcpx_mcp_tool_allowed(core, caller, name->valuestring))
+		if (!cJSON_IsString(name) ||
+		    !mcpx_mcp_tool_allowed(core, caller, name->valuestring))
 			cJSON_Delete(cJSON_DetachItemViaPointer(tools, t));
 		t = next;
 	}
@@ -280,12 +281,12 @@ static void filter_tools(const struct mcpx_core *core, const char *caller, cJSON
  * when the core has tasks (task_hooks.h); a tool of an upstream (the
  * gateway) keeps the execution its upstream listed, or none. Later and
  * earlier versions have no such field. */
-static bool tasks_annotate(const struct req *r, cJSON *tools)
+static bool tasks_annotate(const struct mcpx_core *core, const char *version, bool stateless,
+                           cJSON *tools)
 {
-	const struct mcpx_core *core = r->c->core;
 	cJSON *t;
 
-	if (!core->tasks.call || r->stateless || strcmp(r->version, MCPX_PV_2025_11_25) != 0)
+	if (!core->tasks.call || stateless || strcmp(version, MCPX_PV_2025_11_25) != 0)
 		return true;
 	cJSON_ArrayForEach(t, tools)
 	{
@@ -295,21 +296,67 @@ static bool tasks_annotate(const struct req *r, cJSON *tools)
 		if (!cJSON_IsString(name) || cJSON_HasObjectItem(t, "execution"))
 			continue;
 		exec = cJSON_AddObjectToObject(t, "execution");
-		if (!exec || !cJSON_AddStringToObject(
-		                 exec, "taskSupport",
-		                 mcpx_task_support_name(mcpx_core_tool_task_support(
-		                     mcpx_mcp_find_tool(core, name->valuestring), name->valuestring))))
+		if (!exec ||
+		    !cJSON_AddStringToObject(
+		        exec, "taskSupport",
+		        mcpx_task_support_name(mcpx_core_tool_task_support(
+		            mcpx_mcp_find_tool(core, name->valuestring), name->valuestring))))
 			return false;
 	}
 	return true;
 }
 
+/* The result of tools/list for caller under version: every tool it may
+ * see, and for a 2026-07-28 request the cache hints. NULL when out of
+ * memory. */
+static cJSON *tools_result(const struct mcpx_core *core, const char *caller, const char *version,
+                           bool stateless)
+{
+	bool per_caller = core->access.per_caller && core->access.per_caller(core->access.ctx);
+	cJSON *res = cJSON_CreateObject();
+	cJSON *tools = cJSON_AddArrayToObject(res, "tools");
+
+	if (!tools)
+		goto oom;
+	for (size_t i = 0; i < core->ntools; i++) {
+		const struct mcpx_tool *tl = core->tools[i];
+		cJSON *t = tl->describe_for ? tl->describe_for(tl, caller) : tl->describe(tl);
+		if (!t || !cJSON_AddItemToArray(tools, t)) {
+			cJSON_Delete(t);
+			goto oom;
+		}
+	}
+	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
+		goto oom;
+	filter_tools(core, caller, tools);
+	if (!tasks_annotate(core, version, stateless, tools))
+		goto oom;
+	/* With profiles each caller sees its own list: a shared cache must
+	 * not hand one caller's list to another. */
+	if (stateless &&
+	    (!cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
+	     !cJSON_AddStringToObject(res, "cacheScope", per_caller ? "private" : "public")))
+		goto oom;
+	return res;
+oom:
+	cJSON_Delete(res);
+	return NULL;
+}
+
+/* A tools/list held until the provider is ready: a call of this tool,
+ * answered by mcpx_core_tools_ready (or cancelled like any call). */
+static void waiting_list_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
+{
+	(void)tool;
+	(void)call;
+}
+
+static const struct mcpx_tool waiting_list = {.name = "tools/list", .cancel = waiting_list_cancel};
+
 void mcpx_mcp_tools_list(struct req *r)
 {
 	const struct mcpx_core *core = r->c->core;
 	const cJSON *cursor = mcpx_mcp_member(r->params, "cursor");
-	bool per_caller = core->access.per_caller && core->access.per_caller(core->access.ctx);
-	cJSON *res, *tools;
 
 	/* We never hand out a cursor (one page holds every tool), so any cursor
 	 * is one we do not know: "Invalid cursors SHOULD result in an error with
@@ -318,35 +365,35 @@ void mcpx_mcp_tools_list(struct req *r)
 		mcpx_mcp_reply_error(r, MCPX_RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
 		return;
 	}
-	res = cJSON_CreateObject();
-	tools = cJSON_AddArrayToObject(res, "tools");
-	if (!tools)
-		goto oom;
-	for (size_t i = 0; i < core->ntools; i++) {
-		const struct mcpx_tool *tl = core->tools[i];
-		cJSON *t = tl->describe_for ? tl->describe_for(tl, r->c->session->caller)
-		                            : tl->describe(tl);
-		if (!t || !cJSON_AddItemToArray(tools, t)) {
-			cJSON_Delete(t);
-			goto oom;
-		}
+	/* The gateway's tools are there from the first list (issue 34 item 7):
+	 * while its upstreams have not answered yet, the request waits, as
+	 * long as their timeout_s at most. */
+	if (core->provider.ready && !core->provider.ready(core->provider.ctx)) {
+		if (!mcpx_mcp_call_new(r, &waiting_list, "tools/list", MCPX_LEVEL_OFF))
+			mcpx_mcp_reply_result(r, NULL);
+		return;
 	}
-	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
-		goto oom;
-	filter_tools(core, r->c->session->caller, tools);
-	if (!tasks_annotate(r, tools))
-		goto oom;
-	/* With profiles each caller sees its own list: a shared cache must
-	 * not hand one caller's list to another. */
-	if (r->stateless &&
-	    (!cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
-	     !cJSON_AddStringToObject(res, "cacheScope", per_caller ? "private" : "public")))
-		goto oom;
-	mcpx_mcp_reply_result(r, res);
-	return;
-oom:
-	cJSON_Delete(res);
-	mcpx_mcp_reply_result(r, NULL);
+	mcpx_mcp_reply_result(r,
+	                      tools_result(core, r->c->session->caller, r->version, r->stateless));
+}
+
+void mcpx_core_tools_ready(struct mcpx_core *core)
+{
+	struct mcpx_call *call;
+
+	if (core->provider.ready && !core->provider.ready(core->provider.ctx))
+		return;
+	/* From the head each time: answering one may end a sink and with it
+	 * other calls. */
+	for (;;) {
+		for (call = core->calls; call; call = call->next)
+			if (call->tool == &waiting_list && call->state == CALL_RUNNING)
+				break;
+		if (!call)
+			return;
+		mcpx_call_finish(call,
+		                 tools_result(core, call->caller, call->version, call->stateless));
+	}
 }
 
 const struct mcpx_tool *mcpx_mcp_find_tool(const struct mcpx_core *core, const char *name)
@@ -368,8 +415,8 @@ void mcpx_mcp_call_link(struct mcpx_call *call)
 	core->ncalls++;
 }
 
-struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool,
-                                    const char *name, enum mcpx_level log_level)
+struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
+                                    enum mcpx_level log_level)
 {
 	struct ctx *c = r->c;
 	const cJSON *token = mcpx_mcp_member(r->meta, "progressToken");
