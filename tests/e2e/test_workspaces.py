@@ -16,7 +16,7 @@ import json
 import os
 import time
 
-from mcpx_harness import Failures, HttpServer, ScratchDir, write_policy
+from mcpx_harness import Failures, HttpServer, ScratchDir, structured, write_policy
 from workspace_fixture import REDIS, Servers, Store, error_text, stores, ws_call
 
 t = Failures()
@@ -330,6 +330,29 @@ def resources(store):
     pair.stop()
 
 
+def over_stdio(store):
+    """The caller on stdio is "stdio": its workspaces are its own too, kept
+    between two server processes that share the store."""
+    from mcpx_harness import StdioServer, base_env
+    env = base_env(MCP_EXEC_WORKDIR_BASE=store.scratch.workdir("stdio-work"), **store.env())
+    first = StdioServer(env)
+    first.initialize()
+    r = first.call("import json\nnote = json.dumps({'k': 1})\nopen('s.txt', 'w').write('stdio')",
+                   workspace="over-stdio")
+    sc = structured(r) or {}
+    first.close()
+    second = StdioServer(env)
+    second.initialize()
+    r = second.call("print(note, open('s.txt').read())", workspace="over-stdio")
+    sc = structured(r) or {}
+    t.check(sc.get("stdout") == '{"k": 1} stdio\n',
+            f"{store.kind}: over stdio, the next server process has the workspace", sc or r)
+    r = second.request("resources/list")
+    uris = [x.get("uri") for x in (r.get("result") or {}).get("resources", [])]
+    t.check("workspace://over-stdio/" in uris, f"{store.kind}: ... and lists it over stdio", r)
+    second.close()
+
+
 def off_and_profiles():
     scratch = ScratchDir("mcpx-e2e-ws-off-")
     srv = HttpServer({"MCP_EXEC_WORKSPACES": "off",
@@ -381,6 +404,7 @@ for kind in stores():
         ttl(store)
         callers(store)
         resources(store)
+        over_stdio(store)
         refusals(store)
     finally:
         store.close()
