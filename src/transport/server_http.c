@@ -40,6 +40,7 @@
 #include "config.h"
 #include "crypto.h"
 #include "http_conn.h"
+#include "http_field.h"
 #include "log.h"
 #include "loop_lws.h"
 #include "metrics.h"
@@ -681,8 +682,8 @@ static int raise_nofile(unsigned wanted, unsigned *cap, struct mcpx_err *err)
 		*cap = (unsigned)fit;
 		need = fit * 2 + FD_RESERVE;
 		mcpx_warn("http: MCP_EXEC_MAX_CONNECTIONS=%u needs %u open files but the hard "
-			  "RLIMIT_NOFILE is %llu: at most %u connections are held open",
-			  wanted, wanted * 2 + FD_RESERVE, (unsigned long long)rl.rlim_max, *cap);
+		          "RLIMIT_NOFILE is %llu: at most %u connections are held open",
+		          wanted, wanted * 2 + FD_RESERVE, (unsigned long long)rl.rlim_max, *cap);
 	}
 	rl.rlim_cur = need;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
