@@ -74,16 +74,21 @@ def server(store, scratch, extra=None):
     return srv, c
 
 
-def measure(c, names):
-    """{scenario: [ms, ...]} over ROUNDS alternating rounds."""
+def measure(srv, c, names):
+    """{scenario: [ms, ...]} over ROUNDS alternating rounds. The server's
+    stderr (an audit line a call) is drained as it comes: a full pipe would
+    stop the server at its next log line."""
     times = {n: [] for n in names}
     for n in names:
         for _ in range(WARMUP):
             call(c, **({} if n == "none" else {"workspace": f"bench-{n}"}))
+            srv.drain_stderr()
     for _ in range(ROUNDS):
         for n in names:
             dt, _ = call(c, **({} if n == "none" else {"workspace": f"bench-{n}"}))
             times[n].append(dt)
+            srv.drain_stderr()
+            srv.err = b""
     return times
 
 
@@ -115,13 +120,13 @@ def main():
                     sizes[n] = (structured(body) or {}).get("workspace", {}).get("bytes")
                 else:
                     sizes[n] = 0
-            times = measure(c, ["none", *SETUP])
+            times = measure(srv, c, ["none", *SETUP])
             report(f"{kind} store, warm mode {os.environ.get('MCPX_TEST_WARM', 'auto')}",
                    times, sizes)
             srv.stop()
             srv, c = server(store, scratch,
                             {"MCP_EXEC_PRELOAD": "numpy,pandas,mcpx_matplotlib_warm"})
-            times = measure(c, ["none", "df"])
+            times = measure(srv, c, ["none", "df"])
             report(f"{kind} store, pandas preloaded", times, sizes)
             srv.stop()
         finally:

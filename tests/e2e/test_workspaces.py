@@ -16,7 +16,7 @@ import json
 import os
 import time
 
-from mcpx_harness import Failures, HttpServer, ScratchDir, write_policy
+from mcpx_harness import Failures, HttpServer, ScratchDir, structured, write_policy
 from workspace_fixture import REDIS, Servers, Store, error_text, stores, ws_call
 
 t = Failures()
@@ -284,6 +284,34 @@ def resources(store):
         res, err = rpc(alice, "resources/read", {"uri": bad})
         t.check(err and err.get("code") == -32002, f"{store.kind}: {bad} is not found",
                 res or err)
+    # The 2026-07-28 generation: no session; the headers name the method
+    # and, for a read, the uri.
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+
+    def stateless(method, params, name=None):
+        h = {"X-MCP-AUTH": pair.tokens.tokens["alice"], "Content-Type": "application/json",
+             "Accept": "application/json, text/event-stream",
+             "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+        if name:
+            h["Mcp-Name"] = name
+        st, _, raw = a.request("POST", "/mcp", json.dumps(
+            {"jsonrpc": "2.0", "id": 7, "method": method,
+             "params": dict(params, _meta=meta)}), h, timeout=120)
+        return json.loads(raw) if raw else {}
+
+    body = stateless("tools/call", {"name": "exec", "arguments": {
+        "code": "print(x)", "workspace": "res-1"}}, "exec")
+    sc = (body.get("result") or {}).get("structuredContent") or {}
+    t.check(sc.get("stdout") == "1\n" and ws(sc).get("saved") is True,
+            f"{store.kind}: a stateless (2026-07-28) call uses the workspace", body)
+    body = stateless("resources/read", {"uri": "workspace://res-1/a.txt"},
+                     "workspace://res-1/a.txt")
+    t.check(((body.get("result") or {}).get("contents") or [{}])[0].get("text") == "hello",
+            f"{store.kind}: a stateless resources/read with Mcp-Name the uri", body)
+    body = stateless("resources/read", {"uri": "workspace://res-1/a.txt"}, "workspace://res-1/b")
+    t.check((body.get("error") or {}).get("code") == -32020,
+            f"{store.kind}: ... and a different Mcp-Name is a HeaderMismatch", body)
     res, err = rpc(alice, "resources/templates/list")
     t.check(res and res["resourceTemplates"][0]["uriTemplate"] == "workspace://{name}/{+path}",
             f"{store.kind}: the template", res or err)
@@ -300,6 +328,29 @@ def resources(store):
             not any("res-1" in r.get("uri", "") for r in (res or {}).get("resources", [])),
             f"{store.kind}: reset and left empty, the workspace is deleted", res or err)
     pair.stop()
+
+
+def over_stdio(store):
+    """The caller on stdio is "stdio": its workspaces are its own too, kept
+    between two server processes that share the store."""
+    from mcpx_harness import StdioServer, base_env
+    env = base_env(MCP_EXEC_WORKDIR_BASE=store.scratch.workdir("stdio-work"), **store.env())
+    first = StdioServer(env)
+    first.initialize()
+    r = first.call("import json\nnote = json.dumps({'k': 1})\nopen('s.txt', 'w').write('stdio')",
+                   workspace="over-stdio")
+    sc = structured(r) or {}
+    first.close()
+    second = StdioServer(env)
+    second.initialize()
+    r = second.call("print(note, open('s.txt').read())", workspace="over-stdio")
+    sc = structured(r) or {}
+    t.check(sc.get("stdout") == '{"k": 1} stdio\n',
+            f"{store.kind}: over stdio, the next server process has the workspace", sc or r)
+    r = second.request("resources/list")
+    uris = [x.get("uri") for x in (r.get("result") or {}).get("resources", [])]
+    t.check("workspace://over-stdio/" in uris, f"{store.kind}: ... and lists it over stdio", r)
+    second.close()
 
 
 def off_and_profiles():
@@ -353,6 +404,7 @@ for kind in stores():
         ttl(store)
         callers(store)
         resources(store)
+        over_stdio(store)
         refusals(store)
     finally:
         store.close()
