@@ -68,7 +68,7 @@ write_policy(policy, {"functions": [
 ]})
 ENV = {"MCP_EXEC_AUTH_TOKENS_FILE": tokens.path, "MCP_EXEC_POLICY": policy,
        "MCP_EXEC_WORKDIR_BASE": work, "MCP_EXEC_WORKSPACES": "dir:" + store,
-       "MCP_EXEC_TASK_SYNC_MS": 300}
+       "MCP_EXEC_TASK_SYNC_MS": 1000}
 srv = HttpServer(ENV)
 # The caps on a server of their own (its callers' tasks only).
 caps_srv = HttpServer(dict(ENV, MCP_EXEC_TASKS_PER_CALLER=3, MCP_EXEC_TASKS_MAX_MB=1))
