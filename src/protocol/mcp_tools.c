@@ -309,9 +309,6 @@ static void waiting_list_cancel(const struct mcpx_tool *tool, struct mcpx_call *
 
 static const struct mcpx_tool waiting_list = {.name = "tools/list", .cancel = waiting_list_cancel};
 
-static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
-                                  enum mcpx_level log_level);
-
 void mcpx_mcp_tools_list(struct req *r)
 {
 	const struct mcpx_core *core = r->c->core;
@@ -328,7 +325,7 @@ void mcpx_mcp_tools_list(struct req *r)
 	 * while its upstreams have not answered yet, the request waits, as
 	 * long as their timeout_s at most. */
 	if (core->provider.ready && !core->provider.ready(core->provider.ctx)) {
-		if (!call_new(r, &waiting_list, "tools/list", MCPX_LEVEL_OFF))
+		if (!mcpx_mcp_call_new(r, &waiting_list, "tools/list", MCPX_LEVEL_OFF))
 			mcpx_mcp_reply_result(r, NULL);
 		return;
 	}
