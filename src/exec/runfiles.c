@@ -180,8 +180,8 @@ int mcpx_runfiles_check_path(const char *p, size_t len, struct mcpx_err *err)
 		return mcpx_err_set(err, EINVAL, "main.py is where the code goes");
 	if (seg_is(p, len, "out"))
 		return mcpx_err_set(err, EINVAL, "out is the directory for the run's output files");
-	if (len >= 5 && memcmp(p, ".mcpx", 5) == 0)
-		return mcpx_err_set(err, EINVAL, "names starting with .mcpx are the server's");
+	if (seg_is(p, len, ".mcpx") || (len > 6 && memcmp(p, ".mcpx/", 6) == 0))
+		return mcpx_err_set(err, EINVAL, ".mcpx is the server's (a workspace's variables)");
 	return 0;
 }
 
