@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -149,6 +150,19 @@ struct mcpx_runfiles_caps {
 int mcpx_runfiles_collect(int workdir_fd, uid_t owner, const struct mcpx_runfiles_caps *caps,
                           struct mcpx_runfiles_out *out, struct mcpx_err *err);
 void mcpx_runfiles_out_free(struct mcpx_runfiles_out *out);
+
+/* The pieces of the judged walk that a workspace's collection
+ * (workspace_files.c) shares with out/'s:
+ * - reopens the inode behind the O_PATH descriptor pfd (st: its fstat)
+ *   with flags through /proc/self/fd, giving the owner the bits in need
+ *   back first when the server shares the run's uid (the run may have
+ *   taken them): the fd or -errno;
+ * - the names in directory fd (not closed), "." and ".." left out, at most
+ *   max of them (*more when there are others), sorted: 0 or -errno; free
+ *   them with mcpx_runfiles_names_free. */
+int mcpx_runfiles_reopen(int pfd, const struct stat *st, int flags, mode_t need);
+int mcpx_runfiles_dir_names(int fd, size_t max, char ***out, size_t *count, bool *more);
+void mcpx_runfiles_names_free(char **names, size_t n);
 
 /* "too large", "too many", "not a regular file"; NULL when returned. */
 const char *mcpx_runfiles_reason(enum mcpx_runfile_status st);

@@ -18,8 +18,7 @@
  * trusts nothing in it. Every path passes the checks input files pass
  * (runfiles.h: relative, no "..", ".", empty or over-long segments, UTF-8,
  * no control characters, not main.py or out), and is none of the server's
- * names (out/, anything starting with ".mcpx", the language files main.sh
- * and main.mjs);
+ * names (out/, .mcpx/, the language files main.sh and main.mjs);
  * no path is given twice or is another file's directory; every size is
  * checked against what is left of the string and against the caps, and the
  * trailer must agree with the records, before anything is written. The
@@ -102,9 +101,8 @@ int mcpx_wspack_add_names(struct mcpx_buf *b, const char *names, size_t len);
 int mcpx_wspack_end(struct mcpx_buf *b, uint32_t files, uint64_t bytes);
 
 /* Whether path (checked as an input path already) is one of the server's
- * names in a workdir: out/ and below, anything whose first segment starts
- * with ".mcpx" (.mcpx/ holds the variables, .mcpx-gate is a prepared
- * bash's gate), main.py, main.sh, main.mjs. */
+ * names in a workdir: out/ and .mcpx/ (the variables) and below, main.py,
+ * main.sh, main.mjs. */
 bool mcpx_wspack_reserved(const char *path, size_t len);
 
 /* Calls fn(arg, kept, name, len) for each well-formed line of the names'

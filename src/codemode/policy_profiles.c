@@ -95,20 +95,16 @@ static int parse_profile_exec(struct policy_ctx *c, const cJSON *v, struct mcpx_
 	return rc;
 }
 
-/* "limits": each optional, each at least 1 (0 would be a limit no run can
- * meet; to keep a caller out, leave it out of every profile). */
-static int parse_limits(struct policy_ctx *c, const cJSON *v, struct mcpx_profile_limits *l)
+/* An object of n optional unsigned members, keys[k] within [min[k],
+ * max[k]] into *dst[k] (left 0 when absent); an unknown key is refused. */
+static int parse_uints(struct policy_ctx *c, const cJSON *v, const char *const *keys,
+                       unsigned *const *dst, const double *min, const double *max, size_t n)
 {
-	static const char *const keys[] = {"timeout_s", "memory_mb", "max_queued",
-	                                   "runs_per_minute"};
-	unsigned *dst[] = {&l->timeout_s, &l->memory_mb, &l->max_queued, &l->runs_per_minute};
-	static const double max[] = {86400, 1 << 20, 100000, 1000000};
-	size_t old = mcpx_pol_push_key(c, "limits");
 	int rc = mcpx_pol_want_object(c, v);
 
 	if (!rc)
-		rc = mcpx_pol_check_keys(c, v, keys, 4);
-	for (size_t k = 0; !rc && k < 4; k++) {
+		rc = mcpx_pol_check_keys(c, v, keys, n);
+	for (size_t k = 0; !rc && k < n; k++) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, keys[k]);
 		double d = 0;
 		size_t o;
@@ -116,10 +112,24 @@ static int parse_limits(struct policy_ctx *c, const cJSON *v, struct mcpx_profil
 		if (!m)
 			continue;
 		o = mcpx_pol_push_key(c, keys[k]);
-		rc = mcpx_pol_get_uint(c, m, k == 1 ? 32 : 1, max[k], &d);
+		rc = mcpx_pol_get_uint(c, m, min[k], max[k], &d);
 		*dst[k] = (unsigned)d;
 		mcpx_pol_pop(c, o);
 	}
+	return rc;
+}
+
+/* "limits": each optional, each at least 1 (0 would be a limit no run can
+ * meet; to keep a caller out, leave it out of every profile). */
+static int parse_limits(struct policy_ctx *c, const cJSON *v, struct mcpx_profile_limits *l)
+{
+	static const char *const keys[] = {"timeout_s", "memory_mb", "max_queued",
+	                                   "runs_per_minute"};
+	unsigned *const dst[] = {&l->timeout_s, &l->memory_mb, &l->max_queued, &l->runs_per_minute};
+	static const double min[] = {1, 32, 1, 1}, max[] = {86400, 1 << 20, 100000, 1000000};
+	size_t old = mcpx_pol_push_key(c, "limits");
+	int rc = parse_uints(c, v, keys, dst, min, max, 4);
+
 	mcpx_pol_pop(c, old);
 	return rc;
 }
@@ -130,34 +140,19 @@ static int parse_limits(struct policy_ctx *c, const cJSON *v, struct mcpx_profil
 static int parse_workspaces(struct policy_ctx *c, const cJSON *v, struct mcpx_profile_workspaces *w)
 {
 	static const char *const keys[] = {"max_mb", "max"};
-	unsigned *dst[] = {&w->max_mb, &w->max};
-	static const double max[] = {1 << 20, 100000};
+	unsigned *const dst[] = {&w->max_mb, &w->max};
+	static const double min[] = {1, 1}, max[] = {1 << 20, 100000};
 	size_t old = mcpx_pol_push_key(c, "workspaces");
 	int rc = 0;
 
-	if (cJSON_IsBool(v)) {
+	if (cJSON_IsBool(v))
 		w->off = cJSON_IsFalse(v);
-		mcpx_pol_pop(c, old);
-		return 0;
-	}
-	if (!cJSON_IsObject(v))
+	else if (!cJSON_IsObject(v))
 		rc = mcpx_pol_fail(c, EINVAL,
 		                   "must be false (off), true (the server's caps) or an object "
 		                   "{\"max_mb\", \"max\"}");
-	if (!rc)
-		rc = mcpx_pol_check_keys(c, v, keys, 2);
-	for (size_t k = 0; !rc && k < 2; k++) {
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, keys[k]);
-		double d = 0;
-		size_t o;
-
-		if (!m)
-			continue;
-		o = mcpx_pol_push_key(c, keys[k]);
-		rc = mcpx_pol_get_uint(c, m, 1, max[k], &d);
-		*dst[k] = (unsigned)d;
-		mcpx_pol_pop(c, o);
-	}
+	else
+		rc = parse_uints(c, v, keys, dst, min, max, 2);
 	mcpx_pol_pop(c, old);
 	return rc;
 }

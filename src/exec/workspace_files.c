@@ -17,7 +17,6 @@
  */
 #include "workspace_files.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -130,21 +129,6 @@ void mcpx_wsfiles_saved_free(struct mcpx_wsfiles_saved *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Reopens the inode behind the O_PATH descriptor pfd; when the server
- * shares the run's uid it first gives the owner's bits back (the run may
- * have taken them), as runfiles.c does. */
-static int reopen(int pfd, const struct stat *st, int flags, mode_t need)
-{
-	char self[64];
-	int fd;
-
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	if (st->st_uid == geteuid() && (st->st_mode & need) != need)
-		(void)chmod(self, (st->st_mode & 07777) | need);
-	fd = open(self, flags | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 /* The entry name in dfd as an O_PATH fd and its stat; -ENOENT when gone. */
 static int judge(int dfd, const char *name, struct stat *st)
 {
@@ -175,7 +159,7 @@ static int read_into(struct mcpx_buf *b, int pfd, const struct stat *st, size_t 
 
 	if (!dst)
 		return size > b->max - b->len ? -E2BIG : -ENOMEM;
-	fd = reopen(pfd, st, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0400);
+	fd = mcpx_runfiles_reopen(pfd, st, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0400);
 	if (fd < 0)
 		return fd;
 	while (got < size) {
@@ -268,7 +252,7 @@ static int visit(struct walk *w, int dfd, const char *name, size_t plen, int lev
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode) && st.st_uid == w->owner && level + 1 < MCPX_RUNFILES_DEPTH_MAX) {
-		fd = reopen(pfd, &st, O_RDONLY | O_DIRECTORY, 0500);
+		fd = mcpx_runfiles_reopen(pfd, &st, O_RDONLY | O_DIRECTORY, 0500);
 		rc = fd < 0 ? fd : walk_dir(w, fd, at + nlen, level + 1);
 		if (fd >= 0)
 			close(fd);
@@ -285,58 +269,23 @@ out:
 	return rc;
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The entries of the directory fd, sorted (the archive is the same for the
- * same tree), at most what the visit cap leaves. */
+ * same tree); more than the visit cap leaves fails the collection. */
 static int walk_dir(struct walk *w, int fd, size_t plen, int level)
 {
-	size_t n = 0, cap = 0;
+	size_t n = 0, room = MCPX_WSFILES_VISIT_MAX - w->visited;
 	char **names = NULL;
-	struct dirent *de;
-	int dfd, rc = 0;
-	DIR *d;
+	bool more;
+	int rc;
 
-	dfd = dup(fd);
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		rc = -errno;
-		if (dfd >= 0)
-			close(dfd);
-		return rc;
-	}
-	while (!rc && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (w->visited + n >= MCPX_WSFILES_VISIT_MAX) {
-			rc = mcpx_err_set(w->err, E2BIG,
-			                  "the workdir holds more than %u entries to look at",
-			                  MCPX_WSFILES_VISIT_MAX);
-			break;
-		}
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof(*nn));
-			if (!nn) {
-				rc = -ENOMEM;
-				break;
-			}
-			names = nn;
-		}
-		if (!(names[n] = strdup(de->d_name)))
-			rc = -ENOMEM;
-		else
-			n++;
-	}
-	closedir(d);
-	if (!rc && n > 1)
-		qsort(names, n, sizeof(*names), cmp_names);
+	rc = mcpx_runfiles_dir_names(fd, room, &names, &n, &more);
+	if (!rc && more)
+		rc =
+		    mcpx_err_set(w->err, E2BIG, "the workdir holds more than %u entries to look at",
+		                 MCPX_WSFILES_VISIT_MAX);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = visit(w, fd, names[i], plen, level);
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	mcpx_runfiles_names_free(names, n);
 	return rc;
 }
 
@@ -356,7 +305,7 @@ static int find_vars(struct walk *w, int wd, int *vars_pfd, struct stat *vst, ch
 	mfd = judge(wd, ".mcpx", &st);
 	if (mfd < 0 || !S_ISDIR(st.st_mode) || st.st_uid != w->owner)
 		goto out;
-	dfd = reopen(mfd, &st, O_RDONLY | O_DIRECTORY, 0500);
+	dfd = mcpx_runfiles_reopen(mfd, &st, O_RDONLY | O_DIRECTORY, 0500);
 	if (dfd < 0)
 		goto out;
 	*vars_pfd = judge(dfd, "vars.out", vst);
@@ -445,7 +394,7 @@ int mcpx_wsfiles_collect(int workdir_fd, uid_t owner, const struct mcpx_wspack_c
 	mcpx_buf_init(&out->archive, caps->max_bytes + MCPX_WSPACK_OVERHEAD(caps->max_files));
 	rc = fstat(workdir_fd, &st) < 0 ? -errno : 0;
 	if (!rc)
-		rc = wd = reopen(workdir_fd, &st, O_RDONLY | O_DIRECTORY, 0500);
+		rc = wd = mcpx_runfiles_reopen(workdir_fd, &st, O_RDONLY | O_DIRECTORY, 0500);
 	if (rc >= 0 && take_vars)
 		rc = find_vars(w, wd, &vars_pfd, &vst, &names, &names_len);
 	if (rc >= 0) {

@@ -63,11 +63,11 @@ bool mcpx_wspack_reserved(const char *path, size_t len)
 {
 	static const char *const files[] = {"main.py", "main.sh", "main.mjs"};
 
-	/* out/ is the run's output, never kept; ".mcpx..." are the server's
-	 * (.mcpx/ the variables, .mcpx-gate a prepared bash's gate). */
+	/* out/ is the run's output, never kept; .mcpx/ holds the variables,
+	 * which travel in their own record. */
 	if (len >= 3 && memcmp(path, "out", 3) == 0 && (len == 3 || path[3] == '/'))
 		return true;
-	if (len >= 5 && memcmp(path, ".mcpx", 5) == 0)
+	if (len >= 5 && memcmp(path, ".mcpx", 5) == 0 && (len == 5 || path[5] == '/'))
 		return true;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (len == strlen(files[i]) && memcmp(path, files[i], len) == 0)

@@ -339,11 +339,11 @@ static char *description(const struct mcpx_exec_about *t, const struct exec_view
 	}
 	free(net);
 	d = d ? with_files_sentence(d, cfg) : NULL;
+	d = with_workspace_sentence(d, t, v);
 	d = d ? with_languages_sentence(d, t->langs) : NULL;
 	d = d ? with_share_sentence(d, lim) : NULL;
 	d = with_calls_sentence(d, v);
-	d = with_upstreams_sentence(d, t, v);
-	return with_workspace_sentence(d, t, v);
+	return with_upstreams_sentence(d, t, v);
 }
 
 static cJSON *prop(cJSON *props, const char *name, const char *type, const char *desc)

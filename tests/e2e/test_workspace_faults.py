@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 
-from mcpx_harness import Failures, ScratchDir
+from mcpx_harness import Failures, ScratchDir, wait_until
 from workspace_fixture import REDIS, Servers, Store, error_text, stores, ws_call
 
 t = Failures()
@@ -71,7 +71,9 @@ def lease_wait_bounded(store):
         c.call("print(1)")
     holder = threading.Thread(target=lambda: ws_call(ca, "import time\ntime.sleep(8)", "busy"))
     holder.start()
-    time.sleep(1.5)
+    # The holder's run has started, so it holds the lease (taken before
+    # the run, released after its save).
+    wait_until(lambda: a.metric("mcp_exec_running") == 1, timeout=60)
     sc, body = ws_call(cb, "print('never')", "busy")
     text = error_text(body) or ""
     t.check("busy" in text and "in use" in text and "MCP_EXEC_QUEUE_TIMEOUT_S" in text,
@@ -128,7 +130,8 @@ def redis_down_mid_run(store):
         ca, "import time\ntime.sleep(2)\nv = 'after'\nopen('f.txt', 'w').write('after')\n"
         "print('ran')", "outage")[0]))
     th.start()
-    time.sleep(0.7)
+    # Stopped once the run has started (the workspace is taken and loaded).
+    wait_until(lambda: a.metric("mcp_exec_running") == 1, timeout=60)
     store.redis.stop()
     th.join(120)
     w = ws(result)
@@ -155,7 +158,7 @@ def redis_down_mid_run(store):
         ca, "import time\ntime.sleep(3)\nv = 'again'\nopen('f.txt', 'w').write('again')\n"
         "print('ran')", "outage")[0]))
     th.start()
-    time.sleep(0.7)
+    wait_until(lambda: a.metric("mcp_exec_running") == 1, timeout=60)
     store.redis.stop()
     time.sleep(0.5)
     store.redis.start()

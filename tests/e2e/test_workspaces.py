@@ -165,7 +165,8 @@ def size_cap(store):
 
 
 def ttl(store):
-    pair = Servers(store, {"MCP_EXEC_WORKSPACE_TTL_S": "3"})
+    # 6 s: the second call comes well within it even on a loaded machine.
+    pair = Servers(store, {"MCP_EXEC_WORKSPACE_TTL_S": "6"})
     a = pair.start()
     ca = pair.client(a)
     sc, _ = ws_call(ca, "x = 1", "ttl-1")
@@ -174,7 +175,7 @@ def ttl(store):
     # Idle for longer than the TTL (and whatever a sweep may add).
     deadline = time.time() + 60
     gone = False
-    time.sleep(4)
+    time.sleep(6)
     while not gone and time.time() < deadline:
         sc, _ = ws_call(ca, "print('x' in globals())", "ttl-probe")  # another workspace
         st, _, body = ca.post({"jsonrpc": "2.0", "id": 77, "method": "resources/list"})
