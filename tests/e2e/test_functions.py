@@ -228,7 +228,7 @@ t.check("outputSchema" not in tools.get("scalar", {}) and "title" not in tools.g
         "no output_schema or title in the policy: none in the Tool", tools.get("scalar"))
 ex = tools.get("exec", {})
 t.check("`mcpx.call(name, **arguments)`" in ex.get("description", "") and
-        ": get_invoice, hold, recurse, tiny." in ex.get("description", "") and
+        ex.get("description", "").endswith(": get_invoice, hold, recurse, tiny.") and
         ex.get("annotations", {}).get("openWorldHint") is True,
         "exec's description names the functions code may call; their egress opens its world",
         ex.get("description", "")[-300:])
