@@ -19,10 +19,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
 
+#include "config.h"
 #include "err.h"
 #include "language.h"
 
@@ -65,7 +67,13 @@ struct mcpx_rlimit {
 
 /* What the kernel gave us, decided once at start-up. */
 struct mcpx_sandbox_layers {
-	bool seccomp;
+	bool seccomp;           /* a filter was seen to act in a throwaway child */
+	/* How a foreign ABI's syscall ends, the strongest action seen to act
+	 * (seccomp_probe.h): 1 process kill, 2 thread kill, 3 trap; 0 without
+	 * seccomp. */
+	int seccomp_kill;
+	bool seccomp_stacks;    /* a second filter stacks on a first (fork server) */
+	bool pidfd;             /* pidfd_open works; else exit watcher threads */
 	bool landlock;
 	int landlock_abi;       /* 0 when unavailable */
 	bool landlock_net;      /* ABI >= 4: TCP bind/connect denied */
@@ -73,8 +81,15 @@ struct mcpx_sandbox_layers {
 	bool uid_drop;          /* started as root: runs drop to 65532 */
 	bool no_new_privs;
 	bool rlimits;
+	/* RLIMIT_MSGQUEUE can be set: gVisor refuses any change of it (EPERM),
+	 * and there seccomp's mq_* denials stand alone. */
+	bool msgqueue_limit;
 	bool subreaper;
 	bool dumpable_off;
+	/* The server's environment block, which /proc/<pid>/environ shows,
+	 * is zeroed (its variables live on in a heap copy): gVisor serves
+	 * that file to every process. */
+	bool environ_hidden;
 };
 
 struct mcpx_dirguards;
@@ -105,6 +120,10 @@ struct mcpx_sandbox {
 	 * mcpx_sandbox_find_languages. */
 	struct mcpx_languages langs;
 	char workdir_base[4096];
+	/* The kernel beneath (config.h): never AUTO once init has run. How it
+	 * was decided, for --check-config ("seen: ...", "configured"). */
+	enum mcpx_runtime_class runtime;
+	char runtime_why[96];
 	pid_t server_pid;
 	uid_t run_uid;
 	gid_t run_gid;
@@ -113,6 +132,18 @@ struct mcpx_sandbox {
 /* Reaps a run leader that is not the server's child (one the fork server's
  * zygote forked): fills *status and *ru like wait4. Returns 0 or -errno. */
 typedef int (*mcpx_reap_fn)(void *ctx, pid_t pid, int *status, struct rusage *ru);
+
+/* The answer to an asynchronous reap: rc 0 with the leader's wait status
+ * and rusage, or -errno (-EPIPE: its reaper is gone). */
+typedef void (*mcpx_reaped_fn)(void *arg, int rc, int status, const struct rusage *ru);
+
+/* Asks for the same reap without waiting for it: done(arg, ...) is called
+ * once, later (from the loop), or before this returns when the answer can
+ * be had without waiting. Returns 0, or -errno when nothing was asked (then
+ * done is not called). */
+typedef int (*mcpx_reap_async_fn)(void *ctx, pid_t pid, mcpx_reaped_fn done, void *arg);
+
+struct mcpx_reap_ticket;
 
 /* One running (or finished, not yet cleaned) sandboxed process. */
 struct mcpx_sandbox_proc {
@@ -134,6 +165,14 @@ struct mcpx_sandbox_proc {
 	int exit_fd;
 	mcpx_reap_fn reaper;
 	void *reaper_ctx;
+	/* The same reaper without waiting (NULL: reaping waits for reaper;
+	 * see mcpx_sandbox_reap_async), and the reap asked for of it and not
+	 * yet answered. */
+	mcpx_reap_async_fn reaper_async;
+	struct mcpx_reap_ticket *reaping;
+	/* mcpx_sandbox_reap_async found processes of the run besides its
+	 * leader: swept again once the leader is reaped. */
+	bool strays;
 	/* A forked leader handed over before its setup verdict arrived: the
 	 * read end of its error pipe (mcpx_sandbox_setup_verdict), -1 once
 	 * read or when there is none. Closed by cleanup. */
@@ -307,6 +346,22 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
  * or -ECHILD when there is nothing to reap. */
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru);
 
+/* The same reap for a leader that has exited (its pidfd said so), without
+ * waiting on the calling thread: the group is killed and swept now, the
+ * leader's status is asked of its reaper_async (the zygote's answer comes
+ * on the loop), and done(arg, rc, status, ru) is called once with what
+ * mcpx_sandbox_reap returns and fills. A leader the server forked itself,
+ * or one without reaper_async, is reaped before this returns (done
+ * included). proc must stay where it is until done. Returns 0, or -errno
+ * (then done is not called): -EAGAIN when the leader has not exited yet,
+ * -ECHILD when there is nothing to reap. */
+int mcpx_sandbox_reap_async(struct mcpx_sandbox_proc *proc, mcpx_reaped_fn done, void *arg);
+
+/* Gives up waiting for a reap asked with mcpx_sandbox_reap_async (its
+ * done is never called): the reaper still reaps the leader, the server
+ * counts it reaped (teardown). No-op when none is under way. */
+void mcpx_sandbox_reap_forget(struct mcpx_sandbox_proc *proc);
+
 /* Opens the run's workdir (O_PATH, the caller closes it) through the fd of
  * its parent, so a run that took the permissions off a directory above it
  * cannot keep the server from reading what it left. Returns the fd or
@@ -380,6 +435,19 @@ void mcpx_sandbox_probe_plan_free(struct mcpx_probe_plan *plan);
  * its wait status. 0, or -EPERM with the failing layer in err. */
 int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_probe_plan *plan,
 			       const char *out, size_t len, int status, struct mcpx_err *err);
+
+/* Decides sb->runtime: configured (not AUTO) as given; AUTO: gVisor when
+ * the server sees it (runtime.c says how), else the host. init calls it
+ * with AUTO; call it again with the configured value. */
+void mcpx_sandbox_set_runtime(struct mcpx_sandbox *sb, enum mcpx_runtime_class configured);
+
+/* True when the runtime replaces the kernel beneath the server (gVisor, a
+ * VM): a missing Landlock is then accepted even where it is required. */
+bool mcpx_sandbox_landlock_replaced(const struct mcpx_sandbox *sb);
+
+/* Writes, one line each, which layers hold, which are absent and what the
+ * runtime replaces (--check-config). */
+void mcpx_sandbox_report(const struct mcpx_sandbox *sb, FILE *out);
 
 /* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);
