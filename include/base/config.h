@@ -111,6 +111,18 @@ struct mcpx_config {
 	unsigned warm_max_runs;
 	unsigned warm_max_age_s;
 
+	/* MCP tasks (tasks.h): on or off; a task's longest run; the longest
+	 * (and default) ttl; per caller, the tasks and result bytes kept; how
+	 * long a runner's lease lasts unrenewed; how long a 2026-07-28 call
+	 * runs before it becomes a task. */
+	bool tasks;
+	unsigned task_max_timeout_s;
+	unsigned task_ttl_max_s;
+	unsigned tasks_per_caller;
+	unsigned tasks_max_mb;
+	unsigned task_lease_s;
+	unsigned task_sync_ms;
+
 	/* What runs may reach beyond the sandbox (policy.h, broker.h). */
 	char policy[4096];         /* MCP_EXEC_POLICY: the policy file, or "" */
 	char egress_proxy[2048];   /* MCP_EXEC_EGRESS_PROXY: http(s)://host:port, or "" */

@@ -65,6 +65,16 @@ struct mcpx_buf;
  * reported anything. Returns 0 or the buffer's error. */
 int mcpx_metrics_store_render(struct mcpx_buf *b);
 
+/* exec's workspace calls (exec_workspace.h, metrics_workspace.c): how one
+ * call's restore ended ("restored", "new", "busy": the lease wait ran out,
+ * "refused": the archive or its size, "error": the store), with how long it
+ * waited for the lease (< 0: not counted); and how its save ended ("saved",
+ * "deleted": left empty, "too_large", "quota", "lease_lost", "error",
+ * "not_run"). */
+void mcpx_metrics_workspace_restore(const char *outcome, double lease_wait_s);
+void mcpx_metrics_workspace_save(const char *outcome);
+int mcpx_metrics_workspace_render(struct mcpx_buf *b);
+
 /* Gauges read at render time. */
 struct mcpx_metrics_gauges {
 	size_t queue_depth;

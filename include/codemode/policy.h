@@ -166,6 +166,13 @@ struct mcpx_function {
 	struct mcpx_egress_grant grant;
 	unsigned timeout_s;      /* 0: the server's default */
 	bool callable_from_exec; /* exec code may call it with mcpx.call */
+	/* "task_support": whether a tools/call of it may run as an MCP task
+	 * (default optional). */
+	enum mcpx_fn_tasks {
+		MCPX_FN_TASKS_OPTIONAL,
+		MCPX_FN_TASKS_FORBIDDEN,
+		MCPX_FN_TASKS_REQUIRED,
+	} task_support;
 };
 
 #define MCPX_POLICY_MAX_PROFILES 64
@@ -186,6 +193,7 @@ struct mcpx_profile {
 	bool has_exec;                 /* false: the top-level "exec" applies */
 	struct mcpx_egress_grant exec; /* rules and upstreams point into the same policy */
 	struct mcpx_profile_limits limits;
+	struct mcpx_profile_workspaces workspaces;
 };
 
 /* One file the policy was built from, as it was when read. */

@@ -668,7 +668,7 @@ static void put_store(struct buf *b)
 	struct mcpx_buf sb;
 
 	mcpx_buf_init(&sb, RENDER_CAP / 4);
-	if (mcpx_metrics_store_render(&sb) < 0)
+	if (mcpx_metrics_store_render(&sb) < 0 || mcpx_metrics_workspace_render(&sb) < 0)
 		b->failed = true;
 	else if (sb.len)
 		put(b, "%s", mcpx_buf_str(&sb));

@@ -196,6 +196,8 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	if (!job)
 		return -ENOMEM;
 	job->files = spec->files; /* accepted: ours from here on */
+	if (spec->workspace)
+		mcpx_ex_ws_take(job, spec->workspace);
 	*out = job;
 	job->queue_timer.arg = job;
 	if (nested) {

@@ -144,6 +144,10 @@ static void job_reaped(void *arg, int rc, int status, const struct rusage *rup)
 	files_rc = job->cancelled || job->env_failure || setup_rc < 0
 	               ? 0
 	               : mcpx_ex_collect_files(job, &ferr);
+	/* A workspace is collected from a run that ran (not cancelled, its
+	 * environment whole); its variables count when it ended by itself. */
+	if (!job->cancelled && !job->env_failure && setup_rc == 0 && files_rc == 0)
+		mcpx_ex_ws_collect(job, !job->timed_out && !job->budget_limit);
 	/* A nested run's /dev/shm entries are its caller's: counted with the
 	 * caller's (run_budget.c) and wiped at the caller's end, which takes
 	 * every entry of the runs' group since the caller started. Wiped now,
@@ -198,7 +202,9 @@ void mcpx_ex_finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, con
 	snprintf(r.message, sizeof(r.message), "%.*s", (int)sizeof(r.message) - 1, msg);
 	mcpx_ex_job_enter(job, MCPX_RUN_DONE);
 	mcpx_ex_audit(job, audit_status, &r);
+	mcpx_ex_ws_before_done(job, &r);
 	if (job->cb.done)
 		job->cb.done(job->cb.arg, &r);
+	mcpx_ex_ws_after_done(&r);
 	mcpx_ex_job_free(job);
 }

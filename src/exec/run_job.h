@@ -72,6 +72,7 @@ struct mcpx_job {
 	size_t stdin_len, stdin_off;
 	unsigned timeout_s;
 	char request_id[128];
+	char task_id[40]; /* the MCP task it runs for, or "" */
 	char caller[MCPX_CALLER_MAX];
 	char profile[65];
 	char client[160];
@@ -91,7 +92,19 @@ struct mcpx_job {
 	uint64_t cpu_base_ms; /* warm: CPU the preload used before the code arrived */
 	char *feed;           /* warm: header + code + stdin, fed to the interpreter */
 	size_t feed_len;
-	struct mcpx_runfiles_in *files;     /* input files, or NULL */
+	struct mcpx_runfiles_in *files; /* input files, or NULL */
+	/* A workspace call's (run_workspace.c): the archive until it is
+	 * restored; then the previous variables and names, kept for a run
+	 * that does not save its own, and counted as held for it; what the
+	 * run left; its audit line until the callback takes it. */
+	bool has_ws;
+	char ws_name[65];
+	struct mcpx_job_workspace ws;
+	char *ws_prev; /* the previous variables, then their names */
+	size_t ws_prev_vars, ws_prev_names;
+	uint64_t ws_held;
+	struct mcpx_job_ws_result ws_res;
+	struct mcpx_audit_line *ws_line;
 	struct mcpx_runfiles_out out_files; /* out/, read after the run */
 
 	uint64_t enqueued_us, started_us, ended_us;
@@ -184,6 +197,23 @@ struct mcpx_job *mcpx_ex_next_queued(struct mcpx_executor *ex);
 void mcpx_ex_queue_remove(struct mcpx_executor *ex, struct mcpx_job *job);
 void mcpx_ex_side_remove(struct mcpx_executor *ex, struct mcpx_job *job);
 
+/* ---- run_workspace.c: a workspace call's restore and collection ---- */
+
+/* Takes spec's workspace (an accepted job). */
+void mcpx_ex_ws_take(struct mcpx_job *job, struct mcpx_job_workspace *spec);
+/* Writes the workspace into the workdir, before the input files; then
+ * keeps only the previous variables. Returns 0 or -errno with err set. */
+int mcpx_ex_ws_restore(struct mcpx_job *job, const char *workdir,
+                       const struct mcpx_runfiles_owner *own, struct mcpx_err *err);
+/* Collects the workdir of a reaped run into job->ws_res; by_itself: the
+ * run ended on its own (no timeout, no budget), so its variables count. */
+void mcpx_ex_ws_collect(struct mcpx_job *job, bool by_itself);
+/* Hands r the workspace's result and audit line before the callback, and
+ * logs the line the callback left after it. */
+void mcpx_ex_ws_before_done(struct mcpx_job *job, struct mcpx_job_result *r);
+void mcpx_ex_ws_after_done(struct mcpx_job_result *r);
+void mcpx_ex_ws_free(struct mcpx_job *job);
+
 /* ---- run_result.c ---- */
 
 /* The result of a run that ended (reaped): raw output, times, how it ended. */
@@ -198,7 +228,7 @@ void mcpx_ex_result_failed(struct mcpx_job_result *r, const struct mcpx_err *set
 /* Audits the run and hands the caller its result (or a tool error). */
 void mcpx_ex_report(struct mcpx_job *job, struct mcpx_job_result *r);
 /* The run's audit line and its metrics; r NULL for a run without a result. */
-void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r);
+void mcpx_ex_audit(struct mcpx_job *job, const char *status, const struct mcpx_job_result *r);
 
 /* ---- run_start.c ---- */
 

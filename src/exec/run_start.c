@@ -136,8 +136,9 @@ static int fill_workdir(void *arg, const char *workdir, struct mcpx_err *err)
 	struct mcpx_job *job = arg;
 	const struct mcpx_sandbox *sb = job->ex->sb;
 	struct mcpx_runfiles_owner own = {sb->layers.uid_drop, sb->run_uid, sb->run_gid};
+	int rc = mcpx_ex_ws_restore(job, workdir, &own, err);
 
-	return mcpx_runfiles_write(job->files, workdir, &own, err);
+	return rc < 0 ? rc : mcpx_runfiles_write(job->files, workdir, &own, err);
 }
 
 /* Starts the run's process: its language's prepared runtime when one takes
@@ -208,7 +209,8 @@ static void held_changed(void *arg, uint64_t bytes)
 	struct mcpx_job *job = arg;
 
 	job->egress_held = bytes;
-	mcpx_run_budget_held(job->link.budget, bytes);
+	/* A workspace's previous variables are held for the run as well. */
+	mcpx_run_budget_held(job->link.budget, bytes + job->ws_held);
 }
 
 /* A run with a channel is served by the run_start hook until it ends.

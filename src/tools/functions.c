@@ -141,13 +141,18 @@ static char *invocation(const struct mcpx_function *fn, const cJSON *args)
 	return text;
 }
 
-/* The function's timeout, as the server's limits allow. */
-static unsigned timeout_for(const struct mcpx_config *cfg, const struct mcpx_function *fn)
+/* The function's timeout, as the server's limits allow: a task's run may
+ * last up to MCP_EXEC_TASK_MAX_TIMEOUT_S. */
+static unsigned timeout_for(const struct mcpx_config *cfg, const struct mcpx_function *fn,
+                            bool task)
 {
 	unsigned t = fn->timeout_s ? fn->timeout_s : cfg->default_timeout_s;
+	unsigned max = cfg->max_timeout_s;
 
-	if (t > cfg->max_timeout_s)
-		t = cfg->max_timeout_s;
+	if (task && cfg->task_max_timeout_s > max)
+		max = cfg->task_max_timeout_s;
+	if (t > max)
+		t = max;
 	return t ? t : 1;
 }
 
@@ -266,8 +271,9 @@ struct validation {
 	cJSON *args;
 	int rc;
 	char msg[MCPX_FN_MSG_MAX];
-	/* A tools/call's, for its audit line and its profile. */
-	char request_id[129], caller[161], client[161];
+	/* A tools/call's, for its audit line and its profile; the task it
+	 * runs for, or "". */
+	char request_id[129], caller[161], client[161], task_id[40];
 };
 
 static void validate_work(struct mcpx_offload_task *t)
@@ -312,7 +318,7 @@ static int finish_or_refuse(struct mcpx_fn_run *r, struct validation *v, struct 
 	int rc = v->rc;
 
 	if (rc == 0) {
-		spec->timeout_s = timeout_for(r->fs->cfg, r->fn);
+		spec->timeout_s = timeout_for(r->fs->cfg, r->fn, spec->task_id != NULL);
 		if (max_s < spec->timeout_s)
 			spec->timeout_s = (unsigned)max_s;
 		rc = submit(r, v->args, spec, bind);
@@ -332,6 +338,7 @@ static void start_validated(struct mcpx_fn_run *r, struct validation *v)
 	struct mcpx_job_spec spec = {.request_id = v->request_id,
 	                             .caller = v->caller,
 	                             .client = v->client,
+	                             .task_id = v->task_id[0] ? v->task_id : NULL,
 	                             .profile = pr ? pr->name : NULL,
 	                             .limits = pr ? &pr->limits : NULL};
 	struct mcpx_job_bind bind = {0};
@@ -385,6 +392,8 @@ int mcpx_fn_start(struct mcpx_functions *fs, const struct mcpx_fn_call *call,
 			         call->caller ? call->caller : "");
 			snprintf(r->validating->client, sizeof(r->validating->client), "%s",
 			         call->client ? call->client : "");
+			snprintf(r->validating->task_id, sizeof(r->validating->task_id), "%s",
+			         call->task_id ? call->task_id : "");
 			*out = r;
 			return 0;
 		}

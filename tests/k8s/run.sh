@@ -552,6 +552,24 @@ expect_fail "rejects config.workdirBase outside the /tmp emptyDir" "config.workd
   "$HELM" template mcpx "$CHART" --set config.workdirBase=/var/work
 expect_fail "rejects config.workdirBase escaping /tmp with .." "config.workdirBase \(/tmp/../etc\)" \
   "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/../etc
+# MCP tasks: kept in the store and read back from any replica, so they need
+# a store, and several replicas need one they share (docs/deployment.md,
+# "MCP tasks").
+REDIS_STORE=(--set workspaces.store=redis --set workspaces.redis.url=redis://10.0.0.1
+  --set workspaces.redis.existingSecret=r)
+expect_fail "refuses tasks without a store" "tasks.enabled needs a store" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true
+expect_fail "refuses tasks with two replicas on an emptyDir store" \
+  "tasks.enabled with up to 2 replicas needs a store every replica shares|store=emptyDir" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true --set workspaces.store=emptyDir
+expect_ok "accepts tasks with one replica on an emptyDir store (MCP_EXEC_TASKS=true)" \
+  bash -c '"$1" template mcpx "$2" --set tasks.enabled=true --set workspaces.store=emptyDir --set replicaCount=1 | grep -A1 "name: MCP_EXEC_TASKS$" | grep -q "value: \"true\""' _ "$HELM" "$CHART"
+expect_ok "accepts tasks with several replicas on a Redis store" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true "${REDIS_STORE[@]}"
+expect_ok "accepts tasks with several replicas on a ReadWriteMany claim" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true --set workspaces.store=pvc
+expect_ok "tasks are off by default (MCP_EXEC_TASKS=false)" \
+  bash -c '"$1" template mcpx "$2" | grep -A1 "name: MCP_EXEC_TASKS$" | grep -q "value: \"false\""' _ "$HELM" "$CHART"
 expect_ok "accepts config.workdirBase below /tmp" "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/runs
 expect_fail "rejects config.memoryMb=64 (the preloaded interpreter does not fit)" "config.memoryMb \(64\) must be at least 256" \
   "$HELM" template mcpx "$CHART" --set config.memoryMb=64

@@ -307,6 +307,7 @@ NetworkPolicies need: {host, port}. "https://*.example.com/v1" -> {host: "*.exam
 {{- include "mcp-exec.validatePolicy" . }}
 {{- include "mcp-exec.validateWorkable" . }}
 {{- include "mcp-exec.validateWorkspaces" . }}
+{{- include "mcp-exec.validateTasks" . }}
 {{- end }}
 
 {{- define "mcp-exec.validateSizing" -}}

@@ -137,3 +137,22 @@ peers to be named rather than render a setup that fails silently.
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+MCP tasks need the store (workspaces.store), and with more than one replica
+one they all reach: a task's tasks/get, tasks/result and tasks/cancel may
+reach any replica. pvc (ReadWriteMany with several replicas, which the
+workspaces' own checks require) and redis are shared; emptyDir is the pod's.
+*/}}
+{{- define "mcp-exec.validateTasks" -}}
+{{- $max := int64 .Values.replicaCount }}
+{{- if .Values.autoscaling.enabled }}{{ $max = int64 .Values.autoscaling.maxReplicas }}{{ end }}
+{{- if .Values.keda.enabled }}{{ $max = int64 .Values.keda.maxReplicaCount }}{{ end }}
+{{- $store := toString .Values.workspaces.store }}
+{{- if and .Values.tasks.enabled (eq $store "off") }}
+{{- fail "tasks.enabled needs a store: a task's status and result are kept in it (set workspaces.store: emptyDir for one replica, pvc or redis for several; docs/deployment.md, \"MCP tasks\")" }}
+{{- end }}
+{{- if and .Values.tasks.enabled (gt $max 1) (not (or (eq $store "pvc") (eq $store "redis"))) }}
+{{- fail (printf "tasks.enabled with up to %d replicas needs a store every replica shares (a task is read back from any replica): workspaces.store pvc (ReadWriteMany) or redis, not %s; docs/deployment.md, \"MCP tasks\"" $max $store) }}
+{{- end }}
+{{- end }}
