@@ -311,10 +311,14 @@ static void test_readable_by_runs(void)
 	unlink(path);
 }
 
-/* With ServiceAccount tokens on, a Bearer token none of ours matches is
- * to be reviewed (-EINPROGRESS), not refused; the same value in X-MCP-AUTH
- * is refused (only Bearer carries ServiceAccount tokens); our own tokens
- * still answer at once. */
+/* With ServiceAccount tokens on, a JWT-shaped Bearer token none of ours
+ * matches is to be reviewed (-EINPROGRESS), not refused; the same value in
+ * X-MCP-AUTH is refused (only Bearer carries ServiceAccount tokens), and so
+ * is anything not JWT-shaped, at once; our own tokens still answer at
+ * once. */
+/* {"alg":"RS256"}.{"sub":"x"}.sig */
+#define JWT "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"
+
 static void test_kubernetes_pending(void)
 {
 	struct mcpx_tokenreview_opts ko = {.api = "https://127.0.0.1:1", .audience = "mcp-exec"};
@@ -330,8 +334,10 @@ static void test_kubernetes_pending(void)
 	CHECK_INT(mcpx_tokenreview_new(&tr, NULL, &ko, &err), 0);
 	CHECK_INT(mcpx_auth_new(&a, &single, "", &err), 0);
 	mcpx_auth_set_kubernetes(a, tr);
-	CHECK_INT(who(a, NULL, "Bearer eyJhbGciOi.eyJzdWIi.c2ln", T0, caller), -EINPROGRESS);
-	CHECK_INT(who(a, "eyJhbGciOi.eyJzdWIi.c2ln", NULL, T0, caller), -EACCES);
+	CHECK_INT(who(a, NULL, "Bearer " JWT, T0, caller), -EINPROGRESS);
+	CHECK_INT(who(a, JWT, NULL, T0, caller), -EACCES);
+	CHECK_INT(who(a, NULL, "Bearer not-a-jwt", T0, caller), -EACCES);
+	CHECK_INT(who(a, NULL, "Bearer eyJhbGciOi.eyJzdWIi.c2ln", T0, caller), -EACCES);
 	CHECK_INT(who(a, NULL, "Bearer the-single-token", T0, caller), 0);
 	CHECK_STR(caller, "default");
 	/* Without the single token, only ServiceAccounts: auth is on. */
