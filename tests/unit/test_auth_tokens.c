@@ -94,6 +94,16 @@ static void test_parse_refused(void)
 	    {"[{\"caller\": \"x\", \"token_sha256\": \"%s\"}, {\"caller\": \"y\", "
 	     "\"token_sha256\": \"%s\"}]",
 	     "entry 1 (y): the same token_sha256 as entry 0 (x)"},
+	    /* cJSON would cut each of these at the NUL into something valid. */
+	    {"[{\"caller\": \"x\", \"token_sha256\\u0000\": \"%s\"}]", "U+0000"},
+	    {"[{\"caller\": \"x\\u0000y\", \"token_sha256\": \"%s\"}]", "U+0000"},
+	    {"[{\"caller\": \"x\", \"token_sha256\": \"%s\\u0000zz\"}]", "U+0000"},
+	    /* Only space, tab, LF and CR separate JSON tokens (cJSON takes any
+	     * byte up to 0x20). */
+	    {"[\f{\"caller\": \"x\", \"token_sha256\": \"%s\"}]", "between tokens"},
+	    {"[{\"caller\": \"x\",\v\"token_sha256\": \"%s\"}]", "between tokens"},
+	    {"[{\"caller\": \"x\x01\", \"token_sha256\": \"%s\"}]", "inside a string"},
+	    {"[{\"caller\": \"x\xff\", \"token_sha256\": \"%s\"}]", "UTF-8"},
 	};
 
 	hex_of("tok-a", a);
@@ -113,6 +123,11 @@ static void test_parse_refused(void)
 		/* A hash never appears in a message. */
 		CHECK(strstr(err.msg, a) == NULL);
 	}
+	/* A NUL byte after the list (cJSON stops reading at one). */
+	snprintf(json, sizeof(json), "[{\"caller\": \"x\", \"token_sha256\": \"%s\"}]\n", a);
+	err.msg[0] = '\0';
+	CHECK(mcpx_auth_tokens_parse(json, strlen(json) + 1, &t, &err) < 0);
+	CHECK(strstr(err.msg, "NUL byte") != NULL);
 	/* A caller name at the limit passes; one more character does not. */
 	{
 		char name[MCPX_CALLER_NAME_MAX + 2];
