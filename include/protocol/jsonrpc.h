@@ -52,8 +52,14 @@
 cJSON *mcpx_jsonrpc_parse(const char *msg, size_t len, const char **why);
 
 /* Appends msg, printed compactly, to out, each MCPX_JSON_NUL_MARK written as
- * \u0000. Returns 0, -ENOMEM, or -E2BIG when out's cap would be passed. */
+ * \u0000. What it appends is valid UTF-8: a string that is not (a bug of
+ * whoever made it) has each ill-formed sequence replaced by U+FFFD, and
+ * the repair is counted. Returns 0, -ENOMEM, or -E2BIG when out's cap
+ * would be passed. */
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out);
+/* How many printed messages needed that repair since the start: 0 unless
+ * there is a bug (the fuzz harnesses check it). */
+unsigned long mcpx_jsonrpc_repairs(void);
 
 /* v printed compactly as mcpx_jsonrpc_print does (each U+0000 a parsed
  * string carries written as \u0000), into a malloc'd string the caller

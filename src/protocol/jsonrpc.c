@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "utf8.h"
 
 bool mcpx_jsonrpc_id_valid(const cJSON *id)
@@ -311,10 +312,45 @@ char *mcpx_json_print_exact(const cJSON *v)
 	return mcpx_buf_take(&b, NULL);
 }
 
+/* Repairs of outgoing text (utf8_backstop), for the fuzz harnesses. */
+static unsigned long repairs;
+
+unsigned long mcpx_jsonrpc_repairs(void)
+{
+	return repairs;
+}
+
+/* Every message leaves as valid UTF-8 (2025-03-26+ basic: "MUST be UTF-8
+ * encoded"). Text that is not is a bug before this point (a message cut
+ * inside a character, a tool's text not sanitised): the bytes printed
+ * since from are repaired, each ill-formed sequence becoming U+FFFD (the
+ * printer writes structure in ASCII, so only string contents change), the
+ * repair counted and logged once. */
+static int utf8_backstop(struct mcpx_buf *out, size_t from)
+{
+	size_t n = out->len - from, fixed_len = 0;
+	char *fixed;
+	int rc;
+
+	if (mcpx_utf8_valid(out->data + from, n))
+		return 0;
+	fixed = mcpx_utf8_sanitize(out->data + from, n, &fixed_len);
+	if (!fixed)
+		return -ENOMEM;
+	out->len = from;
+	rc = mcpx_buf_add(out, fixed, fixed_len);
+	free(fixed);
+	if (!repairs++)
+		mcpx_warn("an outgoing message held text that is not UTF-8; it was repaired with "
+		          "U+FFFD (a bug: please report it)");
+	return rc;
+}
+
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out)
 {
 	char *s = cJSON_PrintUnformatted(msg);
 	const char *p, *mark;
+	size_t from = out->len;
 	int rc = 0;
 
 	if (!s)
@@ -328,6 +364,8 @@ int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out)
 	}
 	if (rc == 0)
 		rc = mcpx_buf_adds(out, p);
+	if (rc == 0)
+		rc = utf8_backstop(out, from);
 	cJSON_free(s);
 	return rc;
 }
