@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mcp.h"
+#include "mcp_types.h"
 
 struct mcpx_call;
 

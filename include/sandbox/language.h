@@ -58,7 +58,8 @@ const char *mcpx_lang_main_file(enum mcpx_lang l);
  * out (why says so); one listed by name makes this fail with err set.
  * Python is never left out (the start-up self-test decides whether it
  * runs); a failed proof only leaves its version at "3".
- * Fills sb->langs. Call after mcpx_sandbox_init. Returns 0 or -errno. */
+ * Fills sb->langs. Call after mcpx_sandbox_init. Returns 0 or -errno.
+ * (language_find.c, which sits above spawn.c.) */
 int mcpx_sandbox_find_languages(struct mcpx_sandbox *sb, const char *setting,
                                 const struct mcpx_limits *lim, struct mcpx_err *err);
 

@@ -11,8 +11,9 @@
 #include <stddef.h>
 
 #include "http.h"
-#include "mcp.h"
+#include "mcp_types.h"
 
+struct mcpx_core;
 struct mcpx_sessions;
 struct mcpx_loop;
 struct mcpx_streamable;

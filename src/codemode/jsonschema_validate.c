@@ -32,8 +32,6 @@
 #define MAX_FRAMES (2 * MCPX_SCHEMA_MAX_DEPTH)
 /* Bytes one message may take, its pointer included. */
 #define MESSAGE_MAX 320
-/* How often (in checks) the CPU clock is actually read. */
-#define BUDGET_STRIDE 64
 
 struct vctx {
 	struct schema_path path;
@@ -45,34 +43,6 @@ struct vctx {
 	int rc;       /* -ENOMEM once memory ran out */
 	uint64_t seed;
 };
-
-void mcpx_schema_budget_start(struct schema_budget *b, unsigned ms)
-{
-	memset(b, 0, sizeof(*b));
-	b->clock = CLOCK_THREAD_CPUTIME_ID;
-	if (clock_gettime(b->clock, &b->deadline) != 0) {
-		b->clock = CLOCK_MONOTONIC;
-		clock_gettime(b->clock, &b->deadline);
-	}
-	b->deadline.tv_sec += ms / 1000;
-	b->deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (b->deadline.tv_nsec >= 1000000000L) {
-		b->deadline.tv_sec++;
-		b->deadline.tv_nsec -= 1000000000L;
-	}
-}
-
-bool mcpx_schema_budget_over(struct schema_budget *b)
-{
-	struct timespec now;
-
-	if (b->expired || ++b->ticks % BUDGET_STRIDE != 0)
-		return b->expired;
-	if (clock_gettime(b->clock, &now) != 0 || now.tv_sec > b->deadline.tv_sec ||
-	    (now.tv_sec == b->deadline.tv_sec && now.tv_nsec >= b->deadline.tv_nsec))
-		b->expired = true;
-	return b->expired;
-}
 
 /* Records one failure at the current path. Ordinary messages stop at the
  * caps; the last one (why validation stopped) may use the room kept back

@@ -21,10 +21,11 @@
  * where a run can read it (the sandbox decides that through
  * mcpx_policy_opts).
  *
- * The store watches by polling: the identity of each file (device, inode,
- * mtime, size, as stat() sees it through symlinks) is taken before the file
- * is read, so a change during a read is caught by the next poll. A failed
- * reload is logged once and the old policy stays in force.
+ * This file holds what the sections' parsers share: the strict-parsing
+ * helpers, files and secrets, the "egress" section's rules, a grant's rule
+ * names, and queries on a snapshot. It sits below them all; the document's
+ * top level and a snapshot's end are policy_document.c's, a grant
+ * policy_grant.c's, the store policy_store.c's.
  *
  * What it does not do: make requests (broker.c), decide per address
  * (egress_check.c), or run functions (functions.c).
@@ -199,12 +200,6 @@ void mcpx_pol_watch_file(struct policy_ctx *c, const char *path)
 {
 	if (c->n_files < c->max_files)
 		mcpx_pol_file_id_stat(path, &c->files[c->n_files++]);
-}
-
-static bool file_id_same(const struct mcpx_file_id *a, const struct mcpx_file_id *b)
-{
-	return a->err == b->err && a->dev == b->dev && a->ino == b->ino &&
-	       a->mtime_ns == b->mtime_ns && a->size == b->size;
 }
 
 /* A file a run could read (as named, or where its symlinks lead) cannot
@@ -524,7 +519,7 @@ static int parse_rule(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 	return 0;
 }
 
-static int parse_egress(struct policy_ctx *c, const cJSON *v)
+int mcpx_pol_parse_egress(struct policy_ctx *c, const cJSON *v)
 {
 	size_t n = cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) : 0;
 
@@ -565,66 +560,6 @@ int mcpx_pol_grant_rules(struct policy_ctx *c, const cJSON *v, struct mcpx_egres
 	return mcpx_pol_each_item(c, v, MCPX_POLICY_MAX_RULES, parse_grant_rule, g);
 }
 
-/* {"egress": [names], "upstreams": [names], "max_requests": n,
- * "max_in_flight": n}: exec's grant and a profile's. */
-int mcpx_pol_parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g)
-{
-	static const char *const keys[] = {"egress", "max_requests", "max_in_flight", "upstreams"};
-	const cJSON *u = cJSON_GetObjectItemCaseSensitive(v, "upstreams");
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "egress");
-	const cJSON *mr = cJSON_GetObjectItemCaseSensitive(v, "max_requests");
-	const cJSON *mf = cJSON_GetObjectItemCaseSensitive(v, "max_in_flight");
-	double d = 0;
-	size_t old;
-	int rc;
-
-	g->max_requests = MCPX_EGRESS_MAX_REQUESTS_DEFAULT;
-	g->max_in_flight = MCPX_EGRESS_MAX_IN_FLIGHT_DEFAULT;
-	if ((rc = mcpx_pol_want_object(c, v)) < 0 || (rc = mcpx_pol_check_keys(c, v, keys, 4)) < 0)
-		return rc;
-	if (e) {
-		old = mcpx_pol_push_key(c, "egress");
-		rc = mcpx_pol_grant_rules(c, e, g);
-		mcpx_pol_pop(c, old);
-	}
-	if (!rc && u) {
-		old = mcpx_pol_push_key(c, "upstreams");
-		rc = mcpx_pol_grant_upstreams(c, u, g);
-		mcpx_pol_pop(c, old);
-	}
-	if (!rc && mr) {
-		old = mcpx_pol_push_key(c, "max_requests");
-		rc = mcpx_pol_get_uint(c, mr, 1, 100000, &d);
-		g->max_requests = (unsigned)d;
-		mcpx_pol_pop(c, old);
-	}
-	if (!rc && mf) {
-		old = mcpx_pol_push_key(c, "max_in_flight");
-		rc = mcpx_pol_get_uint(c, mf, 1, 64, &d);
-		g->max_in_flight = (unsigned)d;
-		mcpx_pol_pop(c, old);
-	}
-	return rc;
-}
-
-static int parse_exec(struct policy_ctx *c, const cJSON *v)
-{
-	return mcpx_pol_parse_grant(c, v, &c->p->exec);
-}
-
-/* The top-level sections, in the order they are parsed. */
-static const struct {
-	const char *key;
-	int (*parse)(struct policy_ctx *c, const cJSON *v);
-} sections[] = {
-    {"egress", parse_egress},
-    {"upstreams", mcpx_pol_parse_upstreams},
-    {"exec", parse_exec},
-    {"functions", mcpx_pol_parse_functions},
-    {"profiles", mcpx_pol_parse_profiles},
-};
-#define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
-
 /* ---- the policy object -------------------------------------------------- */
 
 struct mcpx_policy *mcpx_policy_ref(struct mcpx_policy *p)
@@ -632,125 +567,6 @@ struct mcpx_policy *mcpx_policy_ref(struct mcpx_policy *p)
 	if (p)
 		p->refs++;
 	return p;
-}
-
-void mcpx_policy_unref(struct mcpx_policy *p)
-{
-	if (!p || --p->refs > 0)
-		return;
-	for (size_t i = 0; i < p->n_rules; i++) {
-		struct mcpx_credential *cred = &p->rules[i].cred;
-
-		if (cred->value) {
-			mcpx_wipe(cred->value, cred->value_len);
-			free(cred->value);
-		}
-		free(p->rules[i].url_prefix);
-	}
-	mcpx_pol_functions_free(p);
-	mcpx_pol_profiles_free(p);
-	mcpx_pol_upstreams_free(p);
-	free(p->rules);
-	free(p->exec.rules);
-	free(p->exec.upstreams);
-	free(p);
-}
-
-/* Where the first "\\u0000" escape inside a string of the n bytes at json
- * is, or n. cJSON ends its strings at U+0000, so a name, a pattern or a
- * required property with one would silently mean a shorter one: refused. */
-static size_t nul_escape_at(const char *json, size_t n)
-{
-	bool in_str = false;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!in_str) {
-			in_str = json[i] == '"';
-		} else if (json[i] == '"') {
-			in_str = false;
-		} else if (json[i] == '\\') {
-			if (n - i >= 6 && memcmp(json + i + 1, "u0000", 5) == 0)
-				return i;
-			i++; /* the escaped character, "\\\\" included */
-		}
-	}
-	return n;
-}
-
-/* What the JSON parser would let through that a policy must not hold:
- * bytes that are not UTF-8 (its strings go into tools/list, exec's
- * description and messages as they are), NUL bytes (cJSON stops reading at
- * one, so a file followed by NULs would pass), and U+0000 escapes. */
-static int check_text(const char *json, size_t len, struct mcpx_err *err)
-{
-	const char *nul = memchr(json, '\0', len);
-	size_t esc;
-
-	if (nul)
-		return mcpx_err_set(err, EINVAL, "not valid JSON: a NUL byte at byte %zu",
-		                    (size_t)(nul - json));
-	if (!mcpx_utf8_valid(json, len))
-		return mcpx_err_set(err, EINVAL, "not valid UTF-8");
-	if ((esc = nul_escape_at(json, len)) < len)
-		return mcpx_err_set(
-		    err, EINVAL, "U+0000 (\"\\u0000\") is not allowed in a string (byte %zu)", esc);
-	return 0;
-}
-
-int mcpx_policy_parse(const char *json, size_t len, const struct mcpx_policy_opts *o,
-                      struct mcpx_policy **out, struct mcpx_file_id *files, size_t max_files,
-                      size_t *n_files, struct mcpx_err *err)
-{
-	struct policy_ctx c = {
-	    .err = err, .o = o, .files = files, .max_files = files ? max_files : 0};
-	const char *end = NULL;
-	const char *keys[N_SECTIONS];
-	cJSON *root;
-	int rc;
-
-	*out = NULL;
-	if (n_files)
-		*n_files = 0;
-	if ((rc = check_text(json, len, err)) < 0)
-		return rc;
-	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	while (root && end && (size_t)(end - json) < len && *end && strchr(" \t\r\n", *end))
-		end++;
-	if (!root || (size_t)(end - json) != len) {
-		cJSON_Delete(root);
-		return mcpx_err_set(err, EINVAL, "not valid JSON (near byte %zu)",
-		                    end ? (size_t)(end - json) : len);
-	}
-	c.p = calloc(1, sizeof(*c.p));
-	if (!c.p) {
-		cJSON_Delete(root);
-		return mcpx_err_set(err, ENOMEM, "out of memory");
-	}
-	c.p->refs = 1;
-	for (size_t i = 0; i < N_SECTIONS; i++)
-		keys[i] = sections[i].key;
-	rc = mcpx_pol_want_object(&c, root);
-	if (!rc)
-		rc = mcpx_pol_check_keys(&c, root, keys, N_SECTIONS);
-	for (size_t i = 0; !rc && i < N_SECTIONS; i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, sections[i].key);
-		size_t old;
-
-		if (!v)
-			continue;
-		old = mcpx_pol_push_key(&c, sections[i].key);
-		rc = sections[i].parse(&c, v);
-		mcpx_pol_pop(&c, old);
-	}
-	cJSON_Delete(root);
-	if (n_files)
-		*n_files = c.n_files;
-	if (rc < 0) {
-		mcpx_policy_unref(c.p);
-		return rc;
-	}
-	*out = c.p;
-	return 0;
 }
 
 void mcpx_policy_summary(const struct mcpx_policy *p, char *buf, size_t len)
@@ -808,149 +624,4 @@ int mcpx_egress_grant_describe(const struct mcpx_egress_grant *g, struct mcpx_bu
 			rc = mcpx_buf_adds(b, ")");
 	}
 	return rc;
-}
-
-/* ---- the store ----------------------------------------------------------- */
-
-#define MAX_WATCHED (1 + MCPX_POLICY_MAX_RULES + MCPX_POLICY_MAX_FUNCTIONS)
-
-struct mcpx_policy_store {
-	char path[4096];
-	struct mcpx_policy_opts o;
-	struct mcpx_policy *cur;
-	uint64_t versions;
-	/* The files of the last attempt, as they were before it read them. */
-	struct mcpx_file_id watched[MAX_WATCHED];
-	size_t n_watched;
-	struct mcpx_loop *loop;
-	struct mcpx_timer timer;
-	unsigned interval_ms;
-	void (*on_change)(void *arg);
-	void *on_change_arg;
-};
-
-/* One attempt: identities first, then the contents. */
-static int load(struct mcpx_policy_store *s, struct mcpx_err *err)
-{
-	struct mcpx_policy *p = NULL;
-	char *json = NULL;
-	size_t len = 0, n = 0;
-	int rc;
-
-	mcpx_pol_file_id_stat(s->path, &s->watched[0]);
-	s->n_watched = 1;
-	if (mcpx_pol_readable_by_runs(&s->o, s->path))
-		return mcpx_err_set(err, EPERM,
-		                    "%s lies where runs can read it; mount the policy elsewhere "
-		                    "(for example under /var/run/secrets/mcp-exec/)",
-		                    s->path);
-	rc = mcpx_pol_read_file(s->path, MCPX_POLICY_MAX_BYTES, &json, &len);
-	if (rc < 0)
-		return mcpx_err_set(err, -rc, "cannot read %s: %s", s->path,
-		                    mcpx_pol_file_error(rc));
-	rc = mcpx_policy_parse(json, len, &s->o, &p, s->watched + 1, MAX_WATCHED - 1, &n, err);
-	free(json);
-	s->n_watched = 1 + n;
-	if (rc < 0)
-		return rc;
-	p->version = ++s->versions;
-	mcpx_policy_unref(s->cur);
-	s->cur = p;
-	return 0;
-}
-
-int mcpx_policy_store_open(const char *path, const struct mcpx_policy_opts *o,
-                           struct mcpx_policy_store **out, struct mcpx_err *err)
-{
-	struct mcpx_policy_store *s;
-	struct mcpx_err inner = {{0}};
-	int rc;
-
-	*out = NULL;
-	if (!path || path[0] != '/' || strlen(path) >= sizeof(s->path))
-		return mcpx_err_set(err, EINVAL, "MCP_EXEC_POLICY must be an absolute path");
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return mcpx_err_set(err, ENOMEM, "out of memory");
-	strcpy(s->path, path);
-	s->o = *o;
-	rc = load(s, &inner);
-	if (rc < 0) {
-		mcpx_err_set(err, -rc, "policy %s: %s", path, inner.msg);
-		mcpx_policy_store_free(s);
-		return rc;
-	}
-	*out = s;
-	return 0;
-}
-
-int mcpx_policy_store_check(struct mcpx_policy_store *s)
-{
-	struct mcpx_err err = {{0}};
-	bool changed = false;
-	uint64_t old = s->cur->version;
-	int rc;
-
-	for (size_t i = 0; i < s->n_watched && !changed; i++) {
-		struct mcpx_file_id now;
-
-		mcpx_pol_file_id_stat(s->watched[i].path, &now);
-		changed = !file_id_same(&now, &s->watched[i]);
-	}
-	if (!changed)
-		return 0;
-	rc = load(s, &err);
-	if (rc < 0) {
-		mcpx_error("policy %s: %s; version %llu stays in force", s->path, err.msg,
-		           (unsigned long long)old);
-		return rc;
-	}
-	{
-		char what[160];
-
-		mcpx_policy_summary(s->cur, what, sizeof(what));
-		mcpx_info("policy %s reloaded: %s", s->path, what);
-	}
-	if (s->on_change)
-		s->on_change(s->on_change_arg);
-	return 1;
-}
-
-static void poll_cb(struct mcpx_timer *t)
-{
-	struct mcpx_policy_store *s = t->arg;
-
-	(void)mcpx_policy_store_check(s);
-	mcpx_timer_start(s->loop, &s->timer, (uint64_t)s->interval_ms * 1000u);
-}
-
-void mcpx_policy_store_watch(struct mcpx_policy_store *s, struct mcpx_loop *loop,
-                             unsigned interval_ms)
-{
-	s->loop = loop;
-	s->interval_ms = interval_ms ? interval_ms : 1000;
-	s->timer.fn = poll_cb;
-	s->timer.arg = s;
-	mcpx_timer_start(loop, &s->timer, (uint64_t)s->interval_ms * 1000u);
-}
-
-void mcpx_policy_store_on_change(struct mcpx_policy_store *s, void (*fn)(void *arg), void *arg)
-{
-	s->on_change = fn;
-	s->on_change_arg = arg;
-}
-
-struct mcpx_policy *mcpx_policy_store_current(const struct mcpx_policy_store *s)
-{
-	return s ? s->cur : NULL;
-}
-
-void mcpx_policy_store_free(struct mcpx_policy_store *s)
-{
-	if (!s)
-		return;
-	if (s->loop)
-		mcpx_timer_cancel(&s->timer);
-	mcpx_policy_unref(s->cur);
-	free(s);
 }

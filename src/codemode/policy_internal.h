@@ -59,11 +59,13 @@ int mcpx_pol_read_file(const char *path, size_t cap, char **out, size_t *len);
 /* Words for a mcpx_pol_read_file failure. */
 const char *mcpx_pol_file_error(int rc);
 
+/* The "egress" section: the rules into p->rules. */
+int mcpx_pol_parse_egress(struct policy_ctx *c, const cJSON *v);
 /* A list of egress rule names (of rules parsed before) into g->rules. */
 int mcpx_pol_grant_rules(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g);
 
 /* The "exec" grant's members ({"egress", "upstreams", "max_requests",
- * "max_in_flight"}) into g: exec's own and a profile's. */
+ * "max_in_flight"}) into g: exec's own and a profile's (policy_grant.c). */
 int mcpx_pol_parse_grant(struct policy_ctx *c, const cJSON *v, struct mcpx_egress_grant *g);
 
 /* The "profiles" section (policy_profiles.c), and what it frees. */

@@ -472,7 +472,9 @@ void mcpx_conn_destroy(struct mcpx_http_conn *c)
 	lws_set_opaque_user_data(c->wsi, NULL);
 	mcpx_buf_free(&c->body);
 	free(c->refusal);
-	mcpx_conn_response_free(c);
+	/* The response's buffers (http_response.c queues into them). */
+	mcpx_buf_free(&c->resp.extra);
+	mcpx_buf_free(&c->resp.out);
 	free(c);
 	publish_count(s);
 }

@@ -140,6 +140,5 @@ int mcpx_conn_writeable(struct mcpx_http_conn *c);
 /* Called when the request body has been read (or discarded) whole: a
  * connection whose response already went out may close now. */
 bool mcpx_conn_response_done(const struct mcpx_http_conn *c);
-void mcpx_conn_response_free(struct mcpx_http_conn *c);
 
 #endif

@@ -268,9 +268,3 @@ int mcpx_conn_writeable(struct mcpx_http_conn *c)
 	 * the client can finish sending and see the answer. */
 	return c->body_done ? -1 : 0;
 }
-
-void mcpx_conn_response_free(struct mcpx_http_conn *c)
-{
-	mcpx_buf_free(&c->resp.extra);
-	mcpx_buf_free(&c->resp.out);
-}

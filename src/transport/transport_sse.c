@@ -22,6 +22,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "loop.h"
+#include "mcp.h"
 
 #define KEEPALIVE_US (15u * 1000000u)
 

@@ -36,6 +36,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "loop.h"
+#include "mcp.h"
 #include "session.h"
 #include "streamable_headers.h"
 

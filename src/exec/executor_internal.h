@@ -1,0 +1,208 @@
+/*
+ * executor_internal.h - what the executor's files share: a job and the
+ * executor as structures, and the steps of a run each file holds.
+ *
+ * executor.c   a job's life: made, its state changed (job_enter), completed
+ *              once reaped and drained, cancelled, freed; the executor's own
+ * run_queue.c  admission (the queue's cap, each caller's share), the queue
+ *              and the nested jobs beside the running one, which job is next
+ * run_start.c  the choice of start path (a warm interpreter, the prepared
+ *              bash, cold), the run's channel and budget, what follows a run
+ * run_io.c     a running job on the loop: its output, stdin, exit, wall clock
+ * run_result.c a run's end in words: its result, the limit that ended it,
+ *              whether its environment failed, the audit line
+ *
+ * Not for use outside src/exec/executor.c and src/exec/run_{queue,start,io,
+ * result}.c; everyone else has executor.h.
+ */
+#ifndef MCPX_EXECUTOR_INTERNAL_H
+#define MCPX_EXECUTOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "buf.h"
+#include "caller.h"
+#include "executor.h"
+#include "loop.h"
+#include "run_link.h"
+#include "run_state.h"
+
+struct mcpx_bash_pool;
+struct mcpx_budget;
+struct mcpx_err;
+struct mcpx_fair;
+struct mcpx_offload;
+struct mcpx_warm_pool;
+
+struct job_stream {
+	struct mcpx_watch watch;
+	struct mcpx_job *job;
+	struct mcpx_buf buf; /* capped at the combined output cap */
+	bool open;
+	/* Bytes of a warm interpreter's protocol still to come before the
+	 * program's output (warm.h): READY (when it had not arrived when the
+	 * run started), then TAKEN. */
+	unsigned markers;
+};
+
+struct mcpx_job {
+	struct mcpx_executor *ex;
+	struct mcpx_job *next;     /* queue link */
+	enum mcpx_run_state state; /* changed by job_enter only (run_state.h) */
+	/* Which run called which (run_link.h): a nested job is linked under
+	 * its caller's job from submit until it is DONE; a caller that is
+	 * DONE first detaches its nested jobs (job_unlink). link.budget is
+	 * the run's budget (run_budget.h) while it has one. */
+	struct mcpx_run_link link;
+
+	char *code;
+	size_t code_len;
+	enum mcpx_lang lang;
+	char *stdin_data;
+	size_t stdin_len, stdin_off;
+	unsigned timeout_s;
+	char request_id[128];
+	char caller[MCPX_CALLER_MAX];
+	char profile[65];
+	char client[160];
+	unsigned memory_mb;   /* the run's memory: the server's, or its profile's if lower */
+	char run_id[17];      /* joins the run's audit line and its egress lines */
+	void *egress;         /* the run_start hook's handle for the run's channel */
+	uint64_t egress_held; /* bytes the server holds for the run */
+	uint64_t charged_us;  /* server CPU spent for it elsewhere (validation) */
+	/* Not exec's run: a copy of the submitter's bind, whose strings point
+	 * at the arrays below. */
+	bool has_bind;
+	struct mcpx_job_bind bind;
+	char tool[129], args_sha256[65], source_sha256[65], parent_run_id[17];
+	struct mcpx_job_callbacks cb;
+	bool cancelled;
+	bool warm;            /* served by a warm interpreter */
+	uint64_t cpu_base_ms; /* warm: CPU the preload used before the code arrived */
+	char *feed;           /* warm: header + code + stdin, fed to the interpreter */
+	size_t feed_len;
+	struct mcpx_runfiles_in *files;     /* input files, or NULL */
+	struct mcpx_runfiles_out out_files; /* out/, read after the run */
+
+	uint64_t enqueued_us, started_us, ended_us;
+	uint64_t deadline_us; /* when its wall clock ends (set once supervised) */
+	struct mcpx_timer queue_timer;
+
+	/* Running state. */
+	struct mcpx_sandbox_proc proc;
+	struct job_stream out, err;
+	struct mcpx_watch pid_watch;
+	bool pid_open;
+	bool timed_out;
+	bool truncated;           /* output beyond the cap was dropped */
+	const char *env_failure;  /* set: the environment failed, not the program */
+	const char *budget_limit; /* the budget that ended it */
+	struct mcpx_timer wall_timer;
+	struct mcpx_timer drain_timer;
+	struct mcpx_timer stdin_timer;
+};
+
+struct mcpx_executor {
+	struct mcpx_loop *loop;
+	const struct mcpx_config *cfg;
+	const struct mcpx_sandbox *sb;
+	struct mcpx_executor_hooks hooks; /* zeroed: no run gets a channel */
+	struct mcpx_job *queue_head, *queue_tail;
+	size_t queue_len;
+	struct mcpx_fair *fair; /* each caller's share of the queue */
+	unsigned retry_after_s; /* of the last -EAGAIN */
+	char share_msg[256];    /* why the last -EUSERS or -EAGAIN */
+	struct mcpx_job *running;
+	struct mcpx_job *side; /* nested jobs, beside the running one */
+	bool draining;
+	bool freeing;
+	uint64_t completed;
+	struct mcpx_timer kick;
+
+	/* Threads that walk and remove runs' files, off the loop: one for the
+	 * budget's disk readings (run_budget.h), one for the removal of
+	 * finished runs' files (run_cleanup.h), so no reading waits behind a
+	 * removal (a run's nested calls could otherwise keep its own readings
+	 * waiting). While any removal is under way no run starts. */
+	struct mcpx_offload *walker, *remover;
+	unsigned cleaning;
+
+	/* The next run's interpreter, prepared in advance (warm_pool.h). */
+	struct mcpx_warm_pool *warm;
+	struct mcpx_bash_pool *bash; /* the next bash run, waiting at its gate */
+	enum mcpx_lang last_lang;    /* of the last run that was not nested */
+	struct mcpx_budget *budget;  /* how runs are held to their budget */
+};
+
+/* ---- executor.c: a job's life ---- */
+
+/* A new job holding copies of spec's code, stdin, ids and bind; NULL when
+ * out of memory. */
+struct mcpx_job *mcpx_ex_job_new(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
+                                 const struct mcpx_job_callbacks *cb);
+void mcpx_ex_job_free(struct mcpx_job *job);
+/* The one place a job's state changes (executor.c says what entering each
+ * state does). */
+int mcpx_ex_job_enter(struct mcpx_job *job, enum mcpx_run_state next);
+/* The run that called a nested job, while it is there; NULL for any other. */
+struct mcpx_job *mcpx_ex_job_caller(const struct mcpx_job *job);
+/* The started or nested job whose run is run_id, or NULL. */
+struct mcpx_job *mcpx_ex_job_by_run_id(struct mcpx_executor *ex, const char *run_id);
+/* Kills everything of the run (its budget's processes and its group). */
+void mcpx_ex_kill_tree(struct mcpx_job *job);
+/* The leader exited (or was killed): the run is ending, once. */
+void mcpx_ex_leader_exited(struct mcpx_job *job);
+/* Completes the job once the leader has exited and both pipes are drained. */
+void mcpx_ex_maybe_complete(struct mcpx_job *job);
+
+/* ---- run_queue.c: admission and the queue ---- */
+
+/* Starts the next job on a fresh loop iteration. */
+void mcpx_ex_kick(struct mcpx_executor *ex);
+void mcpx_ex_queue_remove(struct mcpx_executor *ex, struct mcpx_job *job);
+void mcpx_ex_side_remove(struct mcpx_executor *ex, struct mcpx_job *job);
+
+/* ---- run_start.c: the start path ---- */
+
+/* Starts a job taken off the queue (or a nested one): its process, its
+ * channel, its supervision; a job that cannot start is finished unrun. */
+void mcpx_ex_start_job(struct mcpx_executor *ex, struct mcpx_job *job);
+/* Holds the run as a whole to its budget; -ESRCH: a nested run whose
+ * caller is gone or no longer has one. */
+int mcpx_ex_start_budget(struct mcpx_job *job, unsigned cpu_s);
+/* When the run's wall clock ends, counted from from. */
+uint64_t mcpx_ex_run_deadline_us(const struct mcpx_job *job, uint64_t from);
+/* After a run: the next job and the warm pool's and prepared bash's turn. */
+void mcpx_ex_after_run(struct mcpx_executor *ex);
+/* A finished run's files are gone (run_cleanup.h's callback, arg: ex). */
+void mcpx_ex_cleanup_done(void *arg);
+
+/* ---- run_io.c: a running job on the loop ---- */
+
+/* Watches the run's output and exit, starts its budget, wall clock and
+ * stdin. False when it cannot be supervised (then it is being ended). */
+bool mcpx_ex_supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s);
+
+/* ---- run_result.c: a run's end in words ---- */
+
+/* The result of a run that ended (reaped): raw output, times, how it ended. */
+void mcpx_ex_fill_result(struct mcpx_job *job, int status, const struct rusage *ru,
+                         uint64_t budget_cpu_ms, struct mcpx_job_result *r);
+/* A failure of the run's environment, not the program's result, or NULL. */
+const char *mcpx_ex_environment_failure(const struct mcpx_job *job, int status, bool parent_gone);
+/* Reads out/ back once the run is reaped and its group swept. */
+int mcpx_ex_collect_files(struct mcpx_job *job, struct mcpx_err *err);
+void mcpx_ex_result_failed(struct mcpx_job_result *r, const struct mcpx_err *setup,
+                           const struct mcpx_err *files);
+/* Audits the run and hands the caller its result (or a tool error). */
+void mcpx_ex_report(struct mcpx_job *job, struct mcpx_job_result *r);
+/* Completes a job that never ran (expired, shutdown, failed to start). */
+void mcpx_ex_finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, const char *msg,
+                          const char *audit_status);
+/* The run's audit line and its metrics; r NULL for a run without a result. */
+void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r);
+
+#endif
