@@ -583,6 +583,15 @@ static const char *transport_name(enum mcpx_transport t)
 	return t == MCPX_TRANSPORT_STDIO ? "stdio" : t == MCPX_TRANSPORT_HTTP ? "http" : "sse";
 }
 
+unsigned long mcpx_config_file_mb(const struct mcpx_config *c)
+{
+	if (!c->max_disk_mb)
+		return c->max_file_mb;
+	if (c->max_file_mb && c->max_file_mb < c->max_disk_mb)
+		return c->max_file_mb;
+	return c->max_disk_mb;
+}
+
 void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 {
 	static const char *const lvl[] = {"debug", "info", "warn", "error"};

@@ -150,7 +150,7 @@ static void prepare_cb(struct mcpx_timer *t)
 	lim.cpu_s = (cfg->cpu_s ? cfg->cpu_s : cfg->max_timeout_s) + WAIT_CPU_SLACK_S;
 	lim.memory_mb = cfg->memory_mb;
 	lim.max_procs = cfg->max_procs;
-	lim.file_mb = cfg->max_file_mb;
+	lim.file_mb = mcpx_config_file_mb(cfg);
 	lim.open_files = 256;
 	lim.channel = wants_channel(bp);
 	if (mcpx_sandbox_spawn_gated(bp->sb, &lim, &bp->proc, &err) < 0) {

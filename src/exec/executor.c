@@ -319,13 +319,22 @@ static void job_complete(struct mcpx_job *job)
 	mcpx_ex_after_run(ex);
 }
 
+static void budget_settled(void *arg)
+{
+	mcpx_ex_maybe_complete(arg);
+}
+
 /* Called whenever one of the run's watches closes; the job completes when
- * the leader has exited and both pipes are drained. */
+ * the leader has exited, both pipes are drained, and the disk budget has
+ * had its last word (a run that wrote past it and exited before a reading
+ * is still told: run_budget.h, mcpx_run_budget_settle). */
 void mcpx_ex_maybe_complete(struct mcpx_job *job)
 {
 	if (job->state != MCPX_RUN_ENDING || job->ex->freeing)
 		return;
 	if (job->out.open || job->err.open || job->pid_open)
+		return;
+	if (mcpx_run_budget_settle(job->link.budget, budget_settled, job) == -EINPROGRESS)
 		return;
 	job_complete(job);
 }

@@ -225,7 +225,7 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 	lim.cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
 	lim.memory_mb = job->memory_mb;
 	lim.max_procs = ex->cfg->max_procs;
-	lim.file_mb = ex->cfg->max_file_mb;
+	lim.file_mb = mcpx_config_file_mb(ex->cfg);
 	lim.open_files = 256;
 	lim.channel = wants_channel(ex, job);
 	/* Bash and JavaScript start cold: the prepared interpreter is

@@ -272,7 +272,7 @@ static void warm_limits(const struct mcpx_warm_pool *wp, struct mcpx_limits *lim
 	lim->cpu_s = cpu + PRELOAD_CPU_S;
 	lim->memory_mb = cfg->memory_mb;
 	lim->max_procs = cfg->max_procs;
-	lim->file_mb = cfg->max_file_mb;
+	lim->file_mb = mcpx_config_file_mb(cfg);
 	lim->open_files = 256;
 	lim->channel = wp->hooks && wp->hooks->exec_wants_channel &&
 	               wp->hooks->exec_wants_channel(wp->hooks->arg);

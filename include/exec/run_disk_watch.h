@@ -1,0 +1,42 @@
+/*
+ * run_disk_watch.h - tells a run's budget the moment the run writes a file:
+ * inotify on its workdir tree and on /dev/shm (run_budget.c's disk reading
+ * then runs at once instead of at the next tick of its timer).
+ *
+ * A run writes as fast as memory on a tmpfs workdir: 40 MiB in a few tens
+ * of milliseconds, between two readings of a timer. The events (a file
+ * created, written, closed after writing, moved in) wake the loop; the
+ * watcher only says "something was written", never what or how much: the
+ * reading measures. Events for files the run unlinked but holds open still
+ * arrive (the watch on their directory reports them).
+ *
+ * What it does not see: writes into subdirectories of /dev/shm, memfds,
+ * and directories beyond MCPX_DISK_WATCH_DIRS (or ones it may not read):
+ * those are left to the timer's readings and to RLIMIT_FSIZE. The watcher
+ * is a hint, never the accounting.
+ */
+#ifndef MCPX_RUN_DISK_WATCH_H
+#define MCPX_RUN_DISK_WATCH_H
+
+#include <stdbool.h>
+
+#include "loop.h"
+
+/* Directories watched per run (its workdir tree and its joined runs'). */
+#define MCPX_DISK_WATCH_DIRS 64
+
+struct mcpx_disk_watch;
+
+/* Watches dir's tree (and /dev/shm when shm); fn(arg) runs on the loop,
+ * once per batch of events. 0 and *out, or -errno (no inotify: the
+ * caller's timer still reads). */
+int mcpx_disk_watch_open(struct mcpx_loop *loop, const char *dir, bool shm, void (*fn)(void *arg),
+                         void *arg, struct mcpx_disk_watch **out);
+
+/* Watches dir's tree too (a joined run's workdir). */
+void mcpx_disk_watch_add(struct mcpx_disk_watch *dw, const char *dir);
+
+/* Stops; fn is not called again. NULL is fine. */
+void mcpx_disk_watch_close(struct mcpx_disk_watch *dw);
+
+#endif
