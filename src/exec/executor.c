@@ -439,20 +439,39 @@ size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 	return job->out.buf.len;
 }
 
-void mcpx_executor_drain(struct mcpx_executor *ex)
+bool mcpx_ex_drain_refuses(struct mcpx_executor *ex, struct mcpx_job *job)
 {
+	uint64_t now = mcpx_now_us(), left_s;
+	char msg[256];
+
+	if (!ex->draining || now + (uint64_t)job->timeout_s * 1000000u <= ex->drain_deadline_us)
+		return false;
+	left_s = ex->drain_deadline_us > now ? (ex->drain_deadline_us - now) / 1000000u : 0;
+	snprintf(msg, sizeof(msg),
+	         "the server is shutting down and did not run this execution: its timeout (%u s) "
+	         "would not end within the %llu s left of the drain; retry on another replica",
+	         job->timeout_s, (unsigned long long)left_s);
+	mcpx_ex_queue_remove(ex, job);
+	mcpx_ex_finish_unrun(job, MCPX_JOB_SHUTDOWN, msg, "shutdown");
+	return true;
+}
+
+/* Accepted work still runs: the queue is kept, in order, and each job
+ * starts if its timeout ends before deadline_us; one that cannot is
+ * answered now, the rest when their turn comes (run_queue.c). */
+void mcpx_executor_drain(struct mcpx_executor *ex, uint64_t deadline_us)
+{
+	struct mcpx_job *next;
+
 	ex->draining = true;
+	ex->drain_deadline_us = deadline_us;
 	mcpx_warm_pool_stop(ex->warm);
 	mcpx_bash_pool_stop(ex->bash);
-	while (ex->queue_head) {
-		struct mcpx_job *job = ex->queue_head;
-		mcpx_ex_queue_remove(ex, job);
-		mcpx_ex_finish_unrun(
-		    job, MCPX_JOB_SHUTDOWN,
-		    "the server is shutting down and did not run this execution; retry on "
-		    "another replica",
-		    "shutdown");
+	for (struct mcpx_job *job = ex->queue_head; job; job = next) {
+		next = job->next;
+		(void)mcpx_ex_drain_refuses(ex, job);
 	}
+	mcpx_ex_kick(ex);
 }
 
 bool mcpx_executor_idle(const struct mcpx_executor *ex)

@@ -118,6 +118,9 @@ struct mcpx_executor {
 	struct mcpx_job *running;
 	struct mcpx_job *side; /* nested jobs, beside the running one */
 	bool draining;
+	/* The drain's end (mcpx_executor_drain): a queued job starts only if
+	 * its timeout ends before it. */
+	uint64_t drain_deadline_us;
 	bool freeing;
 	uint64_t completed;
 	struct mcpx_timer kick;
@@ -202,6 +205,10 @@ void mcpx_ex_report(struct mcpx_job *job, struct mcpx_job_result *r);
 /* Completes a job that never ran (expired, shutdown, failed to start). */
 void mcpx_ex_finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, const char *msg,
                           const char *audit_status);
+/* Draining: whether job, started now, would end (by its timeout) before
+ * the drain does; if not, it is taken out of the queue and answered that
+ * the server is shutting down (true: refused). */
+bool mcpx_ex_drain_refuses(struct mcpx_executor *ex, struct mcpx_job *job);
 /* The run's audit line and its metrics; r NULL for a run without a result. */
 void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r);
 

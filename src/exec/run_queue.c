@@ -213,6 +213,12 @@ static void start_next(struct mcpx_executor *ex)
 		if (mcpx_fair_last_served(ex->fair, j->caller) <
 		    mcpx_fair_last_served(ex->fair, job->caller))
 			job = j;
+	/* Draining: one whose timeout would outlast the drain is answered
+	 * instead, and the next one is tried on the next turn. */
+	if (mcpx_ex_drain_refuses(ex, job)) {
+		mcpx_ex_kick(ex);
+		return;
+	}
 	mcpx_ex_queue_remove(ex, job);
 	mcpx_fair_served(ex->fair, job->caller);
 	mcpx_ex_start_job(ex, job);
