@@ -36,7 +36,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config \
       libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev libpcre2-dev \
-      libpython3-dev \
+      libhiredis-dev libpython3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -68,7 +68,8 @@ ARG NODE_PACKAGES="nodejs"
 # python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"
 # dependency; without it apt picks scipy, whose python3-pythran dependency
 # drags gcc, g++ and the Boost headers (~500 MB) in.
-ARG RUNTIME_PACKAGES="libwebsockets17 libcjson1 libseccomp2 libssl3 libcurl4 libpcre2-8-0 ca-certificates tzdata \
+ARG RUNTIME_PACKAGES="libwebsockets17 libcjson1 libseccomp2 libssl3 libcurl4 libpcre2-8-0 libhiredis0.14 \
+    ca-certificates tzdata \
     libpython3.11 \
     python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil \
     python3-munkres"

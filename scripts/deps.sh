@@ -3,14 +3,16 @@
 # Idempotent: packages already present are not reinstalled. Needs root (or sudo).
 set -euo pipefail
 
-BUILD="build-essential cmake pkg-config libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev libpcre2-dev libpython3-dev"
+BUILD="build-essential cmake pkg-config libwebsockets-dev libcjson-dev libseccomp-dev libssl-dev libcurl4-openssl-dev libpcre2-dev libhiredis-dev libpython3-dev"
 RUNTIME="python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil"
 # exec's other languages (MCP_EXEC_LANGUAGES): bash with the tools a bash run
 # is offered, and Debian's Node.js for JavaScript, as the image ships them.
 LANGUAGES="bash coreutils grep sed gawk findutils jq sqlite3 file nodejs"
 # clang and its runtime (libclang_rt.fuzzer, ASan, UBSan) build the libFuzzer
-# harnesses that scripts/fuzz.sh runs.
-TEST="nodejs npm unzip clang libclang-rt-14-dev"
+# harnesses that scripts/fuzz.sh runs; redis-server is the Redis store the
+# store's tests start on loopback (its service is not started: tests run
+# their own, by pid).
+TEST="nodejs npm unzip clang libclang-rt-14-dev redis-server"
 want="$BUILD $RUNTIME $LANGUAGES"
 case "${1:-}" in
   --test) want="$want $TEST" ;;

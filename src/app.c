@@ -48,6 +48,7 @@
 #include "run_channel.h"
 #include "sandbox.h"
 #include "signals.h"
+#include "store.h"
 #include "tool_exec.h"
 #include "tool_function.h"
 #include "tool_upstream.h"
@@ -65,6 +66,7 @@ struct app {
 	bool selftest_ok;
 	struct mcpx_loop *loop;
 	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
+	struct mcpx_store *store;         /* workspaces and tasks; NULL: off */
 	struct mcpx_broker *broker;
 	struct mcpx_run_channel *rc; /* the runs' channels; NULL without a policy */
 	struct mcpx_executor *ex;
@@ -448,6 +450,9 @@ static void teardown(struct app *app)
 	 * they made (functions.h); then nothing is left of the functions. */
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
+	/* Its workers and connection are the loop's; what still waits on it
+	 * is told -ESHUTDOWN (held leases lapse in the store). */
+	mcpx_store_free(app->store);
 	/* Their calls ended with the runs; their transfers are on the broker's
 	 * handle, so they go before it. */
 	mcpx_upstream_ops_free(app->up_ops);
@@ -525,6 +530,10 @@ int mcpx_app_run(struct mcpx_config *cfg)
 			goto out;
 		}
 	} else if ((rc = start_http(&app)) != 0) {
+		goto out;
+	}
+	if (mcpx_app_open_store(cfg, &app.sb, app.loop, &app.store) < 0) {
+		rc = EX_CONFIG;
 		goto out;
 	}
 	if (build_core(&app) < 0) {

@@ -21,6 +21,7 @@
 #include "policy.h"
 #include "run_budget.h"
 #include "sandbox.h"
+#include "store.h"
 #include "warm_pool.h"
 
 /* What --check-config has found so far. */
@@ -161,11 +162,27 @@ static int check_auth(struct check *c)
 	    c->cfg, c->sb.layers.landlock ? mcpx_app_run_may_read : NULL, &c->sb, c->addr.loopback);
 }
 
+/* The workspace store, judged as the start judges it; not opened (a Redis
+ * store is not contacted). */
+static int check_store(struct check *c)
+{
+	struct mcpx_store_config sc;
+	struct mcpx_err err = {{0}};
+	char desc[MCPX_STORE_DIR_MAX + 600];
+
+	if (mcpx_app_judge_store(c->cfg, &c->sb, &sc, desc, sizeof(desc), &err) < 0) {
+		printf("workspaces: REFUSED: %s\n", err.msg);
+		return -1;
+	}
+	printf("workspaces: %s\n", desc);
+	return 0;
+}
+
 /* --check-config's checks, in the order their lines are printed; each
  * prints what it found and returns -1 when the server would not start. */
 static int (*const checks[])(struct check *c) = {
     check_layers, check_zygote, check_selftest, check_languages, check_warm,
-    check_policy, check_listen, check_budget,   check_auth,
+    check_policy, check_listen, check_budget,   check_auth,      check_store,
 };
 
 int mcpx_app_check_config(struct mcpx_config *cfg)

@@ -6,11 +6,15 @@
 #define MCPX_APP_START_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct mcpx_config;
 struct mcpx_err;
 struct mcpx_policy_store;
 struct mcpx_sandbox;
+struct mcpx_loop;
+struct mcpx_store;
+struct mcpx_store_config;
 
 /* The sandbox for cfg: initialised, its zygote found, judged, its languages
  * proven, its layers published in /metrics. 0, or the exit code with the
@@ -35,5 +39,16 @@ bool mcpx_app_run_may_read(void *ctx, const char *path);
  * read. -1 with the error logged. */
 int mcpx_app_open_policy(struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
                          struct mcpx_policy_store **out);
+
+/* The workspace and task store cfg names, judged (app_store.c): 0 with
+ * out filled (out->spec.type MCPX_STORE_OFF: none, desc says why) and desc
+ * saying which and why runs cannot reach it; -1 when the server must not
+ * start (a configured store runs could read), with err set. */
+int mcpx_app_judge_store(const struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
+                         struct mcpx_store_config *out, char *desc, size_t n, struct mcpx_err *err);
+/* The store, judged and opened on loop (off: 0 with *out NULL); -1 with
+ * the error logged. The caller frees it (mcpx_store_free). */
+int mcpx_app_open_store(const struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
+                        struct mcpx_loop *loop, struct mcpx_store **out);
 
 #endif

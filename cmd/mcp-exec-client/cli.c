@@ -111,7 +111,8 @@ static const char usage_call[] =
     "                            [--stdin F] [--progress] [--language L]\n"
     "                            (--code CODE | FILE | -)\n"
     "\n"
-    "Runs code (Python unless --language says otherwise) with the server's exec tool. The program's stdout and\n"
+    "Runs code (Python unless --language says otherwise) with the server's exec tool. The "
+    "program's stdout and\n"
     "stderr are written to ours unchanged and its exit code becomes ours.\n"
     "\n"
     "  --url URL         the MCP endpoint, e.g. http://mcp-exec:8080/mcp\n"
@@ -327,6 +328,108 @@ static int check_call(struct cli_opts *o, int npos, char **pos, struct mcpx_err 
 	return 0;
 }
 
+/* A getopt failure (c is '?' or ':') in the user's words. optopt names the
+ * option when getopt knows it; otherwise the offending word is the one
+ * just read (argv is shifted by one, hence no -1). */
+static int option_error(int c, int argc, char **argv, struct mcpx_err *err)
+{
+	char word[64];
+
+	if (optopt && strcmp(opt_name(optopt), "?") != 0)
+		snprintf(word, sizeof(word), "--%s", opt_name(optopt));
+	else if (optopt > 0 && optopt < 128)
+		snprintf(word, sizeof(word), "-%c", optopt);
+	else
+		snprintf(word, sizeof(word), "%s", optind < argc ? argv[optind] : "");
+	if (c == ':')
+		return mcpx_err_set(err, EINVAL, "option '%s' needs a value", word);
+	return mcpx_err_set(err, EINVAL, "unknown option '%s'", word);
+}
+
+/* One option c (its value in optarg) into o, the URL into *url. Returns 0,
+ * 1 for --help or --version (parsing stops there), or -EINVAL. */
+static int take_option(int c, struct cli_opts *o, const char **url, struct mcpx_err *err)
+{
+	int rc = 0;
+
+	switch (c) {
+	case OPT_URL:
+		*url = optarg;
+		break;
+	case OPT_TOKEN_FILE:
+		o->token_file = optarg;
+		break;
+	case OPT_TIMEOUT:
+		rc = parse_uint(optarg, "--timeout", 1, 86400, &o->timeout_s, err);
+		break;
+	case OPT_STDIN:
+		o->stdin_file = optarg;
+		break;
+	case OPT_CODE:
+		o->code = optarg;
+		break;
+	case OPT_PROGRESS:
+		o->progress = true;
+		break;
+	case OPT_LANGUAGE:
+		o->language = optarg;
+		break;
+	case OPT_CLIENTS:
+		rc = parse_uint(optarg, "--clients", 1, 1024, &o->clients, err);
+		break;
+	case OPT_CALLS:
+		rc = parse_uint(optarg, "--calls", 1, 1000000, &o->calls, err);
+		break;
+	case OPT_WARMUP:
+		rc = parse_uint(optarg, "--warmup", 0, 1000000, &o->warmup, err);
+		break;
+	case OPT_THINK:
+		rc = parse_uint(optarg, "--think-ms", 0, 3600000, &o->think_ms, err);
+		break;
+	case OPT_TOOL:
+		o->tool = optarg;
+		break;
+	case OPT_ARGS:
+		o->args = optarg;
+		break;
+	case OPT_EXPECT:
+		o->expect = optarg;
+		break;
+	case OPT_HELP:
+		o->help = true;
+		return 1;
+	case OPT_VERSION:
+		o->version = true;
+		return 1;
+	}
+	return rc;
+}
+
+/* What follows the options: a call's code and stdin, else nothing; then
+ * the URL (the option, else MCP_EXEC_URL). */
+static int finish_args(int argc, char **argv, struct cli_opts *o, const char *url,
+                       struct mcpx_err *err)
+{
+	int rc;
+
+	if (o->cmd == CLI_CALL) {
+		rc = check_call(o, argc - 1 - optind, argv + 1 + optind, err);
+		if (rc < 0)
+			return rc;
+	} else if (o->code && o->args) {
+		return mcpx_err_set(err, EINVAL,
+		                    "give the arguments with --code or --args, not both");
+	} else if (optind < argc - 1) {
+		return mcpx_err_set(err, EINVAL, "%s takes no arguments, got '%s'",
+		                    command_names[o->cmd], argv[1 + optind]);
+	}
+	if (!url)
+		url = getenv("MCP_EXEC_URL");
+	if (!url || !*url)
+		return mcpx_err_set(err, EINVAL, "--url is required (or set MCP_EXEC_URL)");
+	return set_url(o, url, err);
+}
+
 int cli_parse(int argc, char **argv, struct cli_opts *o, struct mcpx_err *err)
 {
 	const char *url = NULL;
@@ -344,94 +447,16 @@ int cli_parse(int argc, char **argv, struct cli_opts *o, struct mcpx_err *err)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc - 1, argv + 1, ":u:t:c:h", long_opts, NULL)) != -1) {
-		if (c == '?' || c == ':') {
-			/* optopt names the option when getopt knows it;
-			 * otherwise the offending word is the one just read
-			 * (argv is shifted by one, hence no -1). */
-			char word[64];
-			if (optopt && strcmp(opt_name(optopt), "?") != 0)
-				snprintf(word, sizeof(word), "--%s", opt_name(optopt));
-			else if (optopt > 0 && optopt < 128)
-				snprintf(word, sizeof(word), "-%c", optopt);
-			else
-				snprintf(word, sizeof(word), "%s",
-				         optind < argc ? argv[optind] : "");
-			if (c == ':')
-				return mcpx_err_set(err, EINVAL, "option '%s' needs a value", word);
-			return mcpx_err_set(err, EINVAL, "unknown option '%s'", word);
-		}
+		if (c == '?' || c == ':')
+			return option_error(c, argc, argv, err);
 		if (!in_scope(c, o->cmd))
 			return mcpx_err_set(err, EINVAL, "option '--%s' does not apply to %s",
 			                    opt_name(c), command_names[o->cmd]);
-		switch (c) {
-		case OPT_URL:
-			url = optarg;
-			break;
-		case OPT_TOKEN_FILE:
-			o->token_file = optarg;
-			break;
-		case OPT_TIMEOUT:
-			rc = parse_uint(optarg, "--timeout", 1, 86400, &o->timeout_s, err);
-			break;
-		case OPT_STDIN:
-			o->stdin_file = optarg;
-			break;
-		case OPT_CODE:
-			o->code = optarg;
-			break;
-		case OPT_PROGRESS:
-			o->progress = true;
-			break;
-		case OPT_LANGUAGE:
-			o->language = optarg;
-			break;
-		case OPT_CLIENTS:
-			rc = parse_uint(optarg, "--clients", 1, 1024, &o->clients, err);
-			break;
-		case OPT_CALLS:
-			rc = parse_uint(optarg, "--calls", 1, 1000000, &o->calls, err);
-			break;
-		case OPT_WARMUP:
-			rc = parse_uint(optarg, "--warmup", 0, 1000000, &o->warmup, err);
-			break;
-		case OPT_THINK:
-			rc = parse_uint(optarg, "--think-ms", 0, 3600000, &o->think_ms, err);
-			break;
-		case OPT_TOOL:
-			o->tool = optarg;
-			break;
-		case OPT_ARGS:
-			o->args = optarg;
-			break;
-		case OPT_EXPECT:
-			o->expect = optarg;
-			break;
-		case OPT_HELP:
-			o->help = true;
-			return 0;
-		case OPT_VERSION:
-			o->version = true;
-			return 0;
-		}
-		if (rc < 0)
-			return rc;
+		rc = take_option(c, o, &url, err);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
 	}
-	if (o->cmd == CLI_CALL) {
-		rc = check_call(o, argc - 1 - optind, argv + 1 + optind, err);
-		if (rc < 0)
-			return rc;
-	} else if (o->code && o->args) {
-		return mcpx_err_set(err, EINVAL,
-		                    "give the arguments with --code or --args, not both");
-	} else if (optind < argc - 1) {
-		return mcpx_err_set(err, EINVAL, "%s takes no arguments, got '%s'",
-		                    command_names[o->cmd], argv[1 + optind]);
-	}
-	if (!url)
-		url = getenv("MCP_EXEC_URL");
-	if (!url || !*url)
-		return mcpx_err_set(err, EINVAL, "--url is required (or set MCP_EXEC_URL)");
-	return set_url(o, url, err);
+	return finish_args(argc, argv, o, url, err);
 }
 
 int cli_read_file(const char *path, size_t max, char **out, size_t *len, struct mcpx_err *err)

@@ -132,7 +132,7 @@ static void *worker_main(void *arg)
 
 		if (i && b->o->think_ms) {
 			struct timespec pause = {b->o->think_ms / 1000,
-						 (long)(b->o->think_ms % 1000) * 1000000L};
+			                         (long)(b->o->think_ms % 1000) * 1000000L};
 			nanosleep(&pause, NULL);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -235,18 +235,78 @@ static int bench_args(const struct cli_opts *o, cJSON **out, struct mcpx_err *er
 	return 0;
 }
 
+/* What the workers did, summed once they are joined. */
+struct outcome {
+	unsigned opened, errors;
+	int first_rc;          /* of the first worker that failed, or 0 */
+	const char *first_err; /* its message */
+	struct timespec start, end;
+};
+
+/* Starts a worker per client, each with its row of lat; returns how many
+ * started. run_workers destroys the lock and condition made here. */
+static unsigned start_workers(struct bench *b, struct worker *ws, double *lat)
+{
+	const struct cli_opts *o = b->o;
+	unsigned started = 0;
+
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
+	for (unsigned i = 0; i < o->clients; i++) {
+		int rc;
+
+		ws[i].b = b;
+		ws[i].lat_ms = lat + (size_t)i * o->calls;
+		rc = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
+		if (rc != 0) {
+			fprintf(stderr, "mcp-exec-client: cannot start client %u: %s\n", i + 1,
+			        strerror(rc));
+			break;
+		}
+		started++;
+	}
+	return started;
+}
+
+/* Releases the started workers at once, once all sessions are open, and
+ * joins them: the clock runs from the release to the last one's end. */
+static void run_workers(struct bench *b, struct worker *ws, unsigned started, struct outcome *out)
+{
+	pthread_mutex_lock(&b->lock);
+	while (b->ready < started)
+		pthread_cond_wait(&b->cond, &b->lock);
+	clock_gettime(CLOCK_MONOTONIC, &out->start);
+	b->go = true;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+
+	out->end = out->start;
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(ws[i].thread, NULL);
+		if (ms_between(&out->end, &ws[i].end) > 0)
+			out->end = ws[i].end;
+		out->opened += ws[i].opened;
+		out->errors += ws[i].errors;
+		if (!out->first_rc && ws[i].first_rc) {
+			out->first_rc = ws[i].first_rc;
+			out->first_err = ws[i].first_err;
+		}
+	}
+	pthread_cond_destroy(&b->cond);
+	pthread_mutex_destroy(&b->lock);
+}
+
 int cmd_bench(const struct cli_opts *o)
 {
 	struct bench b = {.o = o, .tool = o->tool ? o->tool : "exec"};
 	struct mcpx_err err = {{0}};
 	struct worker *ws = NULL;
+	struct outcome res = {0};
 	double *lat = NULL;
 	char *token = NULL;
 	cJSON *args = NULL;
-	struct timespec start, end;
-	unsigned started = 0, opened = 0, errors = 0;
-	int rc, status = 0, first_rc = 0;
-	const char *first_err = NULL;
+	unsigned started;
+	int rc, status = 0;
 
 	rc = bench_args(o, &args, &err);
 	if (rc == 0)
@@ -266,58 +326,24 @@ int cmd_bench(const struct cli_opts *o)
 		status = cli_exit_code(-ENOMEM);
 		goto out;
 	}
-	pthread_mutex_init(&b.lock, NULL);
-	pthread_cond_init(&b.cond, NULL);
-	for (unsigned i = 0; i < o->clients; i++) {
-		ws[i].b = &b;
-		ws[i].lat_ms = lat + (size_t)i * o->calls;
-		rc = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
-		if (rc != 0) {
-			fprintf(stderr, "mcp-exec-client: cannot start client %u: %s\n", i + 1,
-			        strerror(rc));
-			break;
-		}
-		started++;
-	}
-
-	/* Release everyone at once, once all sessions are open. */
-	pthread_mutex_lock(&b.lock);
-	while (b.ready < started)
-		pthread_cond_wait(&b.cond, &b.lock);
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	b.go = true;
-	pthread_cond_broadcast(&b.cond);
-	pthread_mutex_unlock(&b.lock);
-
-	end = start;
-	for (unsigned i = 0; i < started; i++) {
-		pthread_join(ws[i].thread, NULL);
-		if (ms_between(&end, &ws[i].end) > 0)
-			end = ws[i].end;
-		opened += ws[i].opened;
-		errors += ws[i].errors;
-		if (!first_rc && ws[i].first_rc) {
-			first_rc = ws[i].first_rc;
-			first_err = ws[i].first_err;
-		}
-	}
-	pthread_cond_destroy(&b.cond);
-	pthread_mutex_destroy(&b.lock);
+	started = start_workers(&b, ws, lat);
+	run_workers(&b, ws, started, &res);
 
 	if (started < o->clients) {
 		status = cli_exit_code(-ENOMEM);
 		goto out;
 	}
-	if (opened == 0) {
+	if (res.opened == 0) {
 		/* Nothing was measured: say why, like call would. */
-		fprintf(stderr, "mcp-exec-client: %s\n", first_err ? first_err : "no session");
-		status = cli_exit_code(first_rc);
+		fprintf(stderr, "mcp-exec-client: %s\n",
+		        res.first_err ? res.first_err : "no session");
+		status = cli_exit_code(res.first_rc);
 		goto out;
 	}
-	report(&b, ws, started, ms_between(&start, &end) / 1e3);
-	if (errors) {
-		fprintf(stderr, "mcp-exec-client: bench: %u calls failed; the first: %s\n", errors,
-		        first_err);
+	report(&b, ws, started, ms_between(&res.start, &res.end) / 1e3);
+	if (res.errors) {
+		fprintf(stderr, "mcp-exec-client: bench: %u calls failed; the first: %s\n",
+		        res.errors, res.first_err);
 		status = 1;
 	}
 out:

@@ -522,6 +522,32 @@ static int curl_failure(struct hc *h, const struct hc_req *req, const struct rx 
 	}
 }
 
+/* The easy handle's options for req: URL, headers, where the reply goes,
+ * the timeouts, and the method with its body. */
+static void set_options(struct hc *h, const struct hc_req *req, struct curl_slist *headers,
+                        struct rx *rx)
+{
+	curl_easy_setopt(h->curl, CURLOPT_URL, req->url);
+	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, rx);
+	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, rx);
+	curl_easy_setopt(h->curl, CURLOPT_PREREQDATA, rx);
+	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, req->timeout_s);
+	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT,
+	                 req->timeout_s < CONNECT_TIMEOUT_S ? req->timeout_s : CONNECT_TIMEOUT_S);
+	if (!strcmp(req->method, "POST")) {
+		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, NULL);
+		curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+		                 (curl_off_t)(req->body ? req->body_len : 0));
+	} else {
+		curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST,
+		                 strcmp(req->method, "GET") ? req->method : NULL);
+	}
+}
+
 int hc_request(struct hc *h, const struct hc_req *req, struct hc_reply *rep, struct mcpx_err *err)
 {
 	struct curl_slist *headers = NULL;
@@ -542,25 +568,7 @@ int hc_request(struct hc *h, const struct hc_req *req, struct hc_reply *rep, str
 	if (rc < 0)
 		return mcpx_err_set(err, ENOMEM, "out of memory");
 
-	curl_easy_setopt(h->curl, CURLOPT_URL, req->url);
-	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &rx);
-	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &rx);
-	curl_easy_setopt(h->curl, CURLOPT_PREREQDATA, &rx);
-	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, req->timeout_s);
-	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT,
-	                 req->timeout_s < CONNECT_TIMEOUT_S ? req->timeout_s : CONNECT_TIMEOUT_S);
-	if (!strcmp(req->method, "POST")) {
-		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, NULL);
-		curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
-		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, req->body ? req->body : "");
-		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
-		                 (curl_off_t)(req->body ? req->body_len : 0));
-	} else {
-		curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
-		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST,
-		                 strcmp(req->method, "GET") ? req->method : NULL);
-	}
+	set_options(h, req, headers, &rx);
 
 	cc = curl_easy_perform(h->curl);
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &rep->status);

@@ -176,11 +176,29 @@ static bool version_ok(const char *v)
 	return strspn(v, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-.") == n;
 }
 
+/* The initialize request (id), or NULL when out of memory. */
+static cJSON *initialize_request(long id)
+{
+	cJSON *params = cJSON_CreateObject(), *info = cJSON_CreateObject();
+
+	if (!params || !info ||
+	    !cJSON_AddStringToObject(params, "protocolVersion", MCP_CLIENT_PROTOCOL) ||
+	    !cJSON_AddObjectToObject(params, "capabilities") ||
+	    !cJSON_AddStringToObject(info, "name", "mcp-exec-client") ||
+	    !cJSON_AddStringToObject(info, "version", MCPX_VERSION) ||
+	    !cJSON_AddItemToObject(params, "clientInfo", info)) {
+		cJSON_Delete(info);
+		cJSON_Delete(params);
+		return NULL;
+	}
+	return request(id, "initialize", params);
+}
+
 int mcp_session_open(struct mcp_session *s, struct hc *http, const char *url, struct mcpx_err *err)
 {
 	struct hc_reply rep = {0};
 	const cJSON *resp = NULL, *result;
-	cJSON *params, *info, *msg;
+	cJSON *msg;
 	const char *v;
 	long id;
 	int rc;
@@ -193,19 +211,7 @@ int mcp_session_open(struct mcp_session *s, struct hc *http, const char *url, st
 		s->next_id = 1;
 	id = s->next_id++;
 
-	params = cJSON_CreateObject();
-	info = cJSON_CreateObject();
-	if (!params || !info ||
-	    !cJSON_AddStringToObject(params, "protocolVersion", MCP_CLIENT_PROTOCOL) ||
-	    !cJSON_AddObjectToObject(params, "capabilities") ||
-	    !cJSON_AddStringToObject(info, "name", "mcp-exec-client") ||
-	    !cJSON_AddStringToObject(info, "version", MCPX_VERSION) ||
-	    !cJSON_AddItemToObject(params, "clientInfo", info)) {
-		cJSON_Delete(info);
-		cJSON_Delete(params);
-		return mcpx_err_set(err, ENOMEM, "out of memory");
-	}
-	msg = request(id, "initialize", params);
+	msg = initialize_request(id);
 	if (!msg)
 		return mcpx_err_set(err, ENOMEM, "out of memory");
 	rc = rpc(s, msg, id, RPC_TIMEOUT_S, NULL, NULL, &rep, &resp, err);

@@ -16,6 +16,7 @@
 
 #include "err.h"
 #include "log.h"
+#include "store_spec.h"
 
 /* The longest workdir base: the sandbox builds each run's directory and the
  * paths beneath it in 4096-byte buffers, with up to 64 bytes after the base
@@ -108,6 +109,18 @@ struct mcpx_config {
 	char policy[4096];         /* MCP_EXEC_POLICY: the policy file, or "" */
 	char egress_proxy[2048];   /* MCP_EXEC_EGRESS_PROXY: http(s)://host:port, or "" */
 	char egress_ca_file[4096]; /* MCP_EXEC_EGRESS_CA_FILE: CA bundle, or "" */
+
+	/* Workspaces and tasks (store.h): MCP_EXEC_WORKSPACES as given ("":
+	 * unset, the default directory), MCP_EXEC_WORKSPACES_PASSWORD_FILE,
+	 * the store they name (parsed by mcpx_config_load, the password file
+	 * copied in), and the caps: the largest workspace (MiB), its idle
+	 * expiry, workspaces per caller. */
+	char workspaces_arg[MCPX_STORE_DIR_MAX + 16];
+	char workspaces_password_file[4096];
+	struct mcpx_store_spec workspaces;
+	unsigned workspace_max_mb;
+	unsigned workspace_ttl_s;
+	unsigned workspaces_per_caller;
 
 	enum mcpx_log_format log_format;
 	enum mcpx_log_level log_level;

@@ -52,6 +52,23 @@ void mcpx_metrics_set_info(const char *key, const char *value); /* e.g. warm mod
 void mcpx_metrics_set_zygote(long pid);
 void mcpx_metrics_zygote_replaced(const char *reason);
 
+/* The workspace and task store (store.h): one operation on store ("dir" or
+ * "redis"), op (get, put, delete, list, record_get, record_put,
+ * record_delete, lease_acquire, lease_renew, lease_release, lease_peek),
+ * outcome (ok, not_found, conflict, too_large, quota, timeout,
+ * unavailable, shutdown, error), how long it took, and the blob bytes a
+ * get or put moved. */
+void mcpx_metrics_store_op(const char *store, const char *op, const char *outcome, double seconds,
+                           uint64_t bytes);
+/* What the store holds now: unexpired objects and their bytes. */
+void mcpx_metrics_store_stored(const char *store, uint64_t objects, uint64_t bytes);
+/* 1 while the store answers, 0 while it is unreachable. */
+void mcpx_metrics_store_up(const char *store, int up);
+struct mcpx_buf;
+/* Appends the store's series (metrics_store.c); nothing before a store
+ * reported anything. Returns 0 or the buffer's error. */
+int mcpx_metrics_store_render(struct mcpx_buf *b);
+
 /* Gauges read at render time. */
 struct mcpx_metrics_gauges {
 	size_t queue_depth;

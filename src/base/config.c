@@ -136,6 +136,18 @@ static const struct opt opts[] = {
 	 "runs a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
 	{"warm-max-age-s", "MCP_EXEC_WARM_MAX_AGE_S", T_UINT, OFF(warm_max_age_s), 0, 0, 86400,
 	 "seconds a fork-server zygote serves before a fresh one replaces it; 0: no bound"},
+	{"workspaces", "MCP_EXEC_WORKSPACES", T_STR, OFF(workspaces_arg), SZ(workspaces_arg), 0, 0,
+	 "where workspaces and tasks are kept: dir:<absolute path>, redis://[user@]host:port[/db] "
+	 "or off (default: a directory under the server's state directory)"},
+	{"workspaces-password-file", "MCP_EXEC_WORKSPACES_PASSWORD_FILE", T_STR,
+	 OFF(workspaces_password_file), SZ(workspaces_password_file), 0, 0,
+	 "file holding the redis:// store's password"},
+	{"workspace-max-mb", "MCP_EXEC_WORKSPACE_MAX_MB", T_UINT, OFF(workspace_max_mb), 0, 1, 4096,
+	 "largest workspace (files plus variables, as stored) in MiB"},
+	{"workspace-ttl-s", "MCP_EXEC_WORKSPACE_TTL_S", T_UINT, OFF(workspace_ttl_s), 0, 1,
+	 10 * 366 * 86400, "seconds a workspace is kept after its last use"},
+	{"workspaces-per-caller", "MCP_EXEC_WORKSPACES_PER_CALLER", T_UINT,
+	 OFF(workspaces_per_caller), 0, 1, 100000, "workspaces one caller may keep"},
 	{"log-format", "MCP_EXEC_LOG_FORMAT", T_LOGFMT, OFF(log_format), 0, 0, 0, "json | text"},
 	{"log-level", "MCP_EXEC_LOG_LEVEL", T_LOGLVL, OFF(log_level), 0, 0, 0,
 	 "debug | info | warn | error"},
@@ -187,6 +199,9 @@ static void set_defaults(struct mcpx_config *c)
 	strcpy(c->languages, MCPX_LANGS_AUTO);
 	c->warm_max_runs = 100;
 	c->warm_max_age_s = 300;
+	c->workspace_max_mb = 64;
+	c->workspace_ttl_s = 86400;
+	c->workspaces_per_caller = 32;
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -443,6 +458,34 @@ static int validate_egress(const struct mcpx_config *c, struct mcpx_err *err)
 	return 0;
 }
 
+/* The store: as configured, or the default directory (off when there is
+ * no state directory to put it in; the start says so). A password file
+ * only for Redis, and absolute; it is read when the store opens. */
+static int validate_workspaces(struct mcpx_config *c, struct mcpx_err *err)
+{
+	struct mcpx_store_spec *s = &c->workspaces;
+	struct mcpx_err inner = {{0}};
+
+	memset(s, 0, sizeof(*s));
+	if (c->workspaces_arg[0]) {
+		if (mcpx_store_spec_parse(c->workspaces_arg, s, &inner) < 0)
+			return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKSPACES: %s", inner.msg);
+	} else if (mcpx_store_spec_default(s, &inner) < 0) {
+		s->type = MCPX_STORE_OFF;
+		s->is_default = true;
+	}
+	if (!c->workspaces_password_file[0])
+		return 0;
+	if (s->type != MCPX_STORE_REDIS)
+		return mcpx_err_set(err, EINVAL,
+				    "MCP_EXEC_WORKSPACES_PASSWORD_FILE is only for a redis:// store");
+	if (c->workspaces_password_file[0] != '/')
+		return mcpx_err_set(err, EINVAL,
+				    "MCP_EXEC_WORKSPACES_PASSWORD_FILE: must be an absolute path");
+	memcpy(s->password_file, c->workspaces_password_file, sizeof(s->password_file));
+	return 0;
+}
+
 static int validate(struct mcpx_config *c, struct mcpx_err *err)
 {
 	int rc;
@@ -486,6 +529,8 @@ static int validate(struct mcpx_config *c, struct mcpx_err *err)
 	if (c->workdir_base[0] != '/')
 		return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKDIR_BASE: must be an absolute path");
 	rc = validate_egress(c, err);
+	if (rc == 0)
+		rc = validate_workspaces(c, err);
 	if (rc < 0)
 		return rc;
 	rc = parse_addr(c, err);
@@ -592,6 +637,8 @@ unsigned long mcpx_config_file_mb(const struct mcpx_config *c)
 	return c->max_disk_mb;
 }
 
+/* Longer than 60 lines on purpose: one line per setting, in the order of
+ * docs/configuration.md's table, secrets redacted where they stand. */
 void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 {
 	static const char *const lvl[] = {"debug", "info", "warn", "error"};
@@ -657,6 +704,21 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 		c->warm_max_runs ? "" : " (no bound)");
 	fprintf(out, "MCP_EXEC_WARM_MAX_AGE_S=%u%s\n", c->warm_max_age_s,
 		c->warm_max_age_s ? "" : " (no bound)");
+	{
+		/* The store's address, never a password (the file's path only). */
+		char store[MCPX_STORE_DIR_MAX + 400];
+
+		mcpx_store_spec_format(&c->workspaces, store, sizeof(store));
+		fprintf(out, "MCP_EXEC_WORKSPACES=%s%s\n", store,
+			!c->workspaces.is_default		      ? ""
+			: c->workspaces.type == MCPX_STORE_OFF ? " (default: no state directory)"
+								      : " (default)");
+	}
+	fprintf(out, "MCP_EXEC_WORKSPACES_PASSWORD_FILE=%s\n",
+		c->workspaces_password_file[0] ? c->workspaces_password_file : "<unset>");
+	fprintf(out, "MCP_EXEC_WORKSPACE_MAX_MB=%u\n", c->workspace_max_mb);
+	fprintf(out, "MCP_EXEC_WORKSPACE_TTL_S=%u\n", c->workspace_ttl_s);
+	fprintf(out, "MCP_EXEC_WORKSPACES_PER_CALLER=%u\n", c->workspaces_per_caller);
 	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
 	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "config.h"
 
 static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "killed", "cancelled",
@@ -663,6 +664,19 @@ static void put_layers(struct buf *b)
 	}
 }
 
+/* The workspace and task store's series (metrics_store.c). */
+static void put_store(struct buf *b)
+{
+	struct mcpx_buf sb;
+
+	mcpx_buf_init(&sb, RENDER_CAP / 4);
+	if (mcpx_metrics_store_render(&sb) < 0)
+		b->failed = true;
+	else if (sb.len)
+		put(b, "%s", mcpx_buf_str(&sb));
+	mcpx_buf_free(&sb);
+}
+
 /* The build and this replica's settings, as labels. */
 static void put_info(struct buf *b)
 {
@@ -725,6 +739,7 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	put_layers(&b);
 
 	put_zygote(&b);
+	put_store(&b);
 
 	put_info(&b);
 

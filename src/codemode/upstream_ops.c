@@ -185,6 +185,10 @@ static void caller_of(const struct mcpx_run_who *who, struct mcpx_upstream_calle
 	c->deadline_us = who->deadline_us;
 }
 
+/* The "upstream" op: mcpx.call of "<upstream>.<tool>". Longer than 60
+ * lines on purpose: the run's own limits (calls per upstream, calls in
+ * flight, the arguments' shape) are checked, audited when they refuse,
+ * and counted in one place, in the order a refusal names them. */
 static void op_call(struct mcpx_upstream_ops *o, struct mcpx_run_op *q, const cJSON *msg,
                     const char *body, size_t len, bool oversize)
 {

@@ -23,44 +23,40 @@
  * (run_link.h), the one record of which run called which; the run budget
  * reads it to count nested runs against the outermost run's budget.
  *
- * This file holds a job's life: made, its state changed (job_enter),
- * completed once reaped and drained, cancelled, freed, and the executor's
- * own. The queue and admission are run_queue.c's, the start path
- * run_start.c's, the running job's I/O run_io.c's, the result and the audit
- * line run_result.c's (executor_internal.h).
+ * This file holds the executor's interface: made, a job submitted (queued,
+ * or started beside its caller), the next one started, cancelled, drained,
+ * torn down. The rest of a run is in the files below it (run_job.h names
+ * them): its I/O run_io.c's, its end run_end.c's, the start path
+ * run_start.c's, its result run_result.c's, the queue run_queue.c's, a job
+ * itself run_job.c's.
  *
  * This module does not know about MCP or JSON; it reports raw bytes and
  * numbers to the caller's callback and writes the audit line.
  */
 #include "executor.h"
 
-#include <assert.h>
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/resource.h>
 
 #include "bash_pool.h"
 #include "config.h"
-#include "crypto.h"
-#include "executor_internal.h"
 #include "fair_queue.h"
 #include "log.h"
 #include "metrics.h"
 #include "offload.h"
-#include "profile_limits.h"
 #include "run_budget.h"
-#include "run_cleanup.h"
-#include "warm.h"
-#include "warm_child.h"
+#include "run_job.h"
 #include "warm_pool.h"
-#include "zygote_cycle.h"
 
-/* After the leader exits and the tree is killed, the pipes close at once; this
- * bounds the wait anyway, so a wedged pipe can never hold the executor. */
-#define DRAIN_DEADLINE_US (2u * 1000000u)
+/* How often a queued run looks whether the first zygote is proven. */
+#define START_WAIT_POLL_US 5000u
+
+static void kick_cb(struct mcpx_timer *t);
+static void start_next(struct mcpx_executor *ex);
+static void start_job(struct mcpx_executor *ex, struct mcpx_job *job);
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
                                         const struct mcpx_sandbox *sb,
@@ -72,6 +68,8 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 	ex->loop = loop;
 	ex->cfg = cfg;
 	ex->sb = sb;
+	ex->kick.fn = kick_cb;
+	ex->kick.arg = ex;
 	if (hooks)
 		ex->hooks = *hooks;
 	/* Before any sandboxed process exists: it may move the server into a
@@ -104,305 +102,178 @@ void mcpx_executor_start(struct mcpx_executor *ex)
 	mcpx_warm_pool_start(ex->warm);
 }
 
-void mcpx_ex_job_free(struct mcpx_job *job)
-{
-	if (job->feed) {
-		mcpx_wipe(job->feed, job->feed_len);
-		free(job->feed);
-	}
-	if (job->code) {
-		mcpx_wipe(job->code, job->code_len);
-		free(job->code);
-	}
-	if (job->stdin_data) {
-		mcpx_wipe(job->stdin_data, job->stdin_len);
-		free(job->stdin_data);
-	}
-	mcpx_runfiles_in_free(job->files);
-	free(job->files);
-	mcpx_runfiles_out_free(&job->out_files);
-	mcpx_buf_free(&job->out.buf);
-	mcpx_buf_free(&job->err.buf);
-	free(job);
-}
-
-/* ---- which run called which (run_link.h) ---- */
-
-static struct mcpx_job *job_of(struct mcpx_run_link *l)
-{
-	return (struct mcpx_job *)((char *)l - offsetof(struct mcpx_job, link));
-}
-
-/* The run that called a nested job, while it is there: linked at submit,
- * detached when the caller is DONE. NULL for any other job. */
-struct mcpx_job *mcpx_ex_job_caller(const struct mcpx_job *job)
-{
-	return job->link.caller ? job_of(job->link.caller) : NULL;
-}
-
-/* The started or nested job whose run is run_id, or NULL: where a nested
- * call names its caller (once, at submit) and where CPU spent elsewhere is
- * charged. */
-struct mcpx_job *mcpx_ex_job_by_run_id(struct mcpx_executor *ex, const char *run_id)
-{
-	if (ex->running && !strcmp(ex->running->run_id, run_id))
-		return ex->running;
-	for (struct mcpx_job *j = ex->side; j; j = j->next)
-		if (!strcmp(j->run_id, run_id))
-			return j;
-	return NULL;
-}
-
-/* Takes job out of the relation as it becomes DONE, so that no link
- * points at it once it is freed, whichever of a caller and its nested runs
- * ends first. Its nested runs that have started are handed to its own
- * caller: they still count against the outermost run's budget, which they
- * joined (run_budget.c reads this relation), and that run's /dev/shm wipe
- * still covers theirs (job_complete). Those not started yet are cut loose:
- * without a caller they are refused when their start comes (start_job). */
-static void job_unlink(struct mcpx_job *job)
-{
-	struct mcpx_run_link *n;
-
-	while ((n = job->link.nested)) {
-		mcpx_run_link_remove(n);
-		if (job->link.caller && job_of(n)->state != MCPX_RUN_QUEUED)
-			mcpx_run_link_add(job->link.caller, n);
-	}
-	mcpx_run_link_remove(&job->link);
-}
-
-/* A function's run: the submitter's bind, its strings copied. */
-static void copy_bind(struct mcpx_job *job, const struct mcpx_job_bind *b)
-{
-	if (!b)
-		return;
-	job->has_bind = true;
-	job->bind = *b;
-	snprintf(job->tool, sizeof(job->tool), "%s", b->tool ? b->tool : "");
-	snprintf(job->args_sha256, sizeof(job->args_sha256), "%s",
-	         b->args_sha256 ? b->args_sha256 : "");
-	snprintf(job->source_sha256, sizeof(job->source_sha256), "%s",
-	         b->source_sha256 ? b->source_sha256 : "");
-	snprintf(job->parent_run_id, sizeof(job->parent_run_id), "%s",
-	         b->parent_run_id ? b->parent_run_id : "");
-	job->bind.tool = job->tool;
-	job->bind.args_sha256 = b->args_sha256 ? job->args_sha256 : NULL;
-	job->bind.source_sha256 = b->source_sha256 ? job->source_sha256 : NULL;
-	job->bind.parent_run_id = b->parent_run_id ? job->parent_run_id : NULL;
-}
-
-/* A new job holding copies of spec's code, stdin, ids and bind; NULL when
- * out of memory. */
-struct mcpx_job *mcpx_ex_job_new(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
-                                 const struct mcpx_job_callbacks *cb)
-{
-	struct mcpx_job *job = calloc(1, sizeof(*job));
-	unsigned char id[8] = {0};
-
-	if (!job)
-		return NULL;
-	job->ex = ex;
-	job->code = malloc(spec->code_len ? spec->code_len : 1);
-	if (!job->code)
-		goto nomem;
-	memcpy(job->code, spec->code, spec->code_len);
-	job->code_len = spec->code_len;
-	job->lang = spec->language;
-	if (spec->stdin_data && spec->stdin_len) {
-		job->stdin_data = malloc(spec->stdin_len);
-		if (!job->stdin_data)
-			goto nomem;
-		memcpy(job->stdin_data, spec->stdin_data, spec->stdin_len);
-		job->stdin_len = spec->stdin_len;
-	}
-	job->timeout_s = spec->timeout_s;
-	job->memory_mb = ex->cfg->memory_mb;
-	/* A profile's limits only ever lower the server's. */
-	if (spec->limits && spec->limits->timeout_s && spec->limits->timeout_s < job->timeout_s)
-		job->timeout_s = spec->limits->timeout_s;
-	if (spec->limits && spec->limits->memory_mb &&
-	    (!job->memory_mb || spec->limits->memory_mb < job->memory_mb))
-		job->memory_mb = spec->limits->memory_mb;
-	snprintf(job->request_id, sizeof(job->request_id), "%s",
-	         spec->request_id ? spec->request_id : "");
-	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
-	snprintf(job->profile, sizeof(job->profile), "%s", spec->profile ? spec->profile : "");
-	snprintf(job->client, sizeof(job->client), "%s", spec->client ? spec->client : "");
-	(void)mcpx_random(id, sizeof(id));
-	for (size_t i = 0; i < sizeof(id); i++)
-		snprintf(job->run_id + 2 * i, 3, "%02x", id[i]);
-	copy_bind(job, spec->bind);
-	job->cb = *cb;
-	mcpx_buf_init(&job->out.buf, ex->cfg->max_output_bytes);
-	mcpx_buf_init(&job->err.buf, ex->cfg->max_output_bytes);
-	job->state = MCPX_RUN_QUEUED;
-	job->enqueued_us = mcpx_now_us();
-	return job;
-nomem:
-	mcpx_ex_job_free(job);
-	return NULL;
-}
-
-/* The run's channel is no longer served (its requests are cancelled). */
-static void end_channel(struct mcpx_executor *ex, struct mcpx_job *job)
-{
-	if (job->egress && ex->hooks.run_end)
-		ex->hooks.run_end(ex->hooks.arg, job->egress);
-	job->egress = NULL;
-}
-
-/* ---- running a job ---- */
-
-void mcpx_ex_kill_tree(struct mcpx_job *job)
-{
-	mcpx_run_budget_kill(job->link.budget);
-	mcpx_sandbox_kill(&job->proc);
-}
-
-static void job_complete(struct mcpx_job *job)
-{
-	struct mcpx_executor *ex = job->ex;
-	struct mcpx_job_result r;
-	struct mcpx_run_usage usage;
-	struct rusage ru;
-	int status = 0, files_rc, setup_rc = 0;
-	struct mcpx_err ferr = {{0}}, serr = {{0}};
-	/* Asked before the reap, while the run's zygote is still known. */
-	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
-	bool nested = job->has_bind && job->bind.nested;
-
-	end_channel(ex, job);
-	memset(&ru, 0, sizeof(ru));
-	mcpx_sandbox_reap(&job->proc, &status, &ru);
-	/* A forked interpreter handed over while still entering its sandbox
-	 * that never said ready: its error pipe says whether setup failed,
-	 * which fails the run as a cold spawn's failed setup does. */
-	if (job->warm && job->out.markers == MCPX_WARM_MARKERS_ALL)
-		setup_rc = mcpx_sandbox_setup_verdict(&job->proc, &serr);
-	job->env_failure =
-	    setup_rc < 0 ? NULL : mcpx_ex_environment_failure(job, status, parent_gone);
-	mcpx_run_budget_finish(job->link.budget, &usage);
-	job->link.budget = NULL;
-	if (!job->budget_limit)
-		job->budget_limit = usage.limit;
-	files_rc = job->cancelled || job->env_failure || setup_rc < 0
-	               ? 0
-	               : mcpx_ex_collect_files(job, &ferr);
-	/* A nested run's /dev/shm entries are its caller's: counted with the
-	 * caller's (run_budget.c) and wiped at the caller's end, which takes
-	 * every entry of the runs' group since the caller started. Wiped now,
-	 * since the call started, they would take the caller's own entries
-	 * made meanwhile. Once the caller is gone they are wiped here (no
-	 * other run starts while a nested one is still there: start_next). */
-	if (nested && mcpx_ex_job_caller(job))
-		job->proc.started.tv_sec = 0;
-	/* The run's files go to the remover: the result does not wait
-	 * for them, the next run does (after_run). What is left is fds. */
-	if (mcpx_run_cleanup_take(ex->remover, &job->proc, job->run_id, mcpx_ex_cleanup_done, ex) ==
-	    0)
-		ex->cleaning++;
-	mcpx_sandbox_cleanup(&job->proc);
-	job->ended_us = mcpx_now_us();
-	mcpx_ex_fill_result(job, status, &ru, usage.cpu_ms, &r);
-	r.files = &job->out_files;
-	mcpx_ex_result_failed(&r, setup_rc < 0 ? &serr : NULL, files_rc < 0 ? &ferr : NULL);
-	/* A nested job leaves the slot to its caller. */
-	if (!nested && ex->running == job)
-		ex->running = NULL;
-	else
-		mcpx_ex_side_remove(ex, job);
-	mcpx_ex_job_enter(job, MCPX_RUN_DONE);
-	ex->completed++;
-	mcpx_ex_report(job, &r);
-	mcpx_ex_job_free(job);
-	mcpx_ex_after_run(ex);
-}
-
-static void budget_settled(void *arg)
-{
-	mcpx_ex_maybe_complete(arg);
-}
-
-/* Called whenever one of the run's watches closes; the job completes when
- * the leader has exited, both pipes are drained, and the disk budget has
- * had its last word (a run that wrote past it and exited before a reading
- * is still told: run_budget.h, mcpx_run_budget_settle). */
-void mcpx_ex_maybe_complete(struct mcpx_job *job)
-{
-	if (job->state != MCPX_RUN_ENDING || job->ex->freeing)
-		return;
-	if (job->out.open || job->err.open || job->pid_open)
-		return;
-	if (mcpx_run_budget_settle(job->link.budget, budget_settled, job) == -EINPROGRESS)
-		return;
-	job_complete(job);
-}
-
-static void drain_timer_cb(struct mcpx_timer *t)
+static void queue_timer_cb(struct mcpx_timer *t)
 {
 	struct mcpx_job *job = t->arg;
-	mcpx_warn("output pipes still open after the run's tree was killed; closing them");
-	if (job->out.open)
-		mcpx_loop_unwatch(&job->out.watch);
-	if (job->err.open)
-		mcpx_loop_unwatch(&job->err.watch);
+	char msg[160];
+
+	mcpx_ex_queue_remove(job->ex, job);
+	snprintf(msg, sizeof(msg),
+	         "execution waited %us in the queue without starting (MCP_EXEC_QUEUE_TIMEOUT_S); "
+	         "the server is busy, try again later",
+	         job->ex->cfg->queue_timeout_s);
+	mcpx_ex_finish_unrun(job, MCPX_JOB_EXPIRED, msg, "expired");
 }
 
-/* The one place a job's state changes (run_state.h has the diagram), and
- * what entering each state does:
- * - RUNNING: its process is started; one that is not nested holds the
- *   slot;
- * - ENDING: the leader exited, or the run is being ended: the budget stops
- *   reading, everything else of the run is killed while the leader's
- *   zombie still reserves the process-group id, its wall clock and stdin
- *   stop, and its pipes get DRAIN_DEADLINE_US to close;
- * - DONE: no timer of the job is left, and it is out of the caller/nested
- *   relation (job_unlink): nothing points at it, it may be freed.
- * A transition the diagram does not have is the executor's bug: a debug
- * build stops there; a release build logs it and leaves the job as it
- * was. */
-int mcpx_ex_job_enter(struct mcpx_job *job, enum mcpx_run_state next)
+static void nested_start_cb(struct mcpx_timer *t)
 {
-	int rc = mcpx_run_state_to(&job->state, next, job->run_id);
+	struct mcpx_job *job = t->arg;
 
-	if (rc < 0) {
-		assert(!"illegal run state transition");
+	start_job(job->ex, job);
+}
+
+static void kick_cb(struct mcpx_timer *t)
+{
+	start_next(t->arg);
+}
+
+static void wake_cb(void *arg)
+{
+	mcpx_ex_kick(arg);
+}
+
+/* Whether job, started now, ends (by its timeout) before the drain does;
+ * always when not draining. */
+static bool drain_fits(const struct mcpx_executor *ex, const struct mcpx_job *job)
+{
+	return !ex->draining ||
+	       mcpx_now_us() + (uint64_t)job->timeout_s * 1000000u <= ex->drain_deadline_us;
+}
+
+/* Answers a job (out of the queue) that the drain has no time for. */
+static void refuse_drain(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	uint64_t now = mcpx_now_us();
+	uint64_t left_s = ex->drain_deadline_us > now ? (ex->drain_deadline_us - now) / 1000000u : 0;
+	char msg[256];
+
+	snprintf(msg, sizeof(msg),
+	         "the server is shutting down and did not run this execution: its timeout (%u s) "
+	         "would not end within the %llu s left of the drain; retry on another replica",
+	         job->timeout_s, (unsigned long long)left_s);
+	mcpx_ex_finish_unrun(job, MCPX_JOB_SHUTDOWN, msg, "shutdown");
+}
+
+static void start_next(struct mcpx_executor *ex)
+{
+	struct mcpx_job *job;
+
+	/* Nor beside a nested run still being torn down after its caller
+	 * ended: its /dev/shm wipe is by group and time (job_complete). */
+	if (ex->running || ex->cleaning || ex->side || !ex->queue_head)
+		return;
+	if (mcpx_warm_pool_starting(ex->warm)) {
+		/* The first zygote is being proven: runs wait for it (so none
+		 * starts before its self-test), the protocol does not. */
+		ex->kick.fn = kick_cb;
+		ex->kick.arg = ex;
+		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
+		return;
+	}
+	/* Its forked child's pid is still on its way from the zygote: the
+	 * loop serves others meanwhile, and the pool kicks again. */
+	if (mcpx_warm_pool_wait(ex->warm, wake_cb, ex))
+		return;
+	job = mcpx_ex_next_queued(ex);
+	/* Draining: one whose timeout would outlast the drain is answered
+	 * instead, and the next one is tried on the next turn. */
+	if (!drain_fits(ex, job)) {
+		refuse_drain(ex, job);
+		mcpx_ex_kick(ex);
+		return;
+	}
+	start_job(ex, job);
+}
+
+int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
+                         const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
+{
+	struct mcpx_job *job;
+	int rc;
+	bool idle = !ex->running && !ex->queue_head;
+	bool nested = spec->bind && spec->bind->nested;
+
+	if (ex->draining && !nested)
+		return -ESHUTDOWN;
+	if (!nested && (rc = mcpx_ex_admit(ex, spec, idle)) < 0)
 		return rc;
+	job = mcpx_ex_job_new(ex, spec, cb);
+	if (!job)
+		return -ENOMEM;
+	job->files = spec->files; /* accepted: ours from here on */
+	*out = job;
+	job->queue_timer.arg = job;
+	if (nested) {
+		struct mcpx_job *caller = spec->bind->parent_run_id
+		                              ? mcpx_ex_job_by_run_id(ex, spec->bind->parent_run_id)
+		                              : NULL;
+
+		/* Linked to its caller from now on (job_unlink says until
+		 * when); one the executor does not know is refused at start. */
+		if (caller)
+			mcpx_run_link_add(&caller->link, &job->link);
+		/* Its caller holds the slot and waits for it: it starts beside
+		 * it, on a fresh loop iteration like every start. */
+		job->next = ex->side;
+		ex->side = job;
+		job->queue_timer.fn = nested_start_cb;
+		mcpx_timer_start(ex->loop, &job->queue_timer, 0);
+		return 0;
 	}
-	switch (next) {
-	case MCPX_RUN_QUEUED:
-		break;
-	case MCPX_RUN_RUNNING:
-		if (!(job->has_bind && job->bind.nested))
-			job->ex->running = job;
-		job->out.job = job->err.job = job;
-		break;
-	case MCPX_RUN_ENDING:
-		mcpx_run_budget_stop(job->link.budget);
-		mcpx_ex_kill_tree(job);
-		mcpx_timer_cancel(&job->wall_timer);
-		mcpx_timer_cancel(&job->stdin_timer);
-		job->drain_timer.fn = drain_timer_cb;
-		job->drain_timer.arg = job;
-		mcpx_timer_start(job->ex->loop, &job->drain_timer, DRAIN_DEADLINE_US);
-		break;
-	case MCPX_RUN_DONE:
-		mcpx_timer_cancel(&job->queue_timer);
-		mcpx_timer_cancel(&job->wall_timer);
-		mcpx_timer_cancel(&job->drain_timer);
-		mcpx_timer_cancel(&job->stdin_timer);
-		job_unlink(job);
-		break;
-	}
+	mcpx_ex_enqueue(ex, job);
+
+	if (!idle && job->cb.event)
+		job->cb.event(job->cb.arg, MCPX_JOB_QUEUED, ex->queue_len);
+	if (ex->running)
+		mcpx_warm_pool_call_waiting(ex->warm);
+	job->queue_timer.fn = queue_timer_cb;
+	mcpx_timer_start(ex->loop, &job->queue_timer,
+	                 (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
+	mcpx_ex_kick(ex);
 	return 0;
 }
 
-/* The leader exited (or was killed): the run is ending, once. */
-void mcpx_ex_leader_exited(struct mcpx_job *job)
+static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 {
-	if (job->state == MCPX_RUN_RUNNING)
-		mcpx_ex_job_enter(job, MCPX_RUN_ENDING);
+	bool nested = job->has_bind && job->bind.nested;
+	const struct mcpx_job *caller = mcpx_ex_job_caller(job);
+	struct mcpx_err err;
+	int rc;
+
+	mcpx_timer_cancel(&job->queue_timer);
+	if (nested && (!caller || caller->state != MCPX_RUN_RUNNING)) {
+		/* Its caller is ending: it would only count against nothing. */
+		mcpx_ex_side_remove(ex, job);
+		mcpx_ex_finish_unrun(job, MCPX_JOB_FAILED, "the calling run has ended", "failed");
+		return;
+	}
+	job->started_us = mcpx_now_us();
+	err.msg[0] = '\0';
+	rc = mcpx_ex_spawn(ex, job, &err);
+	if (rc < 0) {
+		char msg[300];
+		mcpx_error("sandbox start failed: %s", err.msg);
+		snprintf(msg, sizeof(msg), "could not start the sandbox: %s", err.msg);
+		if (nested)
+			mcpx_ex_side_remove(ex, job);
+		mcpx_ex_finish_unrun(job, MCPX_JOB_FAILED, msg, "failed");
+		mcpx_ex_kick(ex);
+		return;
+	}
+	mcpx_ex_job_enter(job, MCPX_RUN_RUNNING);
+	mcpx_ex_start_egress(ex, job);
+	if (!mcpx_ex_supervise(ex, job, ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s))
+		return;
+	if (job->cb.event)
+		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
+	/* The pool prepares the next run's interpreter once this one ends, or
+	 * now if calls come back to back or one already waits for it (a
+	 * nested run's caller did both). */
+	if (!nested) {
+		mcpx_warm_pool_run_started(ex->warm, job->proc.pid, job->enqueued_us);
+		if (ex->queue_head)
+			mcpx_warm_pool_call_waiting(ex->warm);
+	}
 }
 
 void mcpx_executor_charge_cpu(struct mcpx_executor *ex, const char *run_id, uint64_t cpu_us)
@@ -439,26 +310,9 @@ size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 	return job->out.buf.len;
 }
 
-bool mcpx_ex_drain_refuses(struct mcpx_executor *ex, struct mcpx_job *job)
-{
-	uint64_t now = mcpx_now_us(), left_s;
-	char msg[256];
-
-	if (!ex->draining || now + (uint64_t)job->timeout_s * 1000000u <= ex->drain_deadline_us)
-		return false;
-	left_s = ex->drain_deadline_us > now ? (ex->drain_deadline_us - now) / 1000000u : 0;
-	snprintf(msg, sizeof(msg),
-	         "the server is shutting down and did not run this execution: its timeout (%u s) "
-	         "would not end within the %llu s left of the drain; retry on another replica",
-	         job->timeout_s, (unsigned long long)left_s);
-	mcpx_ex_queue_remove(ex, job);
-	mcpx_ex_finish_unrun(job, MCPX_JOB_SHUTDOWN, msg, "shutdown");
-	return true;
-}
-
 /* Accepted work still runs: the queue is kept, in order, and each job
- * starts if its timeout ends before deadline_us; one that cannot is
- * answered now, the rest when their turn comes (run_queue.c). */
+ * starts if its timeout ends before deadline_us; one that can never fit
+ * is answered now, the rest when their turn comes (start_next). */
 void mcpx_executor_drain(struct mcpx_executor *ex, uint64_t deadline_us)
 {
 	struct mcpx_job *next;
@@ -469,7 +323,10 @@ void mcpx_executor_drain(struct mcpx_executor *ex, uint64_t deadline_us)
 	mcpx_bash_pool_stop(ex->bash);
 	for (struct mcpx_job *job = ex->queue_head; job; job = next) {
 		next = job->next;
-		(void)mcpx_ex_drain_refuses(ex, job);
+		if (drain_fits(ex, job))
+			continue;
+		mcpx_ex_queue_remove(ex, job);
+		refuse_drain(ex, job);
 	}
 	mcpx_ex_kick(ex);
 }
@@ -509,7 +366,7 @@ static void abandon(struct mcpx_job *job)
 	mcpx_ex_kill_tree(job);
 	mcpx_ex_leader_exited(job);
 	/* Ends its nested calls too (their jobs are killed, and freed below). */
-	end_channel(job->ex, job);
+	mcpx_ex_end_channel(job->ex, job);
 	if (job->out.open)
 		mcpx_loop_unwatch(&job->out.watch);
 	if (job->err.open)

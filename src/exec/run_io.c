@@ -7,7 +7,7 @@
  * It does not decide what a run's end means (run_result.c) nor complete
  * the job (executor.c).
  */
-#include "executor_internal.h"
+#include "run_job.h"
 
 #include <errno.h>
 #include <fcntl.h>

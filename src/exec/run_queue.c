@@ -1,14 +1,13 @@
 /*
  * run_queue.c - the executor's admission and queue: the queue's cap, each
- * caller's share of it (fair_queue.h), a bounded FIFO queue with a
- * queue-timeout timer per job, nested jobs kept beside the running one
- * (their caller holds the slot), and which job starts next (callers take
- * turns; none while a run, a nested run or a removal is under way, nor
- * before the first zygote is proven).
+ * caller's share of it (fair_queue.h), a bounded FIFO queue, nested jobs
+ * kept beside the running one (their caller holds the slot), which job
+ * starts next (callers take turns), and the kick that starts it on a fresh
+ * loop iteration.
  *
- * It does not start a job (run_start.c does) nor decide its result.
+ * It starts no job and keeps no timer of one (executor.c does both).
  */
-#include "executor_internal.h"
+#include "run_job.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,22 +19,11 @@
 #include "profile_limits.h"
 #include "warm_pool.h"
 
-/* How often a queued run looks whether the first zygote is proven. */
-#define START_WAIT_POLL_US 5000u
-
-static void start_next(struct mcpx_executor *ex);
-
-static void kick_cb(struct mcpx_timer *t)
-{
-	start_next(t->arg);
-}
-
-/* Defers starting the next job to a fresh loop iteration, so callbacks that
- * submit or cancel never re-enter a job that is being torn down. */
+/* Starts the next job on a fresh loop iteration, so callbacks that submit
+ * or cancel never re-enter a job that is being torn down (the timer's
+ * callback, executor.c's, is set when the executor is made). */
 void mcpx_ex_kick(struct mcpx_executor *ex)
 {
-	ex->kick.fn = kick_cb;
-	ex->kick.arg = ex;
 	mcpx_timer_start(ex->loop, &ex->kick, 0);
 }
 
@@ -66,26 +54,6 @@ void mcpx_ex_side_remove(struct mcpx_executor *ex, struct mcpx_job *job)
 	}
 }
 
-static void queue_timer_cb(struct mcpx_timer *t)
-{
-	struct mcpx_job *job = t->arg;
-	char msg[160];
-
-	mcpx_ex_queue_remove(job->ex, job);
-	snprintf(msg, sizeof(msg),
-	         "execution waited %us in the queue without starting (MCP_EXEC_QUEUE_TIMEOUT_S); "
-	         "the server is busy, try again later",
-	         job->ex->cfg->queue_timeout_s);
-	mcpx_ex_finish_unrun(job, MCPX_JOB_EXPIRED, msg, "expired");
-}
-
-static void nested_start_cb(struct mcpx_timer *t)
-{
-	struct mcpx_job *job = t->arg;
-
-	mcpx_ex_start_job(job->ex, job);
-}
-
 /* The caller's share: its queued runs and its rate (fair_queue.h). */
 static int admit_share(struct mcpx_executor *ex, const struct mcpx_job_spec *spec)
 {
@@ -112,6 +80,47 @@ static int admit_share(struct mcpx_executor *ex, const struct mcpx_job_spec *spe
 	return rc;
 }
 
+/* Whether a job that is not nested may join the queue: its cap (unless
+ * the executor is idle) and its caller's share. 0, -EBUSY, -EUSERS or
+ * -EAGAIN (the share's reason in ex->share_msg). */
+int mcpx_ex_admit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec, bool idle)
+{
+	if (!idle && ex->queue_len >= ex->cfg->max_queue) {
+		mcpx_metrics_execution("busy", NULL, 0, 0);
+		mcpx_metrics_profile_run(spec->profile, "busy");
+		return -EBUSY;
+	}
+	return admit_share(ex, spec);
+}
+
+/* Appends job to the queue, counted in its caller's share. */
+void mcpx_ex_enqueue(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	if (ex->queue_tail)
+		ex->queue_tail->next = job;
+	else
+		ex->queue_head = job;
+	ex->queue_tail = job;
+	ex->queue_len++;
+	mcpx_fair_enter(ex->fair, job->caller);
+}
+
+/* Takes the next job off the queue (not empty): callers take turns, the
+ * oldest job of the caller served longest ago (the queue is short:
+ * MCP_EXEC_MAX_QUEUE). */
+struct mcpx_job *mcpx_ex_next_queued(struct mcpx_executor *ex)
+{
+	struct mcpx_job *job = ex->queue_head;
+
+	for (struct mcpx_job *j = job->next; j; j = j->next)
+		if (mcpx_fair_last_served(ex->fair, j->caller) <
+		    mcpx_fair_last_served(ex->fair, job->caller))
+			job = j;
+	mcpx_ex_queue_remove(ex, job);
+	mcpx_fair_served(ex->fair, job->caller);
+	return job;
+}
+
 unsigned mcpx_executor_retry_after(const struct mcpx_executor *ex)
 {
 	return ex->retry_after_s ? ex->retry_after_s : 1;
@@ -120,106 +129,4 @@ unsigned mcpx_executor_retry_after(const struct mcpx_executor *ex)
 void mcpx_executor_share_text(const struct mcpx_executor *ex, char *msg, size_t len)
 {
 	snprintf(msg, len, "%s", ex->share_msg);
-}
-
-int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
-                         const struct mcpx_job_callbacks *cb, struct mcpx_job **out)
-{
-	struct mcpx_job *job;
-	int rc;
-	bool idle = !ex->running && !ex->queue_head;
-	bool nested = spec->bind && spec->bind->nested;
-
-	if (ex->draining && !nested)
-		return -ESHUTDOWN;
-	if (!nested && !idle && ex->queue_len >= ex->cfg->max_queue) {
-		mcpx_metrics_execution("busy", NULL, 0, 0);
-		mcpx_metrics_profile_run(spec->profile, "busy");
-		return -EBUSY;
-	}
-	if (!nested && (rc = admit_share(ex, spec)) < 0)
-		return rc;
-	job = mcpx_ex_job_new(ex, spec, cb);
-	if (!job)
-		return -ENOMEM;
-	job->files = spec->files; /* accepted: ours from here on */
-	*out = job;
-	job->queue_timer.arg = job;
-	if (nested) {
-		struct mcpx_job *caller = spec->bind->parent_run_id
-		                              ? mcpx_ex_job_by_run_id(ex, spec->bind->parent_run_id)
-		                              : NULL;
-
-		/* Linked to its caller from now on (job_unlink says until
-		 * when); one the executor does not know is refused at start. */
-		if (caller)
-			mcpx_run_link_add(&caller->link, &job->link);
-		/* Its caller holds the slot and waits for it: it starts beside
-		 * it, on a fresh loop iteration like every start. */
-		job->next = ex->side;
-		ex->side = job;
-		job->queue_timer.fn = nested_start_cb;
-		mcpx_timer_start(ex->loop, &job->queue_timer, 0);
-		return 0;
-	}
-	if (ex->queue_tail)
-		ex->queue_tail->next = job;
-	else
-		ex->queue_head = job;
-	ex->queue_tail = job;
-	ex->queue_len++;
-	mcpx_fair_enter(ex->fair, job->caller);
-
-	if (!idle && job->cb.event)
-		job->cb.event(job->cb.arg, MCPX_JOB_QUEUED, ex->queue_len);
-	if (ex->running)
-		mcpx_warm_pool_call_waiting(ex->warm);
-	job->queue_timer.fn = queue_timer_cb;
-	mcpx_timer_start(ex->loop, &job->queue_timer,
-	                 (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
-	mcpx_ex_kick(ex);
-	return 0;
-}
-
-static void wake_cb(void *arg)
-{
-	mcpx_ex_kick(arg);
-}
-
-static void start_next(struct mcpx_executor *ex)
-{
-	struct mcpx_job *job;
-
-	/* Nor beside a nested run still being torn down after its caller
-	 * ended: its /dev/shm wipe is by group and time (job_complete). */
-	if (ex->running || ex->cleaning || ex->side || !ex->queue_head)
-		return;
-	if (mcpx_warm_pool_starting(ex->warm)) {
-		/* The first zygote is being proven: runs wait for it (so none
-		 * starts before its self-test), the protocol does not. */
-		ex->kick.fn = kick_cb;
-		ex->kick.arg = ex;
-		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
-		return;
-	}
-	/* Its forked child's pid is still on its way from the zygote: the
-	 * loop serves others meanwhile, and the pool kicks again. */
-	if (mcpx_warm_pool_wait(ex->warm, wake_cb, ex))
-		return;
-	/* Callers take turns: the oldest job of the caller served longest
-	 * ago (the queue is short: MCP_EXEC_MAX_QUEUE). */
-	job = ex->queue_head;
-	for (struct mcpx_job *j = job->next; j; j = j->next)
-		if (mcpx_fair_last_served(ex->fair, j->caller) <
-		    mcpx_fair_last_served(ex->fair, job->caller))
-			job = j;
-	/* Draining: one whose timeout would outlast the drain is answered
-	 * instead, and the next one is tried on the next turn. */
-	if (mcpx_ex_drain_refuses(ex, job)) {
-		mcpx_ex_kick(ex);
-		return;
-	}
-	mcpx_ex_queue_remove(ex, job);
-	mcpx_fair_served(ex->fair, job->caller);
-	mcpx_ex_start_job(ex, job);
 }

@@ -7,7 +7,7 @@
  *
  * It does not end or reap anything: it is given a reaped run.
  */
-#include "executor_internal.h"
+#include "run_job.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -61,24 +61,6 @@ void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct 
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
 	                       rec.limit, (double)rec.wall_ms / 1000.0,
 	                       (double)rec.queue_wait_ms / 1000.0);
-}
-
-/* Completes a job that never ran (expired, shutdown, failed to start). */
-void mcpx_ex_finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, const char *msg,
-                          const char *audit_status)
-{
-	struct mcpx_job_result r;
-
-	memset(&r, 0, sizeof(r));
-	r.status = status;
-	r.exit_code = -1;
-	r.queue_wait_ms = (mcpx_now_us() - job->enqueued_us) / 1000u;
-	snprintf(r.message, sizeof(r.message), "%.*s", (int)sizeof(r.message) - 1, msg);
-	mcpx_ex_job_enter(job, MCPX_RUN_DONE);
-	mcpx_ex_audit(job, audit_status, &r);
-	if (job->cb.done)
-		job->cb.done(job->cb.arg, &r);
-	mcpx_ex_job_free(job);
 }
 
 /* Whether err holds a line starting with "MemoryError" (an uncaught

@@ -7,10 +7,10 @@
  * the warm pool's and prepared bash's turn.
  *
  * The one place the executor branches on language to use a prepared
- * runtime. It does not watch the running job (run_io.c) nor word its end
- * (run_result.c).
+ * runtime. It starts the process; the job's state, its supervision and its
+ * end are executor.c's, run_io.c's and run_end.c's (which sit above it).
  */
-#include "executor_internal.h"
+#include "run_job.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -129,93 +129,11 @@ static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned
 	return 0;
 }
 
-/* When the run's wall clock ends, counted from from: its timeout, and for a
- * nested run no later than its caller's (which then ends both anyway). */
-uint64_t mcpx_ex_run_deadline_us(const struct mcpx_job *job, uint64_t from)
-{
-	uint64_t d = from + (uint64_t)job->timeout_s * 1000000u;
-	const struct mcpx_job *caller = mcpx_ex_job_caller(job);
-
-	if (caller && caller->deadline_us && caller->deadline_us < d)
-		d = caller->deadline_us;
-	return d;
-}
-
-/* What the server holds for the run is the run's memory (run_budget.h). */
-static void egress_held(void *arg, uint64_t bytes)
-{
-	struct mcpx_job *job = arg;
-
-	job->egress_held = bytes;
-	mcpx_run_budget_held(job->link.budget, bytes);
-}
-
-/* A run with a channel is served by the run_start hook until it ends.
- * Without a server side the run's end sees EOF, and mcpx.fetch says so. */
-static void start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
-{
-	struct mcpx_run_info info = {.run_id = job->run_id,
-	                             .request_id = job->request_id,
-	                             .caller = job->caller,
-	                             .deadline_us = mcpx_ex_run_deadline_us(job, job->started_us),
-	                             .held = egress_held,
-	                             .held_arg = job};
-
-	if (job->proc.channel_fd < 0 || !ex->hooks.run_start)
-		return;
-	if (job->has_bind) {
-		info.serve = job->bind.serve;
-		info.depth = job->bind.depth;
-	}
-	job->egress = ex->hooks.run_start(ex->hooks.arg, &job->proc.channel_fd, &info);
-	if (!job->egress)
-		mcpx_error("run %s: nobody could take its channel", job->run_id);
-}
-
-static void budget_exceeded(void *arg, const char *limit)
-{
-	struct mcpx_job *job = arg;
-
-	if (!job->budget_limit)
-		job->budget_limit = limit;
-	mcpx_ex_kill_tree(job);
-}
-
-/* Holds the run as a whole to its budget (run_budget.h); a warm interpreter
- * is still waiting for its code here, so all it will start is counted. A
- * nested run (mcpx.call) joins its caller's budget instead: what it uses
- * counts against the calling run's limits, and the budget ends both.
- * -ESRCH: a nested run whose caller is gone or no longer has a budget. */
-int mcpx_ex_start_budget(struct mcpx_job *job, unsigned cpu_s)
-{
-	const struct mcpx_config *cfg = job->ex->cfg;
-	struct mcpx_job *caller;
-	struct mcpx_budget_limits lim = {
-	    .memory_kb = (uint64_t)job->memory_mb * 1024u,
-	    .disk_kb = (uint64_t)cfg->max_disk_mb * 1024u,
-	    .cpu_ms = (uint64_t)cpu_s * 1000u,
-	    .max_procs = cfg->max_procs,
-	};
-
-	if (job->has_bind && job->bind.nested) {
-		caller = mcpx_ex_job_caller(job);
-		if (!caller || !caller->link.budget)
-			return -ESRCH;
-		/* Linked under its caller since submit: the outermost run's
-		 * readings find it through link.budget. */
-		return mcpx_run_budget_join(caller->link.budget, &job->proc, budget_exceeded, job,
-		                            &job->link.budget);
-	}
-	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
-	                             job->cpu_base_ms, &job->link, budget_exceeded, job,
-	                             &job->link.budget);
-}
-
 /* Starts the run's process: a warm interpreter when one is ready, else
  * cold. A nested call always starts cold: the warm interpreter belongs to
  * the next queued run, and in after-reap mode none may exist beside a run
  * anyway. */
-static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err)
+int mcpx_ex_spawn(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err)
 {
 	bool nested = job->has_bind && job->bind.nested;
 	struct mcpx_workdir_fill fill = {fill_workdir, job};
@@ -268,45 +186,84 @@ static int spawn_job(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx
 	                                 err);
 }
 
-void mcpx_ex_start_job(struct mcpx_executor *ex, struct mcpx_job *job)
+/* When the run's wall clock ends, counted from from: its timeout, and for a
+ * nested run no later than its caller's (which then ends both anyway). */
+uint64_t mcpx_ex_run_deadline_us(const struct mcpx_job *job, uint64_t from)
 {
-	bool nested = job->has_bind && job->bind.nested;
+	uint64_t d = from + (uint64_t)job->timeout_s * 1000000u;
 	const struct mcpx_job *caller = mcpx_ex_job_caller(job);
-	struct mcpx_err err;
-	int rc;
 
-	mcpx_timer_cancel(&job->queue_timer);
-	if (nested && (!caller || caller->state != MCPX_RUN_RUNNING)) {
-		/* Its caller is ending: it would only count against nothing. */
-		mcpx_ex_side_remove(ex, job);
-		mcpx_ex_finish_unrun(job, MCPX_JOB_FAILED, "the calling run has ended", "failed");
+	if (caller && caller->deadline_us && caller->deadline_us < d)
+		d = caller->deadline_us;
+	return d;
+}
+
+/* What the server holds for the run is the run's memory (run_budget.h). */
+static void held_changed(void *arg, uint64_t bytes)
+{
+	struct mcpx_job *job = arg;
+
+	job->egress_held = bytes;
+	mcpx_run_budget_held(job->link.budget, bytes);
+}
+
+/* A run with a channel is served by the run_start hook until it ends.
+ * Without a server side the run's end sees EOF, and mcpx.fetch says so. */
+void mcpx_ex_start_egress(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	struct mcpx_run_info info = {.run_id = job->run_id,
+	                             .request_id = job->request_id,
+	                             .caller = job->caller,
+	                             .deadline_us = mcpx_ex_run_deadline_us(job, job->started_us),
+	                             .held = held_changed,
+	                             .held_arg = job};
+
+	if (job->proc.channel_fd < 0 || !ex->hooks.run_start)
 		return;
+	if (job->has_bind) {
+		info.serve = job->bind.serve;
+		info.depth = job->bind.depth;
 	}
-	job->started_us = mcpx_now_us();
-	err.msg[0] = '\0';
-	rc = spawn_job(ex, job, &err);
-	if (rc < 0) {
-		char msg[300];
-		mcpx_error("sandbox start failed: %s", err.msg);
-		snprintf(msg, sizeof(msg), "could not start the sandbox: %s", err.msg);
-		if (nested)
-			mcpx_ex_side_remove(ex, job);
-		mcpx_ex_finish_unrun(job, MCPX_JOB_FAILED, msg, "failed");
-		mcpx_ex_kick(ex);
-		return;
+	job->egress = ex->hooks.run_start(ex->hooks.arg, &job->proc.channel_fd, &info);
+	if (!job->egress)
+		mcpx_error("run %s: nobody could take its channel", job->run_id);
+}
+
+static void budget_exceeded(void *arg, const char *limit)
+{
+	struct mcpx_job *job = arg;
+
+	if (!job->budget_limit)
+		job->budget_limit = limit;
+	mcpx_ex_kill_tree(job);
+}
+
+/* Holds the run as a whole to its budget (run_budget.h); a warm interpreter
+ * is still waiting for its code here, so all it will start is counted. A
+ * nested run (mcpx.call) joins its caller's budget instead: what it uses
+ * counts against the calling run's limits, and the budget ends both.
+ * -ESRCH: a nested run whose caller is gone or no longer has a budget. */
+int mcpx_ex_start_budget(struct mcpx_job *job, unsigned cpu_s)
+{
+	const struct mcpx_config *cfg = job->ex->cfg;
+	struct mcpx_job *caller;
+	struct mcpx_budget_limits lim = {
+	    .memory_kb = (uint64_t)job->memory_mb * 1024u,
+	    .disk_kb = (uint64_t)cfg->max_disk_mb * 1024u,
+	    .cpu_ms = (uint64_t)cpu_s * 1000u,
+	    .max_procs = cfg->max_procs,
+	};
+
+	if (job->has_bind && job->bind.nested) {
+		caller = mcpx_ex_job_caller(job);
+		if (!caller || !caller->link.budget)
+			return -ESRCH;
+		/* Linked under its caller since submit: the outermost run's
+		 * readings find it through link.budget. */
+		return mcpx_run_budget_join(caller->link.budget, &job->proc, budget_exceeded, job,
+		                            &job->link.budget);
 	}
-	mcpx_ex_job_enter(job, MCPX_RUN_RUNNING);
-	start_egress(ex, job);
-	if (!mcpx_ex_supervise(ex, job, ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s))
-		return;
-	if (job->cb.event)
-		job->cb.event(job->cb.arg, MCPX_JOB_STARTED, 0);
-	/* The pool prepares the next run's interpreter once this one ends, or
-	 * now if calls come back to back or one already waits for it (a
-	 * nested run's caller did both). */
-	if (!nested) {
-		mcpx_warm_pool_run_started(ex->warm, job->proc.pid, job->enqueued_us);
-		if (ex->queue_head)
-			mcpx_warm_pool_call_waiting(ex->warm);
-	}
+	return mcpx_run_budget_start(job->ex->budget, job->ex->loop, &lim, &job->proc,
+	                             job->cpu_base_ms, &job->link, budget_exceeded, job,
+	                             &job->link.budget);
 }

@@ -183,6 +183,8 @@ bool mcpx_mcp_decorate_stateless(const struct mcpx_core *core, cJSON *result);
 
 void mcpx_mcp_tools_list(struct req *r);
 void mcpx_mcp_tools_call(struct req *r);
+/* Refuses r (and returns true) when its id is still in flight. */
+bool mcpx_mcp_id_in_use(struct req *r);
 struct mcpx_call *mcpx_mcp_call_find(struct mcpx_core *core, const char *key, const cJSON *id);
 /* Cancels a call in flight (its tool's cancel); the sink hears that it
  * stays unanswered when tell_sink. */

@@ -166,13 +166,8 @@ void mcpx_mcp_listen(struct req *r)
 		    "(toolsListChanged a boolean)");
 		return;
 	}
-	if (mcpx_mcp_call_find(c->core, c->session->key, r->id) ||
-	    mcpx_mcp_subscription_find(c->core, c->session->key, r->id)) {
-		mcpx_mcp_reply_error(
-		    r, MCPX_RPC_INVALID_REQUEST,
-		    "Invalid Request: a request with this id is still in progress");
+	if (mcpx_mcp_id_in_use(r))
 		return;
-	}
 	l = mcpx_mcp_listener_add(c->core, c->sink);
 	if (!l || !(l->sub_id = cJSON_Duplicate(r->id, true))) {
 		if (l) {

@@ -348,6 +348,22 @@ static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, c
 	return call;
 }
 
+/* An id is unique among a sender's requests in flight (basic/index,
+ * "Requests"); a reused one would make cancellation ambiguous. Refuses r
+ * when its id is a call's or a subscription's still in flight, and then
+ * returns true. */
+bool mcpx_mcp_id_in_use(struct req *r)
+{
+	struct ctx *c = r->c;
+
+	if (!mcpx_mcp_call_find(c->core, c->session->key, r->id) &&
+	    !mcpx_mcp_subscription_find(c->core, c->session->key, r->id))
+		return false;
+	mcpx_mcp_reply_error(r, MCPX_RPC_INVALID_REQUEST,
+	                     "Invalid Request: a request with this id is still in progress");
+	return true;
+}
+
 void mcpx_mcp_tools_call(struct req *r)
 {
 	struct ctx *c = r->c;
@@ -377,15 +393,8 @@ void mcpx_mcp_tools_call(struct req *r)
 		mcpx_mcp_reply_error(r, MCPX_RPC_INVALID_PARAMS, msg);
 		return;
 	}
-	/* An id is unique among a sender's requests in flight (basic/index,
-	 * "Requests"); a reused one would make cancellation ambiguous. */
-	if (mcpx_mcp_call_find(c->core, c->session->key, r->id) ||
-	    mcpx_mcp_subscription_find(c->core, c->session->key, r->id)) {
-		mcpx_mcp_reply_error(
-		    r, MCPX_RPC_INVALID_REQUEST,
-		    "Invalid Request: a request with this id is still in progress");
+	if (mcpx_mcp_id_in_use(r))
 		return;
-	}
 	call = call_new(r, tool, name->valuestring, r->log_level);
 	if (!call) {
 		mcpx_mcp_reply_result(r, NULL);

@@ -492,7 +492,11 @@ static void admit(struct mcpx_http_conn *c, const struct head_copy *hc, struct m
 	mcpx_http_admit(&hc->head, &p, v);
 }
 
-/* LWS_CALLBACK_HTTP: the head is in. Returns the lws callback result. */
+/* LWS_CALLBACK_HTTP: the head is in. Returns the lws callback result.
+ * Longer than 60 lines on purpose: every way a head becomes a response
+ * (refused after reading the body for its id, refused, an operations
+ * endpoint, admitted) is decided here in one place, so the front door and
+ * the token's wipe on every path read in one sitting. */
 static int on_head(struct mcpx_http_conn *c, const char *path)
 {
 	struct head_copy *hc = calloc(1, sizeof(*hc));

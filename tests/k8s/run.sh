@@ -389,6 +389,58 @@ expect_fail "rejects an upstream networkPolicy with peers but no ports" "network
 expect_fail "rejects upstreams beside policy.existingConfigMap" "existingConfigMap replaces" \
   "$HELM" template mcpx "$CHART" --set-json "$UP1" --set policy.existingConfigMap=my-policy
 
+# Workspaces and tasks (issue 31): the store the values choose, as the
+# server's environment, its volumes and the NetworkPolicy (exactly the Redis
+# store's peers and port, plus DNS for a host name); the chart refuses a
+# store that cannot work with the replicas it runs (check_store_render.py
+# computes each expectation from the values file).
+WS_REDIS=$HERE/fixtures/values-workspaces-redis.yaml
+WS_PVC=$HERE/fixtures/values-workspaces-pvc.yaml
+scheck() { # NAME RENDER VALUES
+  expect_checks "$1" count "$PY" "$HERE/check_store_render.py" "${@:2}"
+}
+render "workspaces on Redis by selector (DNS + its pods on its port, password file from a Secret)" \
+  "$R/ws-redis.yaml" -f "$WS_REDIS"
+scheck "workspaces on Redis: env, Secret mount, NetworkPolicy egress exactly the store's" "$R/ws-redis.yaml" "$WS_REDIS"
+printf 'workspaces:\n  store: redis\n  redis:\n    url: redis://10.20.30.40:6390\n    existingSecret: r\n' >"$WORK/ws-redis-ip.yaml"
+render "workspaces on Redis by address" "$R/ws-redis-ip.yaml" -f "$WORK/ws-redis-ip.yaml"
+scheck "workspaces on Redis by address: that /32 on its port, no DNS" "$R/ws-redis-ip.yaml" "$WORK/ws-redis-ip.yaml"
+render "workspaces on a ReadWriteMany claim (two replicas)" "$R/ws-pvc.yaml" -f "$WS_PVC"
+scheck "workspaces on a claim: env, claim, mount, egress stays []" "$R/ws-pvc.yaml" "$WS_PVC"
+printf 'replicaCount: 1\nworkspaces:\n  store: emptyDir\n' >"$WORK/ws-empty.yaml"
+render "workspaces on one replica's emptyDir" "$R/ws-empty.yaml" -f "$WORK/ws-empty.yaml"
+scheck "workspaces on an emptyDir: env, mount, egress stays []" "$R/ws-empty.yaml" "$WORK/ws-empty.yaml"
+sed -n '/^# workspaces-values.yaml$/,/^```$/p' "$ROOT/docs/deployment.md" | sed '$d' >"$WORK/docs-workspaces.yaml"
+render "docs/deployment.md's workspaces example" "$R/docs-workspaces.yaml" -f "$WORK/docs-workspaces.yaml"
+scheck "docs/deployment.md's workspaces example" "$R/docs-workspaces.yaml" "$WORK/docs-workspaces.yaml"
+check "security checks, workspaces on a claim" --profile default "${C[@]}" "$R/ws-pvc.yaml"
+validate "workspace store renders (PersistentVolumeClaim, Secret volume, NetworkPolicy)" \
+  "$R/ws-redis.yaml" "$R/ws-redis-ip.yaml" "$R/ws-pvc.yaml" "$R/ws-empty.yaml" "$R/docs-workspaces.yaml"
+sed 's#port: 6380#port: 6379#' "$R/ws-redis.yaml" >"$WORK/ws-wide.yaml"
+expect_fail "the store check catches another Redis port" "exactly DNS .* and the store's peers" \
+  "$PY" "$HERE/check_store_render.py" "$WORK/ws-wide.yaml" "$WS_REDIS"
+expect_fail "rejects an emptyDir store with two replicas" "store=emptyDir keeps each pod's workspaces" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=emptyDir
+expect_fail "rejects an emptyDir store with autoscaling" "store=emptyDir" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=emptyDir --set replicaCount=1 --set autoscaling.enabled=true
+expect_fail "rejects a ReadWriteOnce claim with two replicas" "accessMode is ReadWriteOnce, but more than one replica" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=pvc --set workspaces.pvc.accessMode=ReadWriteOnce
+expect_ok "accepts a ReadWriteOnce claim with one replica" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=pvc --set replicaCount=1
+expect_fail "rejects a Redis store without a password Secret" "needs workspaces.redis.existingSecret" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=redis --set workspaces.redis.url=redis://10.0.0.1
+expect_fail "rejects a password in the Redis URL" "without a password" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=redis --set workspaces.redis.url=redis://u:pw@10.0.0.1 \
+  --set workspaces.redis.existingSecret=r
+expect_fail "rejects a Redis host name the NetworkPolicy cannot open" "set workspaces.redis.networkPolicyTo" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=redis --set workspaces.redis.url=redis://valkey.cache:6379 \
+  --set workspaces.redis.existingSecret=r
+expect_fail "rejects an unknown store" "/workspaces/store" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=s3
+expect_fail "the memory sum counts a Redis store's workspace twice" "\\+ 128 MiB \\(a workspace saved or restored" \
+  "$HELM" template mcpx "$CHART" --set workspaces.store=redis --set workspaces.redis.url=redis://10.0.0.1 \
+  --set workspaces.redis.existingSecret=r --set resources.limits.memory=1440Mi
+
 # Negative tests: bad values must not render.
 expect_fail "rejects replicaCount=two" "replicaCount" \
   "$HELM" template mcpx "$CHART" --set replicaCount=two

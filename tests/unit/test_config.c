@@ -180,6 +180,53 @@ static void test_languages(void)
 	CHECK_STR(mcpx_lang_name(MCPX_LANG_BASH), "bash");
 }
 
+/* The store's settings: defaults, the three forms, a password file only
+ * with redis://, bounds; messages name the variable, never the value. */
+static void test_workspaces(void)
+{
+	CHECK_INT(load(NULL), 0);
+	CHECK(cfg.workspaces.type == MCPX_STORE_DIR && cfg.workspaces.is_default);
+	CHECK_INT(cfg.workspace_max_mb, 64);
+	CHECK_INT(cfg.workspace_ttl_s, 86400);
+	CHECK_INT(cfg.workspaces_per_caller, 32);
+	setenv("MCP_EXEC_WORKSPACES", "off", 1);
+	CHECK_INT(load(NULL), 0);
+	CHECK(cfg.workspaces.type == MCPX_STORE_OFF && !cfg.workspaces.is_default);
+	{
+		const char *args[] = {"--workspaces=redis://mcp@cache.ns:6380/1",
+		                      "--workspaces-password-file", "/run/secrets/redis",
+		                      "--workspace-ttl-s=3600", NULL};
+
+		CHECK_INT(load(args), 0);
+		CHECK(cfg.workspaces.type == MCPX_STORE_REDIS);
+		CHECK_STR(cfg.workspaces.host, "cache.ns");
+		CHECK_STR(cfg.workspaces.password_file, "/run/secrets/redis");
+		CHECK_INT(cfg.workspace_ttl_s, 3600);
+	}
+	setenv("MCP_EXEC_WORKSPACES", "redis://mcp:hunter2pw@cache.ns", 1);
+	CHECK(load(NULL) < 0);
+	CHECK(strstr(err.msg, "MCP_EXEC_WORKSPACES") && !strstr(err.msg, "hunter2pw"));
+	setenv("MCP_EXEC_WORKSPACES", "dir:/srv/ws", 1);
+	setenv("MCP_EXEC_WORKSPACES_PASSWORD_FILE", "/run/pw", 1);
+	CHECK(load(NULL) < 0);
+	CHECK(strstr(err.msg, "only for a redis://") != NULL);
+	setenv("MCP_EXEC_WORKSPACES", "redis://cache", 1);
+	setenv("MCP_EXEC_WORKSPACES_PASSWORD_FILE", "pw", 1);
+	CHECK(load(NULL) < 0);
+	CHECK(strstr(err.msg, "absolute") != NULL);
+	unsetenv("MCP_EXEC_WORKSPACES_PASSWORD_FILE");
+	unsetenv("MCP_EXEC_WORKSPACES");
+	setenv("MCP_EXEC_WORKSPACE_MAX_MB", "0", 1);
+	CHECK_INT(load(NULL), -ERANGE);
+	unsetenv("MCP_EXEC_WORKSPACE_MAX_MB");
+	setenv("MCP_EXEC_WORKSPACES_PER_CALLER", "x", 1);
+	CHECK_INT(load(NULL), -EINVAL);
+	unsetenv("MCP_EXEC_WORKSPACES_PER_CALLER");
+	setenv("MCP_EXEC_WORKSPACE_TTL_S", "0", 1);
+	CHECK_INT(load(NULL), -ERANGE);
+	unsetenv("MCP_EXEC_WORKSPACE_TTL_S");
+}
+
 int main(void)
 {
 	/* The interpreter must resolve for a load to succeed. */
@@ -191,6 +238,7 @@ int main(void)
 	setenv("MCP_EXEC_PYTHON", "/usr/bin/python3", 1);
 	test_tmpdir();
 	test_languages();
+	test_workspaces();
 	mcpx_config_free(&cfg);
 	CHECK_DONE();
 }

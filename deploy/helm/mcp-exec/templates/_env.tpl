@@ -94,6 +94,7 @@ with one name, and with client-side apply the later entry silently wins.
 {{- with include "mcp-exec.identityEnv" . | trim }}
 {{ . }}
 {{- end }}
+{{ include "mcp-exec.workspacesEnv" . }}
 {{- end }}
 
 {{/*

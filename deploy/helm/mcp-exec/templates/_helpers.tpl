@@ -326,6 +326,7 @@ is gone). */}}
 {{- include "mcp-exec.validateScaling" . }}
 {{- include "mcp-exec.validatePolicy" . }}
 {{- include "mcp-exec.validateWorkable" . }}
+{{- include "mcp-exec.validateWorkspaces" . }}
 {{- end }}
 
 {{- define "mcp-exec.validateSizing" -}}
@@ -334,9 +335,10 @@ is gone). */}}
 {{- $limit := include "mcp-exec.quantityMiB" .Values.resources.limits.memory | int64 }}
 {{- $warm := ternary (int64 .Values.sizing.warmMiB) 0 (ne (include "mcp-exec.warmEnv" .) "0") }}
 {{- $over := int64 .Values.sizing.overshootMiB }}
-{{- $need := add (int64 $c.memoryMb) $over (int64 .Values.sizing.serverMiB) $warm $tmp }}
+{{- $ws := include "mcp-exec.workspacesMiB" . | int64 }}
+{{- $need := add (int64 $c.memoryMb) $over (int64 .Values.sizing.serverMiB) $warm $tmp $ws }}
 {{- if lt $limit $need }}
-{{- fail (printf "resources.limits.memory (%s = %d MiB) is below what one replica can hold at once: config.memoryMb %d (the run's budget) + sizing.overshootMiB %d (what a fast burst allocates before the watchdog's reading ends it) + sizing.serverMiB %d (the server) + sizing.warmMiB %d (the waiting warm interpreter; 0 with config.warm=false) + tmp.sizeLimit %d MiB (memory-backed /tmp) = %d MiB. Past the limit the kernel kills the whole container, server included (cgroup v2 memory.oom.group); the server ends a run near the limit to prevent it, which then ends runs within their budget. Raise resources.limits.memory to at least %dMi or lower one of the others" (toString .Values.resources.limits.memory) $limit (int64 $c.memoryMb) $over (int64 .Values.sizing.serverMiB) $warm $tmp $need $need) }}
+{{- fail (printf "resources.limits.memory (%s = %d MiB) is below what one replica can hold at once: config.memoryMb %d (the run's budget) + sizing.overshootMiB %d (what a fast burst allocates before the watchdog's reading ends it) + sizing.serverMiB %d (the server) + sizing.warmMiB %d (the waiting warm interpreter; 0 with config.warm=false) + tmp.sizeLimit %d MiB (memory-backed /tmp) + %d MiB (a workspace saved or restored: workspaces.maxMb, twice with redis; 0 with workspaces.store=off) = %d MiB. Past the limit the kernel kills the whole container, server included (cgroup v2 memory.oom.group); the server ends a run near the limit to prevent it, which then ends runs within their budget. Raise resources.limits.memory to at least %dMi or lower one of the others" (toString .Values.resources.limits.memory) $limit (int64 $c.memoryMb) $over (int64 .Values.sizing.serverMiB) $warm $tmp $ws $need $need) }}
 {{- end }}
 {{- if ge (int64 $c.maxDiskMb) $tmp }}
 {{- fail (printf "config.maxDiskMb (%d MiB, one run's files) must be below tmp.sizeLimit (%s = %d MiB), or a single run can fill /tmp, where the warm interpreter and the next run live" (int64 $c.maxDiskMb) (toString .Values.tmp.sizeLimit) $tmp) }}

@@ -1,22 +1,28 @@
 /*
- * executor_internal.h - what the executor's files share: a job and the
- * executor as structures, and the steps of a run each file holds.
+ * run_job.h - what the executor's files share: a job and the executor as
+ * structures, and the steps of a run each file holds. The files call one
+ * another one way only, top to bottom:
  *
- * executor.c   a job's life: made, its state changed (job_enter), completed
- *              once reaped and drained, cancelled, freed; the executor's own
- * run_queue.c  admission (the queue's cap, each caller's share), the queue
- *              and the nested jobs beside the running one, which job is next
- * run_start.c  the choice of start path (a warm interpreter, the prepared
- *              bash, cold), the run's channel and budget, what follows a run
+ * executor.c   the executor's interface: made, a job submitted (queued, or
+ *              started beside its caller), the next one started, cancel,
+ *              drain, teardown
  * run_io.c     a running job on the loop: its output, stdin, exit, wall clock
+ * run_end.c    a run's end: its state changed (job_enter), the job completed
+ *              once reaped and drained, or finished without running
+ * run_start.c  the start path (a warm interpreter, the prepared bash, cold),
+ *              the run's channel and budget, what follows a run
  * run_result.c a run's end in words: its result, the limit that ended it,
  *              whether its environment failed, the audit line
+ * run_queue.c  admission (the queue's cap, each caller's share), the queue,
+ *              the nested jobs beside the running one, which job is next
+ * run_job.c    a job made and freed, which run called which, killing a
+ *              run's tree, the end of its channel
  *
- * Not for use outside src/exec/executor.c and src/exec/run_{queue,start,io,
- * result}.c; everyone else has executor.h.
+ * Not for use outside src/exec/executor.c and src/exec/run_{io,end,start,
+ * result,queue,job}.c; everyone else has executor.h.
  */
-#ifndef MCPX_EXECUTOR_INTERNAL_H
-#define MCPX_EXECUTOR_INTERNAL_H
+#ifndef MCPX_RUN_JOB_H
+#define MCPX_RUN_JOB_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -140,56 +146,34 @@ struct mcpx_executor {
 	struct mcpx_budget *budget;  /* how runs are held to their budget */
 };
 
-/* ---- executor.c: a job's life ---- */
+/* ---- run_job.c ---- */
 
 /* A new job holding copies of spec's code, stdin, ids and bind; NULL when
  * out of memory. */
 struct mcpx_job *mcpx_ex_job_new(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
                                  const struct mcpx_job_callbacks *cb);
 void mcpx_ex_job_free(struct mcpx_job *job);
-/* The one place a job's state changes (executor.c says what entering each
- * state does). */
-int mcpx_ex_job_enter(struct mcpx_job *job, enum mcpx_run_state next);
 /* The run that called a nested job, while it is there; NULL for any other. */
 struct mcpx_job *mcpx_ex_job_caller(const struct mcpx_job *job);
 /* The started or nested job whose run is run_id, or NULL. */
 struct mcpx_job *mcpx_ex_job_by_run_id(struct mcpx_executor *ex, const char *run_id);
+/* Takes job out of the caller/nested relation as it becomes DONE. */
+void mcpx_ex_job_unlink(struct mcpx_job *job);
 /* Kills everything of the run (its budget's processes and its group). */
 void mcpx_ex_kill_tree(struct mcpx_job *job);
-/* The leader exited (or was killed): the run is ending, once. */
-void mcpx_ex_leader_exited(struct mcpx_job *job);
-/* Completes the job once the leader has exited and both pipes are drained. */
-void mcpx_ex_maybe_complete(struct mcpx_job *job);
+/* The run's channel is no longer served (its requests are cancelled). */
+void mcpx_ex_end_channel(struct mcpx_executor *ex, struct mcpx_job *job);
 
-/* ---- run_queue.c: admission and the queue ---- */
+/* ---- run_queue.c ---- */
 
-/* Starts the next job on a fresh loop iteration. */
 void mcpx_ex_kick(struct mcpx_executor *ex);
+int mcpx_ex_admit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec, bool idle);
+void mcpx_ex_enqueue(struct mcpx_executor *ex, struct mcpx_job *job);
+struct mcpx_job *mcpx_ex_next_queued(struct mcpx_executor *ex);
 void mcpx_ex_queue_remove(struct mcpx_executor *ex, struct mcpx_job *job);
 void mcpx_ex_side_remove(struct mcpx_executor *ex, struct mcpx_job *job);
 
-/* ---- run_start.c: the start path ---- */
-
-/* Starts a job taken off the queue (or a nested one): its process, its
- * channel, its supervision; a job that cannot start is finished unrun. */
-void mcpx_ex_start_job(struct mcpx_executor *ex, struct mcpx_job *job);
-/* Holds the run as a whole to its budget; -ESRCH: a nested run whose
- * caller is gone or no longer has one. */
-int mcpx_ex_start_budget(struct mcpx_job *job, unsigned cpu_s);
-/* When the run's wall clock ends, counted from from. */
-uint64_t mcpx_ex_run_deadline_us(const struct mcpx_job *job, uint64_t from);
-/* After a run: the next job and the warm pool's and prepared bash's turn. */
-void mcpx_ex_after_run(struct mcpx_executor *ex);
-/* A finished run's files are gone (run_cleanup.h's callback, arg: ex). */
-void mcpx_ex_cleanup_done(void *arg);
-
-/* ---- run_io.c: a running job on the loop ---- */
-
-/* Watches the run's output and exit, starts its budget, wall clock and
- * stdin. False when it cannot be supervised (then it is being ended). */
-bool mcpx_ex_supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s);
-
-/* ---- run_result.c: a run's end in words ---- */
+/* ---- run_result.c ---- */
 
 /* The result of a run that ended (reaped): raw output, times, how it ended. */
 void mcpx_ex_fill_result(struct mcpx_job *job, int status, const struct rusage *ru,
@@ -202,14 +186,43 @@ void mcpx_ex_result_failed(struct mcpx_job_result *r, const struct mcpx_err *set
                            const struct mcpx_err *files);
 /* Audits the run and hands the caller its result (or a tool error). */
 void mcpx_ex_report(struct mcpx_job *job, struct mcpx_job_result *r);
+/* The run's audit line and its metrics; r NULL for a run without a result. */
+void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r);
+
+/* ---- run_start.c ---- */
+
+/* Starts the run's process: a warm interpreter when one is ready, the
+ * prepared bash, else cold. */
+int mcpx_ex_spawn(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err);
+/* Hands the run's channel to the run_start hook. */
+void mcpx_ex_start_egress(struct mcpx_executor *ex, struct mcpx_job *job);
+/* Holds the run as a whole to its budget; -ESRCH: a nested run whose
+ * caller is gone or no longer has one. */
+int mcpx_ex_start_budget(struct mcpx_job *job, unsigned cpu_s);
+/* When the run's wall clock ends, counted from from. */
+uint64_t mcpx_ex_run_deadline_us(const struct mcpx_job *job, uint64_t from);
+/* After a run: the next job and the warm pool's and prepared bash's turn. */
+void mcpx_ex_after_run(struct mcpx_executor *ex);
+/* A finished run's files are gone (run_cleanup.h's callback, arg: ex). */
+void mcpx_ex_cleanup_done(void *arg);
+
+/* ---- run_end.c ---- */
+
+/* The one place a job's state changes (run_end.c says what entering each
+ * state does). */
+int mcpx_ex_job_enter(struct mcpx_job *job, enum mcpx_run_state next);
+/* The leader exited (or was killed): the run is ending, once. */
+void mcpx_ex_leader_exited(struct mcpx_job *job);
+/* Completes the job once the leader has exited and both pipes are drained. */
+void mcpx_ex_maybe_complete(struct mcpx_job *job);
 /* Completes a job that never ran (expired, shutdown, failed to start). */
 void mcpx_ex_finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, const char *msg,
                           const char *audit_status);
-/* Draining: whether job, started now, would end (by its timeout) before
- * the drain does; if not, it is taken out of the queue and answered that
- * the server is shutting down (true: refused). */
-bool mcpx_ex_drain_refuses(struct mcpx_executor *ex, struct mcpx_job *job);
-/* The run's audit line and its metrics; r NULL for a run without a result. */
-void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r);
+
+/* ---- run_io.c ---- */
+
+/* Watches the run's output and exit, starts its budget, wall clock and
+ * stdin. False when it cannot be supervised (then it is being ended). */
+bool mcpx_ex_supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s);
 
 #endif

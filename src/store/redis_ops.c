@@ -1,0 +1,486 @@
+/*
+ * redis_ops.c - the Redis store's operations (redis_ops.h): the commands
+ * each one sends and what its replies mean.
+ *
+ * Every check-then-change is one EVAL (redis_scripts.c). A get is a
+ * pipeline of two commands (the TTL, refreshed or read, then GET), so the
+ * blob itself is never copied through Lua; its bytes are taken from
+ * hiredis's reply without another copy (the trailer is at the end for
+ * that). Replies that are errors become -EIO with the error's first word,
+ * never the rest of what the server said.
+ */
+#include "redis_ops.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "redis_scripts.h"
+
+#define CHUNK (1u << 20)
+#define WINDOW 4
+#define UPLOAD_TTL_MS "600000"
+
+void mcpx_redis_arg(struct mcpx_redis_cmd *c, const char *s, size_t len)
+{
+	c->argv[c->argc] = s;
+	c->lens[c->argc++] = len;
+}
+
+#define arg mcpx_redis_arg
+
+static void args(struct mcpx_redis_cmd *c, const char *s)
+{
+	arg(c, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void argf(struct mcpx_redis_cmd *c, const char *fmt,
+                                                       ...)
+{
+	char *b = c->bufs[c->nb++];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(b, sizeof(c->bufs[0]), fmt, ap);
+	va_end(ap);
+	args(c, b);
+}
+
+/* The key of part ("b:", "bi", ...) of op's caller and kind, with name. */
+static void argk(struct mcpx_redis_cmd *c, const struct mcpx_store_op *op, const char *part,
+                 const char *name)
+{
+	argf(c, "mcpx:v1:{%s:%s}:%s%s", op->key.kind, op->key.caller, part, name);
+}
+
+static void eval(struct mcpx_redis_cmd *c, const char *script, int nkeys)
+{
+	args(c, "EVAL");
+	args(c, script);
+	argf(c, "%d", nkeys);
+}
+
+void mcpx_redis_eval(struct mcpx_redis_cmd *c, const struct mcpx_store_op *op, const char *script,
+                     const char *const *parts, int nkeys)
+{
+	eval(c, script, nkeys);
+	for (int i = 0; i < nkeys; i++) {
+		size_t n = strlen(parts[i]);
+
+		argk(c, op, parts[i], n && parts[i][n - 1] == ':' ? op->key.name : "");
+	}
+}
+
+int mcpx_redis_cmd_send(struct mcpx_redis_rop *r, struct mcpx_redis_cmd *c)
+{
+	int rc = mcpx_redis_send(r, c->argc, c->argv, c->lens);
+
+	if (rc < 0) {
+		r->failed = true;
+		r->done_sending = true;
+		mcpx_store_op_fail(r->op, -ENOTCONN, "the store is unreachable");
+	}
+	return rc;
+}
+
+/* An error reply, or a reply of another type than expected. */
+void mcpx_redis_fail_reply(struct mcpx_redis_rop *r, const redisReply *rep)
+{
+	size_t n;
+
+	r->failed = true;
+	if (rep->type != REDIS_REPLY_ERROR || !rep->str) {
+		mcpx_store_op_fail(r->op, -EIO, "the store answered something unexpected");
+		return;
+	}
+	n = strcspn(rep->str, " ");
+	if (n > 32)
+		n = 32;
+	if (strncmp(rep->str, "LOADING", 7) == 0)
+		mcpx_store_op_fail(r->op, -ENOTCONN, "the store is starting (LOADING)");
+	else if (strncmp(rep->str, "OOM", 3) == 0)
+		mcpx_store_op_fail(r->op, -EIO, "the store is out of memory (OOM)");
+	else
+		mcpx_store_op_fail(r->op, -EIO, "the store refused the operation (%.*s)", (int)n,
+		                   rep->str);
+}
+
+int64_t mcpx_redis_elem_int(const redisReply *rep, size_t i)
+{
+	if (rep->type != REDIS_REPLY_ARRAY || i >= rep->elements)
+		return 0;
+	if (rep->element[i]->type == REDIS_REPLY_INTEGER)
+		return rep->element[i]->integer;
+	if (rep->element[i]->type == REDIS_REPLY_STRING)
+		return (int64_t)strtoll(rep->element[i]->str, NULL, 10);
+	return 0;
+}
+
+const redisReply *mcpx_redis_elem_str(const redisReply *rep, size_t i)
+{
+	if (rep->type != REDIS_REPLY_ARRAY || i >= rep->elements ||
+	    rep->element[i]->type != REDIS_REPLY_STRING)
+		return NULL;
+	return rep->element[i];
+}
+
+static void trailer(char out[MCPX_REDIS_TRAILER + 1], uint64_t ttl_ms)
+{
+	snprintf(out, MCPX_REDIS_TRAILER + 1, "MCPXB1%017llu\n", (unsigned long long)ttl_ms);
+}
+
+/* Get: [touch | PTTL], GET. */
+
+static void get_start(struct mcpx_redis_rop *r)
+{
+	struct mcpx_redis_cmd a = {0}, b = {0};
+
+	if (r->op->refresh) {
+		eval(&a, mcpx_redis_touch, 1);
+		argk(&a, r->op, "b:", r->op->key.name);
+	} else {
+		args(&a, "PTTL");
+		argk(&a, r->op, "b:", r->op->key.name);
+	}
+	args(&b, "GET");
+	argk(&b, r->op, "b:", r->op->key.name);
+	r->done_sending = true;
+	if (mcpx_redis_cmd_send(r, &a) == 0)
+		mcpx_redis_cmd_send(r, &b);
+}
+
+static void get_reply(struct mcpx_redis_rop *r, redisReply *rep)
+{
+	struct mcpx_store_op *op = r->op;
+	const char *t;
+	uint64_t ttl;
+	int64_t now = mcpx_store_now_ms(), left;
+
+	if (r->got == 1) {
+		if (rep->type != REDIS_REPLY_INTEGER)
+			mcpx_redis_fail_reply(r, rep);
+		r->scratch = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -2;
+		return;
+	}
+	if (rep->type == REDIS_REPLY_NIL) {
+		r->failed = true;
+		mcpx_store_op_fail(op, -ENOENT, "not found");
+		return;
+	}
+	if (rep->type != REDIS_REPLY_STRING) {
+		mcpx_redis_fail_reply(r, rep);
+		return;
+	}
+	t = rep->str + rep->len - MCPX_REDIS_TRAILER;
+	if (rep->len < MCPX_REDIS_TRAILER || memcmp(t, "MCPXB1", 6) != 0 ||
+	    rep->len - MCPX_REDIS_TRAILER > op->max_blob_bytes) {
+		r->failed = true;
+		mcpx_store_op_fail(op, -EIO, "a blob in the store is damaged");
+		return;
+	}
+	ttl = strtoull(t + 6, NULL, 10);
+	/* The value is hiredis's malloc'd buffer: taken, not copied. */
+	op->res.len = rep->len - MCPX_REDIS_TRAILER;
+	op->res.data = rep->str;
+	op->res.data[op->res.len] = '\0';
+	rep->str = NULL;
+	rep->len = 0;
+	/* touch gives the TTL it set, PTTL what is left. */
+	left = r->scratch >= 0 ? r->scratch : (int64_t)ttl;
+	op->res.expires_ms = now + left;
+	op->res.last_used_ms = op->res.expires_ms - (int64_t)ttl;
+	if (!r->failed)
+		op->res.rc = 0;
+}
+
+/* Put: one EVAL up to 1 MiB, else SET + SETRANGEs to an upload key and the
+ * EVAL that renames it into place. */
+
+static void put_commit_cmd(struct mcpx_redis_rop *r, struct mcpx_redis_cmd *c, char *nums)
+{
+	struct mcpx_store_op *op = r->op;
+
+	eval(c, mcpx_redis_put_commit, 4);
+	args(c, r->tmp);
+	argk(c, op, "b:", op->key.name);
+	argk(c, op, "bi", "");
+	argk(c, op, "l:", op->key.name);
+	args(c, op->key.name);
+	snprintf(nums, 96, "%llu", (unsigned long long)op->ttl_ms);
+	args(c, nums);
+	snprintf(nums + 24, 72, "%u", op->max_count);
+	args(c, nums + 24);
+	snprintf(nums + 48, 48, "%llu", (unsigned long long)op->max_total_bytes);
+	args(c, nums + 48);
+	args(c, op->owner);
+	argf(c, "mcpx:v1:{%s:%s}:b:", op->key.kind, op->key.caller);
+	snprintf(nums + 72, 24, "%zu", op->len + MCPX_REDIS_TRAILER);
+	args(c, nums + 72);
+}
+
+static void put_small(struct mcpx_redis_rop *r)
+{
+	struct mcpx_store_op *op = r->op;
+	char nums[96], *value = malloc(op->len + MCPX_REDIS_TRAILER + 1);
+	struct mcpx_redis_cmd c = {0};
+
+	r->done_sending = true;
+	if (!value) {
+		r->failed = true;
+		mcpx_store_op_fail(op, -ENOMEM, "out of memory");
+		return;
+	}
+	if (op->len)
+		memcpy(value, op->data, op->len);
+	trailer(value + op->len, op->ttl_ms);
+	put_commit_cmd(r, &c, nums);
+	arg(&c, value, op->len + MCPX_REDIS_TRAILER);
+	mcpx_redis_cmd_send(r, &c);
+	free(value);
+}
+
+/* Sends the upload's next commands while fewer than WINDOW are in flight:
+ * SET of the first chunk (with the upload key's TTL), one SETRANGE of the
+ * trailer at the end, which sizes the string once (APPENDs would make Redis
+ * grow it 64 times), then a SETRANGE per chunk; the commit only once every
+ * reply came back fine, since a failed chunk would otherwise leave a hole of
+ * zeros the length check cannot see. */
+static void put_pump(struct mcpx_redis_rop *r)
+{
+	struct mcpx_store_op *op = r->op;
+
+	while (!r->done_sending && r->sent - r->got < WINDOW) {
+		struct mcpx_redis_cmd c = {0};
+		char tr[MCPX_REDIS_TRAILER + 1], off[24], nums[96];
+		size_t n = op->len - r->off < CHUNK ? op->len - r->off : CHUNK;
+
+		if (r->off == op->len) {
+			if (r->got < r->sent || r->failed)
+				return; /* the commit waits for every chunk's reply */
+			put_commit_cmd(r, &c, nums);
+			r->done_sending = true;
+			mcpx_redis_cmd_send(r, &c);
+			free(op->data); /* hiredis copied every chunk */
+			op->data = NULL;
+			return;
+		}
+		if (r->off == 0) {
+			args(&c, "SET");
+			args(&c, r->tmp);
+			arg(&c, op->data, n);
+			args(&c, "PX");
+			args(&c, UPLOAD_TTL_MS);
+			if (mcpx_redis_cmd_send(r, &c) < 0)
+				return;
+			memset(&c, 0, sizeof(c));
+			trailer(tr, op->ttl_ms);
+			snprintf(off, sizeof(off), "%zu", op->len);
+			args(&c, "SETRANGE");
+			args(&c, r->tmp);
+			args(&c, off);
+			arg(&c, tr, MCPX_REDIS_TRAILER);
+		} else {
+			snprintf(off, sizeof(off), "%zu", r->off);
+			args(&c, "SETRANGE");
+			args(&c, r->tmp);
+			args(&c, off);
+			arg(&c, op->data + r->off, n);
+		}
+		r->off += n;
+		if (mcpx_redis_cmd_send(r, &c) < 0)
+			return;
+	}
+}
+
+static void put_start(struct mcpx_redis_rop *r)
+{
+	struct mcpx_store_op *op = r->op;
+	unsigned char rnd[8];
+
+	(void)mcpx_random(rnd, sizeof(rnd));
+	snprintf(r->tmp, sizeof(r->tmp), "mcpx:v1:{%s:%s}:t:%s:%02x%02x%02x%02x%02x%02x%02x%02x",
+	         op->key.kind, op->key.caller, op->key.name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
+	         rnd[5], rnd[6], rnd[7]);
+	if (op->len <= CHUNK)
+		put_small(r);
+	else
+		put_pump(r);
+}
+
+static void put_reply(struct mcpx_redis_rop *r, redisReply *rep)
+{
+	struct mcpx_store_op *op = r->op;
+	int64_t now = mcpx_store_now_ms();
+
+	if (rep->type == REDIS_REPLY_ERROR) {
+		mcpx_redis_fail_reply(r, rep);
+		if (!r->done_sending) {
+			/* Stop the upload; its key goes (or expires). */
+			struct mcpx_redis_cmd c = {0};
+
+			r->done_sending = true;
+			args(&c, "DEL");
+			args(&c, r->tmp);
+			mcpx_redis_cmd_send(r, &c);
+		}
+		return;
+	}
+	if (!r->done_sending) {
+		put_pump(r);
+		return;
+	}
+	if (r->got < r->sent || r->failed)
+		return; /* an upload step; the commit's reply is the last */
+	switch (rep->type == REDIS_REPLY_INTEGER ? rep->integer : -99) {
+	case 0:
+		op->res.rc = 0;
+		op->res.last_used_ms = now;
+		op->res.expires_ms = now + (int64_t)op->ttl_ms;
+		break;
+	case -1:
+		mcpx_store_op_fail(op, -ENOLCK, "the lease on this name is not held any more");
+		break;
+	case -2:
+		mcpx_store_op_fail(op, -EDQUOT, "the caller already has %u of kind %s",
+		                   op->max_count, op->key.kind);
+		break;
+	case -3:
+		mcpx_store_op_fail(op, -EDQUOT, "the caller's %s blobs would pass their byte cap",
+		                   op->key.kind);
+		break;
+	case -4:
+		mcpx_store_op_fail(op, -EIO, "the upload to the store was interrupted");
+		break;
+	default:
+		mcpx_redis_fail_reply(r, rep);
+	}
+}
+
+/* Delete and list. */
+
+static void delete_start(struct mcpx_redis_rop *r)
+{
+	struct mcpx_redis_cmd c = {0};
+
+	eval(&c, mcpx_redis_delete, 3);
+	argk(&c, r->op, "b:", r->op->key.name);
+	argk(&c, r->op, "bi", "");
+	argk(&c, r->op, "l:", r->op->key.name);
+	args(&c, r->op->key.name);
+	args(&c, r->op->owner);
+	r->done_sending = true;
+	mcpx_redis_cmd_send(r, &c);
+}
+
+static void delete_reply(struct mcpx_redis_rop *r, redisReply *rep)
+{
+	if (rep->type != REDIS_REPLY_INTEGER)
+		mcpx_redis_fail_reply(r, rep);
+	else if (rep->integer == 1)
+		r->op->res.rc = 0;
+	else if (rep->integer == 0)
+		mcpx_store_op_fail(r->op, -ENOENT, "not found");
+	else
+		mcpx_store_op_fail(r->op, -ENOLCK, "the lease on this name is not held any more");
+}
+
+static void list_start(struct mcpx_redis_rop *r)
+{
+	bool rec = r->op->what == MCPX_STORE_LIST_RECORDS;
+	struct mcpx_redis_cmd c = {0};
+
+	eval(&c, rec ? mcpx_redis_list_records : mcpx_redis_list_blobs, 1);
+	argk(&c, r->op, rec ? "ri" : "bi", "");
+	argf(&c, "mcpx:v1:{%s:%s}:%s", r->op->key.kind, r->op->key.caller, rec ? "r:" : "b:");
+	r->done_sending = true;
+	mcpx_redis_cmd_send(r, &c);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct mcpx_store_entry *)a)->name,
+	              ((const struct mcpx_store_entry *)b)->name);
+}
+
+static void list_reply(struct mcpx_redis_rop *r, redisReply *rep)
+{
+	struct mcpx_store_op *op = r->op;
+	size_t step = op->what == MCPX_STORE_LIST_RECORDS ? 5 : 4, n;
+	int64_t now = mcpx_store_now_ms();
+
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements % step) {
+		mcpx_redis_fail_reply(r, rep);
+		return;
+	}
+	n = rep->elements / step;
+	if (n > MCPX_STORE_LIST_MAX) {
+		mcpx_store_op_fail(op, -E2BIG, "more than %d entries", MCPX_STORE_LIST_MAX);
+		return;
+	}
+	if (n && !(op->res.entries = calloc(n, sizeof(*op->res.entries)))) {
+		mcpx_store_op_fail(op, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct mcpx_store_entry *e = &op->res.entries[op->res.n_entries];
+		const redisReply *name = mcpx_redis_elem_str(rep, i * step);
+		int64_t left = mcpx_redis_elem_int(rep, i * step + 2);
+
+		if (!name || name->len > MCPX_STORE_NAME_MAX || left == -2)
+			continue;
+		memcpy(e->name, name->str, name->len);
+		e->bytes = (uint64_t)mcpx_redis_elem_int(rep, i * step + 1);
+		e->expires_ms = left >= 0 ? now + left : INT64_MAX;
+		e->last_used_ms = e->expires_ms - mcpx_redis_elem_int(rep, i * step + 3);
+		e->version = step == 5 ? (uint64_t)mcpx_redis_elem_int(rep, i * step + 4) : 0;
+		op->res.n_entries++;
+	}
+	if (op->res.n_entries)
+		qsort(op->res.entries, op->res.n_entries, sizeof(*op->res.entries), entry_cmp);
+	op->res.rc = 0;
+}
+
+void mcpx_redis_rop_start(struct mcpx_redis_rop *r)
+{
+	switch (r->op->code) {
+	case MCPX_OP_GET:
+		get_start(r);
+		break;
+	case MCPX_OP_PUT:
+		put_start(r);
+		break;
+	case MCPX_OP_DELETE:
+		delete_start(r);
+		break;
+	case MCPX_OP_LIST:
+		list_start(r);
+		break;
+	default:
+		mcpx_redis_record_start(r);
+		break;
+	}
+}
+
+void mcpx_redis_rop_reply(struct mcpx_redis_rop *r, redisReply *rep)
+{
+	switch (r->op->code) {
+	case MCPX_OP_GET:
+		get_reply(r, rep);
+		break;
+	case MCPX_OP_PUT:
+		put_reply(r, rep);
+		break;
+	case MCPX_OP_DELETE:
+		delete_reply(r, rep);
+		break;
+	case MCPX_OP_LIST:
+		list_reply(r, rep);
+		break;
+	default:
+		mcpx_redis_record_reply(r, rep);
+		break;
+	}
+}

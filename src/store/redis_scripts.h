@@ -1,0 +1,31 @@
+/*
+ * redis_scripts.h - the Lua scripts the Redis store runs with EVAL: each
+ * check-then-change step (a cap, a version, a lease owner) is one script,
+ * so Redis runs it atomically. Their KEYS and ARGV are listed beside each
+ * in redis_scripts.c.
+ *
+ * Scripts read keys derived from a name set (a caller's blobs) that are
+ * not declared in KEYS: fine on one Redis or Valkey server (every key of a
+ * caller and kind shares one hash tag, so one cluster slot too), which is
+ * what the store supports.
+ */
+#ifndef MCPX_REDIS_SCRIPTS_H
+#define MCPX_REDIS_SCRIPTS_H
+
+/* The blob trailer: "MCPXB1", the TTL in 17 digits, "\n". */
+#define MCPX_REDIS_TRAILER 24
+
+extern const char mcpx_redis_put_commit[];
+extern const char mcpx_redis_touch[];
+extern const char mcpx_redis_delete[];
+extern const char mcpx_redis_list_blobs[];
+extern const char mcpx_redis_list_records[];
+extern const char mcpx_redis_record_get[];
+extern const char mcpx_redis_record_put[];
+extern const char mcpx_redis_record_delete[];
+extern const char mcpx_redis_lease_acquire[];
+extern const char mcpx_redis_lease_renew[];
+extern const char mcpx_redis_lease_release[];
+extern const char mcpx_redis_lease_peek[];
+
+#endif
