@@ -245,9 +245,13 @@ try:
     m_json_post.join(60)
     t.check(m_json_out.get("r", (None,))[0] == 401,
             "mover's POST waiting for JSON is answered 401", m_json_out)
-    cancelled = [a for a in srv.audit_lines() if a.get("audit") == "exec" and
-                 a.get("caller") == "mover" and a.get("status") == "cancelled"]
-    t.check(len(cancelled) == 2, "mover's running run is killed and its queued one dropped",
+    def mover_cancelled():
+        return [a for a in srv.audit_lines() if a.get("audit") == "exec" and
+                a.get("caller") == "mover" and a.get("status") == "cancelled"]
+
+    # The killed run's line comes once it is reaped, after the 401.
+    t.check(wait_until(lambda: len(mover_cancelled()) == 2, timeout=60),
+            "mover's running run is killed and its queued one dropped",
             [(a.get("caller"), a.get("status")) for a in srv.audit_lines()
              if a.get("audit") == "exec"][-4:])
     t.check(wait_until(lambda: srv.metric("mcp_exec_running") == 0 and
