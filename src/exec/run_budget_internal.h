@@ -44,7 +44,7 @@ struct mcpx_budget {
 	enum mcpx_budget_method method;
 	struct mcpx_cgroup_env cg;
 	unsigned long runs;
-	bool warned_procs, warned_sockets;
+	bool warned_procs, warned_sockets, warned_fsize;
 	struct mcpx_container_memory container;
 	/* Where the file trees are walked (mcpx_budget_use_worker); NULL: on
 	 * the loop. */

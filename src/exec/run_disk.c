@@ -114,8 +114,15 @@ static void keep_fsize(struct mcpx_run_budget *rb, uint64_t used_kb)
 		struct rlimit old;
 
 		if ((i == 0 || pid != rb->pgid) && prlimit(pid, RLIMIT_FSIZE, NULL, &old) == 0 &&
-		    want.rlim_max < old.rlim_max)
-			(void)prlimit(pid, RLIMIT_FSIZE, &want, NULL);
+		    want.rlim_max < old.rlim_max && prlimit(pid, RLIMIT_FSIZE, &want, NULL) < 0 &&
+		    errno == EPERM && !rb->b->warned_fsize) {
+			/* Root without CAP_SYS_RESOURCE, its runs of another uid. */
+			rb->b->warned_fsize = true;
+			mcpx_warn("run budget: RLIMIT_FSIZE of a run cannot be lowered (prlimit: %s): "
+			          "one file may take the run past its disk budget by what remained "
+			          "when it started, until a reading ends it",
+			          strerror(EPERM));
+		}
 	}
 }
 
