@@ -118,10 +118,11 @@ static void keep_fsize(struct mcpx_run_budget *rb, uint64_t used_kb)
 		    errno == EPERM && !rb->b->warned_fsize) {
 			/* Root without CAP_SYS_RESOURCE, its runs of another uid. */
 			rb->b->warned_fsize = true;
-			mcpx_warn("run budget: RLIMIT_FSIZE of a run cannot be lowered (prlimit: %s): "
-			          "one file may take the run past its disk budget by what remained "
-			          "when it started, until a reading ends it",
-			          strerror(EPERM));
+			mcpx_warn(
+			    "run budget: RLIMIT_FSIZE of a run cannot be lowered (prlimit: %s): "
+			    "one file may take the run past its disk budget by what remained "
+			    "when it started, until a reading ends it",
+			    strerror(EPERM));
 		}
 	}
 }
