@@ -34,10 +34,12 @@
 #include "broker.h"
 #include "config.h"
 #include "crypto.h"
+#include "curl_loop.h"
 #include "executor.h"
 #include "functions.h"
 #include "heap_trim.h"
 #include "http_front.h"
+#include "json.h"
 #include "listen_addr.h"
 #include "log.h"
 #include "loop.h"
@@ -66,6 +68,7 @@ struct app {
 	bool selftest_ok;
 	struct mcpx_loop *loop;
 	struct mcpx_policy_store *policy; /* NULL: no MCP_EXEC_POLICY */
+	struct mcpx_curl_loop *http;      /* the egress transfers' shared transport */
 	struct mcpx_store *store;         /* workspaces and tasks; NULL: off */
 	struct mcpx_broker *broker;
 	struct mcpx_run_channel *rc; /* the runs' channels; NULL without a policy */
@@ -104,7 +107,13 @@ static int start_broker(struct app *app)
 	if (!app->policy)
 		return 0;
 	mcpx_policy_store_watch(app->policy, app->loop, POLICY_POLL_MS);
-	if (mcpx_broker_new(app->loop, app->policy, &bo, &app->broker, &err) < 0) {
+	/* One transport for the runs' fetches and the upstream MCP client:
+	 * libcurl is loaded with its first transfer. */
+	if (!(app->http = mcpx_curl_loop_new(app->loop, "egress"))) {
+		mcpx_error("egress: out of memory");
+		return -1;
+	}
+	if (mcpx_broker_new(app->http, app->policy, &bo, &app->broker, &err) < 0) {
 		mcpx_error("%s", err.msg);
 		return -1;
 	}
@@ -116,8 +125,8 @@ static int start_broker(struct app *app)
 		mcpx_error("run channel: out of memory");
 		return -1;
 	}
-	/* The upstream MCP servers' client shares the broker's curl handle. */
-	if (mcpx_upstreams_new(app->loop, app->broker, app->policy, app->cfg->egress_ca_file,
+	/* The upstream MCP servers' client shares the transport. */
+	if (mcpx_upstreams_new(app->loop, app->http, app->policy, app->cfg->egress_ca_file,
 	                       &app->upstreams) < 0 ||
 	    !(app->up_ops = mcpx_upstream_ops_new(app->rc, app->upstreams))) {
 		mcpx_error("upstreams: out of memory");
@@ -170,7 +179,7 @@ static int tools_digest(struct app *app, char hex[65])
 	if (arr && exec && cJSON_AddItemToArray(arr, exec)) {
 		exec = NULL;
 		if (!pr || pr->list(pr->ctx, arr) == 0)
-			text = cJSON_PrintUnformatted(arr);
+			text = mcpx_json_print_exact(arr);
 	}
 	cJSON_Delete(exec);
 	cJSON_Delete(arr);
@@ -195,6 +204,10 @@ static void policy_changed(void *arg)
 		app->up_version = p;
 		mcpx_upstreams_reload(app->upstreams);
 	}
+	/* A tools/list that waited for the gateway's upstreams' first answers
+	 * is answered once they all came (or failed, or ran out of time). */
+	if (app->core)
+		mcpx_core_tools_ready(app->core);
 	/* With profiles each caller's list depends on them too: any new
 	 * version may have changed some caller's list, so it is announced. */
 	if (!app->core || tools_digest(app, now) < 0 ||
@@ -383,6 +396,13 @@ static bool app_ready(void *arg, char *reason, size_t len)
 		snprintf(reason, len, "draining");
 		return false;
 	}
+	/* The gateway's tools are there from the first list: not ready while
+	 * an exposed upstream has not answered or failed once (at most its
+	 * timeout_s). */
+	if (app->upstreams &&
+	    !mcpx_upstreams_settled(app->upstreams, mcpx_policy_store_current(app->policy), reason,
+	                            len))
+		return false;
 	mcpx_executor_stats(app->ex, &st);
 	if (st.running && st.queue_depth >= app->cfg->max_queue) {
 		snprintf(reason, len, "execution queue is full");
@@ -453,8 +473,8 @@ static void teardown(struct app *app)
 	/* Its workers and connection are the loop's; what still waits on it
 	 * is told -ESHUTDOWN (held leases lapse in the store). */
 	mcpx_store_free(app->store);
-	/* Their calls ended with the runs; their transfers are on the broker's
-	 * handle, so they go before it. */
+	/* Their calls ended with the runs; their transfers are on the shared
+	 * transport, so they go before it. */
 	mcpx_upstream_ops_free(app->up_ops);
 	mcpx_upstreams_free(app->upstreams);
 	/* The channels' runs are gone; the table's handlers go first (above),
@@ -463,6 +483,7 @@ static void teardown(struct app *app)
 	 * before it. */
 	mcpx_run_channel_free(app->rc);
 	mcpx_broker_free(app->broker);
+	mcpx_curl_loop_free(app->http);
 	mcpx_policy_store_free(app->policy);
 	/* The listener takes the loop with it, and the transports its closing
 	 * connections reach go after it, before the core (http_front.h). */

@@ -1,12 +1,14 @@
 /*
  * curl_loop.h - a libcurl multi handle driven by the server's event loop.
  *
- * The egress broker (and the upstream transfers it carries) and the
- * Kubernetes TokenReview client run their HTTP transfers on the server's
- * one loop through this glue: curl says which sockets to watch and when to
- * wake it (its socket and timer callbacks); the loop watches a dup() of
- * each socket (loop.h) and calls curl back; each transfer that ends is
- * handed to the owner's done function.
+ * The egress transfers (a run's fetches and the upstream MCP client's
+ * requests, on one shared loop that app.c makes with mcpx_curl_loop_new)
+ * and the Kubernetes TokenReview client (its own) run their HTTP transfers
+ * on the server's one loop through this glue: curl says which sockets to
+ * watch and when to wake it (its socket and timer callbacks); the loop
+ * watches a dup() of each socket (loop.h) and calls curl back; each
+ * transfer that ends is handed to the owner's done function, or, on a
+ * shared loop, to the transfer's own (struct mcpx_curl_xfer).
  *
  * What it does not do: make, configure or free easy handles (the owner's),
  * or load libcurl before a transfer needs it (the multi handle is made by
@@ -20,6 +22,8 @@
  */
 #ifndef MCPX_CURL_LOOP_H
 #define MCPX_CURL_LOOP_H
+
+#include <stdbool.h>
 
 #include "curl_lib.h"
 #include "loop.h"
@@ -57,5 +61,31 @@ CURLM *mcpx_curl_loop_multi(struct mcpx_curl_loop *cl);
 /* Cleans up the multi handle and everything of cl's; the owner removed its
  * easy handles first. cl may then be freed. */
 void mcpx_curl_loop_fini(struct mcpx_curl_loop *cl);
+
+/* ---- a loop shared by several modules ------------------------------------ */
+
+/* A transfer on a shared loop: its owner embeds it, sets easy and done, and
+ * keeps it alive until done is called or it removes it. CURLOPT_PRIVATE is
+ * the loop's (it points here). */
+struct mcpx_curl_xfer {
+	CURL *easy;
+	/* The transfer ended with result; it is no longer on the multi
+	 * handle, and the easy handle is still the owner's. */
+	void (*done)(struct mcpx_curl_xfer *x, CURLcode result);
+	bool running; /* on the multi handle (the loop's) */
+};
+
+/* A loop whose transfers each say who is told of their end (done is NULL
+ * in it). NULL when out of memory. */
+struct mcpx_curl_loop *mcpx_curl_loop_new(struct mcpx_loop *loop, const char *who);
+/* Frees a loop from mcpx_curl_loop_new once no transfer runs on it. NULL
+ * is fine. */
+void mcpx_curl_loop_free(struct mcpx_curl_loop *cl);
+
+/* Starts x on cl (made by mcpx_curl_loop_new). Returns 0, or -EIO when curl
+ * refused it (or libcurl cannot be loaded). */
+int mcpx_curl_loop_add(struct mcpx_curl_loop *cl, struct mcpx_curl_xfer *x);
+/* Stops x before its end if it runs (done is not called). */
+void mcpx_curl_loop_remove(struct mcpx_curl_loop *cl, struct mcpx_curl_xfer *x);
 
 #endif

@@ -29,8 +29,9 @@
  * bad_url, no_rule, method, header, address, redirect, too_large,
  * request_too_large, in_flight, run_limit.
  *
- * Other modules' transfers (the upstream MCP client) share the broker's
- * curl multi handle (mcpx_broker_xfer_add).
+ * Each request's easy handle is egress_handle.h's, the one the upstream MCP
+ * client uses too, and both run on one shared curl loop (curl_loop.h) that
+ * app.c makes.
  */
 #ifndef MCPX_BROKER_H
 #define MCPX_BROKER_H
@@ -41,7 +42,7 @@
 
 #include "err.h"
 
-struct mcpx_loop;
+struct mcpx_curl_loop;
 struct mcpx_policy;
 struct mcpx_policy_store;
 struct mcpx_egress_grant;
@@ -56,9 +57,10 @@ struct mcpx_broker_opts {
 	const char *ca_file; /* MCP_EXEC_EGRESS_CA_FILE, or NULL/"" for the system's */
 };
 
-/* Starts the broker on loop, serving the policy in store (not owned; must
- * outlive the broker). Returns 0 or -errno with err. */
-int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
+/* Starts the broker, its fetches on the shared transport http (curl_loop.h,
+ * on the server's loop), serving the policy in store (neither owned; both
+ * must outlive the broker). Returns 0 or -errno with err. */
+int mcpx_broker_new(struct mcpx_curl_loop *http, struct mcpx_policy_store *store,
                     const struct mcpx_broker_opts *o, struct mcpx_broker **out,
                     struct mcpx_err *err);
 /* Frees the broker; the run channel it serves is freed first. NULL is
@@ -68,24 +70,5 @@ void mcpx_broker_free(struct mcpx_broker *b);
 /* Registers the broker as the "fetch" handler of rc's op table. The
  * broker must outlive rc's runs (free rc first). Returns 0 or -ENOSPC. */
 int mcpx_broker_serve(struct mcpx_broker *b, struct mcpx_run_channel *rc);
-
-/* ---- other modules' transfers on the broker's curl multi handle ---------- */
-
-/* A transfer another module (upstream.c) runs on the broker's curl multi
- * handle and the loop that drives it. The owner sets easy (a CURL *,
- * configured, with CURLOPT_PRIVATE left NULL) and done, and keeps x alive
- * until done is called or it removes x. */
-struct mcpx_broker_xfer {
-	void *easy;
-	/* The transfer ended: curl_code is its CURLcode. x is no longer on the
-	 * multi handle; the owner cleans up the easy handle. */
-	void (*done)(struct mcpx_broker_xfer *x, int curl_code);
-	struct mcpx_broker_xfer *next; /* the broker's */
-};
-
-/* Starts x. Returns 0 or -ENOMEM / -EIO (curl refused it). */
-int mcpx_broker_xfer_add(struct mcpx_broker *b, struct mcpx_broker_xfer *x);
-/* Stops x before its end (done is not called). NULL easy is fine. */
-void mcpx_broker_xfer_remove(struct mcpx_broker *b, struct mcpx_broker_xfer *x);
 
 #endif

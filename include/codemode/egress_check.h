@@ -116,6 +116,11 @@ bool mcpx_url_prefix_match(const struct mcpx_url_prefix *p, const struct mcpx_ur
 /* An HTTP method as rules and requests spell it: 1..16 upper-case letters. */
 bool mcpx_method_valid(const char *m, size_t len);
 
+/* s when it is visible ASCII of at most max bytes, else "(unprintable)"
+ * or "(a long name)": only names a caller could have meant are echoed back
+ * in a refusal (a header's, a tool's). */
+const char *mcpx_shown_name(const char *s, size_t max);
+
 /* Why run code may not send this header, or NULL when it may. Refused:
  * names that are not HTTP tokens, values with CR, LF, NUL or other control
  * characters, Host, Content-Length, Transfer-Encoding, Expect,

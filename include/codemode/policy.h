@@ -81,6 +81,13 @@ struct mcpx_loop;
 #define MCPX_UPSTREAM_RESPONSE_MAX (64u << 20)
 #define MCPX_UPSTREAM_CALLS_DEFAULT 100
 #define MCPX_UPSTREAM_CALLS_MAX 100000
+/* An upstream's tool list kept: at most this many tools and bytes (the
+ * tools' JSON text); what passes is left out (upstream_catalog.c). */
+#define MCPX_UPSTREAM_TOOLS_DEFAULT 1000
+#define MCPX_UPSTREAM_TOOLS_MAX 10000
+#define MCPX_UPSTREAM_TOOLS_BYTES_DEFAULT (8u << 20)
+#define MCPX_UPSTREAM_TOOLS_BYTES_MIN (64u << 10)
+#define MCPX_UPSTREAM_TOOLS_BYTES_MAX (64u << 20)
 
 /* credential: the broker sets `header: prefix + secret` on matching
  * requests. value holds prefix + secret (value_len bytes, NUL-terminated). */
@@ -126,6 +133,8 @@ struct mcpx_upstream_conf {
 	unsigned timeout_s;
 	size_t max_response_bytes;
 	unsigned max_calls_per_run;
+	unsigned max_tools;     /* of its tool list, kept */
+	size_t max_tools_bytes; /* of its tool list, kept */
 };
 
 /* What one caller of the broker may use: rules (pointers into the same

@@ -24,7 +24,8 @@
  * or not, writes one audit line (never its arguments or result) and counts
  * in /metrics.
  *
- * Everything runs on the server's loop, on the broker's curl multi handle.
+ * Everything runs on the server's loop, on the egress transfers' shared
+ * transport (curl_loop.h).
  */
 #ifndef MCPX_UPSTREAM_H
 #define MCPX_UPSTREAM_H
@@ -35,7 +36,7 @@
 #include <stdint.h>
 
 struct mcpx_loop;
-struct mcpx_broker;
+struct mcpx_curl_loop;
 struct mcpx_policy;
 struct mcpx_policy_store;
 struct mcpx_egress_grant;
@@ -44,9 +45,9 @@ struct mcpx_upstreams;
 struct mcpx_upstream_call;
 
 /* Starts the client of every upstream of store's current policy, on loop
- * and on broker's curl multi handle (both must outlive it). ca_file: NULL
+ * and on the shared transport http (both must outlive it). ca_file: NULL
  * or "" for the system's CAs. Returns 0 with *out, or -ENOMEM. */
-int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_broker *broker,
+int mcpx_upstreams_new(struct mcpx_loop *loop, struct mcpx_curl_loop *http,
                        struct mcpx_policy_store *store, const char *ca_file,
                        struct mcpx_upstreams **out);
 /* Cancels every call (no callbacks) and connection and frees u. NULL is fine. */
@@ -56,7 +57,15 @@ void mcpx_upstreams_free(struct mcpx_upstreams *u);
  * credential: a new connection) or removed. */
 void mcpx_upstreams_reload(struct mcpx_upstreams *u);
 
-/* fn(arg) runs when an upstream's tool list was (re)loaded. */
+/* Whether every upstream of policy that is exposed (the gateway) has
+ * answered or failed once since it was added, or its timeout_s passed:
+ * what the first tools/list and /readyz wait for. When not, why names one
+ * (why may be NULL). */
+bool mcpx_upstreams_settled(struct mcpx_upstreams *u, const struct mcpx_policy *policy, char *why,
+                            size_t len);
+
+/* fn(arg) runs when an upstream's tool list was (re)loaded, or an upstream
+ * answered or failed for the first time. */
 void mcpx_upstreams_on_list_changed(struct mcpx_upstreams *u, void (*fn)(void *arg), void *arg);
 
 /* Who calls, and under what. Strings are copied. */
@@ -67,6 +76,12 @@ struct mcpx_upstream_caller {
 	struct mcpx_policy *policy;            /* the version the call is judged under */
 	const struct mcpx_egress_grant *grant; /* NULL: the gateway (exposed upstreams) */
 	uint64_t deadline_us;                  /* 0: none beyond timeout_s */
+	/* Non-NULL: the caller wants the upstream's progress of the call
+	 * (notifications/progress, asked for with a progressToken of the
+	 * request's own); called with each, from inside the transfer (the
+	 * call must not be cancelled there). */
+	void (*progress)(void *arg, double progress, const char *message);
+	void *progress_arg;
 };
 
 enum mcpx_upstream_kind {
@@ -110,14 +125,21 @@ void mcpx_upstream_call_cancel(struct mcpx_upstream_call *call);
 void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *c, const char *upstream,
                                 const char *tool, const char *reason);
 
-/* The tools a caller may call now, for discovery: an array of
- * {"name": "<upstream>.<tool>", "description", "input_schema",
- * "output_schema"} (run form) or of MCP Tool objects named
- * "<upstream>.<tool>" (mcp_form, the gateway: exposed upstreams only when
- * grant is NULL). Upstreams not connected contribute nothing. Returns a new
- * array, or NULL when out of memory. */
-cJSON *mcpx_upstreams_tools(struct mcpx_upstreams *u, const struct mcpx_policy *policy,
-                            const struct mcpx_egress_grant *grant, bool mcp_form);
+/* The exposed upstreams' allowed tools as MCP Tool objects named
+ * "<upstream>.<tool>" (the gateway's tools/list): each member but the name
+ * is the upstream's own JSON text, as a raw value. Upstreams not connected
+ * contribute nothing. A new array, or NULL when out of memory. */
+cJSON *mcpx_upstreams_gateway_tools(struct mcpx_upstreams *u, const struct mcpx_policy *policy);
+
+/* The tools grant may call now, for mcpx.tools(): appended to out as the
+ * elements of a JSON array, {"name": "<upstream>.<tool>", "description",
+ * "input_schema", "output_schema"} each, with a comma before each but the
+ * first of the array (*first, which it clears). The kept text is copied,
+ * not printed again. Returns 0, -ENOMEM or -E2BIG (out's cap). */
+struct mcpx_buf;
+int mcpx_upstreams_run_tools(struct mcpx_upstreams *u, const struct mcpx_policy *policy,
+                             const struct mcpx_egress_grant *grant, struct mcpx_buf *out,
+                             bool *first);
 
 /* One line per upstream of grant (all when NULL): its name, tool count
  * and server name (or "not connected yet"), for the exec tool's

@@ -25,9 +25,7 @@
 #include <stddef.h>
 
 #include "buf.h"
-
-/* Stands for U+0000 inside a parsed string (see above). */
-#define MCPX_JSON_NUL_MARK 0xFF
+#include "json.h" /* MCPX_JSON_NUL_MARK, mcpx_json_print_exact */
 
 /* The largest message the printer produces (a batch's array included): a
  * hard cap far above what the configured limits let a reply reach. */
@@ -52,20 +50,14 @@
 cJSON *mcpx_jsonrpc_parse(const char *msg, size_t len, const char **why);
 
 /* Appends msg, printed compactly, to out, each MCPX_JSON_NUL_MARK written as
- * \u0000. What it appends is valid UTF-8: a string that is not (a bug of
- * whoever made it) has each ill-formed sequence replaced by U+FFFD, and
- * the repair is counted. Returns 0, -ENOMEM, or -E2BIG when out's cap
- * would be passed. */
+ * \u0000 and every number exact (json.h). What it appends is valid UTF-8:
+ * a string that is not (a bug of whoever made it) has each ill-formed
+ * sequence replaced by U+FFFD, and the repair is counted. Returns 0,
+ * -ENOMEM, or -E2BIG when out's cap would be passed. */
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out);
 /* How many printed messages needed that repair since the start: 0 unless
  * there is a bug (the fuzz harnesses check it). */
 unsigned long mcpx_jsonrpc_repairs(void);
-
-/* v printed compactly as mcpx_jsonrpc_print does (each U+0000 a parsed
- * string carries written as \u0000), into a malloc'd string the caller
- * frees; NULL when out of memory. For JSON handed on to a run or put into
- * a text block. */
-char *mcpx_json_print_exact(const cJSON *v);
 
 /* Adds item to obj under key, or frees it: the caller's item is never
  * leaked, whichever step ran out of memory (item may be NULL: a failed

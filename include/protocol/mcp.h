@@ -43,6 +43,10 @@ struct mcpx_tool_provider {
 	/* The tool that serves name now, or NULL. It must stay valid while
 	 * any call it started is in flight. */
 	const struct mcpx_tool *(*find)(void *ctx, const char *name);
+	/* Optional: false while the list is still being made (an upstream of
+	 * the gateway has not answered yet): tools/list then waits, and the
+	 * provider's owner calls mcpx_core_tools_ready once it may be. */
+	bool (*ready)(void *ctx);
 	void *ctx;
 };
 
@@ -115,6 +119,10 @@ bool mcpx_core_tools_can_change(const struct mcpx_core *core);
 
 /* The tool list changed: every listener is told. */
 void mcpx_core_tools_changed(struct mcpx_core *core);
+
+/* The provider may be ready now: the tools/list requests that waited for
+ * it are answered (when it is). */
+void mcpx_core_tools_ready(struct mcpx_core *core);
 
 /* Draining: each subscriptions/listen ends with its completion result, so
  * its stream ends. */

@@ -24,6 +24,7 @@
 
 #include "caller.h"
 #include "http.h"
+#include "http_field.h" /* mcpx_http_trim, which its callers use */
 
 struct mcpx_auth;
 
@@ -102,9 +103,6 @@ int mcpx_http_admit(const struct mcpx_http_head *h, const struct mcpx_admit_poli
  * is. For a refusal with wants_id (an unsupported MCP-Protocol-Version:
  * the error must carry the request's id). */
 void mcpx_admit_set_id(struct mcpx_admit *out, const char *body, size_t len);
-
-/* Trims optional whitespace (SP, HTAB) at both ends of [*p, *p + *len). */
-void mcpx_http_trim(const char **p, size_t *len);
 
 /* True when the value holds no control character (HTAB inside excepted). */
 bool mcpx_http_value_ok(const char *p, size_t len);

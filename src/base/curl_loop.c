@@ -12,11 +12,15 @@
  * the socket: curl is told on the next loop iteration, outside the loop's
  * close, and watches the socket anew if it still wants it.
  *
- * What it does not do: decide anything about a transfer (the broker and
- * TokenReview set their easy handles' options), or load libcurl early.
+ * A shared loop (mcpx_curl_loop_new) hands each transfer that ended to the
+ * transfer's own done function, found through CURLOPT_PRIVATE.
+ *
+ * What it does not do: decide anything about a transfer (egress_handle.c
+ * and TokenReview set their easy handles' options), or load libcurl early.
  */
 #include "curl_loop.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -40,15 +44,34 @@ struct mcpx_curl_lost {
 	curl_socket_t s;
 };
 
+/* A shared loop's transfer ended: off the multi handle, then its owner is
+ * told. */
+static void xfer_done(struct mcpx_curl_loop *cl, CURL *easy, CURLcode rc)
+{
+	struct mcpx_curl_xfer *x = NULL;
+
+	mcpx_curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+	mcpx_curl_multi_remove_handle(cl->multi, easy);
+	if (!x)
+		return;
+	x->running = false;
+	x->done(x, rc);
+}
+
 /* Hands every transfer that ended to the owner. */
 static void process_done(struct mcpx_curl_loop *cl)
 {
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = mcpx_curl_multi_info_read(cl->multi, &left)))
-		if (msg->msg == CURLMSG_DONE)
+	while ((msg = mcpx_curl_multi_info_read(cl->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		if (cl->done)
 			cl->done(cl->arg, msg->easy_handle, msg->data.result);
+		else
+			xfer_done(cl, msg->easy_handle, msg->data.result);
+	}
 }
 
 static void lost_cb(struct mcpx_timer *t)
@@ -214,4 +237,40 @@ void mcpx_curl_loop_fini(struct mcpx_curl_loop *cl)
 		cl->lost = l->next;
 		free(l);
 	}
+}
+
+struct mcpx_curl_loop *mcpx_curl_loop_new(struct mcpx_loop *loop, const char *who)
+{
+	struct mcpx_curl_loop *cl = calloc(1, sizeof(*cl));
+
+	if (cl)
+		mcpx_curl_loop_init(cl, loop, who, NULL, NULL);
+	return cl;
+}
+
+void mcpx_curl_loop_free(struct mcpx_curl_loop *cl)
+{
+	if (!cl)
+		return;
+	mcpx_curl_loop_fini(cl);
+	free(cl);
+}
+
+int mcpx_curl_loop_add(struct mcpx_curl_loop *cl, struct mcpx_curl_xfer *x)
+{
+	CURLM *m = mcpx_curl_loop_multi(cl);
+
+	if (!m || mcpx_curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x) != CURLE_OK ||
+	    mcpx_curl_multi_add_handle(m, x->easy) != CURLM_OK)
+		return -EIO;
+	x->running = true;
+	return 0;
+}
+
+void mcpx_curl_loop_remove(struct mcpx_curl_loop *cl, struct mcpx_curl_xfer *x)
+{
+	if (!x->running)
+		return;
+	mcpx_curl_multi_remove_handle(cl->multi, x->easy);
+	x->running = false;
 }

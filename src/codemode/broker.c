@@ -2,16 +2,18 @@
  * broker.c - the egress broker (broker.h): a run's requests, decided against
  * its grant and performed with libcurl's multi interface on the server loop.
  *
- * curl runs on the loop through curl_loop.h; its multi handle (and libcurl
- * itself) is made with the first request, which most servers never make.
- * The requests: the "fetch" handler of the run channel's op table
- * (run_channel.h), which owns the channel, frames and caps; each fetch is
- * decided (caps, URL, rule, method, headers, a literal address) before
- * anything leaves the host; an allowed one becomes an easy handle whose
- * every connect() target is checked in CURLOPT_OPENSOCKETFUNCTION (so a
- * name that resolves to a private address, or re-resolves to one, is
- * refused where it matters), whose response is capped, and whose redirects
- * are followed here, hop by hop, through the same decision.
+ * curl runs on the loop through the shared curl loop (curl_loop.h) the
+ * upstream client uses too; its multi handle (and libcurl itself) is made
+ * with the first request, which most servers never make. The requests:
+ * the "fetch" handler of the run channel's op table (run_channel.h), which
+ * owns the channel, frames and caps; each fetch is decided (caps, URL,
+ * rule, method, headers, a literal address) before anything leaves the
+ * host; an allowed one becomes a locked-down easy handle
+ * (egress_handle.h: every connect() target checked, so a name that
+ * resolves to a private address, or re-resolves to one, is refused where
+ * it matters; no redirect followed by curl; the credential), whose
+ * response is capped, and whose redirects are followed here, hop by hop,
+ * through the same decision.
  *
  * Nothing a run sends is logged or audited beyond the method, origin and
  * path; the credential lives in the policy and in the one header list built
@@ -29,6 +31,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,8 @@
 #include "config.h"
 #include "crypto.h"
 #include "egress_check.h"
+#include "egress_handle.h"
+#include "http_field.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -47,14 +52,12 @@
 #define RESP_HEADERS_MAX (32u * 1024u)
 #define RESP_HEADERS_COUNT 200
 #define REQ_HEADERS_MAX 64
-#define CONNECT_TIMEOUT_MS 10000L
 
 struct mcpx_broker {
 	struct mcpx_policy_store *store;
-	struct mcpx_curl_loop curl;
-	char *proxy;                    /* NULL: none */
-	char *ca_file;                  /* NULL: the system's CAs */
-	struct mcpx_broker_xfer *xfers; /* other modules' transfers */
+	struct mcpx_curl_loop *http; /* the shared transport (app.c's) */
+	char *proxy;                 /* NULL: none */
+	char *ca_file;               /* NULL: the system's CAs */
 };
 
 struct req;
@@ -68,6 +71,7 @@ struct egress_run {
 
 /* A fetch, from its frame to its answer (its op's data). */
 struct req {
+	struct mcpx_egress_handle h; /* this hop's transfer; h.x.easy NULL between */
 	struct mcpx_broker *b;
 	struct mcpx_run_op *op;
 	const struct mcpx_run_who *who; /* the run channel's, valid while op is */
@@ -78,8 +82,6 @@ struct req {
 	cJSON *headers; /* the run's own, [[name, value], ...] */
 	char *body;
 	size_t body_len;
-	CURL *easy;
-	struct curl_slist *hdrs;
 	struct mcpx_buf resp;
 	cJSON *resp_headers;
 	size_t resp_hdr_bytes;
@@ -89,7 +91,6 @@ struct req {
 	enum mcpx_addr_class refused;
 	char refused_addr[64];
 	bool too_large, hdr_too_large;
-	char errbuf[CURL_ERROR_SIZE];
 };
 
 static void start_transfer(struct req *q);
@@ -97,23 +98,11 @@ static void req_hold(struct req *q);
 
 /* ---- requests: bookkeeping, audit, replies -------------------------------- */
 
-static void free_header_list(struct req *q)
-{
-	/* One entry holds the credential. */
-	for (struct curl_slist *l = q->hdrs; l; l = l->next)
-		mcpx_wipe(l->data, strlen(l->data));
-	mcpx_curl_slist_free_all(q->hdrs);
-	q->hdrs = NULL;
-}
-
+/* Ends this hop's transfer (its header list, with the credential, is
+ * wiped). */
 static void detach_easy(struct req *q)
 {
-	if (!q->easy)
-		return;
-	mcpx_curl_multi_remove_handle(q->b->curl.multi, q->easy);
-	mcpx_curl_easy_cleanup(q->easy);
-	q->easy = NULL;
-	free_header_list(q);
+	mcpx_egress_handle_close(&q->h, q->b->http);
 }
 
 /* Frees the fetch's own state: after its answer (the op is the run
@@ -249,29 +238,6 @@ static void reply_response(struct req *q)
 
 /* ---- transfers ------------------------------------------------------------ */
 
-/* Every address curl is about to connect to (after DNS, so a name that
- * resolves to a private address is caught here, each time it resolves). */
-static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
-{
-	struct req *q = arg;
-	enum mcpx_addr_class cls;
-
-	if (purpose != CURLSOCKTYPE_IPCXN)
-		return CURL_SOCKET_BAD;
-	/* Through a proxy, curl only ever connects to the proxy the operator
-	 * configured; the target's address is the proxy's to police. */
-	if (!q->b->proxy) {
-		cls = mcpx_addr_check(&a->addr, a->addrlen, q->rule->allow, q->rule->n_allow);
-		if (cls != MCPX_ADDR_PUBLIC) {
-			q->refused = cls;
-			mcpx_addr_text(&a->addr, a->addrlen, q->refused_addr,
-			               sizeof(q->refused_addr));
-			return CURL_SOCKET_BAD;
-		}
-	}
-	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-}
-
 static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 {
 	struct req *q = arg;
@@ -283,15 +249,6 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 	if (q->resp.alloc != had)
 		req_hold(q);
 	return rc < 0 ? 0 : size * n;
-}
-
-static void trim(const char **s, size_t *len)
-{
-	while (*len && (**s == ' ' || **s == '\t'))
-		(*s)++, (*len)--;
-	while (*len && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t' || (*s)[*len - 1] == '\r' ||
-	                (*s)[*len - 1] == '\n'))
-		(*len)--;
 }
 
 static cJSON *header_pair(const char *name, size_t nlen, const char *value, size_t vlen)
@@ -339,8 +296,9 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 	nlen = (size_t)(colon - p);
 	value = colon + 1;
 	vlen = len - nlen - 1;
-	trim(&name, &nlen);
-	trim(&value, &vlen);
+	mcpx_http_chomp(value, &vlen);
+	mcpx_http_trim(&name, &nlen);
+	mcpx_http_trim(&value, &vlen);
 	pair = header_pair(name, nlen, value, vlen);
 	if (!pair || !q->resp_headers || !cJSON_AddItemToArray(q->resp_headers, pair)) {
 		cJSON_Delete(pair);
@@ -349,15 +307,16 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* The run's headers that may go to this hop, then the broker's own. */
-static int build_headers(struct req *q)
+/* The run's headers that may go to this hop, then the broker's own (the
+ * credential is egress_handle.c's). */
+static int build_headers(struct req *q, struct curl_slist **out)
 {
 	const struct mcpx_egress_rule *rule = q->rule;
 	const char *cred = rule->has_credential ? rule->cred.header : NULL;
 	bool content_type = false;
-	struct curl_slist *l;
+	struct curl_slist *l = NULL;
 	const cJSON *h;
-	char line[16600];
+	int rc = 0;
 
 	cJSON_ArrayForEach(h, q->headers)
 	{
@@ -372,34 +331,25 @@ static int build_headers(struct req *q)
 		    (!strcasecmp(name, "authorization") || !strcasecmp(name, "cookie")))
 			continue;
 		content_type |= !strcasecmp(name, "content-type");
-		snprintf(line, sizeof(line), "%s: %s", name, value);
-		if (!(l = mcpx_curl_slist_append(q->hdrs, line)))
-			return -ENOMEM;
-		q->hdrs = l;
+		if ((rc = mcpx_egress_header(&l, name, value)) < 0)
+			goto out;
 	}
 	/* No 100-continue round trip, and no form type curl would invent. */
-	if (!(l = mcpx_curl_slist_append(q->hdrs, "Expect:")))
-		return -ENOMEM;
-	q->hdrs = l;
-	if (!content_type) {
-		if (!(l = mcpx_curl_slist_append(q->hdrs, "Content-Type:")))
-			return -ENOMEM;
-		q->hdrs = l;
+	if ((rc = mcpx_egress_header(&l, "Expect", "")) < 0 ||
+	    (!content_type && (rc = mcpx_egress_header(&l, "Content-Type", "")) < 0))
+		goto out;
+out:
+	if (rc < 0) {
+		mcpx_curl_slist_free_all(l);
+		l = NULL;
 	}
-	if (cred) {
-		snprintf(line, sizeof(line), "%s: %s", cred, rule->cred.value);
-		l = mcpx_curl_slist_append(q->hdrs, line);
-		mcpx_wipe(line, sizeof(line));
-		if (!l)
-			return -ENOMEM;
-		q->hdrs = l;
-	}
-	return 0;
+	*out = l;
+	return rc;
 }
 
 static CURLcode set_method(struct req *q)
 {
-	CURL *e = q->easy;
+	CURL *e = q->h.x.easy;
 	CURLcode rc = CURLE_OK;
 
 	if (strcmp(q->method, "HEAD") == 0)
@@ -418,55 +368,41 @@ static CURLcode set_method(struct req *q)
 	return mcpx_curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, q->method);
 }
 
-/* What holds for every transfer, whatever the run asked. */
-static CURLcode set_fixed(struct req *q, long timeout_ms)
-{
-	const struct mcpx_broker *b = q->b;
-	CURL *e = q->easy;
-	CURLcode rc = CURLE_OK;
+static void transfer_done(struct req *q, CURLcode rc);
 
-#define SET(opt, val)                                                                              \
-	do {                                                                                       \
-		if (rc == CURLE_OK)                                                                \
-			rc = mcpx_curl_easy_setopt(e, opt, val);                                   \
-	} while (0)
-	SET(CURLOPT_PRIVATE, q);
-	SET(CURLOPT_URL, q->url.full);
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	/* "" disables a proxy even when the environment names one. */
-	SET(CURLOPT_PROXY, b->proxy ? b->proxy : "");
-	SET(CURLOPT_NOPROXY, "");
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	SET(CURLOPT_PROXY_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_PROXY_SSL_VERIFYHOST, 2L);
-	if (b->ca_file) {
-		SET(CURLOPT_CAINFO, b->ca_file);
-		SET(CURLOPT_PROXY_CAINFO, b->ca_file);
+static void xfer_done(struct mcpx_curl_xfer *x, CURLcode rc)
+{
+	transfer_done((struct req *)((char *)x - offsetof(struct req, h.x)), rc);
+}
+
+/* This hop's transfer, on the shared loop. */
+static int open_transfer(struct req *q, long timeout_ms)
+{
+	const struct mcpx_egress_rule *rule = q->rule;
+	struct mcpx_egress_spec spec = {
+	    .url = q->url.full,
+	    .allow = rule->allow,
+	    .n_allow = rule->n_allow,
+	    .cred_header = rule->has_credential ? rule->cred.header : NULL,
+	    .cred_value = rule->has_credential ? rule->cred.value : NULL,
+	    .proxy = q->b->proxy,
+	    .ca_file = q->b->ca_file,
+	    .timeout_ms = (uint64_t)timeout_ms,
+	    .max_bytes = rule->max_response_bytes,
+	    .on_body = write_cb,
+	    .on_header = header_cb,
+	    .arg = q,
+	};
+	struct curl_slist *hdrs = NULL;
+
+	if (build_headers(q, &hdrs) < 0 || mcpx_egress_handle_open(&q->h, &spec, hdrs) < 0)
+		return -ENOMEM;
+	q->h.x.done = xfer_done;
+	if (set_method(q) != CURLE_OK || mcpx_curl_loop_add(q->b->http, &q->h.x) < 0) {
+		detach_easy(q);
+		return -ENOMEM;
 	}
-	SET(CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS,
-	    timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
-	SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
-	SET(CURLOPT_OPENSOCKETDATA, q);
-	SET(CURLOPT_WRITEFUNCTION, write_cb);
-	SET(CURLOPT_WRITEDATA, q);
-	SET(CURLOPT_HEADERFUNCTION, header_cb);
-	SET(CURLOPT_HEADERDATA, q);
-	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)q->rule->max_response_bytes);
-	SET(CURLOPT_ACCEPT_ENCODING, "");
-	SET(CURLOPT_USERAGENT, MCPX_NAME "/" MCPX_VERSION);
-	SET(CURLOPT_ERRORBUFFER, q->errbuf);
-	/* A connection to a private address a rule allowed is never reused
-	 * by a request under a rule that does not allow it. */
-	SET(CURLOPT_FORBID_REUSE, q->rule->n_allow ? 1L : 0L);
-	SET(CURLOPT_HTTPHEADER, q->hdrs);
-#undef SET
-	return rc;
+	return 0;
 }
 
 static void start_transfer(struct req *q)
@@ -478,7 +414,6 @@ static void start_transfer(struct req *q)
 	q->refused = MCPX_ADDR_PUBLIC;
 	q->too_large = q->hdr_too_large = false;
 	q->status = 0;
-	q->errbuf[0] = '\0';
 	mcpx_buf_free(&q->resp);
 	mcpx_buf_init(&q->resp, q->rule->max_response_bytes);
 	cJSON_Delete(q->resp_headers);
@@ -487,10 +422,7 @@ static void start_transfer(struct req *q)
 		fail_fetch(q, "timed out before the request could be sent");
 		return;
 	}
-	if (!q->resp_headers || !(q->easy = mcpx_curl_easy_init()) || build_headers(q) < 0 ||
-	    set_fixed(q, timeout_ms) != CURLE_OK || set_method(q) != CURLE_OK ||
-	    mcpx_curl_multi_add_handle(mcpx_curl_loop_multi(&q->b->curl), q->easy) != CURLM_OK) {
-		detach_easy(q);
+	if (!q->resp_headers || open_transfer(q, timeout_ms) < 0) {
 		fail_fetch(q, "the server could not start the request (out of memory)");
 		return;
 	}
@@ -551,7 +483,7 @@ static void fail_curl(struct req *q, CURLcode rc)
 	    rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : mcpx_curl_easy_strerror(rc);
 
 	fail_fetch(q, "%s %s://%s:%u%s failed: %s%s%s", q->method, q->url.scheme, q->url.host,
-	           q->url.port, q->url.path, what, q->errbuf[0] ? ": " : "", q->errbuf);
+	           q->url.port, q->url.path, what, q->h.errbuf[0] ? ": " : "", q->h.errbuf);
 }
 
 /* The method of the next hop (RFC 9110 15.4: 303 turns into GET, and so
@@ -616,21 +548,28 @@ static void transfer_done(struct req *q, CURLcode rc)
 	char *location = NULL, *u = NULL;
 	curl_off_t up = 0;
 
-	mcpx_curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
-	if (mcpx_curl_easy_getinfo(q->easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
+	CURL *e = q->h.x.easy;
+	bool refused = mcpx_egress_refused(&q->h, rc);
+
+	mcpx_curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &q->status);
+	if (mcpx_curl_easy_getinfo(e, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
 		q->bytes_out = (uint64_t)up;
 	/* curl resolves Location against the request's URL; it follows
-	 * nothing itself (CURLOPT_FOLLOWLOCATION is off). */
+	 * nothing itself (egress_handle.h). */
 	if (rc == CURLE_OK && is_redirect(q->status) &&
-	    mcpx_curl_easy_getinfo(q->easy, CURLINFO_REDIRECT_URL, &u) == CURLE_OK && u)
+	    mcpx_curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &u) == CURLE_OK && u)
 		location = strdup(u);
+	if (refused) {
+		q->refused = q->h.refused;
+		snprintf(q->refused_addr, sizeof(q->refused_addr), "%s", q->h.refused_addr);
+	}
 	detach_easy(q);
 	if (q->too_large || rc == CURLE_FILESIZE_EXCEEDED)
 		deny(q, "too_large",
 		     "the response is larger than %zu bytes (max_response_bytes of "
 		     "rule %s)",
 		     q->rule->max_response_bytes, q->rule->name);
-	else if (q->refused != MCPX_ADDR_PUBLIC && rc == CURLE_COULDNT_CONNECT)
+	else if (refused)
 		deny_address(q);
 	else if (q->hdr_too_large)
 		fail_fetch(q, "the response's headers exceed %u bytes or %u lines",
@@ -644,44 +583,7 @@ static void transfer_done(struct req *q, CURLcode rc)
 	free(location);
 }
 
-/* Another module's transfer ended (broker.h, mcpx_broker_xfer). */
-static void xfer_done(struct mcpx_broker *b, CURL *easy, CURLcode rc)
-{
-	for (struct mcpx_broker_xfer **pp = &b->xfers; *pp; pp = &(*pp)->next) {
-		struct mcpx_broker_xfer *x = *pp;
-
-		if (x->easy == easy) {
-			*pp = x->next;
-			mcpx_curl_multi_remove_handle(b->curl.multi, easy);
-			x->done(x, (int)rc);
-			return;
-		}
-	}
-}
-
-/* A transfer on the multi handle ended (curl_loop.h): a fetch's, or
- * another module's. */
-static void curl_done(void *arg, CURL *easy, CURLcode rc)
-{
-	struct req *q = NULL;
-
-	mcpx_curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&q);
-	if (q)
-		transfer_done(q, rc);
-	else
-		xfer_done(arg, easy, rc);
-}
-
 /* ---- deciding a request ---------------------------------------------------- */
-
-/* Only names a run could have meant are echoed back. */
-static const char *printable(const char *s)
-{
-	for (const char *c = s; *c; c++)
-		if (*c < 0x21 || *c > 0x7e)
-			return "(unprintable)";
-	return strlen(s) > 64 ? "(long name)" : s;
-}
 
 /* The request's members, by type; false when q was refused. */
 static bool read_fields(struct req *q, cJSON *msg, double *timeout)
@@ -734,7 +636,7 @@ static bool headers_refused(struct req *q)
 		    mcpx_header_refusal(name, strlen(name), value, strlen(value), cred);
 
 		if (why) {
-			deny(q, "header", "header %s refused: %s", printable(name), why);
+			deny(q, "header", "header %s refused: %s", mcpx_shown_name(name, 64), why);
 			return true;
 		}
 	}
@@ -832,7 +734,7 @@ static void on_fetch_cancel(void *arg, struct mcpx_run_op *op)
 	(void)arg;
 	if (!q)
 		return;
-	if (q->easy)
+	if (q->h.x.easy)
 		account(q, NULL, "cancelled");
 	req_free(q);
 }
@@ -861,26 +763,6 @@ int mcpx_broker_serve(struct mcpx_broker *b, struct mcpx_run_channel *rc)
 	return mcpx_run_channel_add_op(rc, &h);
 }
 
-int mcpx_broker_xfer_add(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
-{
-	if (mcpx_curl_multi_add_handle(mcpx_curl_loop_multi(&b->curl), x->easy) != CURLM_OK)
-		return -EIO;
-	x->next = b->xfers;
-	b->xfers = x;
-	return 0;
-}
-
-void mcpx_broker_xfer_remove(struct mcpx_broker *b, struct mcpx_broker_xfer *x)
-{
-	for (struct mcpx_broker_xfer **pp = &b->xfers; *pp; pp = &(*pp)->next) {
-		if (*pp == x) {
-			*pp = x->next;
-			mcpx_curl_multi_remove_handle(b->curl.multi, x->easy);
-			return;
-		}
-	}
-}
-
 /* ---- the broker ------------------------------------------------------------- */
 
 static char *dup_setting(const char *s)
@@ -888,7 +770,7 @@ static char *dup_setting(const char *s)
 	return s && s[0] ? strdup(s) : NULL;
 }
 
-int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
+int mcpx_broker_new(struct mcpx_curl_loop *http, struct mcpx_policy_store *store,
                     const struct mcpx_broker_opts *o, struct mcpx_broker **out,
                     struct mcpx_err *err)
 {
@@ -902,7 +784,7 @@ int mcpx_broker_new(struct mcpx_loop *loop, struct mcpx_policy_store *store,
 		return mcpx_err_set(err, ENOMEM, "egress broker: out of memory");
 	}
 	b->store = store;
-	mcpx_curl_loop_init(&b->curl, loop, "egress broker", curl_done, b);
+	b->http = http;
 	*out = b;
 	return 0;
 }
@@ -911,7 +793,6 @@ void mcpx_broker_free(struct mcpx_broker *b)
 {
 	if (!b)
 		return;
-	mcpx_curl_loop_fini(&b->curl);
 	free(b->proxy);
 	free(b->ca_file);
 	free(b);

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
+
 /* ---- addresses ---------------------------------------------------------- */
 
 struct range {
@@ -276,18 +278,6 @@ static bool has_part(CURLU *h, CURLUPart part)
 	return has;
 }
 
-/* The value of a hex digit, or -1. */
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decodes the n bytes at s in place (the result may hold NUL
  * bytes) and returns the new length. */
 static size_t pct_decode(unsigned char *s, size_t n)
@@ -295,7 +285,8 @@ static size_t pct_decode(unsigned char *s, size_t n)
 	size_t o = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		int hi = i + 2 < n ? hexval(s[i + 1]) : -1, lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+		int hi = i + 2 < n ? mcpx_hex_value(s[i + 1]) : -1,
+		    lo = hi >= 0 ? mcpx_hex_value(s[i + 2]) : -1;
 
 		if (s[i] == '%' && lo >= 0) {
 			s[o++] = (unsigned char)(hi << 4 | lo);
@@ -674,6 +665,14 @@ static const struct {
     {"trailer", "Trailer is a hop-by-hop header"},
     {"upgrade", "Upgrade is a hop-by-hop header"},
 };
+
+const char *mcpx_shown_name(const char *s, size_t max)
+{
+	for (const char *c = s; *c; c++)
+		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
+			return "(unprintable)";
+	return strlen(s) > max ? "(a long name)" : s;
+}
 
 const char *mcpx_header_refusal(const char *name, size_t name_len, const char *value,
                                 size_t value_len, const char *cred_header)

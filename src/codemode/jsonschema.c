@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "jsonschema_internal.h"
 #include "utf8.h"
 
@@ -300,17 +301,6 @@ static int kw_unique(struct cctx *c, struct schema_node *n, const cJSON *v, cons
 	return 0;
 }
 
-static int hex_digit(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* Decodes the URI fragment's %XX escapes in place; false on a bad escape
  * (or %00, which no C string can hold). */
 static bool percent_decode(char *s)
@@ -324,8 +314,8 @@ static bool percent_decode(char *s)
 			*w++ = *s;
 			continue;
 		}
-		hi = hex_digit(s[1]);
-		lo = hi < 0 ? -1 : hex_digit(s[2]);
+		hi = mcpx_hex_value((unsigned char)s[1]);
+		lo = hi < 0 ? -1 : mcpx_hex_value((unsigned char)s[2]);
 		if (lo < 0 || (hi == 0 && lo == 0))
 			return false;
 		*w++ = (char)(hi * 16 + lo);

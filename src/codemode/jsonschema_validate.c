@@ -113,7 +113,7 @@ static void value_text(const struct vctx *v, const cJSON *val, char *out, size_t
 	out[0] = '\0';
 	if (v->full || v->errs->kept >= MCPX_SCHEMA_MAX_ERRORS)
 		return;
-	s = cJSON_PrintUnformatted(val);
+	s = mcpx_json_print_exact(val);
 
 	mcpx_schema_text_fit(out, (size_t)snprintf(out, size, "%s", s ? s : "the listed values"),
 	                     size);
@@ -544,22 +544,17 @@ static bool find_too_deep(struct schema_path *p, const cJSON *val, unsigned max)
 	return false;
 }
 
-/* Moves the path to the first number that cannot travel exactly: one that
- * is not finite (1e999 parses as infinity, which prints as null) or has no
- * fraction and a magnitude of 2^53 or more (a 27-digit integer parses as
- * the nearest double, and arrives as another number). *why says which. */
+/* Moves the path to the first number that is not finite (1e999 parses as
+ * infinity, which no JSON text can carry back). Every finite number
+ * travels with its own text (json.h), an integer above 2^53 included; the
+ * keywords compare their doubles. */
 static bool find_inexact(struct schema_path *p, const cJSON *val, const char **why)
 {
 	size_t i = 0;
 
 	if (cJSON_IsNumber(val)) {
-		double d = val->valuedouble;
-
-		if (!isfinite(d))
+		if (!isfinite(val->valuedouble))
 			*why = "is not a finite number";
-		else if (fabs(d) >= 0x1p53 && mcpx_schema_is_integer(d))
-			*why = "is an integer too large to be passed exactly (the limit is "
-			       "9007199254740991; send larger ones as strings)";
 		return *why != NULL;
 	}
 	for (const cJSON *c = val->child; c && (cJSON_IsArray(val) || cJSON_IsObject(val));

@@ -32,8 +32,8 @@
 #include "name_glob.h"
 
 static const char *const keys[] = {
-    "name",   "url",       "credential",         "allow_cidrs",      "tools",
-    "expose", "timeout_s", "max_response_bytes", "max_calls_per_run"};
+    "name",      "url",       "credential",         "allow_cidrs",       "tools",          "expose",
+    "timeout_s", "max_tools", "max_response_bytes", "max_calls_per_run", "max_tools_bytes"};
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
 /* 1..32 of a-z 0-9 _: a Python identifier's worth of characters, so
@@ -157,6 +157,17 @@ static int parse_member(struct policy_ctx *c, const cJSON *v, const char *key,
 		u->timeout_s = (unsigned)d;
 		return rc;
 	}
+	if (strcmp(key, "max_tools") == 0) {
+		rc = mcpx_pol_get_uint(c, v, 1, MCPX_UPSTREAM_TOOLS_MAX, &d);
+		u->max_tools = (unsigned)d;
+		return rc;
+	}
+	if (strcmp(key, "max_tools_bytes") == 0) {
+		rc = mcpx_pol_get_uint(c, v, MCPX_UPSTREAM_TOOLS_BYTES_MIN,
+		                       MCPX_UPSTREAM_TOOLS_BYTES_MAX, &d);
+		u->max_tools_bytes = (size_t)d;
+		return rc;
+	}
 	if (strcmp(key, "max_response_bytes") == 0) {
 		rc = mcpx_pol_get_uint(c, v, 1024, MCPX_UPSTREAM_RESPONSE_MAX, &d);
 		u->max_response_bytes = (size_t)d;
@@ -195,6 +206,8 @@ static int parse_upstream(struct policy_ctx *c, const cJSON *v, size_t i, void *
 	u->timeout_s = MCPX_UPSTREAM_TIMEOUT_DEFAULT_S;
 	u->max_response_bytes = MCPX_UPSTREAM_RESPONSE_DEFAULT;
 	u->max_calls_per_run = MCPX_UPSTREAM_CALLS_DEFAULT;
+	u->max_tools = MCPX_UPSTREAM_TOOLS_DEFAULT;
+	u->max_tools_bytes = MCPX_UPSTREAM_TOOLS_BYTES_DEFAULT;
 	if (!(u->allow_tools[0] = strdup("*")))
 		return mcpx_pol_fail(c, ENOMEM, "out of memory");
 	u->n_allow_tools = 1;

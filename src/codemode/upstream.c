@@ -16,10 +16,11 @@
  * state reconnects and the call is sent again once. A transport failure
  * marks the upstream down; the retry timer reconnects it.
  *
- * This file, the bottom of the client's files, holds the requests every
- * part sends; the module's life is upstreams.c's, the connection state
- * machine upstream_conn.c's, the calls upstream_call.c's, the tool
- * catalogue upstream_catalog.c's (upstream_internal.h).
+ * This file, near the bottom of the client's files, holds the requests
+ * every part sends; the module's life is upstreams.c's, the connection
+ * state machine upstream_conn.c's, the calls upstream_call.c's, the tool
+ * catalogue upstream_catalog.c's, a kept list upstream_list.c's
+ * (upstream_internal.h).
  *
  * What it does not do: keep the run's budget (upstream_ops.c), list tools
  * to MCP clients (tool_upstream.c), or parse the policy
@@ -28,9 +29,11 @@
 #include "upstream.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "upstream_internal.h"
 
 #define CANCEL_TIMEOUT_MS 5000
@@ -63,7 +66,8 @@ char *mcpx_up_message(double id, const char *method, cJSON *params)
 	    cJSON_AddStringToObject(m, "method", method) &&
 	    (!params || cJSON_AddItemToObject(m, "params", params))) {
 		params = NULL;
-		text = cJSON_PrintUnformatted(m);
+		/* The arguments' numbers as they came (json.h). */
+		text = mcpx_json_print_exact(m);
 	}
 	cJSON_Delete(params);
 	cJSON_Delete(m);
@@ -103,7 +107,7 @@ void mcpx_up_send_cancelled(struct upstream *up, const struct mcpx_upstream_conf
 	body = mcpx_up_message(-1, "notifications/cancelled", params);
 	mcpx_up_target(up, conf, CANCEL_TIMEOUT_MS, &t);
 	n->mod = up->mod;
-	if (!body || mcpx_upc_post(up->mod->broker, &t, body, -1, notif_done, n, &n->req) < 0) {
+	if (!body || mcpx_upc_post(up->mod->http, &t, body, -1, notif_done, n, &n->req) < 0) {
 		free(body);
 		free(n);
 		return;

@@ -187,6 +187,43 @@ void mcpx_up_call_refuse(struct mcpx_upstream_call *c, const char *msg)
 	mcpx_up_call_fail(c, MCPX_UPSTREAM_DENIED, "upstream_down", NULL, "%s", msg);
 }
 
+/* A message of the upstream before the call's answer: its progress of this
+ * call goes to the caller that asked for it. */
+static void call_message(void *arg, const cJSON *msg)
+{
+	struct mcpx_upstream_call *c = arg;
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	const cJSON *token = cJSON_GetObjectItemCaseSensitive(params, "progressToken");
+	const cJSON *progress = cJSON_GetObjectItemCaseSensitive(params, "progress");
+	const cJSON *text = cJSON_GetObjectItemCaseSensitive(params, "message");
+
+	if (!c->progress || !cJSON_IsString(method) ||
+	    strcmp(method->valuestring, "notifications/progress") != 0 || !cJSON_IsNumber(token) ||
+	    token->valuedouble != c->id || !cJSON_IsNumber(progress))
+		return;
+	c->progress(c->progress_arg, progress->valuedouble,
+	            cJSON_IsString(text) ? text->valuestring : NULL);
+}
+
+/* params of tools/call: the name, the arguments, and a progressToken (the
+ * request's own id) when the caller wants progress. */
+static cJSON *call_params(const struct mcpx_upstream_call *c)
+{
+	cJSON *params = cJSON_CreateObject(), *meta;
+
+	if (!params || !cJSON_AddStringToObject(params, "name", c->tool) ||
+	    !cJSON_AddItemReferenceToObject(params, "arguments", c->args))
+		goto fail;
+	if (c->progress && (!(meta = cJSON_AddObjectToObject(params, "_meta")) ||
+	                    !cJSON_AddNumberToObject(meta, "progressToken", c->id)))
+		goto fail;
+	return params;
+fail:
+	cJSON_Delete(params);
+	return NULL;
+}
+
 void mcpx_up_call_send(struct mcpx_upstream_call *c)
 {
 	struct mcpx_upc_target t;
@@ -200,15 +237,13 @@ void mcpx_up_call_send(struct mcpx_upstream_call *c)
 		return;
 	}
 	c->id = c->mod->next_id++;
-	params = cJSON_CreateObject();
-	if (params && cJSON_AddStringToObject(params, "name", c->tool) &&
-	    cJSON_AddItemReferenceToObject(params, "arguments", c->args))
+	if ((params = call_params(c)))
 		body = mcpx_up_message(c->id, "tools/call", params);
-	else
-		cJSON_Delete(params);
 	mcpx_up_target(c->up, c->conf, (c->deadline_us - now + 999u) / 1000u, &t);
+	t.on_message = call_message;
+	t.message_arg = c;
 	c->sent = true;
-	if (!body || mcpx_upc_post(c->mod->broker, &t, body, c->id, call_done, c, &c->req) < 0) {
+	if (!body || mcpx_upc_post(c->mod->http, &t, body, c->id, call_done, c, &c->req) < 0) {
 		free(body);
 		mcpx_up_call_fail(c, MCPX_UPSTREAM_TOOL_ERROR, NULL, "failed", "out of memory");
 		return;
@@ -232,20 +267,6 @@ const struct mcpx_upstream_conf *mcpx_upstream_of(const struct mcpx_policy *poli
 	return conf;
 }
 
-static bool tool_listed(const struct upstream *up, const char *tool)
-{
-	const cJSON *t;
-
-	cJSON_ArrayForEach(t, up->tools)
-	{
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
-
-		if (cJSON_IsString(n) && strcmp(n->valuestring, tool) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* The name of who's profile under the policy its call is judged by, for
  * the audit line; "" for none. */
 static const char *profile_of(const struct mcpx_upstream_caller *who)
@@ -263,6 +284,8 @@ static void copy_caller(struct mcpx_upstream_call *c, const struct mcpx_upstream
 	snprintf(c->caller, sizeof(c->caller), "%s", who->caller ? who->caller : "");
 	snprintf(c->profile, sizeof(c->profile), "%s", profile_of(who));
 	c->gateway = who->run_id == NULL;
+	c->progress = who->progress;
+	c->progress_arg = who->progress_arg;
 }
 
 void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *who, const char *upstream,
@@ -282,15 +305,6 @@ void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *who, const ch
 	mcpx_metrics_upstream_call(upstream, "denied", -1);
 }
 
-/* Only names a caller could have meant are echoed back. */
-static const char *shown(const char *s)
-{
-	for (const char *c = s; *c; c++)
-		if (*c < 0x21 || *c > 0x7e)
-			return "(unprintable)";
-	return strlen(s) > 128 ? "(a long name)" : s;
-}
-
 /* The checks before anything is sent: NULL when c may go, else the
  * reason with msg set. */
 static const char *refusal(const struct mcpx_upstream_caller *who,
@@ -304,7 +318,7 @@ static const char *refusal(const struct mcpx_upstream_caller *who,
 	}
 	if (!mcpx_upstream_tool_allowed(conf, tool)) {
 		snprintf(msg, msglen, "%s.%s is not allowed by the policy (tools of upstream %s)",
-		         conf->name, shown(tool), conf->name);
+		         conf->name, mcpx_shown_name(tool, 128), conf->name);
 		return "not_allowed";
 	}
 	if (!up || strcmp(up->conf->url, conf->url) != 0) {
@@ -316,8 +330,8 @@ static const char *refusal(const struct mcpx_upstream_caller *who,
 		snprintf(msg, msglen, "upstream %s is down: %s", conf->name, up->down_why);
 		return "upstream_down";
 	}
-	if (up->tools && !tool_listed(up, tool)) {
-		snprintf(msg, msglen, "upstream %s has no tool named %s", conf->name, shown(tool));
+	if (up->tools && !mcpx_up_catalog_has(up->tools, tool)) {
+		snprintf(msg, msglen, "upstream %s has no tool named %s", conf->name, mcpx_shown_name(tool, 128));
 		return "no_tool";
 	}
 	if (who->deadline_us && who->deadline_us <= mcpx_now_us()) {

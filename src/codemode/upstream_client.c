@@ -1,26 +1,28 @@
 /*
  * upstream_client.c - one JSON-RPC message to an upstream MCP server over
- * Streamable HTTP (upstream_client.h), as a transfer on the broker's curl
- * multi handle.
+ * Streamable HTTP (upstream_client.h), as a transfer on the shared curl
+ * loop the broker's fetches run on.
  *
  * The answer to a POST is either one JSON body (Content-Type
  * application/json) or an event stream (text/event-stream) whose "data"
  * fields carry JSON-RPC messages: notifications and requests of the
- * server first, then the response to our id. The stream is parsed as it
- * arrives, so the transfer ends as soon as the response is in, whether or
- * not the server closes the stream then. A notifications/tools/list_changed
- * seen on the way is reported to the caller; other messages of the server
- * (progress, logging, requests such as sampling, which this client does not
- * offer) are skipped.
+ * server first, then the response to our id. upstream_reader.h reads it
+ * as it arrives, the same whatever the chunks, so the transfer ends as
+ * soon as the response is in, whether or not the server closes the stream
+ * then. A notifications/tools/list_changed seen on the way is reported to
+ * the caller; other messages of the server (progress, logging, requests
+ * such as sampling, which this client does not offer) are skipped.
  *
- * Safety is the broker's: every address curl connects to passes
- * mcpx_addr_check with the upstream's allow_cidrs (a name that resolves to
- * a private address is refused where it matters); redirects are not
- * followed; no proxy and no .netrc from the environment; TLS is verified;
- * a connection to a private address is never reused (the connection cache
- * is the broker's, and a fetch to the same host must pass its own check);
- * the answer is capped at max_bytes. The credential exists in one header
- * list per transfer, wiped before it is freed, and in no message.
+ * Safety is the broker's, from the same locked-down handle
+ * (egress_handle.h): every address curl connects to passes mcpx_addr_check
+ * with the upstream's allow_cidrs (a name that resolves to a private
+ * address is refused where it matters); redirects are not followed; no
+ * proxy and no .netrc from the environment; TLS is verified; a connection
+ * to a private address is never reused (the connection cache is shared
+ * with the broker's fetches, and a fetch to the same host must pass its
+ * own check); the answer is capped at max_bytes (upstream_reader.h). The
+ * credential exists in one header list per transfer, wiped before it is
+ * freed, and in no message.
  */
 #include "upstream_client.h"
 
@@ -29,264 +31,84 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 
-#include "broker.h"
-#include "buf.h"
-#include "config.h"
-#include "crypto.h"
+#include "egress_handle.h"
+#include "upstream_reader.h"
 
-#define CONNECT_TIMEOUT_MS 10000L
-#define SSE_LINE_MAX (1u << 20)
+_Static_assert(MCPX_UPC_SESSION_MAX == MCPX_UPR_SESSION_MAX, "one session id size");
 
 struct mcpx_upc_req {
-	struct mcpx_broker_xfer x; /* first: the broker hands it back */
-	struct mcpx_broker *b;
+	struct mcpx_egress_handle h; /* first: the loop hands back h.x */
+	struct mcpx_curl_loop *http;
 	mcpx_upc_done_fn done;
 	void *arg;
-	double id; /* -1: a notification */
-	const struct mcpx_cidr *allow;
-	size_t n_allow;
-	size_t max_bytes;
 	char *body;
-	struct curl_slist *hdrs;
-	char errbuf[CURL_ERROR_SIZE];
 	struct mcpx_upc_result res;
-	enum mcpx_addr_class refused;
-	char refused_addr[64];
-	bool sse, too_large, sent_session;
-	size_t received;
-	/* A listening GET: each message goes to on_message, and the cap is
-	 * per event, not per stream. */
-	mcpx_upc_message_fn on_message;
-	size_t event_bytes;
-	struct mcpx_buf json; /* a JSON answer */
-	struct mcpx_buf line; /* the SSE line being read */
-	struct mcpx_buf data; /* the SSE event's data */
+	bool sent_session;
+	struct mcpx_upr rd; /* the answer, as it arrives */
 };
 
 static void req_free(struct mcpx_upc_req *r)
 {
-	if (r->x.easy)
-		mcpx_curl_easy_cleanup(r->x.easy);
-	for (struct curl_slist *l = r->hdrs; l; l = l->next)
-		mcpx_wipe(l->data, strlen(l->data));
-	mcpx_curl_slist_free_all(r->hdrs);
+	mcpx_egress_handle_close(&r->h, r->http);
 	free(r->body);
 	cJSON_Delete(r->res.response);
-	mcpx_buf_free(&r->json);
-	mcpx_buf_free(&r->line);
-	mcpx_buf_free(&r->data);
+	mcpx_upr_free(&r->rd);
 	free(r);
 }
 
-static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
-{
-	struct mcpx_upc_req *r = arg;
-	enum mcpx_addr_class cls;
-
-	if (purpose != CURLSOCKTYPE_IPCXN)
-		return CURL_SOCKET_BAD;
-	cls = mcpx_addr_check(&a->addr, a->addrlen, r->allow, r->n_allow);
-	if (cls != MCPX_ADDR_PUBLIC) {
-		r->refused = cls;
-		mcpx_addr_text(&a->addr, a->addrlen, r->refused_addr, sizeof(r->refused_addr));
-		return CURL_SOCKET_BAD;
-	}
-	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-}
-
-/* One JSON-RPC message of the answer. Returns true when it is the
- * response to our request (kept in res.response). */
-static bool take_message(struct mcpx_upc_req *r, const char *p, size_t n)
-{
-	cJSON *m = cJSON_ParseWithLength(p, n);
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
-	const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
-
-	if (r->on_message) {
-		if (cJSON_IsObject(m))
-			r->on_message(r->arg, m);
-		cJSON_Delete(m);
-		return false;
-	}
-	if (cJSON_IsString(method) && !id &&
-	    strcmp(method->valuestring, "notifications/tools/list_changed") == 0)
-		r->res.list_changed = true;
-	if (!method && cJSON_IsNumber(id) && id->valuedouble == r->id && !r->res.response) {
-		r->res.response = m;
-		return true;
-	}
-	cJSON_Delete(m);
-	return false;
-}
-
-/* A complete SSE line (without its end). An empty line ends an event. */
-static bool sse_line(struct mcpx_upc_req *r, const char *p, size_t n)
-{
-	bool got = false;
-
-	if (n && p[n - 1] == '\r')
-		n--;
-	if (n == 0) {
-		if (r->data.len)
-			got = take_message(r, r->data.data, r->data.len);
-		mcpx_buf_reset(&r->data);
-		r->event_bytes = 0;
-		return got;
-	}
-	if (n >= 5 && memcmp(p, "data:", 5) == 0) {
-		p += 5, n -= 5;
-		if (n && *p == ' ')
-			p++, n--;
-		if (r->data.len)
-			mcpx_buf_add(&r->data, "\n", 1);
-		if (mcpx_buf_add(&r->data, p, n) < 0)
-			r->too_large = true;
-	}
-	/* event:, id:, retry: and comments change nothing here. */
-	return false;
-}
-
+/* Once the response is in (or a cap passed), the transfer is cut here. */
 static size_t write_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct mcpx_upc_req *r = arg;
-	size_t n = size * nmemb;
 
-	r->received += n;
-	r->event_bytes += n;
-	if ((r->on_message ? r->event_bytes : r->received) > r->max_bytes) {
-		r->too_large = true;
-		return 0;
-	}
-	if (!r->sse)
-		return mcpx_buf_add(&r->json, p, n) < 0 ? 0 : n;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] != '\n') {
-			if (mcpx_buf_add(&r->line, p + i, 1) < 0) {
-				r->too_large = true;
-				return 0;
-			}
-			continue;
-		}
-		if (sse_line(r, r->line.data, r->line.len))
-			return 0; /* the response is in: stop reading */
-		mcpx_buf_reset(&r->line);
-		if (r->too_large)
-			return 0;
-	}
-	return n;
+	return mcpx_upr_body(&r->rd, p, size * nmemb) ? size * nmemb : 0;
 }
 
 static size_t header_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct mcpx_upc_req *r = arg;
-	size_t n = size * nmemb, vlen;
-	const char *v;
 
-	if (n > 15 && strncasecmp(p, "mcp-session-id:", 15) == 0) {
-		v = p + 15;
-		vlen = n - 15;
-		while (vlen && (*v == ' ' || *v == '\t'))
-			v++, vlen--;
-		while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
-			vlen--;
-		/* A session id is visible ASCII (the spec's rule); anything
-		 * else is not sent back. */
-		for (size_t i = 0; i < vlen; i++)
-			if ((unsigned char)v[i] < 0x21 || (unsigned char)v[i] > 0x7e)
-				return n;
-		if (vlen < sizeof(r->res.session_id)) {
-			memcpy(r->res.session_id, v, vlen);
-			r->res.session_id[vlen] = '\0';
-		}
-	} else if (n > 13 && strncasecmp(p, "content-type:", 13) == 0) {
-		v = p + 13;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		r->sse = strncasecmp(v, "text/event-stream", 17) == 0;
-	}
-	return n;
+	mcpx_upr_header(&r->rd, p, size * nmemb);
+	return size * nmemb;
 }
 
-static int add_header(struct mcpx_upc_req *r, const char *name, const char *value)
+/* The transport's headers (the credential is egress_handle.c's). */
+static int build_headers(const struct mcpx_upc_req *r, const struct mcpx_upc_target *t,
+                         struct curl_slist **l)
 {
-	char line[16600];
-	struct curl_slist *l;
-
-	snprintf(line, sizeof(line), "%s: %s", name, value);
-	l = mcpx_curl_slist_append(r->hdrs, line);
-	mcpx_wipe(line, sizeof(line));
-	if (!l)
-		return -ENOMEM;
-	r->hdrs = l;
-	return 0;
-}
-
-static int build_headers(struct mcpx_upc_req *r, const struct mcpx_upc_target *t)
-{
+	*l = NULL;
 	if (!r->body) {
-		if (add_header(r, "Accept", "text/event-stream") < 0)
-			return -ENOMEM;
-	} else if (add_header(r, "Accept", "application/json, text/event-stream") < 0 ||
-	           add_header(r, "Content-Type", "application/json") < 0 ||
-	           add_header(r, "Expect", "") < 0)
-		return -ENOMEM;
-	if (t->protocol_version && add_header(r, "MCP-Protocol-Version", t->protocol_version) < 0)
-		return -ENOMEM;
-	if (t->session_id && t->session_id[0] && add_header(r, "Mcp-Session-Id", t->session_id) < 0)
-		return -ENOMEM;
-	if (t->cred_header && add_header(r, t->cred_header, t->cred_value) < 0)
-		return -ENOMEM;
+		if (mcpx_egress_header(l, "Accept", "text/event-stream") < 0)
+			goto fail;
+	} else if (mcpx_egress_header(l, "Accept", "application/json, text/event-stream") < 0 ||
+	           mcpx_egress_header(l, "Content-Type", "application/json") < 0 ||
+	           mcpx_egress_header(l, "Expect", "") < 0) {
+		goto fail;
+	}
+	if (t->protocol_version &&
+	    mcpx_egress_header(l, "MCP-Protocol-Version", t->protocol_version) < 0)
+		goto fail;
+	if (t->session_id && t->session_id[0] &&
+	    mcpx_egress_header(l, "Mcp-Session-Id", t->session_id) < 0)
+		goto fail;
 	return 0;
+fail:
+	mcpx_curl_slist_free_all(*l);
+	*l = NULL;
+	return -ENOMEM;
 }
 
-static CURLcode set_options(struct mcpx_upc_req *r, const struct mcpx_upc_target *t)
+/* The method and body of this request, on its locked-down handle. */
+static CURLcode set_request(struct mcpx_upc_req *r)
 {
-	CURL *e = r->x.easy;
-	/* A listening GET has no end of its own (timeout_ms 0). */
-	long timeout_ms = !r->body ? 0L : t->timeout_ms > 0 ? (long)t->timeout_ms : 1L;
-	CURLcode rc = CURLE_OK;
+	CURL *e = r->h.x.easy;
+	CURLcode rc;
 
-#define SET(opt, val)                                                                              \
-	do {                                                                                       \
-		if (rc == CURLE_OK)                                                                \
-			rc = mcpx_curl_easy_setopt(e, opt, val);                                   \
-	} while (0)
-	SET(CURLOPT_URL, t->url);
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_PROXY, "");
-	SET(CURLOPT_NOPROXY, "");
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	if (t->ca_file)
-		SET(CURLOPT_CAINFO, t->ca_file);
-	SET(CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS,
-	    timeout_ms && timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
-	SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
-	SET(CURLOPT_OPENSOCKETDATA, r);
-	SET(CURLOPT_WRITEFUNCTION, write_cb);
-	SET(CURLOPT_WRITEDATA, r);
-	SET(CURLOPT_HEADERFUNCTION, header_cb);
-	SET(CURLOPT_HEADERDATA, r);
-	SET(CURLOPT_ACCEPT_ENCODING, "");
-	SET(CURLOPT_USERAGENT, MCPX_NAME "/" MCPX_VERSION);
-	SET(CURLOPT_ERRORBUFFER, r->errbuf);
-	SET(CURLOPT_FORBID_REUSE, r->n_allow ? 1L : 0L);
-	SET(CURLOPT_HTTPHEADER, r->hdrs);
-	if (r->body) {
-		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
-		SET(CURLOPT_POSTFIELDS, r->body);
-	} else {
-		SET(CURLOPT_HTTPGET, 1L);
-	}
-#undef SET
-	return rc;
+	if (!r->body)
+		return mcpx_curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	rc = mcpx_curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
+	return rc == CURLE_OK ? mcpx_curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body) : rc;
 }
 
 /* The transfer's end, in the caller's words. */
@@ -294,30 +116,33 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 {
 	struct mcpx_upc_result *res = &r->res;
 	curl_off_t up = 0;
+	const char *why;
 
-	mcpx_curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &res->status);
-	if (mcpx_curl_easy_getinfo(r->x.easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
+	mcpx_curl_easy_getinfo(r->h.x.easy, CURLINFO_RESPONSE_CODE, &res->status);
+	if (mcpx_curl_easy_getinfo(r->h.x.easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up >= 0)
 		res->bytes_out = (uint64_t)up;
-	res->bytes_in = r->received;
+	res->bytes_in = r->rd.received;
+	res->list_changed = r->rd.list_changed;
+	snprintf(res->session_id, sizeof(res->session_id), "%s", r->rd.session_id);
 	/* The stream was cut by us once the response was in. */
-	if (res->response && rc == CURLE_WRITE_ERROR && !r->too_large)
+	if (r->rd.response && rc == CURLE_WRITE_ERROR && !r->rd.too_large)
 		rc = CURLE_OK;
-	if (r->too_large) {
+	if (r->rd.too_large) {
 		res->kind = MCPX_UPC_TOO_LARGE;
 		snprintf(res->msg, sizeof(res->msg), "the answer is larger than %zu bytes",
-		         r->max_bytes);
-	} else if (r->refused != MCPX_ADDR_PUBLIC && rc == CURLE_COULDNT_CONNECT) {
+		         r->rd.max_bytes);
+	} else if (mcpx_egress_refused(&r->h, rc)) {
 		res->kind = MCPX_UPC_ADDRESS;
 		snprintf(res->msg, sizeof(res->msg),
 		         "the upstream's address %s is %s, which its allow_cidrs do not include",
-		         r->refused_addr, mcpx_addr_class_name(r->refused));
+		         r->h.refused_addr, mcpx_addr_class_name(r->h.refused));
 	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
 		res->kind = MCPX_UPC_TIMEOUT;
 		snprintf(res->msg, sizeof(res->msg), "no answer in time");
 	} else if (rc != CURLE_OK) {
 		res->kind = MCPX_UPC_DOWN;
 		snprintf(res->msg, sizeof(res->msg), "%s",
-		         r->errbuf[0] ? r->errbuf : mcpx_curl_easy_strerror(rc));
+		         r->h.errbuf[0] ? r->h.errbuf : mcpx_curl_easy_strerror(rc));
 	} else if (res->status == 404 && r->sent_session) {
 		/* The spec's signal that the session id is no longer known. */
 		res->kind = MCPX_UPC_SESSION_GONE;
@@ -326,62 +151,64 @@ static void classify(struct mcpx_upc_req *r, CURLcode rc)
 		res->kind = MCPX_UPC_HTTP;
 		snprintf(res->msg, sizeof(res->msg), "HTTP %ld from the upstream%s", res->status,
 		         res->status == 401 || res->status == 403 ? " (check its credential)" : "");
-	} else if (r->id >= 0 && !res->response && !r->sse) {
-		res->response =
-		    cJSON_ParseWithLength(r->json.data ? r->json.data : "", r->json.len);
-		if (!cJSON_IsObject(res->response) ||
-		    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(res->response, "id")) ||
-		    cJSON_GetObjectItemCaseSensitive(res->response, "id")->valuedouble != r->id) {
-			cJSON_Delete(res->response);
-			res->response = NULL;
-			res->kind = MCPX_UPC_PROTOCOL;
-			snprintf(res->msg, sizeof(res->msg),
-			         "the upstream's answer is not a JSON-RPC response to the request");
-		}
-	} else if (r->id >= 0 && !res->response) {
+	} else if ((why = mcpx_upr_end(&r->rd))) {
 		res->kind = MCPX_UPC_PROTOCOL;
-		snprintf(res->msg, sizeof(res->msg),
-		         "the upstream's event stream ended without the response");
+		snprintf(res->msg, sizeof(res->msg), "%s", why);
+	} else {
+		res->response = r->rd.response;
+		r->rd.response = NULL;
 	}
 }
 
-static void xfer_done(struct mcpx_broker_xfer *x, int curl_code)
+static void xfer_done(struct mcpx_curl_xfer *x, CURLcode rc)
 {
 	struct mcpx_upc_req *r = (struct mcpx_upc_req *)x;
 
-	classify(r, (CURLcode)curl_code);
+	classify(r, rc);
 	r->done(r->arg, &r->res);
 	req_free(r);
 }
 
-static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
+static int start(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t, const char *body,
                  double id, mcpx_upc_done_fn done, mcpx_upc_message_fn on_message, void *arg,
                  struct mcpx_upc_req **out)
 {
 	struct mcpx_upc_req *r = calloc(1, sizeof(*r));
+	/* A listening GET has no end of its own. */
+	struct mcpx_egress_spec spec = {
+	    .url = t->url,
+	    .allow = t->allow,
+	    .n_allow = t->n_allow,
+	    .cred_header = t->cred_header,
+	    .cred_value = t->cred_value,
+	    .ca_file = t->ca_file,
+	    .timeout_ms = !body               ? 0
+	                  : t->timeout_ms > 0 ? t->timeout_ms
+	                                      : 1,
+	    .on_body = write_cb,
+	    .on_header = header_cb,
+	    .arg = r,
+	};
+	struct curl_slist *hdrs = NULL;
 
 	*out = NULL;
 	if (!r)
 		return -ENOMEM;
-	r->b = b;
+	r->http = http;
 	r->done = done;
 	r->arg = arg;
-	r->id = id;
-	r->allow = t->allow;
-	r->n_allow = t->n_allow;
-	r->max_bytes = t->max_bytes;
 	r->sent_session = t->session_id && t->session_id[0];
-	r->x.done = xfer_done;
-	r->on_message = on_message;
-	mcpx_buf_init(&r->json, t->max_bytes);
-	mcpx_buf_init(&r->line, t->max_bytes < SSE_LINE_MAX ? t->max_bytes : SSE_LINE_MAX);
-	mcpx_buf_init(&r->data, t->max_bytes);
-	if ((body && !(r->body = strdup(body))) || !(r->x.easy = mcpx_curl_easy_init()) ||
-	    build_headers(r, t) < 0 || set_options(r, t) != CURLE_OK) {
+	if (on_message)
+		mcpx_upr_init(&r->rd, id, t->max_bytes, true, on_message, arg);
+	else
+		mcpx_upr_init(&r->rd, id, t->max_bytes, false, t->on_message, t->message_arg);
+	if ((body && !(r->body = strdup(body))) || build_headers(r, t, &hdrs) < 0 ||
+	    mcpx_egress_handle_open(&r->h, &spec, hdrs) < 0 || set_request(r) != CURLE_OK) {
 		req_free(r);
 		return -ENOMEM;
 	}
-	if (mcpx_broker_xfer_add(b, &r->x) < 0) {
+	r->h.x.done = xfer_done;
+	if (mcpx_curl_loop_add(r->http, &r->h.x) < 0) {
 		req_free(r);
 		return -EIO;
 	}
@@ -389,23 +216,21 @@ static int start(struct mcpx_broker *b, const struct mcpx_upc_target *t, const c
 	return 0;
 }
 
-int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
+int mcpx_upc_post(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t, const char *body,
                   double id, mcpx_upc_done_fn done, void *arg, struct mcpx_upc_req **out)
 {
-	return start(b, t, body, id, done, NULL, arg, out);
+	return start(http, t, body, id, done, NULL, arg, out);
 }
 
-int mcpx_upc_listen(struct mcpx_broker *b, const struct mcpx_upc_target *t,
+int mcpx_upc_listen(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t,
                     mcpx_upc_message_fn on_message, mcpx_upc_done_fn done, void *arg,
                     struct mcpx_upc_req **out)
 {
-	return start(b, t, NULL, -1, done, on_message, arg, out);
+	return start(http, t, NULL, -1, done, on_message, arg, out);
 }
 
 void mcpx_upc_cancel(struct mcpx_upc_req *r)
 {
-	if (!r)
-		return;
-	mcpx_broker_xfer_remove(r->b, &r->x);
-	req_free(r);
+	if (r)
+		req_free(r);
 }

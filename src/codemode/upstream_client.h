@@ -1,17 +1,18 @@
 /*
  * upstream_client.h - one JSON-RPC message POSTed to an upstream MCP
- * server's Streamable HTTP endpoint, and its answer, on the broker's curl
- * multi handle (broker.h, mcpx_broker_xfer). Private to
+ * server's Streamable HTTP endpoint, and its answer, on the shared curl
+ * loop the broker's fetches run on (curl_loop.h). Private to
  * src/codemode/upstream*.c.
  *
  * It knows the transport, not the protocol's meaning: the headers
  * (Accept, Content-Type, MCP-Protocol-Version, Mcp-Session-Id, the
  * credential), the two kinds of answer (one JSON body, or an event stream
  * whose events carry the response and, before it, notifications), the
- * session id the upstream hands out, and the same limits as a fetch: every
- * address curl connects to is checked against allow_cidrs (egress_check.h),
- * redirects are not followed, the answer is capped, the request is bounded
- * in time, and no proxy is taken from the environment.
+ * session id the upstream hands out, and the same limits as a fetch, from
+ * the same locked-down handle (egress_handle.h): every address curl
+ * connects to is checked against allow_cidrs, redirects are not followed,
+ * the answer is capped, the request is bounded in time, and no proxy is
+ * taken from the environment.
  */
 #ifndef MCPX_UPSTREAM_CLIENT_H
 #define MCPX_UPSTREAM_CLIENT_H
@@ -23,7 +24,7 @@
 
 #include "egress_check.h"
 
-struct mcpx_broker;
+struct mcpx_curl_loop;
 struct mcpx_upc_req;
 
 #define MCPX_UPC_SESSION_MAX 256
@@ -41,6 +42,11 @@ struct mcpx_upc_target {
 	const char *ca_file;          /* NULL: the system's CAs */
 	size_t max_bytes;             /* the answer's cap */
 	uint64_t timeout_ms;
+	/* A request's messages of the upstream before its response
+	 * (notifications/progress, ...), called from inside the transfer
+	 * (nothing may be cancelled or freed there); NULL: skipped. */
+	void (*on_message)(void *arg, const cJSON *msg);
+	void *message_arg;
 };
 
 enum mcpx_upc_kind {
@@ -70,7 +76,7 @@ typedef void (*mcpx_upc_done_fn)(void *arg, struct mcpx_upc_result *res);
 /* POSTs body (a JSON-RPC message; id is its id, or -1 for a notification,
  * whose answer is only a status). Returns 0 with *out (until done or
  * cancel), or -errno. */
-int mcpx_upc_post(struct mcpx_broker *b, const struct mcpx_upc_target *t, const char *body,
+int mcpx_upc_post(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t, const char *body,
                   double id, mcpx_upc_done_fn done, void *arg, struct mcpx_upc_req **out);
 
 /* A message of the upstream on a listening stream (borrowed for the call). */
@@ -81,7 +87,7 @@ typedef void (*mcpx_upc_message_fn)(void *arg, const cJSON *msg);
  * on_message; max_bytes caps each event; timeout_ms is ignored (the stream
  * lasts until the upstream ends it, then done). Returns 0 with *out, or
  * -errno. */
-int mcpx_upc_listen(struct mcpx_broker *b, const struct mcpx_upc_target *t,
+int mcpx_upc_listen(struct mcpx_curl_loop *http, const struct mcpx_upc_target *t,
                     mcpx_upc_message_fn on_message, mcpx_upc_done_fn done, void *arg,
                     struct mcpx_upc_req **out);
 

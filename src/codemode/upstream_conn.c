@@ -9,6 +9,7 @@
  * It does not relay calls (upstream_call.c) nor list tools to anyone
  * (upstream_catalog.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +40,10 @@ void mcpx_up_unref(struct upstream *up)
 		return;
 	stop_listening(up);
 	mcpx_timer_cancel(&up->retry);
+	mcpx_timer_cancel(&up->settle_timer);
 	mcpx_upc_cancel(up->req);
-	cJSON_Delete(up->tools);
-	cJSON_Delete(up->listing);
+	mcpx_up_catalog_free(up->tools);
+	mcpx_up_catalog_free(up->listing);
 	mcpx_policy_unref(up->policy);
 	free(up);
 }
@@ -90,6 +92,8 @@ void mcpx_up_go_down(struct upstream *up, const char *why)
 	up->down_logged = true;
 	up->refs++; /* the waiting calls' ends may drop the last other reference */
 	refuse_waiting(up, "is down: ", up->down_why);
+	if (!up->gone)
+		mcpx_up_settle(up);
 	if (!up->gone) {
 		up->backoff_s = up->backoff_s ? up->backoff_s * 2 : BACKOFF_MIN_S;
 		if (up->backoff_s > BACKOFF_MAX_S)
@@ -161,7 +165,7 @@ static void listen_start(struct upstream *up)
 	if (up->listen || up->no_listen || !up->announces || up->state != UP_READY || up->gone)
 		return;
 	mcpx_up_target(up, up->conf, 0, &t);
-	if (mcpx_upc_listen(up->mod->broker, &t, listen_message, listen_done, up, &up->listen) < 0)
+	if (mcpx_upc_listen(up->mod->http, &t, listen_message, listen_done, up, &up->listen) < 0)
 		up->listen = NULL;
 }
 
@@ -170,8 +174,8 @@ static void became_ready(struct upstream *up)
 	bool first = up->down_logged || up->state != UP_READY;
 
 	if (first)
-		mcpx_info("upstream %s: connected (protocol %s, %d tools)", up->name, up->version,
-		          cJSON_GetArraySize(up->tools));
+		mcpx_info("upstream %s: connected (protocol %s, %zu tools)", up->name, up->version,
+		          up->tools->n);
 	up->down_logged = false;
 	up->backoff_s = 0;
 	set_state(up, UP_READY);
@@ -185,6 +189,8 @@ static void became_ready(struct upstream *up)
 	}
 	/* The gateway's list, or exec's description (tool counts), may have
 	 * changed; the listener compares before it tells anyone. */
+	up->settled = true;
+	mcpx_timer_cancel(&up->settle_timer);
 	if (up->mod->changed)
 		up->mod->changed(up->mod->changed_arg);
 	mcpx_up_unref(up);
@@ -212,20 +218,23 @@ static void list_done(void *arg, struct mcpx_upc_result *res)
 	}
 	cJSON_ArrayForEach(t, tools)
 	{
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
-
-		/* A tool without a name, or with one that cannot be called by
-		 * "<upstream>.<tool>", is left out. */
-		if (!cJSON_IsObject(t) || !cJSON_IsString(name) || !name->valuestring[0] ||
-		    strlen(name->valuestring) > 128)
-			continue;
-		cJSON_AddItemToArray(up->listing, cJSON_Duplicate(t, true));
+		/* Kept as text within the caps (upstream_catalog.c). */
+		if (mcpx_up_catalog_add(up->listing, t, up->conf) == -ENOMEM) {
+			mcpx_up_go_down(up, "out of memory");
+			return;
+		}
 	}
-	if (cJSON_IsString(next) && next->valuestring[0] && ++up->pages < LIST_PAGES_MAX) {
+	if (!up->listing->truncated && cJSON_IsString(next) && next->valuestring[0] &&
+	    ++up->pages < LIST_PAGES_MAX) {
 		list_page(up, next->valuestring);
 		return;
 	}
-	cJSON_Delete(up->tools);
+	if (up->listing->truncated)
+		mcpx_warn("upstream %s: its tool list passes max_tools (%u) or max_tools_bytes "
+		          "(%zu): the first %zu tools (%zu bytes) are kept, the rest left out",
+		          up->name, up->conf->max_tools, up->conf->max_tools_bytes, up->listing->n,
+		          up->listing->bytes);
+	mcpx_up_catalog_free(up->tools);
 	up->tools = up->listing;
 	up->listing = NULL;
 	up->step = STEP_NONE;
@@ -243,8 +252,8 @@ static void list_page(struct upstream *up, const char *cursor)
 	char *body;
 
 	if (!cursor) {
-		cJSON_Delete(up->listing);
-		up->listing = cJSON_CreateArray();
+		mcpx_up_catalog_free(up->listing);
+		up->listing = mcpx_up_catalog_new();
 		up->pages = 0;
 	}
 	if (cursor && (!(params = cJSON_CreateObject()) ||
@@ -257,8 +266,7 @@ static void list_page(struct upstream *up, const char *cursor)
 	body = mcpx_up_message(up->mod->next_id, "tools/list", params);
 	mcpx_up_target(up, up->conf, (uint64_t)up->conf->timeout_s * 1000u, &t);
 	if (!up->listing || !body ||
-	    mcpx_upc_post(up->mod->broker, &t, body, up->mod->next_id++, list_done, up, &up->req) <
-	        0)
+	    mcpx_upc_post(up->mod->http, &t, body, up->mod->next_id++, list_done, up, &up->req) < 0)
 		mcpx_up_go_down(up, "out of memory");
 	free(body);
 }
@@ -316,8 +324,7 @@ static void initialize_done(void *arg, struct mcpx_upc_result *res)
 	up->step = STEP_INITIALIZED;
 	body = mcpx_up_message(-1, "notifications/initialized", NULL);
 	mcpx_up_target(up, up->conf, (uint64_t)up->conf->timeout_s * 1000u, &t);
-	if (!body ||
-	    mcpx_upc_post(up->mod->broker, &t, body, -1, initialized_done, up, &up->req) < 0)
+	if (!body || mcpx_upc_post(up->mod->http, &t, body, -1, initialized_done, up, &up->req) < 0)
 		mcpx_up_go_down(up, "out of memory");
 	free(body);
 }
@@ -352,8 +359,8 @@ void mcpx_up_connect(struct upstream *up)
 	}
 	body = mcpx_up_message(up->mod->next_id, "initialize", params);
 	mcpx_up_target(up, up->conf, (uint64_t)up->conf->timeout_s * 1000u, &t);
-	if (!body || mcpx_upc_post(up->mod->broker, &t, body, up->mod->next_id++, initialize_done,
-	                           up, &up->req) < 0)
+	if (!body || mcpx_upc_post(up->mod->http, &t, body, up->mod->next_id++, initialize_done, up,
+	                           &up->req) < 0)
 		mcpx_up_go_down(up, "out of memory");
 	free(body);
 }
@@ -371,6 +378,27 @@ void mcpx_up_tools_changed(struct upstream *up)
 	list_page(up, NULL);
 }
 
+void mcpx_up_settle(struct upstream *up)
+{
+	if (up->settled)
+		return;
+	up->settled = true;
+	mcpx_timer_cancel(&up->settle_timer);
+	/* What waited for it (a first tools/list, /readyz) is told. */
+	if (up->mod->changed)
+		up->mod->changed(up->mod->changed_arg);
+}
+
+static void settle_timer_cb(struct mcpx_timer *t)
+{
+	struct upstream *up = t->arg;
+
+	mcpx_warn("upstream %s: no answer within its timeout_s (%u s) of being added; the tool "
+	          "list goes on without it",
+	          up->name, up->conf->timeout_s);
+	mcpx_up_settle(up);
+}
+
 static struct upstream *up_new(struct mcpx_upstreams *u, struct mcpx_policy *p,
                                const struct mcpx_upstream_conf *conf)
 {
@@ -385,6 +413,11 @@ static struct upstream *up_new(struct mcpx_upstreams *u, struct mcpx_policy *p,
 	up->conf = conf;
 	up->next = u->ups;
 	u->ups = up;
+	/* The first tools/list waits for its first answer, at most its
+	 * timeout_s (issue 34 item 7). */
+	up->settle_timer.fn = settle_timer_cb;
+	up->settle_timer.arg = up;
+	mcpx_timer_start(u->loop, &up->settle_timer, (uint64_t)conf->timeout_s * 1000000u);
 	mcpx_up_connect(up);
 	return up;
 }
@@ -409,6 +442,7 @@ static void up_drop(struct upstream *up)
 	mcpx_metrics_upstream_up(up->name, -1);
 	up->gone = true;
 	mcpx_timer_cancel(&up->retry);
+	mcpx_timer_cancel(&up->settle_timer);
 	mcpx_upc_cancel(up->req);
 	up->req = NULL;
 	stop_listening(up);

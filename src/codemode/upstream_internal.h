@@ -3,16 +3,18 @@
  * upstream's connection state, a call, the module, and the steps each file
  * holds. The files call one another one way only, top to bottom:
  *
- * upstreams.c        the module's life; it wires the connection's waiting
- *                    calls to the relay
+ * upstreams.c        the module's life; whether the exposed upstreams have
+ *                    answered once; it wires the connection's waiting calls
+ *                    to the relay
  * upstream_catalog.c the tools of the upstreams a caller may reach, as a list
- *                    or a summary
+ *                    or a summary, from their kept lists
  * upstream_call.c    a call's relay: checks, the request, its answer or the
- *                    reason it has none, cancellation, the audit line
+ *                    reason it has none, progress, cancellation, the audit line
  * upstream_conn.c    a connection's state machine: initialize, the tool list
  *                    page by page, the GET stream, down and the retry, reloads
  * upstream.c         the requests every part sends (a JSON-RPC message, its
  *                    target, notifications/cancelled)
+ * upstream_list.c    an upstream's tool list kept as text within its caps
  *
  * Not for use outside src/codemode/upstream*.c; everyone else has
  * upstream.h.
@@ -37,6 +39,27 @@ enum up_step { STEP_NONE, STEP_INITIALIZE, STEP_INITIALIZED, STEP_LIST };
 
 struct notif;
 
+/* One tool of an upstream's list, kept compactly: its name, and each other
+ * member of its Tool object as JSON text (json.h, exact), in order. */
+struct up_member {
+	char *key;
+	char *value;
+};
+
+struct up_tool {
+	char *name;
+	struct up_member *m;
+	size_t n;
+};
+
+/* An upstream's tool list within its caps (max_tools, max_tools_bytes). */
+struct up_catalog {
+	struct up_tool *tools;
+	size_t n, cap;
+	size_t bytes;   /* the kept tools' text */
+	bool truncated; /* the caps left tools out */
+};
+
 struct upstream {
 	struct mcpx_upstreams *mod;
 	struct upstream *next;
@@ -56,8 +79,8 @@ struct upstream {
 	struct mcpx_upc_req *listen; /* the GET stream, or NULL */
 	struct mcpx_timer listen_timer;
 	struct mcpx_timer changed_timer; /* a list_changed seen on the stream */
-	cJSON *tools;                    /* what tools/list gave, or NULL before */
-	cJSON *listing;                  /* pages gathered so far */
+	struct up_catalog *tools;        /* what tools/list gave, or NULL before */
+	struct up_catalog *listing;      /* pages gathered so far */
 	unsigned pages;
 	bool refresh; /* list again once the current listing ends */
 	struct mcpx_timer retry;
@@ -65,6 +88,10 @@ struct upstream {
 	char down_why[256];
 	bool down_logged;
 	struct mcpx_upstream_call *waiting; /* calls waiting for UP_READY */
+	/* Answered (its list in) or failed once since it was added, or its
+	 * timeout_s passed: what the first tools/list and /readyz wait for. */
+	bool settled;
+	struct mcpx_timer settle_timer;
 };
 
 struct mcpx_upstream_call {
@@ -85,6 +112,10 @@ struct mcpx_upstream_call {
 	char profile[65]; /* the caller's profile's name, "" for none */
 	bool gateway;
 	uint64_t bytes_in, bytes_out;
+	/* The caller asked for progress: the upstream's progress of this call
+	 * goes to it (upstream.h). */
+	void (*progress)(void *arg, double progress, const char *message);
+	void *progress_arg;
 };
 
 /* A notification sent and forgotten (notifications/cancelled). */
@@ -96,7 +127,7 @@ struct notif {
 
 struct mcpx_upstreams {
 	struct mcpx_loop *loop;
-	struct mcpx_broker *broker;
+	struct mcpx_curl_loop *http; /* the shared transport (app.c's) */
 	struct mcpx_policy_store *store;
 	char *ca_file;
 	struct upstream *ups;
@@ -132,8 +163,22 @@ void mcpx_up_connect(struct upstream *up);
 void mcpx_up_go_down(struct upstream *up, const char *why);
 /* The upstream said its tools changed: list them again. */
 void mcpx_up_tools_changed(struct upstream *up);
+/* up answered or failed for the first time (or its wait ran out). */
+void mcpx_up_settle(struct upstream *up);
 struct upstream *mcpx_up_find(const struct mcpx_upstreams *u, const char *name);
 void mcpx_up_unref(struct upstream *up);
+
+/* ---- upstream_list.c ---- */
+
+struct up_catalog *mcpx_up_catalog_new(void);
+void mcpx_up_catalog_free(struct up_catalog *c);
+/* Keeps tool (one element of a tools/list page) under conf's caps. Returns
+ * 0 (kept), 1 (not a tool that can be called by "<upstream>.<tool>": left
+ * out), -E2BIG (a cap is reached: left out, and c->truncated), -ENOMEM. */
+int mcpx_up_catalog_add(struct up_catalog *c, const cJSON *tool,
+                        const struct mcpx_upstream_conf *conf);
+/* Whether the upstream lists a tool of that name. */
+bool mcpx_up_catalog_has(const struct up_catalog *c, const char *name);
 
 /* ---- upstream_call.c ---- */
 

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "json.h"
 #include "loop.h"
 #include "policy.h"
 #include "run_channel.h"
@@ -93,7 +94,7 @@ static void answer_error(struct mcpx_run_op *q, const char *error, const char *r
 
 static void answer_json(struct mcpx_run_op *q, const cJSON *v)
 {
-	char *body = cJSON_PrintUnformatted(v);
+	char *body = mcpx_json_print_exact(v);
 	cJSON *m = cJSON_CreateObject();
 
 	if (!body || !m || !cJSON_AddTrueToObject(m, "ok")) {
@@ -226,8 +227,8 @@ static void op_call(struct mcpx_upstream_ops *o, struct mcpx_run_op *q, const cJ
 		snprintf(text, sizeof(text),
 		         "%u calls of this run are already in flight (max_in_flight)",
 		         who->grant->max_in_flight);
-	} else if (oversize ||
-	           !cJSON_IsObject(args = cJSON_ParseWithLength(body ? body : "", len))) {
+	} else if (oversize || mcpx_json_parse(body ? body : "", len, &args) < 0 ||
+	           !cJSON_IsObject(args)) {
 		reason = "bad_request";
 		snprintf(text, sizeof(text),
 		         "the arguments must be a JSON object of at most %u bytes",
@@ -259,37 +260,57 @@ static void op_call(struct mcpx_upstream_ops *o, struct mcpx_run_op *q, const cJ
 		opcall_free(oc);
 }
 
-/* Functions this run may call, in the discovery list's form. */
-static void add_functions(cJSON *list, const struct mcpx_policy *p)
+/* Functions this run may call, in the discovery list's form (the policy
+ * holds a few: printed here). */
+static int add_functions(struct mcpx_buf *out, const struct mcpx_policy *p, bool *first)
 {
-	for (size_t i = 0; i < p->n_functions; i++) {
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < p->n_functions; i++) {
 		const struct mcpx_function *f = &p->functions[i];
 		cJSON *e;
 
-		if (!f->callable_from_exec || !(e = cJSON_CreateObject()))
+		if (!f->callable_from_exec)
 			continue;
-		cJSON_AddStringToObject(e, "name", f->name);
-		cJSON_AddStringToObject(e, "description", f->description);
-		cJSON_AddItemToObject(e, "input_schema", cJSON_Duplicate(f->input_schema, true));
-		cJSON_AddItemToObject(e, "output_schema",
-		                      f->output_schema ? cJSON_Duplicate(f->output_schema, true)
-		                                       : cJSON_CreateNull());
-		cJSON_AddItemToArray(list, e);
+		if (!(e = cJSON_CreateObject()) || !cJSON_AddStringToObject(e, "name", f->name) ||
+		    !cJSON_AddStringToObject(e, "description", f->description) ||
+		    !cJSON_AddItemReferenceToObject(e, "input_schema", f->input_schema) ||
+		    !(f->output_schema
+		          ? cJSON_AddItemReferenceToObject(e, "output_schema", f->output_schema)
+		          : cJSON_AddNullToObject(e, "output_schema") != NULL))
+			rc = -ENOMEM;
+		if (rc == 0 && !*first)
+			rc = mcpx_buf_add(out, ",", 1);
+		*first = false;
+		if (rc == 0)
+			rc = mcpx_json_print(e, out);
+		cJSON_Delete(e);
 	}
+	return rc;
 }
 
+/* The upstreams' tools come as the text their lists were kept in: nothing
+ * of a large catalogue is printed again for each call (issue 34 item 3). */
 static void op_tools(struct mcpx_upstream_ops *o, struct mcpx_run_op *q)
 {
 	const struct mcpx_run_who *who = mcpx_run_op_who(q);
-	cJSON *list = mcpx_upstreams_tools(o->ups, who->policy, who->grant, false);
+	struct mcpx_buf b;
+	bool first = true;
+	cJSON *m = cJSON_CreateObject();
+	size_t len = 0;
+	char *body;
 
-	if (!list) {
+	mcpx_buf_init(&b, (size_t)1 << 30);
+	if (!m || !cJSON_AddTrueToObject(m, "ok") || mcpx_buf_add(&b, "[", 1) < 0 ||
+	    mcpx_upstreams_run_tools(o->ups, who->policy, who->grant, &b, &first) < 0 ||
+	    add_functions(&b, who->policy, &first) < 0 || mcpx_buf_add(&b, "]", 1) < 0) {
+		cJSON_Delete(m);
+		mcpx_buf_free(&b);
 		answer_error(q, "tool", NULL, "internal error: out of memory");
 		return;
 	}
-	add_functions(list, who->policy);
-	answer_json(q, list);
-	cJSON_Delete(list);
+	body = mcpx_buf_take(&b, &len);
+	mcpx_run_op_answer(q, m, body, len);
 }
 
 static void on_op(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,

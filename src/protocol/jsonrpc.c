@@ -3,10 +3,10 @@
  *
  * Every inbound message is parsed here and every outbound message is
  * assembled and printed here, so the envelope ("jsonrpc":"2.0", the id echo,
- * the error object) is written in one place, and so is the one thing cJSON
- * cannot do for us: carry U+0000 inside a string. Parsing adds the checks
- * cJSON 1.7.15 leaves out (UTF-8, raw control characters, trailing bytes).
- * Nothing here decides which JSON-RPC error applies to a message; that is
+ * the error object) is written in one place. The JSON itself is read and
+ * written by json.h (strict parsing, U+0000 inside strings, exact
+ * numbers); this file gives its refusals their JSON-RPC words. Nothing
+ * here decides which JSON-RPC error applies to a message; that is
  * mcp.c's job.
  */
 #include "jsonrpc.h"
@@ -172,94 +172,20 @@ cJSON *mcpx_jsonrpc_notification(const char *method, cJSON *params)
 
 /* ---- inbound: parsing ------------------------------------------------- */
 
-/* RFC 8259 section 2: whitespace between tokens is space, tab, LF and CR
- * only. cJSON skips every byte up to 0x20 there. */
-static bool json_ws(unsigned char ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
-}
-
-/*
- * Copies the message into dst while checking what cJSON 1.7.15 lets through,
- * in one pass over the bytes (O(n)): a control character (U+0000..U+001F)
- * must be escaped inside a string (RFC 8259 section 7) and may only be
- * whitespace outside one. Each \u0000 escape inside a string is replaced by
- * MCPX_JSON_NUL_MARK, so the parsed string keeps its full length and the
- * place of every NUL (see jsonrpc.h). Returns the copied length, or -1.
- */
-static long copy_checked(const char *src, size_t len, char *dst)
-{
-	bool in_str = false;
-	size_t o = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)src[i];
-
-		if (ch < 0x20 && (in_str || !json_ws(ch)))
-			return -1;
-		if (!in_str) {
-			in_str = ch == '"';
-		} else if (ch == '"') {
-			in_str = false;
-		} else if (ch == '\\' && len - i >= 6 && memcmp(src + i + 1, "u0000", 5) == 0) {
-			dst[o++] = (char)MCPX_JSON_NUL_MARK;
-			i += 5;
-			continue;
-		} else if (ch == '\\' && i + 1 < len) {
-			/* The escaped character is copied with its backslash,
-			 * so "\\u0000" stays an escaped backslash. */
-			dst[o++] = (char)ch;
-			ch = (unsigned char)src[++i];
-			if (ch < 0x20)
-				return -1;
-		}
-		dst[o++] = (char)ch;
-	}
-	return (long)o;
-}
-
-/* True when only JSON whitespace lies in [p, end). */
-static bool only_ws(const char *p, const char *end)
-{
-	while (p < end && json_ws((unsigned char)*p))
-		p++;
-	return p == end;
-}
-
 cJSON *mcpx_jsonrpc_parse(const char *msg, size_t len, const char **why)
 {
-	const char *end = NULL;
 	cJSON *root = NULL;
-	char *buf;
-	long n;
+	int rc = mcpx_json_parse(msg, len, &root);
 
-	/* All messages MUST be UTF-8 (2025-03-26+ basic). Checking first also
-	 * means every string the core echoes back is valid UTF-8, and that
-	 * MCPX_JSON_NUL_MARK (never valid UTF-8) cannot come from the peer. */
-	if (!mcpx_utf8_valid(msg, len)) {
+	/* All messages MUST be UTF-8 (2025-03-26+ basic): checked first, so
+	 * every string the core echoes back is valid UTF-8. */
+	if (rc == -EILSEQ)
 		*why = "Parse error: message is not valid UTF-8";
-		return NULL;
-	}
-	buf = malloc(len + 1);
-	if (!buf) {
-		*why = "Parse error: out of memory";
-		return NULL;
-	}
-	n = copy_checked(msg, len, buf);
-	if (n < 0) {
-		free(buf);
+	else if (rc == -EBADMSG)
 		*why = "Parse error: unescaped control character";
-		return NULL;
-	}
-	buf[n] = '\0';
-	root = cJSON_ParseWithLengthOpts(buf, (size_t)n + 1, &end, false);
-	/* Nothing but whitespace may follow the value. */
-	if (root && (!end || !only_ws(end, buf + n))) {
-		cJSON_Delete(root);
-		root = NULL;
-	}
-	free(buf);
-	if (!root)
+	else if (rc == -ENOMEM)
+		*why = "Parse error: out of memory";
+	else if (rc < 0)
 		*why = "Parse error";
 	return root;
 }
@@ -292,25 +218,13 @@ char *mcpx_json_bytes(const cJSON *str, size_t *len)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i <= n; i++)
-		out[i] = str->valuestring[i] == (char)MCPX_JSON_NUL_MARK ? '\0'
-									: str->valuestring[i];
+		out[i] =
+		    str->valuestring[i] == (char)MCPX_JSON_NUL_MARK ? '\0' : str->valuestring[i];
 	*len = n;
 	return out;
 }
 
 /* ---- outbound: printing ----------------------------------------------- */
-
-char *mcpx_json_print_exact(const cJSON *v)
-{
-	struct mcpx_buf b;
-
-	mcpx_buf_init(&b, MCPX_JSONRPC_MAX_MESSAGE);
-	if (mcpx_jsonrpc_print(v, &b) < 0) {
-		mcpx_buf_free(&b);
-		return NULL;
-	}
-	return mcpx_buf_take(&b, NULL);
-}
 
 /* Repairs of outgoing text (utf8_backstop), for the fuzz harnesses. */
 static unsigned long repairs;
@@ -348,24 +262,8 @@ static int utf8_backstop(struct mcpx_buf *out, size_t from)
 
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out)
 {
-	char *s = cJSON_PrintUnformatted(msg);
-	const char *p, *mark;
 	size_t from = out->len;
-	int rc = 0;
+	int rc = mcpx_json_print(msg, out);
 
-	if (!s)
-		return -ENOMEM;
-	/* The mark can only stand inside a string (it is not ASCII), where
-	 * \u0000 is exactly what the peer wrote. */
-	for (p = s; rc == 0 && (mark = strchr(p, MCPX_JSON_NUL_MARK)); p = mark + 1) {
-		rc = mcpx_buf_add(out, p, (size_t)(mark - p));
-		if (rc == 0)
-			rc = mcpx_buf_adds(out, "\\u0000");
-	}
-	if (rc == 0)
-		rc = mcpx_buf_adds(out, p);
-	if (rc == 0)
-		rc = utf8_backstop(out, from);
-	cJSON_free(s);
-	return rc;
+	return rc ? rc : utf8_backstop(out, from);
 }

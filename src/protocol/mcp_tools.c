@@ -255,12 +255,56 @@ static void filter_tools(const struct mcpx_core *core, const char *caller, cJSON
 	}
 }
 
+/* The result of tools/list for caller: every tool it may see, and for a
+ * 2026-07-28 request the cache hints. NULL when out of memory. */
+static cJSON *tools_result(const struct mcpx_core *core, const char *caller, bool stateless)
+{
+	bool per_caller = core->access.per_caller && core->access.per_caller(core->access.ctx);
+	cJSON *res = cJSON_CreateObject();
+	cJSON *tools = cJSON_AddArrayToObject(res, "tools");
+
+	if (!tools)
+		goto oom;
+	for (size_t i = 0; i < core->ntools; i++) {
+		const struct mcpx_tool *tl = core->tools[i];
+		cJSON *t = tl->describe_for ? tl->describe_for(tl, caller) : tl->describe(tl);
+		if (!t || !cJSON_AddItemToArray(tools, t)) {
+			cJSON_Delete(t);
+			goto oom;
+		}
+	}
+	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
+		goto oom;
+	filter_tools(core, caller, tools);
+	/* With profiles each caller sees its own list: a shared cache must
+	 * not hand one caller's list to another. */
+	if (stateless &&
+	    (!cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
+	     !cJSON_AddStringToObject(res, "cacheScope", per_caller ? "private" : "public")))
+		goto oom;
+	return res;
+oom:
+	cJSON_Delete(res);
+	return NULL;
+}
+
+/* A tools/list held until the provider is ready: a call of this tool,
+ * answered by mcpx_core_tools_ready (or cancelled like any call). */
+static void waiting_list_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
+{
+	(void)tool;
+	(void)call;
+}
+
+static const struct mcpx_tool waiting_list = {.name = "tools/list", .cancel = waiting_list_cancel};
+
+static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
+                                  enum mcpx_level log_level);
+
 void mcpx_mcp_tools_list(struct req *r)
 {
 	const struct mcpx_core *core = r->c->core;
 	const cJSON *cursor = mcpx_mcp_member(r->params, "cursor");
-	bool per_caller = core->access.per_caller && core->access.per_caller(core->access.ctx);
-	cJSON *res, *tools;
 
 	/* We never hand out a cursor (one page holds every tool), so any cursor
 	 * is one we do not know: "Invalid cursors SHOULD result in an error with
@@ -269,33 +313,33 @@ void mcpx_mcp_tools_list(struct req *r)
 		mcpx_mcp_reply_error(r, MCPX_RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
 		return;
 	}
-	res = cJSON_CreateObject();
-	tools = cJSON_AddArrayToObject(res, "tools");
-	if (!tools)
-		goto oom;
-	for (size_t i = 0; i < core->ntools; i++) {
-		const struct mcpx_tool *tl = core->tools[i];
-		cJSON *t = tl->describe_for ? tl->describe_for(tl, r->c->session->caller)
-		                            : tl->describe(tl);
-		if (!t || !cJSON_AddItemToArray(tools, t)) {
-			cJSON_Delete(t);
-			goto oom;
-		}
+	/* The gateway's tools are there from the first list (issue 34 item 7):
+	 * while its upstreams have not answered yet, the request waits, as
+	 * long as their timeout_s at most. */
+	if (core->provider.ready && !core->provider.ready(core->provider.ctx)) {
+		if (!call_new(r, &waiting_list, "tools/list", MCPX_LEVEL_OFF))
+			mcpx_mcp_reply_result(r, NULL);
+		return;
 	}
-	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
-		goto oom;
-	filter_tools(core, r->c->session->caller, tools);
-	/* With profiles each caller sees its own list: a shared cache must
-	 * not hand one caller's list to another. */
-	if (r->stateless &&
-	    (!cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||
-	     !cJSON_AddStringToObject(res, "cacheScope", per_caller ? "private" : "public")))
-		goto oom;
-	mcpx_mcp_reply_result(r, res);
-	return;
-oom:
-	cJSON_Delete(res);
-	mcpx_mcp_reply_result(r, NULL);
+	mcpx_mcp_reply_result(r, tools_result(core, r->c->session->caller, r->stateless));
+}
+
+void mcpx_core_tools_ready(struct mcpx_core *core)
+{
+	struct mcpx_call *call;
+
+	if (core->provider.ready && !core->provider.ready(core->provider.ctx))
+		return;
+	/* From the head each time: answering one may end a sink and with it
+	 * other calls. */
+	for (;;) {
+		for (call = core->calls; call; call = call->next)
+			if (call->tool == &waiting_list && call->state == CALL_RUNNING)
+				break;
+		if (!call)
+			return;
+		mcpx_call_finish(call, tools_result(core, call->caller, call->stateless));
+	}
 }
 
 static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const char *name)

@@ -307,7 +307,7 @@ cJSON *mcpx_exec_result(const struct mcpx_job_result *res)
 	 * serialized JSON in a TextContent block" (server/tools, 2025-06-18+),
 	 * which is also what the Go server does. It comes first; the files
 	 * returned from out/ follow. */
-	text = cJSON_PrintUnformatted(sc);
+	text = mcpx_json_print_exact(sc);
 	out = cJSON_CreateObject();
 	content = cJSON_AddArrayToObject(out, "content");
 	block = cJSON_CreateObject();

@@ -6,7 +6,11 @@
  * for or the call arrives; the call then holds that version (upstream.c
  * takes its reference) until it ends. It neither checks nor changes what
  * the upstream answers: the checks are upstream.c's, the same as for a
- * run's call, and the result goes to the client as the upstream gave it.
+ * run's call, and the result goes to the client as the upstream gave it;
+ * so does the upstream's progress of the call, to a client that asked for
+ * progress. Its provider is ready once every exposed upstream has answered
+ * or failed once (or its timeout_s passed): the core holds the first
+ * tools/list until then, so the gateway's tools are in it.
  */
 #include "tool_upstream.h"
 
@@ -39,13 +43,23 @@ static int list_tools(void *ctx, cJSON *arr)
 
 	if (rc < 0)
 		return rc;
-	mine = mcpx_upstreams_tools(t->ups, mcpx_policy_store_current(t->store), NULL, true);
+	mine = mcpx_upstreams_gateway_tools(t->ups, mcpx_policy_store_current(t->store));
 	if (!mine)
 		return -ENOMEM;
 	while ((e = cJSON_DetachItemFromArray(mine, 0)))
 		cJSON_AddItemToArray(arr, e);
 	cJSON_Delete(mine);
 	return 0;
+}
+
+/* Ready once every exposed upstream answered or failed once (or its
+ * timeout_s passed), and the chained provider is. */
+static bool tools_ready(void *ctx)
+{
+	struct upstream_tool *t = ctx;
+
+	return mcpx_upstreams_settled(t->ups, mcpx_policy_store_current(t->store), NULL, 0) &&
+	       (!t->next.ready || t->next.ready(t->next.ctx));
 }
 
 static const struct mcpx_tool *find_tool(void *ctx, const char *name)
@@ -76,6 +90,14 @@ static void on_done(void *arg, struct mcpx_upstream_answer *a)
 	}
 }
 
+/* The upstream's progress of a call whose client asked for progress. */
+static void on_progress(void *arg, double progress, const char *message)
+{
+	struct gateway_call *gc = arg;
+
+	mcpx_call_progress(gc->call, progress, message);
+}
+
 static void upstream_call(const struct mcpx_tool *tool, struct mcpx_call *call, const cJSON *args)
 {
 	struct upstream_tool *t = tool->ctx;
@@ -98,6 +120,12 @@ static void upstream_call(const struct mcpx_tool *tool, struct mcpx_call *call, 
 	}
 	gc->call = call;
 	mcpx_call_set_data(call, gc);
+	/* The client's progressToken is the core's; the upstream is asked with
+	 * a token of the request's own, and its progress comes back here. */
+	if (mcpx_call_has_progress(call)) {
+		who.progress = on_progress;
+		who.progress_arg = gc;
+	}
 	rc = mcpx_upstream_call_start(t->ups, &who, mcpx_call_tool_name(call), args, on_done, gc,
 	                              &gc->up, &reason, msg, sizeof(msg));
 	if (rc == 0)
@@ -147,6 +175,7 @@ struct mcpx_tool *mcpx_tool_upstream_new(struct mcpx_upstreams *ups,
 	t->base.ctx = t;
 	t->provider.list = list_tools;
 	t->provider.find = find_tool;
+	t->provider.ready = tools_ready;
 	t->provider.ctx = t;
 	return &t->base;
 }

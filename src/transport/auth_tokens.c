@@ -22,25 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "json_text.h"
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static int parse_hex(const char *s, uint8_t out[MCPX_SHA256_LEN])
 {
 	if (strlen(s) != 2 * MCPX_SHA256_LEN)
 		return -EINVAL;
 	for (size_t i = 0; i < MCPX_SHA256_LEN; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+		int hi = mcpx_hex_value((unsigned char)s[2 * i]),
+		    lo = mcpx_hex_value((unsigned char)s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;

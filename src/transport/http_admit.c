@@ -29,29 +29,13 @@
 
 #include "auth.h"
 #include "buf.h"
+#include "http_field.h"
 #include "jsonrpc.h"
 #include "mcp.h"
 #include "origin.h"
 
 /* Longest Host or Origin value compared; the server reads no longer ones. */
 #define NAME_MAX_LEN 512
-
-void mcpx_http_trim(const char **p, size_t *len)
-{
-	const char *s = *p;
-	size_t n = *len;
-
-	if (!s) {
-		*len = 0;
-		return;
-	}
-	while (n > 0 && (s[0] == ' ' || s[0] == '\t'))
-		s++, n--;
-	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	*p = s;
-	*len = n;
-}
 
 bool mcpx_http_value_ok(const char *p, size_t len)
 {

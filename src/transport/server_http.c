@@ -40,6 +40,7 @@
 #include "config.h"
 #include "crypto.h"
 #include "http_conn.h"
+#include "http_field.h"
 #include "log.h"
 #include "loop_lws.h"
 #include "metrics.h"

@@ -16,7 +16,14 @@ text), image (an image block), two_blocks, rpc_error (a JSON-RPC error),
 secret_admin (for deny globs), grow (adds the tool "late" and announces
 notifications/tools/list_changed in its answer, which needs sse=True),
 record(id) (a 2 KB structured record), grow_quiet (adds the tool "quiet" and announces the change only on the GET
-event streams clients keep open), and whoami ({"authorized": bool}).
+event streams clients keep open), whoami ({"authorized": bool}), numbers
+(NUMBERS, the upstream's own bytes, as structuredContent and as its text
+block; its input schema holds such numbers too) and echo_args (the
+arguments back as structuredContent; each request's raw body is kept in
+raw_bodies) and progress (three notifications/progress with the request's
+progressToken before its answer, always as an event stream; the tokens
+received are kept in progress_tokens). With init_gate (a threading.Event),
+initialize is answered only once it is set.
 """
 import base64
 import http.server
@@ -28,6 +35,10 @@ import uuid
 
 PAGE = 3
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n fake").decode()
+# Numbers a double or cJSON's printing would change, in the upstream's own
+# spelling (not Python's): written into the answer as these bytes.
+NUMBERS = ('{"values":[0.30000000000000004,9007199254740991,1.7976931348623157e308,-0.0,'
+           '4.9406564584124654e-324,18446744073709551617,1.0]}')
 
 TOOLS = [
     {"name": "echo", "description": "Echoes the text back.",
@@ -56,6 +67,15 @@ TOOLS = [
                      "required": ["id"]}},
     {"name": "whoami", "description": "Whether the credential came.",
      "inputSchema": {"type": "object"}},
+    {"name": "numbers", "description": "Numbers that must travel exactly.",
+     "inputSchema": {"type": "object", "properties": {"x": {
+         "type": "number", "minimum": -0.0, "maximum": 1.7976931348623157e308,
+         "multipleOf": 0.30000000000000004, "default": 18446744073709551617,
+         "examples": [9007199254740991, 5e-324]}}}},
+    {"name": "echo_args", "description": "The arguments back.",
+     "inputSchema": {"type": "object"}},
+    {"name": "progress", "description": "Reports progress, then answers.",
+     "inputSchema": {"type": "object"}},
 ]
 
 
@@ -68,8 +88,10 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 class McpUpstream:
-    def __init__(self, sse=False, token=None, port=0):
+    def __init__(self, sse=False, token=None, port=0, init_gate=None):
         self.sse = sse
+        self.init_gate = init_gate
+        self.progress_tokens = []  # the progressToken of each progress call (None: none)
         self.token = token
         self.sessions = set()
         self.tools = [dict(t) for t in TOOLS]
@@ -77,6 +99,7 @@ class McpUpstream:
         self.cancelled = []    # requestIds of notifications/cancelled
         self.auth_seen = []    # whether each request carried the token
         self.raw_auth = []     # the Authorization values (for the test's eyes only)
+        self.raw_bodies = []   # each POST's body as it came
         self.hanging = 0
         self.listeners = 0     # GET event streams open now
         self.announced = []    # messages for the GET streams
@@ -204,6 +227,9 @@ def _handler(up):
             if name == "two_blocks":
                 return {"content": [{"type": "text", "text": "one"},
                                     {"type": "text", "text": "two"}]}
+            if name == "echo_args":
+                return {"content": [{"type": "text", "text": "echoed"}],
+                        "structuredContent": args}
             if name == "whoami":
                 ok = bool(up.auth_seen and up.auth_seen[-1])
                 return {"content": [{"type": "text", "text": "ok"}],
@@ -242,6 +268,7 @@ def _handler(up):
             raw = self.rfile.read(n)
             auth = self.headers.get("Authorization")
             with up.cond:
+                up.raw_bodies.append(raw)
                 up.raw_auth.append(auth)
                 up.auth_seen.append(up.token is None or auth == "Bearer " + up.token)
             if up.token is not None and auth != "Bearer " + up.token:
@@ -255,6 +282,8 @@ def _handler(up):
             method = msg.get("method")
             sid = self.headers.get("Mcp-Session-Id")
             if method == "initialize":
+                if up.init_gate is not None:
+                    up.init_gate.wait(120)
                 sid = uuid.uuid4().hex
                 up.sessions.add(sid)
                 ver = msg["params"].get("protocolVersion")
@@ -287,6 +316,24 @@ def _handler(up):
                 with up.cond:
                     up.calls.append((name, sid, up.auth_seen[-1]))
                     up.cond.notify_all()
+                if name == "numbers" and not up.sse:
+                    body = ('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text",'
+                            '"text":%s}],"structuredContent":%s}}'
+                            % (json.dumps(msg["id"]), json.dumps(NUMBERS), NUMBERS))
+                    self._send(200, body.encode())
+                    return
+                if name == "progress":
+                    token = ((msg["params"].get("_meta") or {}).get("progressToken"))
+                    with up.cond:
+                        up.progress_tokens.append(token)
+                    events = [] if token is None else [
+                        {"jsonrpc": "2.0", "method": "notifications/progress",
+                         "params": {"progressToken": token, "progress": i, "total": 3,
+                                    "message": "step %d" % i}} for i in (1, 2, 3)]
+                    events.append({"jsonrpc": "2.0", "id": msg["id"], "result": _text("done")})
+                    body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+                    self._send(200, body, ctype="text/event-stream")
+                    return
                 if name == "rpc_error":
                     self._answer(msg, {"error": {"code": -32602, "message": "bad params here"}})
                     return

@@ -16,7 +16,8 @@
  * way (jsonschema_pattern.c); a
  * second validation that says something else than the first (uniqueItems
  * hashes with a random seed, and must not show it); an instance with a
- * non-finite number or an integer of 2^53 or more that validates (issue 21).
+ * non-finite number that validates (issue 21; integers of 2^53 and more
+ * travel with their text since issue 34, and may).
  */
 #include <errno.h>
 #include <math.h>
@@ -36,12 +37,12 @@ static const char fixed[] =
     "\"required\":[\"n\"],\"additionalProperties\":{\"const\":true},"
     "\"$defs\":{\"i\":{\"type\":[\"number\",\"object\"],\"exclusiveMaximum\":1e6}}}";
 
-/* True when a number somewhere in v cannot travel exactly. */
+/* True when a number somewhere in v is not finite (it cannot travel back
+ * as JSON; every finite one travels with its own text, json.h). */
 static bool inexact(const cJSON *v)
 {
 	if (cJSON_IsNumber(v))
-		return !isfinite(v->valuedouble) ||
-		       (fabs(v->valuedouble) >= 0x1p53 && v->valuedouble == trunc(v->valuedouble));
+		return !isfinite(v->valuedouble);
 	for (const cJSON *c = v->child; c && (cJSON_IsArray(v) || cJSON_IsObject(v)); c = c->next)
 		if (inexact(c))
 			return true;

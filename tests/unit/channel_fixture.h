@@ -25,6 +25,7 @@
 #include "broker.h"
 #include "broker_wire.h"
 #include "check.h"
+#include "curl_loop.h"
 #include "loop.h"
 #include "policy.h"
 #include "run_channel.h"
@@ -33,7 +34,8 @@ struct channel_fixture {
 	char dir[64], path[96];
 	struct mcpx_loop *loop;
 	struct mcpx_policy_store *store;
-	struct mcpx_broker *broker; /* NULL unless asked for */
+	struct mcpx_curl_loop *http; /* the broker's transport */
+	struct mcpx_broker *broker;  /* NULL unless asked for */
 	struct mcpx_run_channel *rc;
 	int fd; /* the run's end of the socketpair; -1 before a run starts */
 };
@@ -61,8 +63,10 @@ static inline void channel_fixture_open(struct channel_fixture *fx, const char *
 	fx->loop = mcpx_loop_new();
 	CHECK(fx->loop != NULL);
 	CHECK_INT(mcpx_policy_store_open(fx->path, &opts, &fx->store, &err), 0);
-	if (with_broker)
-		CHECK_INT(mcpx_broker_new(fx->loop, fx->store, &bo, &fx->broker, &err), 0);
+	if (with_broker) {
+		fx->http = mcpx_curl_loop_new(fx->loop, "test");
+		CHECK_INT(mcpx_broker_new(fx->http, fx->store, &bo, &fx->broker, &err), 0);
+	}
 	fx->rc = mcpx_run_channel_new(fx->loop, fx->store);
 	CHECK(fx->rc != NULL);
 	if (with_broker)
@@ -111,6 +115,7 @@ static inline void channel_fixture_close(struct channel_fixture *fx)
 		close(fx->fd);
 	mcpx_run_channel_free(fx->rc);
 	mcpx_broker_free(fx->broker);
+	mcpx_curl_loop_free(fx->http);
 	mcpx_policy_store_free(fx->store);
 	if (fx->loop)
 		mcpx_loop_free(fx->loop);

@@ -18,6 +18,8 @@
 #include "broker_wire.h"
 #include "channel_fixture.h"
 #include "check.h"
+#include "curl_lib.h"
+#include "http_fixture.h"
 #include "log.h"
 #include "loop.h"
 
@@ -85,6 +87,102 @@ static size_t read_answers(int fd, struct mcpx_wire_in *in, size_t *bad)
 		}
 	}
 	return n;
+}
+
+/* The loopback server's answers for the egress tests. */
+static void respond(struct http_fixture *fx, const struct http_fixture_req *req,
+                    struct http_fixture_resp *resp)
+{
+	static char redirect[160];
+
+	if (strcmp(req->path, "/ok/redirect") == 0) {
+		snprintf(redirect, sizeof(redirect),
+		         "HTTP/1.1 302 Found\r\nLocation: http://localhost:%d/elsewhere\r\n"
+		         "Content-Length: 0\r\n\r\n",
+		         fx->port);
+		resp->piece[0] = redirect;
+		return;
+	}
+	resp->piece[0] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+}
+
+/* The run fetches url; the answer's JSON part (the caller frees). */
+static char *fetch(struct channel_fixture *fx, const char *url)
+{
+	static unsigned id;
+	struct mcpx_wire_in in;
+	char json[256], buf[4096], *out = NULL;
+
+	snprintf(json, sizeof(json), "{\"id\":%u,\"op\":\"fetch\",\"url\":\"%s\"}", ++id, url);
+	channel_fixture_send(fx, json);
+	mcpx_wire_in_init(&in, 1 << 20);
+	for (int i = 0; i < 200000 && !out; i++) {
+		ssize_t r = read(fx->fd, buf, sizeof(buf));
+
+		for (size_t o = 0; r > 0 && o < (size_t)r && !out;) {
+			size_t used = 0;
+
+			if (mcpx_wire_in_feed(&in, buf + o, (size_t)r - o, &used) == 1)
+				out = strdup(mcpx_buf_str(&in.json));
+			o += used;
+		}
+		mcpx_loop_turn(fx->loop);
+	}
+	mcpx_wire_in_free(&in);
+	CHECK(out != NULL);
+	return out;
+}
+
+static void test_egress(void)
+{
+	struct mcpx_run_who who = {.run_id = "r2"};
+	struct channel_fixture fx;
+	struct mcpx_run_channel_run *run;
+	struct http_fixture srv;
+	char policy[1024], url[96], *a;
+	int conns;
+
+	if (!mcpx_curl_available()) {
+		fprintf(stderr, "libcurl cannot be loaded: the egress tests are skipped\n");
+		return;
+	}
+	REQUIRE(http_fixture_start(&srv, respond, NULL));
+	snprintf(policy, sizeof(policy),
+	         "{\"egress\": [{\"name\": \"a\", \"url_prefix\": \"http://localhost:%d/ok/\", "
+	         "\"allow_cidrs\": [\"127.0.0.0/8\", \"::1/128\"]}, "
+	         "{\"name\": \"b\", \"url_prefix\": \"http://localhost:%d/b/\"}], "
+	         "\"exec\": {\"egress\": [\"a\", \"b\"]}}",
+	         srv.port, srv.port);
+	channel_fixture_open(&fx, policy, true);
+	run = channel_fixture_start(&fx, &who);
+
+	/* The redirect leaves the rules: refused, and never requested. */
+	snprintf(url, sizeof(url), "http://localhost:%d/ok/redirect", srv.port);
+	a = fetch(&fx, url);
+	CHECK(a && strstr(a, "\"reason\":\"redirect\""));
+	free(a);
+	CHECK_INT(http_fixture_count(&srv, "/elsewhere"), 0);
+
+	/* Under rule a (loopback allowed) each fetch has its own connection;
+	 * then rule b (no allow_cidrs) to the same host and port is refused
+	 * at its connect, not given a's connection. */
+	conns = http_fixture_conns(&srv);
+	snprintf(url, sizeof(url), "http://localhost:%d/ok/plain", srv.port);
+	for (int i = 0; i < 2; i++) {
+		a = fetch(&fx, url);
+		CHECK(a && strstr(a, "\"status\":200"));
+		free(a);
+	}
+	CHECK_INT(http_fixture_conns(&srv) - conns, 2);
+	snprintf(url, sizeof(url), "http://localhost:%d/b/plain", srv.port);
+	a = fetch(&fx, url);
+	CHECK(a && strstr(a, "\"reason\":\"address\""));
+	free(a);
+	CHECK_INT(http_fixture_count(&srv, "/b/plain"), 0);
+
+	mcpx_run_channel_end(run);
+	channel_fixture_close(&fx);
+	http_fixture_stop(&srv);
 }
 
 int main(void)
@@ -156,5 +254,6 @@ int main(void)
 
 	mcpx_run_channel_end(run);
 	channel_fixture_close(&fx);
+	test_egress();
 	CHECK_DONE();
 }

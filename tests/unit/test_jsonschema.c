@@ -75,25 +75,17 @@ static const struct row rows[] = {
     {"{'type':'integer'}", "-0", NULL},
     {"{'type':'integer'}", "9007199254740991", NULL},
     {"{'type':'integer'}", "-9007199254740991", NULL},
-    /* Numbers that cannot travel exactly are refused whatever the schema:
-     * infinity prints as null, a 27-digit integer as another number. */
-    {"{'type':'integer'}", "1e300",
-     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
-     "larger ones as strings)"},
-    {"{'type':'integer'}", "123456789012345678901234567",
-     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
-     "larger ones as strings)"},
-    {"{'type':'integer'}", "9007199254740992",
-     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
-     "larger ones as strings)"},
-    {"{}", "[1, -9007199254740993]",
-     "/1: is an integer too large to be passed exactly (the limit is 9007199254740991; send larger "
-     "ones as strings)"},
+    /* A number that is not finite is refused whatever the schema (it
+     * cannot travel back as JSON); every finite one travels with its own
+     * text (json.h), integers above 2^53 included (issue 34 item 1: they
+     * were refused while they arrived as the nearest double). */
+    {"{'type':'integer'}", "1e300", NULL},
+    {"{'type':'integer'}", "123456789012345678901234567", NULL},
+    {"{'type':'integer'}", "9007199254740992", NULL},
+    {"{}", "[1, -9007199254740993]", NULL},
     {"{'type':'number','minimum':0}", "1e999", "(root): is not a finite number"},
     {"{'type':'object'}", "{'x':{'y':-1e999}}", "/x/y: is not a finite number"},
-    {"{'type':'number'}", "1.5e300",
-     "(root): is an integer too large to be passed exactly (the limit is 9007199254740991; send "
-     "larger ones as strings)"},
+    {"{'type':'number'}", "1.5e300", NULL},
     {"{'type':'number'}", "1.5e15", NULL},
     {"{'type':'integer'}", "1.5", "(root): must be integer (got number)"},
     {"{'type':'integer'}", "'1'", "(root): must be integer (got string)"},

@@ -399,7 +399,7 @@ static void test_upstreams(void)
 	    "                 \"prefix\": \"Bearer \"},"
 	    "  \"tools\": {\"allow\": [\"list_*\", \"get_issue\"], \"deny\": [\"list_secrets\"]},"
 	    "  \"expose\": true, \"timeout_s\": 5, \"max_response_bytes\": 65536,"
-	    "  \"max_calls_per_run\": 7},"
+	    "  \"max_calls_per_run\": 7, \"max_tools\": 50, \"max_tools_bytes\": 65536},"
 	    " {\"name\": \"local_2\", \"url\": \"http://10.1.2.3:8080/mcp\","
 	    "  \"allow_cidrs\": [\"10.0.0.0/8\"]}],"
 	    " \"exec\": {\"upstreams\": [\"github\"]}}",
@@ -418,7 +418,7 @@ static void test_upstreams(void)
 	CHECK(strcmp(gh->url, "https://mcp.example.com/mcp") == 0);
 	CHECK(gh->has_credential && strcmp(gh->cred.value, "Bearer s3cret-token") == 0);
 	CHECK(gh->expose && gh->timeout_s == 5 && gh->max_response_bytes == 65536 &&
-	      gh->max_calls_per_run == 7);
+	      gh->max_calls_per_run == 7 && gh->max_tools == 50 && gh->max_tools_bytes == 65536);
 	CHECK(mcpx_upstream_tool_allowed(gh, "list_issues"));
 	CHECK(mcpx_upstream_tool_allowed(gh, "get_issue"));
 	CHECK(!mcpx_upstream_tool_allowed(gh, "list_secrets")); /* deny wins */
@@ -432,6 +432,8 @@ static void test_upstreams(void)
 	CHECK(!local->has_credential && !local->expose && local->n_allow == 1);
 	CHECK(local->timeout_s == 30 && local->max_response_bytes == (4u << 20) &&
 	      local->max_calls_per_run == 100);
+	/* A tool list is kept up to 1000 tools and 8 MiB of their text. */
+	CHECK(local->max_tools == 1000 && local->max_tools_bytes == (8u << 20));
 	CHECK(mcpx_upstream_tool_allowed(local, "anything"));
 	CHECK(mcpx_egress_grant_has_upstream(&p->exec, gh));
 	CHECK(!mcpx_egress_grant_has_upstream(&p->exec, local));
@@ -509,6 +511,15 @@ out:
 	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\"}],"
 	             " \"exec\": {\"upstreams\": [\"a\", \"a\"]}}",
 	             "/exec/upstreams/1", "listed twice");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"max_tools\": 0}]}",
+	             "/upstreams/0/max_tools", NULL);
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"max_tools\": 10001}]}",
+	             "/upstreams/0/max_tools", NULL);
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"max_tools_bytes\": 1024}]}",
+	             "/upstreams/0/max_tools_bytes", NULL);
 	EXPECT_ERROR("{\"upstreams\": {}}", "/upstreams", NULL);
 	test_function_upstreams();
 }
