@@ -19,6 +19,7 @@
 #define MCPX_RUN_DISK_WATCH_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "loop.h"
 
@@ -27,11 +28,12 @@
 
 struct mcpx_disk_watch;
 
-/* Watches dir's tree (and /dev/shm when shm); fn(arg) runs on the loop,
- * once per batch of events. 0 and *out, or -errno (no inotify: the
- * caller's timer still reads). */
-int mcpx_disk_watch_open(struct mcpx_loop *loop, const char *dir, bool shm, void (*fn)(void *arg),
-                         void *arg, struct mcpx_disk_watch **out);
+/* Watches dir's tree (and /dev/shm when shm, where only entries owned by
+ * uid and gid count); fn(arg) runs on the loop, once per batch of events
+ * that count. 0 and *out, or -errno (no inotify: the caller's timer still
+ * reads). */
+int mcpx_disk_watch_open(struct mcpx_loop *loop, const char *dir, bool shm, uid_t uid, gid_t gid,
+                         void (*fn)(void *arg), void *arg, struct mcpx_disk_watch **out);
 
 /* Watches dir's tree too (a joined run's workdir). */
 void mcpx_disk_watch_add(struct mcpx_disk_watch *dw, const char *dir);

@@ -116,6 +116,9 @@ struct mcpx_run_budget {
 	struct mcpx_disk_watch *watch;
 	struct mcpx_timer disk_timer;
 	bool disk_dirty;
+	/* Writes the watch saw, and how many of them the last finished walk
+	 * had seen when it began (mcpx_run_budget_settle waits for the rest). */
+	unsigned long writes, walked;
 	uint64_t fsize_bytes;
 	void (*settle_fn)(void *arg);
 	void *settle_arg;

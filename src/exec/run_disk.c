@@ -25,10 +25,11 @@
  * and never raised again, even if the run deletes files: the kernel lets
  * only a privileged process raise a hard limit.
  *
- * At the end: the last word (mcpx_run_budget_settle). A run that wrote
- * since the last walk, or while one was under way, gets one more walk
- * before its result is made, so a run that went past its budget and exited
- * before any reading still says limit "disk".
+ * At the end: the last word (mcpx_run_budget_settle). A run with writes
+ * no finished walk has seen gets one more walk (or waits for the one that
+ * began after them) before its result is made, so a run that went past its
+ * budget and exited before any reading still says limit "disk"; a run that
+ * wrote nothing (most) waits for nothing.
  *
  * What it does not do: memory and CPU, the timer, joining and finishing
  * (run_budget.c); parsing /proc (run_usage.c).
@@ -62,7 +63,8 @@ struct disk_reading {
 	uid_t uid;
 	gid_t gid;
 	struct timespec started;
-	int rc; /* -ELOOP: nested deeper than the walk follows */
+	int rc;               /* -ELOOP: nested deeper than the walk follows */
+	unsigned long writes; /* the run's writes seen when it began */
 	uint64_t wd, shm;
 	size_t n;
 	char dirs[][PATH_MAX]; /* the run's workdir, then its joined runs' */
@@ -161,6 +163,7 @@ static void disk_apply(struct mcpx_run_budget *rb, struct disk_reading *d)
 		return;
 	}
 	rb->files_kb = d->wd + d->shm;
+	rb->walked = d->writes;
 	check_disk(rb);
 }
 
@@ -178,7 +181,7 @@ static void settle_done(struct mcpx_run_budget *rb)
 static void after_walk(struct mcpx_run_budget *rb)
 {
 	if (rb->settle_fn) {
-		if (rb->disk_dirty && !rb->exceeded && rb->settle_walks++ < SETTLE_WALKS)
+		if (rb->writes != rb->walked && !rb->exceeded && rb->settle_walks++ < SETTLE_WALKS)
 			start_walk(rb);
 		if (!rb->disk && rb->settle_fn)
 			settle_done(rb);
@@ -246,6 +249,7 @@ static void start_walk(struct mcpx_run_budget *rb)
 	if (!d)
 		return;
 	rb->disk_dirty = false;
+	d->writes = rb->writes;
 	if (!rb->b->worker) {
 		walk_files(d);
 		d->rb = NULL; /* applied here, not by disk_done */
@@ -283,6 +287,7 @@ static void on_write(void *arg)
 	struct mcpx_run_budget *rb = arg;
 
 	rb->disk_dirty = true;
+	rb->writes++;
 	disk_kick(rb);
 }
 
@@ -302,7 +307,8 @@ void mcpx_rb_disk_begin(struct mcpx_run_budget *rb)
 		return;
 	rb->disk_timer.fn = disk_timer_cb;
 	rb->disk_timer.arg = rb;
-	rc = mcpx_disk_watch_open(rb->loop, rb->workdir, true, on_write, rb, &rb->watch);
+	rc = mcpx_disk_watch_open(rb->loop, rb->workdir, true, rb->uid, rb->gid, on_write, rb,
+	                          &rb->watch);
 	if (rc < 0)
 		mcpx_debug("run %d: no write watch (%s): its disk is read on the timer only",
 		           (int)rb->pgid, strerror(-rc));
@@ -349,7 +355,11 @@ int mcpx_run_budget_settle(struct mcpx_run_budget *rb, void (*fn)(void *arg), vo
 	if (rb->settled || rb->exceeded)
 		return 0;
 	rb->settled = true;
-	if (!rb->disk_dirty && !rb->disk)
+	/* Every write seen is in a finished walk: its verdict stands (a run
+	 * that wrote nothing waits for nothing, whatever walk the timer has
+	 * under way). Otherwise the walk under way (after_walk starts one
+	 * more if writes came after it began), or a new one. */
+	if (rb->writes == rb->walked)
 		return 0;
 	mcpx_timer_cancel(&rb->disk_timer);
 	rb->settle_fn = fn;

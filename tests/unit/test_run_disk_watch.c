@@ -2,7 +2,8 @@
  * test_run_disk_watch.c - the write watch that wakes a run's disk reading:
  * a file created, written or closed in the workdir, in a directory made
  * inside it later, or written after it was unlinked wakes it; so does a
- * joined run's workdir; nothing does once it is closed.
+ * joined run's workdir; in /dev/shm only the run's own entries do; nothing
+ * does once it is closed.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -60,7 +61,7 @@ int main(void)
 		fprintf(stderr, "no loop or no temporary directory\n");
 		return 1;
 	}
-	CHECK_INT(mcpx_disk_watch_open(loop, dir, false, wake, NULL, &dw), 0);
+	CHECK_INT(mcpx_disk_watch_open(loop, dir, false, getuid(), getgid(), wake, NULL, &dw), 0);
 	if (!dw)
 		return 1;
 	CHECK_INT(turned_awake(loop), 0); /* nothing written yet */
@@ -93,6 +94,25 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/e", dir);
 	write_file(path, false);
 	CHECK_INT(turned_awake(loop), 0);
+
+	/* /dev/shm: only the run's own entries (by owner and group) wake it. */
+	{
+		char shm[64];
+
+		snprintf(shm, sizeof(shm), "/dev/shm/mcpx-disk-watch-%d", (int)getpid());
+		CHECK_INT(
+		    mcpx_disk_watch_open(loop, dir, true, getuid() + 1, getgid(), wake, NULL, &dw),
+		    0);
+		write_file(shm, false);
+		CHECK_INT(turned_awake(loop), 0); /* another uid's entry */
+		mcpx_disk_watch_close(dw);
+		CHECK_INT(
+		    mcpx_disk_watch_open(loop, dir, true, getuid(), getgid(), wake, NULL, &dw), 0);
+		write_file(shm, false);
+		CHECK(turned_awake(loop) > 0);
+		mcpx_disk_watch_close(dw);
+		unlink(shm);
+	}
 
 	snprintf(path, sizeof(path), "rm -rf %s %s", dir, other);
 	CHECK_INT(system(path), 0);
