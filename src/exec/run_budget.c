@@ -65,6 +65,7 @@
 #include "run_usage.h"
 
 #include "run_budget_internal.h"
+#include "run_disk_watch.h"
 
 struct mcpx_budget *mcpx_budget_new(void)
 {
@@ -126,6 +127,7 @@ void mcpx_budget_free(struct mcpx_budget *b)
 {
 	if (!b)
 		return;
+	mcpx_disk_watcher_free(b->watcher);
 	mcpx_cgroup_env_free(&b->cg);
 	mcpx_container_memory_close(&b->container);
 	free(b);

@@ -49,6 +49,10 @@ struct mcpx_budget {
 	/* Where the file trees are walked (mcpx_budget_use_worker); NULL: on
 	 * the loop. */
 	struct mcpx_offload *worker;
+	/* The inotify instance every run's write watch shares (run_disk.c),
+	 * made with the first run's loop; no_watcher: it could not be. */
+	struct mcpx_disk_watcher *watcher;
+	bool no_watcher;
 };
 
 struct disk_reading;
@@ -127,6 +131,7 @@ struct mcpx_run_budget {
 };
 
 struct mcpx_disk_watch;
+struct mcpx_disk_watcher;
 
 /* The budgets that joined top's, one after another (*at NULL: the first). */
 struct mcpx_run_budget *mcpx_rb_next_joined(const struct mcpx_run_budget *top,

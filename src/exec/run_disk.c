@@ -307,11 +307,17 @@ void mcpx_rb_disk_begin(struct mcpx_run_budget *rb)
 		return;
 	rb->disk_timer.fn = disk_timer_cb;
 	rb->disk_timer.arg = rb;
-	rc = mcpx_disk_watch_open(rb->loop, rb->workdir, true, rb->uid, rb->gid, on_write, rb,
-	                          &rb->watch);
-	if (rc < 0)
-		mcpx_debug("run %d: no write watch (%s): its disk is read on the timer only",
-		           (int)rb->pgid, strerror(-rc));
+	/* The process's one inotify instance, made with the first run (a
+	 * budget has no loop before): closing one costs milliseconds. */
+	if (!rb->b->watcher && !rb->b->no_watcher &&
+	    (rc = mcpx_disk_watcher_new(rb->loop, &rb->b->watcher)) < 0) {
+		rb->b->no_watcher = true;
+		mcpx_warn("run budget: no inotify (%s): runs' disk is read on the timer only",
+		          strerror(-rc));
+	}
+	if (rb->b->watcher)
+		(void)mcpx_disk_watch_open(rb->b->watcher, rb->workdir, true, rb->uid, rb->gid,
+		                           on_write, rb, &rb->watch);
 }
 
 void mcpx_rb_disk_joined(struct mcpx_run_budget *top, const struct mcpx_run_budget *j)
