@@ -28,6 +28,20 @@
 # BASE_IMAGE may be pinned by digest (debian:bookworm-slim@sha256:...) for
 # reproducible builds; scripts/container-test.sh passes a locally
 # debootstrapped bookworm base instead.
+#
+# Your own packages (docs/deployment.md, "Your own packages"):
+#          --build-arg EXTRA_PACKAGES="python3-scipy python3-sklearn"
+#            Debian packages added to the runtime with their dependencies;
+#          --build-arg WHEELS_DIR=image/wheels
+#            a directory of the build context whose *.whl files are
+#            installed (pip, no index, no dependency resolution: every
+#            dependency Debian does not provide must be a wheel there too)
+#            into /usr/local/lib/python3.11/dist-packages;
+#          --build-arg EXTRA_IMPORTS="scipy sklearn mymodule"
+#            modules scripts/image-check.py must import in the assembled
+#            tree, so a missing library fails the build, not a run.
+#          These steps come after the standard packages' layer, so a
+#          variant rebuilds only from there on.
 ARG BASE_IMAGE=debian:bookworm-slim
 
 FROM ${BASE_IMAGE} AS build
@@ -80,6 +94,24 @@ RUN case "${VARIANT}" in \
     esac \
  && apt-get update \
  && apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} $(cat /tmp/language-packages)
+# A platform team's own packages and wheels (see the top of this file). Empty
+# by default: the layer above, with everything standard, is shared by every
+# variant. pip is installed into this stage only; the runtime gets what it
+# installed, not pip.
+ARG EXTRA_PACKAGES=""
+ARG WHEELS_DIR=image/wheels
+ARG EXTRA_IMPORTS=""
+COPY ${WHEELS_DIR}/ /tmp/wheels/
+RUN if [ -n "${EXTRA_PACKAGES}" ]; then \
+      apt-get install -y --no-install-recommends ${EXTRA_PACKAGES}; \
+    fi \
+ && mkdir -p /usr/local/lib/python3.11/dist-packages \
+ && if ls /tmp/wheels/*.whl >/dev/null 2>&1; then \
+      apt-get install -y --no-install-recommends python3-pip \
+      && python3 -m pip install --no-index --no-deps --break-system-packages \
+           --target /usr/local/lib/python3.11/dist-packages /tmp/wheels/*.whl; \
+    fi \
+ && rm -rf /tmp/wheels
 COPY --from=build /usr/local/bin/mcp-exec /usr/local/bin/mcp-exec-zygote \
      /usr/local/bin/mcp-exec-client /usr/local/bin/
 COPY scripts/image-rootfs.py /usr/local/lib/image-rootfs.py
@@ -92,10 +124,12 @@ ARG DROP_PACKAGES="python3-sympy python3-mpmath unicode-data python3-lxml python
     python3-pil.imagetk tk8.6-blt2.5 blt libtk8.6 libtcl8.6 libjs-jquery libjs-jquery-ui"
 COPY scripts/image-check.py /usr/local/lib/image-check.py
 RUN python3 /usr/local/lib/image-rootfs.py --out /rootfs \
-      --packages "${RUNTIME_PACKAGES} $(cat /tmp/language-packages)" \
+      --packages "${RUNTIME_PACKAGES} $(cat /tmp/language-packages) ${EXTRA_PACKAGES}" \
       --languages "$(cat /tmp/languages)" \
       --drop "${DROP_PACKAGES}" \
       --extra /usr/local/bin/mcp-exec /usr/local/bin/mcp-exec-zygote /usr/local/bin/mcp-exec-client \
+      --extra-tree /usr/local/lib/python3.11/dist-packages \
+      --check-imports "${EXTRA_IMPORTS}" \
       --check "/usr/local/bin/mcp-exec --version" \
       --check "/usr/local/bin/mcp-exec-client --help" \
       --check-script /usr/local/lib/image-check.py

@@ -30,7 +30,16 @@
 #    not make replica B's run fail; the control (one shared host uid) does;
 # 7. the escape suites (tests/e2e/test_escape.py warm and cold, and
 #    test_escape_lang.py for bash, and JavaScript where the image has Node.js)
-#    run inside the hardened container against the image's own server.
+#    run inside the hardened container against the image's own server;
+# 8. the same image under gVisor (podman --runtime runsc --runtime-flag
+#    network=none, runsc from scripts/deps.sh --gvisor): --check-config names
+#    gVisor and passes with the chart's MCP_EXEC_REQUIRE_LANDLOCK=1, the
+#    server serves (calls through podman exec), and the escape suites pass
+#    inside, each gVisor difference asserted (MCPX_CONTAINER_GVISOR=0 skips);
+# 9. a variant built with --build-arg EXTRA_PACKAGES (python3-tabulate), a
+#    wheel made here (WHEELS_DIR) and EXTRA_IMPORTS: it reuses the cached
+#    layers up to the extras' step, image-check imports both, and a run in
+#    the variant imports them (MCPX_CONTAINER_VARIANT=0 skips).
 #
 # MCPX_CONTAINER_BUILD_ONLY=1 stops after step 2 (scripts/test.sh runs that
 # in the background while the host tests run).
@@ -134,6 +143,44 @@ if ! "${PODMAN[@]}" run --rm --network none "$BASE" /bin/true >"$WORK/out" 2>&1;
 fi
 pass "podman runs containers (runc, $BASE)"
 
+# A wheel (a zip with its dist-info) made here with the standard library, so
+# no index or build tool is needed.
+make_wheel() { # make_wheel DIR
+  /usr/bin/python3 - "$1" <<'PYWHEEL'
+import base64, hashlib, os, sys, zipfile
+name, ver = "mcpx_demo_wheel", "1.0"
+files = {f"{name}/__init__.py": "def hello():\n    return 'hello from a local wheel'\n",
+         f"{name}-{ver}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {ver}\n",
+         f"{name}-{ver}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: mcp-exec\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+record = ""
+for path, text in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    record += f"{path},sha256={digest},{len(text.encode())}\n"
+record += f"{name}-{ver}.dist-info/RECORD,,\n"
+# Fixed times: the same bytes every time, so a rebuild finds its cache.
+with zipfile.ZipFile(os.path.join(sys.argv[1], f"{name}-{ver}-py3-none-any.whl"), "w") as z:
+    for path, text in list(files.items()) + [(f"{name}-{ver}.dist-info/RECORD", record)]:
+        z.writestr(zipfile.ZipInfo(path, date_time=(1980, 1, 1, 0, 0, 0)), text)
+PYWHEEL
+}
+
+# The variant with one small Debian package and that wheel (issue 33 item 7);
+# its log in $WORK/variant.log. scripts/test.sh's background build makes it
+# right after the standard image, so the check at the end finds it cached.
+VARIANT=${IMAGE}-extra
+VARIANT_WHEELS=image/wheels-test
+build_variant() {
+  rm -rf "${ROOT:?}/$VARIANT_WHEELS" && mkdir -p "$ROOT/$VARIANT_WHEELS" &&
+    make_wheel "$ROOT/$VARIANT_WHEELS" || return 1
+  "${PODMAN[@]}" build --network host --pull=never --build-arg "BASE_IMAGE=$BASE" \
+    --build-arg EXTRA_PACKAGES=python3-tabulate --build-arg "WHEELS_DIR=$VARIANT_WHEELS" \
+    --build-arg "EXTRA_IMPORTS=tabulate mcpx_demo_wheel" \
+    -t "$VARIANT" -f "$ROOT/Dockerfile" "$ROOT" >"$WORK/variant.log" 2>&1
+  local rc=$?
+  rm -rf "${ROOT:?}/$VARIANT_WHEELS"
+  return $rc
+}
+
 # ------------------------------------------------------------------ build --
 start=$(date +%s)
 old_id=$("${PODMAN[@]}" image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null)
@@ -153,7 +200,13 @@ fi
 
 if [ "${MCPX_CONTAINER_BUILD_ONLY:-0}" = 1 ]; then
   # scripts/test.sh builds the image early, in the background, and runs the
-  # checks below at its end (when this build is a cache hit).
+  # checks below at its end (when this build is a cache hit); the variant
+  # too, so that its check at the end costs seconds.
+  if [ "${MCPX_CONTAINER_VARIANT:-1}" = 1 ]; then
+    start=$(date +%s)
+    build_variant && pass "variant build (python3-tabulate and a wheel, $(($(date +%s) - start)) s)" ||
+      { fail "variant build (last lines of the log below)"; tail -n 25 "$WORK/variant.log" | indent; }
+  fi
   echo "$PASS passed, $FAIL failed (build only)"
   exit 0
 fi
@@ -597,6 +650,111 @@ pair "two replicas, a user namespace each (--uidmap, as hostUsers: false)" ok \
 pair "control: two replicas sharing host uid 40000, no user namespaces" fail \
   40000 "--user 40000:40000" 40000 "--user 40000:40000"
 
+# ------------------------------------------- the gVisor and variant steps --
+# Defined here, run at the end (after the escape suites under runc).
+gvisor_section() {
+  local GV=(podman --runtime "$RUNSC_BIN" --runtime-flag network=none) gvn=$NAME-gvisor out
+  local ver
+  ver=$("$RUNSC_BIN" --version | head -n1)
+  "${GV[@]}" run --rm "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" "$IMAGE" \
+    --check-config >"$WORK/gv-check" 2>&1
+  local rc=$?
+  if [ $rc = 0 ] && grep -q "^runtime: gvisor (seen" "$WORK/gv-check" &&
+    grep -q "^self-test: passed" "$WORK/gv-check" && grep -q "landlock: absent" "$WORK/gv-check" &&
+    grep -q "seccomp: holds" "$WORK/gv-check"; then
+    pass "[gVisor, $ver] --check-config: runtime gvisor seen, seccomp holds, Landlock absent and accepted with MCP_EXEC_REQUIRE_LANDLOCK=1, self-test passed"
+  else
+    fail "[gVisor, $ver] --check-config (exit $rc)"
+    grep -E "runtime|seccomp|landlock|self-test|REFUSED|FAILED" "$WORK/gv-check" | indent
+  fi
+  if ! "${GV[@]}" run -d --name "$gvn" "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" \
+    "${CHART_MEM[@]}" "$IMAGE" >"$WORK/out" 2>&1 || ! gv_ready "$gvn"; then
+    fail "[gVisor] start the server container"
+    indent <"$WORK/out"
+    "${GV[@]}" logs "$gvn" 2>&1 | tail -n 20 | indent
+  else
+    pass "[gVisor] the server is ready (/readyz) in the hardened container"
+    gv_call "$gvn" "$WORK/o" 'print(6*7)'
+    [ "$(cat "$WORK/o")" = 42 ] && pass "[gVisor] exec print(6*7) -> 42" ||
+      { fail "[gVisor] exec print(6*7)"; indent <"$WORK/o"; }
+    gv_call "$gvn" "$WORK/o" 'import socket
+try:
+    socket.create_connection(("127.0.0.1", 8080), timeout=2); print("connected")
+except OSError as e:
+    print("blocked", type(e).__name__)'
+    grep -q '^blocked' "$WORK/o" && pass "[gVisor] run code cannot open a TCP connection to the server ($(head -n1 "$WORK/o"))" ||
+      { fail "[gVisor] run code reached the server over TCP"; indent <"$WORK/o"; }
+    gv_call "$gvn" "$WORK/o" 'b = bytearray(700 * 1024 * 1024); print("allocated")'
+    grep -q MemoryError "$WORK/o" && ! grep -q '^allocated' "$WORK/o" &&
+      pass "[gVisor] a 700 MiB allocation fails in the run (MCP_EXEC_MEMORY_MB=512)" ||
+      { fail "[gVisor] memory limit"; indent <"$WORK/o"; }
+    # Without Landlock (gVisor has none) nothing keeps a run of the server's
+    # uid from the mounted token: said here as what it is.
+    gv_call "$gvn" "$WORK/o" 'try:
+    open("/var/run/secrets/mcp-exec/token").read(); print("READABLE")
+except OSError as e:
+    print("denied", type(e).__name__)'
+    grep -q '^READABLE' "$WORK/o" &&
+      pass "[gVisor] without Landlock run code CAN read the mounted token file (docs/security.md: what gVisor does not replace)" ||
+      { fail "[gVisor] the token file probe"; indent <"$WORK/o"; }
+    out=$("${GV[@]}" logs "$gvn" 2>&1 | grep -o '"msg":"Landlock is unavailable under gvisor[^"]*' | head -c 120)
+    [ -n "$out" ] && pass "[gVisor] the server's log says what runs reach without Landlock (${out#\"msg\":\"})" ||
+      fail "[gVisor] no warning about Landlock in the server's log"
+  fi
+  "${GV[@]}" rm -f -t 0 "$gvn" >/dev/null 2>&1
+  for suite in "test_escape.py auto" "test_escape_lang.py auto"; do
+    set -- $suite
+    if "${GV[@]}" run --rm "${HARD[@]}" --network none --memory 1g \
+      -v "$ROOT/tests:/src/tests:ro" -w /tmp \
+      -e MCPX_BIN=/usr/local/bin/mcp-exec -e MCPX_TEST_WARM=$2 -e PYTHONDONTWRITEBYTECODE=1 \
+      --entrypoint /usr/bin/python3 "$IMAGE" "/src/tests/e2e/$1" >"$WORK/escape" 2>&1; then
+      pass "[gVisor] $1 inside the container (MCP_EXEC_WARM=$2): $(tail -n1 "$WORK/escape"), $(grep -c '^ok .*\[gVisor\]' "$WORK/escape") gVisor differences asserted"
+    else
+      fail "[gVisor] $1 inside the container (MCP_EXEC_WARM=$2)"
+      grep -v '^ok ' "$WORK/escape" | tail -n 30 | indent
+    fi
+  done
+}
+gv_ready() { # gv_ready CONTAINER: 0 once /readyz answers inside it
+  for _ in $(seq 1 90); do
+    podman --runtime "$RUNSC_BIN" exec "$1" /usr/bin/python3 -c \
+      'import urllib.request as u; u.urlopen("http://127.0.0.1:8080/readyz", timeout=2)' >/dev/null 2>&1 && return 0
+    [ "$(podman inspect -f '{{.State.Running}}' "$1" 2>/dev/null)" = true ] || return 1
+    sleep 1
+  done
+  return 1
+}
+gv_call() { # gv_call CONTAINER OUTFILE CODE: mcp-exec-client inside the container
+  podman --runtime "$RUNSC_BIN" exec "$1" /usr/local/bin/mcp-exec-client call --url "$URL" \
+    --token-file /var/run/secrets/mcp-exec/token --timeout 60 --code "$3" >"$2" 2>&1
+}
+
+variant_section() {
+  local start base_mb var_mb
+  start=$(date +%s)
+  # The assembly's image-check imports both or fails the build (a cached
+  # build ran it when it was made).
+  if build_variant; then
+    pass "variant build with EXTRA_PACKAGES=python3-tabulate and a local wheel ($(($(date +%s) - start)) s, $(grep -c 'Using cache' "$WORK/variant.log") cached steps); image-check imported both"
+  else
+    fail "variant build with extra packages (last lines of the log below)"
+    tail -n 25 "$WORK/variant.log" | indent
+    return
+  fi
+  base_mb=$("${PODMAN[@]}" image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%d", $1/1e6}')
+  var_mb=$("${PODMAN[@]}" image inspect -f '{{.Size}}' "$VARIANT" | awk '{printf "%d", $1/1e6}')
+  if printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"exec","arguments":{"code":"import tabulate, mcpx_demo_wheel\nprint(mcpx_demo_wheel.hello(), tabulate.tabulate([[6, 7]], tablefmt=\"plain\"))"}}}' |
+    "${PODMAN[@]}" run --rm -i "${HARD[@]}" --network none -e MCP_EXEC_TRANSPORT=stdio -e MCP_EXEC_WARM=0 \
+      "$VARIANT" 2>/dev/null | grep -q 'hello from a local wheel 6  7'; then
+    pass "a run in the variant imports the extra package and the wheel ($base_mb MB -> $var_mb MB)"
+  else
+    fail "a run in the variant could not import the extras"
+  fi
+  "${PODMAN[@]}" rmi -f "$VARIANT" >/dev/null 2>&1
+}
+
 # ------------------------------------------------- the escape suite inside --
 # tests/e2e/test_escape.py (Python) and test_escape_lang.py (bash; its
 # JavaScript probes where the image has Node.js) drive the image's own
@@ -614,5 +772,38 @@ for suite in "test_escape.py auto" "test_escape.py 0" "test_escape_lang.py auto"
     grep -v '^ok ' "$WORK/escape" | tail -n 30 | indent
   fi
 done
+# ------------------------------------------------ under gVisor (runsc) ----
+# Issue 33: the same image in the same posture under podman's --runtime runsc
+# (with runsc's own --network=none): --check-config names gVisor and passes
+# with the chart's MCP_EXEC_REQUIRE_LANDLOCK=1, the server serves (calls go
+# through podman exec: two gVisor sandboxes share no network namespace), and
+# the escape suites pass inside, each gVisor difference asserted as such.
+RUNSC_BIN=$(command -v runsc || true)
+if [ -z "$RUNSC_BIN" ] && [ "${MCPX_CONTAINER_INSTALL:-0}" = 1 ]; then
+  bash "$ROOT/scripts/deps.sh" --gvisor >"$WORK/out" 2>&1 || indent <"$WORK/out"
+  RUNSC_BIN=$(command -v runsc || true)
+fi
+if [ "${MCPX_CONTAINER_GVISOR:-1}" != 1 ]; then
+  echo "skip gVisor (MCPX_CONTAINER_GVISOR=${MCPX_CONTAINER_GVISOR})"
+elif [ -z "$RUNSC_BIN" ]; then
+  echo "skip gVisor: runsc is not installed (bash scripts/deps.sh --gvisor)"
+else
+  gv_start=$(date +%s)
+  gvisor_section
+  echo "gVisor steps: $(($(date +%s) - gv_start)) s"
+fi
+
+# ------------------------------------------- a variant with own packages ----
+# Issue 33 item 7: the image with one small Debian package and one local
+# wheel added by build arguments; the build reuses every cached layer up to
+# the extras' own step, and scripts/image-check.py imports both in the
+# assembled tree (the build fails if it cannot).
+if [ "${MCPX_CONTAINER_VARIANT:-1}" = 1 ]; then
+  var_start=$(date +%s)
+  variant_section
+  echo "variant steps: $(($(date +%s) - var_start)) s"
+else
+  echo "skip the variant build (MCPX_CONTAINER_VARIANT=${MCPX_CONTAINER_VARIANT})"
+fi
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

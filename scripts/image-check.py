@@ -10,11 +10,15 @@ encoding PNG and JPEG, YAML, Jinja2, time zones and the CA bundle.
 With arguments (the languages beside Python the image offers: bash,
 javascript) it also runs what a bash or JavaScript run relies on: bash with
 coreutils, grep, sed, gawk, findutils, jq, sqlite3 and file in a pipeline,
-and Node.js reading stdin as an ES module.
+and Node.js reading stdin as an ES module. `--import NAME` (repeated) imports
+each module a platform team added to the image (the Dockerfile's
+EXTRA_PACKAGES and wheels, named by EXTRA_IMPORTS), in a fresh interpreter
+each, so one that is missing or lacks a library is named.
 Prints "image-check: ok" and exits 0, or raises.
 """
 import io
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -89,4 +93,14 @@ if "javascript" in sys.argv[1:]:
         r = subprocess.run(["/usr/bin/node", "--max-old-space-size=256", "main.mjs"], cwd=d,
                            env=ENV, input="hi", capture_output=True, text=True, timeout=60)
         assert r.returncode == 0 and r.stdout == "8f434346 1.234,5\n", (r.stdout, r.stderr)
+args = sys.argv[1:]
+for i, a in enumerate(args[:-1]):
+    if a == "--import":
+        name = args[i + 1]
+        assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name), f"--import {name!r}: not a module name"
+        r = subprocess.run([sys.executable, "-c", f"import {name}; print({name}.__name__)"],
+                           env=ENV, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and r.stdout.strip() == name, \
+            f"--import {name}: {(r.stdout + r.stderr).strip()[-800:]}"
+        print(f"image-check: import {name}: ok")
 print("image-check: ok")

@@ -28,6 +28,8 @@ denylist:
     not list: the byte-compiled `__pycache__` files of the Python modules
     that are copied, the `update-alternatives` links (libblas.so.3 for
     numpy), the CA bundle under /etc/ssl/certs, and a fresh ld.so.cache;
+  - plus the given extra trees (--extra-tree: the wheels a platform team
+    installed into /usr/local/lib/python3.11/dist-packages), copied whole;
   - plus the given extra files (the server binaries), a two-line
     /etc/passwd and /etc/group (root and the service user 65532), /tmp mode
     1777, and no other world- or group-writable directory (/var/tmp does
@@ -213,7 +215,21 @@ def write(path, text, mode=0o644):
     os.chmod(path, mode)
 
 
-def finish(dest, extra):
+def copy_tree(top, dest):
+    """top and everything beneath it, as copy_entry copies each entry."""
+    parts = top.strip("/").split("/")
+    for i in range(1, len(parts)):
+        copy_entry("/" + "/".join(parts[:i]), dest)
+    for d, dirs, files in os.walk(top):
+        copy_entry(d, dest)
+        for n in files + [x for x in dirs if os.path.islink(os.path.join(d, x))]:
+            copy_entry(os.path.join(d, n), dest)
+
+
+def finish(dest, extra, trees):
+    for t in trees:
+        if os.path.isdir(t):
+            copy_tree(t, dest)
     for f in extra:
         copy_entry(os.path.dirname(f), dest)
         copy_entry(f, dest)
@@ -263,6 +279,10 @@ def main():
     ap.add_argument("--check", action="append", default=[],
                     help="a command (shell-style words) that must succeed in a chroot of the tree")
     ap.add_argument("--check-script", help="a Python file run with the tree's python3 in a chroot")
+    ap.add_argument("--extra-tree", action="append", default=[],
+                    help="a directory copied whole with what it holds (absolute path)")
+    ap.add_argument("--check-imports", default="",
+                    help="space-separated modules the --check-script must also import")
     ap.add_argument("--languages", default="",
                     help="space-separated languages beside Python the image offers runs: bash, "
                          "javascript (their runtimes must be among --packages)")
@@ -289,13 +309,14 @@ def main():
     copy_packages(keep, dest)
     copy_pycache(dest)
     copy_alternatives(dest)
-    finish(dest, a.extra)
+    finish(dest, a.extra, a.extra_tree)
     check_tree(dest, languages)
     checks = [shlex.split(c) for c in a.check]
     if a.check_script:
         # Copied into the tree's /tmp for the run and removed after it.
         shutil.copyfile(a.check_script, dest + "/tmp/image-check.py")
-        checks.append(["/usr/bin/python3", "/tmp/image-check.py"] + sorted(languages))
+        imports = [x for m in a.check_imports.split() for x in ("--import", m)]
+        checks.append(["/usr/bin/python3", "/tmp/image-check.py"] + sorted(languages) + imports)
     try:
         for argv in checks:
             r = subprocess.run(["/usr/sbin/chroot", dest] + argv, capture_output=True, text=True,

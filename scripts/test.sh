@@ -3,6 +3,9 @@
 # ctest (unit, end-to-end over each transport, escape probes, interop with the
 # official TypeScript SDK, conformance, chart checks), then the budget and
 # stdio tests again beside two CPU spinners (MCPX_SKIP_LOADED=1 skips), then
+# the gVisor pass: the core and escape suites with every server under runsc
+# in the pod's posture (label gvisor; runsc from bookworm-backports, which
+# scripts/deps.sh --gvisor installs; MCPX_SKIP_GVISOR=1 skips), then
 # the unit and end-to-end tests again under AddressSanitizer +
 # UndefinedBehaviorSanitizer (the end-to-end tests in their default warm
 # mode, without the README's commands and the bash/JavaScript runs, whose
@@ -32,7 +35,7 @@ if [ "${MCPX_SKIP_CONTAINER:-0}" != 1 ]; then
 fi
 phase "build and ctest"
 bash scripts/build.sh
-(cd build && ctest --output-on-failure -j2 "$@")
+(cd build && ctest --output-on-failure -j2 -LE gvisor "$@")
 # The budget and stdio tests once more beside two CPU spinners: which limit
 # ends a run, and what a run is charged, must not depend on the load.
 if [ "${MCPX_SKIP_LOADED:-0}" != 1 ] && [ $# -eq 0 ]; then
@@ -47,6 +50,13 @@ if [ "${MCPX_SKIP_LOADED:-0}" != 1 ] && [ $# -eq 0 ]; then
   kill "${spinners[@]}" 2>/dev/null || true
   wait "${spinners[@]}" 2>/dev/null || true
   [ "$rc" -eq 0 ] || exit "$rc"
+fi
+if [ "${MCPX_SKIP_GVISOR:-0}" != 1 ] && [ $# -eq 0 ]; then
+  phase "gVisor: core and escape suites under runsc (pod posture)"
+  bash scripts/deps.sh --gvisor
+  g0=$SECONDS
+  (cd build && ctest --output-on-failure -j2 -L gvisor)
+  echo "gVisor pass: $((SECONDS - g0)) s with $(runsc --version | head -n1)"
 fi
 if [ "${MCPX_SKIP_ASAN:-0}" != 1 ]; then
   phase "AddressSanitizer + UBSan build and tests"

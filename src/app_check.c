@@ -38,6 +38,8 @@ static int check_layers(struct check *c)
 
 	mcpx_sandbox_describe(&c->sb, layers, sizeof(layers));
 	printf("sandbox layers: %s\n", layers);
+	/* Which layer holds, which is absent, what the runtime replaces. */
+	mcpx_sandbox_report(&c->sb, stdout);
 	return 0;
 }
 
@@ -197,6 +199,7 @@ int mcpx_app_check_config(struct mcpx_config *cfg)
 		printf("sandbox: FAILED: %s\n", err.msg);
 		return EX_OSERR;
 	}
+	mcpx_sandbox_set_runtime(&c.sb, cfg->runtime);
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
 		if (checks[i](&c) < 0)
 			rc = -1;

@@ -57,10 +57,14 @@ int mcpx_app_judge_sandbox(const struct mcpx_config *cfg, const struct mcpx_sand
 		             "refusing to start");
 		return EX_UNAVAILABLE;
 	}
-	if (!sb->layers.landlock && cfg->require_landlock) {
+	/* Under gVisor or in a VM of the pod's own (MCP_EXEC_RUNTIME, or
+	 * gVisor seen), the kernel beneath is not the node's: a missing
+	 * Landlock is that runtime's, and accepted even where required. */
+	if (!sb->layers.landlock && cfg->require_landlock && !mcpx_sandbox_landlock_replaced(sb)) {
 		mcpx_err_set(err, ENOSYS,
 		             "MCP_EXEC_REQUIRE_LANDLOCK is set but this kernel has no "
-		             "Landlock, refusing to start");
+		             "Landlock, refusing to start (under gVisor or a VM of the pod's "
+		             "own, say so with MCP_EXEC_RUNTIME)");
 		return EX_UNAVAILABLE;
 	}
 	if (mcpx_sandbox_selftest(sb, err) < 0) {
@@ -70,7 +74,16 @@ int mcpx_app_judge_sandbox(const struct mcpx_config *cfg, const struct mcpx_sand
 		mcpx_err_set(err, EPERM, "sandbox self-test failed, refusing to start: %s", why);
 		return EX_SOFTWARE;
 	}
-	if (!sb->layers.landlock)
+	if (!sb->layers.landlock && mcpx_sandbox_landlock_replaced(sb))
+		mcpx_warn(
+		    "Landlock is unavailable under %s (%s): accepted there, the node's kernel "
+		    "is not beneath the runs; still, runs can write outside their workdir "
+		    "where their uid may and read every file the server's uid can read, the "
+		    "token file and other mounted secrets included (the policy accepts no "
+		    "credential); warm interpreters are prepared only after the previous run "
+		    "is reaped (mcp_exec_sandbox_layer{layer=\"landlock\"} is 0)",
+		    mcpx_runtime_name(sb->runtime), sb->runtime_why);
+	else if (!sb->layers.landlock)
 		mcpx_warn(
 		    "Landlock is unavailable on this kernel, so runs lose it: they can write "
 		    "outside their workdir (files in /tmp and /dev/shm that later runs see) and "
@@ -111,6 +124,7 @@ int mcpx_app_start_sandbox(const struct mcpx_config *cfg, struct mcpx_sandbox *s
 		mcpx_error("sandbox: %s", err.msg);
 		return EX_OSERR;
 	}
+	mcpx_sandbox_set_runtime(sb, cfg->runtime);
 	mcpx_app_find_zygote(cfg, sb, &err);
 	rc = mcpx_app_judge_sandbox(cfg, sb, &err);
 	if (!rc)
@@ -121,6 +135,7 @@ int mcpx_app_start_sandbox(const struct mcpx_config *cfg, struct mcpx_sandbox *s
 	}
 	publish_layers(sb);
 	mcpx_metrics_set_info("warm_mode", mcpx_warm_mode_name(mcpx_warm_mode_for(cfg, sb)));
+	mcpx_metrics_set_info("runtime", mcpx_runtime_name(sb->runtime));
 	return 0;
 }
 

@@ -31,6 +31,11 @@
 
 enum mcpx_transport { MCPX_TRANSPORT_STDIO, MCPX_TRANSPORT_HTTP, MCPX_TRANSPORT_SSE };
 enum mcpx_warm { MCPX_WARM_OFF, MCPX_WARM_AUTO, MCPX_WARM_AFTER_REAP };
+/* The kernel beneath the server (MCP_EXEC_RUNTIME): the node's own (runc),
+ * gVisor's Sentry, or a guest kernel of the pod's own VM (Kata,
+ * Firecracker). auto: gVisor when the server sees it (sandbox.c), else
+ * host. */
+enum mcpx_runtime_class { MCPX_RUNTIME_AUTO, MCPX_RUNTIME_HOST, MCPX_RUNTIME_GVISOR, MCPX_RUNTIME_VM };
 enum mcpx_action { MCPX_ACTION_RUN, MCPX_ACTION_CHECK_CONFIG, MCPX_ACTION_HELP, MCPX_ACTION_VERSION };
 
 struct mcpx_config {
@@ -86,6 +91,7 @@ struct mcpx_config {
 	unsigned queue_timeout_s;
 	char workdir_base[4096];
 	bool require_landlock;
+	enum mcpx_runtime_class runtime;
 
 	/* A run's files (runfiles.h): decoded input bytes in total, files and
 	 * bytes returned from out/. */
@@ -136,6 +142,9 @@ int mcpx_config_load(struct mcpx_config *cfg, int argc, char **argv, int *exit_c
 void mcpx_config_print(const struct mcpx_config *cfg, FILE *out);
 
 void mcpx_config_usage(FILE *out);
+
+/* "auto", "host", "gvisor" or "vm". */
+const char *mcpx_runtime_name(enum mcpx_runtime_class r);
 
 /* Zeroises and frees the secrets the struct still owns. */
 void mcpx_config_free(struct mcpx_config *cfg);

@@ -1,8 +1,8 @@
 /*
  * procstat.h - what the server reads about other processes from /proc, in
  * one place: /proc/<pid>/stat (state, parent, group, CPU time of the process
- * and of the children it reaped, resident memory). The command name in stat may contain spaces and ')', so every
- * field is read after the last ')'.
+ * and of the children it reaped, resident memory). The command name in stat may contain spaces and
+ * ')', so every field is read after the last ')'.
  */
 #ifndef MCPX_PROCSTAT_H
 #define MCPX_PROCSTAT_H
@@ -16,9 +16,10 @@ struct mcpx_procstat {
 	pid_t ppid;
 	pid_t pgrp;
 	pid_t session;
-	uint64_t cpu_ms; /* utime + stime */
+	uint64_t cpu_ms;          /* utime + stime */
 	uint64_t children_cpu_ms; /* cutime + cstime: children it has waited for */
-	uint64_t rss_kb;  /* resident set size */
+	uint64_t rss_kb;          /* resident set size */
+	unsigned threads;         /* threads of its thread group */
 };
 
 /* Reads /proc/<name>/stat relative to procfd (an open /proc directory, or
@@ -39,6 +40,6 @@ int mcpx_procstat_scan(int (*fn)(const struct mcpx_procstat *ps, void *arg), voi
  * that just ended) is skipped. Returns 0, or -errno when dir cannot be
  * opened. */
 int mcpx_proc_each_file(const char *dir, const char *name, void (*fn)(const char *text, void *arg),
-			void *arg);
+                        void *arg);
 
 #endif

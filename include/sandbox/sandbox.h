@@ -19,10 +19,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
 
+#include "config.h"
 #include "err.h"
 #include "language.h"
 
@@ -65,7 +67,13 @@ struct mcpx_rlimit {
 
 /* What the kernel gave us, decided once at start-up. */
 struct mcpx_sandbox_layers {
-	bool seccomp;
+	bool seccomp;           /* a filter was seen to act in a throwaway child */
+	/* How a foreign ABI's syscall ends, the strongest action seen to act
+	 * (seccomp_probe.h): 1 process kill, 2 thread kill, 3 trap; 0 without
+	 * seccomp. */
+	int seccomp_kill;
+	bool seccomp_stacks;    /* a second filter stacks on a first (fork server) */
+	bool pidfd;             /* pidfd_open works; else exit watcher threads */
 	bool landlock;
 	int landlock_abi;       /* 0 when unavailable */
 	bool landlock_net;      /* ABI >= 4: TCP bind/connect denied */
@@ -73,8 +81,15 @@ struct mcpx_sandbox_layers {
 	bool uid_drop;          /* started as root: runs drop to 65532 */
 	bool no_new_privs;
 	bool rlimits;
+	/* RLIMIT_MSGQUEUE can be set: gVisor refuses any change of it (EPERM),
+	 * and there seccomp's mq_* denials stand alone. */
+	bool msgqueue_limit;
 	bool subreaper;
 	bool dumpable_off;
+	/* The server's environment block, which /proc/<pid>/environ shows,
+	 * is zeroed (its variables live on in a heap copy): gVisor serves
+	 * that file to every process. */
+	bool environ_hidden;
 };
 
 struct mcpx_dirguards;
@@ -105,6 +120,10 @@ struct mcpx_sandbox {
 	 * mcpx_sandbox_find_languages. */
 	struct mcpx_languages langs;
 	char workdir_base[4096];
+	/* The kernel beneath (config.h): never AUTO once init has run. How it
+	 * was decided, for --check-config ("seen: ...", "configured"). */
+	enum mcpx_runtime_class runtime;
+	char runtime_why[96];
 	pid_t server_pid;
 	uid_t run_uid;
 	gid_t run_gid;
@@ -380,6 +399,19 @@ void mcpx_sandbox_probe_plan_free(struct mcpx_probe_plan *plan);
  * its wait status. 0, or -EPERM with the failing layer in err. */
 int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_probe_plan *plan,
 			       const char *out, size_t len, int status, struct mcpx_err *err);
+
+/* Decides sb->runtime: configured (not AUTO) as given; AUTO: gVisor when
+ * the server sees it (runtime.c says how), else the host. init calls it
+ * with AUTO; call it again with the configured value. */
+void mcpx_sandbox_set_runtime(struct mcpx_sandbox *sb, enum mcpx_runtime_class configured);
+
+/* True when the runtime replaces the kernel beneath the server (gVisor, a
+ * VM): a missing Landlock is then accepted even where it is required. */
+bool mcpx_sandbox_landlock_replaced(const struct mcpx_sandbox *sb);
+
+/* Writes, one line each, which layers hold, which are absent and what the
+ * runtime replaces (--check-config). */
+void mcpx_sandbox_report(const struct mcpx_sandbox *sb, FILE *out);
 
 /* Human-readable list of active layers, e.g. "seccomp landlock(abi=7,net,scope) ...". */
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len);

@@ -60,6 +60,8 @@
  *   -ETIMEDOUT  the store did not answer within op_timeout_ms, or a lease
  *               wait ran out
  *   -ENOTCONN   the store is unreachable (Redis down; it reconnects by itself)
+ *   -EAGAIN     get: the blob was replaced by puts again and again while it
+ *               was read (Redis, which reads a large blob in pieces)
  *   -EIO        the store failed (an I/O error, a corrupt file, a Redis error)
  *   -ESHUTDOWN  the store is being freed
  *   -ENOMEM     out of memory
@@ -176,6 +178,10 @@ struct mcpx_store_config {
 	uint32_t sweep_interval_ms;
 	/* Redis store: how long a connection attempt may take (0: 2000). */
 	uint32_t connect_timeout_ms;
+	/* Redis store: the most bytes of a blob one command or one reply
+	 * carries (0: 1 MiB; 1 KiB to 64 MiB): an upload's chunk, a read's
+	 * piece. The loop copies and parses about that much per turn. */
+	uint32_t redis_piece_bytes;
 };
 
 /* Opens the store on loop. The directory store makes its root (0700) if

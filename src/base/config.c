@@ -23,7 +23,8 @@
 #include "preload.h"
 
 enum opt_type {
-	T_UINT, T_SIZE, T_BOOL, T_STR, T_SECRET, T_TRANSPORT, T_LOGFMT, T_LOGLVL, T_WARM, T_ACTION
+	T_UINT, T_SIZE, T_BOOL, T_STR, T_SECRET, T_TRANSPORT, T_LOGFMT, T_LOGLVL, T_WARM, T_RUNTIME,
+	T_ACTION
 };
 
 struct opt {
@@ -109,7 +110,10 @@ static const struct opt opts[] = {
 	{"workdir-base", "MCP_EXEC_WORKDIR_BASE", T_STR, OFF(workdir_base), MCPX_WORKDIR_BASE_MAX + 1, 0, 0,
 	 "where per-run workdirs are made (default $TMPDIR or /tmp)"},
 	{"require-landlock", "MCP_EXEC_REQUIRE_LANDLOCK", T_BOOL, OFF(require_landlock), 0, 0, 0,
-	 "refuse to start on kernels without Landlock"},
+	 "refuse to start on kernels without Landlock (unless the runtime replaces the kernel)"},
+	{"runtime", "MCP_EXEC_RUNTIME", T_RUNTIME, OFF(runtime), 0, 0, 0,
+	 "the kernel beneath the server: auto (gVisor when seen, else host) | host | gvisor | vm "
+	 "(Kata, Firecracker); gvisor and vm accept a missing Landlock"},
 	{"max-files-in-bytes", "MCP_EXEC_MAX_FILES_IN_BYTES", T_SIZE, OFF(max_files_in_bytes), 0, 0,
 	 64ULL << 20, "input files a call may pass: decoded bytes in total"},
 	{"max-files-out", "MCP_EXEC_MAX_FILES_OUT", T_UINT, OFF(max_files_out), 0, 0, 1000,
@@ -293,6 +297,19 @@ static const struct keyword log_levels[] = {{"debug", MCPX_LOG_DEBUG}, {"info", 
 static const struct keyword warm_modes[] = {{"auto", MCPX_WARM_AUTO},
 					    {"after-reap", MCPX_WARM_AFTER_REAP},
 					    {NULL, 0}};
+static const struct keyword runtimes[] = {{"auto", MCPX_RUNTIME_AUTO},
+					  {"host", MCPX_RUNTIME_HOST},
+					  {"gvisor", MCPX_RUNTIME_GVISOR},
+					  {"vm", MCPX_RUNTIME_VM},
+					  {NULL, 0}};
+
+const char *mcpx_runtime_name(enum mcpx_runtime_class r)
+{
+	for (const struct keyword *k = runtimes; k->name; k++)
+		if (k->value == (int)r)
+			return k->name;
+	return "?";
+}
 
 static int lookup(const struct keyword *k, const char *val, int *out)
 {
@@ -324,6 +341,11 @@ static int apply_keyword(struct mcpx_config *c, const struct opt *o, const char 
 			return -EINVAL;
 		c->log_level = (enum mcpx_log_level)v;
 		return 0;
+	case T_RUNTIME:
+		if (lookup(runtimes, val, &v) < 0)
+			return -EINVAL;
+		c->runtime = (enum mcpx_runtime_class)v;
+		return 0;
 	case T_WARM:
 		if (lookup(warm_modes, val, &v) == 0)
 			c->warm = (enum mcpx_warm)v;
@@ -343,7 +365,8 @@ static int apply(struct mcpx_config *c, const struct opt *o, const char *val, co
 {
 	static const char *const want[] = {
 		[T_TRANSPORT] = "stdio|http|sse", [T_LOGFMT] = "json|text",
-		[T_LOGLVL] = "debug|info|warn|error", [T_WARM] = "0|1|auto|after-reap"};
+		[T_LOGLVL] = "debug|info|warn|error", [T_WARM] = "0|1|auto|after-reap",
+		[T_RUNTIME] = "auto|host|gvisor|vm"};
 
 	switch (o->type) {
 	case T_UINT:
@@ -681,6 +704,7 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 	fprintf(out, "MCP_EXEC_QUEUE_TIMEOUT_S=%u\n", c->queue_timeout_s);
 	fprintf(out, "MCP_EXEC_WORKDIR_BASE=%s\n", c->workdir_base);
 	fprintf(out, "MCP_EXEC_REQUIRE_LANDLOCK=%s\n", c->require_landlock ? "true" : "false");
+	fprintf(out, "MCP_EXEC_RUNTIME=%s\n", mcpx_runtime_name(c->runtime));
 	fprintf(out, "MCP_EXEC_MAX_FILES_IN_BYTES=%zu\n", c->max_files_in_bytes);
 	fprintf(out, "MCP_EXEC_MAX_FILES_OUT=%u\n", c->max_files_out);
 	fprintf(out, "MCP_EXEC_MAX_FILES_OUT_BYTES=%zu\n", c->max_files_out_bytes);

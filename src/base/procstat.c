@@ -3,7 +3,7 @@
  *
  * Field numbers follow proc(5): after "pid (comm)" come state (3), ppid (4),
  * pgrp (5), session (6), ..., utime (14), stime (15), cutime (16), cstime (17),
- * ..., rss (24, pages).
+ * ..., num_threads (20), ..., rss (24, pages).
  */
 #include "procstat.h"
 
@@ -19,25 +19,27 @@ static int parse_stat(const char *buf, struct mcpx_procstat *ps)
 {
 	static long hz, page_kb;
 	unsigned long long ut, st;
-	long ppid, pgrp, sid, rss, cut, cst;
+	long ppid, pgrp, sid, rss, cut, cst, threads;
 	const char *p = strrchr(buf, ')');
 
 	if (!hz) {
 		hz = sysconf(_SC_CLK_TCK);
 		page_kb = sysconf(_SC_PAGESIZE) / 1024;
 	}
-	if (!p || sscanf(p + 1,
-			 " %c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %llu %llu %ld %ld %*d %*d"
-			 " %*d %*d %*u %*u %ld",
-			 &ps->state, &ppid, &pgrp, &sid, &ut, &st, &cut, &cst, &rss) != 9)
+	if (!p ||
+	    sscanf(p + 1,
+	           " %c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %llu %llu %ld %ld %*d %*d"
+	           " %ld %*d %*u %*u %ld",
+	           &ps->state, &ppid, &pgrp, &sid, &ut, &st, &cut, &cst, &threads, &rss) != 10)
 		return -EIO;
 	ps->ppid = (pid_t)ppid;
 	ps->pgrp = (pid_t)pgrp;
 	ps->session = (pid_t)sid;
+	ps->threads = threads > 0 ? (unsigned)threads : 1;
 	ps->cpu_ms = hz > 0 ? (ut + st) * 1000u / (unsigned long long)hz : 0;
 	ps->children_cpu_ms = hz > 0 && cut >= 0 && cst >= 0
-				      ? (unsigned long long)(cut + cst) * 1000u / (unsigned long long)hz
-				      : 0;
+	                          ? (unsigned long long)(cut + cst) * 1000u / (unsigned long long)hz
+	                          : 0;
 	ps->rss_kb = rss > 0 ? (uint64_t)rss * (uint64_t)(page_kb > 0 ? page_kb : 4) : 0;
 	return 0;
 }
@@ -89,7 +91,7 @@ int mcpx_procstat_scan(int (*fn)(const struct mcpx_procstat *ps, void *arg), voi
 }
 
 int mcpx_proc_each_file(const char *dir, const char *name, void (*fn)(const char *text, void *arg),
-			void *arg)
+                        void *arg)
 {
 	char path[300], buf[4096];
 	struct dirent *de;

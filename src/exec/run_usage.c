@@ -41,12 +41,38 @@ static bool listed(const struct mcpx_usage_procs *p, pid_t pid)
 	return false;
 }
 
-/* Adds pid when it is a member not seen yet. */
+/* Whether pid is its thread group's leader ("Tgid:" of its status). gVisor
+ * lists a process's threads in its parent's children files, beside the
+ * process itself (Linux lists processes only); each thread's stat shows the
+ * whole process's memory. */
+static bool group_leader(pid_t pid)
+{
+	char path[64], buf[1024];
+	const char *t;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	t = strstr(buf, "\nTgid:");
+	return !t || strtol(t + 6, NULL, 10) == pid;
+}
+
+/* Adds pid when it is a member not seen yet (a process, not a thread of
+ * one: only a multi-threaded one's status is read to tell). */
 static void add_member(struct mcpx_usage_procs *p, pid_t pgid, pid_t pid)
 {
 	struct mcpx_procstat ps;
 
-	if (listed(p, pid) || mcpx_procstat_read(pid, &ps) != 0 || ps.pgrp != pgid)
+	if (listed(p, pid) || mcpx_procstat_read(pid, &ps) != 0 || ps.pgrp != pgid ||
+	    (ps.threads > 1 && !group_leader(pid)))
 		return;
 	if (p->n == MCPX_USAGE_MAX_PROCS) {
 		p->truncated = true;
@@ -152,6 +178,41 @@ int mcpx_usage_procs_add(pid_t pgid, struct mcpx_usage_procs *p)
  * answers ESRCH once its mm is released), or another -errno when it cannot
  * be read (a non-dumpable process in the pod, where the server has no
  * CAP_SYS_PTRACE). */
+/* The sum of the "Pss:" lines of /proc/<pid>/smaps, for a procfs without
+ * smaps_rollup (gVisor's): 0, or -errno as pss_of. A line cut by the end
+ * of a read is carried into the next one. */
+static int pss_of_smaps(pid_t pid, uint64_t *kb)
+{
+	char path[64], buf[8192];
+	size_t have = 0;
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	*kb = 0;
+	while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *line = buf, *eol;
+
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((eol = strchr(line, '\n'))) {
+			if (!strncmp(line, "Pss:", 4))
+				*kb += strtoull(line + 4, NULL, 10);
+			line = eol + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* no line is that long: drop it */
+	}
+	e = n < 0 ? errno : 0;
+	close(fd);
+	return -e;
+}
+
 static int pss_of(pid_t pid, uint64_t *kb)
 {
 	char path[64], buf[4096];
@@ -161,8 +222,10 @@ static int pss_of(pid_t pid, uint64_t *kb)
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return pss_of_smaps(pid, kb);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	e = n < 0 ? errno : 0;
 	close(fd);
@@ -304,6 +367,20 @@ static void note_unlinked(struct unlinked *u, const struct stat *st)
 	u->kb += entry_kb(st);
 }
 
+/* gVisor reports st_nlink 1 for an open file whose last name is gone (a
+ * memfd too); its fd link still ends in " (deleted)", as Linux's does. A
+ * file a run named so itself is then counted twice: stricter, never
+ * looser. */
+static bool link_says_deleted(int dirfd, const char *name)
+{
+	static const char mark[] = " (deleted)";
+	char buf[4096];
+	ssize_t n = readlinkat(dirfd, name, buf, sizeof(buf));
+
+	return n >= (ssize_t)sizeof(mark) - 1 && n < (ssize_t)sizeof(buf) &&
+	       memcmp(buf + n - (sizeof(mark) - 1), mark, sizeof(mark) - 1) == 0;
+}
+
 uint64_t mcpx_usage_unlinked_kb(const struct mcpx_usage_procs *p)
 {
 	return mcpx_usage_unlinked_kb_of(p->pid, p->n);
@@ -330,7 +407,8 @@ uint64_t mcpx_usage_unlinked_kb_of(const pid_t *pid, size_t n)
 		 * when no name leads to it any more. */
 		while ((de = readdir(d)))
 			if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0 &&
-			    S_ISREG(st.st_mode) && st.st_nlink == 0)
+			    S_ISREG(st.st_mode) &&
+			    (st.st_nlink == 0 || link_says_deleted(dirfd(d), de->d_name)))
 				note_unlinked(u, &st);
 		closedir(d);
 	}

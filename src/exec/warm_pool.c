@@ -134,11 +134,13 @@ enum mcpx_warm_mode mcpx_warm_mode_for(const struct mcpx_config *cfg, const stru
 		return MCPX_WARM_MODE_OFF;
 	/* A zygote that outlives runs is only safe when run code can neither
 	 * write its workdir nor signal or ptrace it: Landlock with signal
-	 * scoping (ABI 6), and seccomp for the filter each child stacks.
+	 * scoping (ABI 6), and seccomp for the filter each child stacks. The
+	 * server waits for the zygote's children through pidfds (it cannot
+	 * waitid a grandchild).
 	 * Anywhere else a fresh interpreter is prepared per run, only after
 	 * the previous run was reaped. */
 	if (cfg->warm == MCPX_WARM_AUTO && sb->layers.landlock && sb->layers.landlock_scope &&
-	    sb->layers.seccomp)
+	    sb->layers.seccomp && sb->layers.seccomp_stacks && sb->layers.pidfd)
 		return MCPX_WARM_MODE_FORK;
 	return MCPX_WARM_MODE_AFTER_REAP;
 }

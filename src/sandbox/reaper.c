@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exit_watch.h"
 #include "procstat.h"
 #include "sandbox.h"
 
@@ -483,6 +484,7 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 		 * is no longer ours to signal. */
 		if (rc == -ECHILD) {
 			proc->reaped = true;
+			mcpx_exit_watch_forget(proc->pid);
 			mcpx_leaders_remove(proc->pid);
 		}
 		return rc;
@@ -503,6 +505,9 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 				st = SIGKILL; /* unknown: reported as killed */
 		}
 	} else {
+		/* Its exit watcher, where it has one, lets go of the pid
+		 * before the pid can be reused. */
+		mcpx_exit_watch_settle(proc->pid);
 		while (wait4(proc->pid, &st, 0, &r) < 0)
 			if (errno != EINTR)
 				return -errno;

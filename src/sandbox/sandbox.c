@@ -31,6 +31,7 @@
 
 #include "config.h"
 #include "dirguard.h"
+#include "exit_watch.h"
 #include "fdutil.h"
 #include "landlock.h"
 #include "log.h"
@@ -132,6 +133,79 @@ static int python_reachable(const struct mcpx_sandbox *sb, struct mcpx_err *err)
 	return 0;
 }
 
+/* gVisor's procfs serves /proc/<pid>/environ to every process, whatever
+ * the owner's uid and dumpable flag (mode 0444, measured with Debian's
+ * runsc 2022-12 and 2024-07), so a run could read the server's
+ * environment. What that file shows is the block the kernel copied at
+ * exec, not environ: so the environment moves to the heap (getenv and
+ * setenv keep working on the copy) and the block is zeroed. Secrets given
+ * through variables were already wiped there by config.c; this takes the
+ * rest (addresses, names, whatever else a pod's environment holds). Once
+ * per process: a second sandbox finds it done. */
+static int hide_environment(void)
+{
+	static bool done;
+	char **copy, **old = environ;
+	size_t n = 0, i;
+
+	if (done)
+		return 0;
+	while (old[n])
+		n++;
+	copy = calloc(n + 1, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		copy[i] = strdup(old[i]);
+		if (!copy[i]) {
+			while (i > 0)
+				free(copy[--i]);
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	environ = copy;
+	for (i = 0; i < n; i++)
+		explicit_bzero(old[i], strlen(old[i]));
+	done = true;
+	return 0;
+}
+
+/* Whether this kernel lets a process set RLIMIT_MSGQUEUE: setting it to
+ * its own value changes nothing where it works. */
+static bool msgqueue_settable(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_MSGQUEUE, &rl) == 0 && setrlimit(RLIMIT_MSGQUEUE, &rl) == 0;
+}
+
+/* seccomp is judged by what a filter does in a throwaway child
+ * (seccomp_probe.c), not by a query: then both filters are compiled, with
+ * the strongest kill action seen to act for foreign ABIs. A filter that
+ * does not act, or no action that stops a call, leaves the layer off (the
+ * caller refuses to start without it). */
+static int start_seccomp(struct mcpx_sandbox *sb, struct mcpx_err *err)
+{
+	struct mcpx_seccomp_support sup;
+	int rc;
+
+	mcpx_seccomp_probe(&sup);
+	if (!sup.filter || sup.kill == MCPX_SECCOMP_KILL_NONE)
+		return 0;
+	rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_RUN, sup.kill, &sb->filter,
+				       err);
+	if (!rc)
+		rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_ZYGOTE, sup.kill,
+					       &sb->zygote_filter, err);
+	if (rc)
+		return rc;
+	sb->layers.seccomp = true;
+	sb->layers.seccomp_kill = (int)sup.kill;
+	sb->layers.seccomp_stacks = sup.stacks;
+	return 0;
+}
+
 int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
                       struct mcpx_err *err)
 {
@@ -156,10 +230,12 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	/* Without this, same-uid run code reads /proc/<server>/environ and
 	 * maps (measured in the pod simulation). */
 	sb->layers.dumpable_off = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
+	sb->layers.environ_hidden = hide_environment() == 0;
 	/* Orphans of a run come back to us, so the sweep can find them. */
 	sb->layers.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
 	sb->layers.no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) >= 0;
 	sb->layers.rlimits = true;
+	sb->layers.msgqueue_limit = msgqueue_settable();
 	sb->layers.uid_drop = geteuid() == 0;
 	sb->run_uid = sb->layers.uid_drop ? MCPX_SANDBOX_UID : geteuid();
 	sb->run_gid = sb->layers.uid_drop ? (gid_t)(MCPX_SANDBOX_GID_BASE + (unsigned)getpid())
@@ -177,17 +253,13 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	sb->layers.landlock_net = sb->layers.landlock_abi >= 4;
 	sb->layers.landlock_scope = sb->layers.landlock_abi >= 6;
 
-	if (mcpx_seccomp_available()) {
-		rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_RUN, &sb->filter, err);
-		if (!rc)
-			rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_ZYGOTE,
-						       &sb->zygote_filter, err);
-		if (rc) {
-			mcpx_sandbox_free(sb);
-			return rc;
-		}
-		sb->layers.seccomp = true;
+	rc = start_seccomp(sb, err);
+	if (rc) {
+		mcpx_sandbox_free(sb);
+		return rc;
 	}
+	sb->layers.pidfd = mcpx_exit_watch_pidfd();
+	mcpx_sandbox_set_runtime(sb, MCPX_RUNTIME_AUTO);
 	return 0;
 }
 
@@ -199,13 +271,16 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 int mcpx_sandbox_refresh_signal_rules(struct mcpx_sandbox *sb, struct mcpx_err *err)
 {
 	struct sock_fprog run = {0}, zygote = {0};
+	enum mcpx_seccomp_kill kill;
 	int rc;
 
 	if (!sb->layers.seccomp)
 		return 0;
-	rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_RUN, &run, err);
+	kill = (enum mcpx_seccomp_kill)sb->layers.seccomp_kill;
+	rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_RUN, kill, &run, err);
 	if (!rc)
-		rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_ZYGOTE, &zygote, err);
+		rc = mcpx_seccomp_policy_build(sb->server_pid, MCPX_SECCOMP_ZYGOTE, kill, &zygote,
+					       err);
 	if (rc) {
 		mcpx_seccomp_policy_free(&run);
 		mcpx_seccomp_policy_free(&zygote);
@@ -338,19 +413,26 @@ bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
 void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
 {
 	const struct mcpx_sandbox_layers *l = &sb->layers;
-	char ll[64];
+	char ll[64], sc[48];
 
 	if (l->landlock)
 		snprintf(ll, sizeof(ll), "landlock(abi=%d%s%s)", l->landlock_abi,
 		         l->landlock_net ? ",net" : "", l->landlock_scope ? ",scope" : "");
 	else
 		snprintf(ll, sizeof(ll), "landlock=off");
-	snprintf(buf, len, "%s %s uid=%u%s %s %s %s %s", l->seccomp ? "seccomp" : "seccomp=off", ll,
+	/* The foreign-ABI action only where it is not the full process kill. */
+	if (l->seccomp && l->seccomp_kill != MCPX_SECCOMP_KILL_PROCESS)
+		snprintf(sc, sizeof(sc), "seccomp(foreign-abi=%s)",
+			 mcpx_seccomp_kill_name((enum mcpx_seccomp_kill)l->seccomp_kill));
+	else
+		snprintf(sc, sizeof(sc), "%s", l->seccomp ? "seccomp" : "seccomp=off");
+	snprintf(buf, len, "%s %s uid=%u%s %s %s %s %s%s runtime=%s", sc, ll,
 	         (unsigned)sb->run_uid, l->uid_drop ? "(dropped-from-root)" : "(same-as-server)",
 	         l->no_new_privs ? "no_new_privs" : "no_new_privs=off",
 	         l->rlimits ? "rlimits" : "rlimits=off",
 	         l->subreaper ? "subreaper" : "subreaper=off",
-	         l->dumpable_off ? "nondumpable" : "dumpable");
+	         l->dumpable_off ? "nondumpable" : "dumpable",
+	         l->pidfd ? "" : " exit-watch=threads", mcpx_runtime_name(sb->runtime));
 }
 
 /* ---- limits ------------------------------------------------------------- */
@@ -400,7 +482,8 @@ size_t mcpx_sandbox_rlimits(const struct mcpx_sandbox *sb, const struct mcpx_lim
 
 		add_rlimit(out, &n, RLIMIT_NPROC, procs, procs);
 	}
-	add_rlimit(out, &n, RLIMIT_MSGQUEUE, 0, 0);
+	if (sb->layers.msgqueue_limit)
+		add_rlimit(out, &n, RLIMIT_MSGQUEUE, 0, 0);
 	add_rlimit(out, &n, RLIMIT_MEMLOCK, 0, 0);
 	return n;
 }

@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -194,7 +195,9 @@ static int close_other_fds(const struct mcpx_child_args *a)
 	if (a->control_fd < 0 && first > 4)
 		(void)close(4);
 
-	if (syscall(__NR_close_range, first, ~0U, 0U) == 0)
+	/* INT_MAX, not ~0U: every fd is an int, and gVisor reads the bound as
+	 * one (~0U is -1 there, below first: EINVAL). */
+	if (syscall(__NR_close_range, first, (unsigned)INT_MAX, 0U) == 0)
 		return 0;
 	if (errno != ENOSYS)
 		return -errno;
@@ -236,8 +239,8 @@ static int raise_oom_score(const struct mcpx_child_args *a)
 /* Threat: run code with root's power over the host (started as root, in CI
  * or locally). Raw syscalls rather than glibc wrappers: the wrappers
  * act on every thread of the process they believe they run in, and the
- * server's vfork child reads the server's thread list. In the pod the server already runs as 65532 and cannot
- * change uid, so this step is skipped. */
+ * server's vfork child reads the server's thread list. In the pod the server already runs as 65532
+ * and cannot change uid, so this step is skipped. */
 static int drop_uid(const struct mcpx_child_args *a)
 {
 	if (!a->drop_uid)

@@ -7,7 +7,9 @@
  * last step before execve. Every rule carries the sentence that justifies it.
  * Deliberate denials answer EPERM (Python raises a clear PermissionError);
  * syscalls that libraries probe and then fall back from answer ENOSYS; only a
- * foreign architecture (i386 int 0x80, x32) kills the process.
+ * foreign architecture (i386 int 0x80, x32) is killed: the whole process
+ * where the kernel can, else the calling thread, else a trap (whichever
+ * seccomp_probe.c saw act; gVisor kills threads only).
  *
  * What it does not do: act as an allowlist. In a pod it stacks on top of the
  * runtime's RuntimeDefault allowlist; on its own (local runs, CI) it closes
@@ -289,20 +291,6 @@ static const struct signal_rule signal_rules[] = {
 
 #define MAX_SERVER_TIDS 256
 
-bool mcpx_seccomp_available(void)
-{
-	uint32_t act;
-
-	/* PR_GET_SECCOMP fails with EINVAL when CONFIG_SECCOMP is off. */
-	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
-		return false;
-	act = SECCOMP_RET_KILL_PROCESS;
-	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) < 0)
-		return false;
-	act = SECCOMP_RET_ERRNO;
-	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
-}
-
 static int add_deny_rule(scmp_filter_ctx ctx, const struct deny_rule *r, struct mcpx_err *err)
 {
 	struct scmp_arg_cmp cmp = {0};
@@ -442,10 +430,37 @@ out:
 	return rc;
 }
 
+/* The libseccomp action for a foreign architecture's syscalls. libseccomp
+ * accepts a process kill only at API level 3, which it detects through
+ * SECCOMP_GET_ACTION_AVAIL; where that query is missing but the probe saw
+ * a process kill end every thread, the level is raised to what was seen
+ * (this program only exports the filter, so no other use of the level
+ * follows). */
+static int badarch_action(enum mcpx_seccomp_kill k, uint32_t *act)
+{
+	switch (k) {
+	case MCPX_SECCOMP_KILL_PROCESS:
+		if (seccomp_api_get() < 3 && seccomp_api_set(3) < 0)
+			return -EINVAL;
+		*act = SCMP_ACT_KILL_PROCESS;
+		return 0;
+	case MCPX_SECCOMP_KILL_THREAD:
+		*act = SCMP_ACT_KILL_THREAD;
+		return 0;
+	case MCPX_SECCOMP_KILL_TRAP:
+		*act = SCMP_ACT_TRAP;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 int mcpx_seccomp_policy_build(pid_t server_pid, enum mcpx_seccomp_variant variant,
-			      struct sock_fprog *out, struct mcpx_err *err)
+			      enum mcpx_seccomp_kill badarch, struct sock_fprog *out,
+			      struct mcpx_err *err)
 {
 	scmp_filter_ctx ctx;
+	uint32_t act = 0;
 	size_t i;
 	int rc;
 
@@ -457,10 +472,13 @@ int mcpx_seccomp_policy_build(pid_t server_pid, enum mcpx_seccomp_variant varian
 
 	/* Only the native architecture is in the filter; anything else (i386
 	 * int 0x80 with its socketcall multiplexer, x32) has its own syscall
-	 * table that the rules above do not describe, so it is killed. */
-	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	 * table that the rules above do not describe, so it never runs. */
+	rc = badarch_action(badarch, &act);
+	if (!rc)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, act);
 	if (rc < 0) {
-		rc = mcpx_err_set(err, -rc, "seccomp: bad-arch action: %s", strerror(-rc));
+		rc = mcpx_err_set(err, -rc, "seccomp: bad-arch action %s: %s",
+				  mcpx_seccomp_kill_name(badarch), strerror(-rc));
 		goto out;
 	}
 	for (i = 0; i < sizeof(deny_rules) / sizeof(deny_rules[0]); i++) {

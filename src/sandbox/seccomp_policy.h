@@ -11,10 +11,7 @@
 #include <sys/types.h>
 
 #include "err.h"
-
-/* True when the kernel can install a filter returning errno and killing the
- * process (SECCOMP_GET_ACTION_AVAIL). */
-bool mcpx_seccomp_available(void);
+#include "seccomp_probe.h"
 
 /* The run's policy, or the fork server zygote's: the same minus the setsid
  * denial (the zygote puts each child in its own session, and the child
@@ -24,13 +21,16 @@ enum mcpx_seccomp_variant {
 	MCPX_SECCOMP_ZYGOTE,
 };
 
-/* Compiles the deny-list policy into classic BPF. Signals aimed at
+/* Compiles the deny-list policy into classic BPF; a foreign architecture's
+ * syscalls end with badarch (the strongest action mcpx_seccomp_probe saw
+ * act; not MCPX_SECCOMP_KILL_NONE). Signals aimed at
  * server_pid, at the server's process group and at every thread the server
  * has right now are denied, so call it after the server's long-lived threads
  * exist. On success out->filter is heap memory owned by the caller; release
  * it with mcpx_seccomp_policy_free. Returns 0 or -errno (message in err). */
 int mcpx_seccomp_policy_build(pid_t server_pid, enum mcpx_seccomp_variant variant,
-			      struct sock_fprog *out, struct mcpx_err *err);
+			      enum mcpx_seccomp_kill badarch, struct sock_fprog *out,
+			      struct mcpx_err *err);
 void mcpx_seccomp_policy_free(struct sock_fprog *prog);
 
 #endif

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "dirguard.h"
+#include "exit_watch.h"
 #include "fdutil.h"
 #include "gate.h"
 #include "reaper.h"
@@ -348,10 +349,13 @@ static int take_child(const struct mcpx_sandbox *sb, struct spawn_fds *f,
 {
 	int rc;
 
-	/* Race-free: an unreaped child's pid cannot be recycled. */
-	proc->pidfd = (int)syscall(__NR_pidfd_open, proc->pid, 0);
+	/* Race-free: an unreaped child's pid cannot be recycled. A pidfd, or
+	 * where there are none an eventfd a watcher thread writes
+	 * (exit_watch.c). */
+	proc->pidfd = mcpx_exit_watch_open(proc->pid);
 	if (proc->pidfd < 0)
-		return mcpx_err_set(err, errno, "sandbox: pidfd_open: %s", strerror(errno));
+		return mcpx_err_set(err, -proc->pidfd, "sandbox: exit watch: %s",
+				    strerror(-proc->pidfd));
 	rc = read_verdict(f->ep[0], err);
 	mcpx_close_fd(&f->ep[0]);
 	if (rc)
@@ -417,6 +421,7 @@ fail:
 		/* The child either exited with 127 or is killed here; either
 		 * way it is reaped before we return. */
 		(void)kill(proc->pid, SIGKILL);
+		mcpx_exit_watch_settle(proc->pid);
 		while (waitpid(proc->pid, &st, 0) < 0 && errno == EINTR)
 			;
 		mcpx_leaders_remove(proc->pid);
@@ -562,6 +567,10 @@ int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn r
 
 	if (pid <= 0 || !reaper)
 		return mcpx_err_set(err, EINVAL, "sandbox: nothing to adopt");
+	/* A grandchild cannot be waited for: only a pidfd tells its exit
+	 * (without pidfds the fork server is not used, warm_pool.c). */
+	if (!mcpx_exit_watch_pidfd())
+		return mcpx_err_set(err, ENOSYS, "sandbox: adopting a child needs pidfds");
 	proc->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
 	proc->exit_fd = proc->pidfd >= 0 ? (int)syscall(__NR_pidfd_open, pid, 0) : -1;
 	if (proc->pidfd < 0 || proc->exit_fd < 0) {

@@ -201,11 +201,15 @@ static int lift(struct rm_ctx *c, int dirfd, const char *name)
 
 	for (tries = 0; tries < 16; tries++) {
 		snprintf(tmp, sizeof(tmp), ".mcpx-deep-%u", c->lifted++);
-		if (renameat2(dirfd, name, c->topfd, tmp, RENAME_NOREPLACE) == 0) {
+		if (renameat2(dirfd, name, c->topfd, tmp, RENAME_NOREPLACE) == 0 ||
+		    /* gVisor has no renameat2 flags (EINVAL). A plain rename
+		     * may replace what the run left under that name in its
+		     * own workdir, which goes anyway. */
+		    (errno == EINVAL && renameat(dirfd, name, c->topfd, tmp) == 0)) {
 			c->removed++;
 			return 0;
 		}
-		if (errno != EEXIST)
+		if (errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR && errno != EISDIR)
 			return -errno;
 	}
 	return -EEXIST;

@@ -88,7 +88,7 @@ static int open_or_make(int dir, const char *name, bool create, int *out)
 int mcpx_dir_open_caller(int root, const char *kind, const char *caller, bool create, int *out)
 {
 	const char *parts[] = {"v1", kind, caller};
-	int fd = root, next, rc;
+	int fd = root, next = -1, rc;
 
 	for (size_t i = 0; i < 3; i++) {
 		rc = open_or_make(fd, parts[i], create, &next);

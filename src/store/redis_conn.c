@@ -13,9 +13,12 @@
  * closing, our own drop) it calls the cleanup hook, which ends the watch
  * and, unless we dropped it ourselves, tells the connection on the next
  * loop turn. A hang-up the loop sees first ends the watch; the context is
- * then dropped on the next loop turn. A read event drains what the socket holds (hiredis reads 16
- * KiB per call) up to 4 MiB per loop turn, so a 64 MiB reply needs a few turns, not thousands, and
- * never holds the loop long.
+ * then dropped on the next loop turn. A read event drains what the socket
+ * holds (hiredis reads 16 KiB per call) up to 1 MiB per loop turn: about
+ * one piece of a blob (redis_ops.h), which is all one reply may carry. A
+ * reply still unparsed beyond max_reply bytes is not one the store asked
+ * for (hiredis 0.14 has no cap of its own and would copy it whole on the
+ * loop): the connection is dropped instead.
  */
 #include "redis_conn.h"
 
@@ -37,7 +40,7 @@
 
 #define RETRY_FIRST_MS 100u
 #define RETRY_MAX_MS 5000u
-#define READ_TURNS 256 /* x 16 KiB per loop turn */
+#define READ_TURNS 64 /* x 16 KiB per loop turn */
 #define PASSWORD_MAX 4096
 
 enum conn_state { C_DOWN, C_RESOLVING, C_CONNECTING, C_READY };
@@ -66,6 +69,7 @@ struct mcpx_redis_conn {
 	struct mcpx_store_spec spec;
 	char *password; /* NULL: none; zeroised on free */
 	uint32_t connect_timeout_ms;
+	size_t max_reply;
 	struct mcpx_redis_conn_cbs cbs;
 	void *arg;
 	enum conn_state state;
@@ -160,17 +164,27 @@ static void watch_cb(struct mcpx_watch *w, int events)
 			mcpx_redis_conn_drop(c, "the connection hung up");
 		return;
 	}
-	if (!c || rw->detached || !c->ac)
+	/* A drop is due on the next turn: nothing more goes through it. */
+	if (!c || rw->detached || !c->ac || c->dropper.armed)
 		return;
 	if (events & MCPX_EV_WRITE)
 		redisAsyncHandleWrite(c->ac);
 	for (int i = 0; i < READ_TURNS && (events & MCPX_EV_READ); i++) {
+		const redisReader *rd;
 		int avail = 0;
 
 		if (rw->detached || !c->ac)
 			break;
 		redisAsyncHandleRead(c->ac);
-		if (rw->detached || !c->ac || ioctl(w->fd, FIONREAD, &avail) < 0 || avail <= 0)
+		if (rw->detached || !c->ac)
+			break;
+		rd = c->ac->c.reader;
+		if (rd && rd->len - rd->pos > c->max_reply) {
+			mcpx_redis_conn_drop(c,
+			                     "redis sent a reply larger than the store asks for");
+			break;
+		}
+		if (ioctl(w->fd, FIONREAD, &avail) < 0 || avail <= 0)
 			break;
 	}
 }
@@ -489,8 +503,9 @@ static int read_password(const char *path, char **out, struct mcpx_err *err)
 }
 
 int mcpx_redis_conn_new(struct mcpx_loop *loop, const struct mcpx_store_spec *spec,
-                        uint32_t connect_timeout_ms, const struct mcpx_redis_conn_cbs *cbs,
-                        void *arg, struct mcpx_redis_conn **out, struct mcpx_err *err)
+                        uint32_t connect_timeout_ms, size_t max_reply,
+                        const struct mcpx_redis_conn_cbs *cbs, void *arg,
+                        struct mcpx_redis_conn **out, struct mcpx_err *err)
 {
 	struct mcpx_redis_conn *c = calloc(1, sizeof(*c));
 	int rc;
@@ -501,6 +516,7 @@ int mcpx_redis_conn_new(struct mcpx_loop *loop, const struct mcpx_store_spec *sp
 	c->loop = loop;
 	c->spec = *spec;
 	c->connect_timeout_ms = connect_timeout_ms;
+	c->max_reply = max_reply;
 	c->cbs = *cbs;
 	c->arg = arg;
 	c->backoff_ms = RETRY_FIRST_MS;

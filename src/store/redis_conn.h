@@ -15,6 +15,10 @@
  * NULL means the connection went away before it came (the command may or
  * may not have been carried out).
  *
+ * No loop turn reads more than about 1 MiB from the socket, and a reply
+ * larger than the owner said it asks for drops the connection, so no reply
+ * holds the loop long.
+ *
  * What it does not do: queue commands while down (the store's backend
  * does), time single commands out (ditto: it calls mcpx_redis_conn_drop),
  * or log the address or the password (messages name neither).
@@ -42,10 +46,13 @@ struct mcpx_redis_conn_cbs {
 };
 
 /* Reads the password file (if the spec names one), then starts
- * connecting. Returns 0 or -errno with err set. */
+ * connecting. max_reply: the largest reply the owner asks for (bytes, its
+ * framing aside); one that grows past it drops the connection. Returns 0
+ * or -errno with err set. */
 int mcpx_redis_conn_new(struct mcpx_loop *loop, const struct mcpx_store_spec *spec,
-                        uint32_t connect_timeout_ms, const struct mcpx_redis_conn_cbs *cbs,
-                        void *arg, struct mcpx_redis_conn **out, struct mcpx_err *err);
+                        uint32_t connect_timeout_ms, size_t max_reply,
+                        const struct mcpx_redis_conn_cbs *cbs, void *arg,
+                        struct mcpx_redis_conn **out, struct mcpx_err *err);
 
 /* Drops the connection (every pending reply comes back NULL, inside this
  * call) and frees c. */

@@ -1,13 +1,11 @@
 /*
- * redis_ops.c - the Redis store's operations (redis_ops.h): the commands
- * each one sends and what its replies mean.
+ * redis_ops.c - the Redis store's puts, deletes and lists (redis_ops.h):
+ * the commands each one sends and what its replies mean, and the helpers
+ * the gets (redis_get.c) and records (redis_records.c) share.
  *
- * Every check-then-change is one EVAL (redis_scripts.c). A get is a
- * pipeline of two commands (the TTL, refreshed or read, then GET), so the
- * blob itself is never copied through Lua; its bytes are taken from
- * hiredis's reply without another copy (the trailer is at the end for
- * that). Replies that are errors become -EIO with the error's first word,
- * never the rest of what the server said.
+ * Every check-then-change is one EVAL (redis_scripts.c). Replies that are
+ * errors become -EIO with the error's first word, never the rest of what
+ * the server said.
  */
 #include "redis_ops.h"
 
@@ -20,9 +18,8 @@
 #include "crypto.h"
 #include "redis_scripts.h"
 
-#define CHUNK (1u << 20)
-#define WINDOW 4
 #define UPLOAD_TTL_MS "600000"
+#define INLINE_MAX (64u << 10)
 
 void mcpx_redis_arg(struct mcpx_redis_cmd *c, const char *s, size_t len)
 {
@@ -127,77 +124,15 @@ const redisReply *mcpx_redis_elem_str(const redisReply *rep, size_t i)
 	return rep->element[i];
 }
 
-static void trailer(char out[MCPX_REDIS_TRAILER + 1], uint64_t ttl_ms)
+/* The trailer of r's blob: its TTL and its version. */
+static void trailer(const struct mcpx_redis_rop *r, char out[MCPX_REDIS_TRAILER + 1])
 {
-	snprintf(out, MCPX_REDIS_TRAILER + 1, "MCPXB1%017llu\n", (unsigned long long)ttl_ms);
+	snprintf(out, MCPX_REDIS_TRAILER + 1, "MCPXB2%017llu%s\n",
+	         (unsigned long long)r->op->ttl_ms, r->version);
 }
 
-/* Get: [touch | PTTL], GET. */
-
-static void get_start(struct mcpx_redis_rop *r)
-{
-	struct mcpx_redis_cmd a = {0}, b = {0};
-
-	if (r->op->refresh) {
-		eval(&a, mcpx_redis_touch, 1);
-		argk(&a, r->op, "b:", r->op->key.name);
-	} else {
-		args(&a, "PTTL");
-		argk(&a, r->op, "b:", r->op->key.name);
-	}
-	args(&b, "GET");
-	argk(&b, r->op, "b:", r->op->key.name);
-	r->done_sending = true;
-	if (mcpx_redis_cmd_send(r, &a) == 0)
-		mcpx_redis_cmd_send(r, &b);
-}
-
-static void get_reply(struct mcpx_redis_rop *r, redisReply *rep)
-{
-	struct mcpx_store_op *op = r->op;
-	const char *t;
-	uint64_t ttl;
-	int64_t now = mcpx_store_now_ms(), left;
-
-	if (r->got == 1) {
-		if (rep->type != REDIS_REPLY_INTEGER)
-			mcpx_redis_fail_reply(r, rep);
-		r->scratch = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -2;
-		return;
-	}
-	if (rep->type == REDIS_REPLY_NIL) {
-		r->failed = true;
-		mcpx_store_op_fail(op, -ENOENT, "not found");
-		return;
-	}
-	if (rep->type != REDIS_REPLY_STRING) {
-		mcpx_redis_fail_reply(r, rep);
-		return;
-	}
-	t = rep->str + rep->len - MCPX_REDIS_TRAILER;
-	if (rep->len < MCPX_REDIS_TRAILER || memcmp(t, "MCPXB1", 6) != 0 ||
-	    rep->len - MCPX_REDIS_TRAILER > op->max_blob_bytes) {
-		r->failed = true;
-		mcpx_store_op_fail(op, -EIO, "a blob in the store is damaged");
-		return;
-	}
-	ttl = strtoull(t + 6, NULL, 10);
-	/* The value is hiredis's malloc'd buffer: taken, not copied. */
-	op->res.len = rep->len - MCPX_REDIS_TRAILER;
-	op->res.data = rep->str;
-	op->res.data[op->res.len] = '\0';
-	rep->str = NULL;
-	rep->len = 0;
-	/* touch gives the TTL it set, PTTL what is left. */
-	left = r->scratch >= 0 ? r->scratch : (int64_t)ttl;
-	op->res.expires_ms = now + left;
-	op->res.last_used_ms = op->res.expires_ms - (int64_t)ttl;
-	if (!r->failed)
-		op->res.rc = 0;
-}
-
-/* Put: one EVAL up to 1 MiB, else SET + SETRANGEs to an upload key and the
- * EVAL that renames it into place. */
+/* Put: one EVAL up to one piece, else SET + SETRANGEs to an upload key
+ * and the EVAL that renames it into place. */
 
 static void put_commit_cmd(struct mcpx_redis_rop *r, struct mcpx_redis_cmd *c, char *nums)
 {
@@ -221,10 +156,16 @@ static void put_commit_cmd(struct mcpx_redis_rop *r, struct mcpx_redis_cmd *c, c
 	args(c, nums + 72);
 }
 
+/* A blob of one piece: up to INLINE_MAX inside the commit script (one
+ * command); above, a SET of the upload key and the commit, pipelined (one
+ * round trip still), because a script's argument is copied through Lua,
+ * which costs Redis 7.0 about 6 ms of its one thread per MiB. The commit
+ * checks the upload's length, so a SET that failed fails it (-4). */
 static void put_small(struct mcpx_redis_rop *r)
 {
 	struct mcpx_store_op *op = r->op;
-	char nums[96], *value = malloc(op->len + MCPX_REDIS_TRAILER + 1);
+	size_t n = op->len + MCPX_REDIS_TRAILER;
+	char nums[96], *value = malloc(n + 1);
 	struct mcpx_redis_cmd c = {0};
 
 	r->done_sending = true;
@@ -235,14 +176,28 @@ static void put_small(struct mcpx_redis_rop *r)
 	}
 	if (op->len)
 		memcpy(value, op->data, op->len);
-	trailer(value + op->len, op->ttl_ms);
-	put_commit_cmd(r, &c, nums);
-	arg(&c, value, op->len + MCPX_REDIS_TRAILER);
+	trailer(r, value + op->len);
+	if (op->len > INLINE_MAX) {
+		args(&c, "SET");
+		args(&c, r->tmp);
+		arg(&c, value, n);
+		args(&c, "PX");
+		args(&c, UPLOAD_TTL_MS);
+		if (mcpx_redis_cmd_send(r, &c) < 0)
+			goto out;
+		memset(&c, 0, sizeof(c));
+		put_commit_cmd(r, &c, nums);
+	} else {
+		put_commit_cmd(r, &c, nums);
+		arg(&c, value, n);
+	}
 	mcpx_redis_cmd_send(r, &c);
+out:
 	free(value);
 }
 
-/* Sends the upload's next commands while fewer than WINDOW are in flight:
+/* Sends the upload's next commands while fewer than MCPX_REDIS_WINDOW are
+ * in flight:
  * SET of the first chunk (with the upload key's TTL), one SETRANGE of the
  * trailer at the end, which sizes the string once (APPENDs would make Redis
  * grow it 64 times), then a SETRANGE per chunk; the commit only once every
@@ -252,10 +207,10 @@ static void put_pump(struct mcpx_redis_rop *r)
 {
 	struct mcpx_store_op *op = r->op;
 
-	while (!r->done_sending && r->sent - r->got < WINDOW) {
+	while (!r->done_sending && r->sent - r->got < MCPX_REDIS_WINDOW) {
 		struct mcpx_redis_cmd c = {0};
 		char tr[MCPX_REDIS_TRAILER + 1], off[24], nums[96];
-		size_t n = op->len - r->off < CHUNK ? op->len - r->off : CHUNK;
+		size_t n = op->len - r->off < r->piece ? op->len - r->off : r->piece;
 
 		if (r->off == op->len) {
 			if (r->got < r->sent || r->failed)
@@ -263,7 +218,8 @@ static void put_pump(struct mcpx_redis_rop *r)
 			put_commit_cmd(r, &c, nums);
 			r->done_sending = true;
 			mcpx_redis_cmd_send(r, &c);
-			free(op->data); /* hiredis copied every chunk */
+			/* hiredis copied every chunk. */
+			mcpx_redis_free_blob(r, op->data, op->len);
 			op->data = NULL;
 			return;
 		}
@@ -276,7 +232,7 @@ static void put_pump(struct mcpx_redis_rop *r)
 			if (mcpx_redis_cmd_send(r, &c) < 0)
 				return;
 			memset(&c, 0, sizeof(c));
-			trailer(tr, op->ttl_ms);
+			trailer(r, tr);
 			snprintf(off, sizeof(off), "%zu", op->len);
 			args(&c, "SETRANGE");
 			args(&c, r->tmp);
@@ -295,16 +251,25 @@ static void put_pump(struct mcpx_redis_rop *r)
 	}
 }
 
+/* A put's random id names its upload key and is the new blob's version,
+ * which a reader compares piece by piece (redis_get.c): without one, a
+ * put could not be told from the next. */
 static void put_start(struct mcpx_redis_rop *r)
 {
 	struct mcpx_store_op *op = r->op;
-	unsigned char rnd[8];
+	unsigned char rnd[MCPX_REDIS_VERSION_LEN / 2];
 
-	(void)mcpx_random(rnd, sizeof(rnd));
-	snprintf(r->tmp, sizeof(r->tmp), "mcpx:v1:{%s:%s}:t:%s:%02x%02x%02x%02x%02x%02x%02x%02x",
-	         op->key.kind, op->key.caller, op->key.name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
-	         rnd[5], rnd[6], rnd[7]);
-	if (op->len <= CHUNK)
+	if (mcpx_random(rnd, sizeof(rnd)) < 0) {
+		r->failed = true;
+		r->done_sending = true;
+		mcpx_store_op_fail(op, -EIO, "no random bytes for the blob's version");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(r->version + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(r->tmp, sizeof(r->tmp), "mcpx:v1:{%s:%s}:t:%s:%s", op->key.kind, op->key.caller,
+	         op->key.name, r->version);
+	if (op->len <= r->piece)
 		put_small(r);
 	else
 		put_pump(r);
@@ -395,6 +360,8 @@ static void list_start(struct mcpx_redis_rop *r)
 	eval(&c, rec ? mcpx_redis_list_records : mcpx_redis_list_blobs, 1);
 	argk(&c, r->op, rec ? "ri" : "bi", "");
 	argf(&c, "mcpx:v1:{%s:%s}:%s", r->op->key.kind, r->op->key.caller, rec ? "r:" : "b:");
+	/* One more than a list may hold, so that too many is still seen. */
+	argf(&c, "%d", MCPX_STORE_LIST_MAX + 1);
 	r->done_sending = true;
 	mcpx_redis_cmd_send(r, &c);
 }
@@ -447,7 +414,7 @@ void mcpx_redis_rop_start(struct mcpx_redis_rop *r)
 {
 	switch (r->op->code) {
 	case MCPX_OP_GET:
-		get_start(r);
+		mcpx_redis_get_start(r);
 		break;
 	case MCPX_OP_PUT:
 		put_start(r);
@@ -468,7 +435,7 @@ void mcpx_redis_rop_reply(struct mcpx_redis_rop *r, redisReply *rep)
 {
 	switch (r->op->code) {
 	case MCPX_OP_GET:
-		get_reply(r, rep);
+		mcpx_redis_get_reply(r, rep);
 		break;
 	case MCPX_OP_PUT:
 		put_reply(r, rep);

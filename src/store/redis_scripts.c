@@ -1,13 +1,20 @@
 /*
  * redis_scripts.c - the Redis store's Lua scripts (redis_scripts.h).
  *
- * Conventions: a blob key's value ends with a 24-byte trailer ("MCPXB1",
- * its TTL in milliseconds as 17 digits, "\n"); a record is a hash with its
- * version v (decimal), its data d and its TTL t; versions of new records
- * come from Redis's clock (microseconds), later ones add 1. Scripts return
- * 0 or a negative number for a refusal the caller maps to an errno.
+ * Conventions: a blob key's value ends with a trailer of
+ * MCPX_REDIS_TRAILER bytes ("MCPXB2", its TTL in milliseconds as 17
+ * digits, its version's 16 hex digits, "\n"; redis_scripts.h); a record
+ * is a hash with its version v (decimal), its data d and its TTL t;
+ * versions of new records come from Redis's clock (microseconds), later
+ * ones add 1. Scripts return 0 or a negative number for a refusal the
+ * caller maps to an errno.
  */
 #include "redis_scripts.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* The trailer's length as the scripts spell it. */
+#define T STR(MCPX_REDIS_TRAILER)
 
 /* KEYS: upload key, blob key, blob name set, lease key.
  * ARGV: name, ttl ms, max count, max bytes, lease owner ("" none), blob key
@@ -25,12 +32,12 @@ const char mcpx_redis_put_commit[] =
     "  for _, n in ipairs(redis.call('SMEMBERS', KEYS[3])) do\n"
     "    if n ~= name then\n"
     "      local l = redis.call('STRLEN', ARGV[6] .. n)\n"
-    "      if l > 0 then count = count + 1 bytes = bytes + l - 24\n"
+    "      if l > 0 then count = count + 1 bytes = bytes + l - " T "\n"
     "      else redis.call('SREM', KEYS[3], n) end\n"
     "    end\n"
     "  end\n"
     "  if maxc > 0 and count + 1 > maxc then drop() return -2 end\n"
-    "  if maxb > 0 and bytes + want - 24 > maxb then drop() return -3 end\n"
+    "  if maxb > 0 and bytes + want - " T " > maxb then drop() return -3 end\n"
     "end\n"
     "if inline then\n"
     "  redis.call('SET', KEYS[2], inline, 'PX', ttl)\n"
@@ -44,10 +51,11 @@ const char mcpx_redis_put_commit[] =
     "return 0\n";
 
 /* KEYS: blob key. Starts its TTL again; returns the TTL, or -2 when there
- * is no such blob. */
+ * is no such blob. Reads only its trailer: a script never copies a blob's
+ * bytes (Redis 7.0 takes about 6 ms per MiB to pass a string through Lua). */
 const char mcpx_redis_touch[] =
-    "local t = redis.call('GETRANGE', KEYS[1], -24, -1)\n"
-    "if #t ~= 24 or string.sub(t, 1, 6) ~= 'MCPXB1' then return -2 end\n"
+    "local t = redis.call('GETRANGE', KEYS[1], -" T ", -1)\n"
+    "if #t ~= " T " or string.sub(t, 1, 6) ~= 'MCPXB2' then return -2 end\n"
     "local ttl = tonumber(string.sub(t, 7, 23))\n"
     "redis.call('PEXPIRE', KEYS[1], ttl)\n"
     "return ttl\n";
@@ -59,26 +67,30 @@ const char mcpx_redis_delete[] =
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
     "return redis.call('DEL', KEYS[1])\n";
 
-/* KEYS: blob name set. ARGV: blob key prefix. Returns name, bytes, ms
- * left, ttl for each live blob (pruning the set). */
-const char mcpx_redis_list_blobs[] = "local out = {}\n"
+/* KEYS: blob name set. ARGV: blob key prefix, the most entries to return
+ * (so the reply stays small however many names the set holds). Returns
+ * name, bytes, ms left, ttl for each live blob (pruning the set). */
+const char mcpx_redis_list_blobs[] = "local out, most = {}, tonumber(ARGV[2])\n"
                                      "for _, n in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
+                                     "  if #out >= 4 * most then break end\n"
                                      "  local k = ARGV[1] .. n\n"
                                      "  local l = redis.call('STRLEN', k)\n"
-                                     "  if l >= 24 then\n"
-                                     "    local t = redis.call('GETRANGE', k, -24, -1)\n"
+                                     "  if l >= " T " then\n"
+                                     "    local t = redis.call('GETRANGE', k, -" T ", -1)\n"
                                      "    out[#out + 1] = n\n"
-                                     "    out[#out + 1] = l - 24\n"
+                                     "    out[#out + 1] = l - " T "\n"
                                      "    out[#out + 1] = redis.call('PTTL', k)\n"
                                      "    out[#out + 1] = tonumber(string.sub(t, 7, 23)) or 0\n"
                                      "  else redis.call('SREM', KEYS[1], n) end\n"
                                      "end\n"
                                      "return out\n";
 
-/* KEYS: record name set. ARGV: record key prefix. Returns name, bytes, ms
- * left, ttl, version (a string) for each live record. */
-const char mcpx_redis_list_records[] = "local out = {}\n"
+/* KEYS: record name set. ARGV: record key prefix, the most entries to
+ * return. Returns name, bytes, ms left, ttl, version (a string) for each
+ * live record. */
+const char mcpx_redis_list_records[] = "local out, most = {}, tonumber(ARGV[2])\n"
                                        "for _, n in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
+                                       "  if #out >= 5 * most then break end\n"
                                        "  local k = ARGV[1] .. n\n"
                                        "  local r = redis.call('HMGET', k, 'v', 't')\n"
                                        "  if r[1] then\n"

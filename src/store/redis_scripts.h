@@ -12,8 +12,12 @@
 #ifndef MCPX_REDIS_SCRIPTS_H
 #define MCPX_REDIS_SCRIPTS_H
 
-/* The blob trailer: "MCPXB1", the TTL in 17 digits, "\n". */
-#define MCPX_REDIS_TRAILER 24
+/* The blob trailer: "MCPXB2", the TTL in milliseconds as 17 digits, the
+ * version's 16 hex digits (random, new with every put), "\n". A plain
+ * number: the scripts spell it in their text. */
+#define MCPX_REDIS_TRAILER 40
+#define MCPX_REDIS_TRAILER_TTL 6 /* where the TTL's digits start */
+#define MCPX_REDIS_VERSION_LEN 16
 
 extern const char mcpx_redis_put_commit[];
 extern const char mcpx_redis_touch[];

@@ -17,7 +17,8 @@
  * callback (which may start or free anything) ever runs inside hiredis.
  *
  * Every 10 s the connection is asked for INFO memory and DBSIZE, for
- * /metrics' bytes stored and as a liveness check.
+ * /metrics' bytes stored and as a liveness check. A worker thread frees
+ * blobs' large buffers, which the loop would take milliseconds to unmap.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,10 +27,15 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "offload.h"
 #include "redis_conn.h"
 #include "redis_ops.h"
 
 #define DEFAULT_CONNECT_MS 2000u
+#define DEFAULT_PIECE (1u << 20)
+#define PIECE_MIN (1u << 10)
+#define PIECE_MAX (64u << 20)
+#define REPLY_SLACK (64u << 10)
 #define WATCHDOG_MS 500u
 #define HEALTH_MS 10000u
 
@@ -40,7 +46,9 @@ struct rop_list {
 struct mcpx_redis_backend {
 	struct mcpx_store_backend base;
 	struct mcpx_redis_conn *conn;
+	struct mcpx_offload *freer; /* NULL: buffers are freed on the loop */
 	uint32_t op_timeout_ms;
+	size_t piece;
 	struct rop_list waiting, inflight, done;
 	struct mcpx_timer done_timer, watchdog, health;
 	bool health_pending;
@@ -122,6 +130,44 @@ static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
 		finish(r, &r->b->inflight);
 }
 
+struct free_task {
+	struct mcpx_offload_task t;
+	void *p;
+};
+
+static void free_work(struct mcpx_offload_task *t)
+{
+	free(((struct free_task *)t)->p);
+}
+
+static void free_done(struct mcpx_offload_task *t)
+{
+	if (t->cancelled)
+		free(((struct free_task *)t)->p);
+	free(t);
+}
+
+void mcpx_redis_free_blob(struct mcpx_redis_rop *r, void *p, size_t len)
+{
+	struct free_task *f;
+
+	if (!p)
+		return;
+	if (len <= r->piece || !r->b->freer || !(f = calloc(1, sizeof(*f)))) {
+		free(p);
+		return;
+	}
+	f->t.work = free_work;
+	f->t.done = free_done;
+	f->p = p;
+	mcpx_offload_submit(r->b->freer, &f->t);
+}
+
+void mcpx_redis_drop(struct mcpx_redis_rop *r, const char *why)
+{
+	mcpx_redis_conn_drop(r->b->conn, why);
+}
+
 int mcpx_redis_send(struct mcpx_redis_rop *r, int argc, const char **argv, const size_t *lens)
 {
 	int rc = mcpx_redis_conn_command(r->b->conn, reply_cb, r, argc, argv, lens);
@@ -172,6 +218,7 @@ static void redis_submit(struct mcpx_store_backend *base, struct mcpx_store_op *
 	}
 	r->op = op;
 	r->b = b;
+	r->piece = b->piece;
 	if (mcpx_redis_conn_ready(b->conn)) {
 		dispatch(b, r);
 		return;
@@ -262,6 +309,7 @@ static void redis_free(struct mcpx_store_backend *base)
 		finish(r, &b->inflight);
 	}
 	flush_done(b);
+	mcpx_offload_free(b->freer);
 	free(b);
 }
 
@@ -283,6 +331,12 @@ int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config
 		                    "a Redis store holds workspaces of at most 511 MiB: lower "
 		                    "MCP_EXEC_WORKSPACE_MAX_MB");
 	}
+	if (cfg->redis_piece_bytes &&
+	    (cfg->redis_piece_bytes < PIECE_MIN || cfg->redis_piece_bytes > PIECE_MAX)) {
+		free(b);
+		return mcpx_err_set(err, EINVAL, "the Redis store's piece is 1 KiB to 64 MiB");
+	}
+	b->piece = cfg->redis_piece_bytes ? cfg->redis_piece_bytes : DEFAULT_PIECE;
 	b->base.ops = &redis_ops;
 	b->base.loop = loop;
 	b->op_timeout_ms = cfg->op_timeout_ms ? cfg->op_timeout_ms : 30000u;
@@ -290,14 +344,20 @@ int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config
 	b->watchdog.fn = watchdog_cb;
 	b->health.fn = health_cb;
 	b->done_timer.arg = b->watchdog.arg = b->health.arg = b;
-	rc = mcpx_redis_conn_new(loop, &cfg->spec,
-	                         cfg->connect_timeout_ms ? cfg->connect_timeout_ms
-	                                                 : DEFAULT_CONNECT_MS,
-	                         &cbs, b, &b->conn, err);
+	/* The largest reply asked for: a piece of a blob or a record (each
+	 * with a few numbers beside it), or a list of at most
+	 * MCPX_STORE_LIST_MAX + 1 short entries. */
+	rc = mcpx_redis_conn_new(
+	    loop, &cfg->spec,
+	    cfg->connect_timeout_ms ? cfg->connect_timeout_ms : DEFAULT_CONNECT_MS,
+	    (b->piece > MCPX_STORE_RECORD_MAX ? b->piece : MCPX_STORE_RECORD_MAX) + REPLY_SLACK,
+	    &cbs, b, &b->conn, err);
 	if (rc < 0) {
 		free(b);
 		return rc;
 	}
+	if (mcpx_offload_new(loop, &b->freer) < 0)
+		b->freer = NULL; /* then the loop frees them, slower */
 	mcpx_timer_start(loop, &b->health, 1000u * 1000u);
 	*out = &b->base;
 	return 0;

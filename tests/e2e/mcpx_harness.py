@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import select
+import shlex
 import signal
 import shutil
 import subprocess
@@ -18,6 +19,49 @@ import time
 BIN = os.environ.get("MCPX_BIN") or os.path.join(
     os.environ.get("MCPX_BUILD_DIR", "build"), "mcp-exec")
 PYTHON = "/usr/bin/python3"
+# MCPX_WRAP: a command every server is started through, given
+# "--uid N -- BINARY ARGS..." (runsc_wrap.py: gVisor in the pod's posture).
+# The server then runs as uid 65532 (or as_uid) with no capabilities, on a
+# read-only root; it is not this process's child, nor visible in its /proc.
+WRAP = shlex.split(os.environ.get("MCPX_WRAP", ""))
+POD_UID = 65532
+if WRAP and "runsc" in " ".join(WRAP):
+    _runsc = os.environ.get("MCPX_RUNSC") or shutil.which("runsc")
+    if os.geteuid() != 0 or not _runsc or not os.access(_runsc, os.X_OK):
+        print("SKIP: the gVisor pass needs root and runsc (bash scripts/deps.sh --gvisor)")
+        sys.exit(77)
+
+
+def wrapped():
+    """True when servers run through MCPX_WRAP (under gVisor)."""
+    return bool(WRAP)
+
+
+def under_gvisor():
+    """True when the servers run under gVisor: started through runsc_wrap.py,
+    or this test itself runs there (the image under podman --runtime runsc),
+    seen as the server sees it (/proc/cmdline names a -gvisor kernel). A
+    probe's expectation that differs there says so with this."""
+    if wrapped() and "runsc" in " ".join(WRAP):
+        return os.environ.get("MCPX_OCI_RUNTIME", "runsc") != "runc"
+    try:
+        with open("/proc/cmdline") as f:
+            return any(w.startswith("BOOT_IMAGE=") and w.endswith("-gvisor") for w in f.read().split())
+    except OSError:
+        return False
+
+
+def server_is_root():
+    """Whether the server runs as root (its runs then drop to 65532)."""
+    return os.geteuid() == 0 and not wrapped()
+
+
+def for_server(path):
+    """path, made the server's own when it runs as another uid (MCPX_WRAP:
+    65532): a workdir base the test made must be writable by the server."""
+    if WRAP and os.geteuid() == 0:
+        os.chown(path, POD_UID, POD_UID)
+    return path
 
 _procs = []
 sys.stdout.reconfigure(line_buffering=True)
@@ -36,6 +80,13 @@ def _died(proc, log, what):
 
 def _cleanup():
     for p in _procs:
+        if p.poll() is None:
+            try:
+                if WRAP:  # lets the wrapper remove its sandbox first
+                    p.terminate()
+                    p.wait(timeout=5)
+            except Exception:
+                pass
         if p.poll() is None:
             try:
                 p.kill()
@@ -66,8 +117,11 @@ def warm_mode(env=None):
     global _warm_mode
     if env is None and _warm_mode is not None:
         return _warm_mode
-    out = subprocess.run([BIN, "--check-config"], env=env or base_env(), capture_output=True,
-                         text=True, timeout=60).stdout
+    cmd = [BIN, "--check-config"]
+    if WRAP:
+        cmd = WRAP + ["--uid", str(POD_UID), "--", bin_for_uid(), "--check-config"]
+    out = subprocess.run(cmd, env=env or base_env(), capture_output=True, text=True,
+                         timeout=60).stdout
     mode = next((l.split(":", 1)[1].split()[0] for l in out.splitlines()
                  if l.startswith("warm interpreters:")), "off")
     if env is None:
@@ -134,28 +188,40 @@ def _become(uid):
     return drop
 
 
-# Syscall numbers for deny_syscalls, per machine (landlock_* are the same on
-# every architecture).
+# Syscall numbers for deny_syscalls, per machine (landlock_* and pidfd_open
+# are the same on every architecture).
 _NR = {"x86_64": {"seccomp": 317}, "aarch64": {"seccomp": 277}}
 for _m in _NR.values():
-    _m.update(landlock_create_ruleset=444, landlock_add_rule=445, landlock_restrict_self=446)
+    _m.update(landlock_create_ruleset=444, landlock_add_rule=445, landlock_restrict_self=446,
+              pidfd_open=434)
+# Rules on one operation of a syscall: (syscall, its first argument, errno).
+# seccomp_action_query: SECCOMP_GET_ACTION_AVAIL answers EINVAL, as under
+# gVisor, while filters still install.
+_OPS = {"seccomp_action_query": ("seccomp", 2, 22)}
 
 
 def deny_syscalls(names):
     """A preexec_fn that makes the named syscalls fail with ENOSYS for the
     server and everything it starts, as a kernel without them (or a runtime
-    profile that denies them) would: a one-rule-per-syscall seccomp filter
-    installed between fork and exec."""
+    profile that denies them) would: a small seccomp filter installed
+    between fork and exec. A name from _OPS denies one operation only."""
     import ctypes
     import platform
     import struct
-    nrs = [_NR[platform.machine()][n] for n in names]
+    nr = _NR[platform.machine()]
     arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[platform.machine()]
     LD, JEQ, RET = 0x20, 0x15, 0x06
-    prog = [(LD, 0, 0, 4), (JEQ, 0, 2 * len(nrs) + 1, arch), (LD, 0, 0, 0)]
-    for nr in nrs:
-        prog += [(JEQ, 0, 1, nr), (RET, 0, 0, 0x00050000 | 38)]   # SECCOMP_RET_ERRNO(ENOSYS)
-    prog += [(RET, 0, 0, 0x7FFF0000)]                              # SECCOMP_RET_ALLOW
+    ALLOW, ERRNO = 0x7FFF0000, 0x00050000
+    prog = [(LD, 0, 0, 4), (JEQ, 1, 0, arch), (RET, 0, 0, ALLOW)]
+    for n in names:
+        if n in _OPS:
+            sysname, arg0, err = _OPS[n]
+            prog += [(LD, 0, 0, 0), (JEQ, 0, 3, nr[sysname]),
+                     (LD, 0, 0, 16), (JEQ, 0, 1, arg0),      # seccomp_data.args[0], low half
+                     (RET, 0, 0, ERRNO | err)]
+        else:
+            prog += [(LD, 0, 0, 0), (JEQ, 0, 1, nr[n]), (RET, 0, 0, ERRNO | 38)]  # ENOSYS
+    prog += [(RET, 0, 0, ALLOW)]
     code = b"".join(struct.pack("HBBI", *i) for i in prog)
     buf = ctypes.create_string_buffer(code, len(code))
 
@@ -175,11 +241,19 @@ def deny_syscalls(names):
 
 class StdioServer:
     def __init__(self, env=None, args=(), as_uid=None, preexec=None, binary=None):
-        binary = binary or (bin_for_uid() if as_uid is not None else BIN)
-        self.proc = subprocess.Popen([binary, *args], stdin=subprocess.PIPE,
+        binary = binary or (bin_for_uid() if as_uid is not None or WRAP else BIN)
+        cmd = [binary, *args]
+        if WRAP:
+            # The uid is the wrapper's to set: runsc itself runs as root.
+            if preexec is not None:
+                raise RuntimeError("MCPX_WRAP: a preexec hook cannot reach a wrapped server")
+            cmd = WRAP + ["--uid", str(as_uid if as_uid is not None else POD_UID), "--", *cmd]
+            preexec = None
+        elif as_uid is not None:
+            preexec = _become(as_uid)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=env or base_env(),
-                                     preexec_fn=_become(as_uid) if as_uid is not None else preexec)
+                                     env=env or base_env(), preexec_fn=preexec)
         _procs.append(self.proc)
         self.buf = b""
         self.errbuf = b""
@@ -294,6 +368,17 @@ class StdioServer:
         while self._pump(0):
             pass
         return self.proc.poll()
+
+    def server_pid(self):
+        """The server's pid as its runs see it. Under MCPX_WRAP the server
+        lives in the sandbox's own pid namespace: a run asks for its parent
+        (the server, outside fork-server mode, which gVisor never gets)."""
+        if not WRAP:
+            return self.proc.pid
+        if getattr(self, "_inner_pid", None) is None:
+            sc = structured(self.call("import os; print(os.getppid())"))
+            self._inner_pid = int(sc["stdout"]) if sc and sc["stdout"].strip().isdigit() else -1
+        return self._inner_pid
 
     def stderr_text(self):
         while self._pump(0):

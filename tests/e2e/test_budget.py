@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 
-from mcpx_harness import BIN, Failures, StdioServer, base_env, structured, warm_mode
+from mcpx_harness import BIN, Failures, StdioServer, base_env, for_server, structured, warm_mode
 
 t = Failures()
 
@@ -412,6 +412,7 @@ def nested_setup():
     os.chmod(top, 0o755)
     work, admin = os.path.join(top, "work"), os.path.join(top, "admin")
     os.mkdir(work, 0o711)
+    for_server(work)
     os.mkdir(admin, 0o755)
     with open(os.path.join(admin, "hog.py"), "w") as f:
         f.write(HOG)

@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import time
 
-from mcpx_harness import Failures, StdioServer, base_env, structured, warm_mode
+from mcpx_harness import Failures, StdioServer, base_env, for_server, structured, warm_mode
 
 FILES = 30000
 FEED_S = 20
@@ -33,6 +33,7 @@ tmp = tempfile.mkdtemp(prefix="mcpx-cleanup-")
 os.chmod(tmp, 0o755)
 work = os.path.join(tmp, "work")
 os.mkdir(work, 0o711)
+for_server(work)
 
 env = base_env(MCP_EXEC_WORKDIR_BASE=work, MCP_EXEC_LOG_LEVEL="debug",
                MCP_EXEC_MAX_DISK_MB=1024, MCP_EXEC_CPU_S=120)

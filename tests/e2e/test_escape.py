@@ -7,7 +7,12 @@ ctest runs this file once per warm mode (MCPX_TEST_WARM: auto, after-reap,
 own, as in the pod: server and runs share that uid and nothing is root. That
 one proves what only a same-uid server can show: the directories above the
 workdir are put back after a run changed them, and a fork storm stays within
-MCP_EXEC_MAX_PROCS (no other process of that uid moves the count)."""
+MCP_EXEC_MAX_PROCS (no other process of that uid moves the count).
+
+Under gVisor (MCPX_WRAP=runsc_wrap.py: the pod's posture, read-only root,
+uid 65532, no capabilities) every probe runs too; where gVisor gives a run
+something else (no Landlock, a procfs that ignores dumpable), the check
+says so with a "[gVisor]" label and asserts what gVisor gives instead."""
 import json
 import os
 import shutil
@@ -16,8 +21,8 @@ import tempfile
 import time
 import uuid
 
-from mcpx_harness import (Failures, StdioServer, base_env, structured, tool_error_text,
-                          warm_mode)
+from mcpx_harness import (Failures, StdioServer, base_env, server_is_root, structured,
+                          tool_error_text, under_gvisor, warm_mode)
 
 t = Failures()
 env = base_env(MCP_EXEC_MAX_PROCS=32, MCP_EXEC_MEMORY_MB=256, MCP_EXEC_MAX_FILE_MB=8)
@@ -77,7 +82,19 @@ for p in ['{name}', '/var/tmp/x-{uuid.uuid4().hex}', os.path.expanduser('~/../si
 print('cwd', os.getcwd() == os.environ['HOME'] == os.environ['TMPDIR'])
 open('mine.txt', 'w').write('ok'); print('own workdir writable')
 """)
-t.check("WROTE" not in sc["stdout"] and not os.path.exists(name), "cannot write outside the workdir", sc["stdout"])
+if under_gvisor():
+    # No Landlock: the run writes wherever its uid may. The read-only root
+    # keeps /var/tmp out of reach; /tmp and the workdir base stay writable.
+    t.check("WROTE " + name in sc["stdout"] and "WROTE /var/tmp" not in sc["stdout"]
+            and "denied" in sc["stdout"],
+            "[gVisor] without Landlock a run writes where its uid may (/tmp, the workdir base), "
+            "but not on the read-only root (/var/tmp: EROFS, or absent in the image)", sc["stdout"])
+    for p in (name,):
+        if os.path.exists(p):
+            os.unlink(p)
+else:
+    t.check("WROTE" not in sc["stdout"] and not os.path.exists(name),
+            "cannot write outside the workdir", sc["stdout"])
 t.check("cwd True" in sc["stdout"] and "own workdir writable" in sc["stdout"],
         "workdir is cwd, HOME and TMPDIR and is writable")
 
@@ -98,8 +115,14 @@ except OSError as e:
     print('list denied', e.errno)
 """)
 os.unlink(secret_path)
-t.check("TOP-SECRET" not in sc["stdout"] and "READ" not in sc["stdout"],
-        "cannot read files outside the runtime (a mounted token, other runs' files)", sc["stdout"])
+if under_gvisor():
+    t.check("READ TOP-SECRET" in sc["stdout"] and "denied /etc/shadow" in sc["stdout"],
+            "[gVisor] without Landlock a run reads what its uid may (a world-readable file: yes; "
+            "/etc/shadow: no)", sc["stdout"])
+else:
+    t.check("TOP-SECRET" not in sc["stdout"] and "READ" not in sc["stdout"],
+            "cannot read files outside the runtime (a mounted token, other runs' files)",
+            sc["stdout"])
 
 sc = run("""
 import os, glob
@@ -124,7 +147,8 @@ import os, signal
 pp = os.getppid()
 for path in [f'/proc/{pp}/environ', f'/proc/{pp}/mem', f'/proc/{pp}/maps']:
     try:
-        open(path, 'rb').read(16); print('READ', path)
+        data = open(path, 'rb').read(65536)
+        print('READ' if data.strip(b'\\0') else 'ZEROS', path)
     except OSError as e:
         print('denied', path, e.errno)
 for sig in (0, signal.SIGTERM):
@@ -137,8 +161,19 @@ try:
 except OSError as e:
     print('kill -1 denied', e.errno)
 """)
-t.check("READ" not in sc["stdout"] and "SIGNALLED" not in sc["stdout"] and "KILLED ALL" not in sc["stdout"],
-        "cannot read or signal the server", sc["stdout"])
+if under_gvisor():
+    # gVisor's procfs serves environ and maps to every process, whatever
+    # the owner's dumpable flag; the server zeroes its environment block.
+    lines = sc["stdout"].splitlines()
+    t.check(any(l.startswith("ZEROS /proc/") and l.endswith("/environ") for l in lines)
+            and any(l.startswith("denied /proc/") and "/mem " in l for l in lines)
+            and "SIGNALLED" not in sc["stdout"] and "KILLED ALL" not in sc["stdout"],
+            "[gVisor] the server's environ shows only zeros, its mem is denied, no signal "
+            "reaches it (its maps are readable there)", sc["stdout"])
+else:
+    t.check("READ" not in sc["stdout"] and "ZEROS" not in sc["stdout"]
+            and "SIGNALLED" not in sc["stdout"] and "KILLED ALL" not in sc["stdout"],
+            "cannot read or signal the server", sc["stdout"])
 r = s.request("ping")
 t.check(r and r.get("result") == {}, "server alive after the signal probes")
 
@@ -160,7 +195,7 @@ t.check("ALLOWED" not in sc["stdout"] and sc["stdout"].count("denied") == 8,
         "ptrace, namespaces, setsid, mount, bpf, keyctl, io_uring denied", sc["stdout"])
 
 sc = run("import os; print(os.getuid(), os.getgid(), os.getgroups())")
-if os.geteuid() == 0:
+if server_is_root():
     # The group is the server's own for its runs: 0x40000000 + its pid.
     t.check(sc["stdout"].strip() == f"65532 {0x40000000 + s.proc.pid} []",
             "runs as 65532, in its server's own group, without groups when started as root",
@@ -199,8 +234,23 @@ def marker_procs():
     return found
 
 
-t.check("leader exits" in sc["stdout"] and not marker_procs(),
-        "no process started by a run survives it (double fork, setsid attempt)", marker_procs())
+# Seen from a run too: under gVisor the sandbox's processes are not in this
+# host's /proc at all.
+look = run(f"""
+import os
+found = []
+for d in os.listdir('/proc'):
+    if d.isdigit():
+        try:
+            if b'{marker}' in open('/proc/%s/cmdline' % d, 'rb').read():
+                found.append(d)
+        except OSError:
+            pass
+print('survivors', len(found))
+""")
+t.check("leader exits" in sc["stdout"] and not marker_procs() and "survivors 0" in look["stdout"],
+        "no process started by a run survives it (double fork, setsid attempt), seen from the "
+        "host and from the next run", (marker_procs(), look["stdout"]))
 
 sc = run("""
 import os
@@ -214,7 +264,17 @@ except OSError as e:
     print('fork stopped after', n, 'errno', e.errno)
     raise SystemExit(1)
 """, timeout_s=20)
-t.check(sc["exit_code"] == 1 and "fork stopped" in sc["stdout"], "a fork bomb is bounded", sc["stdout"])
+# Bounded either way: the program sees EAGAIN and exits, or the watchdog's
+# process count ends it first (a slow machine). Under gVisor the memory
+# budget may come first: its smaps give no proportional size, so the
+# pages the forks share count once per fork.
+bounded = (sc["exit_code"] == 1 and "fork stopped" in sc["stdout"]) or sc["limit"] == "processes"
+if under_gvisor():
+    t.check(bounded or sc["limit"] == "memory",
+            "[gVisor] a fork bomb is bounded (by EAGAIN, the process count, or the memory budget, "
+            "which counts shared pages once per fork there)", (sc["stdout"], sc["limit"]))
+else:
+    t.check(bounded, "a fork bomb is bounded", (sc["stdout"], sc["exit_code"], sc["limit"]))
 r = s.request("ping")
 t.check(r and r.get("result") == {}, "server alive after the fork bomb")
 
@@ -248,7 +308,7 @@ t.check(sc["stdout"].split() == ["285", "thread", "ok", "10"],
 # Every rule of the seccomp filter is checked; the server always has it.
 PROBES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probes")
 with open(os.path.join(PROBES, "escape.py")) as f:
-    sc = run(f.read(), stdin="%d\n" % s.proc.pid, timeout_s=60)
+    sc = run(f.read(), stdin="%d\n" % s.server_pid(), timeout_s=60)
 got = dict(l.split("=", 1) for l in sc["stdout"].splitlines() if "=" in l)
 SECCOMP_EPERM = ["sock_inet", "sock_inet6", "sock_netlink", "kill_server", "kill_server_group",
                  "kill_all", "kill_all_raw32", "setsid", "setpgid", "ptrace_attach",
@@ -376,7 +436,7 @@ def metadata_attack(srv, label):
     return changed
 
 
-metadata_attack(s, "server as %s" % ("root" if os.geteuid() == 0 else "its user"))
+metadata_attack(s, "server as %s" % ("root" if server_is_root() else "its user"))
 
 rc = s.close()
 t.check(rc == 0, "server exits cleanly after all probes", rc)

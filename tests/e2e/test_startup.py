@@ -9,11 +9,16 @@ would on such a kernel."""
 import json
 import subprocess
 
-from mcpx_harness import BIN, Failures, HttpServer, base_env, deny_syscalls
+from mcpx_harness import (BIN, Failures, HttpServer, StdioServer, base_env, deny_syscalls,
+                          structured)
 
 t = Failures()
 NO_SECCOMP = ["seccomp"]
 NO_LANDLOCK = ["landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"]
+# What gVisor offers (runsc 2022-12 and 2024-07): filters install and act,
+# but SECCOMP_GET_ACTION_AVAIL answers EINVAL, pidfd_open ENOSYS, and there
+# is no Landlock.
+GVISOR_LIKE = ["seccomp_action_query", "pidfd_open"] + NO_LANDLOCK
 
 
 def check_config(env, deny=None):
@@ -76,6 +81,47 @@ t.check(rc != 0 and "REFUSED" in out and "MCP_EXEC_REQUIRE_LANDLOCK" in out,
 src, serr = server_start(env, NO_LANDLOCK)
 t.check(src == 69 and "MCP_EXEC_REQUIRE_LANDLOCK" in serr,
         "the server refuses to start there too (exit 69)", (src, serr[-400:]))
+
+# ---- a kernel like gVisor's: seccomp judged by what a filter does ---------------
+rc, out, err = check_config(base_env(), GVISOR_LIKE)
+print("   check-config like gVisor:", rc, [l for l in out.splitlines() if l.startswith(("sandbox", "self-test", "  seccomp", "  run exits"))])
+t.check(rc == 0 and "self-test: passed" in out and "  seccomp: holds" in out
+        and "exit-watch=threads" in out and "run exits seen through: a waitid thread" in out,
+        "without SECCOMP_GET_ACTION_AVAIL and pidfd_open the server starts: the filter is seen to "
+        "act, run exits come through watcher threads", (rc, out[-900:], err[-300:]))
+s2 = StdioServer(base_env(MCP_EXEC_WARM="after-reap"), preexec=deny_syscalls(GVISOR_LIKE))
+s2.initialize()
+got = []
+for code, kw in (("print(6*7)", {}), ("import sys; sys.exit(3)", {}),
+                 ("import os, time\nif os.fork() == 0:\n    time.sleep(60)\nprint('left one')", {}),
+                 ("while True: pass", {"timeout_s": 1}),
+                 ("import socket; socket.socket()", {})):
+    got.append(structured(s2.call(code, **kw)) or {})
+t.check(got[0].get("stdout") == "42\n" and got[1].get("exit_code") == 3
+        and got[2].get("stdout") == "left one\n" and got[2].get("exit_code") == 0
+        and got[3].get("limit") in ("timeout", "cpu") and "PermissionError" in got[4].get("stderr", ""),
+        "there the server serves: output, exit codes, a leader that left a child, a timeout, the "
+        "network denied", [(g.get("stdout"), g.get("exit_code"), g.get("limit")) for g in got])
+t.check(s2.close() == 0, "that server stops cleanly", s2.stderr_text()[-500:])
+
+# ---- Landlock required, missing, and the runtime said to replace the kernel ------
+env = base_env(MCP_EXEC_REQUIRE_LANDLOCK="1")
+rc, out, err = check_config(env, GVISOR_LIKE)
+t.check(rc != 0 and "REFUSED" in out and "MCP_EXEC_RUNTIME" in out,
+        "required and missing Landlock still refuses on the host, naming MCP_EXEC_RUNTIME",
+        (rc, out[-400:]))
+for runtime in ("vm", "gvisor"):
+    env = base_env(MCP_EXEC_REQUIRE_LANDLOCK="1", MCP_EXEC_RUNTIME=runtime)
+    rc, out, err = check_config(env, GVISOR_LIKE)
+    lost = [w["msg"] for w in warnings(err)]
+    t.check(rc == 0 and f"runtime: {runtime} (configured" in out and "self-test: passed" in out
+            and "accepted under this runtime" in out
+            and any(f"unavailable under {runtime}" in m and "token file" in m for m in lost),
+            f"MCP_EXEC_RUNTIME={runtime}: a missing Landlock is accepted even where required, "
+            "and the warning says what runs can still reach", (rc, out[-900:], lost))
+rc, out, err = check_config(base_env(MCP_EXEC_RUNTIME="kata"))
+t.check(rc == 78 and "MCP_EXEC_RUNTIME" in err and "auto|host|gvisor|vm" in err,
+        "an unknown MCP_EXEC_RUNTIME is a configuration error", (rc, err[-300:]))
 
 # ---- the usual kernel: both agree that all is well -------------------------------
 rc, out, err = check_config(base_env())

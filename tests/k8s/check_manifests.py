@@ -27,7 +27,9 @@ weakens one fails CI:
   profiles: default, full (every optional object), openshift (uids left to
             the platform), policy (policy ConfigMap, credentials, egress,
             Cilium), keda, identity (ServiceAccount tokens: the binding and
-            the API-server egress), netpol (the plain networkpolicy/ files)
+            the API-server egress), gvisor and kata (runtimeClassName set: the
+            class, no hostUsers, MCP_EXEC_RUNTIME), netpol (the plain
+            networkpolicy/ files)
 
 Usage:
   check_manifests.py --profile PROFILE [--chart DIR] FILE...
@@ -477,6 +479,8 @@ def profile_default(r, by_kind, dep, labels, sp, nps):
     r.check(psc.get("runAsUser") == 65532 and psc.get("fsGroup") == 65532, "default: uid and fsGroup 65532")
     r.check(dep["spec"]["template"]["spec"].get("hostUsers") is False,
             "default: hostUsers false (a user namespace per pod, RLIMIT_NPROC its own) on Kubernetes >= 1.33")
+    r.check("runtimeClassName" not in dep["spec"]["template"]["spec"],
+            "default: no runtimeClassName (the cluster's default runtime)")
 
 
 def profile_full(r, by_kind, dep, labels, sp, nps):
@@ -665,8 +669,28 @@ def rule_port(url_prefix):
     return int(m.group(2)) if m.group(2) else (443 if m.group(1) == "https" else 80)
 
 
+def runtime_class(name, runtime):
+    """A render with runtimeClassName set (issue 33): the pod names the class,
+    asks for no user namespace (runsc and Kata refuse hostUsers: false), and
+    the server is told the runtime (MCP_EXEC_RUNTIME) as the values say."""
+    def profile(r, by_kind, dep, labels, sp, nps):
+        spec = dep["spec"]["template"]["spec"]
+        env = env_map(spec["containers"][0])
+        r.check(spec.get("runtimeClassName") == name, f"{name}: the pods run under RuntimeClass {name}")
+        r.check("hostUsers" not in spec, f"{name}: no hostUsers (the runtime refuses it; a kernel per pod)")
+        r.check(env.get("MCP_EXEC_RUNTIME", {}).get("value") == runtime,
+                f"{name}: MCP_EXEC_RUNTIME={runtime}")
+        r.check(env.get("MCP_EXEC_REQUIRE_LANDLOCK", {}).get("value") == "1",
+                f"{name}: Landlock still required (the server accepts its absence only under "
+                "gVisor or a VM)")
+        r.check(any(d["kind"] == "RuntimeClass" for k in by_kind for d in by_kind[k]) is False,
+                f"{name}: the chart creates no RuntimeClass")
+    return profile
+
+
 PROFILES = {"default": profile_default, "full": profile_full, "openshift": profile_openshift,
-            "keda": profile_keda, "policy": profile_policy, "identity": profile_identity}
+            "keda": profile_keda, "policy": profile_policy, "identity": profile_identity,
+            "gvisor": runtime_class("gvisor", "auto"), "kata": runtime_class("kata", "vm")}
 
 
 # Each mutation weakens one property; the checks must catch every one.

@@ -248,6 +248,17 @@ else
   grep -n 'image:' "$R/node.yaml" | indent
 fi
 
+# Runtime classes (issue 33): the pods name the class the values give, with
+# no hostUsers; the server is told a VM when the values say so; a name that
+# is not a DNS subdomain is refused by the schema.
+render "runtimeClassName gvisor" "$R/gvisor.yaml" --set runtimeClassName=gvisor
+render "runtimeClassName kata, config.runtime vm" "$R/kata.yaml" --set runtimeClassName=kata \
+  --set config.runtime=vm
+expect_fail "rejects a runtimeClassName that is not a DNS subdomain" "runtimeClassName" \
+  "$HELM" template mcpx "$CHART" --set runtimeClassName=Not_A_Class
+expect_fail "rejects an MCP_EXEC_RUNTIME the server does not know" "runtime" \
+  "$HELM" template mcpx "$CHART" --set config.runtime=kata
+
 # Helm 3: same chart, same checks on its renders.
 expect_ok "helm 3 lint --strict (default and non-default values)" \
   bash -c '"$1" lint --strict "$2" && "$1" lint --strict "$2" -f "$3"' _ "$HELM3" "$CHART" "$FULL"
@@ -288,6 +299,7 @@ validate "non-default render" "$R/full.yaml"
 validate "other renders (incl. helm 3)" "$R/kube125.yaml" "$R/minimal.yaml" "$R/pdb.yaml" "$R/allns.yaml" \
   "$R/h3-default.yaml" "$R/h3-full.yaml" "$R/hpa-cpu.yaml" "$R/policy-cm.yaml" "$R/cold.yaml"
 validate "OpenShift render" "$R/openshift.yaml"
+validate "runtime class renders (gvisor, kata)" "$R/gvisor.yaml" "$R/kata.yaml"
 validate "KEDA render (ScaledObject, PrometheusRule)" "$R/keda.yaml"
 validate "policy renders (ConfigMap, egress, CiliumNetworkPolicy)" "$R/policy.yaml" "$R/cilium.yaml" \
   "$R/docs-policy.yaml"
@@ -306,6 +318,8 @@ check "security checks, non-default render" --profile full "${C[@]}" "$R/full.ya
 check "security checks, helm 3 renders" --profile default "${C[@]}" "$R/h3-default.yaml"
 check "security checks, helm 3 non-default render" --profile full "${C[@]}" "$R/h3-full.yaml"
 check "security checks, OpenShift render" --profile openshift "${C[@]}" "$R/openshift.yaml"
+check "security checks, runtimeClassName gvisor" --profile gvisor "${C[@]}" "$R/gvisor.yaml"
+check "security checks, runtimeClassName kata with MCP_EXEC_RUNTIME=vm" --profile kata "${C[@]}" "$R/kata.yaml"
 check "security checks, KEDA render" --profile keda "${C[@]}" "$R/keda.yaml"
 check "security checks, policy render" --profile policy "${C[@]}" "$R/policy.yaml"
 check "security checks, policy render with Cilium" --profile policy "${C[@]}" "$R/cilium.yaml"

@@ -9,6 +9,8 @@ server was unreachable).
                    probe (and no later check claims success); a server that
                    accepts calls without a token -> fail; a server with a
                    different token -> the 42 check fails;
+                   a server without Landlock under MCP_EXEC_RUNTIME=vm -> the
+                   token check says so (from /metrics) and what a run reads;
   isolation mode:  a reachable server -> fail (the NetworkPolicy would not be
                    working); a closed port -> pass; a name that does not
                    resolve -> fail (the check could mean nothing).
@@ -25,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from mcpx_harness import BIN, Failures, HttpServer  # noqa: E402
+from mcpx_harness import BIN, Failures, HttpServer, deny_syscalls  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "deploy", "helm", "mcp-exec", "files", "helm-test.py")
 CLIENT = os.path.join(os.path.dirname(os.path.abspath(BIN)), "mcp-exec-client")
@@ -73,6 +75,21 @@ rc, out = run("exec", url, good_tok, REQUIRE_LANDLOCK="1" if landlock else "0",
 t.check(rc == 0 and "FAIL" not in out and "0 failed" in out, "exec mode passes on a healthy server", out)
 t.check(("run code cannot read the server's token" in out) == landlock,
         "the token check runs exactly when Landlock is required", landlock)
+
+# A server the runtime lets start without Landlock (MCP_EXEC_RUNTIME=vm, a
+# kernel without Landlock simulated): the token check reads /metrics and says
+# what a run reaches there (here the root server's uid drop keeps the 0600
+# token out of reach; in the pod only file modes would) instead of failing.
+vm_srv = HttpServer({"MCP_EXEC_AUTH_TOKEN_FILE": good_tok, "MCP_EXEC_REQUIRE_LANDLOCK": "1",
+                     "MCP_EXEC_RUNTIME": "vm"},
+                    preexec=deny_syscalls(["landlock_create_ruleset", "landlock_add_rule",
+                                           "landlock_restrict_self"]))
+rc, out = run("exec", f"http://127.0.0.1:{vm_srv.port}/mcp", good_tok, REQUIRE_LANDLOCK="1",
+              SERVER_TOKEN_FILE=good_tok)
+t.check(rc == 0 and "ok   [vm] the server reports no Landlock, accepted under this runtime: run code "
+        "cannot read the server's token" in out,
+        "under a VM without Landlock the token check says what runs reach, and passes", out)
+vm_srv.stop()
 
 rc, out = run("exec", f"http://127.0.0.1:{free_port()}/mcp", good_tok)
 t.check(rc == 1 and "FAIL" in out and "ok " not in out, "exec mode fails on an unreachable server, and no "

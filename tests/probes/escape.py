@@ -100,7 +100,14 @@ report("write_tmp", lambda: write_at("/tmp/mcpx-escape-" + tag))
 report("mkdir_tmp", lambda: mkdir_at("/tmp/mcpx-escape-dir-" + tag))
 report("write_dev_shm", lambda: write_at("/dev/shm/mcpx-escape-" + tag))
 report("write_workdir", lambda: write_at("inside-" + tag))
-report("read_server_environ", lambda: open("/proc/%d/environ" % server, "rb").read(1))
+def read_environ():
+    # Only bytes other than NUL count: gVisor serves this file to every
+    # process, and the server zeroes its environment block there.
+    if not open("/proc/%d/environ" % server, "rb").read(65536).strip(b"\0"):
+        raise OSError(0, "only zeros")
+
+
+report("read_server_environ", read_environ)
 report("kill_server", lambda: os.kill(server, 0))
 report("kill_server_group", lambda: os.kill(-server, 0))
 report("kill_all", lambda: os.kill(-1, 0))

@@ -517,10 +517,13 @@ static void test_env(const struct mcpx_sandbox *sb)
 	    "print('oom=' + open('/proc/self/oom_score_adj').read().strip())\n"
 	    "print('sigterm_default=%d' % (signal.getsignal(signal.SIGTERM) == "
 	    "signal.SIG_DFL))\n"
-	    "for line in open('/proc/self/status'):\n"
-	    "    k, _, v = line.partition(':')\n"
-	    "    if k in ('NoNewPrivs', 'Seccomp', 'SigBlk'):\n"
-	    "        print('%s=%s' % (k, v.strip()))\n"
+	    /* From the calls themselves, not /proc/self/status: gVisor's has
+	     * no NoNewPrivs or SigBlk line. */
+	    "import ctypes\n"
+	    "libc = ctypes.CDLL(None)\n"
+	    "print('NoNewPrivs=%d' % libc.prctl(39, 0, 0, 0, 0))\n"
+	    "print('Seccomp=%d' % libc.prctl(21, 0, 0, 0, 0))\n"
+	    "print('SigBlk=%d' % len(signal.pthread_sigmask(signal.SIG_BLOCK, [])))\n"
 	    "for n in ('CORE', 'CPU', 'AS', 'FSIZE', 'NOFILE', 'NPROC', 'MSGQUEUE', "
 	    "'MEMLOCK'):\n"
 	    "    print('rlimit_%s=%d,%d' % ((n,) + r.getrlimit(getattr(r, 'RLIMIT_' + "
@@ -544,7 +547,7 @@ static void test_env(const struct mcpx_sandbox *sb)
 	CHECK_STR(val(r, "fds"), "0,1,2,3");
 	CHECK_STR(val(r, "oom"), "1000");
 	CHECK_STR(val(r, "sigterm_default"), "1");
-	CHECK_STR(val(r, "SigBlk"), "0000000000000000");
+	CHECK_STR(val(r, "SigBlk"), "0");
 	CHECK_STR(val(r, "NoNewPrivs"), "1");
 	CHECK_STR(val(r, "Seccomp"), sb->layers.seccomp ? "2" : "0");
 	CHECK_STR(val(r, "rlimit_CORE"), "0,0");
@@ -552,7 +555,9 @@ static void test_env(const struct mcpx_sandbox *sb)
 	CHECK_STR(val(r, "rlimit_AS"), "1073741824,1073741824");
 	CHECK_STR(val(r, "rlimit_FSIZE"), "16777216,16777216");
 	CHECK_STR(val(r, "rlimit_NOFILE"), "256,256");
-	CHECK_STR(val(r, "rlimit_MSGQUEUE"), "0,0");
+	/* gVisor refuses to set it (sandbox.c); seccomp denies mq_* there. */
+	if (sb->layers.msgqueue_limit)
+		CHECK_STR(val(r, "rlimit_MSGQUEUE"), "0,0");
 	CHECK_STR(val(r, "rlimit_MEMLOCK"), "0,0");
 	CHECK(atoi(val(r, "rlimit_NPROC")) >= 64);
 	printf("%s  secret visible: %s\n", r->out, strstr(r->out, SECRET_VALUE) ? "YES" : "no");
@@ -648,8 +653,12 @@ static void check_escape(const struct mcpx_sandbox *sb, const struct run *r, boo
 	expect_probe(r, "mkdir_tmp", "errno:13:", ll, "landlock");
 	expect_probe(r, "write_dev_shm", "ok", true, "allowed");
 	expect_probe(r, "write_workdir", "ok", true, "allowed");
-	expect_probe(r, "read_server_environ", "errno:13:", l->dumpable_off || l->uid_drop || ll,
-	             "dumpable/uid/landlock");
+	/* errno:13 where dumpable or the uid keeps the file closed; under
+	 * gVisor, which serves it to all, errno:0 (only zeros: sandbox.c). */
+	expect_probe(r, "read_server_environ",
+		     sb->runtime == MCPX_RUNTIME_GVISOR ? "errno:0:" : "errno:13:",
+		     l->dumpable_off || l->uid_drop || ll || l->environ_hidden,
+		     "dumpable/uid/landlock/zeroed");
 	expect_probe(r, "kill_server", "errno:1:", seccomp || l->landlock_scope || l->uid_drop,
 	             "seccomp/scope/uid");
 	expect_probe(r, "kill_server_group", "errno:1:", seccomp, "seccomp");
@@ -821,6 +830,24 @@ static void test_compat(const struct mcpx_sandbox *sb)
 	free(r);
 }
 
+/* gVisor 2022-12 has no i386 table: int 0x80 runs the native table, with
+ * the native architecture in seccomp_data, so the filter's own rules judge
+ * it (newer gVisor kills it). Then a call the filter denies must be
+ * denied through int 0x80 too. */
+static void foreign_abi_native(const struct mcpx_sandbox *sb, const char *mode, struct run *r)
+{
+	printf("  [gVisor] %s reaches the native table through the filter; a denied call:\n",
+	       mode);
+	CHECK(strcmp(mode, "i386") == 0);
+	run_probe(sb, &default_limits, "foreign_abi.py", "int80-socket\n", 20000, r);
+	CHECK_INT(r->spawn_rc, 0);
+	printf("  int80-socket with seccomp: %s %d, stdout \"%s\"\n",
+	       WIFSIGNALED(r->status) ? "killed by signal" : "exit",
+	       WIFSIGNALED(r->status) ? WTERMSIG(r->status) : WEXITSTATUS(r->status), r->out);
+	CHECK((WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGSYS) ||
+	      strcmp(r->out, "int80-socket=returned:-1\n") == 0);
+}
+
 /* A syscall through a foreign ABI must be killed by seccomp (SIGSYS). The
  * probe first runs without seccomp: a kernel without IA32 emulation turns
  * int 0x80 into SIGSEGV before seccomp ever sees it, and then there is
@@ -851,7 +878,10 @@ static void test_foreign_abi(const struct mcpx_sandbox *sb, const char *mode)
 	printf("  %s with seccomp: %s %d, stdout \"%s\"\n", mode,
 	       WIFSIGNALED(r->status) ? "killed by signal" : "exit",
 	       WIFSIGNALED(r->status) ? WTERMSIG(r->status) : WEXITSTATUS(r->status), r->out);
-	CHECK(WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGSYS);
+	if (sb->runtime == MCPX_RUNTIME_GVISOR && !WIFSIGNALED(r->status))
+		foreign_abi_native(sb, mode, r);
+	else
+		CHECK(WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGSYS);
 out:
 	free(plain);
 	free(r);
@@ -892,19 +922,26 @@ static void test_leftovers(const struct mcpx_sandbox *sb)
  * language's own process reads them: bash with builtins only, so /proc/self
  * is bash itself. */
 static const char *const self_probe[MCPX_LANG_COUNT] = {
-	[MCPX_LANG_PYTHON] = "for f in ('/proc/self/status', '/proc/self/limits'):\n"
+	[MCPX_LANG_PYTHON] = "import os\n"
+			     "for f in ('/proc/self/status', '/proc/self/limits'):\n"
+			     "    if not os.path.exists(f):\n"
+			     "        print('no ' + f)\n"
+			     "        continue\n"
 			     "    for l in open(f):\n"
 			     "        if l.startswith(('Seccomp:', 'NoNewPrivs:', 'Uid:', 'Gid:', "
 			     "'Groups:', 'Max ')): print(' '.join(l.split()))\n",
 	[MCPX_LANG_BASH] = "for f in /proc/self/status /proc/self/limits; do\n"
+			   "  [ -e $f ] || { echo no $f; continue; }\n"
 			   "  while read -r l; do case $l in Seccomp:*|NoNewPrivs:*|Uid:*|Gid:*|"
 			   "Groups:*|Max\\ *) echo $l;; esac; done < $f\ndone\n",
 	[MCPX_LANG_JAVASCRIPT] =
 		"import fs from 'node:fs';\n"
-		"for (const f of ['/proc/self/status', '/proc/self/limits'])\n"
+		"for (const f of ['/proc/self/status', '/proc/self/limits']) {\n"
+		"  if (!fs.existsSync(f)) { console.log('no ' + f); continue; }\n"
 		"  for (const l of fs.readFileSync(f, 'utf8').split('\\n'))\n"
 		"    if (/^(Seccomp|NoNewPrivs|Uid|Gid|Groups):|^Max /.test(l))\n"
-		"      console.log(l.split(/\\s+/).filter(Boolean).join(' '));\n",
+		"      console.log(l.split(/\\s+/).filter(Boolean).join(' '));\n"
+		"}\n",
 };
 
 /* Bash and JavaScript run through the same child setup as Python: the same
@@ -959,10 +996,16 @@ static void test_languages(const struct mcpx_sandbox *sb_in)
 				*p = 'N';
 	}
 	CHECK(strstr(got[MCPX_LANG_PYTHON].text, "Seccomp: 2\n") != NULL);
-	CHECK(strstr(got[MCPX_LANG_PYTHON].text, "NoNewPrivs: 1\n") != NULL);
+	/* gVisor's status has no NoNewPrivs line (test_env reads prctl). */
+	if (sb->runtime != MCPX_RUNTIME_GVISOR)
+		CHECK(strstr(got[MCPX_LANG_PYTHON].text, "NoNewPrivs: 1\n") != NULL);
 	if (sb->langs.rt[MCPX_LANG_BASH].available)
 		CHECK_STR(got[MCPX_LANG_BASH].text, got[MCPX_LANG_PYTHON].text);
-	if (sb->langs.rt[MCPX_LANG_JAVASCRIPT].available) {
+	/* gVisor 2022-12 has no /proc/self/limits: the languages still agree
+	 * on the rest; test_env reads the limits through getrlimit. */
+	if (strstr(got[MCPX_LANG_PYTHON].text, "no /proc/self/limits\n"))
+		printf("  [gVisor] no /proc/self/limits: the limits lines are not compared\n");
+	else if (sb->langs.rt[MCPX_LANG_JAVASCRIPT].available) {
 		char *js = got[MCPX_LANG_JAVASCRIPT].text, *py = got[MCPX_LANG_PYTHON].text;
 		char *as_js = strstr(js, "Max address space "), *as_py = strstr(py, "Max address space ");
 

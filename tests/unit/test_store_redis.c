@@ -19,30 +19,7 @@
 #include <unistd.h>
 
 #include "store_fixture.h"
-
-/* A plain hiredis connection for looking at what the store wrote. */
-static redisContext *raw(const struct store_fx *fx, unsigned db)
-{
-	redisContext *c = redisConnect("127.0.0.1", fx->redis_port);
-	redisReply *r;
-
-	if (!c || c->err)
-		return c;
-	r = redisCommand(c, "AUTH %s", FX_PASSWORD);
-	freeReplyObject(r);
-	r = redisCommand(c, "SELECT %u", db);
-	freeReplyObject(r);
-	return c;
-}
-
-static long long raw_int(redisContext *c, const char *cmd)
-{
-	redisReply *r = redisCommand(c, cmd);
-	long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -999;
-
-	freeReplyObject(r);
-	return v;
-}
+#include "store_redis_raw.h"
 
 /* Stopped mid-run: operations fail at once with -ENOTCONN (not at their
  * deadline), an operation in flight fails too, and once the server is back

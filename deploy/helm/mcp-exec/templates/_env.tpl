@@ -82,6 +82,8 @@ with one name, and with client-side apply the later entry silently wins.
   value: {{ $c.workdirBase | quote }}
 - name: MCP_EXEC_REQUIRE_LANDLOCK
   value: {{ ternary "1" "0" $c.requireLandlock | quote }}
+- name: MCP_EXEC_RUNTIME
+  value: {{ default "auto" $c.runtime | quote }}
 {{- with $c.egressProxy }}
 - name: MCP_EXEC_EGRESS_PROXY
   value: {{ . | quote }}

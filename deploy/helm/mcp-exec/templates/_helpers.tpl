@@ -112,9 +112,11 @@ restricted-v2 SCC does) are left out rather than rendered as null.
 {{/*
 Whether the server pods get a user namespace of their own (hostUsers:
 false): userNamespaces.enabled true, or auto on Kubernetes >= 1.33, where
-the UserNamespacesSupport feature is on by default. Then uid 65532 in the
-pod is a host uid range of the pod's own, and RLIMIT_NPROC (counted per
-user and user namespace) is the pod's own.
+the UserNamespacesSupport feature is on by default, unless a
+runtimeClassName is set (runsc and Kata refuse hostUsers: false, and a pod
+under them has a kernel of its own, where RLIMIT_NPROC is the pod's own
+anyway). Then uid 65532 in the pod is a host uid range of the pod's own, and
+RLIMIT_NPROC (counted per user and user namespace) is the pod's own.
 */}}
 {{- define "mcp-exec.userNamespaces" -}}
 {{- $u := toString .Values.userNamespaces.enabled }}
@@ -122,7 +124,7 @@ user and user namespace) is the pod's own.
 {{- if semverCompare "<1.25-0" .Capabilities.KubeVersion.Version }}
 {{- fail (printf "userNamespaces.enabled=true needs Kubernetes >= 1.25 (hostUsers), and the UserNamespacesSupport feature gate before 1.33; this is %s" .Capabilities.KubeVersion.Version) }}
 {{- end }}true
-{{- else if and (eq $u "auto") (semverCompare ">=1.33-0" .Capabilities.KubeVersion.Version) }}true
+{{- else if and (eq $u "auto") (not .Values.runtimeClassName) (semverCompare ">=1.33-0" .Capabilities.KubeVersion.Version) }}true
 {{- end }}
 {{- end }}
 
