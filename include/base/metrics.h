@@ -82,4 +82,9 @@ struct mcpx_metrics_gauges {
 /* Renders the text exposition format into a malloc'd string (caller frees). */
 char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len);
 
+/* The same for a scrape of /metrics: with the event loop's own series
+ * (loop_guard.h), whose longest stall starts a new window with each
+ * scrape. */
+char *mcpx_metrics_render_scrape(const struct mcpx_metrics_gauges *g, size_t *len);
+
 #endif

@@ -22,6 +22,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "loop_guard.h"
 
 static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "killed", "cancelled",
                                        "failed", "expired",    "shutdown", "busy",   "other"};
@@ -544,6 +545,23 @@ static void put_zygote(struct buf *b)
 		    replace_reasons[i], m.zygote_replaced[i]);
 }
 
+/* The loop's own health (loop_guard.h): its longest callback since the
+ * previous scrape (each scrape starts a new window, so a benchmark can
+ * scrape before and after what it measures) and the waits that blocked it. */
+static void put_loop(struct buf *b)
+{
+	put_header(b, "mcp_exec_loop_stall_max_seconds", "gauge",
+	           "The longest time the event loop spent in one callback since the previous "
+	           "scrape of /metrics (every client and run waited meanwhile).");
+	put(b, "mcp_exec_loop_stall_max_seconds ");
+	put_double(b, (double)mcpx_loop_stall_max_us_take() / 1e6);
+	put(b, "\n");
+	put_header(b, "mcp_exec_loop_blocking_waits_total", "counter",
+	           "Waits that blocked the event loop's thread (a wait for the fork server's "
+	           "answer, a process's exit or a cgroup's removal): 0 unless something is wrong.");
+	put(b, "mcp_exec_loop_blocking_waits_total %" PRIu64 "\n", mcpx_loop_blocking_waits());
+}
+
 static unsigned long long nonneg(long long v)
 {
 	return v < 0 ? 0 : (unsigned long long)v;
@@ -700,7 +718,7 @@ static void put_info(struct buf *b)
 		put(b, "} 1\n");
 }
 
-char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
+static char *render(const struct mcpx_metrics_gauges *g, size_t *len, bool loop)
 {
 	static const struct mcpx_metrics_gauges zero;
 	struct buf b = {0};
@@ -740,6 +758,8 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 
 	put_zygote(&b);
 	put_store(&b);
+	if (loop)
+		put_loop(&b);
 
 	put_info(&b);
 
@@ -750,4 +770,14 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	if (len)
 		*len = b.len;
 	return b.p;
+}
+
+char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
+{
+	return render(g, len, false);
+}
+
+char *mcpx_metrics_render_scrape(const struct mcpx_metrics_gauges *g, size_t *len)
+{
+	return render(g, len, true);
 }

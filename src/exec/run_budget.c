@@ -417,7 +417,7 @@ static void start_cgroup(struct mcpx_run_budget *rb)
 	if (rc) {
 		mcpx_warn("run budget: %s; this run is held to its budget by the watchdog",
 		          err.msg[0] ? err.msg : strerror(-rc));
-		mcpx_cgroup_run_remove(&rb->cg);
+		mcpx_cgroup_run_remove_soon(rb->b->worker, &rb->cg);
 		return;
 	}
 	if (mcpx_usage_procs(rb->pgid, rb->procs) == 0)
@@ -494,7 +494,7 @@ static int join_cgroup(struct mcpx_run_budget *rb, struct mcpx_run_budget *calle
 	if (rc) {
 		mcpx_warn("run budget: %s; the nested run joins its caller's cgroup",
 		          err.msg[0] ? err.msg : strerror(-rc));
-		mcpx_cgroup_run_remove(&rb->cg);
+		mcpx_cgroup_run_remove_soon(rb->b->worker, &rb->cg);
 		into = &caller->cg;
 		rc = mcpx_cgroup_run_add(into, rb->pgid);
 		/* A leader that has already exited has nothing left to count. */
@@ -618,7 +618,7 @@ static void free_run(struct mcpx_run_budget *rb)
 {
 	mcpx_rb_disk_end(rb);
 	if (rb->has_cgroup)
-		mcpx_cgroup_run_remove(&rb->cg);
+		mcpx_cgroup_run_remove_soon(rb->b->worker, &rb->cg);
 	free(rb->procs);
 	free(rb->prev);
 	free(rb);
@@ -662,7 +662,7 @@ void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u
 	if (rb->top) {
 		/* Its cgroup goes first: the caller's may go with it (leave). */
 		if (rb->has_cgroup)
-			mcpx_cgroup_run_remove(&rb->cg);
+			mcpx_cgroup_run_remove_soon(rb->b->worker, &rb->cg);
 		rb->has_cgroup = false;
 		leave(rb);
 		free_run(rb);

@@ -95,28 +95,49 @@ void mcpx_ex_leader_exited(struct mcpx_job *job)
 		mcpx_ex_job_enter(job, MCPX_RUN_ENDING);
 }
 
+static void job_reaped(void *arg, int rc, int status, const struct rusage *ru);
+
+/* The run is over (its leader exited, its pipes drained): it is reaped,
+ * for a child of a zygote by asking the zygote, whose answer comes on the
+ * loop (job_reaped), so the loop never waits for it. */
 static void job_complete(struct mcpx_job *job)
 {
+	int rc;
+
+	/* Asked before the reap, while the run's zygote is still known. */
+	job->parent_gone = mcpx_zygotes_parent_gone(&job->proc);
+	job->reaping = true;
+	mcpx_ex_end_channel(job->ex, job);
+	rc = mcpx_sandbox_reap_async(&job->proc, job_reaped, job);
+	if (rc < 0)
+		job_reaped(job, rc, 0, NULL);
+}
+
+/* The run is reaped: its result, its files handed to the remover, its
+ * audit line, its caller told, the next run's turn. */
+static void job_reaped(void *arg, int rc, int status, const struct rusage *rup)
+{
+	struct mcpx_job *job = arg;
 	struct mcpx_executor *ex = job->ex;
 	struct mcpx_job_result r;
 	struct mcpx_run_usage usage;
-	struct rusage ru;
-	int status = 0, files_rc, setup_rc = 0;
+	struct rusage ru = {0};
+	int files_rc, setup_rc = 0;
 	struct mcpx_err ferr = {{0}}, serr = {{0}};
-	/* Asked before the reap, while the run's zygote is still known. */
-	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
 	bool nested = job->has_bind && job->bind.nested;
 
-	mcpx_ex_end_channel(ex, job);
-	memset(&ru, 0, sizeof(ru));
-	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	job->reaping = false;
+	if (rc == 0 && rup)
+		ru = *rup;
+	else
+		status = 0;
 	/* A forked interpreter handed over while still entering its sandbox
 	 * that never said ready: its error pipe says whether setup failed,
 	 * which fails the run as a cold spawn's failed setup does. */
 	if (job->warm && job->out.markers == MCPX_WARM_MARKERS_ALL)
 		setup_rc = mcpx_sandbox_setup_verdict(&job->proc, &serr);
 	job->env_failure =
-	    setup_rc < 0 ? NULL : mcpx_ex_environment_failure(job, status, parent_gone);
+	    setup_rc < 0 ? NULL : mcpx_ex_environment_failure(job, status, job->parent_gone);
 	mcpx_run_budget_finish(job->link.budget, &usage);
 	job->link.budget = NULL;
 	if (!job->budget_limit)
@@ -165,7 +186,7 @@ static void budget_settled(void *arg)
  * is still told: run_budget.h, mcpx_run_budget_settle). */
 void mcpx_ex_maybe_complete(struct mcpx_job *job)
 {
-	if (job->state != MCPX_RUN_ENDING || job->ex->freeing)
+	if (job->state != MCPX_RUN_ENDING || job->ex->freeing || job->reaping)
 		return;
 	if (job->out.open || job->err.open || job->pid_open)
 		return;

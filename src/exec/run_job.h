@@ -9,8 +9,9 @@
  * run_io.c     a running job on the loop: its output, stdin, exit, wall clock
  * run_end.c    a run's end: its state changed (job_enter), the job completed
  *              once reaped and drained, or finished without running
- * run_start.c  the start path (a warm interpreter, the prepared bash, cold),
- *              the run's channel and budget, what follows a run
+ * run_start.c  the start path (a language's prepared runtime, or cold), the
+ *              prepared runtimes told of runs, the run's channel and budget,
+ *              what follows a run
  * run_result.c a run's end in words: its result, the limit that ended it,
  *              whether its environment failed, the audit line
  * run_queue.c  admission (the queue's cap, each caller's share), the queue,
@@ -36,7 +37,7 @@
 #include "run_link.h"
 #include "run_state.h"
 
-struct mcpx_bash_pool;
+struct mcpx_prepared_ops;
 struct mcpx_budget;
 struct mcpx_err;
 struct mcpx_fair;
@@ -102,6 +103,11 @@ struct mcpx_job {
 	struct job_stream out, err;
 	struct mcpx_watch pid_watch;
 	bool pid_open;
+	/* Reaped without waiting on the loop (job_complete): its leader's
+	 * status is asked of its zygote, and the result waits for the
+	 * answer. parent_gone: its zygote had died before (asked first). */
+	bool reaping;
+	bool parent_gone;
 	bool timed_out;
 	bool truncated;           /* output beyond the cap was dropped */
 	const char *env_failure;  /* set: the environment failed, not the program */
@@ -139,11 +145,17 @@ struct mcpx_executor {
 	struct mcpx_offload *walker, *remover;
 	unsigned cleaning;
 
-	/* The next run's interpreter, prepared in advance (warm_pool.h). */
+	/* Each language's runtime prepared before its call (prepared.h; ops
+	 * NULL: the language has none). The warm environment's mode
+	 * (fork-server, after-reap, off) is the warm interpreter's, warm:
+	 * every prepared runtime follows it (run_start.c). */
+	struct {
+		const struct mcpx_prepared_ops *ops;
+		void *rt;
+	} prepared[MCPX_LANG_COUNT];
 	struct mcpx_warm_pool *warm;
-	struct mcpx_bash_pool *bash; /* the next bash run, waiting at its gate */
-	enum mcpx_lang last_lang;    /* of the last run that was not nested */
-	struct mcpx_budget *budget;  /* how runs are held to their budget */
+	enum mcpx_lang last_lang;   /* of the last run that was not nested */
+	struct mcpx_budget *budget; /* how runs are held to their budget */
 };
 
 /* ---- run_job.c ---- */
@@ -169,6 +181,8 @@ void mcpx_ex_end_channel(struct mcpx_executor *ex, struct mcpx_job *job);
 void mcpx_ex_kick(struct mcpx_executor *ex);
 int mcpx_ex_admit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec, bool idle);
 void mcpx_ex_enqueue(struct mcpx_executor *ex, struct mcpx_job *job);
+/* The job that starts next (callers take turns), left in the queue. */
+struct mcpx_job *mcpx_ex_queue_next(const struct mcpx_executor *ex);
 struct mcpx_job *mcpx_ex_next_queued(struct mcpx_executor *ex);
 void mcpx_ex_queue_remove(struct mcpx_executor *ex, struct mcpx_job *job);
 void mcpx_ex_side_remove(struct mcpx_executor *ex, struct mcpx_job *job);
@@ -191,9 +205,17 @@ void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct 
 
 /* ---- run_start.c ---- */
 
-/* Starts the run's process: a warm interpreter when one is ready, the
- * prepared bash, else cold. */
+/* Starts the run's process: its language's prepared runtime when one
+ * takes it, else cold. */
 int mcpx_ex_spawn(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err);
+/* Before job's run starts: true when what its language's prepared runtime
+ * would hand it is still on its way (wake(ex) follows once it has come). */
+bool mcpx_ex_prepared_wait(struct mcpx_executor *ex, const struct mcpx_job *job,
+                           void (*wake)(void *arg));
+/* A call waits in the queue behind the running run. */
+void mcpx_ex_prepared_call_queued(struct mcpx_executor *ex);
+/* A run that is not nested started. */
+void mcpx_ex_prepared_run_started(struct mcpx_executor *ex, const struct mcpx_job *job);
 /* Hands the run's channel to the run_start hook. */
 void mcpx_ex_start_egress(struct mcpx_executor *ex, struct mcpx_job *job);
 /* Holds the run as a whole to its budget; -ESRCH: a nested run whose
@@ -201,7 +223,7 @@ void mcpx_ex_start_egress(struct mcpx_executor *ex, struct mcpx_job *job);
 int mcpx_ex_start_budget(struct mcpx_job *job, unsigned cpu_s);
 /* When the run's wall clock ends, counted from from. */
 uint64_t mcpx_ex_run_deadline_us(const struct mcpx_job *job, uint64_t from);
-/* After a run: the next job and the warm pool's and prepared bash's turn. */
+/* After a run: the next job and the prepared runtimes' turn. */
 void mcpx_ex_after_run(struct mcpx_executor *ex);
 /* A finished run's files are gone (run_cleanup.h's callback, arg: ex). */
 void mcpx_ex_cleanup_done(void *arg);

@@ -42,6 +42,7 @@
 #include "http_conn.h"
 #include "http_field.h"
 #include "log.h"
+#include "loop_guard.h"
 #include "loop_lws.h"
 #include "metrics.h"
 #include "tokenreview.h"
@@ -623,8 +624,8 @@ static int on_body_done(struct mcpx_http_conn *c)
 
 static bool is_http_wsi(struct lws *wsi);
 
-static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                         size_t len)
+static int http_event(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                      size_t len)
 {
 	struct mcpx_http_server *s = lws_context_user(lws_get_context(wsi));
 	struct mcpx_http_conn *c = lws_get_opaque_user_data(wsi);
@@ -659,6 +660,19 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 	default:
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
+}
+
+/* Every HTTP event is a callback of the loop (loop_guard.h): timed, and
+ * checked for waits that would block it. */
+static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                         size_t len)
+{
+	int r;
+
+	mcpx_loop_guard_begin();
+	r = http_event(wsi, reason, user, in, len);
+	mcpx_loop_guard_end();
+	return r;
 }
 
 static bool is_http_wsi(struct lws *wsi)
