@@ -376,22 +376,26 @@ static void on_signal(void *arg, int signo)
 		return;
 	}
 	app->draining = true;
-	mcpx_info("received %s: draining (running execution finishes, queued ones are answered)",
-	          signo == SIGTERM ? "SIGTERM" : "SIGINT");
+	/* The drain budget: the running execution may take up to its own
+	 * timeout, and the calls already accepted run after it while theirs
+	 * end within the same window (the chart's grace period covers it:
+	 * mcp-exec.drainSlackS). */
+	app->drain_deadline_us =
+	    mcpx_now_us() + ((uint64_t)app->cfg->max_timeout_s + 10u) * 1000000u;
+	mcpx_info("received %s: draining (the running execution and the queued ones that fit "
+	          "in %u s finish; the rest are answered)",
+	          signo == SIGTERM ? "SIGTERM" : "SIGINT", app->cfg->max_timeout_s + 10u);
 	if (app->front)
 		mcpx_http_front_drain(app->front);
 	/* Listen streams end with their completion result. */
 	mcpx_core_end_subscriptions(app->core);
-	mcpx_executor_drain(app->ex);
+	mcpx_executor_drain(app->ex, app->drain_deadline_us);
 	if (app->tasks)
 		mcpx_tasks_drain(app->tasks);
 	if (app->stdio) {
 		mcpx_stdio_shutdown(app->stdio);
 		return;
 	}
-	/* The running execution may take up to its own timeout. */
-	app->drain_deadline_us =
-	    mcpx_now_us() + ((uint64_t)app->cfg->max_timeout_s + 10u) * 1000000u;
 	app->drain_timer.fn = drain_timer_cb;
 	app->drain_timer.arg = app;
 	mcpx_timer_start(app->loop, &app->drain_timer, 0);

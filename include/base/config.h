@@ -161,4 +161,10 @@ const char *mcpx_runtime_name(enum mcpx_runtime_class r);
 /* Zeroises and frees the secrets the struct still owns. */
 void mcpx_config_free(struct mcpx_config *cfg);
 
+/* A run's RLIMIT_FSIZE in MiB: MCP_EXEC_MAX_FILE_MB, never above the run's
+ * whole disk budget (one file cannot take more than all of its files may;
+ * the budget then lowers it further as the run writes: run_disk.c). 0 (no
+ * per-file cap) gives the disk budget. */
+unsigned long mcpx_config_file_mb(const struct mcpx_config *cfg);
+
 #endif

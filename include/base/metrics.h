@@ -39,6 +39,10 @@ void mcpx_metrics_upstream_up(const char *upstream, int up);
  * "body_timeout", "evicted", "refused", "peer_closed", "pipelined",
  * "bad_head", "head_too_large". */
 void mcpx_metrics_http_conn_closed(const char *reason);
+/* A ServiceAccount token that needed the API server: admitted, refused,
+ * unavailable (reviews sent), not_jwt, limited_address, limited_total,
+ * limited_in_flight (not sent). */
+void mcpx_metrics_tokenreview(const char *outcome);
 /* Open HTTP connections (a gauge the server keeps current). */
 void mcpx_metrics_http_connections(unsigned long long open);
 void mcpx_metrics_set_layer(const char *layer, int active);

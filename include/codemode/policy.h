@@ -115,8 +115,8 @@ struct mcpx_egress_rule {
 /* An upstream MCP server (Streamable HTTP) whose tools runs may call
  * through the server (upstream.h): where it is, the credential sent on
  * every request to it, the private ranges it may live in, which of its
- * tools exist for us (allow/deny globs over the tool names, fnmatch(3)
- * without flags), whether they are also listed as tools of this server,
+ * tools exist for us (allow/deny globs over the tool names, name_glob.h:
+ * allow exact, deny with ASCII case folded), whether they are also listed as tools of this server,
  * and the limits of each call and of each run. */
 struct mcpx_upstream_conf {
 	char name[MCPX_UPSTREAM_NAME_MAX + 1];
@@ -179,7 +179,7 @@ struct mcpx_function {
 #define MCPX_PROFILE_MAX_GLOBS 64
 #define MCPX_PROFILE_GLOB_MAX 352 /* a caller glob holds a whole caller name */
 
-/* A profile ("profiles"): the callers it applies to (globs, fnmatch(3)),
+/* A profile ("profiles"): the callers it applies to (globs, name_glob.h),
  * the tools they see and may call (globs over tool names, exec and
  * functions alike), what their exec code may reach, and their limits. The
  * first profile whose callers match applies; its exec grant names egress

@@ -206,9 +206,12 @@ size_t mcpx_job_output(const struct mcpx_job *job, const char **out);
 /* The run's id (in its audit and egress lines). */
 const char *mcpx_job_run_id(const struct mcpx_job *job);
 
-/* Drain: every queued job completes with MCPX_JOB_SHUTDOWN, the running one
- * may finish; no new jobs are accepted. */
-void mcpx_executor_drain(struct mcpx_executor *ex);
+/* Drain until deadline_us (mcpx_now_us clock): no new jobs are accepted;
+ * the running one may finish; the queued ones still run, in turn, each
+ * only if its timeout ends before deadline_us, the others completing with
+ * MCPX_JOB_SHUTDOWN (at once when they can never fit, else when their turn
+ * comes too late). */
+void mcpx_executor_drain(struct mcpx_executor *ex, uint64_t deadline_us);
 bool mcpx_executor_idle(const struct mcpx_executor *ex);
 void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_stats *st);
 

@@ -675,6 +675,15 @@ static const char *transport_name(enum mcpx_transport t)
 	return t == MCPX_TRANSPORT_STDIO ? "stdio" : t == MCPX_TRANSPORT_HTTP ? "http" : "sse";
 }
 
+unsigned long mcpx_config_file_mb(const struct mcpx_config *c)
+{
+	if (!c->max_disk_mb)
+		return c->max_file_mb;
+	if (c->max_file_mb && c->max_file_mb < c->max_disk_mb)
+		return c->max_file_mb;
+	return c->max_disk_mb;
+}
+
 /* Longer than 60 lines on purpose: one line per setting, in the order of
  * docs/configuration.md's table, secrets redacted where they stand. */
 void mcpx_config_print(const struct mcpx_config *c, FILE *out)

@@ -40,12 +40,18 @@ static const char *const closes[] = {"header_timeout", "body_timeout",   "evicte
                                      "refused",        "peer_closed",    "pipelined",
                                      "bad_head",       "head_too_large", "other"};
 #define N_CLOSES (sizeof(closes) / sizeof(closes[0]))
+/* ServiceAccount tokens: reviews sent (the first three), and values never
+ * sent, for their shape or past a limit (tokenreview.c). */
+static const char *const review_outcomes[] = {
+    "admitted",        "refused",       "unavailable",       "not_jwt",
+    "limited_address", "limited_total", "limited_in_flight", "other"};
+#define N_REVIEW_OUTCOMES (sizeof(review_outcomes) / sizeof(review_outcomes[0]))
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 static const char *const egress_outcomes[] = {"ok", "failed", "cancelled", "denied", "other"};
 static const char *const egress_reasons[] = {
-	"none",     "not_configured", "bad_request", "bad_url",   "no_rule",
-	"method",   "header",         "address",     "redirect",  "too_large",
-	"request_too_large", "in_flight", "run_limit", "other"};
+    "none",      "not_configured", "bad_request", "bad_url",   "no_rule",           "method",
+    "header",    "address",        "redirect",    "too_large", "request_too_large", "in_flight",
+    "run_limit", "other"};
 #define N_EGRESS_OUTCOMES (sizeof(egress_outcomes) / sizeof(egress_outcomes[0]))
 #define N_EGRESS_REASONS (sizeof(egress_reasons) / sizeof(egress_reasons[0]))
 /* Tool calls: exec and the policy's functions (whose names reloads can
@@ -134,6 +140,7 @@ static struct {
 	struct histogram duration, queue_wait;
 	uint64_t http[HTTP_SLOTS];
 	uint64_t closes[N_CLOSES];
+	uint64_t reviews[N_REVIEW_OUTCOMES];
 	unsigned long long http_connections;
 	struct named layers[MAX_LAYERS];
 	struct named info[MAX_INFO];
@@ -330,6 +337,11 @@ void mcpx_metrics_http_response(int status)
 void mcpx_metrics_http_conn_closed(const char *reason)
 {
 	m.closes[lookup(closes, N_CLOSES, reason ? reason : "other")]++;
+}
+
+void mcpx_metrics_tokenreview(const char *outcome)
+{
+	m.reviews[lookup(review_outcomes, N_REVIEW_OUTCOMES, outcome ? outcome : "other")]++;
 }
 
 void mcpx_metrics_http_connections(unsigned long long open)
@@ -580,6 +592,14 @@ static void put_http(struct buf *b)
 			put(b,
 			    "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
 			    closes[i], m.closes[i]);
+	put_header(b, "mcp_exec_tokenreviews_total", "counter",
+	           "ServiceAccount tokens that needed the API server, by outcome: admitted, "
+	           "refused, unavailable (TokenReviews sent); not_jwt, limited_address, "
+	           "limited_total, limited_in_flight (not sent).");
+	for (size_t i = 0; i < N_REVIEW_OUTCOMES; i++)
+		if (m.reviews[i])
+			put(b, "mcp_exec_tokenreviews_total{outcome=\"%s\"} %" PRIu64 "\n",
+			    review_outcomes[i], m.reviews[i]);
 }
 
 static void put_tools(struct buf *b)

@@ -15,18 +15,21 @@
  * optional (absent exec: the top-level one; absent limits or workspaces:
  * the server's; workspaces false: none for its callers). The first profile
  * whose callers match applies; a caller no profile matches sees exec alone
- * under the top-level exec grant (deny by default for functions). Matching
- * is fnmatch(3) without flags, so "*" also spans ':' in a ServiceAccount
- * name. Names of egress rules must exist (parsed before); names of
- * upstreams are carried as written for the upstreams feature.
+ * under the top-level exec grant (deny by default for functions). callers
+ * and tools are the policy's globs (name_glob.h; "*" also spans ':' in a
+ * ServiceAccount name), checked at load and matched exactly; a matcher
+ * error matches nothing. Names of egress rules must exist (parsed before);
+ * names of upstreams are carried as written for the upstreams feature.
  */
 #include "policy.h"
 #include "policy_internal.h"
 
 #include <errno.h>
-#include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "name_glob.h"
 
 /* Printable ASCII, no space: what a caller name, a tool name or a glob
  * over them can hold. */
@@ -47,6 +50,7 @@ struct str_list {
 static int parse_str(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
 	struct str_list *l = arg;
+	char why[160];
 	size_t n;
 
 	if (!cJSON_IsString(v) || !(n = strlen(v->valuestring)) || n >= l->cap ||
@@ -54,6 +58,8 @@ static int parse_str(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 		return mcpx_pol_fail(c, EINVAL,
 		                     "must be a string of 1..%zu printable characters, no spaces",
 		                     l->cap - 1);
+	if (mcpx_glob_check(v->valuestring, why, sizeof(why)) < 0)
+		return mcpx_pol_fail(c, EINVAL, "%s", why);
 	for (size_t j = 0; j < i; j++)
 		if (strcmp((*l->v)[j], v->valuestring) == 0)
 			return mcpx_pol_fail(c, EINVAL, "\"%.64s\" is listed twice",
@@ -238,7 +244,7 @@ void mcpx_pol_profiles_free(struct mcpx_policy *p)
 static bool any_match(char *const *globs, size_t n, const char *s)
 {
 	for (size_t i = 0; i < n; i++)
-		if (fnmatch(globs[i], s, 0) == 0)
+		if (mcpx_glob_match(globs[i], s, 0) == 1)
 			return true;
 	return false;
 }

@@ -163,6 +163,28 @@ static void wake_cb(void *arg)
 	mcpx_ex_kick(arg);
 }
 
+/* Whether job, started now, ends (by its timeout) before the drain does;
+ * always when not draining. */
+static bool drain_fits(const struct mcpx_executor *ex, const struct mcpx_job *job)
+{
+	return !ex->draining ||
+	       mcpx_now_us() + (uint64_t)job->timeout_s * 1000000u <= ex->drain_deadline_us;
+}
+
+/* Answers a job (out of the queue) that the drain has no time for. */
+static void refuse_drain(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	uint64_t now = mcpx_now_us();
+	uint64_t left_s = ex->drain_deadline_us > now ? (ex->drain_deadline_us - now) / 1000000u : 0;
+	char msg[256];
+
+	snprintf(msg, sizeof(msg),
+	         "the server is shutting down and did not run this execution: its timeout (%u s) "
+	         "would not end within the %llu s left of the drain; retry on another replica",
+	         job->timeout_s, (unsigned long long)left_s);
+	mcpx_ex_finish_unrun(job, MCPX_JOB_SHUTDOWN, msg, "shutdown");
+}
+
 static void start_next(struct mcpx_executor *ex)
 {
 	struct mcpx_job *job;
@@ -177,6 +199,13 @@ static void start_next(struct mcpx_executor *ex)
 	if (mcpx_ex_prepared_wait(ex, mcpx_ex_queue_next(ex), wake_cb))
 		return;
 	job = mcpx_ex_next_queued(ex);
+	/* Draining: one whose timeout would outlast the drain is answered
+	 * instead, and the next one is tried on the next turn. */
+	if (!drain_fits(ex, job)) {
+		refuse_drain(ex, job);
+		mcpx_ex_kick(ex);
+		return;
+	}
 	start_job(ex, job);
 }
 
@@ -307,19 +336,24 @@ size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 	return job->out.buf.len;
 }
 
-void mcpx_executor_drain(struct mcpx_executor *ex)
+/* Accepted work still runs: the queue is kept, in order, and each job
+ * starts if its timeout ends before deadline_us; one that can never fit
+ * is answered now, the rest when their turn comes (start_next). */
+void mcpx_executor_drain(struct mcpx_executor *ex, uint64_t deadline_us)
 {
+	struct mcpx_job *next;
+
 	ex->draining = true;
+	ex->drain_deadline_us = deadline_us;
 	stop_prepared(ex);
-	while (ex->queue_head) {
-		struct mcpx_job *job = ex->queue_head;
+	for (struct mcpx_job *job = ex->queue_head; job; job = next) {
+		next = job->next;
+		if (drain_fits(ex, job))
+			continue;
 		mcpx_ex_queue_remove(ex, job);
-		mcpx_ex_finish_unrun(
-		    job, MCPX_JOB_SHUTDOWN,
-		    "the server is shutting down and did not run this execution; retry on "
-		    "another replica",
-		    "shutdown");
+		refuse_drain(ex, job);
 	}
+	mcpx_ex_kick(ex);
 }
 
 bool mcpx_executor_idle(const struct mcpx_executor *ex)

@@ -12,6 +12,7 @@
  * (run_result.c).
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -178,13 +179,22 @@ static void job_reaped(void *arg, int rc, int status, const struct rusage *rup)
 	mcpx_ex_after_run(ex);
 }
 
+static void budget_settled(void *arg)
+{
+	mcpx_ex_maybe_complete(arg);
+}
+
 /* Called whenever one of the run's watches closes; the job completes when
- * the leader has exited and both pipes are drained. */
+ * the leader has exited, both pipes are drained, and the disk budget has
+ * had its last word (a run that wrote past it and exited before a reading
+ * is still told: run_budget.h, mcpx_run_budget_settle). */
 void mcpx_ex_maybe_complete(struct mcpx_job *job)
 {
 	if (job->state != MCPX_RUN_ENDING || job->ex->freeing || job->reaping)
 		return;
 	if (job->out.open || job->err.open || job->pid_open)
+		return;
+	if (mcpx_run_budget_settle(job->link.budget, budget_settled, job) == -EINPROGRESS)
 		return;
 	job_complete(job);
 }

@@ -143,6 +143,9 @@ struct mcpx_executor {
 	struct mcpx_job *running;
 	struct mcpx_job *side; /* nested jobs, beside the running one */
 	bool draining;
+	/* The drain's end (mcpx_executor_drain): a queued job starts only if
+	 * its timeout ends before it. */
+	uint64_t drain_deadline_us;
 	bool freeing;
 	uint64_t completed;
 	struct mcpx_timer kick;

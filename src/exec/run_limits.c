@@ -27,7 +27,7 @@ void mcpx_run_limits(const struct mcpx_config *cfg, unsigned cpu_s, unsigned mem
 	lim->cpu_s = cpu_s;
 	lim->memory_mb = memory_mb;
 	lim->max_procs = cfg->max_procs;
-	lim->file_mb = cfg->max_file_mb;
+	lim->file_mb = mcpx_config_file_mb(cfg);
 	lim->open_files = RUN_OPEN_FILES;
 	lim->channel = channel;
 }

@@ -137,21 +137,33 @@ static bool blank(const char *s, size_t len)
 	return true;
 }
 
-/* Appends a Go-%q-like quoted name to buf. */
+/* Appends a Go-%q-like quoted name to buf. A name too long for the room
+ * left is cut between characters, never inside one: the message goes out
+ * in a JSON string, which must be UTF-8 (a cut inside "é" was what
+ * fuzz_mcp's extra_key_cut found). */
 static void append_quoted(char *buf, size_t cap, const char *name)
 {
-	size_t o = strlen(buf);
+	size_t o = strlen(buf), rest = strlen(name);
 
 	if (o + 1 < cap)
 		buf[o++] = '"';
-	for (const char *p = name; *p && o + 3 < cap; p++) {
+	for (const char *p = name; *p;) {
 		unsigned char ch = (unsigned char)*p;
-		if (ch == '"' || ch == '\\') {
+		uint32_t cp;
+		size_t n = mcpx_utf8_next(p, rest, &cp);
+		bool esc = ch == '"' || ch == '\\', keep = esc || (ch >= 0x20 && ch != 0x7F);
+
+		/* Room for the character, the closing quote and the NUL. */
+		if (keep && o + (esc ? 2 : n) + 2 > cap)
+			break;
+		if (esc)
 			buf[o++] = '\\';
-			buf[o++] = (char)ch;
-		} else if (ch >= 0x20 && ch != 0x7F) {
-			buf[o++] = (char)ch;
+		if (keep) {
+			memcpy(buf + o, p, n);
+			o += n;
 		}
+		p += n;
+		rest -= n;
 	}
 	if (o + 1 < cap)
 		buf[o++] = '"';

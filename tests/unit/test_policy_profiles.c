@@ -175,6 +175,13 @@ static void test_errors(void)
 	             "/profiles/0/callers/1", "twice");
 	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": [3]}]}",
 	             "/profiles/0/tools/0", "string");
+	/* Globs the matcher cannot use are refused at load. */
+	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": "
+	             "[\"get_\\\\\"]}]}",
+	             "/profiles/0/tools/0", "lone backslash");
+	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"team-[ab\"], "
+	             "\"tools\": [\"*\"]}]}",
+	             "/profiles/0/callers/0", "not closed");
 	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": [\"*\"]},"
 	             " {\"name\": \"a\", \"callers\": [\"b\"], \"tools\": [\"*\"]}]}",
 	             "/profiles/1/name", "another profile");

@@ -18,6 +18,7 @@
 #include "mcp.h"
 #include "runfiles.h"
 #include "tool_exec.h"
+#include "utf8.h"
 
 static struct mcpx_config cfg;
 /* The parsed arguments of the last parse() and the stdin copy it made:
@@ -127,6 +128,18 @@ static void test_parse(void)
 	             "\"integer\", want \"string\"");
 	EXPECT_ERROR("{\"code\":\"x\",\"workspace_reset\":true}",
 	             "workspace_reset needs a workspace");
+	/* A long unknown name is cut between characters: the message is UTF-8. */
+	{
+		char json[1024] = "{\"code\":\"x\",\"a";
+
+		for (int i = 0; i < 200; i++)
+			strcat(json, "\xC3\xA9");
+		strcat(json, "\":1}");
+		CHECK_INT(parse(json, &a, msg, sizeof(msg)), -EINVAL);
+		CHECK(mcpx_utf8_valid(msg, strlen(msg)));
+		CHECK(strstr(msg, "[\"a\xC3\xA9") != NULL &&
+		      strstr(msg, "\xC3\xA9\"] (allowed") != NULL);
+	}
 	/* Unknown fields are reported even when code is missing. */
 	EXPECT_ERROR("{\"cmd\":\"ls\"}", "validating \"arguments\": validating root: unexpected "
 	                                 "additional properties [\"cmd\"] (allowed: code, "

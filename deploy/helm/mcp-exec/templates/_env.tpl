@@ -80,7 +80,7 @@ with one name, and with client-side apply the later entry silently wins.
 - name: MCP_EXEC_LOG_LEVEL
   value: {{ $c.logLevel | quote }}
 - name: MCP_EXEC_WARM
-  value: {{ ternary "1" "0" $c.warm | quote }}
+  value: {{ include "mcp-exec.warmEnv" . | quote }}
 - name: MCP_EXEC_PRELOAD
   value: {{ $c.preload | quote }}
 - name: MCP_EXEC_LANGUAGES
