@@ -37,9 +37,9 @@ struct mcpx_redis_rop {
 	struct mcpx_store_op *op;
 	void *b;                        /* the backend's own (store_redis.c) */
 	const struct mcpx_redis_io *io; /* the backend's connection */
-	size_t piece;  /* the most bytes of a blob one command or reply carries */
-	int sent, got; /* commands sent, replies received */
-	bool failed;   /* a reply failed the op: send nothing more */
+	size_t piece;                   /* the most bytes of a blob one command or reply carries */
+	int sent, got;                  /* commands sent, replies received */
+	bool failed;                    /* a reply failed the op: send nothing more */
 	bool done_sending;
 	size_t off;                               /* put: bytes of op->data sent; get: asked for */
 	char tmp[MCPX_STORE_NAME_MAX + 96];       /* put: the upload key; get: the blob's */

@@ -1,13 +1,13 @@
 /*
  * store.c - the store's front (store.h): keys checked and hashed, arguments
- * checked, one op per operation (store_op.c gives it its deadline and tells
- * its caller later, on the loop), the backend chosen at open.
+ * checked, one op per operation (store_backend.c gives it its deadline and
+ * tells its caller later, on the loop), the backend chosen at open.
  *
  * The caller's identity is hashed here, so no caller's bytes reach a path
  * or a Redis key. A lease hold is an op of its own that store_lease.c
  * drives; cancelling it ends the hold there.
  *
- * What it does not do: run an op's life (store_op.c), touch the store
+ * What it does not do: run an op's life (store_backend.c), touch the store
  * itself (the backends), or keep leases (store_lease.c).
  */
 #include "store.h"

@@ -1,7 +1,7 @@
 /*
  * store_internal.h - the store's own state, shared by its front (store.c),
- * its ops' life (store_op.c) and its leases (store_lease.c); no backend
- * sees it.
+ * its ops' life (store_backend.c) and its leases (store_lease.c); no
+ * backend sees it.
  */
 #ifndef MCPX_STORE_INTERNAL_H
 #define MCPX_STORE_INTERNAL_H
@@ -21,7 +21,7 @@ struct mcpx_store {
 	struct mcpx_store_hold *holds;   /* waiting for a lease */
 	bool freeing;
 	/* The leases' (store_lease.c), set by mcpx_store_open: the ops
-	 * (store_op.c) sit below the leases, which make ops of their own, so
+	 * (store_backend.c) sit below the leases, which make ops of their own, so
 	 * an op freed with a lease in its result, or an acquire that got a
 	 * lease its caller no longer wants, reaches them through these. */
 	void (*lease_end)(struct mcpx_store_lease *l);
@@ -33,7 +33,7 @@ struct mcpx_store {
  * submitted to a backend (store_lease.c drives it). */
 #define MCPX_OP_HOLD MCPX_OP_COUNT
 
-/* store_op.c */
+/* store_backend.c */
 
 /* A new op of code on s, linked into s's live ops; NULL when out of
  * memory. */

@@ -1,6 +1,7 @@
 /*
- * store_op.c - one store operation's life (store_backend.h): made, started
- * with its deadline, finished by the backend, told to its caller, freed.
+ * store_backend.c - the front's half of store_backend.h: one store
+ * operation's life, made, started with its deadline, finished by the
+ * backend, told to its caller, freed.
  *
  * Every operation becomes a struct mcpx_store_op handed to the backend
  * (store_backend.h). The op lives until both the backend has finished with
@@ -16,6 +17,8 @@
  * (store_lease.c), or touch the store itself (the backends, which call
  * mcpx_store_op_done, mcpx_store_op_fail and mcpx_store_now_ms here).
  */
+#include "store_backend.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
