@@ -11,6 +11,14 @@
 #                   server's side that no shared-machine noise inflates
 #                   much (it counts only the server's work)
 #   faults/call     the server's minor page faults per back-to-back call
+#   bash spaced     with AB_BASH=1 (both builds must have bash): `true` in
+#                   bash every 50 ms, p50 (40 calls; the prepared bash takes
+#                   them in fork-server mode)
+#   4 clients       print(1) from 4 clients at once, back to back (50 calls
+#                   each), calls/s; beside it, once per round, the cold spawn
+#                   rate of `/usr/bin/python3 -c 'print(1)'` with 4 such
+#                   processes at a time (what 4 clients would get without a
+#                   server), so the ratio is the issue-30 goal's (>= 2x)
 # then a table with every round and the medians.
 #
 #   bash bench/ab.sh 7a0166c [ROUNDS]          # builds that commit and this tree
@@ -86,7 +94,7 @@ one() { # build label extra-env round
   port=$(server_port "$log" "$label") || exit 1
   local url="http://127.0.0.1:$port/mcp" p1='{"code":"print(1)"}'
   local np='{"code":"import numpy; print(numpy.zeros(3).sum())"}'
-  local sp b2b nps rss c0 c1 f0 f1 hz
+  local sp b2b nps conc bsh rss c0 c1 f0 f1 hz
   hz=$(getconf CLK_TCK)
   # The zygote's preload and first child: not measured.
   for _ in $(seq 1 100); do grep -q 'fork server ready\|warm: after-reap\|warm: off' "$log" && break; sleep 0.1; done
@@ -96,14 +104,22 @@ one() { # build label extra-env round
   b2b=$(bench "$log" --url "$url" --calls 200 --warmup 5 --tool exec --args "$p1")
   c1=$(cpu_ticks "$pid") f1=$(faults "$pid")
   nps=$(bench "$log" --url "$url" --calls 30 --warmup 2 --think-ms 300 --tool exec --args "$np")
+  conc=$("$CL" bench --url "$url" --clients 4 --calls 50 --warmup 2 --tool exec --args "$p1" 2>&1 |
+    grep -m1 'calls_per_s=' || echo "errors=1")
+  bsh=""
+  if [ -n "${AB_BASH:-}" ]; then
+    bsh=$(bench "$log" --url "$url" --calls 40 --warmup 3 --think-ms 50 --tool exec \
+      --args '{"code":"true","language":"bash"}')
+  fi
   sleep 1
   rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status" 2>/dev/null || echo "")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$round" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$round" \
     "$(echo "$sp" | field p50_ms)" "$(echo "$b2b" | field calls_per_s)" \
     "$(echo "$b2b" | field p50_ms)" "$(echo "$nps" | field p50_ms)" "$rss" \
     "$(awk -v a="$c0" -v b="$c1" -v hz="$hz" 'BEGIN {printf "%.2f", (b - a) * 1000 / hz / 205}')" \
     "$(awk -v a="$f0" -v b="$f1" 'BEGIN {printf "%.0f", (b - a) / 205}')" \
-    "$(printf '%s\n%s\n%s\n' "$sp" "$b2b" "$nps" | grep -o 'errors=[0-9]*' | cut -d= -f2 | awk '{s += $1} END {print s + 0}')" \
+    "$(printf '%s\n%s\n%s\n%s\n' "$sp" "$b2b" "$nps" "$conc" | grep -o 'errors=[0-9]*' | cut -d= -f2 | awk '{s += $1} END {print s + 0}')" \
+    "$(echo "$conc" | field calls_per_s)" "$(echo "$bsh" | field p50_ms)" \
     >>"$OUT/rows.tsv"
   tail -1 "$OUT/rows.tsv" >&2
   if [ -n "${AB_STRACE:-}" ]; then
@@ -119,30 +135,59 @@ one() { # build label extra-env round
   wait "$pid" 2>/dev/null || true
 }
 
+# Cold `python3 -c 'print(1)'` processes per second, 4 at a time (N each).
+cold_rate() {
+  local n=${AB_COLD_N:-25} t0 t1
+  t0=$(date +%s.%N)
+  for _ in 1 2 3 4; do
+    (for _ in $(seq 1 "$n"); do /usr/bin/python3 -c 'print(1)' >/dev/null; done) &
+  done
+  wait
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN {printf "%.1f", 4 * n / (b - a)}'
+}
+
 echo "A = $NAME_A ($A), B = $NAME_B ($B), $ROUNDS rounds; $(date -u '+%F %H:%M UTC')"
 echo "load before: $(uptime)"
 for r in $(seq 1 "$ROUNDS"); do
   one "$A" A "${AB_ENV_A:-}" "$r"
   one "$B" B "${AB_ENV_B:-}" "$r"
+  cr=$(cold_rate)
+  echo "cold python3 -c, 4 at a time, round $r: $cr per s" >&2
+  printf 'C\t%s\t%s\n' "$r" "$cr" >>"$OUT/rows.tsv"
 done
 echo "load after:  $(uptime)"
 python3 - "$OUT/rows.tsv" "$NAME_A" "$NAME_B" <<'EOF'
 import statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+cold = [float(r[2]) for r in rows if r[0] == "C"]
+rows = [r for r in rows if r[0] != "C"]
 names = {"A": sys.argv[2], "B": sys.argv[3]}
 cols = ["print(1) every 50 ms, p50 ms", "back to back, calls/s", "back to back, p50 ms",
         "numpy every 300 ms, p50 ms", "idle RSS, MiB", "server CPU per call, ms",
-        "server page faults per call", "errors"]
+        "server page faults per call", "errors", "4 clients, calls/s",
+        "bash true every 50 ms, p50 ms"]
 by = {k: [r for r in rows if r[0] == k] for k in "AB"}
 print()
 print("| measurement | A: %s | B: %s | B/A (medians) |" % (names["A"], names["B"]))
 print("|---|---|---|---:|")
 for i, c in enumerate(cols):
-    vals = {k: [float(r[2 + i]) for r in by[k] if r[2 + i] not in ("", None)] for k in "AB"}
+    vals = {k: [float(r[2 + i]) for r in by[k] if len(r) > 2 + i and r[2 + i] not in ("", None)]
+            for k in "AB"}
+    if not vals["A"] and not vals["B"]:
+        continue
     med = {k: statistics.median(v) if v else float("nan") for k, v in vals.items()}
     fmt = lambda v: ("%g" % v)
     ratio = med["B"] / med["A"] if med["A"] else float("nan")
     print("| %s | %s (median %s) | %s (median %s) | %.2f |" % (
         c, ", ".join(fmt(v) for v in vals["A"]), fmt(med["A"]),
         ", ".join(fmt(v) for v in vals["B"]), fmt(med["B"]), ratio))
+if cold:
+    print("| cold `python3 -c 'print(1)'`, 4 at a time, per s | %s (median %s) | | |" % (
+        ", ".join("%g" % v for v in cold), "%g" % statistics.median(cold)))
+    for k in "AB":
+        v = [float(r[10]) for r in by[k] if len(r) > 10 and r[10]]
+        if v:
+            print("| 4 clients / cold spawn rate, %s | %.2f | | |" % (
+                names[k], statistics.median(v) / statistics.median(cold)))
 EOF

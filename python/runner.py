@@ -3,7 +3,7 @@
 # Trusted code, embedded in the server binary (cmake/embed_python.cmake) and
 # handed to the interpreter with -c (a cold run) or loaded by the warm
 # interpreter (src/zygote/interp.c): nothing of it is read from disk, so
-# a run cannot change it for the next one. It defines three functions and
+# a run cannot change it for the next one. It defines five functions and
 # runs none of them; runner.c appends the installation, the interpreter
 # calls the rest.
 #
@@ -24,7 +24,10 @@
 # and multiprocessing behave as in `python main.py`; tracebacks skip the
 # runner's frame; then it exits the way Python would (threads joined, atexit
 # run, streams flushed) but without tearing down the interpreter's modules,
-# which would cost more than most programs.
+# which would cost more than most programs. In a workspace call (the server
+# wrote .mcpx/vars.in) it defines the saved variables before the code runs
+# and saves them after it, whatever way the code ended short of a kill
+# (mcpx_workspace.py; _mcpx_ws_restore and _mcpx_ws_save).
 
 
 def _mcpx_install(modules):
@@ -97,6 +100,8 @@ def _mcpx_run(src, path):
     # Locals only: the loop below empties this module's globals.
     import __main__, importlib.machinery, os as _os, sys as _sys
 
+    ws_restore, ws_save = _mcpx_ws_restore, _mcpx_ws_save
+
     # The pyplot hook saves figures into this run's out/ (a zygote
     # installed it before any run existed).
     for f in _sys.meta_path:
@@ -109,6 +114,7 @@ def _mcpx_run(src, path):
     g["__cached__"] = None
     g["__loader__"] = importlib.machinery.SourceFileLoader("__main__", path)
     _sys.argv[:] = ["main.py"]
+    ws = ws_restore(path, g)
     rc = 0
     try:
         code = compile(src, path, "exec", dont_inherit=True)
@@ -140,9 +146,43 @@ def _mcpx_run(src, path):
     import atexit
 
     atexit._run_exitfuncs()
+    if ws is not None:
+        ws_save(ws, g)
     for s in (_sys.stdout, _sys.stderr):
         try:
             s.flush()
         except BaseException:
             pass
     _os._exit(rc)
+
+
+def _mcpx_ws_restore(path, g):
+    # A workspace call: the server wrote .mcpx/vars.in (mcpx_workspace.py).
+    # Any other run pays this one failed stat. The workspace's directory
+    # goes last on sys.path, so modules kept in it import by name (their
+    # objects too) and none shadows an installed one.
+    import os, sys
+
+    wd = os.path.dirname(path)
+    if not os.path.exists(os.path.join(wd, ".mcpx", "vars.in")):
+        return None
+    sys.path.append(wd)
+    try:
+        import mcpx_workspace
+
+        return mcpx_workspace.restore(wd, g)
+    except BaseException as e:
+        # Nothing is saved then: the server keeps the previous variables.
+        print("mcp-exec: the workspace's variables were not restored: %r" % (e,), file=sys.stderr)
+        return None
+
+
+def _mcpx_ws_save(ws, g):
+    import sys
+
+    try:
+        import mcpx_workspace
+
+        mcpx_workspace.save(ws, g)
+    except BaseException as e:
+        print("mcp-exec: the workspace's variables were not saved: %r" % (e,), file=sys.stderr)

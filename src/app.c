@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "app_start.h"
+#include "app_workspaces.h"
 #include "broker.h"
 #include "config.h"
 #include "crypto.h"
@@ -38,6 +39,7 @@
 #include "executor.h"
 #include "functions.h"
 #include "heap_trim.h"
+#include "app_tasks.h"
 #include "http_front.h"
 #include "json.h"
 #include "listen_addr.h"
@@ -51,12 +53,14 @@
 #include "sandbox.h"
 #include "signals.h"
 #include "store.h"
+#include "tasks.h"
 #include "tool_exec.h"
 #include "tool_function.h"
 #include "tool_upstream.h"
 #include "transport_stdio.h"
 #include "upstream.h"
 #include "upstream_ops.h"
+#include "workspace_resources.h"
 
 #define DRAIN_POLL_US 50000u
 /* How often the policy file and its secret files are checked for changes. */
@@ -77,11 +81,13 @@ struct app {
 	struct mcpx_upstreams *upstreams;     /* NULL without a policy */
 	struct mcpx_upstream_ops *up_ops;     /* the runs' side of them */
 	const struct mcpx_policy *up_version; /* the policy the upstreams follow */
+	struct mcpx_app_workspaces ws;        /* ws.conf.store NULL: workspaces off */
 	struct mcpx_tool *tool;
 	struct mcpx_tool *fn_tool; /* NULL without a policy */
 	struct mcpx_tool *up_tool; /* the gateway; NULL without a policy */
 	char tools_sha256[65];     /* of the tool list last announced */
 	struct mcpx_core *core;
+	struct mcpx_tasks *tasks; /* NULL: MCP tasks off */
 	struct mcpx_signals *sig;
 	/* stdio */
 	struct mcpx_stdio *stdio;
@@ -235,6 +241,8 @@ static int build_tools(struct app *app)
 	if (!app->tool)
 		return -1;
 	mcpx_tool_exec_set_policy(app->tool, app->policy);
+	if (app->ws.conf.store && mcpx_tool_exec_set_workspaces(app->tool, &app->ws.conf) < 0)
+		return -1;
 	if (app->upstreams)
 		mcpx_tool_exec_set_upstreams(app->tool, exec_upstreams, app);
 	app->functions = mcpx_functions_new(app->cfg, app->ex, app->rc, app->loop);
@@ -270,8 +278,12 @@ static int build_core(struct app *app)
 	struct mcpx_core_opts o;
 	struct mcpx_tool_access access = {access_allowed, access_per_caller, app->policy};
 	struct mcpx_err err = {{0}};
+	int failed;
 
 	if (start_broker(app) < 0)
+		return -1;
+	app->tasks = mcpx_app_start_tasks(app->cfg, app->loop, app->store, &failed);
+	if (failed)
 		return -1;
 	{
 		/* Without a policy no run gets a channel. */
@@ -304,9 +316,13 @@ static int build_core(struct app *app)
 	                            : NULL;
 	o.access = app->policy ? &access : NULL;
 	o.tools_list_changed = app->policy != NULL;
+	o.tasks = app->tasks ? mcpx_tasks_hooks(app->tasks) : NULL;
+	o.resources = mcpx_workspace_resources_provider(app->ws.resources);
 	app->core = mcpx_core_new(&o);
 	if (!app->core || tools_digest(app, app->tools_sha256) < 0)
 		return -1;
+	if (app->tasks)
+		mcpx_tasks_attach(app->tasks, app->core);
 	if (app->policy)
 		mcpx_policy_store_on_change(app->policy, policy_changed, app);
 	if (app->upstreams) {
@@ -322,6 +338,9 @@ static int build_core(struct app *app)
 static bool drained(struct app *app)
 {
 	if (!mcpx_executor_idle(app->ex) || mcpx_core_inflight(app->core))
+		return false;
+	/* A task's run that ended is still writing its result. */
+	if (app->tasks && mcpx_tasks_busy(app->tasks))
 		return false;
 	if (app->front && mcpx_http_front_busy(app->front))
 		return false;
@@ -357,20 +376,26 @@ static void on_signal(void *arg, int signo)
 		return;
 	}
 	app->draining = true;
-	mcpx_info("received %s: draining (running execution finishes, queued ones are answered)",
-	          signo == SIGTERM ? "SIGTERM" : "SIGINT");
+	/* The drain budget: the running execution may take up to its own
+	 * timeout, and the calls already accepted run after it while theirs
+	 * end within the same window (the chart's grace period covers it:
+	 * mcp-exec.drainSlackS). */
+	app->drain_deadline_us =
+	    mcpx_now_us() + ((uint64_t)app->cfg->max_timeout_s + 10u) * 1000000u;
+	mcpx_info("received %s: draining (the running execution and the queued ones that fit "
+	          "in %u s finish; the rest are answered)",
+	          signo == SIGTERM ? "SIGTERM" : "SIGINT", app->cfg->max_timeout_s + 10u);
 	if (app->front)
 		mcpx_http_front_drain(app->front);
 	/* Listen streams end with their completion result. */
 	mcpx_core_end_subscriptions(app->core);
-	mcpx_executor_drain(app->ex);
+	mcpx_executor_drain(app->ex, app->drain_deadline_us);
+	if (app->tasks)
+		mcpx_tasks_drain(app->tasks);
 	if (app->stdio) {
 		mcpx_stdio_shutdown(app->stdio);
 		return;
 	}
-	/* The running execution may take up to its own timeout. */
-	app->drain_deadline_us =
-	    mcpx_now_us() + ((uint64_t)app->cfg->max_timeout_s + 10u) * 1000000u;
 	app->drain_timer.fn = drain_timer_cb;
 	app->drain_timer.arg = app;
 	mcpx_timer_start(app->loop, &app->drain_timer, 0);
@@ -458,6 +483,9 @@ static void teardown(struct app *app)
 	mcpx_http_front_close_sse(app->front);
 	if (app->core)
 		mcpx_core_cancel_all(app->core);
+	/* The core no longer holds its requests or runs; the leases of tasks
+	 * still running are given back, and their next reader fails them. */
+	mcpx_tasks_free(app->tasks);
 	if (app->tool)
 		mcpx_tool_exec_free(app->tool);
 	mcpx_tool_function_free(app->fn_tool);
@@ -467,7 +495,9 @@ static void teardown(struct app *app)
 	mcpx_executor_free(app->ex);
 	mcpx_functions_free(app->functions);
 	/* Its workers and connection are the loop's; what still waits on it
-	 * is told -ESHUTDOWN (held leases lapse in the store). */
+	 * is told -ESHUTDOWN (held leases lapse in the store). The calls that
+	 * used it (exec's workspaces, the resources) were cancelled above. */
+	mcpx_app_workspaces_stop(&app->ws);
 	mcpx_store_free(app->store);
 	/* Their calls ended with the runs; their transfers are on the shared
 	 * transport, so they go before it. */
@@ -551,6 +581,10 @@ int mcpx_app_run(struct mcpx_config *cfg)
 	}
 	if (mcpx_app_open_store(cfg, &app.sb, app.loop, &app.store) < 0) {
 		rc = EX_CONFIG;
+		goto out;
+	}
+	if (mcpx_app_workspaces_start(cfg, app.store, app.loop, app.policy, &app.ws) < 0) {
+		rc = EX_OSERR;
 		goto out;
 	}
 	if (build_core(&app) < 0) {

@@ -17,6 +17,7 @@
 
 struct mcpx_audit_rec {
 	const char *request_id;
+	const char *task_id; /* the MCP task the run is for (tasks.h); NULL: a direct call */
 	const char *caller;  /* who (caller.h) */
 	const char *profile; /* the caller's profile; NULL: none */
 	const char *client;  /* the transport's view: a session hash and address; may be NULL */
@@ -24,7 +25,8 @@ struct mcpx_audit_rec {
 	size_t code_bytes;
 	size_t stdin_bytes;
 	const char *language; /* exec's: "python", "bash", "javascript"; NULL: python */
-	const char *status; /* "ok", "timeout", "killed", "cancelled", "failed", "expired", "shutdown" */
+	const char
+	    *status; /* "ok", "timeout", "killed", "cancelled", "failed", "expired", "shutdown" */
 	int exit_code;
 	int signal;
 	const char *limit;
@@ -48,6 +50,23 @@ struct mcpx_audit_rec {
 
 void mcpx_audit_log(const struct mcpx_audit_rec *rec);
 
+/* A call with a workspace logs its execution line once the workspace is
+ * saved (or not): the record is rendered when the run ends (prepare copies
+ * everything it needs), the workspace's part added, then it is logged and
+ * freed (emit). NULL (out of memory) is accepted and logs nothing. */
+struct mcpx_audit_line;
+struct mcpx_audit_workspace {
+	const char *name;
+	bool restored; /* the run started with the workspace's saved version */
+	uint64_t restored_bytes;
+	bool saved; /* the run's version is the workspace's now */
+	uint64_t saved_bytes;
+	const char *error; /* why it was not saved; NULL when saved */
+};
+struct mcpx_audit_line *mcpx_audit_prepare(const struct mcpx_audit_rec *rec);
+void mcpx_audit_line_workspace(struct mcpx_audit_line *l, const struct mcpx_audit_workspace *w);
+void mcpx_audit_line_emit(struct mcpx_audit_line *l);
+
 /* One request of a run through the egress broker (broker.h): where it
  * went (origin and path only: never the query, a header value or a body),
  * what was decided and how it ended. */
@@ -55,19 +74,19 @@ struct mcpx_audit_egress {
 	const char *run_id;
 	const char *request_id;
 	const char *caller;
-	const char *profile;  /* NULL: none */
-	const char *rule;     /* NULL when no rule matched */
+	const char *profile; /* NULL: none */
+	const char *rule;    /* NULL when no rule matched */
 	const char *method;
-	const char *origin;   /* "scheme://host:port", or NULL for an unparsable URL */
-	const char *path;     /* without the query */
-	unsigned hop;         /* 0, or the redirect this request followed */
-	int status;           /* HTTP status, 0 when there was no response */
-	uint64_t bytes_out;   /* request body sent */
-	uint64_t bytes_in;    /* response body received */
+	const char *origin; /* "scheme://host:port", or NULL for an unparsable URL */
+	const char *path;   /* without the query */
+	unsigned hop;       /* 0, or the redirect this request followed */
+	int status;         /* HTTP status, 0 when there was no response */
+	uint64_t bytes_out; /* request body sent */
+	uint64_t bytes_in;  /* response body received */
 	uint64_t ms;
 	bool allowed;
-	const char *reason;   /* denied: why (broker.h); allowed: NULL */
-	const char *result;   /* allowed: "ok", "failed", "cancelled" */
+	const char *reason; /* denied: why (broker.h); allowed: NULL */
+	const char *result; /* allowed: "ok", "failed", "cancelled" */
 };
 
 void mcpx_audit_egress_log(const struct mcpx_audit_egress *rec);

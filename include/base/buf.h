@@ -35,6 +35,11 @@ int mcpx_buf_add(struct mcpx_buf *b, const void *p, size_t n);
  * -ENOMEM. For output that is kept up to a cap and dropped beyond it. */
 long mcpx_buf_add_some(struct mcpx_buf *b, const void *p, size_t n);
 
+/* Room for n more bytes, to be filled in place (a read straight into the
+ * buffer): a pointer to them, or NULL when the cap would be passed or
+ * memory is short. mcpx_buf_commit then counts the m <= n bytes filled. */
+char *mcpx_buf_room(struct mcpx_buf *b, size_t n);
+void mcpx_buf_commit(struct mcpx_buf *b, size_t m);
 /* Appends a C string. Same returns as mcpx_buf_add. */
 int mcpx_buf_adds(struct mcpx_buf *b, const char *s);
 

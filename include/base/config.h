@@ -111,6 +111,18 @@ struct mcpx_config {
 	unsigned warm_max_runs;
 	unsigned warm_max_age_s;
 
+	/* MCP tasks (tasks.h): on or off; a task's longest run; the longest
+	 * (and default) ttl; per caller, the tasks and result bytes kept; how
+	 * long a runner's lease lasts unrenewed; how long a 2026-07-28 call
+	 * runs before it becomes a task. */
+	bool tasks;
+	unsigned task_max_timeout_s;
+	unsigned task_ttl_max_s;
+	unsigned tasks_per_caller;
+	unsigned tasks_max_mb;
+	unsigned task_lease_s;
+	unsigned task_sync_ms;
+
 	/* What runs may reach beyond the sandbox (policy.h, broker.h). */
 	char policy[4096];         /* MCP_EXEC_POLICY: the policy file, or "" */
 	char egress_proxy[2048];   /* MCP_EXEC_EGRESS_PROXY: http(s)://host:port, or "" */
@@ -148,5 +160,11 @@ const char *mcpx_runtime_name(enum mcpx_runtime_class r);
 
 /* Zeroises and frees the secrets the struct still owns. */
 void mcpx_config_free(struct mcpx_config *cfg);
+
+/* A run's RLIMIT_FSIZE in MiB: MCP_EXEC_MAX_FILE_MB, never above the run's
+ * whole disk budget (one file cannot take more than all of its files may;
+ * the budget then lowers it further as the run writes: run_disk.c). 0 (no
+ * per-file cap) gives the disk budget. */
+unsigned long mcpx_config_file_mb(const struct mcpx_config *cfg);
 
 #endif

@@ -39,6 +39,10 @@ void mcpx_metrics_upstream_up(const char *upstream, int up);
  * "body_timeout", "evicted", "refused", "peer_closed", "pipelined",
  * "bad_head", "head_too_large". */
 void mcpx_metrics_http_conn_closed(const char *reason);
+/* A ServiceAccount token that needed the API server: admitted, refused,
+ * unavailable (reviews sent), not_jwt, limited_address, limited_total,
+ * limited_in_flight (not sent). */
+void mcpx_metrics_tokenreview(const char *outcome);
 /* Open HTTP connections (a gauge the server keeps current). */
 void mcpx_metrics_http_connections(unsigned long long open);
 void mcpx_metrics_set_layer(const char *layer, int active);
@@ -65,6 +69,16 @@ struct mcpx_buf;
  * reported anything. Returns 0 or the buffer's error. */
 int mcpx_metrics_store_render(struct mcpx_buf *b);
 
+/* exec's workspace calls (exec_workspace.h, metrics_workspace.c): how one
+ * call's restore ended ("restored", "new", "busy": the lease wait ran out,
+ * "refused": the archive or its size, "error": the store), with how long it
+ * waited for the lease (< 0: not counted); and how its save ended ("saved",
+ * "deleted": left empty, "too_large", "quota", "lease_lost", "error",
+ * "not_run"). */
+void mcpx_metrics_workspace_restore(const char *outcome, double lease_wait_s);
+void mcpx_metrics_workspace_save(const char *outcome);
+int mcpx_metrics_workspace_render(struct mcpx_buf *b);
+
 /* Gauges read at render time. */
 struct mcpx_metrics_gauges {
 	size_t queue_depth;
@@ -77,5 +91,10 @@ struct mcpx_metrics_gauges {
 
 /* Renders the text exposition format into a malloc'd string (caller frees). */
 char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len);
+
+/* The same for a scrape of /metrics: with the event loop's own series
+ * (loop_guard.h), whose longest stall starts a new window with each
+ * scrape. */
+char *mcpx_metrics_render_scrape(const struct mcpx_metrics_gauges *g, size_t *len);
 
 #endif

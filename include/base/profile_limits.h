@@ -8,6 +8,8 @@
 #ifndef MCPX_PROFILE_LIMITS_H
 #define MCPX_PROFILE_LIMITS_H
 
+#include <stdbool.h>
+
 /* A profile's limits; 0 means "not set" (the server's own). Each can only
  * lower the server's: what applies is the smaller of the two. */
 struct mcpx_profile_limits {
@@ -15,6 +17,15 @@ struct mcpx_profile_limits {
 	unsigned memory_mb;       /* a run's memory */
 	unsigned max_queued;      /* the caller's runs waiting in the queue at once */
 	unsigned runs_per_minute; /* the caller's runs started (queued) per minute */
+};
+
+/* A profile's word on workspaces (the "workspaces" key of a profile,
+ * docs/policy.md): off for its callers, or lower caps; 0 is the server's
+ * (MCP_EXEC_WORKSPACE_MAX_MB, MCP_EXEC_WORKSPACES_PER_CALLER). */
+struct mcpx_profile_workspaces {
+	bool off;
+	unsigned max_mb; /* files plus variables of one workspace */
+	unsigned max;    /* workspaces the caller may have at once */
 };
 
 #endif

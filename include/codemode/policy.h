@@ -115,8 +115,8 @@ struct mcpx_egress_rule {
 /* An upstream MCP server (Streamable HTTP) whose tools runs may call
  * through the server (upstream.h): where it is, the credential sent on
  * every request to it, the private ranges it may live in, which of its
- * tools exist for us (allow/deny globs over the tool names, fnmatch(3)
- * without flags), whether they are also listed as tools of this server,
+ * tools exist for us (allow/deny globs over the tool names, name_glob.h:
+ * allow exact, deny with ASCII case folded), whether they are also listed as tools of this server,
  * and the limits of each call and of each run. */
 struct mcpx_upstream_conf {
 	char name[MCPX_UPSTREAM_NAME_MAX + 1];
@@ -166,13 +166,20 @@ struct mcpx_function {
 	struct mcpx_egress_grant grant;
 	unsigned timeout_s;      /* 0: the server's default */
 	bool callable_from_exec; /* exec code may call it with mcpx.call */
+	/* "task_support": whether a tools/call of it may run as an MCP task
+	 * (default optional). */
+	enum mcpx_fn_tasks {
+		MCPX_FN_TASKS_OPTIONAL,
+		MCPX_FN_TASKS_FORBIDDEN,
+		MCPX_FN_TASKS_REQUIRED,
+	} task_support;
 };
 
 #define MCPX_POLICY_MAX_PROFILES 64
 #define MCPX_PROFILE_MAX_GLOBS 64
 #define MCPX_PROFILE_GLOB_MAX 352 /* a caller glob holds a whole caller name */
 
-/* A profile ("profiles"): the callers it applies to (globs, fnmatch(3)),
+/* A profile ("profiles"): the callers it applies to (globs, name_glob.h),
  * the tools they see and may call (globs over tool names, exec and
  * functions alike), what their exec code may reach, and their limits. The
  * first profile whose callers match applies; its exec grant names egress
@@ -186,6 +193,7 @@ struct mcpx_profile {
 	bool has_exec;                 /* false: the top-level "exec" applies */
 	struct mcpx_egress_grant exec; /* rules and upstreams point into the same policy */
 	struct mcpx_profile_limits limits;
+	struct mcpx_profile_workspaces workspaces;
 };
 
 /* One file the policy was built from, as it was when read. */

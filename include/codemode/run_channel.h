@@ -121,19 +121,30 @@ struct mcpx_run_op_handler {
 	void (*run_end)(void *arg, const struct mcpx_run_who *who, void *run_data);
 	void *arg;
 	/* Per-op limits this module enforces before the handler sees a frame
-	 * (0: none here). Caps that depend on the run's grant (max_requests,
-	 * max_in_flight of egress, max_calls_per_run of an upstream) are the
-	 * handler's, with mcpx_run_op_count and mcpx_run_op_in_flight. Past
-	 * one, the run gets {"error": "denied", "reason": "run_limit" or
-	 * "in_flight"}. */
+	 * (0: none): frames of this op a run may send in all, and may have in
+	 * flight at once. Past one, refuse words the refusal (reason
+	 * "run_limit" or "in_flight", limit the number passed) and answers q;
+	 * without refuse the run gets {"error": "denied", "reason": ...}.
+	 * Caps that depend on the run's grant (max_requests and max_in_flight
+	 * of egress, an upstream's max_calls_per_run) are not fixed per op:
+	 * the handler checks them, with mcpx_run_op_count and
+	 * mcpx_run_op_in_flight. */
 	unsigned max_per_run;
 	unsigned max_in_flight;
+	void (*refuse)(void *arg, struct mcpx_run_op *q, const cJSON *msg, const char *reason,
+	               unsigned limit);
 };
 
 /* Adds h (copied) to rc's table; a handler of the same name is replaced
- * (h->op NULL: removed). Returns 0, or -ENOSPC past
- * MCPX_RUN_CHANNEL_MAX_OPS names. */
+ * (h->op NULL: removed, as mcpx_run_channel_remove_op). Returns 0, or
+ * -ENOSPC past MCPX_RUN_CHANNEL_MAX_OPS names. */
 int mcpx_run_channel_add_op(struct mcpx_run_channel *rc, const struct mcpx_run_op_handler *h);
+
+/* Takes the handler of name out of rc's table (its module is going away):
+ * frames of that op are refused as unknown from then on, and nothing of
+ * the handler is called again, not even cancel for ops in flight. No-op
+ * when there is none. */
+void mcpx_run_channel_remove_op(struct mcpx_run_channel *rc, const char *name);
 
 /* Who sent q: the who its run started with, policy, grant and profile
  * filled in. The same pointer for every op of a run; valid until the run's

@@ -131,6 +131,12 @@ void mcpx_upstream_audit_denied(const struct mcpx_upstream_caller *c, const char
  * contribute nothing. A new array, or NULL when out of memory. */
 cJSON *mcpx_upstreams_gateway_tools(struct mcpx_upstreams *u, const struct mcpx_policy *policy);
 
+/* Member key of the Tool the gateway lists as name ("<upstream>.<tool>"):
+ * the upstream's own JSON text, malloc'd, or NULL when the tool is not
+ * listed to this policy or has no such member (or out of memory). */
+char *mcpx_upstreams_tool_member(struct mcpx_upstreams *u, const struct mcpx_policy *policy,
+                                 const char *name, const char *key);
+
 /* The tools grant may call now, for mcpx.tools(): appended to out as the
  * elements of a JSON array, {"name": "<upstream>.<tool>", "description",
  * "input_schema", "output_schema"} each, with a comma before each but the

@@ -21,7 +21,9 @@
 #include "runfiles.h"
 #include "sandbox.h"
 #include "warm_pool.h"
+#include "workspace_files.h"
 
+struct mcpx_audit_line;
 struct mcpx_config;
 struct mcpx_executor;
 struct mcpx_job;
@@ -50,12 +52,40 @@ struct mcpx_job_bind {
 	const char *parent_run_id; /* NULL: not nested */
 };
 
+/* A call with a workspace (exec_workspace.h decides the rest): what the
+ * run starts with, and how its workdir is collected after it. */
+struct mcpx_job_workspace {
+	const char *name; /* for the audit line; copied */
+	/* The archive as loaded (malloc'd; NULL: a new workspace) and its
+	 * parse (views into it): an accepted job takes both and frees them
+	 * once restored, a rejected one leaves them to the caller. */
+	char *blob;
+	size_t blob_len;
+	struct mcpx_wspack pack;
+	size_t vars_limit;            /* what the runner may save in variables */
+	struct mcpx_wspack_caps caps; /* the collection's */
+};
+
+/* What a run with a workspace left behind (the job result's workspace). */
+struct mcpx_job_ws_result {
+	bool restored; /* the run started with the workspace's files (and variables) */
+	uint64_t restored_bytes;
+	/* collected: saved.archive is the new version, the callback's to take
+	 * (mcpx_buf_take); else rc says why not: -E2BIG over a cap, another
+	 * errno when the server could not read, 0 when the run did not end by
+	 * itself or at all (not started, cancelled), with error in words. */
+	bool collected;
+	int rc;
+	char error[256];
+	struct mcpx_wsfiles_saved saved;
+};
+
 struct mcpx_job_spec {
 	const char *code; /* copied by submit */
 	size_t code_len;
 	const char *stdin_data; /* copied by submit; may be NULL */
 	size_t stdin_len;
-	unsigned timeout_s; /* already clamped by the tool */
+	unsigned timeout_s;     /* already clamped by the tool */
 	const char *request_id; /* for the audit line; copied */
 	const char *caller;     /* who (caller.h): audit, and its share of the queue; copied */
 	/* The caller's profile (policy.h), for the audit line and /metrics
@@ -65,6 +95,10 @@ struct mcpx_job_spec {
 	const char *profile;
 	const struct mcpx_profile_limits *limits;
 	const char *client; /* the transport's view of the client, for the audit line; copied */
+	/* The MCP task the run is for (its audit line names it), or NULL;
+	 * copied. Its timeout may exceed MCP_EXEC_MAX_TIMEOUT_S (up to
+	 * MCP_EXEC_TASK_MAX_TIMEOUT_S): the tool clamps it. */
+	const char *task_id;
 	/* Input files (malloc'd, may be NULL): an accepted job takes them and
 	 * frees them (mcpx_runfiles_in_free, then free); a rejected one leaves
 	 * them to the caller. Written with out/ before the code starts. */
@@ -74,13 +108,15 @@ struct mcpx_job_spec {
 	 * fails the job as a sandbox start would. Only Python runs warm: the
 	 * others start cold through the same sandbox. */
 	enum mcpx_lang language;
+	/* A workspace (NULL: none): taken like files. */
+	struct mcpx_job_workspace *workspace;
 };
 
 enum mcpx_job_status {
-	MCPX_JOB_DONE,      /* ran; see the result fields */
-	MCPX_JOB_FAILED,    /* could not run (sandbox start failed): message */
-	MCPX_JOB_EXPIRED,   /* waited longer than the queue timeout */
-	MCPX_JOB_SHUTDOWN,  /* the server is draining and dropped it */
+	MCPX_JOB_DONE,     /* ran; see the result fields */
+	MCPX_JOB_FAILED,   /* could not run (sandbox start failed): message */
+	MCPX_JOB_EXPIRED,  /* waited longer than the queue timeout */
+	MCPX_JOB_SHUTDOWN, /* the server is draining and dropped it */
 };
 
 struct mcpx_job_result {
@@ -91,11 +127,12 @@ struct mcpx_job_result {
 	size_t stdout_len;
 	const char *stderr_buf;
 	size_t stderr_len;
-	int exit_code;         /* -1 when timed out or killed by a signal */
-	int signal;            /* 0, or the terminating signal */
+	int exit_code; /* -1 when timed out or killed by a signal */
+	int signal;    /* 0, or the terminating signal */
 	bool timed_out;
 	bool truncated;
-	const char *limit;     /* "timeout", "memory", "cpu", "output", "processes", "file_size" or NULL */
+	const char
+	    *limit; /* "timeout", "memory", "cpu", "output", "processes", "file_size" or NULL */
 	uint64_t duration_ms;
 	uint64_t cpu_ms;
 	uint64_t max_rss_kb;
@@ -103,6 +140,13 @@ struct mcpx_job_result {
 	/* What the run left in out/, read after its tree was gone; valid
 	 * during the callback. Empty when the run was not DONE. */
 	const struct mcpx_runfiles_out *files;
+	/* A job with a workspace: what it left (the callback may take
+	 * saved.archive), and its audit line, not logged yet: the callback
+	 * may take it (set it to NULL) to add the save's outcome and log it
+	 * (audit.h); one left here is logged when the callback returns. NULL
+	 * for a job without a workspace. */
+	struct mcpx_job_ws_result *workspace;
+	struct mcpx_audit_line *audit;
 };
 
 struct mcpx_job_callbacks {
@@ -122,8 +166,8 @@ struct mcpx_executor_stats {
 /* hooks (copied; may be NULL: no run gets a channel) say who serves the
  * runs' channels; their arg must outlive the executor. */
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
-					const struct mcpx_sandbox *sb,
-					const struct mcpx_executor_hooks *hooks);
+                                        const struct mcpx_sandbox *sb,
+                                        const struct mcpx_executor_hooks *hooks);
 /* Starts what runs need before the first one (the warm pool: its zygote or
  * first interpreter). Call once, after every worker thread of the server
  * exists and mcpx_sandbox_refresh_signal_rules has named them. */
@@ -140,7 +184,7 @@ void mcpx_executor_free(struct mcpx_executor *ex);
  * job (bind->nested) is never queued nor refused as busy or draining: it
  * starts on the next loop iteration, beside the run that called it. */
 int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec,
-			 const struct mcpx_job_callbacks *cb, struct mcpx_job **job);
+                         const struct mcpx_job_callbacks *cb, struct mcpx_job **job);
 
 /* CPU the server spent for the running run run_id on another thread
  * (validating the arguments its code sent with mcpx.call): counted in its
@@ -162,9 +206,12 @@ size_t mcpx_job_output(const struct mcpx_job *job, const char **out);
 /* The run's id (in its audit and egress lines). */
 const char *mcpx_job_run_id(const struct mcpx_job *job);
 
-/* Drain: every queued job completes with MCPX_JOB_SHUTDOWN, the running one
- * may finish; no new jobs are accepted. */
-void mcpx_executor_drain(struct mcpx_executor *ex);
+/* Drain until deadline_us (mcpx_now_us clock): no new jobs are accepted;
+ * the running one may finish; the queued ones still run, in turn, each
+ * only if its timeout ends before deadline_us, the others completing with
+ * MCPX_JOB_SHUTDOWN (at once when they can never fit, else when their turn
+ * comes too late). */
+void mcpx_executor_drain(struct mcpx_executor *ex, uint64_t deadline_us);
 bool mcpx_executor_idle(const struct mcpx_executor *ex);
 void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_stats *st);
 

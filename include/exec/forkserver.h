@@ -16,6 +16,14 @@
  * Only for kernels where run code can neither signal nor ptrace the zygote
  * (Landlock ABI >= 6 with signal scoping); the executor decides that. Not
  * thread-safe: one thread (the executor's loop) drives it.
+ *
+ * Waiting: with a loop (mcpx_forkserver_use_loop) the zygote's answers are
+ * read by a watch on its control socket, so nothing on the loop's thread
+ * waits for the zygote: a fork's answer is told to on_answer, a reap's to
+ * its callback (mcpx_forkserver_reap_async). The calls that wait for an
+ * answer (take, reap, a take_now whose answer has not come, stop without
+ * a loop) wait at most 5 s, and only off the loop (loop_guard.h checks
+ * it): the start-up self-test, the unit tests, teardown.
  */
 #ifndef MCPX_FORKSERVER_H
 #define MCPX_FORKSERVER_H
@@ -23,6 +31,7 @@
 #include <stdbool.h>
 
 #include "err.h"
+#include "loop.h"
 #include "sandbox.h"
 
 struct mcpx_forkserver;
@@ -32,8 +41,15 @@ struct mcpx_forkserver;
  * mcpx_sandbox_use_zygote. Returns at once; the preload goes on in the
  * background (see mcpx_forkserver_poll). */
 int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
-			  const struct mcpx_limits *lim, struct mcpx_forkserver **out,
-			  struct mcpx_err *err);
+                          const struct mcpx_limits *lim, struct mcpx_forkserver **out,
+                          struct mcpx_err *err);
+
+/* Reads the zygote's answers on loop from now on: on_answer(arg) (may be
+ * NULL) is called once the pending fork's answer has come, or once it is
+ * known that none will (mcpx_forkserver_answered is then true). A request
+ * not answered within 5 s marks the zygote gone. */
+void mcpx_forkserver_use_loop(struct mcpx_forkserver *fs, struct mcpx_loop *loop,
+                              void (*on_answer)(void *arg), void *arg);
 
 /* 1 when the zygote is ready to fork, 0 while it is still preloading,
  * -EPIPE when it is gone (stop it and start another). Never blocks. */
@@ -52,8 +68,16 @@ bool mcpx_forkserver_answered(struct mcpx_forkserver *fs);
 
 /* Reaps a child the zygote forked (after it exited or was killed): status
  * and rusage as wait4 gives them. Returns 0 or -errno (-EPIPE: the zygote
- * is gone, and the child's zombie came back to the server). */
+ * is gone, and the child's zombie came back to the server). Waits for the
+ * answer. */
 int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, struct rusage *ru);
+
+/* The same reap with the answer handed to done(arg, rc, status, ru) on the
+ * loop (sandbox.h, mcpx_reap_async_fn); without a loop it is waited for
+ * and done called before this returns. Returns 0, or -errno when nothing
+ * was asked (done is then not called). */
+int mcpx_forkserver_reap_async(struct mcpx_forkserver *fs, pid_t pid, mcpx_reaped_fn done,
+                               void *arg);
 
 /* Asks for the next run and returns without waiting: a fresh workdir
  * beneath the zygote's, three pipes (and with lim->channel a broker channel,
@@ -61,7 +85,7 @@ int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, str
  * ready on its stdout. At most one fork is pending. Fails with
  * -EAGAIN before the zygote is ready and with -EPIPE when it is gone. */
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
-			 struct mcpx_err *err);
+                         struct mcpx_err *err);
 
 /* Takes the pending fork (waiting, bounded, for the zygote's answer and the
  * child's setup verdict): proc becomes an adopted run (see sandbox.h) with
@@ -70,7 +94,7 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
  * <name>: <error>"), with *setup_failed set (may be NULL). On failure
  * nothing of the fork is left. */
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
-			 bool *setup_failed, struct mcpx_err *err);
+                         bool *setup_failed, struct mcpx_err *err);
 
 /* As take, without waiting for the child's setup verdict: a child still
  * entering its sandbox is handed over with proc->setup_fd, its error pipe,
@@ -81,10 +105,10 @@ int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *p
 int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
                              bool *setup_failed, struct mcpx_err *err);
 
-/* The control socket (owned by fs): readable once the zygote's answer to
- * the pending fork has come (mcpx_forkserver_answered), for a loop watch
- * on a dup() of it. */
-int mcpx_forkserver_ctl_fd(const struct mcpx_forkserver *fs);
+/* Ends the pending fork unused: its child is taken and ended now when its
+ * answer has come, or once it comes (with a loop). No-op when none is
+ * pending. */
+void mcpx_forkserver_drop(struct mcpx_forkserver *fs);
 
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_forkserver_pending(const struct mcpx_forkserver *fs);
@@ -101,7 +125,10 @@ const struct mcpx_limits *mcpx_forkserver_pending_limits(const struct mcpx_forks
 int mcpx_forkserver_selftest(struct mcpx_forkserver *fs, struct mcpx_err *err);
 
 /* Ends the zygote (its children are the caller's to reap first; any left
- * come back to the server as the subreaper) and frees fs. NULL is fine. */
+ * come back to the server as the subreaper) and frees fs (once its answers
+ * in hand have been given out). Requests still waiting for an answer fail
+ * (-EPIPE). With a loop nothing waits: the zygote is reaped once it has
+ * exited (reap_later.h). NULL is fine. */
 void mcpx_forkserver_stop(struct mcpx_forkserver *fs);
 
 #endif

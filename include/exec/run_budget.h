@@ -17,8 +17,10 @@
  * - watchdog: otherwise, a timer on the event loop sums the run's resident
  *   memory (RSS, confirmed with proportional PSS before a kill) and CPU
  *   every few tens of milliseconds and kills the whole run at the budget.
- * Disk is sampled the same way under both, and so is the container's own
- * memory (container_memory.h): near its limit the run is ended. RLIMIT_AS stays the first line
+ * Disk is read the same way under both, on the timer and whenever the run
+ * writes, with RLIMIT_FSIZE kept at what remains of it (run_disk.c), and so
+ * is the container's own memory (container_memory.h): near its limit the
+ * run is ended. RLIMIT_AS stays the first line
  * (sandbox.h): one process still cannot allocate more than the budget.
  *
  * A nested run (a function called from a running run with mcpx.call) has
@@ -154,6 +156,14 @@ void mcpx_run_budget_code_started(struct mcpx_run_budget *rb);
 
 /* Stops sampling: the leader has exited and the run is being torn down. */
 void mcpx_run_budget_stop(struct mcpx_run_budget *rb);
+
+/* The disk budget's last word, before the result is made (run_disk.c): a
+ * run that wrote since its last reading, or while one was under way, gets
+ * one more, so one that went past its budget and exited first still ends
+ * with limit "disk". 0: nothing to wait for (or NULL rb, a joined run, no
+ * disk budget, asked before); -EINPROGRESS: fn(arg) follows on the loop,
+ * once, unless the budget is finished first. */
+int mcpx_run_budget_settle(struct mcpx_run_budget *rb, void (*fn)(void *arg), void *arg);
 
 /* Readings taken so far, and (quiet) how many of them found the run quiet
  * and read neither its disk nor its socket buffers (run_budget.c,

@@ -96,7 +96,16 @@ int mcpx_cgroup_run_usage(const struct mcpx_run_cgroup *cg, struct mcpx_cgroup_u
  * how many, or -errno. */
 long mcpx_cgroup_run_pids(const struct mcpx_run_cgroup *cg, pid_t *pids, size_t max);
 
-/* Kills what is left and removes the cgroup. Safe on an empty struct. */
+/* Kills what is left and removes the cgroup, waiting (up to 200 ms, in
+ * 1 ms steps) for the last processes to leave it: off the loop only
+ * (loop_guard.h). Safe on an empty struct. */
 void mcpx_cgroup_run_remove(struct mcpx_run_cgroup *cg);
+
+/* The same removal without waiting on the calling thread: one try now,
+ * and when something is still inside, the rest on worker (cg is emptied
+ * either way; without a worker it waits here). Removals on one worker
+ * keep their order, so a nested run's cgroup goes before its caller's. */
+struct mcpx_offload;
+void mcpx_cgroup_run_remove_soon(struct mcpx_offload *worker, struct mcpx_run_cgroup *cg);
 
 #endif

@@ -74,6 +74,9 @@ int mcpx_usage_pss_over(struct mcpx_usage_procs *p, uint64_t budget_kb, uint64_t
  * directory shows. Each file counts once (by device and inode), at least
  * 4 KiB. A process whose fd table cannot be read is skipped. */
 uint64_t mcpx_usage_unlinked_kb(const struct mcpx_usage_procs *p);
+/* The same for the n processes in pid (before a first reading has a list:
+ * the leader alone). */
+uint64_t mcpx_usage_unlinked_kb_of(const pid_t *pid, size_t n);
 
 /* Space the tree at path takes: allocated blocks of every entry, each entry
  * at least 4 KiB (an inode and a directory slot are not free), without

@@ -27,7 +27,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "err.h"
 
@@ -69,6 +71,11 @@ void mcpx_runfiles_in_free(struct mcpx_runfiles_in *in);
  * -EINVAL with the reason in err ("'..' segments are not allowed"). */
 int mcpx_runfiles_check_path(const char *path, size_t len, struct mcpx_err *err);
 
+/* Whether the n bytes at s are valid UTF-8 without a character a name
+ * must not carry (control, line-separator or bidirectional-text
+ * characters): for names that are not paths. */
+bool mcpx_runfiles_name_safe(const char *s, size_t n);
+
 /* Adds one file: checks the path, refuses a duplicate or a path that is
  * another file's directory (or the reverse), decodes content when base64
  * is true, and keeps the total under the cap. Returns 0; -EINVAL (bad path,
@@ -83,6 +90,14 @@ int mcpx_runfiles_add(struct mcpx_runfiles_in *in, const char *path, size_t path
  * ("cannot write input file data/x.csv: No space left on device"). */
 int mcpx_runfiles_write(const struct mcpx_runfiles_in *in, const char *workdir,
                         const struct mcpx_runfiles_owner *owner, struct mcpx_err *err);
+
+/* Writes one file at path (checked by the caller) below the directory wd:
+ * parent directories made (0700) as needed, the file created exclusively
+ * with the owner bits of mode, never through a symlink, its content the
+ * iovcnt pieces of iov, and both handed to owner when set. Returns 0 or
+ * -errno (-EEXIST: the path is taken). */
+int mcpx_runfiles_put(int wd, const char *path, const struct iovec *iov, int iovcnt, mode_t mode,
+                      const struct mcpx_runfiles_owner *owner);
 
 /* What a file under out/ is. */
 enum mcpx_runfile_kind {
@@ -135,6 +150,19 @@ struct mcpx_runfiles_caps {
 int mcpx_runfiles_collect(int workdir_fd, uid_t owner, const struct mcpx_runfiles_caps *caps,
                           struct mcpx_runfiles_out *out, struct mcpx_err *err);
 void mcpx_runfiles_out_free(struct mcpx_runfiles_out *out);
+
+/* The pieces of the judged walk that a workspace's collection
+ * (workspace_files.c) shares with out/'s:
+ * - reopens the inode behind the O_PATH descriptor pfd (st: its fstat)
+ *   with flags through /proc/self/fd, giving the owner the bits in need
+ *   back first when the server shares the run's uid (the run may have
+ *   taken them): the fd or -errno;
+ * - the names in directory fd (not closed), "." and ".." left out, at most
+ *   max of them (*more when there are others), sorted: 0 or -errno; free
+ *   them with mcpx_runfiles_names_free. */
+int mcpx_runfiles_reopen(int pfd, const struct stat *st, int flags, mode_t need);
+int mcpx_runfiles_dir_names(int fd, size_t max, char ***out, size_t *count, bool *more);
+void mcpx_runfiles_names_free(char **names, size_t n);
 
 /* "too large", "too many", "not a regular file"; NULL when returned. */
 const char *mcpx_runfiles_reason(enum mcpx_runfile_status st);

@@ -4,23 +4,28 @@
  * it died, and given up after repeated failures.
  *
  * Two ways to prepare it (mcpx_warm_mode_for, docs/architecture.md):
- * - fork-server: a child forked from the current zygote (zygote_cycle.h,
- *   which renews zygotes over time), asked for once a run has ended and its
- *   reply is on its way, beside the run when a call already waits behind
- *   it, or on demand when a run starts with none ready; so that neither its
- *   fork nor its sandbox setup delays a lone run's result;
+ * - fork-server: a child forked from the current zygote of its kind
+ *   (zygote_cycle.h, which renews zygotes over time: a plain one that
+ *   preloaded nothing, for code that imports only the standard library,
+ *   and a scientific one that preloaded MCP_EXEC_PRELOAD), asked for once a
+ *   run has ended and its reply is on its way, beside the run when a call
+ *   already waits behind it, or on demand when a run starts with none
+ *   ready; so that neither its fork nor its sandbox setup delays a lone
+ *   run's result;
  * - after-reap: a fresh warm interpreter (sandbox.h, spawn_warm), started
  *   only once the previous run is gone.
  * The executor owns the run lifecycle (queue, one slot, result) and tells
  * the pool when a run starts and ends; the pool decides everything else.
- * Every wait is a timer on the shared loop, start-up included: the first
- * zygote is proven in the background while protocol requests are answered,
- * and runs wait for it (mcpx_warm_pool_starting). Not thread-safe.
+ * Every wait is a timer or a watch on the shared loop, start-up included:
+ * the first zygotes are proven in the background while protocol requests
+ * are answered, and runs that find no child of their kind ready and no
+ * zygote to ask start cold meanwhile. Not thread-safe.
  */
 #ifndef MCPX_WARM_POOL_H
 #define MCPX_WARM_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -36,6 +41,17 @@ enum mcpx_warm_mode {
 	MCPX_WARM_MODE_OFF,        /* every run starts a fresh interpreter cold */
 	MCPX_WARM_MODE_FORK,       /* forked from a preloaded zygote (forkserver.h) */
 	MCPX_WARM_MODE_AFTER_REAP, /* a fresh interpreter, started once the previous run is gone */
+};
+
+/* The kinds of warm child (fork-server mode): a plain one from a zygote
+ * that preloaded nothing, for code that imports only the standard library
+ * (code_scan.h), and a scientific one from the zygote that preloaded
+ * MCP_EXEC_PRELOAD, for the rest. With nothing to preload, or in
+ * after-reap mode, there is only the scientific kind. */
+enum mcpx_warm_kind {
+	MCPX_WARM_PLAIN,
+	MCPX_WARM_SCIENTIFIC,
+	MCPX_WARM_KINDS,
 };
 
 /* The mode the configuration and the kernel's layers give. */
@@ -59,9 +75,10 @@ struct mcpx_warm_pool *mcpx_warm_pool_new(struct mcpx_loop *loop, const struct m
  * (mcpx_sandbox_refresh_signal_rules). */
 void mcpx_warm_pool_start(struct mcpx_warm_pool *wp);
 
-/* True while runs should wait rather than start: fork-server mode, the
- * first zygote is still preloading or being proven, and less than 30 s have
- * passed since the pool was created. Protocol requests never wait for it. */
+/* True while the first zygote (of the kind a run without imports takes) is
+ * still preloading or being proven, in fork-server mode, and less than 30 s
+ * have passed since the pool was created. Runs do not wait for it: one
+ * that finds no child ready starts cold. */
 bool mcpx_warm_pool_starting(const struct mcpx_warm_pool *wp);
 
 /* Ends every prepared process and the zygote, then frees wp (NULL is fine). */
@@ -81,21 +98,39 @@ void mcpx_warm_pool_free(struct mcpx_warm_pool *wp);
 int mcpx_warm_pool_take(struct mcpx_warm_pool *wp, struct mcpx_sandbox_proc *proc, bool channel,
                         bool *marker_pending, uint64_t *cpu_base_ms, struct mcpx_err *err);
 
+/* The kind of child a run of code needs: plain when there is a plain kind,
+ * scan is true (the code alone decides: not a function's run, whose source
+ * arrives on stdin) and the code imports only the standard library;
+ * scientific otherwise. */
+enum mcpx_warm_kind mcpx_warm_pool_kind(const struct mcpx_warm_pool *wp, const char *code,
+                                        size_t code_len, bool scan);
+
+/* As mcpx_warm_pool_take and _wait, for a child of kind (those two take the
+ * plain kind where there is one, as a run without imports would). */
+int mcpx_warm_pool_take_kind(struct mcpx_warm_pool *wp, enum mcpx_warm_kind kind,
+                             struct mcpx_sandbox_proc *proc, bool channel, bool *marker_pending,
+                             uint64_t *cpu_base_ms, struct mcpx_err *err);
+bool mcpx_warm_pool_wait_kind(struct mcpx_warm_pool *wp, enum mcpx_warm_kind kind,
+                              void (*wake)(void *arg), void *arg);
+
 /* Fork mode, before a run is started: true when the zygote has not yet
- * answered the fork asked for it (a millisecond, usually), so that taking
- * the child now would wait for the answer on the loop's thread. The pool
- * then watches the zygote's control socket and calls wake(arg) once, when
- * the answer has come or after 5 s (a wedged zygote: the take then waits
- * for it, bounded, as before); start the run then. False when the run can
- * start now. */
+ * answered the fork asked for it (a millisecond, usually; asked for here
+ * when none was and a zygote of its kind is ready), so that taking the
+ * child now would wait for the answer. The zygote's control socket is
+ * watched, and wake(arg) is called once, when the answer has come or when
+ * none will (a zygote that does not answer within 5 s is given up); start
+ * the run then. False when the run can start now: warm, or cold when no
+ * zygote of its kind is ready (nothing would come sooner than a cold
+ * start). */
 bool mcpx_warm_pool_wait(struct mcpx_warm_pool *wp, void (*wake)(void *arg), void *arg);
 
-/* A run is about to start cold without taking the prepared interpreter
- * (bash or JavaScript: only Python runs warm). In after-reap mode the
- * prepared one is ended first, since nothing may be prepared while a run
- * lives; a fork-server child stays for the next Python run (Landlock's
- * scope keeps it apart from the run, as when it is asked for beside one). */
-void mcpx_warm_pool_cold_run(struct mcpx_warm_pool *wp);
+/* Ends the prepared interpreter, if any (a run it may not wait beside
+ * starts: in after-reap mode nothing may be prepared while a run lives);
+ * run_ended prepares the next. */
+void mcpx_warm_pool_discard(struct mcpx_warm_pool *wp);
+
+/* The sandbox the pool prepares in. */
+const struct mcpx_sandbox *mcpx_warm_pool_sandbox(const struct mcpx_warm_pool *wp);
 
 /* A run started (pgrp: its process group, left out of the next process's
  * RLIMIT_NPROC count while it runs; arrived_us: when its call came, on

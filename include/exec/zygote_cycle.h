@@ -14,10 +14,10 @@
  * every run it forked has been reaped: its children die with it
  * (parent-death signal), so stopping it earlier would kill a run.
  *
- * Nothing here blocks for longer than one request/answer with a zygote,
- * except what the caller asks for by looping on mcpx_zygotes_poll (the
- * first zygote at start-up). Not thread-safe: the executor's loop drives
- * it. Uses forkserver.h for each zygote and the sandbox's self-test probe.
+ * With a loop (mcpx_zygotes_use_loop) nothing here waits: the zygotes'
+ * answers are read by watches. Without one (the unit tests) a take or a
+ * reap waits for its answer, bounded. Not thread-safe: the executor's loop
+ * drives it. Uses forkserver.h for each zygote and the sandbox's self-test probe.
  */
 #ifndef MCPX_ZYGOTE_CYCLE_H
 #define MCPX_ZYGOTE_CYCLE_H
@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "loop.h"
 #include "sandbox.h"
 
 struct mcpx_zygotes;
@@ -41,6 +42,15 @@ struct mcpx_zygote_policy {
 int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *preload,
                      const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
                      struct mcpx_zygotes **out, struct mcpx_err *err);
+
+/* As mcpx_zygotes_new, for one of several sets of zygotes a server keeps
+ * (the warm pool's plain and scientific ones): name (copied) marks its log
+ * lines, and only the primary set's zygote is the one /metrics names
+ * (mcp_exec_zygote_pid). mcpx_zygotes_new is this with no name, primary. */
+int mcpx_zygotes_new_named(const struct mcpx_sandbox *sb, const char *preload,
+                           const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
+                           const char *name, bool primary, struct mcpx_zygotes **out,
+                           struct mcpx_err *err);
 
 /* Whether a run executes now (the caller says so at its start and end).
  * A zygote due for renewal is replaced only once no run has executed for
@@ -70,11 +80,22 @@ int mcpx_zygotes_fork(struct mcpx_zygotes *z, const struct mcpx_limits *lim, str
  * NULL, says the child failed its sandbox setup) and counts it as a run of
  * its zygote; reaping proc goes through that zygote. */
 int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, bool *setup_failed,
-		      struct mcpx_err *err);
+                      struct mcpx_err *err);
 
-/* The control socket of the zygote whose answer to the asked-for fork has
- * not come yet (mcpx_forkserver_ctl_fd), or -1 when none is awaited. */
-int mcpx_zygotes_unanswered_fd(const struct mcpx_zygotes *z);
+/* Reads every zygote's answers on loop from now on (forkserver.h,
+ * mcpx_forkserver_use_loop): on_answer(arg) is called when the answer to
+ * an asked-for fork has come (or none will), and the probe's reap is asked
+ * without waiting. Without it (unit tests) answers are waited for. */
+void mcpx_zygotes_use_loop(struct mcpx_zygotes *z, struct mcpx_loop *loop,
+                           void (*on_answer)(void *arg), void *arg);
+
+/* True unless a fork is asked for whose answer has not come yet (taking
+ * the child now would wait for it). */
+bool mcpx_zygotes_answered(struct mcpx_zygotes *z);
+
+/* Ends the asked-for child unused, now or once its answer has come
+ * (mcpx_forkserver_drop). NULL or none asked: no-op. */
+void mcpx_zygotes_drop(struct mcpx_zygotes *z);
 
 /* True while a fork is asked for and not yet taken. */
 bool mcpx_zygotes_pending(const struct mcpx_zygotes *z);

@@ -50,9 +50,14 @@
 cJSON *mcpx_jsonrpc_parse(const char *msg, size_t len, const char **why);
 
 /* Appends msg, printed compactly, to out, each MCPX_JSON_NUL_MARK written as
- * \u0000 and every number exact (json.h). Returns 0, -ENOMEM, or -E2BIG
- * when out's cap would be passed. */
+ * \u0000 and every number exact (json.h). What it appends is valid UTF-8:
+ * a string that is not (a bug of whoever made it) has each ill-formed
+ * sequence replaced by U+FFFD, and the repair is counted. Returns 0,
+ * -ENOMEM, or -E2BIG when out's cap would be passed. */
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out);
+/* How many printed messages needed that repair since the start: 0 unless
+ * there is a bug (the fuzz harnesses check it). */
+unsigned long mcpx_jsonrpc_repairs(void);
 
 /* Adds item to obj under key, or frees it: the caller's item is never
  * leaked, whichever step ran out of memory (item may be NULL: a failed

@@ -28,6 +28,7 @@
 
 struct mcpx_tool;
 struct mcpx_core;
+struct mcpx_task_hooks;
 
 /* Returns true for a version string this server speaks. */
 bool mcpx_version_supported(const char *v);
@@ -61,6 +62,8 @@ struct mcpx_tool_access {
 	void *ctx;
 };
 
+struct mcpx_resource_provider;
+
 struct mcpx_core_opts {
 	const char *server_name;
 	const char *server_version;
@@ -71,6 +74,11 @@ struct mcpx_core_opts {
 	const struct mcpx_tool_access *access;     /* may be NULL (all tools); copied */
 	/* The tool list can change (declared as tools.listChanged). */
 	bool tools_list_changed;
+	/* MCP tasks (task_hooks.h; copied), or NULL: none. */
+	const struct mcpx_task_hooks *tasks;
+	/* Resources (resource.h; copied): NULL or a NULL list, none, and no
+	 * resources capability. */
+	const struct mcpx_resource_provider *resources;
 };
 
 struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts);
@@ -80,7 +88,7 @@ void mcpx_core_free(struct mcpx_core *core);
  * synchronous requests are sent through sink before this returns; replies to
  * tool calls may follow later. */
 void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, struct mcpx_sink *sink,
-		      const char *msg, size_t len, struct mcpx_handle_info *info);
+                      const char *msg, size_t len, struct mcpx_handle_info *info);
 
 /* The same, for Streamable HTTP POSTs: hdr (may be NULL, which means "no
  * headers", as on stdio) is checked against the body. For a 2026-07-28
@@ -92,8 +100,8 @@ void mcpx_core_handle(struct mcpx_core *core, struct mcpx_session *session, stru
  * the header against a legacy session's negotiated version stays with the
  * transport. */
 void mcpx_core_handle_http(struct mcpx_core *core, struct mcpx_session *session,
-			   struct mcpx_sink *sink, const char *msg, size_t len,
-			   const struct mcpx_req_headers *hdr, struct mcpx_handle_info *info);
+                           struct mcpx_sink *sink, const char *msg, size_t len,
+                           const struct mcpx_req_headers *hdr, struct mcpx_handle_info *info);
 
 /* The sink is going away (client disconnected, stream closed): its in-flight
  * calls are cancelled and nothing is sent to it again. mcpx_core_free also
@@ -113,6 +121,10 @@ size_t mcpx_core_inflight(const struct mcpx_core *core);
  * initialized already) is initialized. Until mcpx_core_sink_gone. */
 int mcpx_core_listen(struct mcpx_core *core, struct mcpx_sink *sink,
                      const struct mcpx_session *session);
+/* The same for a stream of a session initialized already, named by its key
+ * (a Streamable HTTP GET stream): it also takes the notifications meant for
+ * that session alone (notifications/tasks/status). */
+int mcpx_core_listen_key(struct mcpx_core *core, struct mcpx_sink *sink, const char *key);
 
 /* Whether the tool list can change (opts.tools_list_changed). */
 bool mcpx_core_tools_can_change(const struct mcpx_core *core);

@@ -17,6 +17,14 @@
 
 struct mcpx_call;
 
+/* A tool's execution.taskSupport (2025-11-25 server/tools): whether a
+ * tools/call of it may run as a task (task_hooks.h). */
+enum mcpx_task_support {
+	MCPX_TASK_SUPPORT_FORBIDDEN,
+	MCPX_TASK_SUPPORT_OPTIONAL,
+	MCPX_TASK_SUPPORT_REQUIRED,
+};
+
 struct mcpx_tool {
 	const char *name;
 	/* Returns the Tool object for tools/list (caller frees). */
@@ -30,6 +38,9 @@ struct mcpx_tool {
 	 * whose description depends on who asks (exec under a profile); when
 	 * set, tools/list uses it instead of describe. */
 	cJSON *(*describe_for)(const struct mcpx_tool *tool, const char *caller);
+	/* Optional: whether the tool serving name may run as a task
+	 * (task_hooks.h); without it, it may not. */
+	enum mcpx_task_support (*task_support)(const struct mcpx_tool *tool, const char *name);
 };
 
 /* Finishes the call with a CallToolResult (ownership passes to the core). */
@@ -59,6 +70,19 @@ const char *mcpx_call_caller(const struct mcpx_call *call);
 const char *mcpx_call_client(const struct mcpx_call *call);
 /* The session's protocol version (input validation rules differ by version). */
 const char *mcpx_call_version(const struct mcpx_call *call);
+
+/* The task this call runs for (task_hooks.h), or NULL for a direct call:
+ * a task's run may last up to MCP_EXEC_TASK_MAX_TIMEOUT_S, and its audit
+ * line names the task. */
+const char *mcpx_call_task_id(const struct mcpx_call *call);
+
+/* For the tasks module, which answers requests the core hands it
+ * (task_hooks.h): the session key of the request, whether it came as a
+ * 2026-07-28 request, and an answer that is a JSON-RPC error (data owned,
+ * may be NULL). */
+const char *mcpx_call_session(const struct mcpx_call *call);
+bool mcpx_call_stateless(const struct mcpx_call *call);
+void mcpx_call_error_data(struct mcpx_call *call, int code, const char *msg, cJSON *data);
 
 void mcpx_call_set_data(struct mcpx_call *call, void *data);
 void *mcpx_call_data(const struct mcpx_call *call);

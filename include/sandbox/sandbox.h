@@ -138,6 +138,18 @@ struct mcpx_sandbox {
  * zygote forked): fills *status and *ru like wait4. Returns 0 or -errno. */
 typedef int (*mcpx_reap_fn)(void *ctx, pid_t pid, int *status, struct rusage *ru);
 
+/* The answer to an asynchronous reap: rc 0 with the leader's wait status
+ * and rusage, or -errno (-EPIPE: its reaper is gone). */
+typedef void (*mcpx_reaped_fn)(void *arg, int rc, int status, const struct rusage *ru);
+
+/* Asks for the same reap without waiting for it: done(arg, ...) is called
+ * once, later (from the loop), or before this returns when the answer can
+ * be had without waiting. Returns 0, or -errno when nothing was asked (then
+ * done is not called). */
+typedef int (*mcpx_reap_async_fn)(void *ctx, pid_t pid, mcpx_reaped_fn done, void *arg);
+
+struct mcpx_reap_ticket;
+
 /* One running (or finished, not yet cleaned) sandboxed process. */
 struct mcpx_sandbox_proc {
 	pid_t pid;   /* also the process group and session id */
@@ -158,6 +170,14 @@ struct mcpx_sandbox_proc {
 	int exit_fd;
 	mcpx_reap_fn reaper;
 	void *reaper_ctx;
+	/* The same reaper without waiting (NULL: reaping waits for reaper;
+	 * see mcpx_sandbox_reap_async), and the reap asked for of it and not
+	 * yet answered. */
+	mcpx_reap_async_fn reaper_async;
+	struct mcpx_reap_ticket *reaping;
+	/* mcpx_sandbox_reap_async found processes of the run besides its
+	 * leader: swept again once the leader is reaped. */
+	bool strays;
 	/* A forked leader handed over before its setup verdict arrived: the
 	 * read end of its error pipe (mcpx_sandbox_setup_verdict), -1 once
 	 * read or when there is none. Closed by cleanup. */
@@ -330,6 +350,22 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
  * Never waits for pids it did not find itself (no waitpid(-1)). Returns 0,
  * or -ECHILD when there is nothing to reap. */
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru);
+
+/* The same reap for a leader that has exited (its pidfd said so), without
+ * waiting on the calling thread: the group is killed and swept now, the
+ * leader's status is asked of its reaper_async (the zygote's answer comes
+ * on the loop), and done(arg, rc, status, ru) is called once with what
+ * mcpx_sandbox_reap returns and fills. A leader the server forked itself,
+ * or one without reaper_async, is reaped before this returns (done
+ * included). proc must stay where it is until done. Returns 0, or -errno
+ * (then done is not called): -EAGAIN when the leader has not exited yet,
+ * -ECHILD when there is nothing to reap. */
+int mcpx_sandbox_reap_async(struct mcpx_sandbox_proc *proc, mcpx_reaped_fn done, void *arg);
+
+/* Gives up waiting for a reap asked with mcpx_sandbox_reap_async (its
+ * done is never called): the reaper still reaps the leader, the server
+ * counts it reaped (teardown). No-op when none is under way. */
+void mcpx_sandbox_reap_forget(struct mcpx_sandbox_proc *proc);
 
 /* Opens the run's workdir (O_PATH, the caller closes it) through the fd of
  * its parent, so a run that took the permissions off a directory above it

@@ -2,7 +2,8 @@
  * exec_args.h - the `exec` tool's arguments: checked against its published
  * inputSchema, then for what no schema says, into struct mcpx_exec_args.
  *
- * Input {code, timeout_s?, stdin?, files?, language?} with
+ * Input {code, timeout_s?, stdin?, files?, language?, workspace?,
+ * workspace_reset?} with
  * additionalProperties:false (language: one of the languages the sandbox
  * found at start-up, language.h; python when absent). A refusal is worded
  * the way the Go server's go-sdk schema check and handler word it.
@@ -23,6 +24,10 @@
 struct mcpx_config;
 struct mcpx_schema;
 
+/* A workspace's name: ^[a-z0-9][a-z0-9_.-]{0,63}$. */
+#define MCPX_EXEC_WORKSPACE_NAME_MAX 64
+#define MCPX_EXEC_WORKSPACE_PATTERN "^[a-z0-9][a-z0-9_.-]{0,63}$"
+
 struct mcpx_exec_args {
 	const char *code; /* points into the cJSON args; never holds a NUL */
 	size_t code_len;
@@ -35,6 +40,11 @@ struct mcpx_exec_args {
 	/* The `language` argument (points into the cJSON args), NULL when
 	 * absent; which languages exist is the tool's to check. */
 	const char *language;
+	/* The `workspace` argument (points into the cJSON args, checked
+	 * against MCPX_EXEC_WORKSPACE_NAME's pattern), NULL when absent; and
+	 * `workspace_reset`: start it empty. */
+	const char *workspace;
+	bool workspace_reset;
 };
 
 /* exec's arguments by its own checks, in the Go server's words: their shape
@@ -68,5 +78,10 @@ int mcpx_exec_args_check(const struct mcpx_schema *schema, const struct mcpx_con
 
 /* Whether langs (NULL: python alone) offers language l. */
 bool mcpx_exec_lang_offered(const struct mcpx_languages *langs, int l);
+
+/* The timeout of a run started as an MCP task: timeout_s from args clamped
+ * to MCP_EXEC_TASK_MAX_TIMEOUT_S instead of MCP_EXEC_MAX_TIMEOUT_S (the
+ * default when absent, as for any call). The arguments were checked. */
+unsigned mcpx_exec_task_timeout(const cJSON *args, const struct mcpx_config *cfg);
 
 #endif

@@ -7,6 +7,7 @@
 #define MCPX_EXEC_DESCRIBE_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #define MCPX_EXEC_TOOL_NAME "exec"
 
@@ -24,6 +25,7 @@ struct mcpx_exec_about {
 	 * describer), or NULL; upstreams itself NULL: none. */
 	char *(*upstreams)(void *arg, const struct mcpx_egress_grant *g);
 	void *upstreams_arg;
+	bool workspaces; /* the server keeps workspaces (MCP_EXEC_WORKSPACES is not off) */
 };
 
 /* exec's Tool object as caller sees it (NULL: under the top-level exec
@@ -31,8 +33,10 @@ struct mcpx_exec_about {
  * NULL when out of memory. */
 cJSON *mcpx_exec_describe(const struct mcpx_exec_about *about, const char *caller);
 
-/* The inputSchema exec publishes for cfg and langs (NULL: python alone);
- * the caller frees it. NULL when out of memory. */
-cJSON *mcpx_exec_input_schema(const struct mcpx_config *cfg, const struct mcpx_languages *langs);
+/* The inputSchema exec publishes for cfg and langs (NULL: python alone),
+ * with the workspace arguments when workspaces is true; the caller frees
+ * it. NULL when out of memory. */
+cJSON *mcpx_exec_input_schema(const struct mcpx_config *cfg, const struct mcpx_languages *langs,
+                              bool workspaces);
 
 #endif

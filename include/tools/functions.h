@@ -91,6 +91,7 @@ struct mcpx_fn_call {
 	const char *request_id;         /* for the audit line */
 	const char *caller;             /* who (caller.h): its profile's limits apply */
 	const char *client;             /* the transport's view, for the audit line */
+	const char *task_id;            /* the MCP task it runs for, or NULL (task_hooks.h) */
 };
 
 /* Starts on loop's executor and serves the "call" and "result" ops of the

@@ -41,4 +41,11 @@ void mcpx_tool_exec_set_upstreams(struct mcpx_tool *tool,
                                   char *(*fn)(void *arg, const struct mcpx_egress_grant *g),
                                   void *arg);
 
+/* The server's workspaces (exec_workspace.h; not owned, outlives the
+ * tool; NULL or a NULL store: off, the default): the inputSchema and the
+ * description gain the workspace arguments. Returns 0, or -EINVAL when the
+ * schema would not compile (a bug). */
+struct mcpx_workspaces_conf;
+int mcpx_tool_exec_set_workspaces(struct mcpx_tool *tool, const struct mcpx_workspaces_conf *ws);
+
 #endif

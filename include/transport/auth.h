@@ -54,9 +54,10 @@ size_t mcpx_auth_tokens_count(const struct mcpx_auth *a);
 /* Who presents these headers: 0 with caller set to the name (the single
  * token's is "default", a named token's its entry's caller, a
  * ServiceAccount's its username), -EACCES when no token matches, or, with
- * Kubernetes tokens on, -EINPROGRESS: a Bearer token none of ours matches
- * and no cached TokenReview verdict covers, to be reviewed
- * (mcpx_auth_review). With auth disabled, 0 and caller "". Each value
+ * Kubernetes tokens on, -EINPROGRESS: a JWT-shaped Bearer token
+ * (mcpx_tokenreview_shaped) none of ours matches and no cached TokenReview
+ * verdict covers, to be reviewed (mcpx_auth_review); any other value is
+ * -EACCES at once. With auth disabled, 0 and caller "". Each value
  * is hashed once and compared with every known token, whatever matched, so
  * the time does not tell which one. May re-read the token files (each at
  * most once a second of now). cred (may be NULL) receives which of our
@@ -90,14 +91,15 @@ struct mcpx_review;
  * not taken: the caller frees it after a) and enables auth. */
 void mcpx_auth_set_kubernetes(struct mcpx_auth *a, struct mcpx_tokenreview *tr);
 /* Starts the TokenReview of the Bearer token in authorization (after
- * mcpx_auth_identify said -EINPROGRESS); fn(arg, verdict, caller) follows
- * on the loop: 0 admitted, -EACCES refused, -EIO unavailable. NULL when
- * there is nothing to review or no memory. Cancel with mcpx_review_cancel
- * (tokenreview.h). */
-struct mcpx_review *mcpx_auth_review(struct mcpx_auth *a, const char *authorization,
-                                     size_t authz_len,
-                                     void (*fn)(void *arg, int verdict, const char *caller),
-                                     void *arg);
+ * mcpx_auth_identify said -EINPROGRESS) for a peer at addr (NULL: a token
+ * admitted before); 0 and *out, then fn(arg, verdict, caller) follows on
+ * the loop: 0 admitted, -EACCES refused, -EIO unavailable. Otherwise fn is
+ * not called: -EINVAL nothing to review, or mcpx_tokenreview_start's
+ * refusals (-EAGAIN, -EBUSY, -ENOBUFS: past a limit; -ENOMEM). Cancel
+ * with mcpx_review_cancel (tokenreview.h). */
+int mcpx_auth_review(struct mcpx_auth *a, const char *authorization, size_t authz_len,
+                     const char *addr, void (*fn)(void *arg, int verdict, const char *caller),
+                     void *arg, struct mcpx_review **out);
 
 /* The single token's SHA-256 (for deriving the session key); NULL when
  * there is none (auth disabled, or named tokens only). */

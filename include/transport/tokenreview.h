@@ -19,15 +19,23 @@
  * JWT's exp claim, read only to shorten the cache), a refusal for
  * MCPX_TOKENREVIEW_NEGATIVE_S; unavailability is not cached. This module
  * never logs a token; the HTTP gate decides what to answer.
+ *
+ * Reviews are work an unauthenticated peer asks for: only JWT-shaped
+ * values (mcpx_tokenreview_shaped) are sent, at most
+ * MCPX_TOKENREVIEW_IN_FLIGHT_MAX at once, and new ones are metered per
+ * client address and in total (review_limit.h). Each decision is counted
+ * in /metrics (mcp_exec_tokenreviews_total by outcome).
  */
 #ifndef MCPX_TOKENREVIEW_H
 #define MCPX_TOKENREVIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
 #include "caller.h"
 #include "err.h"
+#include "review_limit.h"
 
 struct mcpx_loop;
 struct mcpx_tokenreview;
@@ -37,13 +45,17 @@ struct mcpx_review;
 #define MCPX_TOKENREVIEW_NEGATIVE_S 10
 #define MCPX_TOKENREVIEW_TIMEOUT_MS 5000
 #define MCPX_TOKENREVIEW_CACHE_MAX 4096
-#define MCPX_TOKENREVIEW_TOKEN_MAX 16384
+/* The longest value reviewed: a projected ServiceAccount token is about
+ * 1 KiB; the server reads no Authorization header past 4 KiB anyway. */
+#define MCPX_TOKENREVIEW_TOKEN_MAX 4096
+#define MCPX_TOKENREVIEW_IN_FLIGHT_MAX 16
 
 struct mcpx_tokenreview_opts {
 	const char *api;        /* https://host[:port], no trailing path */
 	const char *token_file; /* this pod's own token */
 	const char *ca_file;    /* PEM bundle the API server's certificate must chain to */
 	const char *audience;
+	struct mcpx_review_limit_opts limits; /* zeros: the defaults */
 };
 
 /* Checks that the files can be read (a missing pod token is a
@@ -63,11 +75,20 @@ int mcpx_tokenreview_cached(struct mcpx_tokenreview *tr, const char *token, size
  * module is being freed. */
 typedef void (*mcpx_review_fn)(void *arg, int verdict, const char *caller);
 
-/* Starts a review of token (copied, and wiped when done). fn runs later,
- * on the loop, exactly once unless the review is cancelled. NULL when out
- * of memory (nothing is called). */
-struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const char *token,
-                                           size_t len, mcpx_review_fn fn, void *arg);
+/* True when token (len bytes) could be a JWT (RFC 7519, compact form): at
+ * most MCPX_TOKENREVIEW_TOKEN_MAX bytes, three non-empty base64url parts,
+ * the first two JSON objects. Nothing else is worth asking about. */
+bool mcpx_tokenreview_shaped(const char *token, size_t len);
+
+/* Starts a review of token (copied, and wiped when done) for a peer at
+ * addr (its address as text; NULL for a token admitted before, which only
+ * the total rate meters). 0 and *out: fn runs later, on the loop, exactly
+ * once unless the review is cancelled. Otherwise nothing is called and:
+ * -EAGAIN the address is past its rate, -EBUSY the total rate is spent,
+ * -ENOBUFS MCPX_TOKENREVIEW_IN_FLIGHT_MAX reviews are in flight, -ENOMEM. */
+int mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const char *token, size_t len,
+                           const char *addr, mcpx_review_fn fn, void *arg,
+                           struct mcpx_review **out);
 /* Cancels a review in flight: fn is not called. */
 void mcpx_review_cancel(struct mcpx_review *r);
 

@@ -94,15 +94,26 @@ static void add_function(cJSON *o, const struct mcpx_audit_rec *r)
 	add_bounded_string(o, "parent_run_id", r->parent_run_id);
 }
 
-void mcpx_audit_log(const struct mcpx_audit_rec *r)
+struct mcpx_audit_line {
+	cJSON *o;
+};
+
+struct mcpx_audit_line *mcpx_audit_prepare(const struct mcpx_audit_rec *r)
 {
+	struct mcpx_audit_line *l = calloc(1, sizeof(*l));
 	cJSON *o = record("execution", "exec");
 
-	if (!o)
-		return;
+	if (!l || !o) {
+		free(l);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	l->o = o;
 	if (r->run_id)
 		cJSON_AddStringToObject(o, "run_id", r->run_id);
 	add_bounded_string(o, "request_id", r->request_id);
+	if (r->task_id)
+		add_bounded_string(o, "task_id", r->task_id);
 	add_cut_string(o, "caller", r->caller, MCPX_CALLER_MAX); /* a ServiceAccount name is long */
 	add_bounded_string(o, "profile", r->profile);
 	if (r->client)
@@ -125,7 +136,33 @@ void mcpx_audit_log(const struct mcpx_audit_rec *r)
 	cJSON_AddNumberToObject(o, "output_bytes", (double)r->output_bytes);
 	cJSON_AddBoolToObject(o, "truncated", r->truncated);
 	cJSON_AddBoolToObject(o, "warm", r->warm);
-	emit(o);
+	return l;
+}
+
+void mcpx_audit_line_workspace(struct mcpx_audit_line *l, const struct mcpx_audit_workspace *w)
+{
+	if (!l || !w || !w->name)
+		return;
+	add_bounded_string(l->o, "workspace", w->name);
+	cJSON_AddBoolToObject(l->o, "workspace_restored", w->restored);
+	cJSON_AddNumberToObject(l->o, "workspace_restored_bytes", (double)w->restored_bytes);
+	cJSON_AddBoolToObject(l->o, "workspace_saved", w->saved);
+	cJSON_AddNumberToObject(l->o, "workspace_saved_bytes", (double)w->saved_bytes);
+	if (w->error)
+		add_cut_string(l->o, "workspace_error", w->error, 256);
+}
+
+void mcpx_audit_line_emit(struct mcpx_audit_line *l)
+{
+	if (!l)
+		return;
+	emit(l->o);
+	free(l);
+}
+
+void mcpx_audit_log(const struct mcpx_audit_rec *r)
+{
+	mcpx_audit_line_emit(mcpx_audit_prepare(r));
 }
 
 void mcpx_audit_egress_log(const struct mcpx_audit_egress *r)

@@ -59,6 +59,19 @@ int mcpx_buf_add(struct mcpx_buf *b, const void *p, size_t n)
 	return 0;
 }
 
+char *mcpx_buf_room(struct mcpx_buf *b, size_t n)
+{
+	return reserve(b, n) < 0 ? NULL : b->data + b->len;
+}
+
+void mcpx_buf_commit(struct mcpx_buf *b, size_t n)
+{
+	if (!b->data || n > b->alloc - 1 - b->len)
+		return;
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
 long mcpx_buf_add_some(struct mcpx_buf *b, const void *p, size_t n)
 {
 	size_t room = b->max - b->len;

@@ -129,6 +129,23 @@ static const struct opt opts[] = {
 	{"languages", "MCP_EXEC_LANGUAGES", T_STR, OFF(languages), SZ(languages), 0, 0,
 	 "languages exec runs: auto (every one whose runtime is present) or a comma-separated "
 	 "list of python, bash, javascript (python required)"},
+	{"tasks", "MCP_EXEC_TASKS", T_BOOL, OFF(tasks), 0, 0, 0,
+	 "MCP tasks: a tools/call may run detached from its request, its result kept in the "
+	 "store for any replica to answer (needs a store)"},
+	{"task-max-timeout-s", "MCP_EXEC_TASK_MAX_TIMEOUT_S", T_UINT, OFF(task_max_timeout_s), 0, 1,
+	 86400, "largest wall-clock limit of a run started as a task"},
+	{"task-ttl-max-s", "MCP_EXEC_TASK_TTL_MAX_S", T_UINT, OFF(task_ttl_max_s), 0, 60,
+	 30 * 86400, "longest a task and its result are kept (also the default ttl)"},
+	{"tasks-per-caller", "MCP_EXEC_TASKS_PER_CALLER", T_UINT, OFF(tasks_per_caller), 0, 1,
+	 4000, "tasks kept per caller (the oldest finished ones make room)"},
+	{"tasks-max-mb", "MCP_EXEC_TASKS_MAX_MB", T_UINT, OFF(tasks_max_mb), 0, 1, 1 << 20,
+	 "results kept per caller (MiB; the oldest finished tasks make room)"},
+	{"task-lease-s", "MCP_EXEC_TASK_LEASE_S", T_UINT, OFF(task_lease_s), 0, 3, 3600,
+	 "a running task's lease: another replica fails the task when its runner has not "
+	 "renewed it for this long"},
+	{"task-sync-ms", "MCP_EXEC_TASK_SYNC_MS", T_UINT, OFF(task_sync_ms), 0, 0, 3600000,
+	 "2026-07-28 clients with the tasks extension: a call still running after this long "
+	 "becomes a task (0: at once)"},
 	{"policy", "MCP_EXEC_POLICY", T_STR, OFF(policy), SZ(policy), 0, 0,
 	 "policy file (JSON): what runs may reach through the egress broker; re-read on change"},
 	{"egress-proxy", "MCP_EXEC_EGRESS_PROXY", T_STR, OFF(egress_proxy), SZ(egress_proxy), 0, 0,
@@ -206,6 +223,13 @@ static void set_defaults(struct mcpx_config *c)
 	c->workspace_max_mb = 64;
 	c->workspace_ttl_s = 86400;
 	c->workspaces_per_caller = 32;
+	c->tasks = true;
+	c->task_max_timeout_s = 3600;
+	c->task_ttl_max_s = 86400;
+	c->tasks_per_caller = 100;
+	c->tasks_max_mb = 256;
+	c->task_lease_s = 15;
+	c->task_sync_ms = 500;
 	c->log_format = MCPX_LOG_JSON;
 	c->log_level = MCPX_LOG_INFO;
 }
@@ -651,6 +675,15 @@ static const char *transport_name(enum mcpx_transport t)
 	return t == MCPX_TRANSPORT_STDIO ? "stdio" : t == MCPX_TRANSPORT_HTTP ? "http" : "sse";
 }
 
+unsigned long mcpx_config_file_mb(const struct mcpx_config *c)
+{
+	if (!c->max_disk_mb)
+		return c->max_file_mb;
+	if (c->max_file_mb && c->max_file_mb < c->max_disk_mb)
+		return c->max_file_mb;
+	return c->max_disk_mb;
+}
+
 /* Longer than 60 lines on purpose: one line per setting, in the order of
  * docs/configuration.md's table, secrets redacted where they stand. */
 void mcpx_config_print(const struct mcpx_config *c, FILE *out)
@@ -707,6 +740,13 @@ void mcpx_config_print(const struct mcpx_config *c, FILE *out)
 			mcpx_preload_list(c->preload, true), mcpx_preload_list(c->preload, false));
 	fputc('\n', out);
 	fprintf(out, "MCP_EXEC_LANGUAGES=%s\n", c->languages);
+	fprintf(out, "MCP_EXEC_TASKS=%s\n", c->tasks ? "true" : "false");
+	fprintf(out, "MCP_EXEC_TASK_MAX_TIMEOUT_S=%u\n", c->task_max_timeout_s);
+	fprintf(out, "MCP_EXEC_TASK_TTL_MAX_S=%u\n", c->task_ttl_max_s);
+	fprintf(out, "MCP_EXEC_TASKS_PER_CALLER=%u\n", c->tasks_per_caller);
+	fprintf(out, "MCP_EXEC_TASKS_MAX_MB=%u\n", c->tasks_max_mb);
+	fprintf(out, "MCP_EXEC_TASK_LEASE_S=%u\n", c->task_lease_s);
+	fprintf(out, "MCP_EXEC_TASK_SYNC_MS=%u\n", c->task_sync_ms);
 	fprintf(out, "MCP_EXEC_POLICY=%s\n", c->policy[0] ? c->policy : "<unset: no egress>");
 	/* A proxy URL may carry a password. */
 	fprintf(out, "MCP_EXEC_EGRESS_PROXY=%s\n",

@@ -14,6 +14,9 @@
  * lws clears POLLOUT after the writeable callback returns, so asking again
  * from inside that callback would be undone: a watch that still wants to
  * write asks again from a zero-delay timer, on the next loop iteration.
+ *
+ * Every callback it makes is marked for loop_guard.h: timed (the loop's
+ * longest stall) and checked for waits that would block the loop.
  */
 #include "loop.h"
 
@@ -24,6 +27,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "loop_guard.h"
 #include "loop_lws.h"
 
 struct mcpx_loop {
@@ -61,7 +65,9 @@ static int deliver(struct mcpx_watch *w, int event)
 	if (!(impl->events & event))
 		return 0; /* interest dropped since poll() returned */
 	impl->in_callback = true;
+	mcpx_loop_guard_begin();
 	w->fn(w, event);
+	mcpx_loop_guard_end();
 	impl->in_callback = false;
 	if (impl->close_requested)
 		return -1;
@@ -93,7 +99,9 @@ static int fd_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		w->impl = NULL;
 		w->fd = -1;
 		free(impl);
+		mcpx_loop_guard_begin();
 		w->fn(w, MCPX_EV_CLOSED);
+		mcpx_loop_guard_end();
 		return 0;
 	default:
 		return 0;
@@ -231,7 +239,9 @@ static void sul_cb(lws_sorted_usec_list_t *sul)
 {
 	struct mcpx_timer *t = (struct mcpx_timer *)((char *)sul - offsetof(struct mcpx_timer, impl));
 	t->armed = false;
+	mcpx_loop_guard_begin();
 	t->fn(t);
+	mcpx_loop_guard_end();
 }
 
 void mcpx_timer_start(struct mcpx_loop *loop, struct mcpx_timer *t, uint64_t usec)

@@ -22,6 +22,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "loop_guard.h"
 
 static const char *const outcomes[] = {"ok",     "error_exit", "timeout",  "killed", "cancelled",
                                        "failed", "expired",    "shutdown", "busy",   "other"};
@@ -39,12 +40,18 @@ static const char *const closes[] = {"header_timeout", "body_timeout",   "evicte
                                      "refused",        "peer_closed",    "pipelined",
                                      "bad_head",       "head_too_large", "other"};
 #define N_CLOSES (sizeof(closes) / sizeof(closes[0]))
+/* ServiceAccount tokens: reviews sent (the first three), and values never
+ * sent, for their shape or past a limit (tokenreview.c). */
+static const char *const review_outcomes[] = {
+    "admitted",        "refused",       "unavailable",       "not_jwt",
+    "limited_address", "limited_total", "limited_in_flight", "other"};
+#define N_REVIEW_OUTCOMES (sizeof(review_outcomes) / sizeof(review_outcomes[0]))
 #define N_OUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 static const char *const egress_outcomes[] = {"ok", "failed", "cancelled", "denied", "other"};
 static const char *const egress_reasons[] = {
-	"none",     "not_configured", "bad_request", "bad_url",   "no_rule",
-	"method",   "header",         "address",     "redirect",  "too_large",
-	"request_too_large", "in_flight", "run_limit", "other"};
+    "none",      "not_configured", "bad_request", "bad_url",   "no_rule",           "method",
+    "header",    "address",        "redirect",    "too_large", "request_too_large", "in_flight",
+    "run_limit", "other"};
 #define N_EGRESS_OUTCOMES (sizeof(egress_outcomes) / sizeof(egress_outcomes[0]))
 #define N_EGRESS_REASONS (sizeof(egress_reasons) / sizeof(egress_reasons[0]))
 /* Tool calls: exec and the policy's functions (whose names reloads can
@@ -133,6 +140,7 @@ static struct {
 	struct histogram duration, queue_wait;
 	uint64_t http[HTTP_SLOTS];
 	uint64_t closes[N_CLOSES];
+	uint64_t reviews[N_REVIEW_OUTCOMES];
 	unsigned long long http_connections;
 	struct named layers[MAX_LAYERS];
 	struct named info[MAX_INFO];
@@ -329,6 +337,11 @@ void mcpx_metrics_http_response(int status)
 void mcpx_metrics_http_conn_closed(const char *reason)
 {
 	m.closes[lookup(closes, N_CLOSES, reason ? reason : "other")]++;
+}
+
+void mcpx_metrics_tokenreview(const char *outcome)
+{
+	m.reviews[lookup(review_outcomes, N_REVIEW_OUTCOMES, outcome ? outcome : "other")]++;
 }
 
 void mcpx_metrics_http_connections(unsigned long long open)
@@ -532,6 +545,23 @@ static void put_zygote(struct buf *b)
 		    replace_reasons[i], m.zygote_replaced[i]);
 }
 
+/* The loop's own health (loop_guard.h): its longest callback since the
+ * previous scrape (each scrape starts a new window, so a benchmark can
+ * scrape before and after what it measures) and the waits that blocked it. */
+static void put_loop(struct buf *b)
+{
+	put_header(b, "mcp_exec_loop_stall_max_seconds", "gauge",
+	           "The longest time the event loop spent in one callback since the previous "
+	           "scrape of /metrics (every client and run waited meanwhile).");
+	put(b, "mcp_exec_loop_stall_max_seconds ");
+	put_double(b, (double)mcpx_loop_stall_max_us_take() / 1e6);
+	put(b, "\n");
+	put_header(b, "mcp_exec_loop_blocking_waits_total", "counter",
+	           "Waits that blocked the event loop's thread (a wait for the fork server's "
+	           "answer, a process's exit or a cgroup's removal): 0 unless something is wrong.");
+	put(b, "mcp_exec_loop_blocking_waits_total %" PRIu64 "\n", mcpx_loop_blocking_waits());
+}
+
 static unsigned long long nonneg(long long v)
 {
 	return v < 0 ? 0 : (unsigned long long)v;
@@ -562,6 +592,14 @@ static void put_http(struct buf *b)
 			put(b,
 			    "mcp_exec_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
 			    closes[i], m.closes[i]);
+	put_header(b, "mcp_exec_tokenreviews_total", "counter",
+	           "ServiceAccount tokens that needed the API server, by outcome: admitted, "
+	           "refused, unavailable (TokenReviews sent); not_jwt, limited_address, "
+	           "limited_total, limited_in_flight (not sent).");
+	for (size_t i = 0; i < N_REVIEW_OUTCOMES; i++)
+		if (m.reviews[i])
+			put(b, "mcp_exec_tokenreviews_total{outcome=\"%s\"} %" PRIu64 "\n",
+			    review_outcomes[i], m.reviews[i]);
 }
 
 static void put_tools(struct buf *b)
@@ -650,7 +688,7 @@ static void put_store(struct buf *b)
 	struct mcpx_buf sb;
 
 	mcpx_buf_init(&sb, RENDER_CAP / 4);
-	if (mcpx_metrics_store_render(&sb) < 0)
+	if (mcpx_metrics_store_render(&sb) < 0 || mcpx_metrics_workspace_render(&sb) < 0)
 		b->failed = true;
 	else if (sb.len)
 		put(b, "%s", mcpx_buf_str(&sb));
@@ -680,7 +718,7 @@ static void put_info(struct buf *b)
 		put(b, "} 1\n");
 }
 
-char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
+static char *render(const struct mcpx_metrics_gauges *g, size_t *len, bool loop)
 {
 	static const struct mcpx_metrics_gauges zero;
 	struct buf b = {0};
@@ -720,6 +758,8 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 
 	put_zygote(&b);
 	put_store(&b);
+	if (loop)
+		put_loop(&b);
 
 	put_info(&b);
 
@@ -730,4 +770,14 @@ char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
 	if (len)
 		*len = b.len;
 	return b.p;
+}
+
+char *mcpx_metrics_render(const struct mcpx_metrics_gauges *g, size_t *len)
+{
+	return render(g, len, false);
+}
+
+char *mcpx_metrics_render_scrape(const struct mcpx_metrics_gauges *g, size_t *len)
+{
+	return render(g, len, true);
 }

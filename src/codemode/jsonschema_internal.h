@@ -109,7 +109,8 @@ size_t mcpx_schema_path_format(const struct schema_path *p, char *out, size_t si
 size_t mcpx_schema_utf8_cut(char *s, size_t len, size_t max);
 /* For text snprintf wrote into s[size]: len is the length it wanted. When
  * that did not fit, the text ends in "..." at a character boundary instead.
- * Returns the final length. */
+ * Each byte of an ill-formed UTF-8 sequence becomes '?' (the parser's
+ * U+0000 mark excepted, jsonrpc.h). Returns the final length. */
 size_t mcpx_schema_text_fit(char *s, size_t len, size_t size);
 
 /* Deep JSON equality (numbers by value, objects regardless of member

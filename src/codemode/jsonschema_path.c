@@ -8,11 +8,16 @@
  * percent-encoding is applied, since the pointer is shown to people, not
  * used in a URI. The walkers bound their depth, so the stack never fills;
  * a push on a full stack is ignored rather than written out of bounds.
+ * Every message passes mcpx_schema_text_fit, which leaves it valid UTF-8
+ * whatever bytes the schema or the instance's keys hold.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "jsonrpc.h"
 #include "jsonschema_internal.h"
+#include "utf8.h"
 
 void mcpx_schema_path_key(struct schema_path *p, const char *key)
 {
@@ -60,17 +65,40 @@ size_t mcpx_schema_utf8_cut(char *s, size_t len, size_t max)
 	return len;
 }
 
+/* Each byte of an ill-formed UTF-8 sequence in s becomes '?', in place
+ * (no growth, so nothing is cut again). The parser's U+0000 mark
+ * (jsonrpc.h) stays: the printer writes it as \u0000. Keys, names and
+ * values in messages come from the schema and the instance as they are,
+ * and a schema built by code need not be UTF-8. */
+static void text_clean(char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		uint32_t cp;
+		size_t n = mcpx_utf8_next(s + i, len - i, &cp);
+
+		if (cp == 0xFFFD && !(n == 3 && memcmp(s + i, "\xEF\xBF\xBD", 3) == 0))
+			for (size_t k = i; k < i + n; k++)
+				if ((unsigned char)s[k] != MCPX_JSON_NUL_MARK)
+					s[k] = '?';
+		i += n;
+	}
+}
+
 size_t mcpx_schema_text_fit(char *s, size_t len, size_t size)
 {
 	if (len < size) {
 		s[len] = '\0';
-		return len;
+	} else if (size < 4) {
+		len = mcpx_schema_utf8_cut(s, size - 1, size - 1);
+	} else {
+		len = mcpx_schema_utf8_cut(s, size - 4, size - 4);
+		memcpy(s + len, "...", 4);
+		len += 3;
 	}
-	if (size < 4)
-		return mcpx_schema_utf8_cut(s, size - 1, size - 1);
-	len = mcpx_schema_utf8_cut(s, size - 4, size - 4);
-	memcpy(s + len, "...", 4);
-	return len + 3;
+	text_clean(s, len);
+	return len;
 }
 
 /* Appends one escaped key; returns 0, or -1 when out of room. */

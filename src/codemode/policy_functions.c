@@ -26,8 +26,8 @@
 #include "utf8.h"
 
 static const char *const keys[] = {
-    "name",        "title",  "description", "input_schema",       "output_schema",
-    "source_file", "egress", "timeout_s",   "callable_from_exec", "upstreams"};
+    "name",   "title",     "description",        "input_schema", "output_schema", "source_file",
+    "egress", "timeout_s", "callable_from_exec", "upstreams",    "task_support"};
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool tool_name_ok(const char *s)
@@ -162,6 +162,18 @@ static int parse_member(struct policy_ctx *c, const cJSON *v, const char *key,
 		return mcpx_pol_grant_rules(c, v, &f->grant);
 	if (strcmp(key, "upstreams") == 0)
 		return mcpx_pol_grant_upstreams(c, v, &f->grant);
+	if (strcmp(key, "task_support") == 0) {
+		static const char *const names[] = {"optional", "forbidden", "required"};
+
+		for (size_t n = 0; cJSON_IsString(v) && n < 3; n++) {
+			if (strcmp(v->valuestring, names[n]) == 0) {
+				f->task_support = (enum mcpx_fn_tasks)n;
+				return 0;
+			}
+		}
+		return mcpx_pol_fail(c, EINVAL,
+		                     "must be \"optional\", \"forbidden\" or \"required\"");
+	}
 	if (strcmp(key, "callable_from_exec") == 0) {
 		if (!cJSON_IsBool(v))
 			return mcpx_pol_fail(c, EINVAL, "must be true or false");
@@ -203,8 +215,9 @@ static int parse_required(struct policy_ctx *c, const cJSON *v, struct mcpx_func
 
 static int parse_function(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
-	static const char *const optional[] = {"title",     "output_schema",      "egress",
-	                                       "timeout_s", "callable_from_exec", "upstreams"};
+	static const char *const optional[] = {"title",       "output_schema",      "egress",
+	                                       "timeout_s",   "callable_from_exec", "upstreams",
+	                                       "task_support"};
 	struct mcpx_function *f = &c->p->functions[i];
 	int rc;
 

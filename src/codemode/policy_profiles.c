@@ -7,24 +7,29 @@
  *                 "tools": ["exec", "get_invoice"],
  *                 "exec": {"egress": ["invoices"], "upstreams": ["github"]},
  *                 "limits": {"timeout_s": 60, "memory_mb": 256,
- *                            "max_queued": 2, "runs_per_minute": 30}}]
+ *                            "max_queued": 2, "runs_per_minute": 30},
+ *                 "workspaces": {"max_mb": 16, "max": 4}}]
  *
  * name, callers and tools are required: a profile that says nothing about
- * tools is a mistake, not a grant. exec and limits are optional (absent
- * exec: the top-level one; absent limits: the server's). The first profile
+ * tools is a mistake, not a grant. exec, limits and workspaces are
+ * optional (absent exec: the top-level one; absent limits or workspaces:
+ * the server's; workspaces false: none for its callers). The first profile
  * whose callers match applies; a caller no profile matches sees exec alone
- * under the top-level exec grant (deny by default for functions). Matching
- * is fnmatch(3) without flags, so "*" also spans ':' in a ServiceAccount
- * name. Names of egress rules must exist (parsed before); names of
- * upstreams are carried as written for the upstreams feature.
+ * under the top-level exec grant (deny by default for functions). callers
+ * and tools are the policy's globs (name_glob.h; "*" also spans ':' in a
+ * ServiceAccount name), checked at load and matched exactly; a matcher
+ * error matches nothing. Names of egress rules must exist (parsed before);
+ * names of upstreams are carried as written for the upstreams feature.
  */
 #include "policy.h"
 #include "policy_internal.h"
 
 #include <errno.h>
-#include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "name_glob.h"
 
 /* Printable ASCII, no space: what a caller name, a tool name or a glob
  * over them can hold. */
@@ -45,6 +50,7 @@ struct str_list {
 static int parse_str(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
 	struct str_list *l = arg;
+	char why[160];
 	size_t n;
 
 	if (!cJSON_IsString(v) || !(n = strlen(v->valuestring)) || n >= l->cap ||
@@ -52,6 +58,8 @@ static int parse_str(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 		return mcpx_pol_fail(c, EINVAL,
 		                     "must be a string of 1..%zu printable characters, no spaces",
 		                     l->cap - 1);
+	if (mcpx_glob_check(v->valuestring, why, sizeof(why)) < 0)
+		return mcpx_pol_fail(c, EINVAL, "%s", why);
 	for (size_t j = 0; j < i; j++)
 		if (strcmp((*l->v)[j], v->valuestring) == 0)
 			return mcpx_pol_fail(c, EINVAL, "\"%.64s\" is listed twice",
@@ -93,20 +101,16 @@ static int parse_profile_exec(struct policy_ctx *c, const cJSON *v, struct mcpx_
 	return rc;
 }
 
-/* "limits": each optional, each at least 1 (0 would be a limit no run can
- * meet; to keep a caller out, leave it out of every profile). */
-static int parse_limits(struct policy_ctx *c, const cJSON *v, struct mcpx_profile_limits *l)
+/* An object of n optional unsigned members, keys[k] within [min[k],
+ * max[k]] into *dst[k] (left 0 when absent); an unknown key is refused. */
+static int parse_uints(struct policy_ctx *c, const cJSON *v, const char *const *keys,
+                       unsigned *const *dst, const double *min, const double *max, size_t n)
 {
-	static const char *const keys[] = {"timeout_s", "memory_mb", "max_queued",
-	                                   "runs_per_minute"};
-	unsigned *dst[] = {&l->timeout_s, &l->memory_mb, &l->max_queued, &l->runs_per_minute};
-	static const double max[] = {86400, 1 << 20, 100000, 1000000};
-	size_t old = mcpx_pol_push_key(c, "limits");
 	int rc = mcpx_pol_want_object(c, v);
 
 	if (!rc)
-		rc = mcpx_pol_check_keys(c, v, keys, 4);
-	for (size_t k = 0; !rc && k < 4; k++) {
+		rc = mcpx_pol_check_keys(c, v, keys, n);
+	for (size_t k = 0; !rc && k < n; k++) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, keys[k]);
 		double d = 0;
 		size_t o;
@@ -114,26 +118,64 @@ static int parse_limits(struct policy_ctx *c, const cJSON *v, struct mcpx_profil
 		if (!m)
 			continue;
 		o = mcpx_pol_push_key(c, keys[k]);
-		rc = mcpx_pol_get_uint(c, m, k == 1 ? 32 : 1, max[k], &d);
+		rc = mcpx_pol_get_uint(c, m, min[k], max[k], &d);
 		*dst[k] = (unsigned)d;
 		mcpx_pol_pop(c, o);
 	}
+	return rc;
+}
+
+/* "limits": each optional, each at least 1 (0 would be a limit no run can
+ * meet; to keep a caller out, leave it out of every profile). */
+static int parse_limits(struct policy_ctx *c, const cJSON *v, struct mcpx_profile_limits *l)
+{
+	static const char *const keys[] = {"timeout_s", "memory_mb", "max_queued",
+	                                   "runs_per_minute"};
+	unsigned *const dst[] = {&l->timeout_s, &l->memory_mb, &l->max_queued, &l->runs_per_minute};
+	static const double min[] = {1, 32, 1, 1}, max[] = {86400, 1 << 20, 100000, 1000000};
+	size_t old = mcpx_pol_push_key(c, "limits");
+	int rc = parse_uints(c, v, keys, dst, min, max, 4);
+
+	mcpx_pol_pop(c, old);
+	return rc;
+}
+
+/* "workspaces": false turns them off for the profile's callers; an object
+ * lowers the server's caps ("max_mb" per workspace, "max" workspaces per
+ * caller); true is the server's own. */
+static int parse_workspaces(struct policy_ctx *c, const cJSON *v, struct mcpx_profile_workspaces *w)
+{
+	static const char *const keys[] = {"max_mb", "max"};
+	unsigned *const dst[] = {&w->max_mb, &w->max};
+	static const double min[] = {1, 1}, max[] = {1 << 20, 100000};
+	size_t old = mcpx_pol_push_key(c, "workspaces");
+	int rc = 0;
+
+	if (cJSON_IsBool(v))
+		w->off = cJSON_IsFalse(v);
+	else if (!cJSON_IsObject(v))
+		rc = mcpx_pol_fail(c, EINVAL,
+		                   "must be false (off), true (the server's caps) or an object "
+		                   "{\"max_mb\", \"max\"}");
+	else
+		rc = parse_uints(c, v, keys, dst, min, max, 2);
 	mcpx_pol_pop(c, old);
 	return rc;
 }
 
 static int parse_profile(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
-	static const char *const keys[] = {"name", "callers", "tools", "exec", "limits"};
+	static const char *const keys[] = {"name", "callers", "tools",
+	                                   "exec", "limits",  "workspaces"};
 	struct mcpx_profile *pr = &c->p->profiles[i];
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
-	const cJSON *exec, *limits;
+	const cJSON *exec, *limits, *ws;
 	size_t old;
 	int rc;
 
 	(void)arg;
 	c->p->n_profiles = i + 1; /* so a failure still frees what this one holds */
-	if ((rc = mcpx_pol_want_object(c, v)) < 0 || (rc = mcpx_pol_check_keys(c, v, keys, 5)) < 0)
+	if ((rc = mcpx_pol_want_object(c, v)) < 0 || (rc = mcpx_pol_check_keys(c, v, keys, 6)) < 0)
 		return rc;
 	if (!name || !cJSON_GetObjectItemCaseSensitive(v, "callers") ||
 	    !cJSON_GetObjectItemCaseSensitive(v, "tools"))
@@ -157,6 +199,8 @@ static int parse_profile(struct policy_ctx *c, const cJSON *v, size_t i, void *a
 		rc = parse_profile_exec(c, exec, pr);
 	if (!rc && (limits = cJSON_GetObjectItemCaseSensitive(v, "limits")))
 		rc = parse_limits(c, limits, &pr->limits);
+	if (!rc && (ws = cJSON_GetObjectItemCaseSensitive(v, "workspaces")))
+		rc = parse_workspaces(c, ws, &pr->workspaces);
 	return rc;
 }
 
@@ -200,7 +244,7 @@ void mcpx_pol_profiles_free(struct mcpx_policy *p)
 static bool any_match(char *const *globs, size_t n, const char *s)
 {
 	for (size_t i = 0; i < n; i++)
-		if (fnmatch(globs[i], s, 0) == 0)
+		if (mcpx_glob_match(globs[i], s, 0) == 1)
 			return true;
 	return false;
 }

@@ -9,8 +9,11 @@
  * held to the same rules as a fetch (http or https, no user name or
  * password in it, no zone id); the credential is the broker's
  * {header, secret_file, prefix} shape, read here, wiped when the policy
- * goes. The tool globs are fnmatch(3) patterns without flags over the
- * upstream's tool names.
+ * goes. The tool globs are the policy's globs (name_glob.h) over the
+ * upstream's tool names, checked here: a pattern the matcher cannot use is
+ * an error at load, not a deny that denies nothing. deny is matched with
+ * ASCII case folded, so an upstream cannot slip a tool past it by listing
+ * it in capitals; allow is exact; a matcher error denies.
  *
  * What it does not do: talk to an upstream (upstream.c) or decide per
  * address (egress_check.c: the upstream client checks every address it
@@ -21,12 +24,12 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crypto.h"
+#include "name_glob.h"
 
 static const char *const keys[] = {
     "name",      "url",       "credential",         "allow_cidrs",       "tools",          "expose",
@@ -56,6 +59,7 @@ struct glob_list {
 static int parse_glob(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 {
 	struct glob_list *l = arg;
+	char why[160];
 	size_t len;
 
 	if (!cJSON_IsString(v))
@@ -67,6 +71,8 @@ static int parse_glob(struct policy_ctx *c, const cJSON *v, size_t i, void *arg)
 		if ((unsigned char)*p < 0x21 || *p == 0x7f)
 			return mcpx_pol_fail(c, EINVAL,
 			                     "must not contain spaces or control characters");
+	if (mcpx_glob_check(v->valuestring, why, sizeof(why)) < 0)
+		return mcpx_pol_fail(c, EINVAL, "%s", why);
 	if (!(l->globs[i] = strdup(v->valuestring)))
 		return mcpx_pol_fail(c, ENOMEM, "out of memory");
 	*l->n = i + 1;
@@ -307,8 +313,9 @@ bool mcpx_upstream_tool_allowed(const struct mcpx_upstream_conf *u, const char *
 	bool allowed = false;
 
 	for (size_t i = 0; i < u->n_allow_tools && !allowed; i++)
-		allowed = fnmatch(u->allow_tools[i], tool, 0) == 0;
+		allowed = mcpx_glob_match(u->allow_tools[i], tool, 0) == 1;
+	/* Any answer but "no match" denies: a match, or an error. */
 	for (size_t i = 0; i < u->n_deny_tools && allowed; i++)
-		allowed = fnmatch(u->deny_tools[i], tool, 0) != 0;
+		allowed = mcpx_glob_match(u->deny_tools[i], tool, MCPX_GLOB_CASEFOLD) == 0;
 	return allowed;
 }

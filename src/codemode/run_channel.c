@@ -289,11 +289,17 @@ static void dispatch(struct mcpx_run_op *q, const cJSON *msg, const cJSON *op)
 	if (h->max_per_run && c->total > h->max_per_run) {
 		snprintf(text, sizeof(text), "this run made its %u %s requests", h->max_per_run,
 		         h->name);
-		refuse(q, "run_limit", text);
+		if (h->refuse)
+			h->refuse(h->arg, q, msg, "run_limit", h->max_per_run);
+		else
+			refuse(q, "run_limit", text);
 	} else if (h->max_in_flight && c->in_flight > h->max_in_flight) {
 		snprintf(text, sizeof(text), "%u %s requests of this run are already in flight",
 		         h->max_in_flight, h->name);
-		refuse(q, "in_flight", text);
+		if (h->refuse)
+			h->refuse(h->arg, q, msg, "in_flight", h->max_in_flight);
+		else
+			refuse(q, "in_flight", text);
 	} else {
 		h->op(h->arg, q, op->valuestring, msg, r->in.body.data, r->in.body.len,
 		      r->in.oversize);
@@ -555,6 +561,19 @@ int mcpx_run_channel_add_op(struct mcpx_run_channel *rc, const struct mcpx_run_o
 		return -ENOSPC;
 	rc->ops[rc->n_ops++] = *h;
 	return 0;
+}
+
+void mcpx_run_channel_remove_op(struct mcpx_run_channel *rc, const char *name)
+{
+	for (size_t i = 0; rc && i < rc->n_ops; i++) {
+		if (strcmp(rc->ops[i].name, name) == 0) {
+			/* The slot stays (ops in flight name it), without a
+			 * handler: new frames of the op are unknown, and its
+			 * owner (going away) is never called again. */
+			rc->ops[i] = (struct mcpx_run_op_handler){.name = rc->ops[i].name};
+			return;
+		}
+	}
 }
 
 const struct mcpx_run_who *mcpx_run_op_who(const struct mcpx_run_op *q)

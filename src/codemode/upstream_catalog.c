@@ -86,6 +86,25 @@ cJSON *mcpx_upstreams_gateway_tools(struct mcpx_upstreams *u, const struct mcpx_
 	return list;
 }
 
+char *mcpx_upstreams_tool_member(struct mcpx_upstreams *u, const struct mcpx_policy *policy,
+                                 const char *name, const char *key)
+{
+	const char *tool;
+	const struct mcpx_upstream_conf *conf = mcpx_upstream_of(policy, name, &tool);
+	const struct upstream *up = conf && conf->expose ? listed(u, conf) : NULL;
+
+	if (!up || !mcpx_upstream_tool_allowed(conf, tool))
+		return NULL;
+	for (size_t k = 0; k < up->tools->n; k++) {
+		const struct up_tool *t = &up->tools->tools[k];
+		const char *v;
+
+		if (strcmp(t->name, tool) == 0)
+			return (v = member(t, key)) ? strdup(v) : NULL;
+	}
+	return NULL;
+}
+
 /* {"name": "<upstream>.<tool>", "description", "input_schema",
  * "output_schema"}, from the kept text. */
 static int run_entry(const struct upstream *up, const struct up_tool *t, struct mcpx_buf *out)

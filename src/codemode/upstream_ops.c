@@ -313,13 +313,24 @@ static void op_tools(struct mcpx_upstream_ops *o, struct mcpx_run_op *q)
 	mcpx_run_op_answer(q, m, body, len);
 }
 
-static void on_op(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,
-                  const char *body, size_t len, bool oversize)
+/* The op "upstream": a call of an upstream's tool. */
+static void on_upstream(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,
+                        const char *body, size_t len, bool oversize)
 {
-	if (strcmp(name, "upstream") == 0)
-		op_call(arg, q, msg, body, len, oversize);
-	else
-		op_tools(arg, q);
+	(void)name;
+	op_call(arg, q, msg, body, len, oversize);
+}
+
+/* The op "upstream_tools": the tools this run may call. */
+static void on_upstream_tools(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,
+                              const char *body, size_t len, bool oversize)
+{
+	(void)name;
+	(void)msg;
+	(void)body;
+	(void)len;
+	(void)oversize;
+	op_tools(arg, q);
 }
 
 static void on_cancel(void *arg, struct mcpx_run_op *q)
@@ -362,20 +373,25 @@ struct mcpx_upstream_ops *mcpx_upstream_ops_new(struct mcpx_run_channel *rc,
                                                 struct mcpx_upstreams *ups)
 {
 	struct mcpx_upstream_ops *o = calloc(1, sizeof(*o));
-	struct mcpx_run_op_handler ops = {
-	    .op = on_op, .cancel = on_cancel, .run_end = on_run_end, .arg = o};
+	/* One handler per op; the run's state (on_run_end) is the call op's. */
+	const struct mcpx_run_op_handler call = {.name = "upstream",
+	                                         .op = on_upstream,
+	                                         .cancel = on_cancel,
+	                                         .run_end = on_run_end,
+	                                         .arg = o},
+	                                 tools = {.name = "upstream_tools",
+	                                          .op = on_upstream_tools,
+	                                          .arg = o};
 
 	if (!o)
 		return NULL;
 	o->ups = ups;
 	o->rc = rc;
-	ops.name = "upstream";
-	if (mcpx_run_channel_add_op(rc, &ops) < 0) {
+	if (mcpx_run_channel_add_op(rc, &call) < 0) {
 		mcpx_upstream_ops_free(o);
 		return NULL;
 	}
-	ops.name = "upstream_tools";
-	if (mcpx_run_channel_add_op(rc, &ops) < 0) {
+	if (mcpx_run_channel_add_op(rc, &tools) < 0) {
 		mcpx_upstream_ops_free(o);
 		return NULL;
 	}
@@ -386,8 +402,8 @@ void mcpx_upstream_ops_free(struct mcpx_upstream_ops *o)
 {
 	if (!o)
 		return;
-	mcpx_run_channel_add_op(o->rc, &(struct mcpx_run_op_handler){.name = "upstream"});
-	mcpx_run_channel_add_op(o->rc, &(struct mcpx_run_op_handler){.name = "upstream_tools"});
+	mcpx_run_channel_remove_op(o->rc, "upstream");
+	mcpx_run_channel_remove_op(o->rc, "upstream_tools");
 	while (o->runs) {
 		struct run_state *rs = o->runs;
 

@@ -9,10 +9,10 @@
  * row no more are prepared.
  *
  * The limits it waits with are the loosest a call can get (the server's
- * memory and CPU limits, plus a few CPU seconds), and the gate's line sets
- * the call's own CPU and memory limits before the script (sandbox.h,
- * mcpx_sandbox_gate_open). Its process budget is counted when it is
- * prepared, as a warm interpreter's is.
+ * memory and CPU limits, plus a few CPU seconds: run_limits.h), and the
+ * gate's line sets the call's own CPU and memory limits before the script
+ * (gate.c, from the rlimits a cold spawn sets). Its process budget is
+ * counted when it is prepared, as a warm interpreter's is.
  */
 #include "bash_pool.h"
 
@@ -25,7 +25,9 @@
 #include "fdutil.h"
 #include "log.h"
 #include "procstat.h"
+#include "reap_later.h"
 #include "run_hooks.h"
+#include "run_limits.h"
 
 /* Each try of the gate is a turn of the loop, which polls every descriptor
  * (measured: a bash took 6 to 8 tries, 7.5 ms, to reach its gate on the
@@ -82,7 +84,8 @@ struct mcpx_bash_pool *mcpx_bash_pool_new(struct mcpx_loop *loop, const struct m
 	return bp;
 }
 
-/* Kills, reaps and removes the waiting bash (STARTING or READY). */
+/* Ends the waiting bash (STARTING or READY): killed now, reaped and
+ * removed once it has exited (reap_later.h). */
 static void end_bash(struct mcpx_bash_pool *bp)
 {
 	mcpx_timer_cancel(&bp->timer);
@@ -90,10 +93,8 @@ static void end_bash(struct mcpx_bash_pool *bp)
 		return;
 	mcpx_close_fd(&bp->gate_fd);
 	mcpx_close_fd(&bp->workdir_fd);
-	mcpx_sandbox_kill(&bp->proc);
-	(void)mcpx_sandbox_reap(&bp->proc, NULL, NULL);
-	mcpx_sandbox_cleanup(&bp->proc);
-	mcpx_sandbox_proc_reset(&bp->proc);
+	/* Reaped once it has exited, without waiting on the loop. */
+	mcpx_reap_later(bp->loop, &bp->proc);
 	bp->state = BASH_NONE;
 }
 
@@ -140,19 +141,12 @@ static uint64_t first_try_us(const struct mcpx_bash_pool *bp)
 static void prepare_cb(struct mcpx_timer *t)
 {
 	struct mcpx_bash_pool *bp = t->arg;
-	const struct mcpx_config *cfg = bp->cfg;
 	struct mcpx_limits lim;
 	struct mcpx_err err = {{0}};
 
 	if (bp->state != BASH_NONE)
 		return;
-	memset(&lim, 0, sizeof(lim));
-	lim.cpu_s = (cfg->cpu_s ? cfg->cpu_s : cfg->max_timeout_s) + WAIT_CPU_SLACK_S;
-	lim.memory_mb = cfg->memory_mb;
-	lim.max_procs = cfg->max_procs;
-	lim.file_mb = cfg->max_file_mb;
-	lim.open_files = 256;
-	lim.channel = wants_channel(bp);
+	mcpx_run_limits_waiting(bp->cfg, WAIT_CPU_SLACK_S, wants_channel(bp), &lim);
 	if (mcpx_sandbox_spawn_gated(bp->sb, &lim, &bp->proc, &err) < 0) {
 		mcpx_warn("could not prepare a bash: %s", err.msg);
 		mcpx_sandbox_proc_reset(&bp->proc);

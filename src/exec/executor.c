@@ -41,22 +41,54 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "bash_pool.h"
 #include "config.h"
 #include "fair_queue.h"
 #include "log.h"
 #include "metrics.h"
 #include "offload.h"
+#include "prepared.h"
 #include "run_budget.h"
 #include "run_job.h"
 #include "warm_pool.h"
 
-/* How often a queued run looks whether the first zygote is proven. */
-#define START_WAIT_POLL_US 5000u
-
 static void kick_cb(struct mcpx_timer *t);
 static void start_next(struct mcpx_executor *ex);
 static void start_job(struct mcpx_executor *ex, struct mcpx_job *job);
+
+/* Each language's prepared runtime (prepared.h). The warm environment's
+ * mode is the warm interpreter's (Python's). */
+static int make_prepared(struct mcpx_executor *ex)
+{
+	for (size_t l = 0; l < MCPX_LANG_COUNT; l++) {
+		const struct mcpx_prepared_ops *ops = mcpx_prepared_ops_for((enum mcpx_lang)l);
+
+		if (!ops)
+			continue;
+		ex->prepared[l].rt = ops->create(ex->loop, ex->cfg, ex->sb, &ex->hooks);
+		if (!ex->prepared[l].rt)
+			return -ENOMEM;
+		ex->prepared[l].ops = ops;
+	}
+	ex->warm = ex->prepared[MCPX_LANG_PYTHON].rt;
+	return ex->warm ? 0 : -ENOMEM;
+}
+
+/* Every prepared runtime: stop (draining) or free. */
+static void stop_prepared(struct mcpx_executor *ex)
+{
+	for (size_t l = 0; l < MCPX_LANG_COUNT; l++)
+		if (ex->prepared[l].ops)
+			ex->prepared[l].ops->stop(ex->prepared[l].rt);
+}
+
+static void free_prepared(struct mcpx_executor *ex)
+{
+	for (size_t l = 0; l < MCPX_LANG_COUNT; l++)
+		if (ex->prepared[l].ops)
+			ex->prepared[l].ops->free(ex->prepared[l].rt);
+	memset(ex->prepared, 0, sizeof(ex->prepared));
+	ex->warm = NULL;
+}
 
 struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcpx_config *cfg,
                                         const struct mcpx_sandbox *sb,
@@ -80,14 +112,11 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 		return NULL;
 	}
 	mcpx_metrics_set_info("budget", mcpx_budget_method_name(mcpx_budget_method(ex->budget)));
-	ex->warm = mcpx_warm_pool_new(loop, cfg, sb, &ex->hooks);
-	ex->bash = mcpx_bash_pool_new(loop, cfg, sb, &ex->hooks);
 	ex->fair = mcpx_fair_new();
-	if (!ex->warm || !ex->bash || !ex->fair || mcpx_offload_new(loop, &ex->walker) < 0 ||
+	if (make_prepared(ex) < 0 || !ex->fair || mcpx_offload_new(loop, &ex->walker) < 0 ||
 	    mcpx_offload_new(loop, &ex->remover) < 0) {
 		mcpx_offload_free(ex->walker);
-		mcpx_warm_pool_free(ex->warm);
-		mcpx_bash_pool_free(ex->bash);
+		free_prepared(ex);
 		mcpx_fair_free(ex->fair);
 		mcpx_budget_free(ex->budget);
 		free(ex);
@@ -99,7 +128,9 @@ struct mcpx_executor *mcpx_executor_new(struct mcpx_loop *loop, const struct mcp
 
 void mcpx_executor_start(struct mcpx_executor *ex)
 {
-	mcpx_warm_pool_start(ex->warm);
+	for (size_t l = 0; l < MCPX_LANG_COUNT; l++)
+		if (ex->prepared[l].ops && ex->prepared[l].ops->start)
+			ex->prepared[l].ops->start(ex->prepared[l].rt);
 }
 
 static void queue_timer_cb(struct mcpx_timer *t)
@@ -132,6 +163,28 @@ static void wake_cb(void *arg)
 	mcpx_ex_kick(arg);
 }
 
+/* Whether job, started now, ends (by its timeout) before the drain does;
+ * always when not draining. */
+static bool drain_fits(const struct mcpx_executor *ex, const struct mcpx_job *job)
+{
+	return !ex->draining ||
+	       mcpx_now_us() + (uint64_t)job->timeout_s * 1000000u <= ex->drain_deadline_us;
+}
+
+/* Answers a job (out of the queue) that the drain has no time for. */
+static void refuse_drain(struct mcpx_executor *ex, struct mcpx_job *job)
+{
+	uint64_t now = mcpx_now_us();
+	uint64_t left_s = ex->drain_deadline_us > now ? (ex->drain_deadline_us - now) / 1000000u : 0;
+	char msg[256];
+
+	snprintf(msg, sizeof(msg),
+	         "the server is shutting down and did not run this execution: its timeout (%u s) "
+	         "would not end within the %llu s left of the drain; retry on another replica",
+	         job->timeout_s, (unsigned long long)left_s);
+	mcpx_ex_finish_unrun(job, MCPX_JOB_SHUTDOWN, msg, "shutdown");
+}
+
 static void start_next(struct mcpx_executor *ex)
 {
 	struct mcpx_job *job;
@@ -140,19 +193,19 @@ static void start_next(struct mcpx_executor *ex)
 	 * ended: its /dev/shm wipe is by group and time (job_complete). */
 	if (ex->running || ex->cleaning || ex->side || !ex->queue_head)
 		return;
-	if (mcpx_warm_pool_starting(ex->warm)) {
-		/* The first zygote is being proven: runs wait for it (so none
-		 * starts before its self-test), the protocol does not. */
-		ex->kick.fn = kick_cb;
-		ex->kick.arg = ex;
-		mcpx_timer_start(ex->loop, &ex->kick, START_WAIT_POLL_US);
-		return;
-	}
-	/* Its forked child's pid is still on its way from the zygote: the
-	 * loop serves others meanwhile, and the pool kicks again. */
-	if (mcpx_warm_pool_wait(ex->warm, wake_cb, ex))
+	/* Its forked child (asked for now if none was) is still on its way
+	 * from the zygote: the loop serves others meanwhile, and the pool
+	 * kicks again once the zygote has answered. */
+	if (mcpx_ex_prepared_wait(ex, mcpx_ex_queue_next(ex), wake_cb))
 		return;
 	job = mcpx_ex_next_queued(ex);
+	/* Draining: one whose timeout would outlast the drain is answered
+	 * instead, and the next one is tried on the next turn. */
+	if (!drain_fits(ex, job)) {
+		refuse_drain(ex, job);
+		mcpx_ex_kick(ex);
+		return;
+	}
 	start_job(ex, job);
 }
 
@@ -172,6 +225,8 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	if (!job)
 		return -ENOMEM;
 	job->files = spec->files; /* accepted: ours from here on */
+	if (spec->workspace)
+		mcpx_ex_ws_take(job, spec->workspace);
 	*out = job;
 	job->queue_timer.arg = job;
 	if (nested) {
@@ -196,7 +251,7 @@ int mcpx_executor_submit(struct mcpx_executor *ex, const struct mcpx_job_spec *s
 	if (!idle && job->cb.event)
 		job->cb.event(job->cb.arg, MCPX_JOB_QUEUED, ex->queue_len);
 	if (ex->running)
-		mcpx_warm_pool_call_waiting(ex->warm);
+		mcpx_ex_prepared_call_queued(ex);
 	job->queue_timer.fn = queue_timer_cb;
 	mcpx_timer_start(ex->loop, &job->queue_timer,
 	                 (uint64_t)ex->cfg->queue_timeout_s * 1000000u);
@@ -241,9 +296,9 @@ static void start_job(struct mcpx_executor *ex, struct mcpx_job *job)
 	 * now if calls come back to back or one already waits for it (a
 	 * nested run's caller did both). */
 	if (!nested) {
-		mcpx_warm_pool_run_started(ex->warm, job->proc.pid, job->enqueued_us);
+		mcpx_ex_prepared_run_started(ex, job);
 		if (ex->queue_head)
-			mcpx_warm_pool_call_waiting(ex->warm);
+			mcpx_ex_prepared_call_queued(ex);
 	}
 }
 
@@ -281,20 +336,24 @@ size_t mcpx_job_output(const struct mcpx_job *job, const char **out)
 	return job->out.buf.len;
 }
 
-void mcpx_executor_drain(struct mcpx_executor *ex)
+/* Accepted work still runs: the queue is kept, in order, and each job
+ * starts if its timeout ends before deadline_us; one that can never fit
+ * is answered now, the rest when their turn comes (start_next). */
+void mcpx_executor_drain(struct mcpx_executor *ex, uint64_t deadline_us)
 {
+	struct mcpx_job *next;
+
 	ex->draining = true;
-	mcpx_warm_pool_stop(ex->warm);
-	mcpx_bash_pool_stop(ex->bash);
-	while (ex->queue_head) {
-		struct mcpx_job *job = ex->queue_head;
+	ex->drain_deadline_us = deadline_us;
+	stop_prepared(ex);
+	for (struct mcpx_job *job = ex->queue_head; job; job = next) {
+		next = job->next;
+		if (drain_fits(ex, job))
+			continue;
 		mcpx_ex_queue_remove(ex, job);
-		mcpx_ex_finish_unrun(
-		    job, MCPX_JOB_SHUTDOWN,
-		    "the server is shutting down and did not run this execution; retry on "
-		    "another replica",
-		    "shutdown");
+		refuse_drain(ex, job);
 	}
+	mcpx_ex_kick(ex);
 }
 
 bool mcpx_executor_idle(const struct mcpx_executor *ex)
@@ -313,7 +372,8 @@ void mcpx_executor_stats(const struct mcpx_executor *ex, struct mcpx_executor_st
 	st->running = ex->running != NULL;
 	st->completed = ex->completed;
 	st->warm_mode = mcpx_warm_pool_mode(ex->warm);
-	st->warm_ready = mcpx_warm_pool_ready(ex->warm);
+	st->warm_ready = ex->prepared[MCPX_LANG_PYTHON].ops &&
+	                 ex->prepared[MCPX_LANG_PYTHON].ops->ready(ex->warm);
 }
 
 /* Teardown: a started job is killed and reaped here, synchronously, with
@@ -359,8 +419,7 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 	mcpx_offload_free(ex->walker);
 	mcpx_offload_free(ex->remover);
 	mcpx_timer_cancel(&ex->kick);
-	mcpx_warm_pool_stop(ex->warm);
-	mcpx_bash_pool_stop(ex->bash);
+	stop_prepared(ex);
 	while (ex->queue_head) {
 		struct mcpx_job *job = ex->queue_head;
 		mcpx_ex_queue_remove(ex, job);
@@ -380,8 +439,7 @@ void mcpx_executor_free(struct mcpx_executor *ex)
 		abandon(job);
 	}
 	/* After the running run's reaping: its zygote may go now. */
-	mcpx_warm_pool_free(ex->warm);
-	mcpx_bash_pool_free(ex->bash);
+	free_prepared(ex);
 	mcpx_budget_free(ex->budget);
 	mcpx_fair_free(ex->fair);
 	free(ex);

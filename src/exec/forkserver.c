@@ -16,9 +16,9 @@
  * every run (dirguard.c).
  *
  * The control channel is a SOCK_SEQPACKET socketpair carrying the
- * structures of zygote_proto.h, requests and answers strictly alternating.
- * Every wait for an answer is bounded, so a wedged zygote costs a timeout,
- * never a hung server.
+ * structures of zygote_proto.h; forkserver_wire.c sends the requests and
+ * reads the answers, in order, on the loop when there is one, and bounds
+ * each, so a wedged zygote costs a timeout, never a hung server.
  *
  * What it does not do: decide when forking is safe (executor.c), or run
  * anything itself: the child's setup is sandbox_child.c, in the zygote's
@@ -39,126 +39,16 @@
 
 #include "dirguard.h"
 #include "fdutil.h"
+#include "forkserver_wire.h"
 #include "log.h"
+#include "loop_guard.h"
+#include "reap_later.h"
 #include "warm.h"
 #include "warm_child.h"
 #include "workdir.h"
 #include "zygote_proto.h"
 
-/* How long an answer may take: a fork of the preloaded zygote is a
- * millisecond, a reap of an exited child less, a child's setup about as
- * much as its fork. */
-#define ANSWER_TIMEOUT_MS 5000
-
-/* A fork asked for and not yet taken: the server's ends of the child's
- * pipes and its workdir, then the zygote's answer. Its state is the warm
- * child's (warm_child.h) as far as the protocol sees it: NONE, ASKED (the
- * request sent, its answer not read), FORKED (the answer read: the pid, or
- * why the fork failed), then TAKEN (handed to proc) or DISCARDED. The
- * warm pool keeps the child's own state; this is the request's. */
-struct pending_fork {
-	enum mcpx_warm_child_state state;
-	pid_t pid; /* from the answer; 0 when the fork failed */
-	int err;   /* errno of a failed fork */
-	int stdin_w, stdout_r, stderr_r, errpipe_r;
-	int channel; /* the server's end of the run's broker channel, or -1 */
-	struct mcpx_limits lim; /* what it was asked for with */
-	char workdir[4096];
-	int parent_fd; /* the zygote's directory, O_PATH */
-};
-
-struct mcpx_forkserver {
-	const struct mcpx_sandbox *sb;
-	struct mcpx_sandbox_proc zygote;
-	int ctl;
-	bool ready;
-	bool dead;
-	struct pending_fork next;
-	/* The zygote's directory once it is ready (when a run could change
-	 * it), under the sandbox's guards of the workdir base. */
-	struct mcpx_dirguards guards;
-	/* The address space the zygote maps once it has preloaded: each
-	 * child starts with it (see mapped_size). */
-	unsigned long long mapped;
-};
-
-/* Logs what the zygote wrote to its stderr (why it stopped), once it has
- * failed. */
-static void log_zygote_stderr(struct mcpx_forkserver *fs)
-{
-	char buf[2048];
-	ssize_t n;
-
-	if (fs->zygote.stderr_fd < 0)
-		return;
-	n = read(fs->zygote.stderr_fd, buf, sizeof(buf) - 1);
-	if (n > 0) {
-		buf[n] = '\0';
-		mcpx_warn("fork server: the zygote said: %s", buf);
-	}
-}
-
-static int mark_dead(struct mcpx_forkserver *fs, struct mcpx_err *err, const char *what)
-{
-	if (!fs->dead) {
-		fs->dead = true;
-		log_zygote_stderr(fs);
-	}
-	return mcpx_err_set(err, EPIPE, "fork server: %s", what);
-}
-
-/* Sends one message: msg, then tail (may be empty), with nfds fds. */
-static int send_msg(struct mcpx_forkserver *fs, const void *msg, size_t len, const void *tail,
-		    size_t tail_len, const int *fds, size_t nfds)
-{
-	union {
-		struct cmsghdr hdr;
-		char buf[CMSG_SPACE(MCPX_ZFD_MAX * sizeof(int))];
-	} ctrl;
-	struct iovec iov[2] = {{(void *)msg, len}, {(void *)tail, tail_len}};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = tail_len ? 2 : 1};
-	ssize_t n;
-
-	if (nfds > MCPX_ZFD_MAX)
-		return -EINVAL;
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&ctrl, 0, sizeof(ctrl));
-		mh.msg_control = ctrl.buf;
-		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-	}
-	do
-		n = sendmsg(fs->ctl, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)(len + tail_len) ? 0 : -EPIPE;
-}
-
-/* Receives one answer, waiting at most timeout_ms (0: do not wait). Returns
- * 0, -EAGAIN (nothing yet) or -EPIPE (gone, or not an answer). */
-static int recv_reply(struct mcpx_forkserver *fs, int timeout_ms, struct mcpx_zygote_reply *rep)
-{
-	struct pollfd pfd = {.fd = fs->ctl, .events = POLLIN};
-	ssize_t n;
-	int r;
-
-	do
-		r = poll(&pfd, 1, timeout_ms);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return timeout_ms ? -EPIPE : -EAGAIN;
-	do
-		n = recv(fs->ctl, rep, sizeof(*rep), MSG_DONTWAIT | MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && errno == EAGAIN)
-		return -EAGAIN;
-	return n == (ssize_t)sizeof(*rep) ? 0 : -EPIPE;
-}
+#define ANSWER_TIMEOUT_MS MCPX_FS_ANSWER_TIMEOUT_MS
 
 /* ---- start -------------------------------------------------------------- */
 
@@ -180,15 +70,15 @@ static int send_init(struct mcpx_forkserver *fs)
 	init->landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
 	init->n_filter = (uint32_t)n;
 	snprintf(init->runtime_root, sizeof(init->runtime_root), "%s", sb->runtime_root);
-	rc = send_msg(fs, init, sizeof(*init), sb->filter.filter, n * sizeof(struct sock_filter),
-		      NULL, 0);
+	rc = mcpx_fs_send(fs, init, sizeof(*init), sb->filter.filter,
+	                  n * sizeof(struct sock_filter), NULL, 0);
 	free(init);
 	return rc;
 }
 
 int mcpx_forkserver_start(const struct mcpx_sandbox *sb, const char *preload,
-			  const struct mcpx_limits *lim, struct mcpx_forkserver **out,
-			  struct mcpx_err *err)
+                          const struct mcpx_limits *lim, struct mcpx_forkserver **out,
+                          struct mcpx_err *err)
 {
 	struct mcpx_forkserver *fs;
 	struct mcpx_limits zl = *lim;
@@ -253,12 +143,14 @@ static int settle_zygote_dir(struct mcpx_forkserver *fs, struct mcpx_err *err)
 	rc = mcpx_workdir_empty(dir);
 	if (rc)
 		return mcpx_err_set(err, -rc, "cannot empty the zygote's directory: %s",
-				    strerror(-rc));
+		                    strerror(-rc));
 	if (fs->sb->layers.uid_drop) {
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, 0711) < 0)
-			rc = mcpx_err_set(err, errno, "cannot hand the zygote's directory to the "
-					  "server: %s", strerror(errno));
+			rc = mcpx_err_set(err, errno,
+			                  "cannot hand the zygote's directory to the "
+			                  "server: %s",
+			                  strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		if (rc)
@@ -315,21 +207,21 @@ int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 	int rc;
 
 	if (!fs->dead && !mcpx_forkserver_alive(fs))
-		(void)mark_dead(fs, NULL, "the zygote exited");
+		(void)mcpx_fs_mark_dead(fs, NULL, "the zygote exited");
 	if (fs->dead)
 		return -EPIPE;
 	if (fs->ready)
 		return 1;
-	rc = recv_reply(fs, 0, &rep);
+	rc = mcpx_fs_recv(fs, &rep);
 	if (rc == -EAGAIN)
 		return 0;
 	if (rc < 0)
-		return mark_dead(fs, NULL, "the zygote exited while preloading");
+		return mcpx_fs_mark_dead(fs, NULL, "the zygote exited while preloading");
 	if (rep.err || rep.pid != fs->zygote.pid)
-		return mark_dead(fs, NULL, "unexpected message from the zygote");
+		return mcpx_fs_mark_dead(fs, NULL, "unexpected message from the zygote");
 	if (settle_zygote_dir(fs, &err) < 0) {
 		mcpx_warn("fork server: %s", err.msg);
-		return mark_dead(fs, NULL, "its directory could not be prepared");
+		return mcpx_fs_mark_dead(fs, NULL, "its directory could not be prepared");
 	}
 	fs->mapped = mapped_size(fs->zygote.pid);
 	fs->ready = true;
@@ -338,32 +230,9 @@ int mcpx_forkserver_poll(struct mcpx_forkserver *fs)
 
 /* ---- fork and reap ------------------------------------------------------ */
 
-/* Reads the answer to an outstanding fork request, so that the next
- * request's answer is the next message. */
-static void settle(struct mcpx_forkserver *fs)
-{
-	struct pending_fork *p = &fs->next;
-	struct mcpx_zygote_reply rep;
-
-	if (p->state != MCPX_WARM_CHILD_ASKED)
-		return;
-	(void)mcpx_warm_state_to(&p->state, MCPX_WARM_CHILD_FORKED, "answered");
-	p->pid = 0;
-	if (recv_reply(fs, ANSWER_TIMEOUT_MS, &rep) < 0) {
-		p->err = -mark_dead(fs, NULL, "no answer from the zygote");
-	} else if (rep.err) {
-		p->err = rep.err;
-	} else if (rep.pid < 2) {
-		p->err = -mark_dead(fs, NULL, "the zygote answered a bad pid");
-	} else {
-		p->pid = rep.pid;
-		p->err = 0;
-	}
-}
-
 static void drop_pending(struct mcpx_forkserver *fs)
 {
-	struct pending_fork *p = &fs->next;
+	struct mcpx_fs_pending *p = &fs->next;
 
 	mcpx_close_fd(&p->stdin_w);
 	mcpx_close_fd(&p->stdout_r);
@@ -374,40 +243,72 @@ static void drop_pending(struct mcpx_forkserver *fs)
 		(void)mcpx_workdir_remove_in(p->parent_fd, p->workdir);
 	mcpx_close_fd(&p->parent_fd);
 	p->workdir[0] = '\0';
+	p->drop = false;
 	(void)mcpx_warm_state_end(&p->state, MCPX_WARM_CHILD_DISCARDED);
 }
 
-static int reap_via_zygote(void *ctx, pid_t pid, int *status, struct rusage *ru)
+static void reaped_unused(void *arg, int rc, int status, const struct rusage *ru)
 {
-	struct mcpx_forkserver *fs = ctx;
-	struct mcpx_zygote_req req;
-	struct mcpx_zygote_reply rep;
-	int rc;
-
-	settle(fs);
-	if (fs->dead)
-		return -EPIPE;
-	memset(&req, 0, sizeof(req));
-	req.op = MCPX_ZOP_REAP;
-	req.pid = pid;
-	if (send_msg(fs, &req, sizeof(req), NULL, 0, NULL, 0) < 0)
-		return mark_dead(fs, NULL, "cannot ask the zygote to reap");
-	rc = recv_reply(fs, ANSWER_TIMEOUT_MS, &rep);
-	if (rc < 0)
-		return mark_dead(fs, NULL, "no answer from the zygote to a reap");
-	if (rep.err) {
-		mcpx_warn("fork server: the zygote could not reap %d: %s", (int)pid,
-			  strerror(rep.err));
-		return -rep.err;
-	}
-	*status = rep.status;
-	*ru = rep.ru;
-	return 0;
+	(void)arg;
+	(void)rc;
+	(void)status;
+	(void)ru;
 }
 
+/* A child nobody will run (not adopted): killed, and reaped by the zygote
+ * without anyone waiting for the answer on the loop. */
+static void end_unadopted(struct mcpx_forkserver *fs, pid_t pid)
+{
+	int st;
+	struct rusage ru;
+
+	(void)kill(pid, SIGKILL);
+	if (fs->loop)
+		(void)mcpx_fs_reap_async(fs, pid, reaped_unused, NULL);
+	else
+		(void)mcpx_fs_reap_sync(fs, pid, &st, &ru);
+}
+
+static void take_dropped(struct mcpx_forkserver *fs);
+
+/* The zygote's answer to the pending fork (NULL: none will come). */
+static void fork_answered(struct mcpx_forkserver *fs, const struct mcpx_zygote_reply *rep)
+{
+	struct mcpx_fs_pending *p = &fs->next;
+
+	(void)mcpx_warm_state_to(&p->state, MCPX_WARM_CHILD_FORKED, "answered");
+	p->pid = 0;
+	if (!rep) {
+		p->err = EPIPE;
+	} else if (rep->err) {
+		p->err = rep->err;
+	} else if (rep->pid < 2) {
+		p->err = -mcpx_fs_mark_dead(fs, NULL, "the zygote answered a bad pid");
+	} else {
+		p->pid = rep->pid;
+		p->err = 0;
+	}
+	if (p->drop) {
+		take_dropped(fs);
+		return;
+	}
+	if (fs->on_answer)
+		fs->on_answer(fs->on_answer_arg);
+}
+
+/* Reads the answer to the pending fork, waiting for it (bounded) if it has
+ * not come: off the loop only (loop_guard.h); on the loop the watch has
+ * read it by the time anyone takes the child (mcpx_forkserver_answered).
+ * -ESHUTDOWN: fs was stopped meanwhile. */
+static int settle(struct mcpx_forkserver *fs)
+{
+	if (fs->next.state != MCPX_WARM_CHILD_ASKED)
+		return 0;
+	return mcpx_fs_read_answers(fs, &fs->next.req);
+}
 /* The request for a child of lim in workdir. */
 static void fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-			 const char *workdir, struct mcpx_zygote_req *req)
+                         const char *workdir, struct mcpx_zygote_req *req)
 {
 	memset(req, 0, sizeof(*req));
 	req->op = MCPX_ZOP_FORK;
@@ -419,7 +320,7 @@ static void fork_request(const struct mcpx_sandbox *sb, const struct mcpx_limits
  * stdin, stdout, stderr, error pipe, workdir (set by the caller) and, with
  * a channel, its end of the broker channel. The server's ends go into p;
  * those the loop watches are O_NONBLOCK. Returns 0 or -errno. */
-static int make_ends(struct pending_fork *p, bool channel, int child[MCPX_ZFD_MAX])
+static int make_ends(struct mcpx_fs_pending *p, bool channel, int child[MCPX_ZFD_MAX])
 {
 	int fds[2], ch[2] = {-1, -1};
 
@@ -458,31 +359,31 @@ static int make_ends(struct pending_fork *p, bool channel, int child[MCPX_ZFD_MA
 static int pending_workdir(struct mcpx_forkserver *fs, struct mcpx_err *err)
 {
 	const struct mcpx_sandbox *sb = fs->sb;
-	struct pending_fork *p = &fs->next;
+	struct mcpx_fs_pending *p = &fs->next;
 	int rc, wd;
 
 	rc = mcpx_dirguards_repair(&fs->guards, err);
 	if (rc)
 		return rc;
 	rc = mcpx_workdir_create(fs->zygote.workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid,
-				 p->workdir, sizeof(p->workdir), &p->parent_fd);
+	                         p->workdir, sizeof(p->workdir), &p->parent_fd);
 	if (rc) {
 		p->workdir[0] = '\0';
 		return mcpx_err_set(err, -rc, "fork server: cannot create a workdir: %s",
-				    strerror(-rc));
+		                    strerror(-rc));
 	}
 	wd = openat(p->parent_fd, strrchr(p->workdir, '/') + 1,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (wd < 0)
 		return mcpx_err_set(err, errno, "fork server: cannot open the workdir: %s",
-				    strerror(errno));
+		                    strerror(errno));
 	return wd;
 }
 
 int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *lim,
-			 struct mcpx_err *err)
+                         struct mcpx_err *err)
 {
-	struct pending_fork *p = &fs->next;
+	struct mcpx_fs_pending *p = &fs->next;
 	int child[MCPX_ZFD_MAX] = {-1, -1, -1, -1, -1, -1};
 	struct mcpx_limits child_lim;
 	struct mcpx_zygote_req req;
@@ -512,10 +413,15 @@ int mcpx_forkserver_fork(struct mcpx_forkserver *fs, const struct mcpx_limits *l
 	child_lim.as_inherited = fs->mapped;
 	fork_request(fs->sb, &child_lim, p->workdir, &req);
 	req.flags = lim->channel ? MCPX_ZREQ_CHANNEL : 0;
-	rc = send_msg(fs, &req, sizeof(req), NULL, 0, child,
-		      lim->channel ? MCPX_ZFD_CHANNEL + 1 : MCPX_ZFD_CHANNEL);
-	if (rc < 0)
-		rc = mark_dead(fs, err, "cannot reach the zygote");
+	rc = mcpx_fs_send(fs, &req, sizeof(req), NULL, 0, child,
+	                  lim->channel ? MCPX_ZFD_CHANNEL + 1 : MCPX_ZFD_CHANNEL);
+	if (rc < 0) {
+		rc = mcpx_fs_mark_dead(fs, err, "cannot reach the zygote");
+	} else {
+		p->req.op = MCPX_ZOP_FORK;
+		p->req.on_answer = fork_answered;
+		mcpx_fs_enqueue(fs, &p->req);
+	}
 out:
 	for (int i = 0; i < MCPX_ZFD_MAX; i++)
 		mcpx_close_fd(&child[i]);
@@ -525,7 +431,7 @@ out:
 }
 
 /* Hands the pending fork's fds and workdir to proc. */
-static void hand_over(struct pending_fork *p, struct mcpx_sandbox_proc *proc)
+static void hand_over(struct mcpx_fs_pending *p, struct mcpx_sandbox_proc *proc)
 {
 	memcpy(proc->workdir, p->workdir, sizeof(proc->workdir));
 	proc->parent_fd = p->parent_fd;
@@ -567,20 +473,17 @@ static int verdict(struct mcpx_sandbox_proc *proc, int errpipe, int timeout_ms, 
 	return rc;
 }
 
-int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
-                             bool *setup_failed, struct mcpx_err *err)
+/* Adopts the answered pending fork into proc (as take_now says). */
+static int adopt_pending(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
+                         bool *setup_failed, struct mcpx_err *err)
 {
-	struct pending_fork *p = &fs->next;
+	struct mcpx_fs_pending *p = &fs->next;
 	struct pollfd pfd;
 	int errpipe, rc;
 
-	mcpx_sandbox_proc_reset(proc);
-	if (p->state == MCPX_WARM_CHILD_NONE)
-		return mcpx_err_set(err, ENOENT, "fork server: no fork was asked for");
-	settle(fs);
 	if (!p->pid) {
 		rc = mcpx_err_set(err, p->err ? p->err : EIO, "fork server: the fork failed: %s",
-				  strerror(p->err ? p->err : EIO));
+		                  strerror(p->err ? p->err : EIO));
 		drop_pending(fs);
 		return rc;
 	}
@@ -590,17 +493,14 @@ int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_pro
 	 * workdir is put back before this run's code arrives. */
 	rc = mcpx_dirguards_repair(&fs->guards, err);
 	if (!rc)
-		rc = mcpx_sandbox_adopt(proc, p->pid, reap_via_zygote, fs, err);
+		rc = mcpx_sandbox_adopt(proc, p->pid, mcpx_fs_reap_sync, fs, err);
 	if (rc < 0) {
-		int st;
-		struct rusage ru;
-
 		/* Cannot supervise it: end it before anything runs. */
-		(void)kill(p->pid, SIGKILL);
-		(void)reap_via_zygote(fs, p->pid, &st, &ru);
+		end_unadopted(fs, p->pid);
 		drop_pending(fs);
 		return rc;
 	}
+	proc->reaper_async = mcpx_fs_reap_async;
 	errpipe = p->errpipe_r;
 	p->errpipe_r = -1;
 	hand_over(p, proc);
@@ -617,6 +517,44 @@ int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_pro
 		return 0;
 	}
 	return verdict(proc, errpipe, 0, setup_failed, err);
+}
+
+/* The answer to a fork nobody will take has come: the child is adopted
+ * only to be ended (mcpx_forkserver_end_proc). */
+static void take_dropped(struct mcpx_forkserver *fs)
+{
+	struct mcpx_sandbox_proc proc;
+
+	mcpx_sandbox_proc_reset(&proc);
+	if (adopt_pending(fs, &proc, NULL, NULL) == 0)
+		mcpx_reap_later(fs->loop, &proc);
+}
+
+int mcpx_forkserver_take_now(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
+                             bool *setup_failed, struct mcpx_err *err)
+{
+	mcpx_sandbox_proc_reset(proc);
+	if (fs->next.state == MCPX_WARM_CHILD_NONE || fs->next.drop)
+		return mcpx_err_set(err, ENOENT, "fork server: no fork was asked for");
+	if (settle(fs) < 0)
+		return mcpx_err_set(err, EPIPE, "fork server: stopped");
+	return adopt_pending(fs, proc, setup_failed, err);
+}
+
+void mcpx_forkserver_drop(struct mcpx_forkserver *fs)
+{
+	struct mcpx_fs_pending *p = &fs->next;
+	struct mcpx_sandbox_proc proc;
+
+	if (p->state == MCPX_WARM_CHILD_NONE || p->drop)
+		return;
+	/* Still waiting for its answer on the loop: ended when it comes. */
+	if (p->state == MCPX_WARM_CHILD_ASKED && fs->loop && !fs->dead) {
+		p->drop = true;
+		return;
+	}
+	if (mcpx_forkserver_take_now(fs, &proc, NULL, NULL) == 0)
+		mcpx_reap_later(fs->loop, &proc);
 }
 
 int mcpx_forkserver_take(struct mcpx_forkserver *fs, struct mcpx_sandbox_proc *proc,
@@ -647,17 +585,21 @@ bool mcpx_forkserver_answered(struct mcpx_forkserver *fs)
 
 	if (fs->next.state != MCPX_WARM_CHILD_ASKED || fs->dead)
 		return true;
+	/* On the loop the watch reads it, and the state says so. */
+	if (fs->loop)
+		return false;
 	return poll(&pfd, 1, 0) != 0;
-}
-
-int mcpx_forkserver_ctl_fd(const struct mcpx_forkserver *fs)
-{
-	return fs->ctl;
 }
 
 int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, struct rusage *ru)
 {
-	return reap_via_zygote(fs, pid, status, ru);
+	return mcpx_fs_reap_sync(fs, pid, status, ru);
+}
+
+int mcpx_forkserver_reap_async(struct mcpx_forkserver *fs, pid_t pid, mcpx_reaped_fn done,
+                               void *arg)
+{
+	return mcpx_fs_reap_async(fs, pid, done, arg);
 }
 
 /* ---- self-test ---------------------------------------------------------- */
@@ -665,8 +607,8 @@ int mcpx_forkserver_reap(struct mcpx_forkserver *fs, pid_t pid, int *status, str
 /* Hands a forked child the probe the way the executor hands it a run: wait
  * for its ready byte, main.py, then header, code and stdin; the byte that
  * says it has the whole code is taken off its output here. */
-static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *code,
-		      size_t code_len, const char *input, size_t input_len, struct mcpx_err *err)
+static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *code, size_t code_len,
+                      const char *input, size_t input_len, struct mcpx_err *err)
 {
 	struct mcpx_forkserver *fs = ctx;
 	unsigned markers = MCPX_WARM_MARKERS_ALL;
@@ -675,7 +617,8 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 	int rc;
 
 	if (mcpx_warm_marker_read(proc->stdout_fd, &markers, ANSWER_TIMEOUT_MS) < 0)
-		return mcpx_err_set(err, EPERM, "fork server self-test: the child never became ready");
+		return mcpx_err_set(err, EPERM,
+		                    "fork server self-test: the child never became ready");
 	rc = mcpx_sandbox_write_main(fs->sb, proc, code, code_len, err);
 	if (rc)
 		return rc;
@@ -685,7 +628,8 @@ static int feed_probe(void *ctx, struct mcpx_sandbox_proc *proc, const char *cod
 	    write(proc->stdin_fd, input, input_len) != (ssize_t)input_len)
 		return mcpx_err_set(err, EIO, "fork server self-test: cannot feed the probe");
 	if (mcpx_warm_marker_read(proc->stdout_fd, &markers, ANSWER_TIMEOUT_MS) < 0)
-		return mcpx_err_set(err, EPERM, "fork server self-test: the child did not take the probe");
+		return mcpx_err_set(err, EPERM,
+		                    "fork server self-test: the child did not take the probe");
 	return 0;
 }
 
@@ -706,22 +650,32 @@ int mcpx_forkserver_selftest(struct mcpx_forkserver *fs, struct mcpx_err *err)
 
 void mcpx_forkserver_stop(struct mcpx_forkserver *fs)
 {
-	if (!fs)
-		return;
-	if (fs->next.state != MCPX_WARM_CHILD_NONE) {
-		struct mcpx_sandbox_proc proc;
+	struct mcpx_fs_pending *p;
 
-		/* A child nobody will use: adopted only to be ended and reaped
-		 * (take cleans up itself when it fails). */
-		if (mcpx_forkserver_take_now(fs, &proc, NULL, NULL) == 0)
-			mcpx_sandbox_cleanup(&proc);
-	}
+	if (!fs || fs->stopped || fs->stopping)
+		return;
+	fs->stopping = true;
+	p = &fs->next;
+	/* Off the loop the answers still due are waited for (bounded), so
+	 * that a pending fork is ended and every reap asked is done by the
+	 * zygote itself. On the loop they are not: a fork not answered yet
+	 * gets no answer, its child dies with the zygote (its parent-death
+	 * signal) and comes back to the server as a stray, which the next
+	 * sweep reaps. */
+	if (fs->tail && !mcpx_loop_guard_serving())
+		(void)mcpx_fs_read_answers(fs, fs->tail);
+	fs->on_answer = NULL;
+	mcpx_fs_fail_all(fs);
+	/* A child nobody will use, answered: adopted only to be ended. */
+	if (p->state == MCPX_WARM_CHILD_FORKED && !p->drop)
+		mcpx_forkserver_drop(fs);
+	if (p->state != MCPX_WARM_CHILD_NONE)
+		drop_pending(fs);
 	/* EOF on the control socket ends the zygote's loop; the kill covers a
 	 * zygote that is not listening. */
 	mcpx_close_fd(&fs->ctl);
-	mcpx_sandbox_kill(&fs->zygote);
-	(void)mcpx_sandbox_reap(&fs->zygote, NULL, NULL);
-	mcpx_sandbox_cleanup(&fs->zygote);
+	mcpx_reap_later_orphan(fs);
+	mcpx_reap_later(fs->loop, &fs->zygote);
 	mcpx_dirguards_close(&fs->guards);
-	free(fs);
+	mcpx_fs_release(fs);
 }

@@ -7,8 +7,10 @@
  * reads the run's usage on a timer of the shared event loop: memory and CPU
  * from the run's cgroup or from /proc (run_usage.h), disk from the run's
  * workdir, its /dev/shm entries and the files its processes hold open after
- * unlinking them. The first budget passed kills the run (cgroup.kill, then
- * the executor's own process-group kill) and is reported once.
+ * unlinking them (run_disk.c, which also reads it whenever the run writes
+ * and keeps RLIMIT_FSIZE at what remains). The first budget passed kills
+ * the run (cgroup.kill, then the executor's own process-group kill) and is
+ * reported once.
  *
  * A nested run (a function its run called with mcpx.call) has no budget of
  * its own: it joins its outermost caller's. The caller's readings then take
@@ -62,109 +64,8 @@
 #include "run_sockets.h"
 #include "run_usage.h"
 
-#define SAMPLE_MIN_US 20000u
-#define SAMPLE_MAX_US 1000000u
-#define SAMPLE_COST_FACTOR 10u
-/* The fd tables of every process are read on every this many readings:
- * the most expensive reading, and unlinked files are rare. */
-#define UNLINKED_EVERY 8u
-/* A quiet run (watchdog): the same processes, the same RSS and no CPU
- * since the last reading. Its disk and socket buffers are then not read
- * again: neither can grow without CPU of the run's processes (their
- * workdirs, /dev/shm entries, open files and sockets are theirs alone;
- * what the server holds for them is counted as it happens). CPU is read
- * in clock ticks (10 ms), so each process may have used up to a tick
- * unseen: at most QUIET_MAX_PROCS processes, and a full reading after at
- * most QUIET_MAX_IN_ROW quiet ones, bound what a skipped reading misses.
- * A run waiting for the CPU on a busy machine, or sleeping, costs the
- * server its process list only. */
-#define QUIET_MAX_PROCS 4u
-#define QUIET_MAX_IN_ROW 4u
-
-struct mcpx_budget {
-	enum mcpx_budget_method method;
-	struct mcpx_cgroup_env cg;
-	unsigned long runs;
-	bool warned_procs, warned_sockets;
-	struct mcpx_container_memory container;
-	/* Where the file trees are walked (mcpx_budget_use_worker); NULL: on
-	 * the loop. */
-	struct mcpx_offload *worker;
-};
-
-struct disk_reading;
-
-struct mcpx_run_budget {
-	struct mcpx_budget *b;
-	struct mcpx_loop *loop;
-	struct mcpx_timer timer;
-	struct mcpx_budget_limits lim;
-	pid_t pgid;
-	uid_t uid;
-	gid_t gid;
-	char workdir[PATH_MAX];
-	struct timespec started;
-	uint64_t cpu_base_ms;
-	bool has_cgroup;
-	struct mcpx_run_cgroup cg;
-	mcpx_budget_exceeded_fn fn;
-	void *arg;
-	const char *exceeded;
-	uint64_t cpu_seen_ms;
-	uint64_t unlinked_kb;
-	/* Memory the server holds for the run (mcpx_run_budget_held), and its
-	 * processes' memory at the last reading (a caller's: all joined runs'
-	 * processes too). */
-	uint64_t held_kb;
-	uint64_t mem_seen_kb;
-	/* The AF_UNIX socket buffers its processes hold (run_sockets.h): kernel
-	 * memory no RSS shows, counted with its memory. */
-	uint64_t socket_kb;
-	/* CPU the server used for it (and its joined runs) on other threads. */
-	uint64_t charged_us;
-	unsigned readings;
-	/* Quiet readings (see QUIET_MAX_PROCS): in a row now, and in all. */
-	unsigned quiet_in_row, quiet_total;
-	bool quiet; /* the current reading is one */
-	/* The latest reading of the run's processes and the one before (for
-	 * the proportional memory carried over); swapped on each reading. */
-	struct mcpx_usage_procs *procs, *prev;
-	/* A nested run: the budget it joined (the outermost caller's). It
-	 * holds that budget alive (joined_live) until it is finished itself;
-	 * which runs are nested in which is the executor's record (link). */
-	struct mcpx_run_budget *top;
-	/* An outermost run: its place in the executor's caller/nested
-	 * relation (run_link.h), the runs under it being those whose budgets
-	 * joined this one; NULL once finished (the executor's job may be
-	 * gone). How many joined budgets are not finished yet, CPU of those
-	 * already finished (watchdog: their processes are gone from the
-	 * readings), and whether its own run has finished. */
-	const struct mcpx_run_link *link;
-	unsigned joined_live;
-	uint64_t joined_done_ms;
-	bool finished;
-	/* The files' size at the last finished walk (its workdirs and
-	 * /dev/shm), the walk under way on the worker (NULL: none), and when
-	 * the next may start (a walk costs what the run makes it cost). */
-	uint64_t files_kb;
-	struct disk_reading *disk;
-	uint64_t disk_next_us;
-};
-
-/* One walk of a run's file trees, taken by value: the worker touches
- * nothing else. Freed by its done() on the loop. */
-struct disk_reading {
-	struct mcpx_offload_task task; /* first: the task is the struct */
-	struct mcpx_run_budget *rb;    /* NULL once the run is finished */
-	uint64_t cap;
-	uid_t uid;
-	gid_t gid;
-	struct timespec started;
-	int rc; /* -ELOOP: nested deeper than the walk follows */
-	uint64_t wd, shm;
-	size_t n;
-	char dirs[][PATH_MAX]; /* the run's workdir, then its joined runs' */
-};
+#include "run_budget_internal.h"
+#include "run_disk_watch.h"
 
 struct mcpx_budget *mcpx_budget_new(void)
 {
@@ -226,6 +127,7 @@ void mcpx_budget_free(struct mcpx_budget *b)
 {
 	if (!b)
 		return;
+	mcpx_disk_watcher_free(b->watcher);
 	mcpx_cgroup_env_free(&b->cg);
 	mcpx_container_memory_close(&b->container);
 	free(b);
@@ -262,8 +164,8 @@ void mcpx_budget_describe(char *buf, size_t len)
 /* The budgets that joined top's, one after another (*at NULL: the first):
  * those of the runs under it in the executor's relation (run_link.h) that
  * have one. NULL when there are no more, and always once top is finished. */
-static struct mcpx_run_budget *next_joined(const struct mcpx_run_budget *top,
-                                           const struct mcpx_run_link **at)
+struct mcpx_run_budget *mcpx_rb_next_joined(const struct mcpx_run_budget *top,
+                                            const struct mcpx_run_link **at)
 {
 	if (!top->link)
 		return NULL;
@@ -279,7 +181,7 @@ static uint64_t held_total_kb(const struct mcpx_run_budget *rb)
 	const struct mcpx_run_budget *j;
 	uint64_t kb = rb->held_kb;
 
-	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));)
+	for (const struct mcpx_run_link *at = NULL; (j = mcpx_rb_next_joined(rb, &at));)
 		kb += j->held_kb;
 	return kb;
 }
@@ -313,8 +215,8 @@ static void read_sockets(struct mcpx_run_budget *rb)
 	rb->socket_kb = kb;
 }
 
-static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used, uint64_t budget,
-                   const char *unit)
+void mcpx_rb_exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used,
+                    uint64_t budget, const char *unit)
 {
 	struct mcpx_run_budget *j;
 
@@ -332,7 +234,7 @@ static void exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used,
 	mcpx_run_budget_kill(rb);
 	/* The runs that joined its budget end with it, told why. The callbacks
 	 * only signal; nothing is freed before the loop turns again. */
-	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));) {
+	for (const struct mcpx_run_link *at = NULL; (j = mcpx_rb_next_joined(rb, &at));) {
 		if (!j->exceeded)
 			j->exceeded = limit;
 		mcpx_run_budget_kill(j);
@@ -357,7 +259,7 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 		rb->cpu_seen_ms = u.cpu_usec / 1000u + rb->charged_us / 1000u;
 	n = mcpx_cgroup_run_pids(&rb->cg, rb->procs->pid, MCPX_USAGE_MAX_PROCS);
 	rb->procs->n = n > 0 ? (size_t)n : 0;
-	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));) {
+	for (const struct mcpx_run_link *at = NULL; (j = mcpx_rb_next_joined(rb, &at));) {
 		if (!j->has_cgroup)
 			continue; /* its processes are in the caller's cgroup */
 		n = mcpx_cgroup_run_pids(&j->cg, rb->procs->pid + rb->procs->n,
@@ -367,11 +269,12 @@ static void read_cgroup(struct mcpx_run_budget *rb)
 	rb->mem_seen_kb = u.memory_bytes / 1024u;
 	read_sockets(rb);
 	if (u.oom_kills)
-		exceed(rb, "memory", u.memory_bytes / 1024u, rb->lim.memory_kb, "KiB");
+		mcpx_rb_exceed(rb, "memory", u.memory_bytes / 1024u, rb->lim.memory_kb, "KiB");
 	else if (rb->lim.memory_kb && rb->mem_seen_kb + outside_kb(rb) > rb->lim.memory_kb)
-		exceed(rb, "memory", rb->mem_seen_kb + outside_kb(rb), rb->lim.memory_kb, "KiB");
+		mcpx_rb_exceed(rb, "memory", rb->mem_seen_kb + outside_kb(rb), rb->lim.memory_kb,
+		               "KiB");
 	else if (rb->lim.cpu_ms && rb->cpu_seen_ms > rb->lim.cpu_ms)
-		exceed(rb, "cpu", rb->cpu_seen_ms, rb->lim.cpu_ms, "ms");
+		mcpx_rb_exceed(rb, "cpu", rb->cpu_seen_ms, rb->lim.cpu_ms, "ms");
 }
 
 /* Whether this reading (p) finds the run quiet since the last one (prev):
@@ -405,7 +308,7 @@ static void read_procs(struct mcpx_run_budget *rb)
 	rb->prev = rb->procs;
 	rb->procs = p;
 	(void)mcpx_usage_procs(rb->pgid, p);
-	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));) {
+	for (const struct mcpx_run_link *at = NULL; (j = mcpx_rb_next_joined(rb, &at));) {
 		uint64_t before = p->cpu_ms;
 
 		if (mcpx_usage_procs_add(j->pgid, p) == 0 && p->cpu_ms - before > j->cpu_seen_ms)
@@ -420,7 +323,7 @@ static void read_procs(struct mcpx_run_budget *rb)
 	if (cpu > rb->cpu_seen_ms)
 		rb->cpu_seen_ms = cpu;
 	if (rb->lim.cpu_ms && cpu > rb->lim.cpu_ms) {
-		exceed(rb, "cpu", cpu, rb->lim.cpu_ms, "ms");
+		mcpx_rb_exceed(rb, "cpu", cpu, rb->lim.cpu_ms, "ms");
 		return;
 	}
 	/* The server's memory held for the run and the run's socket buffers
@@ -432,133 +335,11 @@ static void read_procs(struct mcpx_run_budget *rb)
 	if (!rb->lim.memory_kb || p->rss_total_kb + held <= rb->lim.memory_kb)
 		return;
 	if (held >= rb->lim.memory_kb)
-		exceed(rb, "memory", held, rb->lim.memory_kb, "KiB");
+		mcpx_rb_exceed(rb, "memory", held, rb->lim.memory_kb, "KiB");
 	else if (mcpx_usage_pss_over(p, rb->lim.memory_kb - held, &pss))
-		exceed(rb, "memory", pss + held, rb->lim.memory_kb, "KiB");
+		mcpx_rb_exceed(rb, "memory", pss + held, rb->lim.memory_kb, "KiB");
 	else
 		rb->mem_seen_kb = pss; /* the proportional sum: under */
-}
-
-/* Space the workdirs take (the run's and its joined runs'), then what the
- * run's uid put in /dev/shm since the run started (the joined runs'
- * entries are newer still). On the worker, or on the loop without one. */
-static void walk_files(struct disk_reading *d)
-{
-	int rc = 0;
-
-	for (size_t i = 0; i < d->n && rc != -ELOOP && d->wd <= d->cap; i++) {
-		uint64_t one = 0;
-
-		rc = mcpx_usage_tree_kb(d->dirs[i], d->cap - d->wd, &one);
-		d->wd += one;
-	}
-	d->rc = rc == -ELOOP ? rc : 0;
-	if (rc != -ELOOP && d->wd <= d->cap &&
-	    mcpx_usage_owned_kb("/dev/shm", d->uid, d->gid, &d->started, d->cap - d->wd, &d->shm) ==
-	        -ELOOP)
-		d->shm = d->cap + 1;
-}
-
-static void disk_work(struct mcpx_offload_task *t)
-{
-	walk_files((struct disk_reading *)t);
-}
-
-/* The files with what the processes hold open after unlinking them. */
-static void check_disk(struct mcpx_run_budget *rb)
-{
-	uint64_t used = rb->files_kb + rb->unlinked_kb;
-
-	if (!rb->exceeded && used > rb->lim.disk_kb)
-		exceed(rb, "disk", used, rb->lim.disk_kb, "KiB");
-}
-
-/* A walk's result, on the loop. */
-static void disk_apply(struct mcpx_run_budget *rb, struct disk_reading *d)
-{
-	if (rb->exceeded || rb->finished)
-		return;
-	if (d->rc == -ELOOP) {
-		mcpx_info("run %d nested directories deeper than the disk reading follows",
-		          (int)rb->pgid);
-		exceed(rb, "disk", d->wd, d->cap, "KiB");
-		return;
-	}
-	rb->files_kb = d->wd + d->shm;
-	check_disk(rb);
-}
-
-static void disk_done(struct mcpx_offload_task *t)
-{
-	struct disk_reading *d = (struct disk_reading *)t;
-	struct mcpx_run_budget *rb = d->rb;
-	uint64_t wait = t->cpu_us * SAMPLE_COST_FACTOR;
-
-	if (rb) {
-		rb->disk = NULL;
-		if (wait < SAMPLE_MIN_US)
-			wait = SAMPLE_MIN_US;
-		if (wait > SAMPLE_MAX_US)
-			wait = SAMPLE_MAX_US;
-		rb->disk_next_us = mcpx_now_us() + wait;
-		if (!t->cancelled)
-			disk_apply(rb, d);
-	}
-	free(d);
-}
-
-/* A walk of the run's trees as they are now: its workdir and its joined
- * runs'. NULL on allocation failure (the reading is skipped). */
-static struct disk_reading *disk_reading_new(struct mcpx_run_budget *rb)
-{
-	const struct mcpx_run_budget *j;
-	struct disk_reading *d;
-	size_t n = 1;
-
-	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));)
-		n++;
-	d = calloc(1, sizeof(*d) + n * sizeof(d->dirs[0]));
-	if (!d)
-		return NULL;
-	d->task.work = disk_work;
-	d->task.done = disk_done;
-	d->rb = rb;
-	d->cap = rb->lim.disk_kb;
-	d->uid = rb->uid;
-	d->gid = rb->gid;
-	d->started = rb->started;
-	memcpy(d->dirs[d->n++], rb->workdir, sizeof(rb->workdir));
-	for (const struct mcpx_run_link *at = NULL; (j = next_joined(rb, &at));)
-		memcpy(d->dirs[d->n++], j->workdir, sizeof(j->workdir));
-	return d;
-}
-
-/* Files in the workdirs and /dev/shm, walked on the worker (a run decides
- * how many there are: 28 000 entries stalled the loop), and unlinked files
- * the processes read hold open, read here. The budget is checked against
- * the last finished walk now, and again when the next one finishes. */
-static void read_disk(struct mcpx_run_budget *rb)
-{
-	struct disk_reading *d;
-
-	if (!rb->lim.disk_kb)
-		return;
-	if (rb->readings % UNLINKED_EVERY == 0)
-		rb->unlinked_kb = mcpx_usage_unlinked_kb(rb->procs);
-	check_disk(rb);
-	if (rb->exceeded || rb->disk || mcpx_now_us() < rb->disk_next_us)
-		return;
-	d = disk_reading_new(rb);
-	if (!d)
-		return;
-	if (!rb->b->worker) {
-		walk_files(d);
-		disk_apply(rb, d);
-		free(d);
-		return;
-	}
-	rb->disk = d;
-	mcpx_offload_submit(rb->b->worker, &d->task);
 }
 
 /* CPU time the server's thread has used, in microseconds: what a reading
@@ -588,7 +369,7 @@ static bool read_container(struct mcpx_run_budget *rb)
 	          "before the kernel's OOM killer ends the container",
 	          (unsigned long long)(r.working_set >> 20), (unsigned long long)(r.limit >> 20),
 	          (int)rb->pgid);
-	exceed(rb, "memory", r.working_set / 1024u, (r.limit - r.headroom) / 1024u,
+	mcpx_rb_exceed(rb, "memory", r.working_set / 1024u, (r.limit - r.headroom) / 1024u,
 	       "KiB in the container");
 	return true;
 }
@@ -606,7 +387,7 @@ static void sample_cb(struct mcpx_timer *t)
 	else
 		read_procs(rb);
 	if (!rb->exceeded && !rb->quiet)
-		read_disk(rb);
+		mcpx_rb_disk_read(rb);
 	rb->readings++;
 	if (rb->exceeded)
 		return;
@@ -636,7 +417,7 @@ static void start_cgroup(struct mcpx_run_budget *rb)
 	if (rc) {
 		mcpx_warn("run budget: %s; this run is held to its budget by the watchdog",
 		          err.msg[0] ? err.msg : strerror(-rc));
-		mcpx_cgroup_run_remove(&rb->cg);
+		mcpx_cgroup_run_remove_soon(rb->b->worker, &rb->cg);
 		return;
 	}
 	if (mcpx_usage_procs(rb->pgid, rb->procs) == 0)
@@ -689,6 +470,7 @@ int mcpx_run_budget_start(struct mcpx_budget *b, struct mcpx_loop *loop,
 	rb->timer.fn = sample_cb;
 	rb->timer.arg = rb;
 	mcpx_timer_start(loop, &rb->timer, SAMPLE_MIN_US);
+	mcpx_rb_disk_begin(rb);
 	*out = rb;
 	return 0;
 }
@@ -712,7 +494,7 @@ static int join_cgroup(struct mcpx_run_budget *rb, struct mcpx_run_budget *calle
 	if (rc) {
 		mcpx_warn("run budget: %s; the nested run joins its caller's cgroup",
 		          err.msg[0] ? err.msg : strerror(-rc));
-		mcpx_cgroup_run_remove(&rb->cg);
+		mcpx_cgroup_run_remove_soon(rb->b->worker, &rb->cg);
 		into = &caller->cg;
 		rc = mcpx_cgroup_run_add(into, rb->pgid);
 		/* A leader that has already exited has nothing left to count. */
@@ -761,6 +543,7 @@ int mcpx_run_budget_join(struct mcpx_run_budget *caller, const struct mcpx_sandb
 	 * here only the reference that keeps the caller's budget alive. */
 	rb->top = caller;
 	caller->joined_live++;
+	mcpx_rb_disk_joined(caller, rb);
 	*out = rb;
 	/* Joined after the budget was passed: it goes at once, as the rest. */
 	if (caller->exceeded) {
@@ -786,7 +569,7 @@ void mcpx_run_budget_held(struct mcpx_run_budget *rb, uint64_t bytes)
 	 * not at the pace of readings. */
 	kb = top->mem_seen_kb + outside_kb(top);
 	if (kb > top->lim.memory_kb)
-		exceed(top, "memory", kb, top->lim.memory_kb, "KiB");
+		mcpx_rb_exceed(top, "memory", kb, top->lim.memory_kb, "KiB");
 }
 
 void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us)
@@ -802,7 +585,7 @@ void mcpx_run_budget_charge_cpu(struct mcpx_run_budget *rb, uint64_t cpu_us)
 	top->cpu_seen_ms += cpu_us / 1000u;
 	if (!top->exceeded && !top->finished && top->lim.cpu_ms &&
 	    top->cpu_seen_ms > top->lim.cpu_ms)
-		exceed(top, "cpu", top->cpu_seen_ms, top->lim.cpu_ms, "ms");
+		mcpx_rb_exceed(top, "cpu", top->cpu_seen_ms, top->lim.cpu_ms, "ms");
 }
 
 unsigned mcpx_run_budget_readings(const struct mcpx_run_budget *rb, unsigned *quiet)
@@ -825,17 +608,17 @@ void mcpx_run_budget_code_started(struct mcpx_run_budget *rb)
 
 void mcpx_run_budget_stop(struct mcpx_run_budget *rb)
 {
-	if (rb)
-		mcpx_timer_cancel(&rb->timer);
+	if (!rb)
+		return;
+	mcpx_timer_cancel(&rb->timer);
+	rb->stopped = true;
 }
 
 static void free_run(struct mcpx_run_budget *rb)
 {
-	/* A walk under way finds no run when it ends. */
-	if (rb->disk)
-		rb->disk->rb = NULL;
+	mcpx_rb_disk_end(rb);
 	if (rb->has_cgroup)
-		mcpx_cgroup_run_remove(&rb->cg);
+		mcpx_cgroup_run_remove_soon(rb->b->worker, &rb->cg);
 	free(rb->procs);
 	free(rb->prev);
 	free(rb);
@@ -879,7 +662,7 @@ void mcpx_run_budget_finish(struct mcpx_run_budget *rb, struct mcpx_run_usage *u
 	if (rb->top) {
 		/* Its cgroup goes first: the caller's may go with it (leave). */
 		if (rb->has_cgroup)
-			mcpx_cgroup_run_remove(&rb->cg);
+			mcpx_cgroup_run_remove_soon(rb->b->worker, &rb->cg);
 		rb->has_cgroup = false;
 		leave(rb);
 		free_run(rb);

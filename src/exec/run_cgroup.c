@@ -6,8 +6,10 @@
  * once (processes into a leaf, controllers enabled for the children, a
  * parent for the runs). Per run it makes a child cgroup with the run's
  * limits, moves processes into it, kills it through cgroup.kill, reads its
- * usage and removes it. Every file is opened relative to the run's directory
- * fd, so a rename elsewhere in the hierarchy cannot redirect a write.
+ * usage and removes it (a removal that must wait for the last exits waits
+ * on a worker thread, not on the loop). Every file is opened relative to
+ * the run's directory fd, so a rename elsewhere in the hierarchy cannot
+ * redirect a write.
  *
  * What it does not do: watch usage over time or decide what a number means
  * (run_budget.c), or touch cgroup v1 hierarchies (a hybrid host's memory
@@ -27,6 +29,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "loop_guard.h"
+#include "offload.h"
 
 /* /proc/self/mountinfo of a busy host is large; nothing legitimate is near
  * this, and the cap keeps a bad read from growing without bound. */
@@ -529,21 +533,73 @@ long mcpx_cgroup_run_pids(const struct mcpx_run_cgroup *cg, pid_t *pids, size_t 
 	return rc ? rc : (long)n;
 }
 
+/* One try: 0 when the cgroup is gone (or cannot be removed: then it is
+ * given up, as the waiting removal gives it up), -EBUSY while something
+ * is still inside (what is left is killed). */
+static int try_remove(struct mcpx_run_cgroup *cg)
+{
+	if (rmdir(cg->path) < 0 && errno == EBUSY) {
+		(void)mcpx_cgroup_run_kill(cg);
+		return -EBUSY;
+	}
+	close(cg->dirfd);
+	cg->dirfd = -1;
+	cg->path[0] = '\0';
+	return 0;
+}
+
 void mcpx_cgroup_run_remove(struct mcpx_run_cgroup *cg)
 {
-	struct timespec ts = {0, 1000000};
-
 	if (cg->dirfd < 0)
 		return;
 	/* The run was reaped before this; cgroup.kill covers what a kernel
 	 * without it, or a process that was still exiting, left. */
 	for (int i = 0; i < REMOVE_TRIES; i++) {
-		if (rmdir(cg->path) == 0 || errno != EBUSY)
-			break;
-		(void)mcpx_cgroup_run_kill(cg);
-		nanosleep(&ts, NULL);
+		if (try_remove(cg) == 0)
+			return;
+		mcpx_wait_sleep(1000000L, "a run's cgroup to empty");
 	}
 	close(cg->dirfd);
 	cg->dirfd = -1;
 	cg->path[0] = '\0';
+}
+
+/* A removal that has to wait, on the worker: the cgroup is its own. */
+struct removal {
+	struct mcpx_offload_task task; /* first: the task is the struct */
+	struct mcpx_run_cgroup cg;
+};
+
+static void removal_work(struct mcpx_offload_task *t)
+{
+	mcpx_cgroup_run_remove(&((struct removal *)t)->cg);
+}
+
+static void removal_done(struct mcpx_offload_task *t)
+{
+	struct removal *r = (struct removal *)t;
+
+	/* The worker is going away: removed here (teardown, off the loop). */
+	if (t->cancelled)
+		mcpx_cgroup_run_remove(&r->cg);
+	free(r);
+}
+
+void mcpx_cgroup_run_remove_soon(struct mcpx_offload *worker, struct mcpx_run_cgroup *cg)
+{
+	struct removal *r;
+
+	if (cg->dirfd < 0 || try_remove(cg) == 0)
+		return;
+	r = worker ? calloc(1, sizeof(*r)) : NULL;
+	if (!r) {
+		mcpx_cgroup_run_remove(cg);
+		return;
+	}
+	r->cg = *cg;
+	cg->dirfd = -1;
+	cg->path[0] = '\0';
+	r->task.work = removal_work;
+	r->task.done = removal_done;
+	mcpx_offload_submit(worker, &r->task);
 }

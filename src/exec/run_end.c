@@ -12,6 +12,7 @@
  * (run_result.c).
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -94,28 +95,49 @@ void mcpx_ex_leader_exited(struct mcpx_job *job)
 		mcpx_ex_job_enter(job, MCPX_RUN_ENDING);
 }
 
+static void job_reaped(void *arg, int rc, int status, const struct rusage *ru);
+
+/* The run is over (its leader exited, its pipes drained): it is reaped,
+ * for a child of a zygote by asking the zygote, whose answer comes on the
+ * loop (job_reaped), so the loop never waits for it. */
 static void job_complete(struct mcpx_job *job)
 {
+	int rc;
+
+	/* Asked before the reap, while the run's zygote is still known. */
+	job->parent_gone = mcpx_zygotes_parent_gone(&job->proc);
+	job->reaping = true;
+	mcpx_ex_end_channel(job->ex, job);
+	rc = mcpx_sandbox_reap_async(&job->proc, job_reaped, job);
+	if (rc < 0)
+		job_reaped(job, rc, 0, NULL);
+}
+
+/* The run is reaped: its result, its files handed to the remover, its
+ * audit line, its caller told, the next run's turn. */
+static void job_reaped(void *arg, int rc, int status, const struct rusage *rup)
+{
+	struct mcpx_job *job = arg;
 	struct mcpx_executor *ex = job->ex;
 	struct mcpx_job_result r;
 	struct mcpx_run_usage usage;
-	struct rusage ru;
-	int status = 0, files_rc, setup_rc = 0;
+	struct rusage ru = {0};
+	int files_rc, setup_rc = 0;
 	struct mcpx_err ferr = {{0}}, serr = {{0}};
-	/* Asked before the reap, while the run's zygote is still known. */
-	bool parent_gone = mcpx_zygotes_parent_gone(&job->proc);
 	bool nested = job->has_bind && job->bind.nested;
 
-	mcpx_ex_end_channel(ex, job);
-	memset(&ru, 0, sizeof(ru));
-	mcpx_sandbox_reap(&job->proc, &status, &ru);
+	job->reaping = false;
+	if (rc == 0 && rup)
+		ru = *rup;
+	else
+		status = 0;
 	/* A forked interpreter handed over while still entering its sandbox
 	 * that never said ready: its error pipe says whether setup failed,
 	 * which fails the run as a cold spawn's failed setup does. */
 	if (job->warm && job->out.markers == MCPX_WARM_MARKERS_ALL)
 		setup_rc = mcpx_sandbox_setup_verdict(&job->proc, &serr);
 	job->env_failure =
-	    setup_rc < 0 ? NULL : mcpx_ex_environment_failure(job, status, parent_gone);
+	    setup_rc < 0 ? NULL : mcpx_ex_environment_failure(job, status, job->parent_gone);
 	mcpx_run_budget_finish(job->link.budget, &usage);
 	job->link.budget = NULL;
 	if (!job->budget_limit)
@@ -123,6 +145,10 @@ static void job_complete(struct mcpx_job *job)
 	files_rc = job->cancelled || job->env_failure || setup_rc < 0
 	               ? 0
 	               : mcpx_ex_collect_files(job, &ferr);
+	/* A workspace is collected from a run that ran (not cancelled, its
+	 * environment whole); its variables count when it ended by itself. */
+	if (!job->cancelled && !job->env_failure && setup_rc == 0 && files_rc == 0)
+		mcpx_ex_ws_collect(job, !job->timed_out && !job->budget_limit);
 	/* A nested run's /dev/shm entries are its caller's: counted with the
 	 * caller's (run_budget.c) and wiped at the caller's end, which takes
 	 * every entry of the runs' group since the caller started. Wiped now,
@@ -153,13 +179,22 @@ static void job_complete(struct mcpx_job *job)
 	mcpx_ex_after_run(ex);
 }
 
+static void budget_settled(void *arg)
+{
+	mcpx_ex_maybe_complete(arg);
+}
+
 /* Called whenever one of the run's watches closes; the job completes when
- * the leader has exited and both pipes are drained. */
+ * the leader has exited, both pipes are drained, and the disk budget has
+ * had its last word (a run that wrote past it and exited before a reading
+ * is still told: run_budget.h, mcpx_run_budget_settle). */
 void mcpx_ex_maybe_complete(struct mcpx_job *job)
 {
-	if (job->state != MCPX_RUN_ENDING || job->ex->freeing)
+	if (job->state != MCPX_RUN_ENDING || job->ex->freeing || job->reaping)
 		return;
 	if (job->out.open || job->err.open || job->pid_open)
+		return;
+	if (mcpx_run_budget_settle(job->link.budget, budget_settled, job) == -EINPROGRESS)
 		return;
 	job_complete(job);
 }
@@ -177,7 +212,9 @@ void mcpx_ex_finish_unrun(struct mcpx_job *job, enum mcpx_job_status status, con
 	snprintf(r.message, sizeof(r.message), "%.*s", (int)sizeof(r.message) - 1, msg);
 	mcpx_ex_job_enter(job, MCPX_RUN_DONE);
 	mcpx_ex_audit(job, audit_status, &r);
+	mcpx_ex_ws_before_done(job, &r);
 	if (job->cb.done)
 		job->cb.done(job->cb.arg, &r);
+	mcpx_ex_ws_after_done(&r);
 	mcpx_ex_job_free(job);
 }

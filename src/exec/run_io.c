@@ -190,7 +190,7 @@ bool mcpx_ex_supervise(struct mcpx_executor *ex, struct mcpx_job *job, unsigned 
 		                              "budget");
 		return false;
 	}
-	mcpx_run_budget_held(job->link.budget, job->egress_held);
+	mcpx_run_budget_held(job->link.budget, job->egress_held + job->ws_held);
 	now = mcpx_now_us();
 	job->deadline_us = mcpx_ex_run_deadline_us(job, now);
 	job->wall_timer.fn = wall_timer_cb;

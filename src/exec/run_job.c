@@ -71,6 +71,7 @@ struct mcpx_job *mcpx_ex_job_new(struct mcpx_executor *ex, const struct mcpx_job
 		job->memory_mb = spec->limits->memory_mb;
 	snprintf(job->request_id, sizeof(job->request_id), "%s",
 	         spec->request_id ? spec->request_id : "");
+	snprintf(job->task_id, sizeof(job->task_id), "%s", spec->task_id ? spec->task_id : "");
 	snprintf(job->caller, sizeof(job->caller), "%s", spec->caller ? spec->caller : "");
 	snprintf(job->profile, sizeof(job->profile), "%s", spec->profile ? spec->profile : "");
 	snprintf(job->client, sizeof(job->client), "%s", spec->client ? spec->client : "");
@@ -105,6 +106,7 @@ void mcpx_ex_job_free(struct mcpx_job *job)
 	}
 	mcpx_runfiles_in_free(job->files);
 	free(job->files);
+	mcpx_ex_ws_free(job);
 	mcpx_runfiles_out_free(&job->out_files);
 	mcpx_buf_free(&job->out.buf);
 	mcpx_buf_free(&job->err.buf);

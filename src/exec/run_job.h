@@ -9,8 +9,9 @@
  * run_io.c     a running job on the loop: its output, stdin, exit, wall clock
  * run_end.c    a run's end: its state changed (job_enter), the job completed
  *              once reaped and drained, or finished without running
- * run_start.c  the start path (a warm interpreter, the prepared bash, cold),
- *              the run's channel and budget, what follows a run
+ * run_start.c  the start path (a language's prepared runtime, or cold), the
+ *              prepared runtimes told of runs, the run's channel and budget,
+ *              what follows a run
  * run_result.c a run's end in words: its result, the limit that ended it,
  *              whether its environment failed, the audit line
  * run_queue.c  admission (the queue's cap, each caller's share), the queue,
@@ -36,7 +37,7 @@
 #include "run_link.h"
 #include "run_state.h"
 
-struct mcpx_bash_pool;
+struct mcpx_prepared_ops;
 struct mcpx_budget;
 struct mcpx_err;
 struct mcpx_fair;
@@ -71,6 +72,7 @@ struct mcpx_job {
 	size_t stdin_len, stdin_off;
 	unsigned timeout_s;
 	char request_id[128];
+	char task_id[40]; /* the MCP task it runs for, or "" */
 	char caller[MCPX_CALLER_MAX];
 	char profile[65];
 	char client[160];
@@ -90,7 +92,19 @@ struct mcpx_job {
 	uint64_t cpu_base_ms; /* warm: CPU the preload used before the code arrived */
 	char *feed;           /* warm: header + code + stdin, fed to the interpreter */
 	size_t feed_len;
-	struct mcpx_runfiles_in *files;     /* input files, or NULL */
+	struct mcpx_runfiles_in *files; /* input files, or NULL */
+	/* A workspace call's (run_workspace.c): the archive until it is
+	 * restored; then the previous variables and names, kept for a run
+	 * that does not save its own, and counted as held for it; what the
+	 * run left; its audit line until the callback takes it. */
+	bool has_ws;
+	char ws_name[65];
+	struct mcpx_job_workspace ws;
+	char *ws_prev; /* the previous variables, then their names */
+	size_t ws_prev_vars, ws_prev_names;
+	uint64_t ws_held;
+	struct mcpx_job_ws_result ws_res;
+	struct mcpx_audit_line *ws_line;
 	struct mcpx_runfiles_out out_files; /* out/, read after the run */
 
 	uint64_t enqueued_us, started_us, ended_us;
@@ -102,6 +116,11 @@ struct mcpx_job {
 	struct job_stream out, err;
 	struct mcpx_watch pid_watch;
 	bool pid_open;
+	/* Reaped without waiting on the loop (job_complete): its leader's
+	 * status is asked of its zygote, and the result waits for the
+	 * answer. parent_gone: its zygote had died before (asked first). */
+	bool reaping;
+	bool parent_gone;
 	bool timed_out;
 	bool truncated;           /* output beyond the cap was dropped */
 	const char *env_failure;  /* set: the environment failed, not the program */
@@ -124,6 +143,9 @@ struct mcpx_executor {
 	struct mcpx_job *running;
 	struct mcpx_job *side; /* nested jobs, beside the running one */
 	bool draining;
+	/* The drain's end (mcpx_executor_drain): a queued job starts only if
+	 * its timeout ends before it. */
+	uint64_t drain_deadline_us;
 	bool freeing;
 	uint64_t completed;
 	struct mcpx_timer kick;
@@ -136,11 +158,17 @@ struct mcpx_executor {
 	struct mcpx_offload *walker, *remover;
 	unsigned cleaning;
 
-	/* The next run's interpreter, prepared in advance (warm_pool.h). */
+	/* Each language's runtime prepared before its call (prepared.h; ops
+	 * NULL: the language has none). The warm environment's mode
+	 * (fork-server, after-reap, off) is the warm interpreter's, warm:
+	 * every prepared runtime follows it (run_start.c). */
+	struct {
+		const struct mcpx_prepared_ops *ops;
+		void *rt;
+	} prepared[MCPX_LANG_COUNT];
 	struct mcpx_warm_pool *warm;
-	struct mcpx_bash_pool *bash; /* the next bash run, waiting at its gate */
-	enum mcpx_lang last_lang;    /* of the last run that was not nested */
-	struct mcpx_budget *budget;  /* how runs are held to their budget */
+	enum mcpx_lang last_lang;   /* of the last run that was not nested */
+	struct mcpx_budget *budget; /* how runs are held to their budget */
 };
 
 /* ---- run_job.c ---- */
@@ -166,9 +194,28 @@ void mcpx_ex_end_channel(struct mcpx_executor *ex, struct mcpx_job *job);
 void mcpx_ex_kick(struct mcpx_executor *ex);
 int mcpx_ex_admit(struct mcpx_executor *ex, const struct mcpx_job_spec *spec, bool idle);
 void mcpx_ex_enqueue(struct mcpx_executor *ex, struct mcpx_job *job);
+/* The job that starts next (callers take turns), left in the queue. */
+struct mcpx_job *mcpx_ex_queue_next(const struct mcpx_executor *ex);
 struct mcpx_job *mcpx_ex_next_queued(struct mcpx_executor *ex);
 void mcpx_ex_queue_remove(struct mcpx_executor *ex, struct mcpx_job *job);
 void mcpx_ex_side_remove(struct mcpx_executor *ex, struct mcpx_job *job);
+
+/* ---- run_workspace.c: a workspace call's restore and collection ---- */
+
+/* Takes spec's workspace (an accepted job). */
+void mcpx_ex_ws_take(struct mcpx_job *job, struct mcpx_job_workspace *spec);
+/* Writes the workspace into the workdir, before the input files; then
+ * keeps only the previous variables. Returns 0 or -errno with err set. */
+int mcpx_ex_ws_restore(struct mcpx_job *job, const char *workdir,
+                       const struct mcpx_runfiles_owner *own, struct mcpx_err *err);
+/* Collects the workdir of a reaped run into job->ws_res; by_itself: the
+ * run ended on its own (no timeout, no budget), so its variables count. */
+void mcpx_ex_ws_collect(struct mcpx_job *job, bool by_itself);
+/* Hands r the workspace's result and audit line before the callback, and
+ * logs the line the callback left after it. */
+void mcpx_ex_ws_before_done(struct mcpx_job *job, struct mcpx_job_result *r);
+void mcpx_ex_ws_after_done(struct mcpx_job_result *r);
+void mcpx_ex_ws_free(struct mcpx_job *job);
 
 /* ---- run_result.c ---- */
 
@@ -184,13 +231,21 @@ void mcpx_ex_result_failed(struct mcpx_job_result *r, const struct mcpx_err *set
 /* Audits the run and hands the caller its result (or a tool error). */
 void mcpx_ex_report(struct mcpx_job *job, struct mcpx_job_result *r);
 /* The run's audit line and its metrics; r NULL for a run without a result. */
-void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r);
+void mcpx_ex_audit(struct mcpx_job *job, const char *status, const struct mcpx_job_result *r);
 
 /* ---- run_start.c ---- */
 
-/* Starts the run's process: a warm interpreter when one is ready, the
- * prepared bash, else cold. */
+/* Starts the run's process: its language's prepared runtime when one
+ * takes it, else cold. */
 int mcpx_ex_spawn(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err);
+/* Before job's run starts: true when what its language's prepared runtime
+ * would hand it is still on its way (wake(ex) follows once it has come). */
+bool mcpx_ex_prepared_wait(struct mcpx_executor *ex, const struct mcpx_job *job,
+                           void (*wake)(void *arg));
+/* A call waits in the queue behind the running run. */
+void mcpx_ex_prepared_call_queued(struct mcpx_executor *ex);
+/* A run that is not nested started. */
+void mcpx_ex_prepared_run_started(struct mcpx_executor *ex, const struct mcpx_job *job);
 /* Hands the run's channel to the run_start hook. */
 void mcpx_ex_start_egress(struct mcpx_executor *ex, struct mcpx_job *job);
 /* Holds the run as a whole to its budget; -ESRCH: a nested run whose
@@ -198,7 +253,7 @@ void mcpx_ex_start_egress(struct mcpx_executor *ex, struct mcpx_job *job);
 int mcpx_ex_start_budget(struct mcpx_job *job, unsigned cpu_s);
 /* When the run's wall clock ends, counted from from. */
 uint64_t mcpx_ex_run_deadline_us(const struct mcpx_job *job, uint64_t from);
-/* After a run: the next job and the warm pool's and prepared bash's turn. */
+/* After a run: the next job and the prepared runtimes' turn. */
 void mcpx_ex_after_run(struct mcpx_executor *ex);
 /* A finished run's files are gone (run_cleanup.h's callback, arg: ex). */
 void mcpx_ex_cleanup_done(void *arg);

@@ -108,7 +108,7 @@ void mcpx_ex_enqueue(struct mcpx_executor *ex, struct mcpx_job *job)
 /* Takes the next job off the queue (not empty): callers take turns, the
  * oldest job of the caller served longest ago (the queue is short:
  * MCP_EXEC_MAX_QUEUE). */
-struct mcpx_job *mcpx_ex_next_queued(struct mcpx_executor *ex)
+struct mcpx_job *mcpx_ex_queue_next(const struct mcpx_executor *ex)
 {
 	struct mcpx_job *job = ex->queue_head;
 
@@ -116,6 +116,13 @@ struct mcpx_job *mcpx_ex_next_queued(struct mcpx_executor *ex)
 		if (mcpx_fair_last_served(ex->fair, j->caller) <
 		    mcpx_fair_last_served(ex->fair, job->caller))
 			job = j;
+	return job;
+}
+
+struct mcpx_job *mcpx_ex_next_queued(struct mcpx_executor *ex)
+{
+	struct mcpx_job *job = mcpx_ex_queue_next(ex);
+
 	mcpx_ex_queue_remove(ex, job);
 	mcpx_fair_served(ex->fair, job->caller);
 	return job;

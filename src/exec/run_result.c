@@ -22,12 +22,13 @@
 #include "metrics.h"
 #include "runfiles.h"
 
-void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct mcpx_job_result *r)
+void mcpx_ex_audit(struct mcpx_job *job, const char *status, const struct mcpx_job_result *r)
 {
 	struct mcpx_audit_rec rec;
 
 	memset(&rec, 0, sizeof(rec));
 	rec.request_id = job->request_id;
+	rec.task_id = job->task_id[0] ? job->task_id : NULL;
 	rec.caller = job->caller;
 	rec.profile = job->profile[0] ? job->profile : NULL;
 	rec.client = job->client[0] ? job->client : NULL;
@@ -55,7 +56,12 @@ void mcpx_ex_audit(const struct mcpx_job *job, const char *status, const struct 
 		rec.depth = job->bind.depth;
 		rec.parent_run_id = job->bind.parent_run_id;
 	}
-	mcpx_audit_log(&rec);
+	/* A workspace call's line waits for the save (run_workspace.c);
+	 * a cancelled one has none. */
+	if (job->has_ws && strcmp(status, "cancelled") != 0)
+		job->ws_line = mcpx_audit_prepare(&rec);
+	else
+		mcpx_audit_log(&rec);
 	mcpx_metrics_profile_run(
 	    job->profile, !strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status);
 	mcpx_metrics_execution(!strcmp(status, "ok") && rec.exit_code != 0 ? "error_exit" : status,
@@ -234,8 +240,10 @@ void mcpx_ex_report(struct mcpx_job *job, struct mcpx_job_result *r)
 		return;
 	}
 	mcpx_ex_audit(job, status, r);
+	mcpx_ex_ws_before_done(job, r);
 	if (job->cb.done)
 		job->cb.done(job->cb.arg, r);
+	mcpx_ex_ws_after_done(r);
 }
 
 /* A run whose interpreter's sandbox setup failed (setup, its message) or

@@ -1,14 +1,16 @@
 /*
- * run_start.c - how a job's run starts, and what follows its end: the choice
- * of start path (the warm interpreter the warm pool prepared, the prepared
- * bash waiting at its gate, or a cold spawn; a nested run always cold), a
- * warm interpreter's feed (header, code, stdin), the run's input files, its
- * channel (the run_start hook) and its budget; after a run, the next job and
- * the warm pool's and prepared bash's turn.
+ * run_start.c - how a job's run starts, and what follows its end: the
+ * run's limits (run_limits.h), the start path (its language's prepared
+ * runtime through the table of prepared.h when one takes it, else a cold
+ * spawn; a nested run always cold), where a prepared process may wait
+ * (the warm mode decides it for every runtime), the run's input files, its
+ * channel (the run_start hook) and its budget; the prepared runtimes told
+ * when runs start and end.
  *
- * The one place the executor branches on language to use a prepared
- * runtime. It starts the process; the job's state, its supervision and its
- * end are executor.c's, run_io.c's and run_end.c's (which sit above it).
+ * It never branches on a language: each one's prepared runtime is an
+ * entry of the table. It starts the process; the job's state, its
+ * supervision and its end are executor.c's, run_io.c's and run_end.c's
+ * (which sit above it).
  */
 #include "run_job.h"
 
@@ -17,10 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bash_pool.h"
 #include "config.h"
 #include "log.h"
+#include "prepared.h"
 #include "run_budget.h"
+#include "run_limits.h"
 #include "runfiles.h"
 #include "warm.h"
 #include "warm_child.h"
@@ -33,49 +36,87 @@ static bool wants_channel(const struct mcpx_executor *ex, const struct mcpx_job 
 	       (ex->hooks.exec_wants_channel && ex->hooks.exec_wants_channel(ex->hooks.arg));
 }
 
-/* Where a prepared bash may wait (bash_pool.h), as the warm interpreter
- * may: in fork-server mode beside any run, each in a Landlock domain scoped
- * from the others; in after-reap mode only while no run lives: it is
- * prepared once a bash run has been reaped, and ended before any other
- * run starts (bash_end_beside). Never where the warm path is off. */
-static bool bash_may_wait(const struct mcpx_executor *ex)
-{
-	enum mcpx_warm_mode m = mcpx_warm_pool_mode(ex->warm);
+/* ---- the prepared runtimes (prepared.h) ---------------------------------- */
 
-	return m == MCPX_WARM_MODE_FORK || m == MCPX_WARM_MODE_AFTER_REAP;
+/* The warm path is on: a runtime may be prepared before its call. */
+static bool allowed(const struct mcpx_executor *ex)
+{
+	return mcpx_warm_pool_mode(ex->warm) != MCPX_WARM_MODE_OFF;
 }
 
-/* After-reap mode prepares the next bash only after a bash run, so that a
- * stream of other calls does not prepare and end one per call. */
-static bool bash_prepare_next(const struct mcpx_executor *ex)
+/* A prepared process may wait beside a run: in fork-server mode, where each
+ * run's Landlock domain is scoped from every other process. In after-reap
+ * mode none may exist while a run lives. */
+static bool beside(const struct mcpx_executor *ex)
 {
-	enum mcpx_warm_mode m = mcpx_warm_pool_mode(ex->warm);
-
-	return m == MCPX_WARM_MODE_FORK ||
-	       (m == MCPX_WARM_MODE_AFTER_REAP && ex->last_lang == MCPX_LANG_BASH);
+	return mcpx_warm_pool_mode(ex->warm) == MCPX_WARM_MODE_FORK;
 }
 
-/* A run that is not bash is starting: in after-reap mode nothing prepared
- * may wait beside it. */
-static void bash_end_beside(struct mcpx_executor *ex)
+static void turn(const struct mcpx_executor *ex, enum mcpx_lang lang, struct mcpx_prepared_turn *t)
 {
-	if (mcpx_warm_pool_mode(ex->warm) != MCPX_WARM_MODE_FORK)
-		mcpx_bash_pool_discard(ex->bash);
+	memset(t, 0, sizeof(*t));
+	t->lang = lang;
+	t->allowed = allowed(ex);
+	t->beside = beside(ex);
 }
 
-/* After a run: the next job, and the warm pool's turn (the next
+/* A run of lang is starting: what another language prepared may not wait
+ * beside it unless the mode allows. */
+static void end_beside(struct mcpx_executor *ex, enum mcpx_lang lang)
+{
+	if (beside(ex))
+		return;
+	for (size_t l = 0; l < MCPX_LANG_COUNT; l++)
+		if (l != (size_t)lang && ex->prepared[l].ops)
+			ex->prepared[l].ops->discard(ex->prepared[l].rt);
+}
+
+bool mcpx_ex_prepared_wait(struct mcpx_executor *ex, const struct mcpx_job *job,
+                           void (*wake)(void *arg))
+{
+	const struct mcpx_prepared_ops *ops = ex->prepared[job->lang].ops;
+	struct mcpx_prepared_call call = {
+	    .code = job->code, .code_len = job->code_len, .scan = !job->has_bind};
+
+	return ops && ops->wait && ops->wait(ex->prepared[job->lang].rt, &call, wake, ex);
+}
+
+void mcpx_ex_prepared_call_queued(struct mcpx_executor *ex)
+{
+	for (size_t l = 0; l < MCPX_LANG_COUNT; l++)
+		if (ex->prepared[l].ops && ex->prepared[l].ops->call_queued)
+			ex->prepared[l].ops->call_queued(ex->prepared[l].rt);
+}
+
+void mcpx_ex_prepared_run_started(struct mcpx_executor *ex, const struct mcpx_job *job)
+{
+	struct mcpx_prepared_turn t;
+
+	turn(ex, job->lang, &t);
+	t.pgrp = job->proc.pid;
+	t.arrived_us = job->enqueued_us;
+	for (size_t l = 0; l < MCPX_LANG_COUNT; l++)
+		if (ex->prepared[l].ops && ex->prepared[l].ops->run_started)
+			ex->prepared[l].ops->run_started(ex->prepared[l].rt, &t);
+}
+
+/* After a run: the next job, and each prepared runtime's turn (the next
  * interpreter, whatever is due for the zygotes: renewal starts once the
  * response is on its way, not in front of the next call). A nested run
  * that ends while its caller still holds the slot leaves all of that to
  * the caller's end: the caller may be a leaving zygote's child, and in
- * after-reap mode no interpreter may be prepared beside a run. */
+ * after-reap mode nothing may be prepared beside a run. */
 void mcpx_ex_after_run(struct mcpx_executor *ex)
 {
+	struct mcpx_prepared_turn t;
+
 	if (ex->running || ex->cleaning)
 		return;
 	mcpx_ex_kick(ex);
-	mcpx_warm_pool_run_ended(ex->warm);
-	mcpx_bash_pool_run_ended(ex->bash, bash_prepare_next(ex));
+	turn(ex, ex->last_lang, &t);
+	for (size_t l = 0; l < MCPX_LANG_COUNT; l++)
+		if (ex->prepared[l].ops)
+			ex->prepared[l].ops->run_ended(ex->prepared[l].rt, &t);
 }
 
 /* A finished run's files are gone: the next run may start. */
@@ -95,95 +136,59 @@ static int fill_workdir(void *arg, const char *workdir, struct mcpx_err *err)
 	struct mcpx_job *job = arg;
 	const struct mcpx_sandbox *sb = job->ex->sb;
 	struct mcpx_runfiles_owner own = {sb->layers.uid_drop, sb->run_uid, sb->run_gid};
+	int rc = mcpx_ex_ws_restore(job, workdir, &own, err);
 
-	return mcpx_runfiles_write(job->files, workdir, &own, err);
+	return rc < 0 ? rc : mcpx_runfiles_write(job->files, workdir, &own, err);
 }
 
-/* A warm interpreter gets main.py in its workdir and, on stdin, the header,
- * the code and the run's own stdin. On failure it is ended here. */
-static int prepare_feed(struct mcpx_executor *ex, struct mcpx_job *job, unsigned cpu_s,
-                        struct mcpx_err *err)
-{
-	char hdr[64];
-	size_t hlen = mcpx_warm_header(hdr, sizeof(hdr), job->code_len, cpu_s);
-	int rc;
-
-	job->feed_len = hlen + job->code_len + job->stdin_len;
-	job->feed = hlen ? malloc(job->feed_len) : NULL;
-	if (!job->feed)
-		rc = mcpx_err_set(err, ENOMEM, "out of memory");
-	else
-		rc = fill_workdir(job, job->proc.workdir, err);
-	if (rc == 0)
-		rc = mcpx_sandbox_write_main(ex->sb, &job->proc, job->code, job->code_len, err);
-	if (rc < 0) {
-		mcpx_sandbox_kill(&job->proc);
-		mcpx_sandbox_cleanup(&job->proc);
-		return rc;
-	}
-	memcpy(job->feed, hdr, hlen);
-	memcpy(job->feed + hlen, job->code, job->code_len);
-	if (job->stdin_len)
-		memcpy(job->feed + hlen + job->code_len, job->stdin_data, job->stdin_len);
-	job->warm = true;
-	return 0;
-}
-
-/* Starts the run's process: a warm interpreter when one is ready, else
- * cold. A nested call always starts cold: the warm interpreter belongs to
- * the next queued run, and in after-reap mode none may exist beside a run
- * anyway. */
+/* Starts the run's process: its language's prepared runtime when one takes
+ * it, else cold. A nested call always starts cold: what is prepared
+ * belongs to the next queued run, and in after-reap mode nothing may exist
+ * beside a run anyway. */
 int mcpx_ex_spawn(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_err *err)
 {
 	bool nested = job->has_bind && job->bind.nested;
+	const struct mcpx_prepared_ops *ops = nested ? NULL : ex->prepared[job->lang].ops;
 	struct mcpx_workdir_fill fill = {fill_workdir, job};
+	struct mcpx_prepared_run run;
 	struct mcpx_limits lim;
+	int rc;
 
-	memset(&lim, 0, sizeof(lim));
-	lim.cpu_s = ex->cfg->cpu_s ? ex->cfg->cpu_s : job->timeout_s;
-	lim.memory_mb = job->memory_mb;
-	lim.max_procs = ex->cfg->max_procs;
-	lim.file_mb = ex->cfg->max_file_mb;
-	lim.open_files = 256;
-	lim.channel = wants_channel(ex, job);
-	/* Bash and JavaScript start cold: the prepared interpreter is
-	 * Python's (and in after-reap mode none may wait beside a run). */
-	if (!nested)
-		ex->last_lang = job->lang;
-	if (!nested && job->lang != MCPX_LANG_BASH)
-		bash_end_beside(ex);
-	if (job->lang != MCPX_LANG_PYTHON) {
-		if (!nested)
-			mcpx_warm_pool_cold_run(ex->warm);
-		if (!nested && job->lang == MCPX_LANG_BASH) {
-			if (mcpx_bash_pool_take(ex->bash, bash_may_wait(ex), &lim, job->code,
-			                        job->code_len, &fill, &job->proc,
-			                        &job->cpu_base_ms) > 0) {
-				job->warm = true;
-				return 0;
-			}
-			/* One still starting stays for the next call only where
-			 * it may wait beside this one. */
-			bash_end_beside(ex);
-		}
-		return mcpx_sandbox_spawn_lang(ex->sb, &lim, job->lang, job->code, job->code_len,
-		                               &fill, &job->proc, err);
-	}
+	mcpx_run_limits(ex->cfg, mcpx_run_cpu_s(ex->cfg, job->timeout_s), job->memory_mb,
+	                wants_channel(ex, job), &lim);
 	if (!nested) {
-		bool ready_pending;
-		int rc = mcpx_warm_pool_take(ex->warm, &job->proc, lim.channel, &ready_pending,
-		                             &job->cpu_base_ms, err);
+		ex->last_lang = job->lang;
+		end_beside(ex, job->lang);
+	}
+	if (ops) {
+		struct mcpx_prepared_call call = {.lim = &lim,
+		                                  .code = job->code,
+		                                  .code_len = job->code_len,
+		                                  .stdin_data = job->stdin_data,
+		                                  .stdin_len = job->stdin_len,
+		                                  .fill = &fill,
+		                                  .allowed = allowed(ex),
+		                                  .scan = !job->has_bind};
 
+		rc = ops->take(ex->prepared[job->lang].rt, ex->loop, &call, &run, err);
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {
-			job->out.markers =
-			    ready_pending ? MCPX_WARM_MARKERS_ALL : MCPX_WARM_MARKERS_TAKEN;
-			return prepare_feed(ex, job, lim.cpu_s, err);
+			job->proc = run.proc;
+			job->cpu_base_ms = run.cpu_base_ms;
+			job->out.markers = run.markers;
+			job->feed = run.feed;
+			job->feed_len = run.feed_len;
+			job->warm = true;
+			return 0;
 		}
+		/* One still preparing stays for the next call only where it
+		 * may wait beside this one. */
+		if (!beside(ex))
+			ops->discard(ex->prepared[job->lang].rt);
 	}
-	return mcpx_sandbox_spawn_filled(ex->sb, &lim, job->code, job->code_len, &fill, &job->proc,
-	                                 err);
+	return mcpx_sandbox_spawn_lang(ex->sb, &lim, job->lang, job->code, job->code_len, &fill,
+	                               &job->proc, err);
 }
 
 /* When the run's wall clock ends, counted from from: its timeout, and for a
@@ -204,7 +209,8 @@ static void held_changed(void *arg, uint64_t bytes)
 	struct mcpx_job *job = arg;
 
 	job->egress_held = bytes;
-	mcpx_run_budget_held(job->link.budget, bytes);
+	/* A workspace's previous variables are held for the run as well. */
+	mcpx_run_budget_held(job->link.budget, bytes + job->ws_held);
 }
 
 /* A run with a channel is served by the run_start hook until it ends.

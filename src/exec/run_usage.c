@@ -383,18 +383,23 @@ static bool link_says_deleted(int dirfd, const char *name)
 
 uint64_t mcpx_usage_unlinked_kb(const struct mcpx_usage_procs *p)
 {
+	return mcpx_usage_unlinked_kb_of(p->pid, p->n);
+}
+
+uint64_t mcpx_usage_unlinked_kb_of(const pid_t *pid, size_t n)
+{
 	struct unlinked *u = calloc(1, sizeof(*u));
 	uint64_t kb;
 
 	if (!u)
 		return 0;
-	for (size_t i = 0; i < p->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char path[64];
 		struct dirent *de;
 		struct stat st;
 		DIR *d;
 
-		snprintf(path, sizeof(path), "/proc/%d/fd", (int)p->pid[i]);
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid[i]);
 		d = opendir(path);
 		if (!d)
 			continue;

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base64.h"
@@ -136,6 +137,11 @@ static size_t unsafe_at(const char *s, size_t n)
 	return n;
 }
 
+bool mcpx_runfiles_name_safe(const char *s, size_t n)
+{
+	return unsafe_at(s, n) == n && mcpx_utf8_valid(s, n);
+}
+
 int mcpx_runfiles_check_path(const char *p, size_t len, struct mcpx_err *err)
 {
 	size_t start = 0, depth = 0;
@@ -174,6 +180,8 @@ int mcpx_runfiles_check_path(const char *p, size_t len, struct mcpx_err *err)
 		return mcpx_err_set(err, EINVAL, "main.py is where the code goes");
 	if (seg_is(p, len, "out"))
 		return mcpx_err_set(err, EINVAL, "out is the directory for the run's output files");
+	if (seg_is(p, len, ".mcpx") || (len > 6 && memcmp(p, ".mcpx/", 6) == 0))
+		return mcpx_err_set(err, EINVAL, ".mcpx is the server's (a workspace's variables)");
 	return 0;
 }
 
@@ -307,17 +315,21 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* Writes one checked file below the directory wd, parents included. */
-static int write_one(int wd, const struct mcpx_runfile_in *f, const struct mcpx_runfiles_owner *own)
+int mcpx_runfiles_put(int wd, const char *path, const struct iovec *iov, int iovcnt, mode_t mode,
+                      const struct mcpx_runfiles_owner *own)
 {
 	char seg[MCPX_RUNFILES_SEG_MAX + 1];
-	const char *p = f->path, *slash;
+	const char *p = path, *slash;
 	int cur = -1, fd = -1, rc = 0;
 
 	while ((slash = strchr(p, '/'))) {
 		size_t n = (size_t)(slash - p);
 		int next;
 
+		if (n > MCPX_RUNFILES_SEG_MAX) {
+			rc = -ENAMETOOLONG;
+			goto out;
+		}
 		memcpy(seg, p, n);
 		seg[n] = '\0';
 		next = make_dir_at(cur >= 0 ? cur : wd, seg, own);
@@ -328,12 +340,13 @@ static int write_one(int wd, const struct mcpx_runfile_in *f, const struct mcpx_
 		p = slash + 1;
 	}
 	fd = openat(cur >= 0 ? cur : wd, p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	            0600);
+	            mode & 0700);
 	if (fd < 0) {
 		rc = -errno;
 		goto out;
 	}
-	rc = write_all(fd, f->data, f->len);
+	for (int i = 0; i < iovcnt && !rc; i++)
+		rc = write_all(fd, iov[i].iov_base, iov[i].iov_len);
 	if (!rc && own && own->chown_to && fchown(fd, own->uid, own->gid) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && !rc)
@@ -341,6 +354,14 @@ static int write_one(int wd, const struct mcpx_runfile_in *f, const struct mcpx_
 out:
 	mcpx_close_fd(&cur);
 	return rc;
+}
+
+/* Writes one checked file below the directory wd, parents included. */
+static int write_one(int wd, const struct mcpx_runfile_in *f, const struct mcpx_runfiles_owner *own)
+{
+	struct iovec iov = {f->data, f->len};
+
+	return mcpx_runfiles_put(wd, f->path, &iov, 1, 0600, own);
 }
 
 int mcpx_runfiles_write(const struct mcpx_runfiles_in *in, const char *workdir,
@@ -511,7 +532,7 @@ static struct mcpx_runfile_out *list_entry(struct walk *w, size_t bytes,
  * shares its uid (the pod), it gives the owner's bits back first, through
  * /proc/self/fd, which names exactly this inode (as root the bits do not
  * matter). The tree is the run's own and is removed after the call. */
-static int reopen(int pfd, const struct stat *st, int flags, mode_t need)
+int mcpx_runfiles_reopen(int pfd, const struct stat *st, int flags, mode_t need)
 {
 	char self[64];
 	int fd;
@@ -566,7 +587,7 @@ static int take_file(struct walk *w, int pfd, const struct stat *st)
 		return list_entry(w, size, MCPX_RUNFILE_TOO_LARGE) ? 0 : -ENOMEM;
 	/* O_NONBLOCK and O_NOCTTY although fstat said regular: opening must
 	 * never wait or acquire anything, whatever the inode is. */
-	fd = reopen(pfd, st, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0400);
+	fd = mcpx_runfiles_reopen(pfd, st, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0400);
 	if (fd < 0)
 		return fd;
 	rc = read_bounded(fd, size, &data, &len);
@@ -658,7 +679,7 @@ static int visit(struct walk *w, int dfd, const char *name, size_t plen, int lev
 		goto out;
 	}
 	if (is_runs_dir(w, &st, level)) {
-		fd = reopen(pfd, &st, O_RDONLY | O_DIRECTORY, 0500);
+		fd = mcpx_runfiles_reopen(pfd, &st, O_RDONLY | O_DIRECTORY, 0500);
 		rc = fd < 0 ? fd : walk_dir(w, fd, strlen(w->path), level);
 		if (fd >= 0)
 			close(fd);
@@ -681,7 +702,7 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void free_names(char **names, size_t n)
+void mcpx_runfiles_names_free(char **names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -690,7 +711,7 @@ static void free_names(char **names, size_t n)
 
 /* The names in directory fd, at most max of them (*more when there are
  * others), sorted. */
-static int read_names(int fd, size_t max, char ***out, size_t *count, bool *more)
+int mcpx_runfiles_dir_names(int fd, size_t max, char ***out, size_t *count, bool *more)
 {
 	char **names = NULL, **nn;
 	struct dirent *de;
@@ -724,7 +745,7 @@ static int read_names(int fd, size_t max, char ***out, size_t *count, bool *more
 	}
 	closedir(d);
 	if (rc) {
-		free_names(names, n);
+		mcpx_runfiles_names_free(names, n);
 		return rc;
 	}
 	if (n)
@@ -741,14 +762,14 @@ static int walk_dir(struct walk *w, int fd, size_t plen, int level)
 	bool more;
 	int rc;
 
-	rc = read_names(fd, budget, &names, &n, &more);
+	rc = mcpx_runfiles_dir_names(fd, budget, &names, &n, &more);
 	if (rc)
 		return rc;
 	if (more)
 		w->out->truncated = true;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = visit(w, fd, names[i], plen, level + 1);
-	free_names(names, n);
+	mcpx_runfiles_names_free(names, n);
 	return rc;
 }
 
@@ -758,8 +779,9 @@ static int open_workdir(int workdir_fd)
 {
 	struct stat st;
 
-	return fstat(workdir_fd, &st) < 0 ? -errno
-	                                  : reopen(workdir_fd, &st, O_RDONLY | O_DIRECTORY, 0500);
+	return fstat(workdir_fd, &st) < 0
+	           ? -errno
+	           : mcpx_runfiles_reopen(workdir_fd, &st, O_RDONLY | O_DIRECTORY, 0500);
 }
 
 int mcpx_runfiles_collect(int workdir_fd, uid_t owner, const struct mcpx_runfiles_caps *caps,
@@ -793,7 +815,7 @@ int mcpx_runfiles_collect(int workdir_fd, uid_t owner, const struct mcpx_runfile
 	if (fstat(pfd, &st) < 0) {
 		rc = -errno;
 	} else if (S_ISDIR(st.st_mode) && st.st_uid == owner) {
-		fd = reopen(pfd, &st, O_RDONLY | O_DIRECTORY, 0500);
+		fd = mcpx_runfiles_reopen(pfd, &st, O_RDONLY | O_DIRECTORY, 0500);
 		rc = fd < 0 ? fd : walk_dir(w, fd, 3, 0);
 	} else {
 		/* out itself replaced by a symlink or a file. */

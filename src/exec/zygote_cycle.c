@@ -6,13 +6,13 @@
  * unreaped runs. A successor is proven with the start-up self-test probe,
  * run as a state machine advanced by each mcpx_zygotes_poll: fork a child,
  * wait for its ready byte, hand it the probe, collect what it prints, reap
- * it, judge it (mcpx_sandbox_probe_verdict). The waits between steps are
- * non-blocking checks, so the loop keeps serving calls from the current
- * zygote meanwhile; taking the child (its setup report) and reaping it (a
- * request and answer with the zygote) wait on the loop, up to
- * forkserver.c's answer timeout. Every child handed out is adopted with a counting
- * reaper, so a retired zygote is stopped exactly when its last child has
- * been reaped.
+ * it, judge it (mcpx_sandbox_probe_verdict). The steps are non-blocking
+ * checks, so the loop keeps serving calls from the current zygote
+ * meanwhile; with a loop (mcpx_zygotes_use_loop) the zygotes' answers are
+ * read by their fork servers' watches, and the probe's reap is asked and
+ * its answer awaited over the next steps. Every child handed out is
+ * adopted with a counting reaper, so a retired zygote is stopped exactly
+ * when its last child has been reaped.
  *
  * What it does not do: decide whether fork mode is allowed or what happens
  * after it fails (executor.c), or speak the zygote's protocol
@@ -32,6 +32,7 @@
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
+#include "reap_later.h"
 #include "warm.h"
 #include "warm_child.h"
 
@@ -66,6 +67,9 @@ struct probe {
 	bool out_open, err_open;
 	unsigned markers; /* the protocol's bytes still due on stdout (warm_child.h) */
 	bool broken;      /* another byte came where one was due */
+	bool reaping;     /* its reap is asked: reaped says when it is done */
+	bool reaped;
+	int status; /* once reaped */
 	uint64_t deadline_us;
 };
 
@@ -83,11 +87,21 @@ struct mcpx_zygotes {
 	 * (warm_child.h). */
 	struct probe probe;
 	const char *reason; /* why next is being prepared */
-	unsigned failures;  /* successors that failed in a row */
-	pid_t prev_pid;     /* the zygote next replaces (0: the first) */
+	/* What the log calls this set of zygotes ("plain", a preload list),
+	 * or NULL for the one set of a server that has one; primary: its
+	 * zygote is the one /metrics names. */
+	char *name;
+	bool primary;
+	unsigned failures; /* successors that failed in a row */
+	pid_t prev_pid;    /* the zygote next replaces (0: the first) */
 	unsigned prev_runs;
 	bool busy;        /* a run executes (mcpx_zygotes_busy) */
 	uint64_t idle_us; /* when the last run ended */
+	/* With a loop: every fork server reads its answers there, and the
+	 * current one's answer to the run's fork is told to on_answer. */
+	struct mcpx_loop *loop;
+	void (*on_answer)(void *arg);
+	void *on_answer_arg;
 };
 
 static const struct mcpx_limits probe_lim = {
@@ -106,6 +120,43 @@ static int reap_counted(void *ctx, pid_t pid, int *status, struct rusage *ru)
 	return mcpx_forkserver_reap(zy->fs, pid, status, ru);
 }
 
+/* A reap asked of zy without waiting: counted once its answer is in. */
+struct counted_reap {
+	struct zygote *zy;
+	mcpx_reaped_fn done;
+	void *arg;
+};
+
+static void counted_reaped(void *arg, int rc, int status, const struct rusage *ru)
+{
+	struct counted_reap *c = arg;
+
+	if (c->zy->children)
+		c->zy->children--;
+	c->done(c->arg, rc, status, ru);
+	free(c);
+}
+
+static int reap_counted_async(void *ctx, pid_t pid, mcpx_reaped_fn done, void *arg)
+{
+	struct counted_reap *c = malloc(sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	c->zy = ctx;
+	c->done = done;
+	c->arg = arg;
+	rc = mcpx_forkserver_reap_async(c->zy->fs, pid, counted_reaped, c);
+	if (rc < 0) {
+		/* Not asked: the caller reaps the zombie that came back. */
+		if (c->zy->children)
+			c->zy->children--;
+		free(c);
+	}
+	return rc;
+}
+
 /* Takes zy's asked-for child into proc, reaped through reap_counted,
  * without waiting for its setup verdict (mcpx_forkserver_take_now). */
 static int take_counted(struct zygote *zy, struct mcpx_sandbox_proc *proc, bool *setup_failed,
@@ -116,9 +167,20 @@ static int take_counted(struct zygote *zy, struct mcpx_sandbox_proc *proc, bool 
 	if (rc < 0)
 		return rc;
 	proc->reaper = reap_counted;
+	proc->reaper_async = reap_counted_async;
 	proc->reaper_ctx = zy;
 	zy->children++;
 	return 0;
+}
+
+/* A fork server's answer to the run's fork came: told on only for the
+ * current zygote's (the successor's probe is advanced by the poll). */
+static void fork_answered(void *arg)
+{
+	struct mcpx_zygotes *z = arg;
+
+	if (z->on_answer)
+		z->on_answer(z->on_answer_arg);
 }
 
 static struct zygote *zygote_start(struct mcpx_zygotes *z, struct mcpx_err *err)
@@ -133,6 +195,8 @@ static struct zygote *zygote_start(struct mcpx_zygotes *z, struct mcpx_err *err)
 		free(zy);
 		return NULL;
 	}
+	if (z->loop)
+		mcpx_forkserver_use_loop(zy->fs, z->loop, fork_answered, z);
 	return zy;
 }
 
@@ -140,6 +204,7 @@ static void zygote_stop(struct zygote *zy)
 {
 	if (!zy)
 		return;
+	mcpx_reap_later_orphan(zy);
 	mcpx_forkserver_stop(zy->fs);
 	free(zy);
 }
@@ -180,28 +245,28 @@ static struct zygote *asked_from(const struct mcpx_zygotes *z)
 	return z->cur && mcpx_forkserver_pending(z->cur->fs) ? z->cur : NULL;
 }
 
-/* Ends the asked-for child (if any) without running it. */
+/* Ends the asked-for child (if any) without running it: now, or once its
+ * answer has come (mcpx_forkserver_drop). */
 static void drop_pending(struct mcpx_zygotes *z)
 {
 	struct zygote *zy = asked_from(z);
-	struct mcpx_sandbox_proc proc;
-	struct mcpx_err err = {{0}};
 
-	if (zy && take_counted(zy, &proc, NULL, &err) == 0)
-		mcpx_sandbox_cleanup(&proc);
+	if (zy)
+		mcpx_forkserver_drop(zy->fs);
 }
 
 /* ---- the probe of a successor -------------------------------------------- */
 
-static void probe_reset(struct probe *p)
+static void probe_reset(struct probe *p, struct mcpx_loop *loop)
 {
 	enum mcpx_warm_child_state s = p->child.state;
 
 	mcpx_sandbox_probe_plan_free(&p->plan);
 	/* Asked for and not taken: its fork server drops it (stop, or the
-	 * next fork of that zygote's). */
+	 * next fork of that zygote's). A process is ended without waiting on
+	 * the loop. */
 	if (s == MCPX_WARM_CHILD_FORKED || s == MCPX_WARM_CHILD_READY || s == MCPX_WARM_CHILD_TAKEN)
-		mcpx_sandbox_cleanup(&p->child.proc);
+		mcpx_reap_later(loop, &p->child.proc);
 	(void)mcpx_warm_child_end(&p->child, s == MCPX_WARM_CHILD_TAKEN
 	                                         ? MCPX_WARM_CHILD_TAKEN
 	                                         : MCPX_WARM_CHILD_DISCARDED);
@@ -279,17 +344,38 @@ static bool probe_read(struct probe *p, int fd, bool keep)
 	return !(n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR));
 }
 
+static void probe_reaped(void *arg, int rc, int status, const struct rusage *ru)
+{
+	struct probe *p = arg;
+
+	(void)rc;
+	(void)ru;
+	p->reaping = false;
+	p->reaped = true;
+	p->status = status;
+}
+
+/* The probe's child has exited: reaped (its answer comes on a later step
+ * with a loop), then judged. 1 proven, 0 in progress, <0 failed. */
 static int probe_finish(struct mcpx_zygotes *z, struct mcpx_err *err)
 {
 	struct probe *p = &z->probe;
-	int status = 0, rc;
+	int rc;
 
-	mcpx_sandbox_kill(&p->child.proc);
-	rc = mcpx_sandbox_reap(&p->child.proc, &status, NULL);
-	if (rc)
-		return mcpx_err_set(err, -rc, "fork server self-test: reap failed");
-	return mcpx_sandbox_probe_verdict(z->sb, &p->plan, p->out.data ? p->out.data : "",
-	                                  p->out.len, status, err);
+	if (!p->reaping && !p->reaped) {
+		mcpx_sandbox_kill(&p->child.proc);
+		p->reaping = true;
+		rc = mcpx_sandbox_reap_async(&p->child.proc, probe_reaped, p);
+		if (rc < 0) {
+			p->reaping = false;
+			return mcpx_err_set(err, -rc, "fork server self-test: reap failed");
+		}
+	}
+	if (!p->reaped)
+		return 0;
+	rc = mcpx_sandbox_probe_verdict(z->sb, &p->plan, p->out.data ? p->out.data : "", p->out.len,
+	                                p->status, err);
+	return rc < 0 ? -EPERM : 1;
 }
 
 /* One step; 1 when the successor is proven, 0 in progress, <0 failed. */
@@ -341,7 +427,7 @@ static int probe_step(struct mcpx_zygotes *z, struct mcpx_err *err)
 		pfd.events = POLLIN;
 		if (p->out_open || p->err_open || poll(&pfd, 1, 0) == 0)
 			return 0;
-		return probe_finish(z, err) < 0 ? -EPERM : 1;
+		return probe_finish(z, err);
 	case MCPX_WARM_CHILD_READY: /* fed in the same step as it said ready */
 	case MCPX_WARM_CHILD_DISCARDED:
 		break;
@@ -394,7 +480,8 @@ static void take_over(struct mcpx_zygotes *z)
 	z->next = NULL;
 	z->cur->proven_us = mcpx_now_us();
 	z->failures = 0;
-	mcpx_metrics_set_zygote(mcpx_forkserver_pid(z->cur->fs));
+	if (z->primary)
+		mcpx_metrics_set_zygote(mcpx_forkserver_pid(z->cur->fs));
 	if (old) {
 		z->prev_pid = mcpx_forkserver_pid(old->fs);
 		z->prev_runs = old->runs;
@@ -402,10 +489,16 @@ static void take_over(struct mcpx_zygotes *z)
 	}
 	if (z->prev_pid) {
 		mcpx_info("fork server renewed: zygote pid %d replaced pid %d (%s; it served %u "
-		          "runs)",
+		          "runs)%s%s%s",
 		          (int)mcpx_forkserver_pid(z->cur->fs), (int)z->prev_pid, z->reason,
-		          z->prev_runs);
+		          z->prev_runs, z->name ? " [" : "", z->name ? z->name : "",
+		          z->name ? "]" : "");
 		mcpx_metrics_zygote_replaced(z->reason);
+	} else if (z->name) {
+		/* The pool says "fork server ready" once every set is. */
+		mcpx_info("fork server: zygote pid %d [%s] has preloaded and its first child "
+		          "passed the self-test",
+		          (int)mcpx_forkserver_pid(z->cur->fs), z->name);
 	} else {
 		mcpx_info("fork server ready: zygote pid %d has preloaded and its first child "
 		          "passed the self-test",
@@ -429,11 +522,11 @@ static int advance_next(struct mcpx_zygotes *z, struct mcpx_err *err)
 	if (r == 0)
 		return 0;
 	if (r > 0) {
-		probe_reset(&z->probe);
+		probe_reset(&z->probe, z->loop);
 		take_over(z);
 		return 0;
 	}
-	probe_reset(&z->probe);
+	probe_reset(&z->probe, z->loop);
 	zygote_stop(z->next);
 	z->next = NULL;
 	return r;
@@ -447,7 +540,8 @@ int mcpx_zygotes_poll(struct mcpx_zygotes *z, uint64_t *next_us, struct mcpx_err
 
 	*next_us = 0;
 	stop_finished_retired(z);
-	if (z->cur && !mcpx_forkserver_alive(z->cur->fs)) {
+	/* Gone, or not answering (its fork server gave up on it). */
+	if (z->cur && mcpx_forkserver_poll(z->cur->fs) < 0) {
 		mcpx_warn("fork server: zygote pid %d died; runs start cold until its successor "
 		          "is ready",
 		          (int)mcpx_forkserver_pid(z->cur->fs));
@@ -496,13 +590,24 @@ int mcpx_zygotes_new(const struct mcpx_sandbox *sb, const char *preload,
                      const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
                      struct mcpx_zygotes **out, struct mcpx_err *err)
 {
+	return mcpx_zygotes_new_named(sb, preload, lim, pol, NULL, true, out, err);
+}
+
+int mcpx_zygotes_new_named(const struct mcpx_sandbox *sb, const char *preload,
+                           const struct mcpx_limits *lim, const struct mcpx_zygote_policy *pol,
+                           const char *name, bool primary, struct mcpx_zygotes **out,
+                           struct mcpx_err *err)
+{
 	struct mcpx_zygotes *z = calloc(1, sizeof(*z));
 
 	*out = NULL;
-	if (!z || !(z->preload = strdup(preload))) {
+	if (!z || !(z->preload = strdup(preload)) || (name && !(z->name = strdup(name)))) {
+		if (z)
+			free(z->preload);
 		free(z);
 		return mcpx_err_set(err, ENOMEM, "fork server: out of memory");
 	}
+	z->primary = primary;
 	z->sb = sb;
 	z->lim = *lim;
 	z->pol = *pol;
@@ -523,7 +628,7 @@ void mcpx_zygotes_free(struct mcpx_zygotes *z)
 	if (!z)
 		return;
 	drop_pending(z);
-	probe_reset(&z->probe);
+	probe_reset(&z->probe, z->loop);
 	zygote_stop(z->next);
 	zygote_stop(z->cur);
 	while (z->retired) {
@@ -533,6 +638,7 @@ void mcpx_zygotes_free(struct mcpx_zygotes *z)
 		zygote_stop(zy);
 	}
 	free(z->preload);
+	free(z->name);
 	free(z);
 }
 
@@ -560,6 +666,12 @@ int mcpx_zygotes_take(struct mcpx_zygotes *z, struct mcpx_sandbox_proc *proc, bo
 	return rc;
 }
 
+void mcpx_zygotes_drop(struct mcpx_zygotes *z)
+{
+	if (z)
+		drop_pending(z);
+}
+
 void mcpx_zygotes_busy(struct mcpx_zygotes *z, bool busy)
 {
 	if (z->busy && !busy)
@@ -567,13 +679,26 @@ void mcpx_zygotes_busy(struct mcpx_zygotes *z, bool busy)
 	z->busy = busy;
 }
 
-int mcpx_zygotes_unanswered_fd(const struct mcpx_zygotes *z)
+bool mcpx_zygotes_answered(struct mcpx_zygotes *z)
 {
-	const struct zygote *zy = z ? asked_from(z) : NULL;
+	struct zygote *zy = z ? asked_from(z) : NULL;
 
-	if (!zy || mcpx_forkserver_answered(zy->fs))
-		return -1;
-	return mcpx_forkserver_ctl_fd(zy->fs);
+	return !zy || mcpx_forkserver_answered(zy->fs);
+}
+
+void mcpx_zygotes_use_loop(struct mcpx_zygotes *z, struct mcpx_loop *loop,
+                           void (*on_answer)(void *arg), void *arg)
+{
+	struct zygote *all[] = {z->cur, z->next};
+
+	z->loop = loop;
+	z->on_answer = on_answer;
+	z->on_answer_arg = arg;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i])
+			mcpx_forkserver_use_loop(all[i]->fs, loop, fork_answered, z);
+	for (struct zygote *zy = z->retired; zy; zy = zy->next_retired)
+		mcpx_forkserver_use_loop(zy->fs, loop, fork_answered, z);
 }
 
 bool mcpx_zygotes_pending(const struct mcpx_zygotes *z)

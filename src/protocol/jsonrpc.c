@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+#include "utf8.h"
+
 bool mcpx_jsonrpc_id_valid(const cJSON *id)
 {
 	/* MCP narrows JSON-RPC: "Requests MUST include a string or integer ID"
@@ -223,7 +226,44 @@ char *mcpx_json_bytes(const cJSON *str, size_t *len)
 
 /* ---- outbound: printing ----------------------------------------------- */
 
+/* Repairs of outgoing text (utf8_backstop), for the fuzz harnesses. */
+static unsigned long repairs;
+
+unsigned long mcpx_jsonrpc_repairs(void)
+{
+	return repairs;
+}
+
+/* Every message leaves as valid UTF-8 (2025-03-26+ basic: "MUST be UTF-8
+ * encoded"). Text that is not is a bug before this point (a message cut
+ * inside a character, a tool's text not sanitised): the bytes printed
+ * since from are repaired, each ill-formed sequence becoming U+FFFD (the
+ * printer writes structure in ASCII, so only string contents change), the
+ * repair counted and logged once. */
+static int utf8_backstop(struct mcpx_buf *out, size_t from)
+{
+	size_t n = out->len - from, fixed_len = 0;
+	char *fixed;
+	int rc;
+
+	if (mcpx_utf8_valid(out->data + from, n))
+		return 0;
+	fixed = mcpx_utf8_sanitize(out->data + from, n, &fixed_len);
+	if (!fixed)
+		return -ENOMEM;
+	out->len = from;
+	rc = mcpx_buf_add(out, fixed, fixed_len);
+	free(fixed);
+	if (!repairs++)
+		mcpx_warn("an outgoing message held text that is not UTF-8; it was repaired with "
+		          "U+FFFD (a bug: please report it)");
+	return rc;
+}
+
 int mcpx_jsonrpc_print(const cJSON *msg, struct mcpx_buf *out)
 {
-	return mcpx_json_print(msg, out);
+	size_t from = out->len;
+	int rc = mcpx_json_print(msg, out);
+
+	return rc ? rc : utf8_backstop(out, from);
 }

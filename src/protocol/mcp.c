@@ -44,7 +44,7 @@ static void do_initialize(struct req *r)
 	struct mcpx_session *s = r->c->session;
 	const cJSON *pv = mcpx_mcp_member(r->params, "protocolVersion");
 	const char *chosen;
-	cJSON *res;
+	cJSON *res, *caps;
 
 	/* "The initialize request MUST NOT be part of a JSON-RPC batch"
 	 * (2025-03-26 basic/lifecycle). */
@@ -73,8 +73,13 @@ static void do_initialize(struct req *r)
 	    mcpx_mcp_version_stateful(pv->valuestring) ? pv->valuestring : MCPX_PV_LATEST_STATEFUL;
 
 	res = cJSON_CreateObject();
+	caps = mcpx_mcp_capabilities(r->c->core);
+	if (caps && !mcpx_mcp_tasks_capability(r, chosen, caps)) {
+		cJSON_Delete(caps);
+		caps = NULL;
+	}
 	if (!cJSON_AddStringToObject(res, "protocolVersion", chosen) ||
-	    !mcpx_json_add_owned(res, "capabilities", mcpx_mcp_capabilities(r->c->core)) ||
+	    !mcpx_json_add_owned(res, "capabilities", caps) ||
 	    !mcpx_json_add_owned(res, "serverInfo", mcpx_mcp_server_info(r->c->core)) ||
 	    (r->c->core->instructions &&
 	     !cJSON_AddStringToObject(res, "instructions", r->c->core->instructions))) {
@@ -136,9 +141,19 @@ static const struct method {
     {"ping", GEN_SESSION, true, do_ping},
     {"server/discover", GEN_STATELESS, false, mcpx_mcp_discover},
     {"tools/list", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_tools_list},
-    {"tools/call", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_tools_call},
+    {"tools/call", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_tasks_tools_call},
     {"logging/setLevel", GEN_SESSION, false, do_set_level},
     {"subscriptions/listen", GEN_STATELESS, false, mcpx_mcp_listen},
+    {"resources/list", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_list},
+    {"resources/read", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_read},
+    {"resources/templates/list", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_resources_templates},
+    /* MCP tasks (mcp_tasks.c): 2025-11-25's experimental ones and the
+     * 2026-07-28 extension's (SEP-2663: no tasks/result, no tasks/list). */
+    {"tasks/get", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_tasks_method},
+    {"tasks/result", GEN_SESSION, false, mcpx_mcp_tasks_method},
+    {"tasks/list", GEN_SESSION, false, mcpx_mcp_tasks_method},
+    {"tasks/cancel", GEN_SESSION | GEN_STATELESS, false, mcpx_mcp_tasks_method},
+    {"tasks/update", GEN_STATELESS, false, mcpx_mcp_tasks_method},
 };
 
 /* The method r names in generation gen, or NULL. */
@@ -396,18 +411,30 @@ void mcpx_core_sink_gone(struct mcpx_core *core, struct mcpx_sink *sink)
 
 	sink->gone = true;
 	mcpx_mcp_drop_listeners(core, sink);
+	/* A cancelled request of the tasks module may end another call (the
+	 * run of a task that was still its request's), so the walk starts
+	 * over after each cancel. */
 	for (; call; call = next) {
 		next = call->next;
-		if (call->sink == sink)
+		if (call->sink == sink) {
 			mcpx_mcp_call_cancel(call, false);
+			next = core->calls;
+		}
 	}
-	/* A cancel callback can only end its own call, so `next` stays
-	 * valid: tools never end other calls. */
 }
 
 size_t mcpx_core_inflight(const struct mcpx_core *core)
 {
 	return core->ncalls;
+}
+
+/* A resources/list or resources/read cancelled: the provider is told. */
+static void resources_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
+{
+	const struct mcpx_core *core = tool->ctx;
+
+	if (core->resources.cancel)
+		core->resources.cancel(core->resources.ctx, call);
 }
 
 struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
@@ -424,7 +451,15 @@ struct mcpx_core *mcpx_core_new(const struct mcpx_core_opts *opts)
 		core->provider = *opts->provider;
 	if (opts->access)
 		core->access = *opts->access;
+	if (opts->resources) {
+		core->resources = *opts->resources;
+		core->resources_tool.name = "resources";
+		core->resources_tool.cancel = resources_cancel;
+		core->resources_tool.ctx = core;
+	}
 	core->tools_list_changed = opts->tools_list_changed;
+	if (opts->tasks)
+		core->tasks = *opts->tasks;
 	if (opts->ntools) {
 		core->tools = calloc(opts->ntools, sizeof(*core->tools));
 		if (core->tools) {

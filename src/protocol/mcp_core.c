@@ -104,5 +104,37 @@ cJSON *mcpx_mcp_capabilities(const struct mcpx_core *core)
 		cJSON_Delete(caps);
 		return NULL;
 	}
+	/* resources: a caller's workspaces and their files (resource.h); no
+	 * subscriptions and no list_changed notifications are offered. */
+	if (core->resources.list && !cJSON_AddObjectToObject(caps, "resources")) {
+		cJSON_Delete(caps);
+		return NULL;
+	}
 	return caps;
+}
+
+bool mcpx_mcp_tasks_extension(const struct mcpx_core *core, cJSON *caps)
+{
+	cJSON *ext;
+
+	/* SEP-2663: "Servers advertise the extension in server/discover". */
+	if (!core->tasks.call || !core->tasks.extension(core->tasks.ctx))
+		return true;
+	ext = cJSON_GetObjectItemCaseSensitive(caps, "extensions");
+	if (!ext)
+		ext = cJSON_AddObjectToObject(caps, "extensions");
+	return ext && cJSON_AddObjectToObject(ext, "io.modelcontextprotocol/tasks");
+}
+
+const char *mcpx_task_support_name(enum mcpx_task_support s)
+{
+	return s == MCPX_TASK_SUPPORT_REQUIRED   ? "required"
+	       : s == MCPX_TASK_SUPPORT_OPTIONAL ? "optional"
+	                                         : "forbidden";
+}
+
+enum mcpx_task_support mcpx_core_tool_task_support(const struct mcpx_tool *tool, const char *name)
+{
+	return tool && tool->task_support ? tool->task_support(tool, name)
+	                                  : MCPX_TASK_SUPPORT_FORBIDDEN;
 }

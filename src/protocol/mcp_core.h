@@ -6,8 +6,12 @@
  * mcp.c           the core's life, the method table and dispatch (messages,
  *                 batches, notifications), the session-based lifecycle
  *                 (initialize, ping, logging/setLevel)
+ * mcp_tasks.c     MCP tasks: the requests that go to the tasks module
+ *                 (task_hooks.h), the tasks capability, a task's run
  * mcp_stateless.c the 2026-07-28 generation: a request's _meta and headers
  *                 checked, server/discover, subscriptions/listen
+ * mcp_resources.c resources/list, resources/read, resources/templates/list
+ *                 through the resource provider (resource.h)
  * mcp_tools.c     tools/list and tools/call, and each call in flight (tool.h)
  * mcp_listeners.c the list_changed listeners: session-wide streams and
  *                 2026-07-28 subscriptions
@@ -27,6 +31,8 @@
 
 #include "buf.h"
 #include "mcp.h"
+#include "resource.h"
+#include "task_hooks.h"
 #include "tool.h"
 
 /* 2026-07-28 reserved _meta keys (basic/index, "Per-request protocol fields"). */
@@ -54,7 +60,12 @@ struct mcpx_core {
 	size_t ntools;
 	struct mcpx_tool_provider provider; /* list == NULL: none */
 	struct mcpx_tool_access access;     /* allowed == NULL: every tool */
+	/* list == NULL: no resources; resources_tool carries its calls'
+	 * cancellation to it. */
+	struct mcpx_resource_provider resources;
+	struct mcpx_tool resources_tool;
 	bool tools_list_changed;
+	struct mcpx_task_hooks tasks; /* call == NULL: no tasks */
 	struct mcpx_call *calls; /* in flight, newest first */
 	size_t ncalls;
 	struct listener *listeners;
@@ -100,6 +111,10 @@ struct mcpx_call {
 	char client[160];
 	char id_text[128];
 	char name[129]; /* the tool name called */
+	/* A request the tasks module answers (tool is NULL): cancelling it
+	 * tells the module (abandon). */
+	bool tasks;
+	char task_id[40]; /* a task's run (mcpx_core_task_call): the task, else "" */
 	void *data;
 };
 
@@ -156,6 +171,9 @@ int mcpx_mcp_parse_level(const cJSON *item, enum mcpx_level *out);
 const char *mcpx_mcp_level_name(enum mcpx_level l);
 /* The capabilities object of initialize and server/discover. */
 cJSON *mcpx_mcp_capabilities(const struct mcpx_core *core);
+/* Adds the tasks extension to server/discover's capabilities (when the
+ * core has tasks); false when out of memory. */
+bool mcpx_mcp_tasks_extension(const struct mcpx_core *core, cJSON *caps);
 
 /* ---- mcp_send.c ---- */
 
@@ -183,12 +201,29 @@ bool mcpx_mcp_decorate_stateless(const struct mcpx_core *core, cJSON *result);
 
 void mcpx_mcp_tools_list(struct req *r);
 void mcpx_mcp_tools_call(struct req *r);
+/* A new call for request r, linked into the core's list; NULL when out of
+ * memory. tool's cancel is what cancelling it calls (tool may be NULL for
+ * the tasks module's calls). */
+struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool,
+                                    const char *name, enum mcpx_level log_level);
+/* Links a call made elsewhere (a task's run) into the core's list. */
+void mcpx_mcp_call_link(struct mcpx_call *call);
+/* The tool serving name (before the caller's filter), or NULL. */
+const struct mcpx_tool *mcpx_mcp_find_tool(const struct mcpx_core *core, const char *name);
+/* Whether caller's profile lets it see and call name. */
+bool mcpx_mcp_tool_allowed(const struct mcpx_core *core, const char *caller, const char *name);
 /* Refuses r (and returns true) when its id is still in flight. */
 bool mcpx_mcp_id_in_use(struct req *r);
 struct mcpx_call *mcpx_mcp_call_find(struct mcpx_core *core, const char *key, const cJSON *id);
 /* Cancels a call in flight (its tool's cancel); the sink hears that it
  * stays unanswered when tell_sink. */
 void mcpx_mcp_call_cancel(struct mcpx_call *call, bool tell_sink);
+
+/* ---- mcp_resources.c ---- */
+
+void mcpx_mcp_resources_list(struct req *r);
+void mcpx_mcp_resources_read(struct req *r);
+void mcpx_mcp_resources_templates(struct req *r);
 
 /* ---- mcp_listeners.c ---- */
 
@@ -216,5 +251,17 @@ enum mcpx_mcp_verdict mcpx_mcp_stateless_check(struct req *r);
 void mcpx_mcp_discover(struct req *r);
 void mcpx_mcp_listen(struct req *r);
 void mcpx_mcp_reply_unsupported_version(struct req *r, const char *requested);
+
+/* ---- mcp_tasks.c ---- */
+
+/* Adds the "tasks" capability to caps for a session initialized at
+ * version; false when out of memory. */
+bool mcpx_mcp_tasks_capability(const struct req *r, const char *version, cJSON *caps);
+/* tools/call: a task's (2025-11-25 "task", a 2026-07-28 request with the
+ * extension) goes to the tasks module, or is refused as the tasks rules
+ * say; any other to mcpx_mcp_tools_call. */
+void mcpx_mcp_tasks_tools_call(struct req *r);
+/* tasks/get, tasks/result, tasks/list, tasks/cancel, tasks/update. */
+void mcpx_mcp_tasks_method(struct req *r);
 
 #endif

@@ -58,6 +58,15 @@ int mcpx_core_listen(struct mcpx_core *core, struct mcpx_sink *sink,
 	return 0;
 }
 
+int mcpx_core_listen_key(struct mcpx_core *core, struct mcpx_sink *sink, const char *key)
+{
+	int rc = mcpx_core_listen(core, sink, NULL);
+
+	if (rc == 0)
+		mcpx_utf8_copy_trunc(core->listeners->key, sizeof(core->listeners->key), key);
+	return rc;
+}
+
 struct listener *mcpx_mcp_subscription_find(struct mcpx_core *core, const char *key,
                                             const cJSON *id)
 {

@@ -19,11 +19,16 @@ void mcpx_mcp_discover(struct req *r)
 	const char *const *all;
 	int n = (int)mcpx_versions(&all);
 	cJSON *res = cJSON_CreateObject();
-	cJSON *versions = cJSON_CreateStringArray(all, n);
+	cJSON *versions = cJSON_CreateStringArray(all, n), *caps;
 
 	if (!mcpx_json_add_owned(res, "supportedVersions", versions))
 		goto oom;
-	if (!mcpx_json_add_owned(res, "capabilities", mcpx_mcp_capabilities(core)) ||
+	caps = mcpx_mcp_capabilities(core);
+	if (caps && !mcpx_mcp_tasks_extension(core, caps)) {
+		cJSON_Delete(caps);
+		caps = NULL;
+	}
+	if (!mcpx_json_add_owned(res, "capabilities", caps) ||
 	    (core->instructions &&
 	     !cJSON_AddStringToObject(res, "instructions", core->instructions)) ||
 	    !cJSON_AddNumberToObject(res, "ttlMs", CACHE_TTL_MS) ||

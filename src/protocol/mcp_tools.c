@@ -15,6 +15,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp_core.h"
+#include "resource.h"
 #include "utf8.h"
 
 /* ---- calls ------------------------------------------------------------ */
@@ -51,7 +52,9 @@ void mcpx_mcp_call_cancel(struct mcpx_call *call, bool tell_sink)
 	 * inside its cancel callback: tool.h forbids it, and we would otherwise
 	 * answer a request the client has given up on. */
 	call->state = CALL_CANCELLING;
-	if (call->tool->cancel)
+	if (call->tasks)
+		call->core->tasks.abandon(call->core->tasks.ctx, call);
+	else if (call->tool->cancel)
 		call->tool->cancel(call->tool, call);
 	if (call->batch) {
 		/* The batch's other responses still go out together. */
@@ -96,6 +99,24 @@ void mcpx_call_finish(struct mcpx_call *call, cJSON *result)
 		                         "Internal error: the tool produced no result", NULL);
 	mcpx_mcp_emit_response(sink, call->batch, msg);
 	call_free(call);
+}
+
+void mcpx_call_error_data(struct mcpx_call *call, int code, const char *msg, cJSON *data)
+{
+	struct mcpx_sink *sink = call->sink;
+
+	if (call->state == CALL_CANCELLING) {
+		cJSON_Delete(data);
+		return;
+	}
+	call_unlink(call);
+	mcpx_mcp_emit_response(sink, call->batch, mcpx_jsonrpc_error(call->id, code, msg, data));
+	call_free(call);
+}
+
+void mcpx_call_error(struct mcpx_call *call, int code, const char *msg)
+{
+	mcpx_call_error_data(call, code, msg, NULL);
 }
 
 cJSON *mcpx_text_result(const char *text, bool is_error)
@@ -235,7 +256,7 @@ void *mcpx_call_data(const struct mcpx_call *call)
 	return call->data;
 }
 
-static bool tool_allowed(const struct mcpx_core *core, const char *caller, const char *name)
+bool mcpx_mcp_tool_allowed(const struct mcpx_core *core, const char *caller, const char *name)
 {
 	return !core->access.allowed || core->access.allowed(core->access.ctx, caller, name);
 }
@@ -249,15 +270,47 @@ static void filter_tools(const struct mcpx_core *core, const char *caller, cJSON
 		cJSON *next = t->next;
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
 
-		if (!cJSON_IsString(name) || !tool_allowed(core, caller, name->valuestring))
+		if (!cJSON_IsString(name) ||
+		    !mcpx_mcp_tool_allowed(core, caller, name->valuestring))
 			cJSON_Delete(cJSON_DetachItemViaPointer(tools, t));
 		t = next;
 	}
 }
 
-/* The result of tools/list for caller: every tool it may see, and for a
- * 2026-07-28 request the cache hints. NULL when out of memory. */
-static cJSON *tools_result(const struct mcpx_core *core, const char *caller, bool stateless)
+/* execution.taskSupport on each Tool object of a 2025-11-25 session's list
+ * when the core has tasks (task_hooks.h); a tool of an upstream (the
+ * gateway) keeps the execution its upstream listed, or none. Later and
+ * earlier versions have no such field. */
+static bool tasks_annotate(const struct mcpx_core *core, const char *version, bool stateless,
+                           cJSON *tools)
+{
+	cJSON *t;
+
+	if (!core->tasks.call || stateless || strcmp(version, MCPX_PV_2025_11_25) != 0)
+		return true;
+	cJSON_ArrayForEach(t, tools)
+	{
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
+		cJSON *exec;
+
+		if (!cJSON_IsString(name) || cJSON_HasObjectItem(t, "execution"))
+			continue;
+		exec = cJSON_AddObjectToObject(t, "execution");
+		if (!exec ||
+		    !cJSON_AddStringToObject(
+		        exec, "taskSupport",
+		        mcpx_task_support_name(mcpx_core_tool_task_support(
+		            mcpx_mcp_find_tool(core, name->valuestring), name->valuestring))))
+			return false;
+	}
+	return true;
+}
+
+/* The result of tools/list for caller under version: every tool it may
+ * see, and for a 2026-07-28 request the cache hints. NULL when out of
+ * memory. */
+static cJSON *tools_result(const struct mcpx_core *core, const char *caller, const char *version,
+                           bool stateless)
 {
 	bool per_caller = core->access.per_caller && core->access.per_caller(core->access.ctx);
 	cJSON *res = cJSON_CreateObject();
@@ -276,6 +329,8 @@ static cJSON *tools_result(const struct mcpx_core *core, const char *caller, boo
 	if (core->provider.list && core->provider.list(core->provider.ctx, tools) < 0)
 		goto oom;
 	filter_tools(core, caller, tools);
+	if (!tasks_annotate(core, version, stateless, tools))
+		goto oom;
 	/* With profiles each caller sees its own list: a shared cache must
 	 * not hand one caller's list to another. */
 	if (stateless &&
@@ -298,9 +353,6 @@ static void waiting_list_cancel(const struct mcpx_tool *tool, struct mcpx_call *
 
 static const struct mcpx_tool waiting_list = {.name = "tools/list", .cancel = waiting_list_cancel};
 
-static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
-                                  enum mcpx_level log_level);
-
 void mcpx_mcp_tools_list(struct req *r)
 {
 	const struct mcpx_core *core = r->c->core;
@@ -317,11 +369,12 @@ void mcpx_mcp_tools_list(struct req *r)
 	 * while its upstreams have not answered yet, the request waits, as
 	 * long as their timeout_s at most. */
 	if (core->provider.ready && !core->provider.ready(core->provider.ctx)) {
-		if (!call_new(r, &waiting_list, "tools/list", MCPX_LEVEL_OFF))
+		if (!mcpx_mcp_call_new(r, &waiting_list, "tools/list", MCPX_LEVEL_OFF))
 			mcpx_mcp_reply_result(r, NULL);
 		return;
 	}
-	mcpx_mcp_reply_result(r, tools_result(core, r->c->session->caller, r->stateless));
+	mcpx_mcp_reply_result(r,
+	                      tools_result(core, r->c->session->caller, r->version, r->stateless));
 }
 
 void mcpx_core_tools_ready(struct mcpx_core *core)
@@ -338,11 +391,12 @@ void mcpx_core_tools_ready(struct mcpx_core *core)
 				break;
 		if (!call)
 			return;
-		mcpx_call_finish(call, tools_result(core, call->caller, call->stateless));
+		mcpx_call_finish(call,
+		                 tools_result(core, call->caller, call->version, call->stateless));
 	}
 }
 
-static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const char *name)
+const struct mcpx_tool *mcpx_mcp_find_tool(const struct mcpx_core *core, const char *name)
 {
 	for (size_t i = 0; i < core->ntools; i++)
 		if (strcmp(core->tools[i]->name, name) == 0)
@@ -350,10 +404,19 @@ static const struct mcpx_tool *find_tool(const struct mcpx_core *core, const cha
 	return core->provider.find ? core->provider.find(core->provider.ctx, name) : NULL;
 }
 
-/* A new call for request r, linked into the core's list; NULL when out of
- * memory. */
-static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
-                                  enum mcpx_level log_level)
+void mcpx_mcp_call_link(struct mcpx_call *call)
+{
+	struct mcpx_core *core = call->core;
+
+	call->next = core->calls;
+	if (call->next)
+		call->next->prev = call;
+	core->calls = call;
+	core->ncalls++;
+}
+
+struct mcpx_call *mcpx_mcp_call_new(struct req *r, const struct mcpx_tool *tool, const char *name,
+                                    enum mcpx_level log_level)
 {
 	struct ctx *c = r->c;
 	const cJSON *token = mcpx_mcp_member(r->meta, "progressToken");
@@ -383,12 +446,7 @@ static struct mcpx_call *call_new(struct req *r, const struct mcpx_tool *tool, c
 	mcpx_utf8_copy_trunc(call->client, sizeof(call->client), c->session->client);
 	mcpx_utf8_copy_trunc(call->name, sizeof(call->name), name);
 	mcpx_jsonrpc_id_text(r->id, call->id_text, sizeof(call->id_text));
-
-	call->next = c->core->calls;
-	if (call->next)
-		call->next->prev = call;
-	c->core->calls = call;
-	c->core->ncalls++;
+	mcpx_mcp_call_link(call);
 	return call;
 }
 
@@ -421,9 +479,9 @@ void mcpx_mcp_tools_call(struct req *r)
 		                     "Invalid params: tools/call requires a string name");
 		return;
 	}
-	tool = find_tool(c->core, name->valuestring);
+	tool = mcpx_mcp_find_tool(c->core, name->valuestring);
 	/* A tool the caller's profile leaves out does not exist for it. */
-	if (tool && !tool_allowed(c->core, c->session->caller, name->valuestring))
+	if (tool && !mcpx_mcp_tool_allowed(c->core, c->session->caller, name->valuestring))
 		tool = NULL;
 	if (!tool) {
 		/* The spec's answer for an unknown tool is a protocol error
@@ -439,7 +497,7 @@ void mcpx_mcp_tools_call(struct req *r)
 	}
 	if (mcpx_mcp_id_in_use(r))
 		return;
-	call = call_new(r, tool, name->valuestring, r->log_level);
+	call = mcpx_mcp_call_new(r, tool, name->valuestring, r->log_level);
 	if (!call) {
 		mcpx_mcp_reply_result(r, NULL);
 		return;

@@ -83,6 +83,8 @@ void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc)
 
 	if (!proc)
 		return;
+	/* A reap asked and not answered: the reaper still reaps the leader. */
+	mcpx_sandbox_reap_forget(proc);
 	if (proc->pid > 0 && !proc->reaped) {
 		mcpx_sandbox_kill(proc);
 		(void)mcpx_sandbox_reap(proc, NULL, NULL);

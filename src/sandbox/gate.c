@@ -14,25 +14,38 @@
  * (`ulimit`: a process may always lower its own; the server could not set
  * them from outside without CAP_SYS_RESOURCE) and unsets BASH_ENV (so no
  * shell the script starts reads the gate again, and the script sees no
- * BASH_ENV), and then its script as any cold run would.
+ * BASH_ENV); a second line resets what a cold bash would show differently
+ * at its first line ($SECONDS, counted from bash's start, that is from its
+ * preparation; $_, which the first line leaves at its last word); then bash
+ * runs its script as any cold run would. What still differs is listed in
+ * docs/security.md ("Can the script tell?").
  *
  * Why bash reaches the gate before it is released: the server opens the
  * write end with O_NONBLOCK, which fails with ENXIO until a reader is
  * inside open(2); once it succeeds both ends are open and bash waits in
  * read(2), so the line written later is never lost with the pipe.
  *
+ * All of the gate is here: the spawn of a held bash (spawn.c's cold
+ * sequence, told to add the gate's variable and make the FIFO instead of
+ * the script: spawn_held.h), the try that finds it waiting, and the call
+ * handed over (the script and files written, the line computed from the
+ * same rlimits a cold spawn sets, the gate released).
+ *
  * What it does not do: decide when a bash is prepared (the executor's
- * bash_pool.c), or start the process (spawn.c, the cold path's own
- * sequence with the gate's variable added).
+ * bash_pool.c), or fork (spawn.c).
  */
 #include "gate.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "spawn_held.h"
 
 static int open_workdir(const char *workdir)
 {
@@ -122,6 +135,31 @@ int mcpx_gate_line(char *buf, size_t len, const struct mcpx_rlimit *rl, int n)
 	return used < len ? (int)used : -ENAMETOOLONG;
 }
 
+int mcpx_gate_fresh_line(char *buf, size_t len, const char *bash_path)
+{
+	size_t used;
+	int w = snprintf(buf, len, "SECONDS=0; : '");
+
+	if (w < 0 || (size_t)w >= len)
+		return -ENAMETOOLONG;
+	used = (size_t)w;
+	for (const char *p = bash_path; *p; p++) {
+		/* A quote ends the quoted word, is escaped, and opens it again. */
+		const char *piece = *p == '\'' ? "'\\''" : NULL;
+		size_t n = piece ? strlen(piece) : 1;
+
+		if (used + n + 3 > len)
+			return -ENAMETOOLONG;
+		if (piece)
+			memcpy(buf + used, piece, n);
+		else
+			buf[used] = *p;
+		used += n;
+	}
+	memcpy(buf + used, "'\n", 3);
+	return (int)(used + 2);
+}
+
 int mcpx_gate_release(int *gate_fd, const char *line, size_t line_len)
 {
 	ssize_t w;
@@ -137,4 +175,64 @@ int mcpx_gate_release(int *gate_fd, const char *line, size_t line_len)
 	close(*gate_fd);
 	*gate_fd = -1;
 	return rc;
+}
+
+/* ---- the prepared bash, for the executor (sandbox.h) ---------------------- */
+
+static int make_gate(const struct mcpx_sandbox *sb, const char *workdir, struct mcpx_err *err)
+{
+	int rc = mcpx_gate_create(workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid);
+
+	return rc ? mcpx_err_set(err, -rc, "sandbox: cannot make the gate: %s", strerror(-rc)) : 0;
+}
+
+/* Gone before the script runs: the gate's line unsets it. */
+static const struct mcpx_spawn_hold gate_hold = {MCPX_GATE_ENV, make_gate};
+
+int mcpx_sandbox_spawn_gated(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                             struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	return mcpx_spawn_held(sb, lim, MCPX_LANG_BASH, &gate_hold, proc, err);
+}
+
+int mcpx_sandbox_gate_reached(int workdir_fd, int *gate_fd)
+{
+	return mcpx_gate_reached(workdir_fd, gate_fd);
+}
+
+int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                           const char *code, size_t code_len, const struct mcpx_workdir_fill *fill,
+                           int *gate_fd, struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+{
+	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
+	char line[PIPE_BUF];
+	int rc, n, line_len, fresh_len;
+
+	/* The name first, so an input file may carry it. */
+	rc = mcpx_gate_unlink(proc->workdir);
+	if (rc)
+		return mcpx_err_set(err, -rc, "sandbox: cannot remove the gate: %s", strerror(-rc));
+	rc = mcpx_spawn_write_code(sb, proc, MCPX_LANG_BASH, code, code_len, err);
+	if (!rc && fill)
+		rc = fill->fn(fill->ctx, proc->workdir, err);
+	if (rc)
+		return rc;
+	/* The limits a cold run gets, set by bash on itself. Its RLIMIT_CPU
+	 * counts from its start, as a cold run's counts its setup. */
+	n = mcpx_spawn_rlimits(sb, MCPX_LANG_BASH, lim, rl);
+	line_len = mcpx_gate_line(line, sizeof(line), rl, n);
+	if (line_len < 0)
+		return mcpx_err_set(err, -line_len, "sandbox: the gate's line is too long");
+	/* Then what a cold bash would show at its script's first line: $SECONDS
+	 * counted from now, $_ the path it was started with (docs/security.md,
+	 * "Can the script tell?"). The whole is one write below PIPE_BUF. */
+	fresh_len = mcpx_gate_fresh_line(line + line_len, sizeof(line) - (size_t)line_len,
+	                                 sb->langs.rt[MCPX_LANG_BASH].path);
+	if (fresh_len < 0)
+		return mcpx_err_set(err, -fresh_len, "sandbox: the gate's line is too long");
+	line_len += fresh_len;
+	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
+	rc = mcpx_gate_release(gate_fd, line, (size_t)line_len);
+	return rc ? mcpx_err_set(err, -rc, "sandbox: the prepared bash is gone: %s", strerror(-rc))
+	          : 0;
 }

@@ -36,6 +36,11 @@ int mcpx_gate_unlink(const char *workdir);
  * -ENAMETOOLONG when len is too small (160 is enough). */
 int mcpx_gate_line(char *buf, size_t len, const struct mcpx_rlimit *rl, int n);
 
+/* The gate's second line: SECONDS=0 (it counts from the gate, as a cold
+ * bash's counts from its start) and $_ set back to bash_path (what a cold
+ * bash has before its first command). Its length, or -ENAMETOOLONG. */
+int mcpx_gate_fresh_line(char *buf, size_t len, const char *bash_path);
+
 /* Writes line (shorter than PIPE_BUF) through the gate, which lets bash on
  * to its script, and closes *gate_fd (set to -1). 0, or -errno when bash is
  * gone. */

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "exit_watch.h"
+#include "loop_guard.h"
 #include "procstat.h"
 #include "sandbox.h"
 
@@ -416,19 +417,28 @@ static bool stray_children(void)
 
 /* Waits (timeout_ms -1: as long as it takes) until the leader has exited,
  * leaving the zombie. An adopted leader is the zygote's child, so its pidfd
- * is polled instead. Returns 0, -ETIMEDOUT, or -errno. */
+ * is polled instead; our own child is waited for on its pidfd too when it
+ * has one, so that the wait goes through loop_guard.h (a leader that has
+ * exited is no wait). Returns 0, -ETIMEDOUT, or -errno. */
 static int wait_leader(const struct mcpx_sandbox_proc *proc, int timeout_ms)
 {
+	int fd = proc->reaper ? proc->exit_fd : proc->pidfd;
 	siginfo_t si;
 	int rc;
 
-	if (proc->reaper) {
-		struct pollfd pfd = {.fd = proc->exit_fd, .events = POLLIN};
+	if (fd >= 0 || proc->reaper) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 
-		do
-			rc = poll(&pfd, 1, timeout_ms);
-		while (rc < 0 && errno == EINTR);
-		return rc > 0 ? 0 : rc == 0 ? -ETIMEDOUT : -errno;
+		rc = mcpx_wait_poll(&pfd, 1, timeout_ms, "a run's leader to exit");
+		if (rc <= 0 || proc->reaper)
+			return rc > 0 ? 0 : rc == 0 ? -ETIMEDOUT : -errno;
+	} else if (timeout_ms != 0) {
+		/* No pidfd to poll: a check, then the wait the guard counts. */
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)proc->pid, &si, WEXITED | WNOWAIT | WNOHANG) == 0 &&
+		    si.si_pid == proc->pid)
+			return 0;
+		mcpx_wait_blocks("a run's leader to exit");
 	}
 	memset(&si, 0, sizeof(si));
 	while ((rc = waitid(P_PID, (id_t)proc->pid, &si,
@@ -468,14 +478,63 @@ void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc)
 	(void)sweep(proc->pid, NULL);
 }
 
+/* The first half of a reap, once the leader has exited: everything else of
+ * the run is killed while the zombie still holds its process group. */
+static void reap_begin(struct mcpx_sandbox_proc *proc)
+{
+	(void)kill(-proc->pid, SIGKILL);
+	/* Once kill found nothing left, nothing can have been started since
+	 * (a process of the run would have been needed): one scan per run. */
+	proc->strays = !proc->nothing_left && stray_children();
+	if (proc->strays)
+		kill_group(proc->pid);
+}
+
+/* A reaper that failed (the zygote is gone): the zombie came back to the
+ * server, its subreaper. wait for it there, never for long: it has exited. */
+static int reap_returned(struct mcpx_sandbox_proc *proc, int *st, struct rusage *r)
+{
+	int rc;
+
+	while ((rc = wait4(proc->pid, st, WNOHANG, r)) < 0 && errno == EINTR)
+		;
+	if (rc == proc->pid)
+		return 0;
+	*st = SIGKILL; /* unknown: reported as killed */
+	return -ECHILD;
+}
+
+/* The second half: the leader is reaped (st, r: what its reaper said), the
+ * orphans the kill left are reaped and counted. */
+static void reap_end(struct mcpx_sandbox_proc *proc, int st, struct rusage *r, int *status,
+                     struct rusage *ru)
+{
+	struct rusage orphans = {0};
+	int round;
+
+	proc->reaped = true;
+	mcpx_leaders_remove(proc->pid);
+	/* Killed members became zombies re-parented to us (subreaper); each
+	 * round also catches the children of strays killed in the one before. */
+	for (round = 0; proc->strays && round < MAX_SWEEP_ROUNDS; round++)
+		if (sweep(proc->pid, &orphans) == 0)
+			break;
+	add_rusage(r, &orphans);
+	if (status)
+		*status = st;
+	if (ru)
+		*ru = *r;
+}
+
 int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru)
 {
-	struct rusage r = {0}, orphans = {0};
-	int st = 0, round, rc;
-	bool strays;
+	struct rusage r = {0};
+	int st = 0, rc;
 
 	if (!proc || proc->pid <= 0 || proc->reaped)
 		return -ECHILD;
+	if (proc->reaping)
+		return -EBUSY; /* mcpx_sandbox_reap_async's answer is on its way */
 	/* Wait for the exit but leave the zombie: it holds the pgid while
 	 * the group is swept. */
 	rc = wait_leader(proc, -1);
@@ -489,20 +548,11 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 		}
 		return rc;
 	}
-	(void)kill(-proc->pid, SIGKILL);
-	/* Once kill found nothing left, nothing can have been started since
-	 * (a process of the run would have been needed): one scan per run. */
-	strays = !proc->nothing_left && stray_children();
-	if (strays)
-		kill_group(proc->pid);
+	reap_begin(proc);
 	if (proc->reaper) {
-		rc = proc->reaper(proc->reaper_ctx, proc->pid, &st, &r);
-		if (rc < 0) {
-			/* The zygote is gone: the zombie came back to us. */
-			while ((rc = wait4(proc->pid, &st, 0, &r)) < 0 && errno == EINTR)
-				;
-			if (rc < 0)
-				st = SIGKILL; /* unknown: reported as killed */
+		if (proc->reaper(proc->reaper_ctx, proc->pid, &st, &r) < 0) {
+			memset(&r, 0, sizeof(r));
+			(void)reap_returned(proc, &st, &r);
 		}
 	} else {
 		/* Its exit watcher, where it has one, lets go of the pid
@@ -512,17 +562,85 @@ int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage
 			if (errno != EINTR)
 				return -errno;
 	}
+	reap_end(proc, st, &r, status, ru);
+	return 0;
+}
+
+/* A reap asked of an asynchronous reaper: who waits for its answer (NULL
+ * once forgotten). Freed when the answer comes. */
+struct mcpx_reap_ticket {
+	struct mcpx_sandbox_proc *proc;
+	mcpx_reaped_fn done;
+	void *arg;
+};
+
+static void reaped(void *arg, int rc, int st, const struct rusage *ru)
+{
+	struct mcpx_reap_ticket *t = arg;
+	struct mcpx_sandbox_proc *proc = t->proc;
+	struct rusage r = {0}, out;
+	int status;
+
+	if (!proc) {
+		free(t); /* forgotten: the leader is someone else's business now */
+		return;
+	}
+	proc->reaping = NULL;
+	if (rc == 0 && ru)
+		r = *ru;
+	if (rc < 0)
+		(void)reap_returned(proc, &st, &r);
+	reap_end(proc, st, &r, &status, &out);
+	t->done(t->arg, 0, status, &out);
+	free(t);
+}
+
+int mcpx_sandbox_reap_async(struct mcpx_sandbox_proc *proc, mcpx_reaped_fn done, void *arg)
+{
+	struct mcpx_reap_ticket *t;
+	struct rusage r;
+	int st = 0, rc;
+
+	if (!proc || proc->pid <= 0 || proc->reaped || proc->reaping)
+		return -ECHILD;
+	rc = wait_leader(proc, 0);
+	if (rc == -ETIMEDOUT)
+		return -EAGAIN;
+	if (rc < 0 || !proc->reaper_async) {
+		/* Our own child, or nothing to wait for: at once. */
+		rc = mcpx_sandbox_reap(proc, &st, &r);
+		if (rc < 0)
+			return rc;
+		done(arg, 0, st, &r);
+		return 0;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	reap_begin(proc);
+	t->proc = proc;
+	t->done = done;
+	t->arg = arg;
+	proc->reaping = t;
+	rc = proc->reaper_async(proc->reaper_ctx, proc->pid, reaped, t);
+	if (rc < 0) {
+		/* Not asked: the zombie may have come back already. */
+		proc->reaping = NULL;
+		free(t);
+		memset(&r, 0, sizeof(r));
+		(void)reap_returned(proc, &st, &r);
+		reap_end(proc, st, &r, &st, &r);
+		done(arg, 0, st, &r);
+	}
+	return 0;
+}
+
+void mcpx_sandbox_reap_forget(struct mcpx_sandbox_proc *proc)
+{
+	if (!proc || !proc->reaping)
+		return;
+	proc->reaping->proc = NULL;
+	proc->reaping = NULL;
 	proc->reaped = true;
 	mcpx_leaders_remove(proc->pid);
-	/* Killed members became zombies re-parented to us (subreaper); each
-	 * round also catches the children of strays killed in the one before. */
-	for (round = 0; strays && round < MAX_SWEEP_ROUNDS; round++)
-		if (sweep(proc->pid, &orphans) == 0)
-			break;
-	add_rusage(&r, &orphans);
-	if (status)
-		*status = st;
-	if (ru)
-		*ru = r;
-	return 0;
 }

@@ -32,9 +32,9 @@
 #include "dirguard.h"
 #include "exit_watch.h"
 #include "fdutil.h"
-#include "gate.h"
 #include "reaper.h"
 #include "sandbox_child.h"
+#include "spawn_held.h"
 #include "workdir.h"
 
 /* Everything the child reads lives here, filled before fork. */
@@ -57,7 +57,7 @@ struct spawn_what {
 	int control_fd;
 	const struct mcpx_workdir_fill *fill; /* a run's: may be NULL */
 	enum mcpx_lang lang;                  /* a run's language; python for the rest */
-	bool gated; /* bash waits at a gate for its script (gate.c): no code yet */
+	const struct mcpx_spawn_hold *hold;   /* held before its code (gate.c), or NULL */
 };
 
 static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, const char *wd,
@@ -90,9 +90,9 @@ static void prepare_exec(struct spawn_buf *b, const struct mcpx_sandbox *sb, con
 	_Static_assert(MCPX_SANDBOX_CHANNEL_FD == 4, "the variable below names fd 4");
 	if (lim->channel)
 		b->envp[i++] = (char *)MCPX_SANDBOX_CHANNEL_ENV "=4";
-	/* Gone before the script runs: the gate's line unsets it (gate.c). */
-	if (what->gated)
-		b->envp[i++] = (char *)MCPX_GATE_ENV;
+	/* A held run's (gate.c says what becomes of it). */
+	if (what->hold && what->hold->env)
+		b->envp[i++] = (char *)what->hold->env;
 	b->envp[i] = NULL;
 
 	if (what->zygote_mode) {
@@ -232,9 +232,6 @@ void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc)
 	proc->setup_fd = -1;
 }
 
-static int write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
-                      enum mcpx_lang lang, const char *code, size_t code_len, struct mcpx_err *err);
-
 /* The run's workdir: the guarded directories above it put back first (a run
  * that failed to start because an earlier one changed them would be the
  * server's fault), then created, with main.py for a cold run. */
@@ -252,12 +249,9 @@ static int prepare_workdir(const struct mcpx_sandbox *sb, const struct spawn_wha
 		                    sb->workdir_base, strerror(-rc));
 	if (what->zygote_mode)
 		return 0;
-	if (what->gated) {
-		rc = mcpx_gate_create(proc->workdir, sb->layers.uid_drop, sb->run_uid, sb->run_gid);
-		return rc ? mcpx_err_set(err, -rc, "sandbox: cannot make the gate: %s", strerror(-rc))
-		          : 0;
-	}
-	rc = write_code(sb, proc, what->lang, what->code, what->code_len, err);
+	if (what->hold)
+		return what->hold->make(sb, proc->workdir, err);
+	rc = mcpx_spawn_write_code(sb, proc, what->lang, what->code, what->code_len, err);
 	if (!rc && what->fill)
 		rc = what->fill->fn(what->fill->ctx, proc->workdir, err);
 	return rc;
@@ -399,8 +393,7 @@ static int spawn(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
 	rc = prepare_workdir(sb, what, proc, err);
 	if (rc || (rc = open_fds(&f, lim->channel, err)) < 0)
 		goto fail;
-	b->args.n_rlimits = (int)mcpx_sandbox_rlimits(sb, lim, b->args.rlimits);
-	mcpx_lang_adjust_rlimits(what->lang, b->args.rlimits, b->args.n_rlimits);
+	b->args.n_rlimits = mcpx_spawn_rlimits(sb, what->lang, lim, b->args.rlimits);
 	prepare_exec(b, sb, proc->workdir, what, lim);
 	fill_args(b, sb, what, &f, proc->workdir);
 
@@ -472,52 +465,27 @@ int mcpx_sandbox_spawn_lang(const struct mcpx_sandbox *sb, const struct mcpx_lim
 	return spawn(sb, lim, &what, proc, err);
 }
 
-int mcpx_sandbox_spawn_gated(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-                             struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
+int mcpx_spawn_held(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
+                    enum mcpx_lang lang, const struct mcpx_spawn_hold *hold,
+                    struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
 {
-	struct spawn_what what = {.control_fd = -1, .lang = MCPX_LANG_BASH, .gated = true};
+	struct spawn_what what = {.control_fd = -1, .lang = lang, .hold = hold};
 
-	if (!sb->langs.rt[MCPX_LANG_BASH].available) {
+	if ((unsigned)lang >= MCPX_LANG_COUNT || !sb->langs.rt[lang].available) {
 		mcpx_sandbox_proc_reset(proc);
-		return mcpx_err_set(err, ENOEXEC, "sandbox: bash is not available here");
+		return mcpx_err_set(err, ENOEXEC, "sandbox: %s is not available here",
+		                    mcpx_lang_name(lang));
 	}
 	return spawn(sb, lim, &what, proc, err);
 }
 
-int mcpx_sandbox_gate_reached(int workdir_fd, int *gate_fd)
+int mcpx_spawn_rlimits(const struct mcpx_sandbox *sb, enum mcpx_lang lang,
+                       const struct mcpx_limits *lim, struct mcpx_rlimit out[MCPX_MAX_RLIMITS])
 {
-	return mcpx_gate_reached(workdir_fd, gate_fd);
-}
+	int n = (int)mcpx_sandbox_rlimits(sb, lim, out);
 
-int mcpx_sandbox_gate_open(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
-                           const char *code, size_t code_len,
-                           const struct mcpx_workdir_fill *fill, int *gate_fd,
-                           struct mcpx_sandbox_proc *proc, struct mcpx_err *err)
-{
-	struct mcpx_rlimit rl[MCPX_MAX_RLIMITS];
-	char line[160];
-	int rc, n, line_len;
-
-	/* The name first, so an input file may carry it. */
-	rc = mcpx_gate_unlink(proc->workdir);
-	if (rc)
-		return mcpx_err_set(err, -rc, "sandbox: cannot remove the gate: %s", strerror(-rc));
-	rc = write_code(sb, proc, MCPX_LANG_BASH, code, code_len, err);
-	if (!rc && fill)
-		rc = fill->fn(fill->ctx, proc->workdir, err);
-	if (rc)
-		return rc;
-	/* The limits a cold run gets, set by bash on itself (gate.c). Its
-	 * RLIMIT_CPU counts from its start, as a cold run's counts its setup. */
-	n = (int)mcpx_sandbox_rlimits(sb, lim, rl);
-	mcpx_lang_adjust_rlimits(MCPX_LANG_BASH, rl, n);
-	line_len = mcpx_gate_line(line, sizeof(line), rl, n);
-	if (line_len < 0)
-		return mcpx_err_set(err, -line_len, "sandbox: the gate's line is too long");
-	clock_gettime(CLOCK_REALTIME_COARSE, &proc->started);
-	rc = mcpx_gate_release(gate_fd, line, (size_t)line_len);
-	return rc ? mcpx_err_set(err, -rc, "sandbox: the prepared bash is gone: %s", strerror(-rc))
-	          : 0;
+	mcpx_lang_adjust_rlimits(lang, out, n);
+	return n;
 }
 
 int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
@@ -531,8 +499,9 @@ int mcpx_sandbox_spawn_warm(const struct mcpx_sandbox *sb, const struct mcpx_lim
 	return spawn(sb, lim, &what, proc, err);
 }
 
-static int write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
-                      enum mcpx_lang lang, const char *code, size_t code_len, struct mcpx_err *err)
+int mcpx_spawn_write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
+                          enum mcpx_lang lang, const char *code, size_t code_len,
+                          struct mcpx_err *err)
 {
 	const char *name = mcpx_lang_main_file(lang);
 	int rc = mcpx_workdir_write_file(proc->workdir, name, code, code_len, sb->layers.uid_drop,
@@ -546,7 +515,7 @@ static int write_code(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_p
 int mcpx_sandbox_write_main(const struct mcpx_sandbox *sb, const struct mcpx_sandbox_proc *proc,
                             const char *code, size_t code_len, struct mcpx_err *err)
 {
-	return write_code(sb, proc, MCPX_LANG_PYTHON, code, code_len, err);
+	return mcpx_spawn_write_code(sb, proc, MCPX_LANG_PYTHON, code, code_len, err);
 }
 
 int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,

@@ -137,21 +137,33 @@ static bool blank(const char *s, size_t len)
 	return true;
 }
 
-/* Appends a Go-%q-like quoted name to buf. */
+/* Appends a Go-%q-like quoted name to buf. A name too long for the room
+ * left is cut between characters, never inside one: the message goes out
+ * in a JSON string, which must be UTF-8 (a cut inside "é" was what
+ * fuzz_mcp's extra_key_cut found). */
 static void append_quoted(char *buf, size_t cap, const char *name)
 {
-	size_t o = strlen(buf);
+	size_t o = strlen(buf), rest = strlen(name);
 
 	if (o + 1 < cap)
 		buf[o++] = '"';
-	for (const char *p = name; *p && o + 3 < cap; p++) {
+	for (const char *p = name; *p;) {
 		unsigned char ch = (unsigned char)*p;
-		if (ch == '"' || ch == '\\') {
+		uint32_t cp;
+		size_t n = mcpx_utf8_next(p, rest, &cp);
+		bool esc = ch == '"' || ch == '\\', keep = esc || (ch >= 0x20 && ch != 0x7F);
+
+		/* Room for the character, the closing quote and the NUL. */
+		if (keep && o + (esc ? 2 : n) + 2 > cap)
+			break;
+		if (esc)
 			buf[o++] = '\\';
-			buf[o++] = (char)ch;
-		} else if (ch >= 0x20 && ch != 0x7F) {
-			buf[o++] = (char)ch;
+		if (keep) {
+			memcpy(buf + o, p, n);
+			o += n;
 		}
+		p += n;
+		rest -= n;
 	}
 	if (o + 1 < cap)
 		buf[o++] = '"';
@@ -249,8 +261,13 @@ static const struct arg_prop {
 	const char *name;
 	const char *type;
 } arg_props[] = {
-    {"code", "string"}, {"timeout_s", "integer"}, {"stdin", "string"},
-    {"files", "array"}, {"language", "string"},
+    {"code", "string"},
+    {"timeout_s", "integer"},
+    {"stdin", "string"},
+    {"files", "array"},
+    {"language", "string"},
+    {"workspace", "string"},
+    {"workspace_reset", "boolean"},
 };
 
 #define N_ARG_PROPS (sizeof(arg_props) / sizeof(arg_props[0]))
@@ -291,12 +308,34 @@ static int check_extra(const cJSON *args, char *msg, size_t msglen)
 	return -EINVAL;
 }
 
+/* A workspace's name: ^[a-z0-9][a-z0-9_.-]{0,63}$, as the inputSchema's
+ * pattern says (the schema is not published when workspaces are off, so
+ * this holds on its own). */
+static int check_workspace(const cJSON *ws, char *msg, size_t msglen)
+{
+	const char *s = ws->valuestring;
+	size_t n = strlen(s);
+	bool ok = n >= 1 && n <= MCPX_EXEC_WORKSPACE_NAME_MAX && !mcpx_json_has_nul(ws);
+
+	for (size_t i = 0; ok && i < n; i++) {
+		char c = s[i];
+		ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		     (i > 0 && (c == '_' || c == '.' || c == '-'));
+	}
+	if (ok)
+		return 0;
+	snprintf(msg, msglen,
+	         "workspace must be 1 to %d characters of a-z, 0-9, '_', '.' and '-', starting "
+	         "with a letter or digit (^[a-z0-9][a-z0-9_.-]{0,63}$)",
+	         MCPX_EXEC_WORKSPACE_NAME_MAX);
+	return -EINVAL;
+}
+
 /* 0 or absent means the default; everything else is clamped, never
  * rejected, as in the Go server. */
-static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cfg)
+static unsigned clamp_to(const cJSON *timeout, const struct mcpx_config *cfg, unsigned max)
 {
 	double want = timeout ? timeout->valuedouble : 0;
-	unsigned max = cfg->max_timeout_s ? cfg->max_timeout_s : 1;
 	unsigned t;
 
 	if (want == 0)
@@ -310,6 +349,20 @@ static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cf
 	if (t < 1)
 		t = 1;
 	return t > max ? max : t;
+}
+
+static unsigned clamp_timeout(const cJSON *timeout, const struct mcpx_config *cfg)
+{
+	return clamp_to(timeout, cfg, cfg->max_timeout_s ? cfg->max_timeout_s : 1);
+}
+
+unsigned mcpx_exec_task_timeout(const cJSON *args, const struct mcpx_config *cfg)
+{
+	const cJSON *timeout = args ? cJSON_GetObjectItemCaseSensitive(args, "timeout_s") : NULL;
+	unsigned max = cfg->task_max_timeout_s > cfg->max_timeout_s ? cfg->task_max_timeout_s
+	                                                             : cfg->max_timeout_s;
+
+	return clamp_to(cJSON_IsNumber(timeout) ? timeout : NULL, cfg, max ? max : 1);
 }
 
 /* The code's own rules, which no schema says: not blank, no NUL, not too long. */
@@ -386,10 +439,20 @@ static int take_args(const cJSON *args, const struct mcpx_config *cfg, struct mc
 	const cJSON *in = cJSON_GetObjectItemCaseSensitive(args, "stdin");
 	const cJSON *files = cJSON_GetObjectItemCaseSensitive(args, "files");
 	const cJSON *lang = cJSON_GetObjectItemCaseSensitive(args, "language");
+	const cJSON *ws = cJSON_GetObjectItemCaseSensitive(args, "workspace");
+	const cJSON *reset = cJSON_GetObjectItemCaseSensitive(args, "workspace_reset");
 	int rc;
 
 	if ((rc = check_code(code, cfg, msg, msglen)) < 0)
 		return rc;
+	if (ws && (rc = check_workspace(ws, msg, msglen)) < 0)
+		return rc;
+	if (reset && cJSON_IsTrue(reset) && !ws) {
+		snprintf(msg, msglen, "workspace_reset needs a workspace");
+		return -EINVAL;
+	}
+	out->workspace = ws ? ws->valuestring : NULL;
+	out->workspace_reset = reset && cJSON_IsTrue(reset);
 	/* stdin is data: its exact bytes, NULs included. Its length is the
 	 * parsed string's, where each U+0000 counts as its one byte. */
 	if (in && strlen(in->valuestring) > cfg->max_stdin_bytes) {

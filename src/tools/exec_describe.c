@@ -260,6 +260,36 @@ static char *egress_text(const struct mcpx_egress_grant *g)
 	return mcpx_buf_take(&b, NULL);
 }
 
+/* Whether v's caller may name a workspace: the server keeps them and its
+ * profile does not turn them off. */
+static bool workspaces_for(const struct mcpx_exec_about *t, const struct exec_view *v)
+{
+	return t->workspaces && !(v->pr && v->pr->workspaces.off);
+}
+
+/* How to keep state between calls, in one sentence, for a caller that may.
+ * Takes d; NULL when out of memory. */
+static char *with_workspace_sentence(char *d, const struct mcpx_exec_about *t,
+                                     const struct exec_view *v)
+{
+	char *all = NULL;
+
+	if (!d || !workspaces_for(t, v))
+		return d;
+	if (asprintf(&all,
+	             "%s To keep state between calls, give the same workspace name (e.g. "
+	             "\"analysis\") to each: the working directory's files and, for Python, the "
+	             "top-level variables (values such as DataFrames, imported modules, functions "
+	             "you defined; not open files, generators or classes you defined) are there "
+	             "again at the start of every call with that name, on any server, so a "
+	             "DataFrame loaded in one call is used in the next without reading it again "
+	             "(workspace_reset: true starts it empty; out/ is never kept).",
+	             d) < 0)
+		all = NULL;
+	free(d);
+	return all;
+}
+
 static char *description(const struct mcpx_exec_about *t, const struct exec_view *v)
 {
 	const struct mcpx_config *cfg = t->cfg;
@@ -286,7 +316,7 @@ static char *description(const struct mcpx_exec_about *t, const struct exec_view
 	if (asprintf(&d,
 	             "Run Python 3 code in a locked-down sandbox and return its stdout, stderr and "
 	             "exit code. Every call starts a fresh Python process in a new, empty working "
-	             "directory: nothing persists between calls (no files, no variables). "
+	             "directory: nothing persists between calls (no files, no variables)%s. "
 	             "Environment: the Python 3 standard library plus numpy, pandas, matplotlib "
 	             "(Agg backend, no display), PyYAML, Jinja2 and Pillow; nothing else can be "
 	             "installed. Limits: %s; wall-clock timeout %us by default, at "
@@ -298,6 +328,7 @@ static char *description(const struct mcpx_exec_about *t, const struct exec_view
 	             "and get a \"server busy\" error beyond that. Print what you want to see. A "
 	             "non-zero exit_code (for example an uncaught exception, traceback in stderr) "
 	             "or timed_out=true is a normal result, not a tool error.%s",
+	             workspaces_for(t, v) ? " unless they name a workspace (below)" : "",
 	             g ? "no direct network access (see mcpx.fetch below)" : "no network access",
 	             def_timeout, max_timeout, mem, procs, out_cap, in_cap, code, cfg->max_queue,
 	             net ? net : "") < 0)
@@ -308,6 +339,7 @@ static char *description(const struct mcpx_exec_about *t, const struct exec_view
 	}
 	free(net);
 	d = d ? with_files_sentence(d, cfg) : NULL;
+	d = with_workspace_sentence(d, t, v);
 	d = d ? with_languages_sentence(d, t->langs) : NULL;
 	d = d ? with_share_sentence(d, lim) : NULL;
 	d = with_calls_sentence(d, v);
@@ -388,7 +420,23 @@ static cJSON *language_schema(cJSON *props, const struct mcpx_languages *langs)
 	return e && cJSON_AddStringToObject(p, "default", "python") ? p : NULL;
 }
 
-cJSON *mcpx_exec_input_schema(const struct mcpx_config *cfg, const struct mcpx_languages *langs)
+/* The `workspace` and `workspace_reset` arguments. */
+static bool workspace_schema(cJSON *props)
+{
+	cJSON *p = prop(props, "workspace", "string",
+	                "keep this call's files and Python variables under this name: the next "
+	                "call with the same name starts with them (out/ excepted); lowercase "
+	                "letters, digits, '_', '.', '-'");
+
+	return p && cJSON_AddStringToObject(p, "pattern", MCPX_EXEC_WORKSPACE_PATTERN) &&
+	       cJSON_AddNumberToObject(p, "maxLength", MCPX_EXEC_WORKSPACE_NAME_MAX) &&
+	       prop(props, "workspace_reset", "boolean",
+	            "start the workspace empty (its saved files and variables are dropped); "
+	            "what this call leaves is saved as usual");
+}
+
+cJSON *mcpx_exec_input_schema(const struct mcpx_config *cfg, const struct mcpx_languages *langs,
+                              bool workspaces)
 {
 	static const char *const req[] = {"code"};
 	cJSON *s = cJSON_CreateObject();
@@ -412,6 +460,7 @@ cJSON *mcpx_exec_input_schema(const struct mcpx_config *cfg, const struct mcpx_l
 	                "want to see") ||
 	    !prop(props, "timeout_s", "integer", tdesc) || !prop(props, "stdin", "string", sdesc) ||
 	    !files_in_schema(props, cfg) || !language_schema(props, langs) ||
+	    (workspaces && !workspace_schema(props)) ||
 	    !mcpx_json_add_owned(s, "required", cJSON_CreateStringArray(req, 1)) ||
 	    !cJSON_AddFalseToObject(s, "additionalProperties")) {
 		cJSON_Delete(s);
@@ -450,6 +499,37 @@ static cJSON *files_out_schema(cJSON *props)
 	            " entries), so some are not listed");
 }
 
+/* structuredContent.workspace, present when the call named one. */
+static cJSON *workspace_out_schema(cJSON *props)
+{
+	static const char *const req[] = {"name",  "saved",     "files",
+	                                  "bytes", "variables", "not_kept"};
+	cJSON *p, *ip, *v;
+
+	if (!(p = prop(props, "workspace", "object",
+	               "the workspace the call named, as it is after the call: the run's version "
+	               "when saved, else the previous one")) ||
+	    !(ip = cJSON_AddObjectToObject(p, "properties")) ||
+	    !prop(ip, "name", "string", "the workspace's name") ||
+	    !prop(ip, "saved", "boolean",
+	          "the run's files and variables are the workspace's now; false: it keeps its "
+	          "previous version (reason says why)") ||
+	    !prop(ip, "reason", "string", "why it was not saved (only when saved is false)") ||
+	    !prop(ip, "files", "integer", "files in the workspace") ||
+	    !prop(ip, "bytes", "integer",
+	          "bytes of its files and variables (what MCP_EXEC_WORKSPACE_MAX_MB caps)") ||
+	    !(v = prop(ip, "variables", "array", "Python variables kept, by name")) ||
+	    !cJSON_AddStringToObject(cJSON_AddObjectToObject(v, "items"), "type", "string") ||
+	    !(v = prop(ip, "not_kept", "array",
+	               "the run's variables that could not be kept (an open file, a socket, a "
+	               "generator, a class defined by the code, a value over the cap)")) ||
+	    !cJSON_AddStringToObject(cJSON_AddObjectToObject(v, "items"), "type", "string") ||
+	    !mcpx_json_add_owned(p, "required", cJSON_CreateStringArray(req, 6)) ||
+	    !cJSON_AddFalseToObject(p, "additionalProperties"))
+		return NULL;
+	return p;
+}
+
 static cJSON *output_schema(void)
 {
 	static const char *const req[] = {"stdout",      "stderr",    "exit_code",
@@ -479,7 +559,7 @@ static cJSON *output_schema(void)
 	    !prop(props, "cpu_ms", "integer",
 	          "CPU time used by every process of the run, user plus system") ||
 	    !prop(props, "max_rss_kb", "integer", "peak resident memory in KiB") ||
-	    !files_out_schema(props) ||
+	    !files_out_schema(props) || !workspace_out_schema(props) ||
 	    !mcpx_json_add_owned(s, "required", cJSON_CreateStringArray(req, 6)) ||
 	    !cJSON_AddFalseToObject(s, "additionalProperties")) {
 		cJSON_Delete(s);
@@ -534,7 +614,8 @@ cJSON *mcpx_exec_describe(const struct mcpx_exec_about *t, const char *caller)
 	if (!desc || !cJSON_AddStringToObject(d, "name", MCPX_EXEC_TOOL_NAME) ||
 	    !cJSON_AddStringToObject(d, "title", title) ||
 	    !cJSON_AddStringToObject(d, "description", desc) ||
-	    !mcpx_json_add_owned(d, "inputSchema", mcpx_exec_input_schema(t->cfg, t->langs)) ||
+	    !mcpx_json_add_owned(d, "inputSchema",
+	                         mcpx_exec_input_schema(t->cfg, t->langs, t->workspaces)) ||
 	    !mcpx_json_add_owned(d, "outputSchema", output_schema()) ||
 	    !(ann = cJSON_AddObjectToObject(d, "annotations")))
 		goto fail;

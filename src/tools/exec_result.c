@@ -10,6 +10,7 @@
  */
 #include "exec_result.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -331,4 +332,26 @@ oom:
 	cJSON_Delete(sc);
 	cJSON_Delete(out);
 	return NULL;
+}
+
+int mcpx_exec_result_add_workspace(cJSON *result, cJSON *workspace)
+{
+	cJSON *sc = cJSON_GetObjectItemCaseSensitive(result, "structuredContent");
+	cJSON *content = cJSON_GetObjectItemCaseSensitive(result, "content");
+	cJSON *block = cJSON_GetArrayItem(content, 0);
+	char *text;
+
+	if (!workspace || !cJSON_IsObject(sc) || !cJSON_IsObject(block))
+		return -EINVAL;
+	if (!cJSON_AddItemToObject(sc, "workspace", workspace))
+		return -ENOMEM;
+	/* The text block is structuredContent serialised: again, with it. */
+	text = cJSON_PrintUnformatted(sc);
+	if (!text ||
+	    !cJSON_ReplaceItemInObjectCaseSensitive(block, "text", cJSON_CreateString(text))) {
+		cJSON_free(text);
+		return 0; /* the text block keeps the run's part */
+	}
+	cJSON_free(text);
+	return 0;
 }

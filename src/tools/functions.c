@@ -141,13 +141,18 @@ static char *invocation(const struct mcpx_function *fn, const cJSON *args)
 	return text;
 }
 
-/* The function's timeout, as the server's limits allow. */
-static unsigned timeout_for(const struct mcpx_config *cfg, const struct mcpx_function *fn)
+/* The function's timeout, as the server's limits allow: a task's run may
+ * last up to MCP_EXEC_TASK_MAX_TIMEOUT_S. */
+static unsigned timeout_for(const struct mcpx_config *cfg, const struct mcpx_function *fn,
+                            bool task)
 {
 	unsigned t = fn->timeout_s ? fn->timeout_s : cfg->default_timeout_s;
+	unsigned max = cfg->max_timeout_s;
 
-	if (t > cfg->max_timeout_s)
-		t = cfg->max_timeout_s;
+	if (task && cfg->task_max_timeout_s > max)
+		max = cfg->task_max_timeout_s;
+	if (t > max)
+		t = max;
 	return t ? t : 1;
 }
 
@@ -266,8 +271,9 @@ struct validation {
 	cJSON *args;
 	int rc;
 	char msg[MCPX_FN_MSG_MAX];
-	/* A tools/call's, for its audit line and its profile. */
-	char request_id[129], caller[161], client[161];
+	/* A tools/call's, for its audit line and its profile; the task it
+	 * runs for, or "". */
+	char request_id[129], caller[161], client[161], task_id[40];
 };
 
 static void validate_work(struct mcpx_offload_task *t)
@@ -312,7 +318,7 @@ static int finish_or_refuse(struct mcpx_fn_run *r, struct validation *v, struct 
 	int rc = v->rc;
 
 	if (rc == 0) {
-		spec->timeout_s = timeout_for(r->fs->cfg, r->fn);
+		spec->timeout_s = timeout_for(r->fs->cfg, r->fn, spec->task_id != NULL);
 		if (max_s < spec->timeout_s)
 			spec->timeout_s = (unsigned)max_s;
 		rc = submit(r, v->args, spec, bind);
@@ -332,6 +338,7 @@ static void start_validated(struct mcpx_fn_run *r, struct validation *v)
 	struct mcpx_job_spec spec = {.request_id = v->request_id,
 	                             .caller = v->caller,
 	                             .client = v->client,
+	                             .task_id = v->task_id[0] ? v->task_id : NULL,
 	                             .profile = pr ? pr->name : NULL,
 	                             .limits = pr ? &pr->limits : NULL};
 	struct mcpx_job_bind bind = {0};
@@ -385,6 +392,8 @@ int mcpx_fn_start(struct mcpx_functions *fs, const struct mcpx_fn_call *call,
 			         call->caller ? call->caller : "");
 			snprintf(r->validating->client, sizeof(r->validating->client), "%s",
 			         call->client ? call->client : "");
+			snprintf(r->validating->task_id, sizeof(r->validating->task_id), "%s",
+			         call->task_id ? call->task_id : "");
 			*out = r;
 			return 0;
 		}
@@ -648,19 +657,20 @@ static void answer_op(struct mcpx_run_op *q, const struct mcpx_fn_result *res)
 }
 
 /* One call in flight per calling run: threads of a run wait their turn. */
-static bool caller_busy(struct mcpx_functions *fs, const struct mcpx_run_who *who)
+/* The name a refusal echoes: only one a function could have. */
+static void shown_name(const cJSON *name, char *shown, size_t len)
 {
-	for (struct mcpx_fn_run *r = fs->runs; r; r = r->next)
-		if (r->op && mcpx_run_op_who(r->op) == who)
-			return true;
-	return false;
+	snprintf(shown, len, "%s",
+	         !cJSON_IsString(name)             ? "mcpx.call"
+	         : strlen(name->valuestring) < len ? name->valuestring
+	                                           : "(a long name)");
 }
 
 /* The function the caller names, if its code may call it now; else NULL
- * with the reason in msg. */
-static const struct mcpx_function *callee(struct mcpx_functions *fs, const struct mcpx_run_who *who,
-                                          unsigned count, const cJSON *name, char *msg,
-                                          size_t msglen)
+ * with the reason in msg. How many calls a run makes, and one at a time,
+ * are the run channel's caps of the op (call_refused words them). */
+static const struct mcpx_function *callee(const struct mcpx_run_who *who, const cJSON *name,
+                                          char *msg, size_t msglen)
 {
 	const struct mcpx_function *fn = NULL;
 	char shown[MCPX_FUNCTION_NAME_MAX + 1];
@@ -669,9 +679,7 @@ static const struct mcpx_function *callee(struct mcpx_functions *fs, const struc
 		snprintf(msg, msglen, "mcpx.call needs the name of a function");
 		return NULL;
 	}
-	/* Only a name a function could have is echoed. */
-	snprintf(shown, sizeof(shown), "%s",
-	         strlen(name->valuestring) < sizeof(shown) ? name->valuestring : "(a long name)");
+	shown_name(name, shown, sizeof(shown));
 	fn = mcpx_policy_function(who->policy, name->valuestring);
 	/* A function the caller's profile leaves out does not exist for it,
 	 * from its code either. */
@@ -681,16 +689,28 @@ static const struct mcpx_function *callee(struct mcpx_functions *fs, const struc
 		snprintf(msg, msglen, "no function named \"%s\" may be called from code", shown);
 	else if (who->depth + 1 > MCPX_FN_MAX_DEPTH)
 		snprintf(msg, msglen, "%s: calls nest at most %d deep", shown, MCPX_FN_MAX_DEPTH);
-	else if (caller_busy(fs, who))
-		snprintf(msg, msglen, "%s: this run already waits for a call (one at a time)",
-		         shown);
-	else if (count > MCPX_FN_MAX_CALLS)
-		snprintf(msg, msglen, "%s: this run made its %d calls", shown, MCPX_FN_MAX_CALLS);
 	else if (mcpx_now_us() >= who->deadline_us)
 		snprintf(msg, msglen, "%s: the calling run has no time left", shown);
 	else
 		return fn;
 	return NULL;
+}
+
+/* A call past the op's caps (the run channel enforces them): a run waits
+ * for one call at a time and makes MCPX_FN_MAX_CALLS in all. */
+static void call_refused(void *arg, struct mcpx_run_op *q, const cJSON *msg, const char *reason,
+                         unsigned limit)
+{
+	char shown[MCPX_FUNCTION_NAME_MAX + 1], text[MCPX_FN_MSG_MAX];
+
+	(void)arg;
+	shown_name(cJSON_GetObjectItemCaseSensitive(msg, "name"), shown, sizeof(shown));
+	if (strcmp(reason, "in_flight") == 0)
+		snprintf(text, sizeof(text),
+		         "%s: this run already waits for a call (one at a time)", shown);
+	else
+		snprintf(text, sizeof(text), "%s: this run made its %u calls", shown, limit);
+	answer_error(q, "tool", text);
 }
 
 /* The arguments: a JSON object in the body (checked against fn's schema
@@ -756,8 +776,7 @@ static void op_call(struct mcpx_functions *fs, struct mcpx_run_op *q, const cJSO
 	struct mcpx_fn_run *r;
 	cJSON *args;
 
-	fn = callee(fs, who, mcpx_run_op_count(q), cJSON_GetObjectItemCaseSensitive(msg, "name"),
-	            text, sizeof(text));
+	fn = callee(who, cJSON_GetObjectItemCaseSensitive(msg, "name"), text, sizeof(text));
 	args = fn ? call_args(fn, body, len, oversize, text, sizeof(text)) : NULL;
 	if (!args) {
 		answer_error(q, "tool", text);
@@ -778,15 +797,20 @@ static void op_call(struct mcpx_functions *fs, struct mcpx_run_op *q, const cJSO
 	answer_error(q, "tool", "internal error: out of memory");
 }
 
-static void on_op(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,
-                  const char *body, size_t len, bool oversize)
+/* The op "call": mcpx.call of a function, from a run. */
+static void on_call(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,
+                    const char *body, size_t len, bool oversize)
 {
-	struct mcpx_functions *fs = arg;
+	(void)name;
+	op_call(arg, q, msg, body, len, oversize);
+}
 
-	if (strcmp(name, "result") == 0)
-		op_result(fs, q, msg, body, len, oversize);
-	else
-		op_call(fs, q, msg, body, len, oversize);
+/* The op "result": a function's run sends its outcome. */
+static void on_result(void *arg, struct mcpx_run_op *q, const char *name, const cJSON *msg,
+                      const char *body, size_t len, bool oversize)
+{
+	(void)name;
+	op_result(arg, q, msg, body, len, oversize);
 }
 
 /* The caller's run ended first: its call goes with it. */
@@ -806,7 +830,17 @@ struct mcpx_functions *mcpx_functions_new(const struct mcpx_config *cfg, struct 
                                           struct mcpx_run_channel *rc, struct mcpx_loop *loop)
 {
 	struct mcpx_functions *fs = calloc(1, sizeof(*fs));
-	struct mcpx_run_op_handler ops = {.op = on_op, .cancel = on_op_cancel};
+	/* A run makes MCPX_FN_MAX_CALLS calls, one at a time: the call op's
+	 * caps, enforced by the run channel. */
+	struct mcpx_run_op_handler ops[] = {
+	    {.name = "call",
+	     .op = on_call,
+	     .cancel = on_op_cancel,
+	     .max_per_run = MCPX_FN_MAX_CALLS,
+	     .max_in_flight = 1,
+	     .refuse = call_refused},
+	    {.name = "result", .op = on_result, .cancel = on_op_cancel},
+	};
 
 	if (!fs)
 		return NULL;
@@ -817,10 +851,9 @@ struct mcpx_functions *mcpx_functions_new(const struct mcpx_config *cfg, struct 
 	fs->cfg = cfg;
 	fs->ex = ex;
 	fs->rc = rc;
-	ops.arg = fs;
-	for (size_t i = 0; rc && i < 2; i++) {
-		ops.name = i ? "result" : "call";
-		if (mcpx_run_channel_add_op(rc, &ops) < 0) {
+	for (size_t i = 0; rc && i < sizeof(ops) / sizeof(ops[0]); i++) {
+		ops[i].arg = fs;
+		if (mcpx_run_channel_add_op(rc, &ops[i]) < 0) {
 			mcpx_functions_free(fs);
 			return NULL;
 		}
@@ -839,8 +872,8 @@ void mcpx_functions_free(struct mcpx_functions *fs)
 	/* Validations still in the worker find their calls gone. */
 	mcpx_offload_free(fs->offload);
 	if (fs->rc) {
-		mcpx_run_channel_add_op(fs->rc, &(struct mcpx_run_op_handler){.name = "call"});
-		mcpx_run_channel_add_op(fs->rc, &(struct mcpx_run_op_handler){.name = "result"});
+		mcpx_run_channel_remove_op(fs->rc, "call");
+		mcpx_run_channel_remove_op(fs->rc, "result");
 	}
 	free(fs);
 }

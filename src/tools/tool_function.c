@@ -123,7 +123,8 @@ static void function_call(const struct mcpx_tool *tool, struct mcpx_call *call, 
 	                            .args = args,
 	                            .request_id = mcpx_call_id_text(call),
 	                            .caller = mcpx_call_caller(call),
-	                            .client = mcpx_call_client(call)};
+	                            .client = mcpx_call_client(call),
+	                            .task_id = mcpx_call_task_id(call)};
 	struct mcpx_fn_callbacks cb = {.done = on_done, .event = on_event};
 	struct function_call *fc;
 	char msg[MCPX_FN_MSG_MAX];
@@ -163,6 +164,19 @@ static void function_cancel(const struct mcpx_tool *tool, struct mcpx_call *call
 	free(fc);
 }
 
+/* Each function says in the policy (default optional). */
+static enum mcpx_task_support task_support(const struct mcpx_tool *tool, const char *name)
+{
+	const struct function_tool *t = tool->ctx;
+	const struct mcpx_function *fn =
+	    mcpx_policy_function(mcpx_policy_store_current(t->store), name);
+
+	if (!fn || fn->task_support == MCPX_FN_TASKS_FORBIDDEN)
+		return MCPX_TASK_SUPPORT_FORBIDDEN;
+	return fn->task_support == MCPX_FN_TASKS_REQUIRED ? MCPX_TASK_SUPPORT_REQUIRED
+	                                                  : MCPX_TASK_SUPPORT_OPTIONAL;
+}
+
 /* Never listed itself: the provider lists each function. */
 static cJSON *describe_none(const struct mcpx_tool *tool)
 {
@@ -183,6 +197,7 @@ struct mcpx_tool *mcpx_tool_function_new(struct mcpx_functions *fs,
 	t->base.describe = describe_none;
 	t->base.call = function_call;
 	t->base.cancel = function_cancel;
+	t->base.task_support = task_support;
 	t->base.ctx = t;
 	t->provider.list = list_tools;
 	t->provider.find = find_tool;

@@ -149,6 +149,28 @@ static void upstream_cancel(const struct mcpx_tool *tool, struct mcpx_call *call
 	free(gc);
 }
 
+/* An upstream's tool keeps the execution.taskSupport its upstream listed
+ * (tools/list shows the upstream's Tool as it is). A task of it holds the
+ * forwarded call, which reaches the upstream as a direct call; one the
+ * upstream marks "required" is offered as optional here, since this server
+ * never asks it for a task, and the upstream decides what it answers. */
+static enum mcpx_task_support task_support(const struct mcpx_tool *tool, const char *name)
+{
+	struct upstream_tool *t = tool->ctx;
+	char *text = mcpx_upstreams_tool_member(t->ups, mcpx_policy_store_current(t->store), name,
+	                                        "execution");
+	cJSON *exec = text ? cJSON_Parse(text) : NULL;
+	const cJSON *sup = cJSON_GetObjectItemCaseSensitive(exec, "taskSupport");
+	enum mcpx_task_support s = MCPX_TASK_SUPPORT_FORBIDDEN;
+
+	if (cJSON_IsString(sup) && (strcmp(sup->valuestring, "optional") == 0 ||
+	                            strcmp(sup->valuestring, "required") == 0))
+		s = MCPX_TASK_SUPPORT_OPTIONAL;
+	cJSON_Delete(exec);
+	free(text);
+	return s;
+}
+
 /* Never listed itself: the provider lists each tool. */
 static cJSON *describe_none(const struct mcpx_tool *tool)
 {
@@ -172,6 +194,7 @@ struct mcpx_tool *mcpx_tool_upstream_new(struct mcpx_upstreams *ups,
 	t->base.describe = describe_none;
 	t->base.call = upstream_call;
 	t->base.cancel = upstream_cancel;
+	t->base.task_support = task_support;
 	t->base.ctx = t;
 	t->provider.list = list_tools;
 	t->provider.find = find_tool;

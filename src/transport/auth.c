@@ -16,6 +16,10 @@
  * are compared with their full length, so a NUL inside a header cannot cut
  * a value short into a match.
  *
+ * With Kubernetes tokens on, a Bearer value none of ours matches goes to
+ * the TokenReview module only when it is JWT-shaped; anything else is the
+ * same 401 at once, with no work spent on it.
+ *
  * Named tokens (MCP_EXEC_AUTH_TOKENS_FILE, auth_tokens.h) give each caller
  * its own token; the file holds only hashes. A presented value is hashed
  * once and compared with the single token (caller "default") and with
@@ -45,6 +49,7 @@
 #include "auth_tokens.h"
 #include "crypto.h"
 #include "log.h"
+#include "metrics.h"
 #include "tokenreview.h"
 
 /* A token is a password, not a document; a larger file is a mistake (the
@@ -560,10 +565,17 @@ int mcpx_auth_identify(struct mcpx_auth *a, const char *x_mcp_auth, size_t x_len
 	    strncasecmp(authorization, "Bearer ", 7) == 0) {
 		who = lookup(a, authorization + 7, authz_len - 7, cred);
 		/* Not a token of ours: perhaps a ServiceAccount's, which the
-		 * API server decides (once; the verdict is cached). */
-		if (!who && a->k8s && authz_len - 7 <= MCPX_TOKENREVIEW_TOKEN_MAX) {
-			int rc = mcpx_tokenreview_cached(a->k8s, authorization + 7, authz_len - 7,
-			                                 now, caller);
+		 * API server decides (once; the verdict is cached). Only what
+		 * could be one is worth its quota: a JWT. */
+		if (!who && a->k8s) {
+			int rc;
+
+			if (!mcpx_tokenreview_shaped(authorization + 7, authz_len - 7)) {
+				mcpx_metrics_tokenreview("not_jwt");
+				return -EACCES;
+			}
+			rc = mcpx_tokenreview_cached(a->k8s, authorization + 7, authz_len - 7, now,
+			                             caller);
 			return rc == -ENOENT ? -EINPROGRESS : rc;
 		}
 	}
@@ -621,12 +633,12 @@ void mcpx_auth_set_kubernetes(struct mcpx_auth *a, struct mcpx_tokenreview *tr)
 		a->enabled = true;
 }
 
-struct mcpx_review *mcpx_auth_review(struct mcpx_auth *a, const char *authorization,
-                                     size_t authz_len,
-                                     void (*fn)(void *arg, int verdict, const char *caller),
-                                     void *arg)
+int mcpx_auth_review(struct mcpx_auth *a, const char *authorization, size_t authz_len,
+                     const char *addr, void (*fn)(void *arg, int verdict, const char *caller),
+                     void *arg, struct mcpx_review **out)
 {
+	*out = NULL;
 	if (!a || !a->k8s || authz_len <= 7 || strncasecmp(authorization, "Bearer ", 7) != 0)
-		return NULL;
-	return mcpx_tokenreview_start(a->k8s, authorization + 7, authz_len - 7, fn, arg);
+		return -EINVAL;
+	return mcpx_tokenreview_start(a->k8s, authorization + 7, authz_len - 7, addr, fn, arg, out);
 }

@@ -8,6 +8,11 @@
  * "system:..." is Kubernetes' namespace of users. A hash listed twice would
  * make one token two callers; that is refused rather than resolved by
  * order. Messages name the entry by index and caller, never the hash.
+ *
+ * The text is checked before cJSON reads it (json_text.h): cJSON would
+ * take a key, a name or a hash holding "\u0000" as its part before the
+ * NUL, and any byte up to 0x20 (a form feed, a NUL) as whitespace, so a
+ * file that is not the JSON it looks like could still say who may call.
  */
 #include "auth_tokens.h"
 
@@ -18,6 +23,7 @@
 #include <string.h>
 
 #include "hex.h"
+#include "json_text.h"
 
 static int parse_hex(const char *s, uint8_t out[MCPX_SHA256_LEN])
 {
@@ -105,6 +111,7 @@ int mcpx_auth_tokens_parse(const char *json, size_t len, struct mcpx_auth_tokens
                            struct mcpx_err *err)
 {
 	struct mcpx_auth_tokens *t = NULL;
+	struct mcpx_json_text_flaw flaw;
 	const char *end = NULL;
 	cJSON *root;
 	size_t n, i = 0;
@@ -113,8 +120,11 @@ int mcpx_auth_tokens_parse(const char *json, size_t len, struct mcpx_auth_tokens
 	*out = NULL;
 	if (len > MCPX_AUTH_TOKENS_MAX_BYTES)
 		return mcpx_err_set(err, E2BIG, "larger than %u bytes", MCPX_AUTH_TOKENS_MAX_BYTES);
+	if (mcpx_json_text_check(json, len, &flaw) < 0)
+		return mcpx_err_set(err, EINVAL, "not valid JSON: %s at byte %zu", flaw.why,
+		                    flaw.at);
 	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	while (root && end && (size_t)(end - json) < len && strchr(" \t\r\n", *end))
+	while (root && end && (size_t)(end - json) < len && *end && strchr(" \t\r\n", *end))
 		end++;
 	if (!root || (size_t)(end - json) != len) {
 		cJSON_Delete(root);

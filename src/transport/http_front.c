@@ -89,7 +89,7 @@ static char *h_metrics(void *arg, size_t *len)
 	g.sse_streams = mcpx_sse_streams(f->sse);
 	g.active_sessions = mcpx_session_active(f->sessions, time(NULL), 600) + g.sse_streams;
 	g.ready = h_ready(f, reason, sizeof(reason));
-	return mcpx_metrics_render(&g, len);
+	return mcpx_metrics_render_scrape(&g, len);
 }
 
 /* ---- start ---- */

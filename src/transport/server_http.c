@@ -42,6 +42,7 @@
 #include "http_conn.h"
 #include "http_field.h"
 #include "log.h"
+#include "loop_guard.h"
 #include "loop_lws.h"
 #include "metrics.h"
 #include "tokenreview.h"
@@ -251,10 +252,30 @@ static void review_done(void *arg, int verdict, const char *caller)
 	}
 }
 
+/* The answer to a request whose review could not start (auth.h,
+ * mcpx_auth_review): past a limit, 429 saying which, so a client knows to
+ * slow down; otherwise the server could not ask (503). */
+static void review_refused(struct mcpx_http_conn *c, int rc)
+{
+	if (rc == -EAGAIN)
+		simple(c, 429, "too many token reviews from this address: try again later\n",
+		       "Retry-After: 1\r\n");
+	else if (rc == -EBUSY)
+		simple(c, 429, "too many token reviews: try again later\n", "Retry-After: 1\r\n");
+	else if (rc == -ENOBUFS)
+		simple(c, 429, "too many token reviews in progress: try again later\n",
+		       "Retry-After: 1\r\n");
+	else
+		simple(c, 503, "authentication unavailable: try again later\n",
+		       "Retry-After: 5\r\n");
+}
+
 /* Starts the review the gate asked for; the request waits, in flight, for
  * review_done. */
 static int start_review(struct mcpx_http_conn *c, size_t consumed)
 {
+	int rc;
+
 	if (mcpx_conn_in_flight(c) < 0) {
 		review_forget(c);
 		simple(c, 503, "server is out of descriptors\n", "Retry-After: 1\r\n");
@@ -265,12 +286,11 @@ static int start_review(struct mcpx_http_conn *c, size_t consumed)
 	 * review's timeout) and answers it instead of dropping it. */
 	c->counted_busy = true;
 	c->srv->busy++;
-	c->review =
-	    mcpx_auth_review(c->srv->auth, c->review_authz, c->review_authz_len, review_done, c);
-	if (!c->review) {
+	rc = mcpx_auth_review(c->srv->auth, c->review_authz, c->review_authz_len, c->req.remote,
+	                      review_done, c, &c->review);
+	if (rc < 0) {
 		review_forget(c);
-		simple(c, 503, "authentication unavailable: try again later\n",
-		       "Retry-After: 5\r\n");
+		review_refused(c, rc);
 		return 0;
 	}
 	mcpx_http_on_close(c, review_closed, c);
@@ -362,10 +382,14 @@ static void rereview_sweep(struct mcpx_http_server *s, time_t now)
 			continue;
 		rc = mcpx_auth_identify(s->auth, NULL, 0, c->sa_authz, c->sa_authz_len, now, caller,
 		                        NULL);
-		if (rc == -EINPROGRESS)
-			c->review = mcpx_auth_review(s->auth, c->sa_authz, c->sa_authz_len,
-			                             rereview_done, c);
-		else if (rc < 0 || strcmp(caller, c->req.caller) != 0)
+		if (rc == -EINPROGRESS) {
+			/* Past the limits the next sweep tries again: a token
+			 * admitted before is not cut off because strangers
+			 * flood the door. */
+			if (mcpx_auth_review(s->auth, c->sa_authz, c->sa_authz_len, NULL,
+			                     rereview_done, c, &c->review) < 0)
+				c->sa_next_check = now + 1;
+		} else if (rc < 0 || strcmp(caller, c->req.caller) != 0)
 			rereview_done(c, -EACCES, "");
 		else
 			c->sa_next_check = now + CACHED_RECHECK_S;
@@ -600,8 +624,8 @@ static int on_body_done(struct mcpx_http_conn *c)
 
 static bool is_http_wsi(struct lws *wsi);
 
-static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                         size_t len)
+static int http_event(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                      size_t len)
 {
 	struct mcpx_http_server *s = lws_context_user(lws_get_context(wsi));
 	struct mcpx_http_conn *c = lws_get_opaque_user_data(wsi);
@@ -636,6 +660,19 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 	default:
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
+}
+
+/* Every HTTP event is a callback of the loop (loop_guard.h): timed, and
+ * checked for waits that would block it. */
+static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                         size_t len)
+{
+	int r;
+
+	mcpx_loop_guard_begin();
+	r = http_event(wsi, reason, user, in, len);
+	mcpx_loop_guard_end();
+	return r;
 }
 
 static bool is_http_wsi(struct lws *wsi)

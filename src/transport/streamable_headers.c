@@ -72,7 +72,10 @@ void mcpx_streamable_headers_init(struct mcpx_req_headers *h, const char *protoc
  * Streamable HTTP "Server Validation" (2026-07-28 basic/transports/
  * streamable-http): MCP-Protocol-Version must match _meta's version,
  * Mcp-Method the method, Mcp-Name params.name (or params.uri) for the methods
- * that name something.
+ * that name something, and params.taskId for the tasks extension's methods
+ * (SEP-2663, "Streamable HTTP: Routing Headers": the client "MUST set the
+ * Mcp-Name header ... to the value of params.taskId", so that a load
+ * balancer can route by task).
  */
 const char *mcpx_streamable_header_mismatch(const struct mcpx_req_headers *h,
                                             const char *body_version, const char *method,
@@ -95,6 +98,9 @@ const char *mcpx_streamable_header_mismatch(const struct mcpx_req_headers *h,
 		named = "name";
 	else if (strcmp(method, "resources/read") == 0)
 		named = "uri";
+	else if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+	         strcmp(method, "tasks/cancel") == 0)
+		named = "taskId";
 	else
 		return NULL;
 	if (!h->name)

@@ -16,6 +16,13 @@
  * redirects), and an unreachable API server turning into an admission (it
  * is a distinct verdict the gate answers with 503). Tokens live in memory
  * only for the review and are wiped; the cache keeps their SHA-256.
+ *
+ * Unauthenticated peers choose what is reviewed, so the work is bounded
+ * before any is done: only JWT-shaped values are candidates
+ * (mcpx_tokenreview_shaped), at most MCPX_TOKENREVIEW_IN_FLIGHT_MAX
+ * reviews run at once, and new ones are metered per client address and in
+ * total (review_limit.h). A response whose strings hold U+0000 is refused:
+ * cJSON would hand out the username cut at the NUL.
  */
 #include "tokenreview.h"
 
@@ -34,12 +41,17 @@
 #include "base64.h"
 #include "buf.h"
 #include "crypto.h"
+#include "json_text.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
+#include "review_limit.h"
 
 #define RESPONSE_MAX (64u << 10)
 #define POD_TOKEN_MAX 16384
 #define SA_PREFIX "system:serviceaccount:"
+/* Refusals past the limits are logged as one line per this many seconds. */
+#define LIMITED_LOG_S 10
 
 struct entry {
 	uint8_t digest[MCPX_SHA256_LEN];
@@ -69,6 +81,10 @@ struct mcpx_tokenreview {
 	char url[600];
 	char *token_file, *ca_file, *audience;
 	struct mcpx_review *reviews;
+	unsigned in_flight; /* the reviews on the list */
+	struct mcpx_review_limit limit;
+	unsigned long limited;   /* refusals not logged yet */
+	uint64_t limited_log_us; /* when the last were */
 	struct entry cache[MCPX_TOKENREVIEW_CACHE_MAX];
 };
 
@@ -120,6 +136,55 @@ int mcpx_tokenreview_cached(struct mcpx_tokenreview *tr, const char *token, size
 		return -EACCES;
 	snprintf(caller, MCPX_CALLER_MAX, "%s", e->caller);
 	return 0;
+}
+
+/* ---- what may be reviewed ------------------------------------------------ */
+
+/* A base64url part (unpadded) that decodes; a JSON object when json. */
+static bool jwt_part(const char *p, size_t n, bool json)
+{
+	char buf[MCPX_TOKENREVIEW_TOKEN_MAX];
+	ssize_t m;
+	cJSON *j;
+	bool ok;
+
+	if (n == 0 || (m = mcpx_base64url_decode(p, n, buf, sizeof(buf))) <= 0)
+		return false;
+	if (!json)
+		return true;
+	j = cJSON_ParseWithLength(buf, (size_t)m);
+	ok = cJSON_IsObject(j);
+	cJSON_Delete(j);
+	return ok;
+}
+
+bool mcpx_tokenreview_shaped(const char *tok, size_t len)
+{
+	const char *a, *b, *end = tok + len;
+
+	if (len == 0 || len > MCPX_TOKENREVIEW_TOKEN_MAX || !(a = memchr(tok, '.', len)) ||
+	    !(b = memchr(a + 1, '.', (size_t)(end - a - 1))) ||
+	    memchr(b + 1, '.', (size_t)(end - b - 1)))
+		return false;
+	return jwt_part(tok, (size_t)(a - tok), true) &&
+	       jwt_part(a + 1, (size_t)(b - a - 1), true) &&
+	       jwt_part(b + 1, (size_t)(end - b - 1), false);
+}
+
+/* Counts a refusal past the limits, and logs them at most once per
+ * LIMITED_LOG_S: a flood must not become a flood of log lines. */
+static void limited(struct mcpx_tokenreview *tr, const char *outcome, uint64_t now_us)
+{
+	mcpx_metrics_tokenreview(outcome);
+	tr->limited++;
+	if (tr->limited_log_us && now_us - tr->limited_log_us < LIMITED_LOG_S * 1000000ull)
+		return;
+	mcpx_warn("TokenReview: %lu requests answered 429 (past %u reviews/s per client address, "
+	          "%u/s in total, or %u in flight)",
+	          tr->limited, tr->limit.o.addr_rate, tr->limit.o.total_rate,
+	          MCPX_TOKENREVIEW_IN_FLIGHT_MAX);
+	tr->limited = 0;
+	tr->limited_log_us = now_us;
 }
 
 /* ---- one review ------------------------------------------------------------ */
@@ -183,9 +248,15 @@ static int judge(const struct mcpx_tokenreview *tr, const char *body, size_t len
 	const cJSON *user = cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(st, "user"), "username");
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
+	struct mcpx_json_text_flaw flaw;
 	bool aud_ok = false;
 	int rc = -EACCES;
 
+	if (mcpx_json_text_check(body, len, &flaw) < 0) {
+		mcpx_warn("TokenReview at %s answered with %s at byte %zu: refused", tr->url,
+		          flaw.why, flaw.at);
+		goto out;
+	}
 	if (!j || !cJSON_IsString(kind) || strcmp(kind->valuestring, "TokenReview") != 0) {
 		rc = -EIO; /* not an answer to the question asked */
 		goto out;
@@ -219,6 +290,7 @@ static void review_free(struct mcpx_review *r)
 	for (struct mcpx_review **pp = &r->tr->reviews; *pp; pp = &(*pp)->next)
 		if (*pp == r) {
 			*pp = r->next;
+			r->tr->in_flight--;
 			break;
 		}
 	free(r);
@@ -246,6 +318,9 @@ static void review_done(struct mcpx_review *r, CURLcode cc)
 			mcpx_warn("TokenReview at %s answered something other than a TokenReview",
 			          tr->url);
 	}
+	mcpx_metrics_tokenreview(verdict == 0         ? "admitted"
+	                         : verdict == -EACCES ? "refused"
+	                                              : "unavailable");
 	if (verdict == 0) {
 		until = now + MCPX_TOKENREVIEW_TTL_S;
 		if (r->token_exp && r->token_exp < until)
@@ -332,14 +407,34 @@ static char *request_body(const struct mcpx_tokenreview *tr, const char *token, 
 	return out;
 }
 
-struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const char *token,
-                                           size_t len, mcpx_review_fn fn, void *arg)
+/* May a review start now (review_limit.h)? 0, or the refusal, counted. */
+static int admit_review(struct mcpx_tokenreview *tr, const char *addr)
 {
-	struct mcpx_review *r = calloc(1, sizeof(*r));
-	struct curl_slist *h;
+	uint64_t now = mcpx_now_us();
+	int rc;
 
-	if (!r)
-		return NULL;
+	if (tr->in_flight >= MCPX_TOKENREVIEW_IN_FLIGHT_MAX) {
+		limited(tr, "limited_in_flight", now);
+		return -ENOBUFS;
+	}
+	rc = mcpx_review_limit_take(&tr->limit, addr, now);
+	if (rc < 0)
+		limited(tr, rc == -EAGAIN ? "limited_address" : "limited_total", now);
+	return rc;
+}
+
+int mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const char *token, size_t len,
+                           const char *addr, mcpx_review_fn fn, void *arg, struct mcpx_review **out)
+{
+	struct mcpx_review *r;
+	struct curl_slist *h;
+	int rc;
+
+	*out = NULL;
+	if ((rc = admit_review(tr, addr)) < 0)
+		return rc;
+	if (!(r = calloc(1, sizeof(*r))))
+		return -ENOMEM;
 	r->tr = tr;
 	r->fn = fn;
 	r->arg = arg;
@@ -348,6 +443,7 @@ struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const ch
 	mcpx_buf_init(&r->resp, RESPONSE_MAX);
 	r->next = tr->reviews;
 	tr->reviews = r;
+	tr->in_flight++;
 	r->body = request_body(tr, token, len);
 	r->hdrs = auth_header(tr);
 	if (!r->hdrs)
@@ -358,7 +454,7 @@ struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const ch
 	r->easy = mcpx_curl_easy_init();
 	if (!r->easy) {
 		review_free(r);
-		return NULL;
+		return -ENOMEM;
 	}
 	/* Without a body or the pod's token there is no review to ask for:
 	 * the transfer is left to fail (an empty URL), so the verdict is
@@ -382,9 +478,10 @@ struct mcpx_review *mcpx_tokenreview_start(struct mcpx_tokenreview *tr, const ch
 	mcpx_curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
 	if (mcpx_curl_multi_add_handle(tr->curl.multi, r->easy) != CURLM_OK) {
 		review_free(r);
-		return NULL;
+		return -ENOMEM;
 	}
-	return r;
+	*out = r;
+	return 0;
 }
 
 void mcpx_review_cancel(struct mcpx_review *r)
@@ -413,6 +510,7 @@ int mcpx_tokenreview_new(struct mcpx_tokenreview **out, struct mcpx_loop *loop,
 	if (!tr)
 		return mcpx_err_set(err, ENOMEM, "out of memory");
 	mcpx_curl_loop_init(&tr->curl, loop, "TokenReview", curl_done, tr);
+	mcpx_review_limit_init(&tr->limit, &o->limits, mcpx_now_us());
 	snprintf(tr->url, sizeof(tr->url), "%s/apis/authentication.k8s.io/v1/tokenreviews", o->api);
 	tr->token_file = strdup(o->token_file);
 	tr->ca_file = strdup(o->ca_file);

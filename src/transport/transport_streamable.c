@@ -503,7 +503,7 @@ static void handle_get(struct mcpx_streamable *t, struct mcpx_http_conn *c,
 	if (!get_allowed(t, c, req))
 		return;
 	g = calloc(1, sizeof(*g));
-	if (!g || mcpx_core_listen(t->core, &g->sink, NULL) < 0) {
+	if (!g || mcpx_core_listen_key(t->core, &g->sink, req->session_id) < 0) {
 		free(g);
 		rpc_error(c, 500, -32603, "Internal error");
 		return;

@@ -260,6 +260,76 @@ time.sleep(3600)
     stop(s)
 
 
+def fast_disk(mode):
+    """A run that writes faster than any reading and exits at once (issue
+    34): 40 x 1 MiB under a 20 MiB budget. The write that crosses the
+    budget fails, or the run is stopped before it can write much more, and
+    the result says limit "disk" however it ended; twice each, in the
+    workdir, in /dev/shm, in files held open after unlinking them, and as
+    one file. The workdirs are on tmpfs, as in the pod (/tmp is a
+    memory-backed emptyDir): writes there are as fast as memory."""
+    base = tempfile.mkdtemp(prefix="mcpx-fast-disk-", dir="/dev/shm")
+    os.chmod(base, 0o711)
+    s = start(mode, MCP_EXEC_MAX_DISK_MB=20, MCP_EXEC_MAX_FILE_MB=64, MCP_EXEC_WORKDIR_BASE=base)
+    cases = {
+        "workdir files": "open('f%d' % i, 'wb')",
+        "/dev/shm files": "open('/dev/shm/mcpx-fast-%d-%d' % (os.getpid(), i), 'wb')",
+        "files held open after unlinking": "unlinked('u%d' % i)",
+    }
+    prelude = ("import os, sys\nheld = []\n"
+               "def unlinked(name):\n"
+               "    f = open(name, 'wb')\n"
+               "    os.unlink(name)\n"
+               "    held.append(f)\n"
+               "    return f\n")
+    for what, opener in cases.items():
+        for attempt in (1, 2):
+            sc = run(s, prelude + f"""
+n = 0
+try:
+    for i in range(40):
+        f = {opener}
+        f.write(b'x' * (1 << 20))
+        f.flush()
+        n += 1
+        print(n, flush=True)
+except OSError as e:
+    print('stopped:', e.strerror)
+print('wrote', n)
+""", timeout_s=30)
+            # How many MiB it had written when it was stopped: the last
+            # number it printed (all 40 and "wrote 40" if nothing stopped it).
+            counts = re.findall(r"^(\d+)$", sc["stdout"], re.M)
+            wrote = int(counts[-1]) if counts else 0
+            print(f"   [{mode}] {what}, run {attempt}: stopped after {wrote} MiB, "
+                  f"exit {sc['exit_code']}")
+            t.check(sc["limit"] == "disk" and wrote < 40 and "wrote 40" not in sc["stdout"],
+                    f"[{mode}] {what}, run {attempt}: 40 x 1 MiB under 20 MiB, exiting at "
+                    f"once: limit disk, stopped before the 40th ({wrote} written)", brief(sc))
+    # One file: RLIMIT_FSIZE (at most the budget, lowered to what remains
+    # plus a block as the run writes) fails the write that would cross it,
+    # whether or not a reading got there first; the file never grows past
+    # the budget by more than that block.
+    sc = run(s, """
+import os
+with open('one', 'wb') as f:
+    try:
+        for i in range(40):
+            f.write(b'x' * (1 << 20))
+            f.flush()
+            print(f.tell(), flush=True)
+    except OSError as e:
+        print('stopped:', e.strerror, os.fstat(f.fileno()).st_size, flush=True)
+""", timeout_s=30)
+    sizes = [int(x) for x in re.findall(r"(\d+)$", sc["stdout"], re.M)]
+    t.check(sc["limit"] == "disk" and sizes and max(sizes) <= (20 << 20) + 4096,
+            f"[{mode}] one file of 40 MiB under 20 MiB: it never grows past the budget by more "
+            f"than a block (largest seen {max(sizes or [0])} bytes), and the result says limit "
+            f"disk", brief(sc))
+    stop(s)
+    shutil.rmtree(base, ignore_errors=True)
+
+
 # Two children burn half a CPU second each and live on: the leader never
 # waits for them, so only the server (which reaps them after the run, as
 # the subreaper they were handed to) can count them.
@@ -430,6 +500,7 @@ for mode in MODES:
     memory(mode)
     memory_like_cold(mode)
     disk(mode)
+    fast_disk(mode)
     cpu(mode)
     nested(mode)
 

@@ -314,7 +314,7 @@ def run(name, code):
 a = threading.Thread(target=run, args=("running", "import time; time.sleep(2); print('finished')"))
 a.start()
 t.check(wait_until(lambda: d.metric("mcp_exec_running") == 1), "drain: one call runs")
-b = threading.Thread(target=run, args=("queued", "print('never')"))
+b = threading.Thread(target=run, args=("queued", "print('queued, run while draining')"))
 b.start()
 t.check(wait_until(lambda: d.metric("mcp_exec_queue_depth") == 1), "drain: one call waits")
 d.proc.send_signal(signal.SIGTERM)
@@ -334,8 +334,11 @@ rc = d.proc.wait(timeout=30)
 t.check(rc == 0, "drain exits 0", rc)
 t.check(structured(out.get("running", (0, 0, None))[2]) and structured(out["running"][2])["stdout"] == "finished\n",
         "the running execution finishes during drain", out.get("running"))
-qt = tool_error_text(out.get("queued", (0, 0, None))[2])
-t.check(qt is not None and "shutting down" in qt, "the queued execution gets a clear error", out.get("queued"))
+# A call accepted before SIGTERM runs after the running one (its timeout
+# fits the drain budget); test_signals.py has the one that does not fit.
+qs = structured(out.get("queued", (0, 0, None))[2])
+t.check(qs and qs["stdout"] == "queued, run while draining\n",
+        "the queued execution runs during the drain", out.get("queued"))
 
 # ---- fail closed ----
 p = subprocess.run([BIN], env=base_env(MCP_EXEC_TRANSPORT="http", MCP_EXEC_ADDR="0.0.0.0:0"),

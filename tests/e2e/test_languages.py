@@ -135,6 +135,16 @@ t.check(sc["timed_out"] is True and sc["limit"] == "timeout", "javascript: the t
 sc = run("const a = []; for (;;) a.push(new Array(1e6).fill(1.5));", "javascript", timeout_s=60)
 t.check(sc["limit"] == "memory" and sc["exit_code"] != 0,
         "javascript: a growing heap ends with limit memory", {k: sc[k] for k in ("exit_code", "signal", "limit")})
+# V8's heap is sized from the run's memory limit (--max-old-space-size),
+# not from V8's own default (2 GiB and more on 64-bit).
+HEAP = ("import v8 from 'node:v8';\n"
+        "console.log(process.execArgv.join(' '), "
+        "Math.round(v8.getHeapStatistics().heap_size_limit / 1048576));")
+sc = run(HEAP, "javascript")
+args, _, heap_mb = sc["stdout"].strip().rpartition(" ")
+t.check(args == "--max-old-space-size=512" and 512 <= int(heap_mb or 0) < 640,
+        "javascript: node gets --max-old-space-size=MCP_EXEC_MEMORY_MB (512), V8's heap limit "
+        "follows it", sc["stdout"])
 sc = run("const w = new Array(1024).fill(0); console.log(typeof WebAssembly, w.length)",
          "javascript")
 t.check(sc["stdout"] == "object 1024\n", "javascript: the runtime is whole (WebAssembly present)", sc)
@@ -146,6 +156,22 @@ t.check(any('"language":"bash"' in l for l in audit)
         and any('"language":"python"' in l for l in audit),
         "each run's audit line names its language", audit[-3:])
 s.close()
+
+# ---- a profile's lower memory_mb reaches V8 too ----
+from mcpx_harness import ScratchDir, write_policy
+
+scratch = ScratchDir("mcpx-languages-")
+policy_file = os.path.join(scratch.secrets, "policy.json")
+write_policy(policy_file, {"profiles": [{"name": "small", "callers": ["stdio"], "tools": ["exec"],
+                                         "limits": {"memory_mb": 200}}]})
+s5 = StdioServer(dict(env, MCP_EXEC_POLICY=policy_file, MCP_EXEC_WORKDIR_BASE=scratch.workdir()))
+s5.initialize()
+sc = structured(s5.call(HEAP, language="javascript")) or {}
+args, _, heap_mb = sc.get("stdout", "").strip().rpartition(" ")
+t.check(args == "--max-old-space-size=200" and 200 <= int(heap_mb or 0) < 320,
+        "javascript: a profile's memory_mb (200) is the heap's limit", sc)
+s5.close()
+scratch.remove()
 
 # ---- MCP_EXEC_LANGUAGES limits the set ----
 s2 = StdioServer(base_env(MCP_EXEC_LANGUAGES="python,bash"))

@@ -8,6 +8,11 @@ queued one dropped (both audited "cancelled"); another caller's streams
 and its queued run are untouched, and the run completes. The log names
 the caller, never the token or its hash.
 
+A token moved to another caller (the same hash under a new name) is a
+revocation of the old caller's credential too: its legacy SSE stream ends,
+its running run is killed and its queued one dropped, and the same token
+is from then on the new caller's.
+
 The timeouts below only guard against a hang; nothing asserts how fast.
 Runs in the warm mode MCPX_TEST_WARM selects (cold, auto)."""
 import json
@@ -23,7 +28,7 @@ t = Failures()
 scratch = ScratchDir("mcpx-revoke-")
 work = scratch.workdir()  # where runs live (readable by runs)
 tokens = NamedTokens(os.path.join(scratch.path, "tokens.json"),  # not beneath it
-                     ["gone-agent", "kept-agent"])
+                     ["gone-agent", "kept-agent", "mover"])
 TOK = tokens.tokens
 policy_file = os.path.join(scratch.path, "policy.json")  # a policy: GET /mcp streams exist
 LONG = "import time; time.sleep(120)"
@@ -214,6 +219,54 @@ try:
     t.check("gone-agent" in log and "ended" in log, "the log says whose token went", log[-600:])
     t.check(not any(s in log for s in (TOK["gone-agent"], sha(TOK["gone-agent"]))),
             "without the token or its hash")
+
+    # ---- a token moved to another caller --------------------------------
+    tokens.write(["kept-agent", "mover"])
+    t.check(wait_until(lambda: McpHttpClient(srv, TOK["mover"]).initialize()[0] == 200,
+                       timeout=20), "the tokens file now has mover")
+    m_sse, m_path = legacy(srv, "mover")
+    streams.append(m_sse)
+    t.check(m_path and m_sse.message(1), "mover holds an initialized legacy SSE session",
+            m_sse.buf[-200:])
+    t.check(legacy_post(srv, "mover", m_path, call_msg(2, LONG)) == 202,
+            "mover's run is accepted on its legacy stream")
+    wait_until(lambda: srv.metric("mcp_exec_running") == 1, timeout=60)
+    m = McpHttpClient(srv, TOK["mover"])
+    m.initialize()
+    m_json_post, m_json_out = in_thread(lambda: m.post(call_msg(5, LONG), extra={
+        "Accept": "application/json"}))
+    t.check(wait_until(lambda: srv.metric("mcp_exec_queue_depth") == 1, timeout=60),
+            "mover has a run running and one queued",
+            (srv.metric("mcp_exec_running"), srv.metric("mcp_exec_queue_depth")))
+    write_policy(tokens.path, [{"caller": "kept-agent", "token_sha256": sha(TOK["kept-agent"])},
+                               {"caller": "new-owner", "token_sha256": sha(TOK["mover"])}])
+    t.check(wait_until(lambda: m_sse.closed(), timeout=20, interval=0.05),
+            "moved to new-owner: mover's legacy SSE stream ends", m_sse.eof)
+    m_json_post.join(60)
+    t.check(m_json_out.get("r", (None,))[0] == 401,
+            "mover's POST waiting for JSON is answered 401", m_json_out)
+    def mover_cancelled():
+        return [a for a in srv.audit_lines() if a.get("audit") == "exec" and
+                a.get("caller") == "mover" and a.get("status") == "cancelled"]
+
+    # The killed run's line comes once it is reaped, after the 401.
+    t.check(wait_until(lambda: len(mover_cancelled()) == 2, timeout=60),
+            "mover's running run is killed and its queued one dropped",
+            [(a.get("caller"), a.get("status")) for a in srv.audit_lines()
+             if a.get("audit") == "exec"][-4:])
+    t.check(wait_until(lambda: srv.metric("mcp_exec_running") == 0 and
+                       srv.metric("mcp_exec_queue_depth") == 0, timeout=60),
+            "nothing of mover's is left running or queued")
+    n = McpHttpClient(srv, TOK["mover"])
+    n.initialize()
+    st, _, body = n.call("print('moved')")
+    new_runs = [a for a in srv.audit_lines() if a.get("audit") == "exec" and
+                a.get("status") == "ok"]
+    t.check(st == 200 and structured(body).get("stdout") == "moved\n" and new_runs and
+            new_runs[-1].get("caller") == "new-owner",
+            "the same token now calls as new-owner", (st, new_runs[-1:]))
+    log = srv.drain_stderr()
+    t.check("a token of caller mover was removed" in log, "the log names mover", log[-600:])
 finally:
     for s in streams:
         s.close()

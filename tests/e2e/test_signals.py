@@ -4,6 +4,10 @@ docs/configuration.md promises.
 
 - One SIGINT (or SIGTERM): drain. The running execution finishes and is
   answered, then the server exits 0.
+- Calls accepted before the signal but still queued behind the running one
+  run too, after it, while their timeout ends within the drain budget
+  (MCP_EXEC_MAX_TIMEOUT_S + 10 s from the signal); only one whose timeout
+  would outlast it is answered "shutting down" instead (issue 34).
 - A second signal during the drain: stop now. The run's processes are
   killed, the server tears down cleanly (no crash) and exits 128 + the
   signal's number: 130 for SIGINT, 143 for SIGTERM.
@@ -146,6 +150,78 @@ sc = structured(final)
 t.check(sc and sc["stdout"].endswith("done\n") and sc["exit_code"] == 0,
         "http: after one SIGINT the running execution finishes and is answered", final)
 t.check(rc == 0, "http: one SIGINT exits 0 once drained", (rc, err[-500:]))
+
+# ---- queued calls accepted before SIGTERM run while they fit ----
+# MCP_EXEC_MAX_TIMEOUT_S=20: the drain budget is 30 s. Behind the running
+# call, one with timeout_s 5 and one with timeout_s 20 wait. The running
+# one is released 12 s after SIGTERM: the first then still fits (18 s left,
+# 5 needed) and runs; the second (20 needed) does not, and is answered.
+import threading
+
+srv = HttpServer({"MCP_EXEC_MAX_TIMEOUT_S": 20, "MCP_EXEC_DEFAULT_TIMEOUT_S": 20, "MCP_EXEC_MAX_QUEUE": 4})
+c = McpHttpClient(srv)
+c.initialize()
+call = SseCall(c, 1)
+ready = call.wait_ready()
+answers = {}
+
+
+def queued(rid, timeout_s):
+    q = McpHttpClient(srv)
+    q.sid = c.sid
+    answers[rid] = q.post({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
+        "name": "exec", "arguments": {"code": f"print('queued {rid} ran')",
+                                      "timeout_s": timeout_s}}}, timeout=120)
+
+
+threads = [threading.Thread(target=queued, args=(rid, to)) for rid, to in ((2, 5), (3, 20))]
+for th in threads:
+    th.start()
+    time.sleep(0.3)
+waiting = False
+deadline = time.time() + 30
+while time.time() < deadline and not waiting:
+    waiting = srv.metric("mcp_exec_queue_depth") == 2
+    time.sleep(0.05)
+t.check(ready is not None and waiting, "http: one call runs and two wait in the queue",
+        (ready, srv.metric("mcp_exec_queue_depth")))
+err = bytearray(srv.err)
+srv.proc.send_signal(signal.SIGTERM)
+t.check(wait_stderr(srv.proc, err, b"draining"), "http: SIGTERM starts the drain")
+time.sleep(12)
+if ready:
+    open(os.path.join(ready[0], "go"), "w").close()
+final = None
+while True:
+    m = call.next_message()
+    if m is None or "id" in m:
+        final = m
+        break
+for th in threads:
+    th.join(120)
+rc = srv.proc.wait(timeout=120)
+wait_stderr(srv.proc, err, b"\0", timeout=1)
+sc = structured(final)
+t.check(sc and sc["stdout"].endswith("done\n"), "http: the running call finishes", final)
+
+
+def answer_text(rid):
+    st, _, msgs = answers.get(rid, (None, None, None))
+    msgs = [msgs] if isinstance(msgs, dict) else msgs or []
+    res = next((m for m in msgs if m.get("id") == rid), {}).get("result", {})
+    return st, (res.get("structuredContent") or {}).get("stdout"), \
+        " ".join(b.get("text", "") for b in res.get("content", []))
+
+
+st, out, text = answer_text(2)
+t.check(st == 200 and out == "queued 2 ran\n",
+        "http: a call queued before SIGTERM whose timeout fits the drain runs after it "
+        "(was: answered 'did not run this execution')", (st, out, text[:200]))
+st, out, text = answer_text(3)
+t.check(st == 200 and out is None and "shutting down" in text and "20 s" in text,
+        "http: one whose timeout would outlast the drain is answered, saying why",
+        (st, out, text[:300]))
+t.check(rc == 0, "http: the drain ends with exit 0", (rc, err.decode(errors="replace")[-500:]))
 
 # ---- two SIGINTs: stop now, exit 130, nothing of the run left ----
 ready, draining, final, rc, err = http_run(signal.SIGINT, signal.SIGINT)

@@ -15,7 +15,8 @@ authentication.k8s.io/v1:
 
 Tokens are JWT-shaped (header.payload.signature, payload with exp, aud and
 sub) and registered with add_token; the fixture also answers 500 or slowly
-when told to, and counts the reviews per token."""
+when told to (slow: after `delay` seconds), counts the reviews per token and
+in total, and the most it was ever answering at once (max_in_flight)."""
 import base64
 import http.server
 import json
@@ -48,6 +49,10 @@ class TokenReviewServer:
         self.reviews = {}       # token -> count
         self.bad_requests = []  # what did not follow the documented request
         self.mode = "ok"        # "ok", "500", "slow"
+        self.delay = 8          # seconds a "slow" answer takes
+        self.total = 0          # reviews received
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.lock = threading.Lock()
         fx = self
 
@@ -84,13 +89,23 @@ class TokenReviewServer:
                     return self._send(400, {"kind": "Status", "code": 400})
                 with fx.lock:
                     fx.reviews[token] = fx.reviews.get(token, 0) + 1
+                    fx.total += 1
+                    fx.in_flight += 1
+                    fx.max_in_flight = max(fx.max_in_flight, fx.in_flight)
                     mode = fx.mode
                     known = fx.tokens.get(token)
+                try:
+                    self._answer(req, mode, known, want)
+                finally:
+                    with fx.lock:
+                        fx.in_flight -= 1
+
+            def _answer(self, req, mode, known, want):
                 if mode == "500":
                     return self._send(500, {"kind": "Status", "code": 500,
                                             "message": "etcd is down"})
                 if mode == "slow":
-                    time.sleep(8)
+                    time.sleep(fx.delay)
                 status = {"authenticated": False, "user": {}}
                 if known is None:
                     status["error"] = "invalid bearer token"

@@ -6,7 +6,9 @@
  *
  * Checked on every input, beyond the sanitizers:
  * - every outbound message parses with the server's own strict parser (valid
- *   UTF-8, no raw control characters) and has the shape its kind says: a
+ *   UTF-8, no raw control characters), needed no UTF-8 repair by the printer
+ *   (mcpx_jsonrpc_repairs: the text it was made from was valid), and has the
+ *   shape its kind says: a
  *   response is an object with an id and a result or error, or a non-empty
  *   array of those (a batch); a notification has a method;
  * - the sink's pending count never underflows, and once every held call is
@@ -116,7 +118,9 @@ static void check_send(struct mcpx_sink *sink, const char *json, size_t len, boo
 	cJSON *root = mcpx_jsonrpc_parse(json, len, &why);
 	const cJSON *el;
 
-	if (!root || sink->pending > (1u << 20))
+	/* The printer repairs text that is not UTF-8 (jsonrpc.h): a repair
+	 * means some message was made with such text, a bug to find here. */
+	if (!root || sink->pending > (1u << 20) || mcpx_jsonrpc_repairs() != 0)
 		abort();
 	if (response && cJSON_IsArray(root)) {
 		if (cJSON_GetArraySize(root) == 0)

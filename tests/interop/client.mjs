@@ -361,8 +361,9 @@ async function main() {
       { signal: ac.signal, timeout: 90_000 });
     // The server's processes while the sleep runs: the sandboxed Python
     // running it and, with warm interpreters, one waiting for the next call.
-    // In fork-server mode both are children of the zygote, which outlives
-    // runs by design and is left out: a server child with children of its own.
+    // In fork-server mode both are children of a zygote (one scientific,
+    // one plain), which outlives runs by design and is left out: a server
+    // child running the mcp-exec-zygote binary, with or without children.
     let during = [];
     setTimeout(() => {
       if (opts.transport === 'stdio' && transport.pid) {
@@ -376,8 +377,15 @@ async function main() {
           }
         };
         const parents = new Map(all.map((p) => [p, ppid(p)]));
+        const cmdline = (p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8');
+          } catch {
+            return '';
+          }
+        };
         const zygotes = new Set(all.filter((p) => parents.get(p) === transport.pid &&
-          all.some((q) => parents.get(q) === p)));
+          cmdline(p).includes('mcp-exec-zygote')));
         during = all.filter((p) => !zygotes.has(p));
       }
       ac.abort('interop test cancels');
@@ -396,9 +404,11 @@ async function main() {
     check(r.structuredContent?.stdout === 'after\n',
       `next exec after the abort works (${dt} ms)`, { r, dt });
     // The sandboxed sleep(60) must really be gone, not just forgotten.
-    // Interpreters are one-shot, so after the abort and one more call none
-    // of them may be left.
+    // Interpreters are one-shot, so after the abort and one more call on
+    // each zygote (plain above, scientific here) none of them may be left.
     if (opts.transport === 'stdio' && transport.pid) {
+      const sci = await exec(client, { code: 'import numpy\nprint("sci")' }, { timeout: 30_000 });
+      check(sci.structuredContent?.stdout === 'sci\n', 'a scientific call after the abort works', sci);
       let left = during;
       for (let i = 0; i < 30 && left.length; i++) {
         const now = new Set(descendants(transport.pid));

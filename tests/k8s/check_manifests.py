@@ -26,8 +26,9 @@ weakens one fails CI:
             client label and no peer admits it
   profiles: default, full (every optional object), openshift (uids left to
             the platform), policy (policy ConfigMap, credentials, egress,
-            Cilium), keda, gvisor and kata (runtimeClassName set: the class,
-            no hostUsers, MCP_EXEC_RUNTIME), netpol (the plain
+            Cilium), keda, identity (ServiceAccount tokens: the binding and
+            the API-server egress), gvisor and kata (runtimeClassName set: the
+            class, no hostUsers, MCP_EXEC_RUNTIME), netpol (the plain
             networkpolicy/ files)
 
 Usage:
@@ -373,8 +374,11 @@ def run_checks(docs, profile, r, chart_dir=None):
     dep = deps[0]
     check_server(r, dep, docs, profile)
     labels = dep["spec"]["template"]["metadata"]["labels"]
+    # The API-server policy (identity.kubernetes) only admits, beside the
+    # server's own: profile_identity checks it.
     nps = [np for np in by_kind.get("NetworkPolicy", [])
-           if label_selector_matches(np["spec"].get("podSelector"), labels)]
+           if label_selector_matches(np["spec"].get("podSelector"), labels) and
+           not np["metadata"]["name"].endswith("-apiserver")]
     r.check(len(nps) == 1, "one NetworkPolicy selects the server pods")
     for np in nps:
         check_netpol(r, np, labels, 8080, allow_egress=profile == "policy")
@@ -412,21 +416,31 @@ def check_helm_tests(r, by_kind, dep, nps, chart_dir):
              if (d["metadata"].get("annotations") or {}).get("helm.sh/hook") == "test"]
     pods = {d["spec"]["containers"][0]["name"]: d for d in hooks if d["kind"] == "Pod"}
     r.check("exec" in pods, "a helm test pod (exec) is rendered")
-    script = open(f"{chart_dir}/files/helm-test.py").read() if chart_dir else None
+    scripts = {n: open(f"{chart_dir}/files/{f}").read() if chart_dir else None
+               for n, f in (("exec", "helm-test.py"), ("isolation", "helm-test.py"),
+                            ("serviceaccount", "helm-test-serviceaccount.py"))}
     server_img = dep["spec"]["template"]["spec"]["containers"][0]["image"]
     svc_url = f"http://{dep['metadata']['name']}.{dep['metadata'].get('namespace', 'mcp')}.svc:8080/mcp"
     for name, t in pods.items():
         c = t["spec"]["containers"][0]
         cmd = c.get("command") or []
         env = {e["name"]: e.get("value") for e in c.get("env") or []}
-        r.check(cmd[:2] == ["/usr/bin/python3", "-c"] and cmd[-1] == name and
-                (script is None or cmd[2] == script),
-                f"helm test {name}: runs files/helm-test.py {name} with the image's python3")
+        if name == "serviceaccount":
+            # identity.kubernetes: a client with a ServiceAccount token.
+            r.check(cmd[:2] == ["/usr/bin/python3", "-c"] and
+                    (scripts[name] is None or cmd[2] == scripts[name]),
+                    "helm test serviceaccount: runs files/helm-test-serviceaccount.py with the image's python3")
+        else:
+            r.check(cmd[:2] == ["/usr/bin/python3", "-c"] and cmd[-1] == name and
+                    (scripts[name] is None or cmd[2] == scripts[name]),
+                    f"helm test {name}: runs files/helm-test.py {name} with the image's python3")
         r.check(c["image"] == server_img, f"helm test {name}: uses the server image")
         r.check(env.get("MCP_URL") == svc_url, f"helm test {name}: MCP_URL is the Service ({svc_url})")
         tl = t["metadata"].get("labels", {})
         admitted = any(admits_same_namespace(np, tl) for np in nps)
-        if name == "exec":
+        if name == "serviceaccount":
+            r.check(admitted or not nps, "helm test serviceaccount: admitted by the NetworkPolicy like a client")
+        elif name == "exec":
             r.check(admitted or not nps, "helm test exec: admitted by the NetworkPolicy in the release "
                     "namespace, whatever clientNamespaceSelector says")
             mounts = {m["mountPath"]: m for m in c.get("volumeMounts") or []}
@@ -606,6 +620,49 @@ def profile_policy(r, by_kind, dep, labels, sp, nps):
     r.check(fq == hosts, f"policy: the CiliumNetworkPolicy admits exactly the rules' hosts {sorted(fq)}")
 
 
+def profile_identity(r, by_kind, dep, labels, sp, nps):
+    """identity.kubernetes: the ServiceAccount bound to auth-delegator is the
+    chart's own (never the namespace's default), and the API-server policy
+    admits DNS and the API server only: every rule names peers and ports (a
+    rule without peers, `to: []`, admits every destination)."""
+    pod = dep["spec"]["template"]["spec"]
+    env = env_map(pod["containers"][0])
+    r.check(env.get("MCP_EXEC_AUTH_KUBERNETES", {}).get("value") == "1",
+            "identity: MCP_EXEC_AUTH_KUBERNETES=1")
+    sa = pod.get("serviceAccountName")
+    crbs = [c for c in by_kind.get("ClusterRoleBinding", [])
+            if c["roleRef"].get("name") == "system:auth-delegator"]
+    r.check(len(crbs) == 1, "identity: one ClusterRoleBinding to system:auth-delegator")
+    for c in crbs:
+        subj = c.get("subjects") or []
+        r.check(len(subj) == 1 and subj[0].get("kind") == "ServiceAccount" and
+                subj[0].get("name") == sa and sa not in (None, "default"),
+                f"identity: it binds the server's own ServiceAccount ({sa}), not the namespace's default")
+    r.check(any(s["metadata"]["name"] == sa for s in by_kind.get("ServiceAccount", [])),
+            f"identity: ServiceAccount {sa} is rendered")
+    api = [np for np in by_kind.get("NetworkPolicy", []) if np["metadata"]["name"].endswith("-apiserver")]
+    r.check(len(api) == 1, "identity: one API-server NetworkPolicy")
+    for np in api:
+        spec = np["spec"]
+        eg = spec.get("egress") or []
+        r.check(label_selector_matches(spec.get("podSelector"), labels) and
+                spec.get("policyTypes") == ["Egress"] and not spec.get("ingress"),
+                "identity: the API-server policy selects the server pods, egress only")
+        r.check(len(eg) == 2 and all(rule.get("to") and rule.get("ports") and all(rule["to"])
+                                     for rule in eg),
+                "identity: every API-server policy rule names peers and ports (no to: [], no {} peer)")
+        if len(eg) != 2 or not all(rule.get("to") and rule.get("ports") for rule in eg):
+            continue
+        dns, apis = eg
+        r.check({p.get("port") for p in dns["ports"]} <= {53, 5353} and
+                not any("ipBlock" in p and p["ipBlock"]["cidr"] in ("0.0.0.0/0", "::/0") for p in dns["to"]),
+                "identity: the first rule is the cluster DNS (port 53, the preset's peers)")
+        r.check(all(set(p) == {"ipBlock"} and p["ipBlock"]["cidr"] not in ("0.0.0.0/0", "::/0") and
+                    not p["ipBlock"].get("except") for p in apis["to"]) and
+                all(p.get("protocol") == "TCP" for p in apis["ports"]),
+                "identity: the second rule is the API server's addresses on TCP only")
+
+
 def rule_port(url_prefix):
     """The port of an egress rule's url_prefix (the scheme's by default)."""
     m = re.match(r"^([a-z]+)://(?:\[[^\]]*\]|[^/:]+)(?::(\d+))?", url_prefix)
@@ -632,7 +689,7 @@ def runtime_class(name, runtime):
 
 
 PROFILES = {"default": profile_default, "full": profile_full, "openshift": profile_openshift,
-            "keda": profile_keda, "policy": profile_policy,
+            "keda": profile_keda, "policy": profile_policy, "identity": profile_identity,
             "gvisor": runtime_class("gvisor", "auto"), "kata": runtime_class("kata", "vm")}
 
 

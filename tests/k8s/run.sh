@@ -306,6 +306,7 @@ validate "policy renders (ConfigMap, egress, CiliumNetworkPolicy)" "$R/policy.ya
 validate "upstream renders (ConfigMap, NetworkPolicy, CiliumNetworkPolicy)" "$R/upstreams.yaml" \
   "$R/upstreams-cilium.yaml" "$R/docs-upstreams.yaml"
 validate "networkpolicy/*.yaml" "$ROOT"/networkpolicy/*.yaml
+validate "identity render (ClusterRoleBinding, API-server NetworkPolicy, helm test client)" "$R/identity.yaml"
 
 # Security properties.
 check() { # NAME ARGS...
@@ -324,6 +325,18 @@ check "security checks, policy render" --profile policy "${C[@]}" "$R/policy.yam
 check "security checks, policy render with Cilium" --profile policy "${C[@]}" "$R/cilium.yaml"
 check "security checks, networkpolicy/*.yaml" --profile netpol "$ROOT"/networkpolicy/*.yaml
 check "security checker catches every weakened variant" --self-test "${C[@]}" "$R/default.yaml"
+check "security checks, identity render (API-server egress: DNS and the API server only)" \
+  --profile identity "${C[@]}" "$R/identity.yaml"
+# The identity check catches the API-server policy opening all egress, as a
+# DNS rule of `to: []` did (a rule with no peers admits every destination).
+"$PY" -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+for d in docs:
+    if d["kind"] == "NetworkPolicy" and d["metadata"]["name"].endswith("-apiserver"):
+        d["spec"]["egress"][0]["to"] = []
+yaml.safe_dump_all(docs, open(sys.argv[2], "w"))' "$R/identity.yaml" "$WORK/identity-open.yaml"
+expect_fail "the identity check catches an API-server rule of to: [] (all egress)" "names peers and ports" \
+  "$PY" "$HERE/check_manifests.py" --profile identity "${C[@]}" "$WORK/identity-open.yaml"
 
 # Upstream MCP servers (issue 24): the ConfigMap holds the values' entries,
 # credentials are read-only Secret mounts, the NetworkPolicy opens exactly
@@ -552,6 +565,24 @@ expect_fail "rejects config.workdirBase outside the /tmp emptyDir" "config.workd
   "$HELM" template mcpx "$CHART" --set config.workdirBase=/var/work
 expect_fail "rejects config.workdirBase escaping /tmp with .." "config.workdirBase \(/tmp/../etc\)" \
   "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/../etc
+# MCP tasks: kept in the store and read back from any replica, so they need
+# a store, and several replicas need one they share (docs/deployment.md,
+# "MCP tasks").
+REDIS_STORE=(--set workspaces.store=redis --set workspaces.redis.url=redis://10.0.0.1
+  --set workspaces.redis.existingSecret=r)
+expect_fail "refuses tasks without a store" "tasks.enabled needs a store" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true
+expect_fail "refuses tasks with two replicas on an emptyDir store" \
+  "tasks.enabled with up to 2 replicas needs a store every replica shares|store=emptyDir" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true --set workspaces.store=emptyDir
+expect_ok "accepts tasks with one replica on an emptyDir store (MCP_EXEC_TASKS=true)" \
+  bash -c '"$1" template mcpx "$2" --set tasks.enabled=true --set workspaces.store=emptyDir --set replicaCount=1 | grep -A1 "name: MCP_EXEC_TASKS$" | grep -q "value: \"true\""' _ "$HELM" "$CHART"
+expect_ok "accepts tasks with several replicas on a Redis store" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true "${REDIS_STORE[@]}"
+expect_ok "accepts tasks with several replicas on a ReadWriteMany claim" \
+  "$HELM" template mcpx "$CHART" --set tasks.enabled=true --set workspaces.store=pvc
+expect_ok "tasks are off by default (MCP_EXEC_TASKS=false)" \
+  bash -c '"$1" template mcpx "$2" | grep -A1 "name: MCP_EXEC_TASKS$" | grep -q "value: \"false\""' _ "$HELM" "$CHART"
 expect_ok "accepts config.workdirBase below /tmp" "$HELM" template mcpx "$CHART" --set config.workdirBase=/tmp/runs
 expect_fail "rejects config.memoryMb=64 (the preloaded interpreter does not fit)" "config.memoryMb \(64\) must be at least 256" \
   "$HELM" template mcpx "$CHART" --set config.memoryMb=64
@@ -696,6 +727,51 @@ expect_uids "userNamespaces.enabled=false on 1.35: the release's uid" '^hostUser
 expect_uids "OpenShift: no user namespace, uids left to the SCC" '^hostUsers=None uids=$' -f "$OPENSHIFT"
 expect_fail "rejects userNamespaces.enabled=sometimes" "userNamespaces" \
   "$HELM" template mcpx "$CHART" --set userNamespaces.enabled=sometimes
+
+# Renders that used to come out wrong without a word (issue 34): each is
+# refused now, or rendered right.
+ID=(--set identity.kubernetes.enabled=true --set-json 'identity.kubernetes.apiServer.cidrs=["172.18.0.2/32"]')
+expect_fail "rejects identity.kubernetes with serviceAccount.create=false and no name (would bind default)" \
+  "serviceAccount.create=false and no serviceAccount.name" \
+  "$HELM" template mcpx "$CHART" "${ID[@]}" --set serviceAccount.create=false
+expect_ok "accepts identity.kubernetes with an existing ServiceAccount named" \
+  bash -c '"$1" template mcpx "$2" --namespace mcp "${@:3}" | grep -A3 "^subjects:" | grep -q "name: mcp-sa"' _ \
+  "$HELM" "$CHART" "${ID[@]}" --set serviceAccount.create=false --set serviceAccount.name=mcp-sa
+expect_fail "rejects a profile's exec.egress naming a missing rule" \
+  "policy.profiles\[p\].exec.egress\[0\] names the rule \"nope\", which policy.egress does not define" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" \
+  --set-json 'policy.profiles=[{"name":"p","callers":["*"],"tools":["*"],"exec":{"egress":["nope"]}}]'
+expect_ok "accepts a profile's exec.egress naming a rule" \
+  "$HELM" template mcpx "$CHART" "${RULE[@]}" \
+  --set-json 'policy.profiles=[{"name":"p","callers":["*"],"tools":["*"],"exec":{"egress":["gh"]}}]'
+expect_fail "rejects javascript in config.languages on the standard image" \
+  "config.languages \(python,javascript\) lists javascript, which the standard image does not have" \
+  "$HELM" template mcpx "$CHART" --set config.languages="python\,javascript"
+expect_ok "accepts javascript with image.variant=node" \
+  "$HELM" template mcpx "$CHART" --set config.languages="python\,javascript" --set image.variant=node
+expect_fail "rejects requests.cpu 2500m above limits.cpu 2 (millicores compared)" \
+  "resources.requests.cpu \(2500m\) is above resources.limits.cpu \(2\)" \
+  "$HELM" template mcpx "$CHART" --set resources.requests.cpu=2500m
+expect_fail "rejects requests.cpu 1200m above limits.cpu 1" "resources.requests.cpu \(1200m\) is above" \
+  "$HELM" template mcpx "$CHART" --set resources.requests.cpu=1200m --set resources.limits.cpu=1
+expect_ok "accepts requests.cpu 1000m with limits.cpu 1" \
+  "$HELM" template mcpx "$CHART" --set resources.requests.cpu=1000m --set resources.limits.cpu=1
+expect_fail "rejects an explicit runAsUser the per-release uid would replace (Kubernetes 1.32)" \
+  "podSecurityContext.runAsUser \(12345\) would be replaced by this release's uid" \
+  "$HELM" template mcpx "$CHART" --kube-version 1.32.0 --set podSecurityContext.runAsUser=12345
+expect_fail "... the container's too" "securityContext.runAsUser \(12345\) would be replaced" \
+  "$HELM" template mcpx "$CHART" --kube-version 1.32.0 --set securityContext.runAsUser=12345
+expect_uids "an explicit runAsUser with perReleaseUid=false on 1.32 is kept" '^hostUsers=None uids=12345,65532$' \
+  --kube-version 1.32.0 --set userNamespaces.perReleaseUid=false --set podSecurityContext.runAsUser=12345 \
+  --set securityContext.runAsUser=12345
+expect_uids "an explicit runAsUser on 1.33 (user namespaces) is kept" '^hostUsers=False uids=12345,65532$' \
+  --kube-version 1.33.0 --set podSecurityContext.runAsUser=12345 --set securityContext.runAsUser=12345
+expect_ok "config.warm=after-reap renders MCP_EXEC_WARM=after-reap" \
+  bash -c '"$1" template mcpx "$2" --set config.warm=after-reap | grep -A1 "name: MCP_EXEC_WARM$" | grep -Eq "value: \"?after-reap\"?$"' _ "$HELM" "$CHART"
+expect_fail "config.warm=after-reap counts the waiting interpreter in the memory sum" "sizing.warmMiB 160" \
+  "$HELM" template mcpx "$CHART" --set config.warm=after-reap --set-string resources.limits.memory=1.3e9
+expect_fail "rejects config.warm=sometimes" "warm" \
+  "$HELM" template mcpx "$CHART" --set config.warm=sometimes
 
 # Negative tests: the validator must reject misspelled fields and bad types.
 expect_fail "validator rejects misspelled fields (fixture)" "readOnlyRootFileSystem" \

@@ -94,6 +94,16 @@ static void test_parse_refused(void)
 	    {"[{\"caller\": \"x\", \"token_sha256\": \"%s\"}, {\"caller\": \"y\", "
 	     "\"token_sha256\": \"%s\"}]",
 	     "entry 1 (y): the same token_sha256 as entry 0 (x)"},
+	    /* cJSON would cut each of these at the NUL into something valid. */
+	    {"[{\"caller\": \"x\", \"token_sha256\\u0000\": \"%s\"}]", "U+0000"},
+	    {"[{\"caller\": \"x\\u0000y\", \"token_sha256\": \"%s\"}]", "U+0000"},
+	    {"[{\"caller\": \"x\", \"token_sha256\": \"%s\\u0000zz\"}]", "U+0000"},
+	    /* Only space, tab, LF and CR separate JSON tokens (cJSON takes any
+	     * byte up to 0x20). */
+	    {"[\f{\"caller\": \"x\", \"token_sha256\": \"%s\"}]", "between tokens"},
+	    {"[{\"caller\": \"x\",\v\"token_sha256\": \"%s\"}]", "between tokens"},
+	    {"[{\"caller\": \"x\x01\", \"token_sha256\": \"%s\"}]", "inside a string"},
+	    {"[{\"caller\": \"x\xff\", \"token_sha256\": \"%s\"}]", "UTF-8"},
 	};
 
 	hex_of("tok-a", a);
@@ -113,6 +123,11 @@ static void test_parse_refused(void)
 		/* A hash never appears in a message. */
 		CHECK(strstr(err.msg, a) == NULL);
 	}
+	/* A NUL byte after the list (cJSON stops reading at one). */
+	snprintf(json, sizeof(json), "[{\"caller\": \"x\", \"token_sha256\": \"%s\"}]\n", a);
+	err.msg[0] = '\0';
+	CHECK(mcpx_auth_tokens_parse(json, strlen(json) + 1, &t, &err) < 0);
+	CHECK(strstr(err.msg, "NUL byte") != NULL);
 	/* A caller name at the limit passes; one more character does not. */
 	{
 		char name[MCPX_CALLER_NAME_MAX + 2];
@@ -311,10 +326,14 @@ static void test_readable_by_runs(void)
 	unlink(path);
 }
 
-/* With ServiceAccount tokens on, a Bearer token none of ours matches is
- * to be reviewed (-EINPROGRESS), not refused; the same value in X-MCP-AUTH
- * is refused (only Bearer carries ServiceAccount tokens); our own tokens
- * still answer at once. */
+/* With ServiceAccount tokens on, a JWT-shaped Bearer token none of ours
+ * matches is to be reviewed (-EINPROGRESS), not refused; the same value in
+ * X-MCP-AUTH is refused (only Bearer carries ServiceAccount tokens), and so
+ * is anything not JWT-shaped, at once; our own tokens still answer at
+ * once. */
+/* {"alg":"RS256"}.{"sub":"x"}.sig */
+#define JWT "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"
+
 static void test_kubernetes_pending(void)
 {
 	struct mcpx_tokenreview_opts ko = {.api = "https://127.0.0.1:1", .audience = "mcp-exec"};
@@ -330,8 +349,10 @@ static void test_kubernetes_pending(void)
 	CHECK_INT(mcpx_tokenreview_new(&tr, NULL, &ko, &err), 0);
 	CHECK_INT(mcpx_auth_new(&a, &single, "", &err), 0);
 	mcpx_auth_set_kubernetes(a, tr);
-	CHECK_INT(who(a, NULL, "Bearer eyJhbGciOi.eyJzdWIi.c2ln", T0, caller), -EINPROGRESS);
-	CHECK_INT(who(a, "eyJhbGciOi.eyJzdWIi.c2ln", NULL, T0, caller), -EACCES);
+	CHECK_INT(who(a, NULL, "Bearer " JWT, T0, caller), -EINPROGRESS);
+	CHECK_INT(who(a, JWT, NULL, T0, caller), -EACCES);
+	CHECK_INT(who(a, NULL, "Bearer not-a-jwt", T0, caller), -EACCES);
+	CHECK_INT(who(a, NULL, "Bearer eyJhbGciOi.eyJzdWIi.c2ln", T0, caller), -EACCES);
 	CHECK_INT(who(a, NULL, "Bearer the-single-token", T0, caller), 0);
 	CHECK_STR(caller, "default");
 	/* Without the single token, only ServiceAccounts: auth is on. */

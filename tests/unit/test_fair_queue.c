@@ -3,8 +3,9 @@
  * waiting runs per caller (others unaffected), leaving the queue frees a
  * place, runs_per_minute is a bucket of that many runs refilled evenly with
  * a retry-after that says when the next one passes, a changed rate starts
- * a full bucket, the served-longest-ago order (round-robin), and idle
- * callers forgotten without losing a busy one.
+ * a full bucket, the served-longest-ago order (round-robin), idle
+ * callers forgotten without losing a busy one or a rate-limited one, and a
+ * bucket that never holds more than its rate after idling.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -104,11 +105,59 @@ static void test_forget(void)
 	mcpx_fair_free(f);
 }
 
+/* However long a caller idles, its bucket holds runs_per_minute runs, no
+ * more: an hour away buys a burst of 2, not of 120. */
+static void test_cap_after_idle(void)
+{
+	struct mcpx_fair *f = mcpx_fair_new();
+	unsigned ra = 0;
+	uint64_t t = 1000 * S;
+	int passed = 0;
+
+	/* One of two spent: the other stays, and the refill stops at 2. */
+	CHECK_INT(mcpx_fair_admit(f, "a", 0, 2, t, &ra), 0);
+	for (int i = 0; i < 10; i++)
+		passed += mcpx_fair_admit(f, "a", 0, 2, t + 3600 * S, &ra) == 0;
+	CHECK_INT(passed, 2);
+	CHECK_INT(ra, 30);
+	/* The same from 0 left, and a minute and a half later (more than one
+	 * minute's refill): 2 again. */
+	passed = 0;
+	for (int i = 0; i < 10; i++)
+		passed += mcpx_fair_admit(f, "a", 0, 2, t + 3690 * S, &ra) == 0;
+	CHECK_INT(passed, 2);
+	mcpx_fair_free(f);
+}
+
+/* A caller that is rate-limited with nothing queued is not idle: when the
+ * table fills with other callers it is kept, so forgetting it cannot hand
+ * it a fresh, full bucket. */
+static void test_limited_not_forgotten(void)
+{
+	struct mcpx_fair *f = mcpx_fair_new();
+	unsigned ra = 0;
+	uint64_t t = 1000 * S;
+	char name[32];
+
+	CHECK_INT(mcpx_fair_admit(f, "limited", 0, 2, t, &ra), 0);
+	CHECK_INT(mcpx_fair_admit(f, "limited", 0, 2, t, &ra), 0);
+	CHECK_INT(mcpx_fair_admit(f, "limited", 0, 2, t, &ra), -EAGAIN);
+	for (int i = 0; i < 10000; i++) {
+		snprintf(name, sizeof(name), "caller-%d", i);
+		CHECK_INT(mcpx_fair_admit(f, name, 0, 0, t + 1, &ra), 0);
+	}
+	CHECK_INT(mcpx_fair_admit(f, "limited", 0, 2, t + 2, &ra), -EAGAIN);
+	CHECK_INT(ra, 30);
+	mcpx_fair_free(f);
+}
+
 int main(void)
 {
 	test_max_queued();
 	test_rate();
 	test_round_robin();
 	test_forget();
+	test_cap_after_idle();
+	test_limited_not_forgotten();
 	CHECK_DONE();
 }

@@ -739,6 +739,55 @@ static void test_nul_in_strings(void)
 	mcpx_schema_free(s);
 }
 
+/* Messages are valid UTF-8 whatever the schema's bytes: a key, a required
+ * name, an enum value or a pattern that is not UTF-8 (a schema built by
+ * code, or from a source that did not check) shows as '?' per invalid
+ * byte, and the parser's U+0000 mark (jsonrpc.h) stays what it is. */
+static void test_schema_bytes_not_utf8(void)
+{
+	struct mcpx_schema_errors errs;
+	struct mcpx_schema *s = NULL;
+	struct mcpx_err err = {{0}};
+	cJSON *sch = cJSON_CreateObject(), *props, *inst;
+	const char *why, *nul = "{\"n\\u0000\":\"ab\"}";
+	char out[1024];
+	size_t n;
+
+	/* Compiling: the pointer names the key. */
+	props = cJSON_AddObjectToObject(sch, "properties");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(props, "\xC3("), "type", "strin");
+	CHECK_INT(mcpx_schema_compile(sch, &s, &err), -EINVAL);
+	CHECK(mcpx_utf8_valid(err.msg, strlen(err.msg)));
+	CHECK(strstr(err.msg, "/properties/?(/type") != NULL);
+	cJSON_Delete(sch);
+	/* Validating: a required name, an enum value, a key in the pointer,
+	 * an instance key holding U+0000. */
+	sch = cJSON_CreateObject();
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(sch, "required"),
+	                     cJSON_CreateString("\xFE\xC3name\xE2\x82"));
+	props = cJSON_AddObjectToObject(sch, "properties");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(props, "k\xF0\x9F"),
+	                                            "enum"),
+	                     cJSON_CreateString("\xC0\xAF"));
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(sch, "additionalProperties"), "maxLength",
+	                        1);
+	CHECK_INT(mcpx_schema_compile(sch, &s, &err), 0);
+	cJSON_Delete(sch);
+	inst = mcpx_jsonrpc_parse(nul, strlen(nul), &why);
+	cJSON_AddNumberToObject(inst, "k\xF0\x9F", 1);
+	CHECK_INT(mcpx_schema_validate(s, inst, &errs), -EINVAL);
+	n = mcpx_schema_errors_format(&errs, "invalid arguments", out, sizeof(out));
+	for (size_t i = 0; i < n; i++)
+		if (out[i] == (char)MCPX_JSON_NUL_MARK)
+			out[i] = '0'; /* the printer writes it as \u0000 */
+	CHECK(mcpx_utf8_valid(out, n));
+	CHECK(strstr(out, "??name??") != NULL);
+	CHECK(strstr(out, "/k??: must be one of [\"??\"]") != NULL);
+	CHECK(strstr(out, "/n0: must be at most 1 character long") != NULL);
+	cJSON_Delete(inst);
+	mcpx_schema_free(s);
+}
+
 /* A valid instance leaves nothing behind; a missing one is a failure. */
 static void test_valid_and_missing(void)
 {
@@ -773,5 +822,6 @@ int main(void)
 	test_valid_and_missing();
 	test_wide_object_budget();
 	test_nul_in_strings();
+	test_schema_bytes_not_utf8();
 	CHECK_DONE();
 }

@@ -100,6 +100,10 @@ static const char empty_text[] =
     "# HELP mcp_exec_http_connections_closed_total HTTP connections the server closed early, "
     "by reason.\n"
     "# TYPE mcp_exec_http_connections_closed_total counter\n"
+    "# HELP mcp_exec_tokenreviews_total ServiceAccount tokens that needed the API server, by "
+    "outcome: admitted, refused, unavailable (TokenReviews sent); not_jwt, limited_address, "
+    "limited_total, limited_in_flight (not sent).\n"
+    "# TYPE mcp_exec_tokenreviews_total counter\n"
     "# HELP mcp_exec_tool_calls_total tools/call requests (and mcpx.call calls of functions), by "
     "tool and outcome.\n"
     "# TYPE mcp_exec_tool_calls_total counter\n"
@@ -240,6 +244,13 @@ static const char full_text[] =
     "mcp_exec_http_connections_closed_total{reason=\"header_timeout\"} 2\n"
     "mcp_exec_http_connections_closed_total{reason=\"evicted\"} 1\n"
     "mcp_exec_http_connections_closed_total{reason=\"other\"} 2\n"
+    "# HELP mcp_exec_tokenreviews_total ServiceAccount tokens that needed the API server, by "
+    "outcome: admitted, refused, unavailable (TokenReviews sent); not_jwt, limited_address, "
+    "limited_total, limited_in_flight (not sent).\n"
+    "# TYPE mcp_exec_tokenreviews_total counter\n"
+    "mcp_exec_tokenreviews_total{outcome=\"admitted\"} 1\n"
+    "mcp_exec_tokenreviews_total{outcome=\"not_jwt\"} 2\n"
+    "mcp_exec_tokenreviews_total{outcome=\"other\"} 1\n"
     "# HELP mcp_exec_tool_calls_total tools/call requests (and mcpx.call calls of functions), by "
     "tool and outcome.\n"
     "# TYPE mcp_exec_tool_calls_total counter\n"
@@ -379,6 +390,10 @@ int main(void)
 	mcpx_metrics_http_conn_closed("header_timeout");
 	mcpx_metrics_http_conn_closed("made-up");
 	mcpx_metrics_http_conn_closed(NULL);
+	mcpx_metrics_tokenreview("not_jwt");
+	mcpx_metrics_tokenreview("admitted");
+	mcpx_metrics_tokenreview("not_jwt");
+	mcpx_metrics_tokenreview("made-up");
 
 	mcpx_metrics_set_layer("seccomp", 0);
 	mcpx_metrics_set_layer("landlock", 0);

@@ -423,6 +423,11 @@ static void test_upstreams(void)
 	CHECK(mcpx_upstream_tool_allowed(gh, "get_issue"));
 	CHECK(!mcpx_upstream_tool_allowed(gh, "list_secrets")); /* deny wins */
 	CHECK(!mcpx_upstream_tool_allowed(gh, "delete_repo"));  /* not allowed */
+	/* deny is matched whatever the case: an upstream that lists the
+	 * tool in capitals does not slip past it. allow is exact. */
+	CHECK(!mcpx_upstream_tool_allowed(gh, "list_SECRETS"));
+	CHECK(!mcpx_upstream_tool_allowed(gh, "list_Secrets"));
+	CHECK(!mcpx_upstream_tool_allowed(gh, "LIST_ISSUES"));
 	/* The defaults: every tool, not exposed, 30 s, 4 MiB, 100 calls. */
 	CHECK(!local->has_credential && !local->expose && local->n_allow == 1);
 	CHECK(local->timeout_s == 30 && local->max_response_bytes == (4u << 20) &&
@@ -465,6 +470,23 @@ out:
 	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
 	             " \"tools\": {\"deny\": [1]}}]}",
 	             "/upstreams/0/tools/deny/0", "must be a string");
+	/* A pattern the matcher cannot use is refused, not left to match
+	 * nothing (a deny that denies nothing) or to mean something else. */
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tools\": {\"deny\": [\"secret\\\\\"]}}]}",
+	             "/upstreams/0/tools/deny/0", "ends with a lone backslash");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tools\": {\"deny\": [\"sec[ret\"]}}]}",
+	             "/upstreams/0/tools/deny/0", "[ is not closed");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tools\": {\"allow\": [\"[[:alpha:]]*\"]}}]}",
+	             "/upstreams/0/tools/allow/0", "[:alpha:]");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tools\": {\"allow\": [\"[z-a]\"]}}]}",
+	             "/upstreams/0/tools/allow/0", "range");
+	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
+	             " \"tools\": {\"allow\": [\"caf\u00e9\"]}}]}",
+	             "/upstreams/0/tools/allow/0", "printable ASCII");
 	EXPECT_ERROR("{\"upstreams\": [{\"name\": \"a\", \"url\": \"https://a.example/\","
 	             " \"tools\": {\"only\": []}}]}",
 	             "/upstreams/0/tools/only", "unknown key");

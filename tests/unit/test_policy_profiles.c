@@ -55,10 +55,12 @@ static void test_complete(void)
 	    "  \"exec\": {\"egress\": [\"invoices\"], \"upstreams\": [\"github\", \"jira\"],"
 	    "            \"max_requests\": 5},"
 	    "  \"limits\": {\"timeout_s\": 5, \"memory_mb\": 128, \"max_queued\": 2,"
-	    "              \"runs_per_minute\": 30}},"
+	    "              \"runs_per_minute\": 30},"
+	    "  \"workspaces\": {\"max_mb\": 16, \"max\": 4}},"
 	    " {\"name\": \"readers\", \"callers\": [\"*-reader\", \"billing-agent\"],"
-	    "  \"tools\": [\"list_invoices\"]},"
-	    " {\"name\": \"everyone\", \"callers\": [\"*\"], \"tools\": [\"*\"]}]}";
+	    "  \"tools\": [\"list_invoices\"], \"workspaces\": false},"
+	    " {\"name\": \"everyone\", \"callers\": [\"*\"], \"tools\": [\"*\"],"
+	    "  \"workspaces\": true}]}";
 	struct mcpx_policy *p = NULL;
 	struct mcpx_err err = {{0}};
 	const struct mcpx_profile *pr;
@@ -86,6 +88,9 @@ static void test_complete(void)
 		CHECK_INT(pr->limits.memory_mb, 128);
 		CHECK_INT(pr->limits.max_queued, 2);
 		CHECK_INT(pr->limits.runs_per_minute, 30);
+		CHECK(!pr->workspaces.off);
+		CHECK_INT(pr->workspaces.max_mb, 16);
+		CHECK_INT(pr->workspaces.max, 4);
 	}
 	/* "*" spans the ':' of a ServiceAccount's name. */
 	pr = mcpx_policy_profile_for(p, "system:serviceaccount:billing:invoicer");
@@ -95,6 +100,9 @@ static void test_complete(void)
 	CHECK(pr && strcmp(pr->name, "readers") == 0);
 	CHECK(!pr || !pr->has_exec);
 	CHECK(!pr || pr->limits.timeout_s == 0); /* not set: the server's */
+	CHECK(pr && pr->workspaces.off);
+	pr = mcpx_policy_profile_for(p, "someone");
+	CHECK(pr && !pr->workspaces.off && pr->workspaces.max_mb == 0 && pr->workspaces.max == 0);
 
 	/* Tools: the profile's globs, exec included. */
 	CHECK(mcpx_policy_tool_allowed(p, "billing-agent", "exec"));
@@ -167,6 +175,13 @@ static void test_errors(void)
 	             "/profiles/0/callers/1", "twice");
 	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": [3]}]}",
 	             "/profiles/0/tools/0", "string");
+	/* Globs the matcher cannot use are refused at load. */
+	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": "
+	             "[\"get_\\\\\"]}]}",
+	             "/profiles/0/tools/0", "lone backslash");
+	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"team-[ab\"], "
+	             "\"tools\": [\"*\"]}]}",
+	             "/profiles/0/callers/0", "not closed");
 	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": [\"*\"]},"
 	             " {\"name\": \"a\", \"callers\": [\"b\"], \"tools\": [\"*\"]}]}",
 	             "/profiles/1/name", "another profile");
@@ -191,6 +206,15 @@ static void test_errors(void)
 	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": [\"*\"], "
 	             "\"limits\": {\"cpu_s\": 1}}]}",
 	             "/profiles/0/limits/cpu_s", "unknown key");
+	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": [\"*\"], "
+	             "\"workspaces\": \"off\"}]}",
+	             "/profiles/0/workspaces", "must be false");
+	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": [\"*\"], "
+	             "\"workspaces\": {\"max_mb\": 0}}]}",
+	             "/profiles/0/workspaces/max_mb", "[1,");
+	EXPECT_ERROR("{\"profiles\": [{\"name\": \"a\", \"callers\": [\"a\"], \"tools\": [\"*\"], "
+	             "\"workspaces\": {\"ttl_s\": 5}}]}",
+	             "/profiles/0/workspaces/ttl_s", "unknown key");
 }
 
 int main(void)

@@ -168,6 +168,12 @@ static void test_paths(void)
 	PATH_BAD("\xff.csv", "the path is not valid UTF-8");
 	PATH_BAD("main.py", "main.py is where the code goes");
 	PATH_BAD("out", "out is the directory for the run's output files");
+	/* The server's names in a workdir: a workspace's variables, a
+	 * prepared bash's gate. */
+	PATH_BAD(".mcpx/vars.in", ".mcpx is the server's (a workspace's variables)");
+	PATH_BAD(".mcpx", ".mcpx is the server's (a workspace's variables)");
+	PATH_OK(".mcpx-gate"); /* the prepared bash's gate is gone by then */
+	PATH_OK("x/.mcpx");
 	/* A NUL inside (len counts past it) is refused, not cut short. */
 	err.msg[0] = '\0';
 	CHECK_INT(mcpx_runfiles_check_path("a\0/etc", 6, &err), -EINVAL);

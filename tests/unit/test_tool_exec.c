@@ -18,6 +18,7 @@
 #include "mcp.h"
 #include "runfiles.h"
 #include "tool_exec.h"
+#include "utf8.h"
 
 static struct mcpx_config cfg;
 /* The parsed arguments of the last parse() and the stdin copy it made:
@@ -110,11 +111,40 @@ static void test_parse(void)
 	             "\"object\", want \"string\"");
 	EXPECT_ERROR("{\"code\":\"x\",\"foo\":1,\"b\\\"ar\":2}",
 	             "validating \"arguments\": validating root: unexpected additional properties "
-	             "[\"foo\" \"b\\\"ar\"] (allowed: code, timeout_s, stdin, files, language)");
+	             "[\"foo\" \"b\\\"ar\"] (allowed: code, timeout_s, stdin, files, language, "
+	             "workspace, workspace_reset)");
+	/* The workspace's name, and reset without one. */
+	EXPECT_ERROR("{\"code\":\"x\",\"workspace\":\"Nope\"}",
+	             "workspace must be 1 to 64 characters of a-z, 0-9, '_', '.' and '-', starting "
+	             "with a letter or digit (^[a-z0-9][a-z0-9_.-]{0,63}$)");
+	EXPECT_ERROR("{\"code\":\"x\",\"workspace\":\"_a\"}",
+	             "workspace must be 1 to 64 characters of a-z, 0-9, '_', '.' and '-', starting "
+	             "with a letter or digit (^[a-z0-9][a-z0-9_.-]{0,63}$)");
+	EXPECT_ERROR("{\"code\":\"x\",\"workspace\":\"\"}",
+	             "workspace must be 1 to 64 characters of a-z, 0-9, '_', '.' and '-', starting "
+	             "with a letter or digit (^[a-z0-9][a-z0-9_.-]{0,63}$)");
+	EXPECT_ERROR("{\"code\":\"x\",\"workspace\":7}",
+	             "validating \"arguments\": validating /properties/workspace: type: 7 has type "
+	             "\"integer\", want \"string\"");
+	EXPECT_ERROR("{\"code\":\"x\",\"workspace_reset\":true}",
+	             "workspace_reset needs a workspace");
+	/* A long unknown name is cut between characters: the message is UTF-8. */
+	{
+		char json[1024] = "{\"code\":\"x\",\"a";
+
+		for (int i = 0; i < 200; i++)
+			strcat(json, "\xC3\xA9");
+		strcat(json, "\":1}");
+		CHECK_INT(parse(json, &a, msg, sizeof(msg)), -EINVAL);
+		CHECK(mcpx_utf8_valid(msg, strlen(msg)));
+		CHECK(strstr(msg, "[\"a\xC3\xA9") != NULL &&
+		      strstr(msg, "\xC3\xA9\"] (allowed") != NULL);
+	}
 	/* Unknown fields are reported even when code is missing. */
 	EXPECT_ERROR("{\"cmd\":\"ls\"}", "validating \"arguments\": validating root: unexpected "
 	                                 "additional properties [\"cmd\"] (allowed: code, "
-	                                 "timeout_s, stdin, files, language)");
+	                                 "timeout_s, stdin, files, language, workspace, "
+	                                 "workspace_reset)");
 
 	/* The Go handler's own checks, with its exact messages. */
 	EXPECT_ERROR("{\"code\":\"\"}", "code must not be empty");
@@ -144,11 +174,13 @@ static void test_parse(void)
 	CHECK(a.stdin_data != NULL);
 	/* U+0000: stdin keeps its exact bytes (each NUL one byte of the cap),
 	 * code with a NUL is refused by name rather than cut short. */
-	CHECK_INT(parse("{\"code\":\"x\",\"stdin\":\"\\u0000a\\u0000\\u0000\"}", &a, msg, sizeof(msg)),
-	          0);
+	CHECK_INT(
+	    parse("{\"code\":\"x\",\"stdin\":\"\\u0000a\\u0000\\u0000\"}", &a, msg, sizeof(msg)),
+	    0);
 	CHECK_INT(a.stdin_len, 4);
 	CHECK(a.stdin_data && memcmp(a.stdin_data, "\0a\0\0", 4) == 0);
-	EXPECT_ERROR("{\"code\":\"x\",\"stdin\":\"ab\\u0000cd\"}", "stdin exceeds limit of 4 bytes");
+	EXPECT_ERROR("{\"code\":\"x\",\"stdin\":\"ab\\u0000cd\"}",
+	             "stdin exceeds limit of 4 bytes");
 	EXPECT_ERROR("{\"code\":\"print(1)\\u0000import os\"}",
 	             "code must not contain NUL characters (U+0000)");
 
@@ -485,9 +517,9 @@ static void test_language(void)
 	mcpx_exec_args_free(&a);
 	/* The script's own file cannot be an input file. */
 	CHECK_INT(parse("{\"code\":\"x\",\"language\":\"bash\",\"files\":[{\"path\":\"a\","
-			"\"content\":\"\"},{\"path\":\"main.sh\",\"content\":\"\"}]}",
-			&a, msg, sizeof(msg)),
-		  0);
+	                "\"content\":\"\"},{\"path\":\"main.sh\",\"content\":\"\"}]}",
+	                &a, msg, sizeof(msg)),
+	          0);
 	CHECK_INT(mcpx_exec_language(&a, &langs, msg, sizeof(msg)), -EINVAL);
 	CHECK_STR(msg, "files[1] (path \"main.sh\"): main.sh is where the code goes");
 	mcpx_exec_args_free(&a);
@@ -524,12 +556,12 @@ static void test_describe(struct mcpx_tool *tool)
 	s = cJSON_PrintUnformatted(item(item(item(in, "properties"), "language"), "enum"));
 	CHECK_STR(s, "[\"python\"]");
 	cJSON_free(s);
-	/* Output: the six required fields plus our six. */
+	/* Output: the six required fields plus our seven. */
 	s = cJSON_PrintUnformatted(item(out, "required"));
 	CHECK_STR(s, "[\"stdout\",\"stderr\",\"exit_code\",\"duration_ms\",\"truncated\","
 	             "\"timed_out\"]");
 	cJSON_free(s);
-	CHECK_INT(cJSON_GetArraySize(item(out, "properties")), 12);
+	CHECK_INT(cJSON_GetArraySize(item(out, "properties")), 13);
 	s = cJSON_PrintUnformatted(item(
 	    item(item(item(item(out, "properties"), "files"), "items"), "properties"), "reason"));
 	CHECK_STR(s, "{\"type\":\"string\",\"description\":\"why it was not returned\","

@@ -58,6 +58,19 @@ with one name, and with client-side apply the later entry silently wins.
   value: {{ $c.cpuS | int64 | quote }}
 - name: MCP_EXEC_MAX_QUEUE
   value: {{ $c.maxQueue | int64 | quote }}
+{{- $t := .Values.tasks }}
+- name: MCP_EXEC_TASKS
+  value: {{ ternary "true" "false" $t.enabled | quote }}
+- name: MCP_EXEC_TASK_MAX_TIMEOUT_S
+  value: {{ $t.maxTimeoutS | int64 | quote }}
+- name: MCP_EXEC_TASK_TTL_MAX_S
+  value: {{ $t.ttlMaxS | int64 | quote }}
+- name: MCP_EXEC_TASKS_PER_CALLER
+  value: {{ $t.perCaller | int64 | quote }}
+- name: MCP_EXEC_TASKS_MAX_MB
+  value: {{ $t.maxMb | int64 | quote }}
+- name: MCP_EXEC_TASK_LEASE_S
+  value: {{ $t.leaseS | int64 | quote }}
 - name: MCP_EXEC_QUEUE_TIMEOUT_S
   value: {{ $c.queueTimeoutS | int64 | quote }}
 - name: MCP_EXEC_ALLOWED_ORIGINS
@@ -67,7 +80,7 @@ with one name, and with client-side apply the later entry silently wins.
 - name: MCP_EXEC_LOG_LEVEL
   value: {{ $c.logLevel | quote }}
 - name: MCP_EXEC_WARM
-  value: {{ ternary "1" "0" $c.warm | quote }}
+  value: {{ include "mcp-exec.warmEnv" . | quote }}
 - name: MCP_EXEC_PRELOAD
   value: {{ $c.preload | quote }}
 - name: MCP_EXEC_LANGUAGES

@@ -180,17 +180,29 @@ A Kubernetes Quantity (string or number) in bytes, as a decimal string:
 The schema's pattern has already checked the form.
 */}}
 {{- define "mcp-exec.quantityBytes" -}}
+{{- printf "%.0f" (float64 (include "mcp-exec.quantityBytesExact" .)) }}
+{{- end }}
+
+{{/* The same, unrounded (a fraction of 1 stays: "250m" -> 0.25). */}}
+{{- define "mcp-exec.quantityBytesExact" -}}
 {{- $q := toString . | trim }}
 {{- $num := regexFind "^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)" $q }}
 {{- $suffix := trimPrefix $num $q }}
 {{- $mult := dict "" 1.0 "m" 0.001 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 }}
 {{- if regexMatch "^[eE][+-]?[0-9]+$" $suffix }}
-{{- printf "%.0f" (float64 $q) }}
+{{- float64 $q }}
 {{- else if hasKey $mult $suffix }}
-{{- printf "%.0f" (mulf (float64 $num) (get $mult $suffix)) }}
+{{- mulf (float64 $num) (get $mult $suffix) }}
 {{- else }}
 {{- fail (printf "cannot read the quantity %q" $q) }}
 {{- end }}
+{{- end }}
+
+{{/* A CPU quantity in millicores, as a decimal string: "250m" -> 250,
+"2" -> 2000, "1.5" -> 1500 (compared in millicores, since a whole-core
+rounding reads 2500m as 2). */}}
+{{- define "mcp-exec.quantityMilli" -}}
+{{- printf "%.0f" (mulf (float64 (include "mcp-exec.quantityBytesExact" .)) 1000.0) }}
 {{- end }}
 
 {{/* Quantity -> MiB, rounded down, as an int64. */}}
@@ -291,6 +303,16 @@ NetworkPolicies need: {host, port}. "https://*.example.com/v1" -> {host: "*.exam
 {{- toJson (dict "host" (lower $host) "port" $port) }}
 {{- end }}
 
+{{/* MCP_EXEC_WARM from config.warm: true "1", false "0", "after-reap"
+itself (a fresh preloaded interpreter per run, made once the previous run
+is gone). */}}
+{{- define "mcp-exec.warmEnv" -}}
+{{- $w := toString .Values.config.warm }}
+{{- if eq $w "true" }}1{{ else if eq $w "after-reap" }}after-reap{{ else if eq $w "false" }}0{{ else }}
+{{- fail (printf "config.warm (%s) must be true, false or after-reap" $w) }}
+{{- end }}
+{{- end }}
+
 {{/* Refuse value combinations that would defeat the chart's guarantees. */}}
 {{- define "mcp-exec.validate" -}}
 {{- $c := .Values.config }}
@@ -307,13 +329,14 @@ NetworkPolicies need: {host, port}. "https://*.example.com/v1" -> {host: "*.exam
 {{- include "mcp-exec.validatePolicy" . }}
 {{- include "mcp-exec.validateWorkable" . }}
 {{- include "mcp-exec.validateWorkspaces" . }}
+{{- include "mcp-exec.validateTasks" . }}
 {{- end }}
 
 {{- define "mcp-exec.validateSizing" -}}
 {{- $c := .Values.config }}
 {{- $tmp := include "mcp-exec.quantityMiB" .Values.tmp.sizeLimit | int64 }}
 {{- $limit := include "mcp-exec.quantityMiB" .Values.resources.limits.memory | int64 }}
-{{- $warm := ternary (int64 .Values.sizing.warmMiB) 0 $c.warm }}
+{{- $warm := ternary (int64 .Values.sizing.warmMiB) 0 (ne (include "mcp-exec.warmEnv" .) "0") }}
 {{- $over := int64 .Values.sizing.overshootMiB }}
 {{- $ws := include "mcp-exec.workspacesMiB" . | int64 }}
 {{- $need := add (int64 $c.memoryMb) $over (int64 .Values.sizing.serverMiB) $warm $tmp $ws }}

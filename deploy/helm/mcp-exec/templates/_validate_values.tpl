@@ -17,10 +17,19 @@ writable path: elsewhere the read-only root filesystem refuses them. */}}
 memoryMb: the preloaded interpreter must fit in it. Measured address space
 (VmPeak) on Debian 12's python3: numpy and matplotlib 206 MiB (the fork
 server's auto preload), pandas 89 MiB, numpy 47 MiB. */}}
-{{- $minMem := ternary 256 128 $c.warm }}
+{{- $forkServer := eq (include "mcp-exec.warmEnv" .) "1" }}
+{{- $minMem := ternary 256 128 $forkServer }}
 {{- if lt (int64 $c.memoryMb) (int64 $minMem) }}
-{{- fail (printf "config.memoryMb (%d) must be at least %d%s: it is also each run process's address-space limit (RLIMIT_AS), and the interpreter with its modules does not fit below it (numpy and matplotlib, the fork server's preload: 206 MiB of address space; pandas: 89 MiB). The server would report ready, then the warm interpreter would fail to start and `import pandas` would fail in every run" (int64 $c.memoryMb) (int64 $minMem) (ternary " with config.warm=true" "" $c.warm)) }}
+{{- fail (printf "config.memoryMb (%d) must be at least %d%s: it is also each run process's address-space limit (RLIMIT_AS), and the interpreter with its modules does not fit below it (numpy and matplotlib, the fork server's preload: 206 MiB of address space; pandas: 89 MiB). The server would report ready, then the warm interpreter would fail to start and `import pandas` would fail in every run" (int64 $c.memoryMb) (int64 $minMem) (ternary " with config.warm=true" "" $forkServer)) }}
 {{- end }}
+{{- /* JavaScript runs on Node.js, which only the node image variant has:
+the server refuses a language whose runtime is missing at start, and the
+pod would crash-loop. */}}
+{{- $langs := splitList "," (toString (default "auto" $c.languages)) }}
+{{- if and (has "javascript" $langs) (ne (default "standard" .Values.image.variant) "node") }}
+{{- fail (printf "config.languages (%s) lists javascript, which the standard image does not have (no Node.js): the server refuses to start and the pod crash-loops. Set image.variant=node (the <tag>-node image), or leave javascript out (auto offers what the image has)" $c.languages) }}
+{{- end }}
+{{- include "mcp-exec.validateUids" . }}
 {{- /* Input files travel base64-encoded in the JSON request body. */}}
 {{- $minBody := div (add (mul (int64 $c.maxFilesInBytes) 4) 2) 3 }}
 {{- if lt (int64 $c.maxBodyBytes) $minBody }}
@@ -39,7 +48,9 @@ the server's share of the memory sum. */}}
 {{- $lim := .Values.resources.limits | default dict }}
 {{- range $r := list "memory" "cpu" }}
 {{- if and (hasKey $req $r) (hasKey $lim $r) (not (kindIs "invalid" (get $req $r))) (not (kindIs "invalid" (get $lim $r))) }}
-{{- if gt (float64 (include "mcp-exec.quantityBytes" (get $req $r))) (float64 (include "mcp-exec.quantityBytes" (get $lim $r))) }}
+{{- /* CPU in millicores: in whole cores 2500m and 2 would compare equal. */}}
+{{- $unit := ternary "mcp-exec.quantityMilli" "mcp-exec.quantityBytes" (eq $r "cpu") }}
+{{- if gt (float64 (include $unit (get $req $r))) (float64 (include $unit (get $lim $r))) }}
 {{- fail (printf "resources.requests.%s (%v) is above resources.limits.%s (%v): the API server refuses such a pod, and the ReplicaSet would create none" $r (get $req $r) $r (get $lim $r)) }}
 {{- end }}
 {{- end }}
@@ -66,6 +77,13 @@ and the pod would crash-loop).
 {{- range $i, $g := ($p.exec.egress | default list) }}
 {{- if not (has $g $rules) }}
 {{- fail (printf "policy.exec.egress[%d] names the rule %q, which policy.egress does not define (rules: %s): the server refuses the policy at start and the pod crash-loops" $i $g (join ", " $rules | default "none")) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $pr := ($p.profiles | default list) }}
+{{- range $i, $g := (($pr.exec | default dict).egress | default list) }}
+{{- if not (has $g $rules) }}
+{{- fail (printf "policy.profiles[%s].exec.egress[%d] names the rule %q, which policy.egress does not define (rules: %s): the server refuses the policy at start and the pod crash-loops" $pr.name $i $g (join ", " $rules | default "none")) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -134,6 +152,48 @@ peers to be named rather than render a setup that fails silently.
 {{- $rules := or .Values.policy.egress .Values.policy.existingConfigMap }}
 {{- if and .Values.config.egressProxy $rules (not $np.extraEgress) (not (and $np.egress.to $np.egress.ports)) }}
 {{- fail (printf "config.egressProxy (%s) is set, but the NetworkPolicy has no rule to the proxy: the broker's requests go to the proxy, not to the rules' hosts. Set networkPolicy.egress.to and networkPolicy.egress.ports to the proxy's address and port (or list a rule in networkPolicy.extraEgress), or set networkPolicy.enabled=false" .Values.config.egressProxy) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+MCP tasks need the store (workspaces.store), and with more than one replica
+one they all reach: a task's tasks/get, tasks/result and tasks/cancel may
+reach any replica. pvc (ReadWriteMany with several replicas, which the
+workspaces' own checks require) and redis are shared; emptyDir is the pod's.
+*/}}
+{{- define "mcp-exec.validateTasks" -}}
+{{- $max := int64 .Values.replicaCount }}
+{{- if .Values.autoscaling.enabled }}{{ $max = int64 .Values.autoscaling.maxReplicas }}{{ end }}
+{{- if .Values.keda.enabled }}{{ $max = int64 .Values.keda.maxReplicaCount }}{{ end }}
+{{- $store := toString .Values.workspaces.store }}
+{{- if and .Values.tasks.enabled (eq $store "off") }}
+{{- fail "tasks.enabled needs a store: a task's status and result are kept in it (set workspaces.store: emptyDir for one replica, pvc or redis for several; docs/deployment.md, \"MCP tasks\")" }}
+{{- end }}
+{{- if and .Values.tasks.enabled (gt $max 1) (not (or (eq $store "pvc") (eq $store "redis"))) }}
+{{- fail (printf "tasks.enabled with up to %d replicas needs a store every replica shares (a task is read back from any replica): workspaces.store pvc (ReadWriteMany) or redis, not %s; docs/deployment.md, \"MCP tasks\"" $max $store) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Without user namespaces the release runs as a uid of its own
+(userNamespaces.perReleaseUid, mcp-exec.releaseUid), which replaces the
+security contexts' runAsUser, runAsGroup and fsGroup. A value other than the
+image's 65532 there was chosen by someone: replacing it without a word would
+run the pods as a uid they did not ask for, so the chart refuses and says
+how to keep it.
+*/}}
+{{- define "mcp-exec.validateUids" -}}
+{{- $uid := include "mcp-exec.releaseUid" . }}
+{{- if $uid }}
+{{- range $sc := list "podSecurityContext" "securityContext" }}
+{{- range $k := list "runAsUser" "runAsGroup" "fsGroup" }}
+{{- $m := index $.Values $sc | default dict }}
+{{- $v := ternary (index $m $k) nil (hasKey $m $k) }}
+{{- if and (not (kindIs "invalid" $v)) (ne (int64 $v) 65532) }}
+{{- fail (printf "%s.%s (%d) would be replaced by this release's uid (%s): without user namespaces (Kubernetes %s; userNamespaces.enabled=%v), userNamespaces.perReleaseUid gives every pod of the release a uid of its own. Set userNamespaces.perReleaseUid=false to run as %d, or leave %s.%s at 65532" $sc $k (int64 $v) $uid $.Capabilities.KubeVersion.Version $.Values.userNamespaces.enabled (int64 $v) $sc $k) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
