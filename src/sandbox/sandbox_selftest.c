@@ -269,6 +269,27 @@ static int listen_abstract(char *name, size_t len)
 	return fd;
 }
 
+/* The run's uid as the run sees it. In the filesystem view's unmapped
+ * user namespace every id reads as the kernel's overflow uid (65534 unless
+ * configured otherwise); the real one was checked by the child before it
+ * entered the view (sandbox_child.c, verify_uid: a spawn whose drop did not
+ * happen fails), and the kernel keeps judging files and signals by it. */
+static unsigned view_uid(const struct mcpx_sandbox_layers *l)
+{
+	unsigned overflow = 65534;
+	FILE *f;
+
+	if (!l->fs_view || l->landlock)
+		return (unsigned)MCPX_SANDBOX_UID;
+	f = fopen("/proc/sys/kernel/overflowuid", "re");
+	if (f) {
+		if (fscanf(f, "%u", &overflow) != 1)
+			overflow = 65534;
+		fclose(f);
+	}
+	return overflow;
+}
+
 static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, bool abstract,
                       bool token, struct mcpx_err *err)
 {
@@ -317,7 +338,7 @@ static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, 
 	if (!rc && l->landlock_scope && abstract)
 		rc = expect(o, "landlock-scope", "abstract", "ok", true, err);
 	if (!rc && l->uid_drop) {
-		snprintf(uid, sizeof(uid), "%u", (unsigned)MCPX_SANDBOX_UID);
+		snprintf(uid, sizeof(uid), "%u", view_uid(l));
 		rc = expect(o, "uid-drop", "uid", uid, false, err);
 		if (!rc)
 			rc = expect(o, "uid-drop", "groups", "0", false, err);
