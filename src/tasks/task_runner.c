@@ -185,7 +185,7 @@ void mcpx_task_run_start(struct mcpx_tasks *t, struct mcpx_call *req, enum mcpx_
 	}
 }
 
-/* ---- step 1: the owner's count cap ------------------------------------- */
+/* ---- step 1: the owner's count cap -------------------------------------- */
 
 static void counted_cb(void *arg, int rc, const struct mcpx_task_rec *recs, size_t n)
 {
