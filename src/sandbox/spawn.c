@@ -308,6 +308,9 @@ static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb,
 	b->args.workdir = workdir;
 	b->args.workdir_fd = -1;
 	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
+	/* Where Landlock is absent, the view holds its paths (workdir is the
+	 * run's absolute path). */
+	b->args.fs_view = !sb->layers.landlock && sb->layers.fs_view;
 	/* The prefix of this run's runtime when it lies outside the standard
 	 * roots (a zygote's is Python's). */
 	b->args.runtime_root =
