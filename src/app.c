@@ -453,7 +453,7 @@ static int start_http(struct app *app)
 	    /* With a policy the tool list can change: GET /mcp streams carry
 	     * notifications/tools/list_changed (transport_streamable.c). */
 	    .mcp_stream = app->policy != NULL,
-	    .may_read = app->sb.layers.landlock ? mcpx_app_run_may_read : NULL,
+	    .may_read = mcpx_sandbox_files_confined(&app->sb) ? mcpx_app_run_may_read : NULL,
 	    .may_read_ctx = &app->sb,
 	};
 	int rc = mcpx_http_front_new(&app->front, app->cfg, &h);

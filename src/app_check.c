@@ -161,7 +161,8 @@ static int check_auth(struct check *c)
 	if (c->cfg->transport == MCPX_TRANSPORT_STDIO)
 		return 0;
 	return mcpx_http_front_check_auth(
-	    c->cfg, c->sb.layers.landlock ? mcpx_app_run_may_read : NULL, &c->sb, c->addr.loopback);
+	    c->cfg, mcpx_sandbox_files_confined(&c->sb) ? mcpx_app_run_may_read : NULL, &c->sb,
+	    c->addr.loopback);
 }
 
 /* The workspace store, judged as the start judges it; not opened (a Redis

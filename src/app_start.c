@@ -26,6 +26,7 @@ static void publish_layers(const struct mcpx_sandbox *sb)
 	mcpx_metrics_set_layer("landlock", sb->layers.landlock);
 	mcpx_metrics_set_layer("landlock_net", sb->layers.landlock_net);
 	mcpx_metrics_set_layer("landlock_scope", sb->layers.landlock_scope);
+	mcpx_metrics_set_layer("fs_view", sb->layers.fs_view);
 	mcpx_metrics_set_layer("uid_drop", sb->layers.uid_drop);
 	mcpx_metrics_set_layer("no_new_privs", sb->layers.no_new_privs);
 	mcpx_metrics_set_layer("rlimits", sb->layers.rlimits);
@@ -74,7 +75,17 @@ int mcpx_app_judge_sandbox(const struct mcpx_config *cfg, const struct mcpx_sand
 		mcpx_err_set(err, EPERM, "sandbox self-test failed, refusing to start: %s", why);
 		return EX_SOFTWARE;
 	}
-	if (!sb->layers.landlock && mcpx_sandbox_landlock_replaced(sb))
+	if (!sb->layers.landlock && sb->layers.fs_view)
+		mcpx_warn(
+		    "Landlock is unavailable%s%s%s: each run gets a filesystem view of its own "
+		    "instead (Landlock's paths only: the token file, other runs' files and /tmp "
+		    "are out of its reach); signals and abstract sockets are not scoped, so "
+		    "warm interpreters are prepared only after the previous run is reaped "
+		    "(mcp_exec_sandbox_layer{layer=\"fs_view\"} is 1)",
+		    mcpx_sandbox_landlock_replaced(sb) ? " under " : "",
+		    mcpx_sandbox_landlock_replaced(sb) ? mcpx_runtime_name(sb->runtime) : "",
+		    mcpx_sandbox_landlock_replaced(sb) ? "" : " on this kernel");
+	else if (!sb->layers.landlock && mcpx_sandbox_landlock_replaced(sb))
 		mcpx_warn(
 		    "Landlock is unavailable under %s (%s): accepted there, the node's kernel "
 		    "is not beneath the runs; still, runs can write outside their workdir "
@@ -144,20 +155,21 @@ bool mcpx_app_run_may_read(void *ctx, const char *path)
 	return mcpx_sandbox_run_may_read(ctx, path);
 }
 
-/* The policy file, checked against what runs can read. Without Landlock a
- * run reads whatever the server's uid reads: no file is hidden from it, so
- * no credential is accepted (policy.c says so, naming the rule). */
+/* The policy file, checked against what runs can read. Without Landlock or
+ * the filesystem view a run reads whatever the server's uid reads: no file
+ * is hidden from it, so no credential is accepted (policy.c says so, naming
+ * the rule). */
 int mcpx_app_open_policy(struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
                          struct mcpx_policy_store **out)
 {
-	struct mcpx_policy_opts o = {.credentials_allowed = sb->layers.landlock};
+	struct mcpx_policy_opts o = {.credentials_allowed = mcpx_sandbox_files_confined(sb)};
 	struct mcpx_err err = {{0}};
 	const struct mcpx_policy *p;
 
 	*out = NULL;
 	if (!cfg->policy[0])
 		return 0;
-	if (sb->layers.landlock) {
+	if (mcpx_sandbox_files_confined(sb)) {
 		o.run_may_read = mcpx_app_run_may_read;
 		o.ctx = (void *)sb;
 	}

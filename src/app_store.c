@@ -51,7 +51,7 @@ static bool runs_may_read(const struct mcpx_sandbox *sb, const char *path, bool 
 	char real[PATH_MAX];
 	struct stat st;
 
-	if (sb->layers.landlock && !mcpx_sandbox_run_may_read(sb, path) &&
+	if (mcpx_sandbox_files_confined(sb) && !mcpx_sandbox_run_may_read(sb, path) &&
 	    !(realpath(path, real) && mcpx_sandbox_run_may_read(sb, real)))
 		return false;
 	if (!sb->layers.uid_drop)
@@ -87,7 +87,7 @@ int mcpx_app_judge_store(const struct mcpx_config *cfg, const struct mcpx_sandbo
 			    "MCP_EXEC_WORKSPACES_PASSWORD_FILE lies where runs can read "
 			    "it; mount it outside the system directories and the "
 			    "workdir base (runs are kept away from those only with "
-			    "Landlock, or as another uid)");
+			    "Landlock or the filesystem view, or as another uid)");
 		snprintf(desc, n, "%s (runs cannot open network sockets)", where);
 		return 0;
 	}
@@ -98,9 +98,9 @@ int mcpx_app_judge_store(const struct mcpx_config *cfg, const struct mcpx_sandbo
 			    "MCP_EXEC_WORKSPACES: runs could read this directory (%s); "
 			    "choose one outside the system directories and the workdir "
 			    "base, or use a redis:// store",
-			    sb->layers.landlock ? "it is within their reach"
-			                        : "no Landlock, and runs share the "
-			                          "server's uid");
+			    mcpx_sandbox_files_confined(sb) ? "it is within their reach"
+			                                    : "no Landlock, and runs share the "
+			                                      "server's uid");
 		out->spec.type = MCPX_STORE_OFF;
 		snprintf(desc, n,
 		         "off (the default directory would be readable by runs: no Landlock, and "
@@ -109,7 +109,9 @@ int mcpx_app_judge_store(const struct mcpx_config *cfg, const struct mcpx_sandbo
 	}
 	snprintf(desc, n, "%s%s (out of runs' reach: %s)", where,
 	         spec->is_default ? " (default)" : "",
-	         sb->layers.landlock ? "Landlock" : "runs are another uid");
+	         sb->layers.landlock  ? "Landlock"
+	         : sb->layers.fs_view ? "the filesystem view"
+	                              : "runs are another uid");
 	return 0;
 }
 

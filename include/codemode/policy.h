@@ -230,7 +230,9 @@ struct mcpx_policy_opts {
 	 * refused. NULL: no check (unit tests). */
 	bool (*run_may_read)(void *ctx, const char *path);
 	void *ctx;
-	/* False without Landlock: runs could read any file the server can, and
+	/* False without Landlock or the filesystem view that stands in for it
+	 * (sandbox.h, mcpx_sandbox_files_confined): runs could read any file
+	 * the server can, and
 	 * write each other's workdirs, so a rule with a credential is refused,
 	 * and so is a function exec code may call that has egress rules (the
 	 * caller could take over the function's run, and its rules). */

@@ -60,6 +60,9 @@ struct mcpx_sandbox_layers {
 	int landlock_abi;       /* 0 when unavailable */
 	bool landlock_net;      /* ABI >= 4: TCP bind/connect denied */
 	bool landlock_scope;    /* ABI >= 6: signals and abstract sockets scoped */
+	/* Without Landlock: each run enters a private filesystem view built
+	 * from Landlock's paths (fs_view.h), seen to act at start-up. */
+	bool fs_view;
 	bool uid_drop;          /* started as root: runs drop to 65532 */
 	bool no_new_privs;
 	bool rlimits;
@@ -106,6 +109,8 @@ struct mcpx_sandbox {
 	 * was decided, for --check-config ("seen: ...", "configured"). */
 	enum mcpx_runtime_class runtime;
 	char runtime_why[96];
+	/* Why the filesystem view holds or not (--check-config). */
+	char fs_view_why[160];
 	pid_t server_pid;
 	uid_t run_uid;
 	gid_t run_gid;
@@ -232,10 +237,15 @@ int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_l
 size_t mcpx_sandbox_rlimits(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
                             struct mcpx_rlimit out[MCPX_MAX_RLIMITS]);
 
+/* True when a run's files are confined to what Landlock's ruleset grants:
+ * by Landlock itself or by the filesystem view that replaces it. */
+bool mcpx_sandbox_files_confined(const struct mcpx_sandbox *sb);
+
 /* True when a run could read path (taken as written: resolve symlinks and
  * ask again for the target). With Landlock: path lies beneath one of the
  * run's read rules (the runtime's directories, /dev, /proc, ...) or beneath
- * the workdir base, where every run's workdir is. Without Landlock a run
+ * the workdir base, where every run's workdir is (the filesystem view
+ * holds less: those rules are its read-only mounts). With neither a run
  * reads whatever the server's uid reads, so always true. */
 bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path);
 

@@ -373,8 +373,9 @@ int mcpx_pol_parse_credential(struct policy_ctx *c, const cJSON *v, struct mcpx_
 		return rc;
 	if (!c->o || !c->o->credentials_allowed)
 		return mcpx_pol_fail(c, EPERM,
-		                     "credentials need Landlock (Linux 5.13+), so that runs "
-		                     "cannot read the secret file; this kernel has none");
+		                     "credentials need Landlock (Linux 5.13+) or the filesystem "
+		                     "view (gVisor 2024-07+), so that runs cannot read the secret "
+		                     "file; neither holds here");
 	if (!h || !f)
 		return mcpx_pol_fail(c, EINVAL, "needs \"header\" and \"secret_file\"");
 	old = mcpx_pol_push_key(c, "header");

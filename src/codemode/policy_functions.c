@@ -245,10 +245,12 @@ static int parse_function(struct policy_ctx *c, const cJSON *v, size_t i, void *
 	    (!c->o || !c->o->credentials_allowed)) {
 		size_t old = mcpx_pol_push_key(c, "callable_from_exec");
 
-		rc = mcpx_pol_fail(c, EPERM,
-		                   "a function exec code may call cannot have egress rules or "
-		                   "upstreams without Landlock (Linux 5.13+): the caller could take "
-		                   "over its run");
+		rc =
+		    mcpx_pol_fail(c, EPERM,
+		                  "a function exec code may call cannot have egress rules or "
+		                  "upstreams without Landlock (Linux 5.13+) or the filesystem view "
+		                  "(gVisor 2024-07+): the caller could take "
+		                  "over its run");
 		mcpx_pol_pop(c, old);
 	}
 	return rc;

@@ -113,6 +113,21 @@ static void job_complete(struct mcpx_job *job)
 		job_reaped(job, rc, 0, NULL);
 }
 
+/* What a run that ran (not cancelled, its environment and setup whole)
+ * leaves: its out/ files, then its workspace, whose variables count when
+ * it ended by itself. Returns the files' outcome (0 when none were due). */
+static int collect_outputs(struct mcpx_job *job, int setup_rc, struct mcpx_err *ferr)
+{
+	int files_rc;
+
+	if (job->cancelled || job->env_failure || setup_rc < 0)
+		return 0;
+	files_rc = mcpx_ex_collect_files(job, ferr);
+	if (files_rc == 0)
+		mcpx_ex_ws_collect(job, !job->timed_out && !job->budget_limit);
+	return files_rc;
+}
+
 /* The run is reaped: its result, its files handed to the remover, its
  * audit line, its caller told, the next run's turn. */
 static void job_reaped(void *arg, int rc, int status, const struct rusage *rup)
@@ -142,13 +157,7 @@ static void job_reaped(void *arg, int rc, int status, const struct rusage *rup)
 	job->link.budget = NULL;
 	if (!job->budget_limit)
 		job->budget_limit = usage.limit;
-	files_rc = job->cancelled || job->env_failure || setup_rc < 0
-	               ? 0
-	               : mcpx_ex_collect_files(job, &ferr);
-	/* A workspace is collected from a run that ran (not cancelled, its
-	 * environment whole); its variables count when it ended by itself. */
-	if (!job->cancelled && !job->env_failure && setup_rc == 0 && files_rc == 0)
-		mcpx_ex_ws_collect(job, !job->timed_out && !job->budget_limit);
+	files_rc = collect_outputs(job, setup_rc, &ferr);
 	/* A nested run's /dev/shm entries are its caller's: counted with the
 	 * caller's (run_budget.c) and wiped at the caller's end, which takes
 	 * every entry of the runs' group since the caller started. Wiped now,

@@ -123,6 +123,23 @@ static void landlock_line(const struct mcpx_sandbox *sb, FILE *out)
 		        l->landlock_scope ? ", signals and abstract sockets scoped" : "");
 		return;
 	}
+	if (l->fs_view) {
+		fprintf(
+		    out,
+		    "  landlock: absent%s; its file rules replaced by the filesystem view below, "
+		    "%s\n",
+		    sb->runtime == MCPX_RUNTIME_GVISOR ? " (gVisor implements no Landlock)" : "",
+		    mcpx_sandbox_landlock_replaced(sb)
+		        ? "accepted under this runtime even with MCP_EXEC_REQUIRE_LANDLOCK"
+		        : "refused with MCP_EXEC_REQUIRE_LANDLOCK");
+		fprintf(out,
+		        "  filesystem view: holds (%s): each run has a mount namespace of its own "
+		        "holding only Landlock's paths, the runtime's read-only and the workdir "
+		        "read-write; the token file, other runs' files and /tmp are not in it; "
+		        "signals and abstract sockets are not scoped\n",
+		        sb->fs_view_why);
+		return;
+	}
 	fprintf(out,
 	        "  landlock: absent%s; not replaced by the runtime: runs may write wherever "
 	        "the run uid may and read what it may read (mounted secrets included: the "
@@ -131,6 +148,8 @@ static void landlock_line(const struct mcpx_sandbox *sb, FILE *out)
 	        mcpx_sandbox_landlock_replaced(sb)
 	            ? "accepted under this runtime even with MCP_EXEC_REQUIRE_LANDLOCK"
 	            : "refused with MCP_EXEC_REQUIRE_LANDLOCK");
+	fprintf(out, "  filesystem view: absent (%s)\n",
+	        sb->fs_view_why[0] ? sb->fs_view_why : "not tried");
 }
 
 void mcpx_sandbox_report(const struct mcpx_sandbox *sb, FILE *out)

@@ -33,6 +33,7 @@
 #include "dirguard.h"
 #include "exit_watch.h"
 #include "fdutil.h"
+#include "fs_view.h"
 #include "landlock.h"
 #include "log.h"
 #include "reach.h"
@@ -252,6 +253,12 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 	sb->layers.landlock = sb->layers.landlock_abi > 0;
 	sb->layers.landlock_net = sb->layers.landlock_abi >= 4;
 	sb->layers.landlock_scope = sb->layers.landlock_abi >= 6;
+	/* Without Landlock (gVisor), a filesystem view of each run's own
+	 * stands in for its file rules where the kernel lets one be made. */
+	if (!sb->layers.landlock)
+		sb->layers.fs_view =
+		    mcpx_fs_view_probe(sb->workdir_base, sb->layers.uid_drop, sb->run_uid,
+		                       sb->run_gid, sb->fs_view_why, sizeof(sb->fs_view_why)) == 0;
 
 	rc = start_seccomp(sb, err);
 	if (rc) {
@@ -383,11 +390,18 @@ static bool beneath(const char *path, const char *root)
 	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
 }
 
+bool mcpx_sandbox_files_confined(const struct mcpx_sandbox *sb)
+{
+	return sb->layers.landlock || sb->layers.fs_view;
+}
+
 bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
 {
 	struct mcpx_landlock_plan plan;
+	/* The view is made of the rules of any ABI's plan (fs_view.c). */
+	int abi = sb->layers.landlock ? sb->layers.landlock_abi : 1;
 
-	if (!sb->layers.landlock)
+	if (!mcpx_sandbox_files_confined(sb))
 		return true;
 	if (beneath(path, sb->workdir_base))
 		return true;
@@ -399,7 +413,7 @@ bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path)
 
 		if (!rt->available)
 			continue;
-		mcpx_landlock_plan(sb->layers.landlock_abi, NULL, rt->root[0] ? rt->root : NULL,
+		mcpx_landlock_plan(abi, NULL, rt->root[0] ? rt->root : NULL,
 		                   sb->zygote[0] ? &exe : NULL, &plan);
 		for (size_t i = 0; i < plan.n_rules; i++)
 			if (plan.rules[i].path &&
@@ -419,7 +433,7 @@ void mcpx_sandbox_describe(const struct mcpx_sandbox *sb, char *buf, size_t len)
 		snprintf(ll, sizeof(ll), "landlock(abi=%d%s%s)", l->landlock_abi,
 		         l->landlock_net ? ",net" : "", l->landlock_scope ? ",scope" : "");
 	else
-		snprintf(ll, sizeof(ll), "landlock=off");
+		snprintf(ll, sizeof(ll), "landlock=off%s", l->fs_view ? " fs-view" : "");
 	/* The foreign-ABI action only where it is not the full process kill. */
 	if (l->seccomp && l->seccomp_kill != MCPX_SECCOMP_KILL_PROCESS)
 		snprintf(sc, sizeof(sc), "seccomp(foreign-abi=%s)",

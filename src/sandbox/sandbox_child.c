@@ -5,8 +5,9 @@
  * What it does: after the fork the child ties its life to its parent, resets
  * what it inherited (signals, fds), gets its own session and process group,
  * enters the workdir, drops root when started as root, lowers its limits,
- * sets no_new_privs, enforces Landlock and installs the seccomp filter, in
- * that order, and only then reaches the interpreter. Each step is one small
+ * sets no_new_privs, enforces Landlock (or, where it is absent, enters a
+ * private filesystem view built from the same paths: fs_view.c) and installs
+ * the seccomp filter, in that order, and only then reaches the interpreter. Each step is one small
  * function whose comment names the threat it stops. Any failure writes
  * (step << 16) | errno to the close-on-exec error pipe and exits with 127, so
  * the parent can tell "could not start" from "ran and failed" (as libuv's
@@ -42,6 +43,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fs_view.h"
 #include "landlock.h"
 
 /* clang-format off */
@@ -58,6 +60,7 @@ static const char *const step_names[] = {
 	[MCPX_STEP_RLIMITS] = "rlimits",
 	[MCPX_STEP_NO_NEW_PRIVS] = "no_new_privs",
 	[MCPX_STEP_LANDLOCK] = "landlock",
+	[MCPX_STEP_FS_VIEW] = "fs_view",
 	[MCPX_STEP_SECCOMP] = "seccomp",
 	[MCPX_STEP_EXECVE] = "execve",
 	[MCPX_STEP_INTERPRETER] = "interpreter",
@@ -304,6 +307,22 @@ static int enforce_landlock(const struct mcpx_child_args *a)
 	                           a->exe_fd >= 0 ? &exe : NULL);
 }
 
+/* Threat, where Landlock is absent (gVisor): reading the token file, other
+ * mounted secrets and other runs' files, and writing outside the workdir
+ * what outlives the run. The run gets a filesystem of its own holding only
+ * what Landlock would have granted (fs_view.c); seccomp, next, denies every
+ * call that could undo it. The new user namespace may have cleared the
+ * parent-death signal, as a change of credentials does: armed again. */
+static int enter_fs_view(const struct mcpx_child_args *a)
+{
+	int step, rc;
+
+	if (!a->fs_view)
+		return 0;
+	rc = mcpx_fs_view_enter(a->workdir, a->runtime_root, &step);
+	return rc < 0 ? rc : die_with_parent(a->parent);
+}
+
 /* Threat: the syscalls in seccomp_policy.c (network, namespaces, ptrace,
  * escaping the process group, signalling the server, foreign ABIs). Last,
  * so the filter constrains the run and not our own setup. A zygote's child
@@ -341,6 +360,7 @@ void mcpx_sandbox_child_setup(const struct mcpx_child_args *a)
 	STEP(MCPX_STEP_RLIMITS, set_rlimits(a));
 	STEP(MCPX_STEP_NO_NEW_PRIVS, no_new_privs());
 	STEP(MCPX_STEP_LANDLOCK, enforce_landlock(a));
+	STEP(MCPX_STEP_FS_VIEW, enter_fs_view(a));
 	STEP(MCPX_STEP_SECCOMP, install_seccomp(a));
 }
 

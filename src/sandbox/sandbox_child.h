@@ -34,6 +34,7 @@ enum mcpx_child_step {
 	MCPX_STEP_RLIMITS,
 	MCPX_STEP_NO_NEW_PRIVS,
 	MCPX_STEP_LANDLOCK,
+	MCPX_STEP_FS_VIEW, /* where Landlock is absent: a filesystem of its own (fs_view.h) */
 	MCPX_STEP_SECCOMP,
 	MCPX_STEP_EXECVE,      /* a server's child: exec of the interpreter */
 	MCPX_STEP_INTERPRETER, /* a zygote's child: readying the interpreter */
@@ -62,6 +63,9 @@ struct mcpx_child_args {
 	int n_rlimits;
 	int landlock_abi;         /* 0: no Landlock */
 	const char *runtime_root; /* extra readable prefix, or NULL */
+	/* Without Landlock: enter a private filesystem view (fs_view.h) built
+	 * from the same paths; workdir must then be absolute. */
+	bool fs_view;
 	/* The zygote's binary as an O_PATH fd the server opened before any
 	 * uid drop, or -1. When set it is the one extra file Landlock grants
 	 * (read and execute) and mcpx_sandbox_child_exec runs it with

@@ -5,7 +5,9 @@
  * checks, for each layer marked active in sb->layers, that the probe really
  * was stopped: no AF_INET socket, no SysV shared memory, no CLONE_PARENT and
  * no change to the CPU affinity of a pid other than 0 (seccomp), no write outside
- * the workdir (Landlock), no signal to the server, no read of the server's
+ * the workdir and no read of a token-like file beside it (Landlock, or the
+ * filesystem view where Landlock is absent, which must also leave the run no
+ * capability), no signal to the server, no read of the server's
  * environ, a scrubbed environment, uid 65532 when started as root,
  * no_new_privs and a zero core limit. When both seccomp and Landlock are active, a second probe
  * runs with seccomp off, so Landlock's own TCP and scope rules are proven and
@@ -21,6 +23,7 @@
  * concurrently with anything (it blocks; call it before serving).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -44,7 +48,7 @@
  * base path with quotes cannot break it) and prints key=value lines. */
 static const char probe_py[] =
     "import os, sys, socket, resource, ctypes\n"
-    "server, base, abstract, nr_clone = sys.stdin.read().split('\\n')[:4]\n"
+    "server, base, abstract, nr_clone, token = (sys.stdin.read().split('\\n') + [''])[:5]\n"
     "server = int(server)\n"
     "libc = ctypes.CDLL(None, use_errno=True)\n"
     "def c(r):\n"
@@ -74,6 +78,10 @@ static const char probe_py[] =
     "t('write_tmp', lambda: write_in('/tmp'))\n"
     "t('write_wd', lambda: write_in(os.getcwd()))\n"
     "t('list_base', lambda: os.listdir(base))\n"
+    /* A file beside the workdir that the run uid could read, as it could
+     * read the mounted auth token: Landlock or the view must hide it. */
+    "if token:\n"
+    "    t('read_token', lambda: open(token).read())\n"
     "t('kill_server', lambda: os.kill(server, 0))\n"
     /* What the server's environ file shows: denied (dumpable, uid), or
      * only zeros (gVisor serves it to all; sandbox.c zeroes it). */
@@ -95,7 +103,8 @@ static const char probe_py[] =
     /* CLONE_PARENT|SIGCHLD: a would-be child of the server or zygote,
      * which exits at once if the filter let it be made. */
     "def clone_parent():\n"
-    "    if c(libc.syscall(ctypes.c_long(int(nr_clone)), ctypes.c_long(0x8011), 0, 0, 0, 0)) == 0:\n"
+    "    if c(libc.syscall(ctypes.c_long(int(nr_clone)), ctypes.c_long(0x8011), 0, 0, 0, 0)) == "
+    "0:\n"
     "        os._exit(0)\n"
     "t('clone_parent', clone_parent)\n"
     /* Scheduling of any pid but 0: the filter cannot tell the caller's
@@ -111,6 +120,11 @@ static const char probe_py[] =
     "print('NoNewPrivs=%d' % libc.prctl(39, 0, 0, 0, 0))\n"
     "print('Seccomp=%d' % libc.prctl(21, 0, 0, 0, 0))\n"
     "print('core=%d' % resource.getrlimit(resource.RLIMIT_CORE)[1])\n"
+    /* capget, version 3: effective, permitted and inheritable of both
+     * words; the view's namespace must have left none. */
+    "hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)\n"
+    "caps = (ctypes.c_uint32 * 6)()\n"
+    "print('caps=%d' % (sum(caps) if libc.capget(hdr, caps) == 0 else -1))\n"
     "print('done=1')\n";
 
 static const char expected_env[] = "HOME,LANG,MALLOC_ARENA_MAX,MKL_NUM_THREADS,MPLBACKEND,"
@@ -157,27 +171,29 @@ static const char *value_of(const struct probe_out *o, const char *key, char *va
 
 /* What the probe reads on stdin, one per line: the server's pid, the
  * workdir base, an abstract socket it must not reach ("" when none could be
- * made) and the clone syscall number (for the CLONE_PARENT check). Both the
- * blocking self-test and the piecewise one (mcpx_sandbox_probe_plan) feed
- * exactly this. Returns snprintf's count. */
-static int probe_input(const struct mcpx_sandbox *sb, const char *abstract, char *buf, size_t len)
+ * made), the clone syscall number (for the CLONE_PARENT check) and a
+ * token-like file it must not read ("": none). Both the blocking self-test
+ * and the piecewise one (mcpx_sandbox_probe_plan) feed exactly this.
+ * Returns snprintf's count. */
+static int probe_input(const struct mcpx_sandbox *sb, const char *abstract, const char *token,
+                       char *buf, size_t len)
 {
-	return snprintf(buf, len, "%d\n%s\n%s\n%ld\n", (int)sb->server_pid, sb->workdir_base,
-			abstract, (long)SYS_clone);
+	return snprintf(buf, len, "%d\n%s\n%s\n%ld\n%s\n", (int)sb->server_pid, sb->workdir_base,
+	                abstract, (long)SYS_clone, token);
 }
 
 /* Runs the probe in a spawned process, or in given (a warm process that
  * feed hands the code and stdin to), and collects its output. Consumes
  * given. */
-static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct probe_out *o,
-                     struct mcpx_sandbox_proc *given, mcpx_probe_feed_fn feed, void *ctx,
-                     struct mcpx_err *err)
+static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, const char *token,
+                     struct probe_out *o, struct mcpx_sandbox_proc *given, mcpx_probe_feed_fn feed,
+                     void *ctx, struct mcpx_err *err)
 {
 	struct mcpx_limits lim = {
 	    .cpu_s = 10, .memory_mb = 512, .max_procs = 16, .file_mb = 1, .open_files = 64};
 	struct mcpx_sandbox_proc spawned, *p = given ? given : &spawned;
 	struct mcpx_sandbox_proc proc;
-	char input[4300];
+	char input[8600];
 	int n, rc;
 
 	memset(o, 0, sizeof(*o));
@@ -188,7 +204,7 @@ static int run_probe(const struct mcpx_sandbox *sb, const char *abstract, struct
 	}
 	proc = *p;
 	/* Fits the pipe buffer, so the non-blocking write completes at once. */
-	n = probe_input(sb, abstract, input, sizeof(input));
+	n = probe_input(sb, abstract, token, input, sizeof(input));
 	if (given)
 		rc = feed(ctx, &proc, probe_py, sizeof(probe_py) - 1, input, (size_t)n, err);
 	else
@@ -253,8 +269,29 @@ static int listen_abstract(char *name, size_t len)
 	return fd;
 }
 
+/* The run's uid as the run sees it. In the filesystem view's unmapped
+ * user namespace every id reads as the kernel's overflow uid (65534 unless
+ * configured otherwise); the real one was checked by the child before it
+ * entered the view (sandbox_child.c, verify_uid: a spawn whose drop did not
+ * happen fails), and the kernel keeps judging files and signals by it. */
+static unsigned view_uid(const struct mcpx_sandbox_layers *l)
+{
+	unsigned overflow = 65534;
+	FILE *f;
+
+	if (!l->fs_view || l->landlock)
+		return (unsigned)MCPX_SANDBOX_UID;
+	f = fopen("/proc/sys/kernel/overflowuid", "re");
+	if (f) {
+		if (fscanf(f, "%u", &overflow) != 1)
+			overflow = 65534;
+		fclose(f);
+	}
+	return overflow;
+}
+
 static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, bool abstract,
-                      struct mcpx_err *err)
+                      bool token, struct mcpx_err *err)
 {
 	const struct mcpx_sandbox_layers *l = &sb->layers;
 	char uid[32];
@@ -285,6 +322,15 @@ static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, 
 		rc = expect(o, "landlock", "write_tmp", "ok", true, err);
 	if (!rc && l->landlock)
 		rc = expect(o, "landlock-read", "list_base", "ok", true, err);
+	if (!rc && (l->landlock || l->fs_view) && token)
+		rc = expect(o, l->landlock ? "landlock-read" : "fs-view", "read_token", "ok", true,
+		            err);
+	if (!rc && l->fs_view && !l->landlock)
+		rc = expect(o, "fs-view", "write_base", "ok", true, err);
+	if (!rc && l->fs_view && !l->landlock)
+		rc = expect(o, "fs-view", "write_tmp", "ok", true, err);
+	if (!rc && l->fs_view && !l->landlock)
+		rc = expect(o, "fs-view", "caps", "0", false, err);
 	if (!rc && (l->seccomp || l->landlock_scope || l->uid_drop))
 		rc = expect(o, "signals", "kill_server", "ok", true, err);
 	if (!rc && (l->dumpable_off || l->uid_drop || l->landlock || l->environ_hidden))
@@ -292,7 +338,7 @@ static int check_full(const struct mcpx_sandbox *sb, const struct probe_out *o, 
 	if (!rc && l->landlock_scope && abstract)
 		rc = expect(o, "landlock-scope", "abstract", "ok", true, err);
 	if (!rc && l->uid_drop) {
-		snprintf(uid, sizeof(uid), "%u", (unsigned)MCPX_SANDBOX_UID);
+		snprintf(uid, sizeof(uid), "%u", view_uid(l));
 		rc = expect(o, "uid-drop", "uid", uid, false, err);
 		if (!rc)
 			rc = expect(o, "uid-drop", "groups", "0", false, err);
@@ -324,20 +370,51 @@ static int check_landlock_only(const struct mcpx_sandbox *sb, const struct probe
 	return rc;
 }
 
+/* A token-like file in the workdir base, beside every workdir, that the
+ * run uid could read (mode 0644) as it could read the mounted auth token:
+ * Landlock or the filesystem view must hide it from the probe. */
+static int make_token(const struct mcpx_sandbox *sb, char *path, size_t len, struct mcpx_err *err)
+{
+	static const char text[] = "mcpx-selftest-token\n";
+	int fd, rc = 0;
+
+	if ((size_t)snprintf(path, len, "%s/mcpx-selftest-token-%d", sb->workdir_base,
+	                     (int)getpid()) >= len)
+		return mcpx_err_set(err, ENAMETOOLONG, "sandbox self-test: workdir base too long");
+	(void)unlink(path); /* left by a server of the same pid that was killed */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || fchmod(fd, 0644) < 0 ||
+	    write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1))
+		rc =
+		    mcpx_err_set(err, errno ? errno : EIO, "sandbox self-test: cannot write %s: %s",
+		                 path, strerror(errno ? errno : EIO));
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		(void)unlink(path);
+	return rc;
+}
+
 int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err)
 {
 	struct probe_out *o;
 	struct mcpx_sandbox *alone = NULL;
-	char name[96];
+	char name[96], token[4200];
 	int lfd, rc;
 
 	o = malloc(sizeof(*o));
 	if (!o)
 		return mcpx_err_set(err, ENOMEM, "sandbox self-test: out of memory");
+	rc = make_token(sb, token, sizeof(token), err);
+	if (rc) {
+		free(o);
+		return rc;
+	}
 	lfd = listen_abstract(name, sizeof(name));
-	rc = run_probe(sb, lfd >= 0 ? name : "", o, NULL, NULL, NULL, err);
+	rc = run_probe(sb, lfd >= 0 ? name : "", token, o, NULL, NULL, NULL, err);
+	(void)unlink(token);
 	if (!rc)
-		rc = check_full(sb, o, lfd >= 0, err);
+		rc = check_full(sb, o, lfd >= 0, true, err);
 	if (!rc && sb->layers.seccomp && sb->layers.landlock) {
 		alone = malloc(sizeof(*alone));
 		if (!alone) {
@@ -346,7 +423,7 @@ int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err)
 			/* A shallow copy: the filter stays owned by sb. */
 			memcpy(alone, sb, sizeof(*alone));
 			alone->layers.seccomp = false;
-			rc = run_probe(alone, lfd >= 0 ? name : "", o, NULL, NULL, NULL, err);
+			rc = run_probe(alone, lfd >= 0 ? name : "", "", o, NULL, NULL, NULL, err);
 			if (!rc)
 				rc = check_landlock_only(alone, o, lfd >= 0, err);
 		}
@@ -371,9 +448,9 @@ int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_
 		return mcpx_err_set(err, ENOMEM, "sandbox self-test: out of memory");
 	}
 	lfd = listen_abstract(name, sizeof(name));
-	rc = run_probe(sb, lfd >= 0 ? name : "", o, proc, feed, ctx, err);
+	rc = run_probe(sb, lfd >= 0 ? name : "", "", o, proc, feed, ctx, err);
 	if (!rc)
-		rc = check_full(sb, o, lfd >= 0, err);
+		rc = check_full(sb, o, lfd >= 0, false, err);
 	if (lfd >= 0)
 		close(lfd);
 	free(o);
@@ -390,7 +467,7 @@ int mcpx_sandbox_probe_plan(const struct mcpx_sandbox *sb, struct mcpx_probe_pla
 	plan->code = probe_py;
 	plan->code_len = sizeof(probe_py) - 1;
 	plan->listen_fd = listen_abstract(name, sizeof(name));
-	n = probe_input(sb, plan->listen_fd >= 0 ? name : "", plan->input, sizeof(plan->input));
+	n = probe_input(sb, plan->listen_fd >= 0 ? name : "", "", plan->input, sizeof(plan->input));
 	if (n < 0 || (size_t)n >= sizeof(plan->input)) {
 		mcpx_sandbox_probe_plan_free(plan);
 		return mcpx_err_set(err, ENAMETOOLONG, "sandbox self-test: probe input too long");
@@ -422,7 +499,7 @@ int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_
 		rc = mcpx_err_set(err, EPERM, "sandbox self-test: probe did not finish (status 0x%x)",
 				  (unsigned)status);
 	else
-		rc = check_full(sb, o, plan->listen_fd >= 0, err);
+		rc = check_full(sb, o, plan->listen_fd >= 0, false, err);
 	free(o);
 	return rc;
 }

@@ -174,7 +174,8 @@ int mcpx_sandbox_setup_verdict(struct mcpx_sandbox_proc *proc, struct mcpx_err *
  * user code runs; this write lands well within that. The kernel closes the
  * close-on-exec error pipe (our sign that exec succeeded) just before it
  * makes the new image dumpable (fs/exec.c, begin_new_exec), so the file may
- * still be root's for a moment: EACCES is retried for up to 50 ms. */
+ * still be root's for a moment: EACCES is retried for up to 50 ms. A run
+ * that has already ended (or let go of its memory to end) needs no score. */
 #define OOM_OPEN_TRIES 500
 #define OOM_OPEN_PAUSE_NS 100000L
 
@@ -190,6 +191,35 @@ static bool has_exited(pid_t pid)
 	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
+/* Whether pid has let go of its memory on its way out: the window between
+ * the kernel's exit_mm and the zombie has_exited sees, which a loaded
+ * machine can stretch past the retries. /proc/<pid>/stat is readable by
+ * anyone, and its vsize (field 23) is 0 once the task has no memory; a
+ * task in execve always has one, old or new. */
+static bool has_no_memory(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long vsize = 1;
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* After the name: state is field 3, vsize field 23, 21 spaces on. */
+	for (int field = 2; p && field < 23; field++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p, " %llu", &vsize) == 1 && vsize == 0;
+}
+
 static int raise_oom_score_of(pid_t pid)
 {
 	struct timespec pause = {0, OOM_OPEN_PAUSE_NS};
@@ -202,7 +232,7 @@ static int raise_oom_score_of(pid_t pid)
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 && errno != EACCES)
 			return -errno;
-		if (fd < 0 && has_exited(pid))
+		if (fd < 0 && (has_exited(pid) || has_no_memory(pid)))
 			return 0;
 		if (fd < 0)
 			nanosleep(&pause, NULL);
@@ -308,6 +338,9 @@ static void fill_args(struct spawn_buf *b, const struct mcpx_sandbox *sb,
 	b->args.workdir = workdir;
 	b->args.workdir_fd = -1;
 	b->args.landlock_abi = sb->layers.landlock ? sb->layers.landlock_abi : 0;
+	/* Where Landlock is absent, the view holds its paths (workdir is the
+	 * run's absolute path). */
+	b->args.fs_view = !sb->layers.landlock && sb->layers.fs_view;
 	/* The prefix of this run's runtime when it lies outside the standard
 	 * roots (a zygote's is Python's). */
 	b->args.runtime_root =

@@ -12,7 +12,9 @@ run left), a private /dev/shm and /dev, no network (--network=none: only
 loopback), the given uid and gid (65532 by default) with no capabilities at
 all, no_new_privs, RLIMIT_NOFILE 4096. The environment and the working
 directory are this process's. stdin, stdout and stderr are passed through;
-the exit status is the command's.
+the exit status is the command's. The command's environment also says
+which runsc runs it: MCPX_RUNSC_VERSION=20240729 (the date of `runsc
+--version`; tests expect what that release can do).
 
 runsc is MCPX_RUNSC (default: runsc on PATH); extra runsc flags come from
 MCPX_RUNSC_FLAGS. MCPX_RUNSC_DO=1 runs `runsc --network=none do COMMAND`
@@ -30,6 +32,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -67,6 +70,18 @@ def bundle_config(args, uid, gid):
         ],
         "linux": {"namespaces": [{"type": t} for t in ("pid", "ipc", "uts", "mount", "network")]},
     }
+
+
+def runsc_version(runsc):
+    """The date of a runsc release ("runsc version 0.0~20240729.0" ->
+    "20240729"), or "0" when it does not say."""
+    try:
+        out = subprocess.run([runsc, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "0"
+    m = re.search(r"(20\d{6})", out.split("\n", 1)[0])
+    return m.group(1) if m else "0"
 
 
 def parse(argv):
@@ -110,6 +125,8 @@ def main():
     if os.geteuid() != 0 or not runsc:
         print("SKIP: runsc_wrap.py needs root and runsc (bash scripts/deps.sh --gvisor)")
         sys.exit(77)
+    if not use_runc:
+        os.environ["MCPX_RUNSC_VERSION"] = runsc_version(runsc)
     if os.environ.get("MCPX_RUNSC_DO") == "1" and not use_runc:
         child = subprocess.Popen([runsc, "--network=none", "do", *cmd], preexec_fn=die_with_parent)
         for sig in (signal.SIGTERM, signal.SIGINT):
