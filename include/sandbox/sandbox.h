@@ -10,8 +10,9 @@
  * (sandbox_child.c) is one straight-line sequence of async-signal-safe steps
  * ending in execve. The seccomp policy (seccomp_policy.c) is compiled once at
  * start-up; Landlock (landlock.c) is probed once. Nothing here knows about MCP
- * or the event loop: the executor watches the returned fds. A run's limits
- * (sandbox_limits.h), its process record and what is done to it once it
+ * or the event loop: the executor watches the returned fds. The layers the
+ * kernel offers (sandbox_layers.h), a run's limits (sandbox_limits.h), its
+ * process record and what is done to it once it
  * runs (sandbox_proc.h), and the self-test's probe (sandbox_probe.h) are
  * declared apart and included here.
  */
@@ -30,6 +31,7 @@
 #include "config.h"
 #include "err.h"
 #include "language.h"
+#include "sandbox_layers.h"
 #include "sandbox_limits.h"
 #include "sandbox_probe.h"
 #include "sandbox_proc.h"
@@ -46,36 +48,6 @@
  * end of the channel at this fd, named by this environment variable. */
 #define MCPX_SANDBOX_CHANNEL_FD 4
 #define MCPX_SANDBOX_CHANNEL_ENV "MCPX_CHANNEL_FD"
-
-/* What the kernel gave us, decided once at start-up. */
-struct mcpx_sandbox_layers {
-	bool seccomp;           /* a filter was seen to act in a throwaway child */
-	/* How a foreign ABI's syscall ends, the strongest action seen to act
-	 * (seccomp_probe.h): 1 process kill, 2 thread kill, 3 trap; 0 without
-	 * seccomp. */
-	int seccomp_kill;
-	bool seccomp_stacks;    /* a second filter stacks on a first (fork server) */
-	bool pidfd;             /* pidfd_open works; else exit watcher threads */
-	bool landlock;
-	int landlock_abi;       /* 0 when unavailable */
-	bool landlock_net;      /* ABI >= 4: TCP bind/connect denied */
-	bool landlock_scope;    /* ABI >= 6: signals and abstract sockets scoped */
-	/* Without Landlock: each run enters a private filesystem view built
-	 * from Landlock's paths (fs_view.h), seen to act at start-up. */
-	bool fs_view;
-	bool uid_drop;          /* started as root: runs drop to 65532 */
-	bool no_new_privs;
-	bool rlimits;
-	/* RLIMIT_MSGQUEUE can be set: gVisor refuses any change of it (EPERM),
-	 * and there seccomp's mq_* denials stand alone. */
-	bool msgqueue_limit;
-	bool subreaper;
-	bool dumpable_off;
-	/* The server's environment block, which /proc/<pid>/environ shows,
-	 * is zeroed (its variables live on in a heap copy): gVisor serves
-	 * that file to every process. */
-	bool environ_hidden;
-};
 
 struct mcpx_dirguards;
 struct mcpx_reaper;
