@@ -33,6 +33,11 @@ struct mcpx_prom_hist {
 	double sum;
 };
 
+/* A label value's index in a fixed table whose last entry is "other":
+ * anything not in the table is counted there, so no caller can add a
+ * series. */
+size_t mcpx_prom_lookup(const char *const *table, size_t n, const char *s);
+
 void mcpx_prom_observe(struct mcpx_prom_hist *h, double v);
 
 __attribute__((format(printf, 2, 3))) void mcpx_prom_put(struct mcpx_prom_buf *b, const char *fmt,

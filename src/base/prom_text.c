@@ -23,6 +23,14 @@ static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
 _Static_assert(sizeof(buckets) / sizeof(buckets[0]) == MCPX_PROM_N_BUCKETS,
                "prom_text.h: MCPX_PROM_N_BUCKETS is the number of buckets");
 
+size_t mcpx_prom_lookup(const char *const *table, size_t n, const char *s)
+{
+	for (size_t i = 0; i + 1 < n; i++)
+		if (strcmp(table[i], s) == 0)
+			return i;
+	return n - 1; /* "other" is always last */
+}
+
 void mcpx_prom_observe(struct mcpx_prom_hist *h, double v)
 {
 	size_t i = 0;
