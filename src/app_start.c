@@ -157,8 +157,8 @@ bool mcpx_app_run_may_read(void *ctx, const char *path)
 
 /* The policy file, checked against what runs can read. Without Landlock or
  * the filesystem view a run reads whatever the server's uid reads: no file
- * is hidden from it, so no credential is accepted (policy.c says so, naming
- * the rule). */
+ * is hidden from it, so no credential is accepted (policy_egress.c says so,
+ * naming the rule). */
 int mcpx_app_open_policy(struct mcpx_config *cfg, const struct mcpx_sandbox *sb,
                          struct mcpx_policy_store **out)
 {

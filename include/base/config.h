@@ -150,6 +150,17 @@ struct mcpx_config {
 int mcpx_config_load(struct mcpx_config *cfg, int argc, char **argv, int *exit_code,
 		     struct mcpx_err *err);
 
+/* The steps of mcpx_config_load (config_load.c) that config.c's table
+ * does: the defaults; every MCP_EXEC_* variable set; the flag argv[*i]
+ * (and its value, advancing *i; a usage error sets *exit_code to
+ * EX_USAGE). Each value is parsed and checked against its own bounds. */
+void mcpx_config_defaults(struct mcpx_config *cfg);
+int mcpx_config_load_env(struct mcpx_config *cfg, struct mcpx_err *err);
+int mcpx_config_load_flag(struct mcpx_config *cfg, int argc, char **argv, int *i,
+			  int *exit_code, struct mcpx_err *err);
+/* A decimal without sign, space or trailing junk that fits 64 bits. */
+int mcpx_config_parse_ull(const char *s, unsigned long long *out);
+
 /* Prints the effective configuration, secrets redacted. */
 void mcpx_config_print(const struct mcpx_config *cfg, FILE *out);
 

@@ -69,6 +69,11 @@ struct mcpx_buf;
  * reported anything. Returns 0 or the buffer's error. */
 int mcpx_metrics_store_render(struct mcpx_buf *b);
 
+/* Appends the calls' series (metrics_calls.c: tools, profiles, egress,
+ * upstreams) where metrics.c's render puts them. */
+struct mcpx_prom_buf;
+void mcpx_metrics_calls_render(struct mcpx_prom_buf *b);
+
 /* exec's workspace calls (exec_workspace.h, metrics_workspace.c): how one
  * call's restore ended ("restored", "new", "busy": the lease wait ran out,
  * "refused": the archive or its size, "error": the store), with how long it

@@ -18,8 +18,8 @@
  *   "profiles": [profile, ...]     what each caller sees, reaches and may
  *                                  use (struct mcpx_profile)
  *
- * Each top-level key has its own parser in a table (policy.c; the functions
- * in policy_functions.c), and each caller of the broker (exec, and every
+ * Each top-level key has its own parser in a table (policy_document.c; the
+ * sections in policy_egress.c, policy_functions.c, ...), and each caller of the broker (exec, and every
  * function) holds a grant (struct mcpx_egress_grant): the rules it may use
  * and its per-run caps, and the upstreams it may call. A function's schemas are compiled
  * (jsonschema.h) and its source file read when the policy is loaded, so a schema that uses an

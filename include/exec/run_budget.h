@@ -166,7 +166,7 @@ void mcpx_run_budget_stop(struct mcpx_run_budget *rb);
 int mcpx_run_budget_settle(struct mcpx_run_budget *rb, void (*fn)(void *arg), void *arg);
 
 /* Readings taken so far, and (quiet) how many of them found the run quiet
- * and read neither its disk nor its socket buffers (run_budget.c,
+ * and read neither its disk nor its socket buffers (run_budget_internal.h,
  * QUIET_MAX_PROCS): for tests and benchmarks. NULL rb gives 0. */
 unsigned mcpx_run_budget_readings(const struct mcpx_run_budget *rb, unsigned *quiet);
 

@@ -18,6 +18,9 @@
  * Images are recognised by content (PNG, JPEG, GIF, WebP magic), never by
  * name. Nothing is kept after the caller frees the result.
  *
+ * Its files: runfiles.c (paths and names, the bottom), runfiles_input.c,
+ * runfiles_sniff.c (content types) and runfiles_output.c (out/).
+ *
  * This module does not know about MCP or JSON (the exec tool encodes the
  * result), processes (the executor calls it at the right moments) or where
  * workdirs live (the sandbox makes them).

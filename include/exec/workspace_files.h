@@ -11,7 +11,7 @@
  * they were saved. The call's own input files replace the workspace's
  * files of the same path.
  *
- * Collect walks the workdir the way out/ is read (runfiles.c): every entry
+ * Collect walks the workdir the way out/ is read (runfiles_output.c): every entry
  * opened O_PATH|O_NOFOLLOW relative to its parent and judged on its own
  * inode; only regular files with one link owned by the run's uid are read,
  * each bounded by its size and what is left of the cap; directories owned

@@ -26,8 +26,11 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
-#include "mcp.h"
 #include "tool.h"
+
+/* The core (mcp.h); only its address passes here, so this header stays
+ * below the core and includes nothing of it. */
+struct mcpx_core;
 
 /* "forbidden", "optional", "required". */
 const char *mcpx_task_support_name(enum mcpx_task_support s);

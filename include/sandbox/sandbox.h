@@ -10,7 +10,11 @@
  * (sandbox_child.c) is one straight-line sequence of async-signal-safe steps
  * ending in execve. The seccomp policy (seccomp_policy.c) is compiled once at
  * start-up; Landlock (landlock.c) is probed once. Nothing here knows about MCP
- * or the event loop: the executor watches the returned fds.
+ * or the event loop: the executor watches the returned fds. The layers the
+ * kernel offers (sandbox_layers.h), a run's limits (sandbox_limits.h), its
+ * process record and what is done to it once it
+ * runs (sandbox_proc.h), and the self-test's probe (sandbox_probe.h) are
+ * declared apart and included here.
  */
 #ifndef MCPX_SANDBOX_H
 #define MCPX_SANDBOX_H
@@ -27,6 +31,10 @@
 #include "config.h"
 #include "err.h"
 #include "language.h"
+#include "sandbox_layers.h"
+#include "sandbox_limits.h"
+#include "sandbox_probe.h"
+#include "sandbox_proc.h"
 
 #define MCPX_SANDBOX_UID 65532
 /* Started as root, each server's runs get a group of their own: this base
@@ -40,60 +48,6 @@
  * end of the channel at this fd, named by this environment variable. */
 #define MCPX_SANDBOX_CHANNEL_FD 4
 #define MCPX_SANDBOX_CHANNEL_ENV "MCPX_CHANNEL_FD"
-
-/* Per-run limits. */
-struct mcpx_limits {
-	unsigned cpu_s;         /* RLIMIT_CPU soft; hard = soft + 1 */
-	unsigned long memory_mb; /* RLIMIT_AS */
-	unsigned max_procs;     /* budget added to the uid's current task count */
-	unsigned long file_mb;  /* RLIMIT_FSIZE */
-	unsigned open_files;    /* RLIMIT_NOFILE */
-	pid_t uncounted_pgrp;   /* 0, or the group of a run about to end: not counted for NPROC */
-	/* A forked run: bytes of address space its zygote had mapped before
-	 * the fork, added to RLIMIT_AS, so that the run can allocate as much
-	 * as a cold one (its whole-run budget stays the real limit). */
-	unsigned long long as_inherited;
-	bool as_hard_open;      /* the zygote: RLIMIT_AS's hard limit open for its children */
-	bool channel;           /* the run gets a broker channel (MCPX_SANDBOX_CHANNEL_FD) */
-};
-
-/* One resource limit as the child applies it (setrlimit). */
-#define MCPX_MAX_RLIMITS 8
-
-struct mcpx_rlimit {
-	int resource;
-	struct rlimit lim;
-};
-
-/* What the kernel gave us, decided once at start-up. */
-struct mcpx_sandbox_layers {
-	bool seccomp;           /* a filter was seen to act in a throwaway child */
-	/* How a foreign ABI's syscall ends, the strongest action seen to act
-	 * (seccomp_probe.h): 1 process kill, 2 thread kill, 3 trap; 0 without
-	 * seccomp. */
-	int seccomp_kill;
-	bool seccomp_stacks;    /* a second filter stacks on a first (fork server) */
-	bool pidfd;             /* pidfd_open works; else exit watcher threads */
-	bool landlock;
-	int landlock_abi;       /* 0 when unavailable */
-	bool landlock_net;      /* ABI >= 4: TCP bind/connect denied */
-	bool landlock_scope;    /* ABI >= 6: signals and abstract sockets scoped */
-	/* Without Landlock: each run enters a private filesystem view built
-	 * from Landlock's paths (fs_view.h), seen to act at start-up. */
-	bool fs_view;
-	bool uid_drop;          /* started as root: runs drop to 65532 */
-	bool no_new_privs;
-	bool rlimits;
-	/* RLIMIT_MSGQUEUE can be set: gVisor refuses any change of it (EPERM),
-	 * and there seccomp's mq_* denials stand alone. */
-	bool msgqueue_limit;
-	bool subreaper;
-	bool dumpable_off;
-	/* The server's environment block, which /proc/<pid>/environ shows,
-	 * is zeroed (its variables live on in a heap copy): gVisor serves
-	 * that file to every process. */
-	bool environ_hidden;
-};
 
 struct mcpx_dirguards;
 struct mcpx_reaper;
@@ -132,62 +86,6 @@ struct mcpx_sandbox {
 	pid_t server_pid;
 	uid_t run_uid;
 	gid_t run_gid;
-};
-
-/* Reaps a run leader that is not the server's child (one the fork server's
- * zygote forked): fills *status and *ru like wait4. Returns 0 or -errno. */
-typedef int (*mcpx_reap_fn)(void *ctx, pid_t pid, int *status, struct rusage *ru);
-
-/* The answer to an asynchronous reap: rc 0 with the leader's wait status
- * and rusage, or -errno (-EPIPE: its reaper is gone). */
-typedef void (*mcpx_reaped_fn)(void *arg, int rc, int status, const struct rusage *ru);
-
-/* Asks for the same reap without waiting for it: done(arg, ...) is called
- * once, later (from the loop), or before this returns when the answer can
- * be had without waiting. Returns 0, or -errno when nothing was asked (then
- * done is not called). */
-typedef int (*mcpx_reap_async_fn)(void *ctx, pid_t pid, mcpx_reaped_fn done, void *arg);
-
-struct mcpx_reap_ticket;
-
-/* One running (or finished, not yet cleaned) sandboxed process. */
-struct mcpx_sandbox_proc {
-	pid_t pid;   /* also the process group and session id */
-	int pidfd;   /* readable when the leader exits; -1 once handed over */
-	int stdin_fd;  /* write end of the child's stdin; -1 if none */
-	int stdout_fd; /* read ends; -1 once handed over */
-	int stderr_fd;
-	int channel_fd; /* the server's end of the run's broker channel; -1 if none */
-	char workdir[4096];
-	int parent_fd; /* O_PATH fd of the directory holding workdir; -1 if none */
-	bool reaped;
-	/* mcpx_sandbox_kill found the leader gone and no stray child of the
-	 * server: nothing of the run is left to fork, so reap need not look
-	 * for strays again. */
-	bool nothing_left;
-	/* A leader forked by the zygote: a pidfd kept for waiting (the server
-	 * cannot waitid a grandchild) and who reaps it. NULL reaper: our child. */
-	int exit_fd;
-	mcpx_reap_fn reaper;
-	void *reaper_ctx;
-	/* The same reaper without waiting (NULL: reaping waits for reaper;
-	 * see mcpx_sandbox_reap_async), and the reap asked for of it and not
-	 * yet answered. */
-	mcpx_reap_async_fn reaper_async;
-	struct mcpx_reap_ticket *reaping;
-	/* mcpx_sandbox_reap_async found processes of the run besides its
-	 * leader: swept again once the leader is reaped. */
-	bool strays;
-	/* A forked leader handed over before its setup verdict arrived: the
-	 * read end of its error pipe (mcpx_sandbox_setup_verdict), -1 once
-	 * read or when there is none. Closed by cleanup. */
-	int setup_fd;
-	/* Set by spawn for cleanup: whose files to wipe from /dev/shm (owner
-	 * and group), and since when (CLOCK_REALTIME_COARSE, compared with
-	 * ctime). */
-	uid_t run_uid;
-	gid_t run_gid;
-	struct timespec started;
 };
 
 /* Probes the layers, compiles the seccomp policy, makes the server itself
@@ -304,114 +202,12 @@ int mcpx_sandbox_spawn_zygote(const struct mcpx_sandbox *sb, const struct mcpx_l
 			      const char *preload, int control_fd,
 			      struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
 
-/* Takes charge of a run leader the zygote forked: proc's fds and workdir
- * are already set; this opens the pidfds (race-free, the zygote reaps only
- * when reaper asks it to) and registers the leader for the sweep. Then
- * kill, reap and cleanup treat it like a spawned run. The caller then reads
- * the child's setup verdict (mcpx_sandbox_await_setup). */
-int mcpx_sandbox_adopt(struct mcpx_sandbox_proc *proc, pid_t pid, mcpx_reap_fn reaper,
-		       void *reaper_ctx, struct mcpx_err *err);
-
-/* Waits, at most timeout_ms, for the verdict a child writes on its error
- * pipe (errpipe, the read end; closed here): 0 once the child closed it
- * without a word, else -errno with "sandbox setup failed at step <name>:
- * <error>" in err, as spawn reports it. */
-int mcpx_sandbox_await_setup(int errpipe, int timeout_ms, struct mcpx_err *err);
-
-/* The verdict of a leader handed over with proc->setup_fd (see above),
- * without waiting: 0 when its setup succeeded or nothing was said (its pipe
- * closed, or still open: call it once the leader has exited), else -errno
- * with "sandbox setup failed at step <name>: <error>" in err. Closes
- * setup_fd. */
-int mcpx_sandbox_setup_verdict(struct mcpx_sandbox_proc *proc, struct mcpx_err *err);
-
-/* Empties proc (every fd -1, no pid), as spawn does before it starts. */
-void mcpx_sandbox_proc_reset(struct mcpx_sandbox_proc *proc);
-
 /* The limits a run of sb gets for lim (what spawn applies): RLIMIT_CORE,
  * MSGQUEUE and MEMLOCK always 0; NPROC as the current task count of the
  * run uid (sb->run_uid) plus the budget; none above the server's own hard
  * limits. Returns the count. */
 size_t mcpx_sandbox_rlimits(const struct mcpx_sandbox *sb, const struct mcpx_limits *lim,
                             struct mcpx_rlimit out[MCPX_MAX_RLIMITS]);
-
-/* Kills every process of the run: the process group (repeated until empty,
- * while the unreaped leader keeps the pgid reserved) and any descendant that
- * was re-parented to the server. Safe to call more than once. */
-void mcpx_sandbox_kill(struct mcpx_sandbox_proc *proc);
-
-/* Reaps the leader (call after it exited or was killed; it blocks until then)
- * and any orphans of the run. Fills *status (the leader's) and *ru (either may
- * be NULL): the leader's rusage, which includes the children it waited for,
- * plus the CPU of every orphan reaped here (processes of the run whose parent
- * died before waiting for them), and the largest peak RSS among them.
- * Between the leader's exit and its reaping the group is swept with SIGKILL,
- * so a background process left by a run that exited normally ends here too.
- * Never waits for pids it did not find itself (no waitpid(-1)). Returns 0,
- * or -ECHILD when there is nothing to reap. */
-int mcpx_sandbox_reap(struct mcpx_sandbox_proc *proc, int *status, struct rusage *ru);
-
-/* The same reap for a leader that has exited (its pidfd said so), without
- * waiting on the calling thread: the group is killed and swept now, the
- * leader's status is asked of its reaper_async (the zygote's answer comes
- * on the loop), and done(arg, rc, status, ru) is called once with what
- * mcpx_sandbox_reap returns and fills. A leader the server forked itself,
- * or one without reaper_async, is reaped before this returns (done
- * included). proc must stay where it is until done. Returns 0, or -errno
- * (then done is not called): -EAGAIN when the leader has not exited yet,
- * -ECHILD when there is nothing to reap. */
-int mcpx_sandbox_reap_async(struct mcpx_sandbox_proc *proc, mcpx_reaped_fn done, void *arg);
-
-/* Gives up waiting for a reap asked with mcpx_sandbox_reap_async (its
- * done is never called): the reaper still reaps the leader, the server
- * counts it reaped (teardown). No-op when none is under way. */
-void mcpx_sandbox_reap_forget(struct mcpx_sandbox_proc *proc);
-
-/* Opens the run's workdir (O_PATH, the caller closes it) through the fd of
- * its parent, so a run that took the permissions off a directory above it
- * cannot keep the server from reading what it left. Returns the fd or
- * -errno. */
-int mcpx_sandbox_workdir_open(const struct mcpx_sandbox_proc *proc);
-
-/* Removes the workdir (never following symlinks, relative to the directory
- * that holds it, whose owner bits it gives back first when the server owns
- * it) and closes remaining fds.
- * Also removes what the run left in /dev/shm: entries owned by the run uid
- * and group (the group is this server's own when started as root,
- * MCPX_SANDBOX_GID_BASE) whose ctime is at or after the spawn. For a
- * nested run (a function called by a running run of the same server, one
- * uid and group) that can include its caller's shared-memory segments made
- * meanwhile; multiprocessing
- * locks are not affected (SemLock unlinks its name at once). If the leader was
- * not reaped yet, it kills and reaps the run first, so nothing of the run
- * outlives its cleanup. */
-/* A start-up probe's output (the self-test's, a language's proof): reads
- * proc's stdout into out and stderr into errbuf (NULL: read and dropped),
- * each cut at its size and NUL-terminated, until both end or timeout_ms
- * has passed; closes both. Returns the stdout bytes kept. Blocks: for
- * start-up only, never on the loop while it serves. */
-size_t mcpx_sandbox_drain(struct mcpx_sandbox_proc *proc, char *out, size_t outlen,
-                          char *errbuf, size_t errlen, long timeout_ms);
-
-void mcpx_sandbox_cleanup(struct mcpx_sandbox_proc *proc);
-
-/* Runs a probe through the real sandbox and checks every layer marked active
- * in sb->layers really holds (network denied, writes outside the workdir
- * denied, ...). Returns 0, or -EPERM with the failing layer in err. */
-int mcpx_sandbox_selftest(const struct mcpx_sandbox *sb, struct mcpx_err *err);
-
-/* Hands a warm process the probe: its code and its stdin (the process reads
- * the code the way it reads a run's). Returns 0 or -errno with err set. */
-typedef int (*mcpx_probe_feed_fn)(void *ctx, struct mcpx_sandbox_proc *proc, const char *code,
-				  size_t code_len, const char *input, size_t input_len,
-				  struct mcpx_err *err);
-
-/* The same probe and checks as mcpx_sandbox_selftest (the full layer set)
- * in proc, a process started another way (a child forked from the zygote),
- * fed through feed. Kills, reaps and cleans up proc. Returns 0, or -EPERM
- * with the failing layer in err. */
-int mcpx_sandbox_selftest_in(const struct mcpx_sandbox *sb, struct mcpx_sandbox_proc *proc,
-			     mcpx_probe_feed_fn feed, void *ctx, struct mcpx_err *err);
 
 /* True when a run's files are confined to what Landlock's ruleset grants:
  * by Landlock itself or by the filesystem view that replaces it. */
@@ -424,27 +220,6 @@ bool mcpx_sandbox_files_confined(const struct mcpx_sandbox *sb);
  * holds less: those rules are its read-only mounts). With neither a run
  * reads whatever the server's uid reads, so always true. */
 bool mcpx_sandbox_run_may_read(const struct mcpx_sandbox *sb, const char *path);
-/* The same probe in pieces, for a caller that runs it without blocking (a
- * new zygote proven in the background, zygote_cycle.c): the code and the
- * stdin to hand the probe, and an abstract socket it must not reach. */
-struct mcpx_probe_plan {
-	const char *code;
-	size_t code_len;
-	char input[4400];
-	size_t input_len;
-	int listen_fd; /* -1 when no abstract socket could be made */
-};
-
-/* Fills plan (and opens its listener). Returns 0 or -errno. */
-int mcpx_sandbox_probe_plan(const struct mcpx_sandbox *sb, struct mcpx_probe_plan *plan,
-			    struct mcpx_err *err);
-/* Closes the plan's listener. */
-void mcpx_sandbox_probe_plan_free(struct mcpx_probe_plan *plan);
-/* The verdict on a probe run of plan: what it printed on stdout (the
- * program's own output, without a warm interpreter's protocol bytes) and
- * its wait status. 0, or -EPERM with the failing layer in err. */
-int mcpx_sandbox_probe_verdict(const struct mcpx_sandbox *sb, const struct mcpx_probe_plan *plan,
-			       const char *out, size_t len, int status, struct mcpx_err *err);
 
 /* Decides sb->runtime: configured (not AUTO) as given; AUTO: gVisor when
  * the server sees it (runtime.c says how), else the host. init calls it

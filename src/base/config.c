@@ -5,8 +5,10 @@
  * and default. Environment first, then flags (flags win). Every value is
  * parsed strictly (no trailing junk, no silent wrap-around) and checked
  * against its bounds, so a typo stops the server at start-up with a message
- * naming the setting instead of running with a surprise. This module does
- * not open sockets, read the token file or probe the sandbox.
+ * naming the setting instead of running with a surprise. The order of
+ * loading and the checks across settings are config_load.c's; printing the
+ * result is config_print.c's. This module does not open sockets, read the
+ * token file or probe the sandbox.
  */
 #include "config.h"
 
@@ -14,9 +16,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sysexits.h>
-#include <unistd.h>
 
 #include "crypto.h"
 #include "langset.h"
@@ -178,7 +178,7 @@ static const struct opt opts[] = {
 	{"version", NULL, T_ACTION, MCPX_ACTION_VERSION, 0, 0, 0, "print the version"},
 };
 
-static void set_defaults(struct mcpx_config *c)
+void mcpx_config_defaults(struct mcpx_config *c)
 {
 	const char *tmp = getenv("TMPDIR");
 
@@ -210,7 +210,8 @@ static void set_defaults(struct mcpx_config *c)
 	c->max_files_out = 16;
 	c->max_files_out_bytes = 8u << 20;
 	/* A TMPDIR too long to hold the per-run directories leaves the base
-	 * unset; validate() then names TMPDIR rather than using a cut path. */
+	 * unset; the checks (config_load.c) then name TMPDIR rather than using a
+	 * cut path. */
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
 	if (strlen(tmp) <= MCPX_WORKDIR_BASE_MAX)
@@ -234,7 +235,7 @@ static void set_defaults(struct mcpx_config *c)
 	c->log_level = MCPX_LOG_INFO;
 }
 
-static int parse_ull(const char *s, unsigned long long *out)
+int mcpx_config_parse_ull(const char *s, unsigned long long *out)
 {
 	char *end;
 	if (!*s || *s == '-' || *s == '+' || *s == ' ')
@@ -265,7 +266,7 @@ static int apply_number(struct mcpx_config *c, const struct opt *o, const char *
 	char *base = (char *)c;
 	unsigned long long v;
 
-	if (parse_ull(val, &v) < 0)
+	if (mcpx_config_parse_ull(val, &v) < 0)
 		return mcpx_err_set(err, EINVAL, "%s: \"%.64s\" is not a non-negative integer", src,
 				    val);
 	if (v < o->min || v > o->max)
@@ -415,177 +416,6 @@ static int apply(struct mcpx_config *c, const struct opt *o, const char *val, co
 	}
 }
 
-/* Splits MCP_EXEC_ADDR into host and port. ":8080" means every interface, as
- * in the Go server. */
-static int parse_addr(struct mcpx_config *c, struct mcpx_err *err)
-{
-	const char *a = c->addr, *host = a, *colon;
-	unsigned long long port;
-	size_t hostlen;
-
-	if (a[0] == '[') {
-		const char *close = strchr(a, ']');
-		if (!close || close[1] != ':' || close == a + 1)
-			return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: \"%s\" is not [host]:port", a);
-		host = a + 1;
-		hostlen = (size_t)(close - host);
-		colon = close + 1;
-	} else {
-		colon = strrchr(a, ':');
-		if (!colon)
-			return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: \"%s\" is not host:port", a);
-		hostlen = (size_t)(colon - a);
-	}
-	/* Both forms: the host must fit listen_host whole. */
-	if (hostlen >= sizeof(c->listen_host))
-		return mcpx_err_set(err, ENAMETOOLONG,
-				    "MCP_EXEC_ADDR: the host is %zu bytes long, more than the %zu allowed",
-				    hostlen, sizeof(c->listen_host) - 1);
-	memcpy(c->listen_host, host, hostlen);
-	c->listen_host[hostlen] = '\0';
-	if (hostlen == 0 && host == a)
-		strcpy(c->listen_host, "0.0.0.0");
-	if (parse_ull(colon + 1, &port) < 0 || port > 65535)
-		return mcpx_err_set(err, EINVAL, "MCP_EXEC_ADDR: bad port in \"%s\"", a);
-	c->listen_port = (int)port;
-	return 0;
-}
-
-/* Resolves the interpreter once. Bare names are looked up in the system
- * directories only, never in the server's PATH: a per-user shim (pyenv, say)
- * would be unreadable to the sandbox uid and slow. */
-static int resolve_python(struct mcpx_config *c, struct mcpx_err *err)
-{
-	static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
-	struct stat st;
-
-	if (strchr(c->python_arg, '/')) {
-		if (c->python_arg[0] != '/')
-			return mcpx_err_set(err, EINVAL,
-					    "MCP_EXEC_PYTHON: \"%s\" must be an absolute path or a name",
-					    c->python_arg);
-		if (stat(c->python_arg, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    access(c->python_arg, X_OK) < 0)
-			return mcpx_err_set(err, ENOENT,
-					    "MCP_EXEC_PYTHON: interpreter \"%s\" not found or not executable",
-					    c->python_arg);
-		strcpy(c->python, c->python_arg);
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char path[sizeof(c->python)];
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dirs[i], c->python_arg) >= sizeof(path))
-			continue;
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0) {
-			strcpy(c->python, path);
-			return 0;
-		}
-	}
-	return mcpx_err_set(err, ENOENT,
-			    "MCP_EXEC_PYTHON: interpreter \"%s\" not found in /usr/local/bin:/usr/bin:/bin "
-			    "(install python3 or set an absolute path)",
-			    c->python_arg);
-}
-
-/* The egress settings: paths absolute, the CA file readable, the proxy an
- * http(s) URL (a SOCKS proxy would resolve names where the broker cannot
- * see them). The policy file itself is read by the policy module. */
-static int validate_egress(const struct mcpx_config *c, struct mcpx_err *err)
-{
-	if (c->policy[0] && c->policy[0] != '/')
-		return mcpx_err_set(err, EINVAL, "MCP_EXEC_POLICY: must be an absolute path");
-	if (c->egress_ca_file[0] && (c->egress_ca_file[0] != '/' || access(c->egress_ca_file, R_OK) < 0))
-		return mcpx_err_set(err, EINVAL,
-				    "MCP_EXEC_EGRESS_CA_FILE: \"%s\" is not a readable absolute path",
-				    c->egress_ca_file);
-	if (c->egress_proxy[0] && strncmp(c->egress_proxy, "http://", 7) != 0 &&
-	    strncmp(c->egress_proxy, "https://", 8) != 0)
-		return mcpx_err_set(err, EINVAL,
-				    "MCP_EXEC_EGRESS_PROXY: must be an http:// or https:// URL");
-	return 0;
-}
-
-/* The store: as configured, or the default directory (off when there is
- * no state directory to put it in; the start says so). A password file
- * only for Redis, and absolute; it is read when the store opens. */
-static int validate_workspaces(struct mcpx_config *c, struct mcpx_err *err)
-{
-	struct mcpx_store_spec *s = &c->workspaces;
-	struct mcpx_err inner = {{0}};
-
-	memset(s, 0, sizeof(*s));
-	if (c->workspaces_arg[0]) {
-		if (mcpx_store_spec_parse(c->workspaces_arg, s, &inner) < 0)
-			return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKSPACES: %s", inner.msg);
-	} else if (mcpx_store_spec_default(s, &inner) < 0) {
-		s->type = MCPX_STORE_OFF;
-		s->is_default = true;
-	}
-	if (!c->workspaces_password_file[0])
-		return 0;
-	if (s->type != MCPX_STORE_REDIS)
-		return mcpx_err_set(err, EINVAL,
-				    "MCP_EXEC_WORKSPACES_PASSWORD_FILE is only for a redis:// store");
-	if (c->workspaces_password_file[0] != '/')
-		return mcpx_err_set(err, EINVAL,
-				    "MCP_EXEC_WORKSPACES_PASSWORD_FILE: must be an absolute path");
-	memcpy(s->password_file, c->workspaces_password_file, sizeof(s->password_file));
-	return 0;
-}
-
-static int validate(struct mcpx_config *c, struct mcpx_err *err)
-{
-	int rc;
-
-	if (c->default_timeout_s > c->max_timeout_s)
-		return mcpx_err_set(err, EINVAL,
-				    "MCP_EXEC_DEFAULT_TIMEOUT_S (%u) exceeds MCP_EXEC_MAX_TIMEOUT_S (%u)",
-				    c->default_timeout_s, c->max_timeout_s);
-	if (c->auth_token && !c->auth_token[0]) {
-		free(c->auth_token);
-		c->auth_token = NULL;
-	}
-	if (c->auth_token && c->auth_token_file[0])
-		return mcpx_err_set(err, EINVAL,
-				    "set MCP_EXEC_AUTH_TOKEN or MCP_EXEC_AUTH_TOKEN_FILE, not both");
-	if (c->auth_tokens_file[0] && c->auth_tokens_file[0] != '/')
-		return mcpx_err_set(err, EINVAL, "MCP_EXEC_AUTH_TOKENS_FILE: must be an absolute path");
-	if (c->auth_kubernetes &&
-	    (!c->auth_audience[0] || strncmp(c->auth_kubernetes_api, "https://", 8) != 0))
-		return mcpx_err_set(err, EINVAL,
-				    "MCP_EXEC_AUTH_KUBERNETES needs a non-empty MCP_EXEC_AUTH_AUDIENCE "
-				    "and an https:// MCP_EXEC_AUTH_KUBERNETES_API");
-	if (c->session_key && strlen(c->session_key) < 16)
-		return mcpx_err_set(err, EINVAL, "MCP_EXEC_SESSION_KEY: use at least 16 characters");
-	if (!mcpx_preload_valid(c->preload))
-		return mcpx_err_set(err, EINVAL,
-				    "MCP_EXEC_PRELOAD: \"%s\" is not a comma-separated list of module names",
-				    c->preload);
-	{
-		unsigned mask;
-		bool listed;
-
-		if (mcpx_langset_parse(c->languages, &mask, &listed, err) < 0)
-			return -EINVAL;
-	}
-	if (!c->workdir_base[0] && getenv("TMPDIR") && strlen(getenv("TMPDIR")) > MCPX_WORKDIR_BASE_MAX)
-		return mcpx_err_set(err, ENAMETOOLONG,
-				    "MCP_EXEC_WORKDIR_BASE is unset and its default, TMPDIR, is %zu "
-				    "bytes long, more than the %d allowed",
-				    strlen(getenv("TMPDIR")), MCPX_WORKDIR_BASE_MAX);
-	if (c->workdir_base[0] != '/')
-		return mcpx_err_set(err, EINVAL, "MCP_EXEC_WORKDIR_BASE: must be an absolute path");
-	rc = validate_egress(c, err);
-	if (rc == 0)
-		rc = validate_workspaces(c, err);
-	if (rc < 0)
-		return rc;
-	rc = parse_addr(c, err);
-	if (rc < 0)
-		return rc;
-	return resolve_python(c, err);
-}
-
 static const struct opt *find_flag(const char *name, size_t len)
 {
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
@@ -594,7 +424,7 @@ static const struct opt *find_flag(const char *name, size_t len)
 	return NULL;
 }
 
-static int load_env(struct mcpx_config *c, struct mcpx_err *err)
+int mcpx_config_load_env(struct mcpx_config *c, struct mcpx_err *err)
 {
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
 		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
@@ -616,8 +446,8 @@ static int load_env(struct mcpx_config *c, struct mcpx_err *err)
 
 /* Applies argv[*i] (and its value, which may be the next argument). A usage
  * error sets *exit_code to EX_USAGE. */
-static int load_flag(struct mcpx_config *c, int argc, char **argv, int *i, int *exit_code,
-		     struct mcpx_err *err)
+int mcpx_config_load_flag(struct mcpx_config *c, int argc, char **argv, int *i, int *exit_code,
+			  struct mcpx_err *err)
 {
 	const char *arg = argv[*i], *eq, *val = NULL;
 	const struct opt *o;
@@ -652,29 +482,6 @@ static int load_flag(struct mcpx_config *c, int argc, char **argv, int *i, int *
 	return rc;
 }
 
-int mcpx_config_load(struct mcpx_config *c, int argc, char **argv, int *exit_code,
-		     struct mcpx_err *err)
-{
-	int rc;
-
-	set_defaults(c);
-	*exit_code = EX_CONFIG;
-	rc = load_env(c, err);
-	for (int i = 1; rc == 0 && i < argc; i++)
-		rc = load_flag(c, argc, argv, &i, exit_code, err);
-	if (rc < 0)
-		return rc;
-	*exit_code = EX_CONFIG;
-	if (c->action == MCPX_ACTION_HELP || c->action == MCPX_ACTION_VERSION)
-		return 0;
-	return validate(c, err);
-}
-
-static const char *transport_name(enum mcpx_transport t)
-{
-	return t == MCPX_TRANSPORT_STDIO ? "stdio" : t == MCPX_TRANSPORT_HTTP ? "http" : "sse";
-}
-
 unsigned long mcpx_config_file_mb(const struct mcpx_config *c)
 {
 	if (!c->max_disk_mb)
@@ -682,100 +489,6 @@ unsigned long mcpx_config_file_mb(const struct mcpx_config *c)
 	if (c->max_file_mb && c->max_file_mb < c->max_disk_mb)
 		return c->max_file_mb;
 	return c->max_disk_mb;
-}
-
-/* Longer than 60 lines on purpose: one line per setting, in the order of
- * docs/configuration.md's table, secrets redacted where they stand. */
-void mcpx_config_print(const struct mcpx_config *c, FILE *out)
-{
-	static const char *const lvl[] = {"debug", "info", "warn", "error"};
-
-	fprintf(out, "MCP_EXEC_TRANSPORT=%s\n", transport_name(c->transport));
-	fprintf(out, "MCP_EXEC_ADDR=%s\n", c->addr);
-	fprintf(out, "MCP_EXEC_AUTH_TOKEN=%s\n", c->auth_token ? "<redacted>" : "<unset>");
-	fprintf(out, "MCP_EXEC_AUTH_TOKEN_FILE=%s\n", c->auth_token_file[0] ? c->auth_token_file : "<unset>");
-	fprintf(out, "MCP_EXEC_AUTH_TOKENS_FILE=%s\n",
-		c->auth_tokens_file[0] ? c->auth_tokens_file : "<unset>");
-	fprintf(out, "MCP_EXEC_AUTH_KUBERNETES=%s\n", c->auth_kubernetes ? "true" : "false");
-	if (c->auth_kubernetes) {
-		fprintf(out, "MCP_EXEC_AUTH_AUDIENCE=%s\n", c->auth_audience);
-		fprintf(out, "MCP_EXEC_AUTH_KUBERNETES_API=%s\n", c->auth_kubernetes_api);
-		fprintf(out, "MCP_EXEC_AUTH_KUBERNETES_TOKEN_FILE=%s\n",
-			c->auth_kubernetes_token_file);
-		fprintf(out, "MCP_EXEC_AUTH_KUBERNETES_CA_FILE=%s\n", c->auth_kubernetes_ca_file);
-	}
-	fprintf(out, "MCP_EXEC_INSECURE_NO_AUTH=%s\n", c->insecure_no_auth ? "true" : "false");
-	fprintf(out, "MCP_EXEC_SESSION_KEY=%s\n",
-		c->session_key ? "<redacted>" : "<derived from the auth token, or random>");
-	fprintf(out, "MCP_EXEC_SESSION_TTL_S=%u\n", c->session_ttl_s);
-	fprintf(out, "MCP_EXEC_ALLOWED_ORIGINS=%s\n", c->allowed_origins);
-	fprintf(out, "MCP_EXEC_MAX_BODY_BYTES=%zu\n", c->max_body_bytes);
-	fprintf(out, "MCP_EXEC_HEADER_TIMEOUT_S=%u\n", c->header_timeout_s);
-	fprintf(out, "MCP_EXEC_BODY_TIMEOUT_S=%u\n", c->body_timeout_s);
-	fprintf(out, "MCP_EXEC_MAX_CONNECTIONS=%u\n", c->max_connections);
-	fprintf(out, "MCP_EXEC_DEFAULT_TIMEOUT_S=%u\n", c->default_timeout_s);
-	fprintf(out, "MCP_EXEC_MAX_TIMEOUT_S=%u\n", c->max_timeout_s);
-	fprintf(out, "MCP_EXEC_MAX_OUTPUT_BYTES=%zu\n", c->max_output_bytes);
-	fprintf(out, "MCP_EXEC_MAX_STDIN_BYTES=%zu\n", c->max_stdin_bytes);
-	fprintf(out, "MCP_EXEC_MAX_CODE_BYTES=%zu\n", c->max_code_bytes);
-	fprintf(out, "MCP_EXEC_PYTHON=%s (resolved: %s)\n", c->python_arg, c->python);
-	fprintf(out, "MCP_EXEC_MEMORY_MB=%u\n", c->memory_mb);
-	fprintf(out, "MCP_EXEC_MAX_PROCS=%u\n", c->max_procs);
-	fprintf(out, "MCP_EXEC_MAX_FILE_MB=%u\n", c->max_file_mb);
-	fprintf(out, "MCP_EXEC_MAX_DISK_MB=%u\n", c->max_disk_mb);
-	fprintf(out, "MCP_EXEC_CPU_S=%u%s\n", c->cpu_s, c->cpu_s ? "" : " (follows the timeout)");
-	fprintf(out, "MCP_EXEC_MAX_QUEUE=%u\n", c->max_queue);
-	fprintf(out, "MCP_EXEC_QUEUE_TIMEOUT_S=%u\n", c->queue_timeout_s);
-	fprintf(out, "MCP_EXEC_WORKDIR_BASE=%s\n", c->workdir_base);
-	fprintf(out, "MCP_EXEC_REQUIRE_LANDLOCK=%s\n", c->require_landlock ? "true" : "false");
-	fprintf(out, "MCP_EXEC_RUNTIME=%s\n", mcpx_runtime_name(c->runtime));
-	fprintf(out, "MCP_EXEC_MAX_FILES_IN_BYTES=%zu\n", c->max_files_in_bytes);
-	fprintf(out, "MCP_EXEC_MAX_FILES_OUT=%u\n", c->max_files_out);
-	fprintf(out, "MCP_EXEC_MAX_FILES_OUT_BYTES=%zu\n", c->max_files_out_bytes);
-	fprintf(out, "MCP_EXEC_WARM=%s\n",
-		c->warm == MCPX_WARM_OFF ? "0" : c->warm == MCPX_WARM_AUTO ? "auto" : "after-reap");
-	fprintf(out, "MCP_EXEC_PRELOAD=%s", c->preload);
-	if (strcmp(c->preload, MCPX_PRELOAD_AUTO) == 0)
-		fprintf(out, " (fork-server: %s; after-reap: %s)",
-			mcpx_preload_list(c->preload, true), mcpx_preload_list(c->preload, false));
-	fputc('\n', out);
-	fprintf(out, "MCP_EXEC_LANGUAGES=%s\n", c->languages);
-	fprintf(out, "MCP_EXEC_TASKS=%s\n", c->tasks ? "true" : "false");
-	fprintf(out, "MCP_EXEC_TASK_MAX_TIMEOUT_S=%u\n", c->task_max_timeout_s);
-	fprintf(out, "MCP_EXEC_TASK_TTL_MAX_S=%u\n", c->task_ttl_max_s);
-	fprintf(out, "MCP_EXEC_TASKS_PER_CALLER=%u\n", c->tasks_per_caller);
-	fprintf(out, "MCP_EXEC_TASKS_MAX_MB=%u\n", c->tasks_max_mb);
-	fprintf(out, "MCP_EXEC_TASK_LEASE_S=%u\n", c->task_lease_s);
-	fprintf(out, "MCP_EXEC_TASK_SYNC_MS=%u\n", c->task_sync_ms);
-	fprintf(out, "MCP_EXEC_POLICY=%s\n", c->policy[0] ? c->policy : "<unset: no egress>");
-	/* A proxy URL may carry a password. */
-	fprintf(out, "MCP_EXEC_EGRESS_PROXY=%s\n",
-		!c->egress_proxy[0]		    ? "<unset: direct>"
-		: strchr(c->egress_proxy, '@') ? "<set, with credentials: redacted>"
-						    : c->egress_proxy);
-	fprintf(out, "MCP_EXEC_EGRESS_CA_FILE=%s\n",
-		c->egress_ca_file[0] ? c->egress_ca_file : "<unset: the system's CAs>");
-	fprintf(out, "MCP_EXEC_WARM_MAX_RUNS=%u%s\n", c->warm_max_runs,
-		c->warm_max_runs ? "" : " (no bound)");
-	fprintf(out, "MCP_EXEC_WARM_MAX_AGE_S=%u%s\n", c->warm_max_age_s,
-		c->warm_max_age_s ? "" : " (no bound)");
-	{
-		/* The store's address, never a password (the file's path only). */
-		char store[MCPX_STORE_DIR_MAX + 400];
-
-		mcpx_store_spec_format(&c->workspaces, store, sizeof(store));
-		fprintf(out, "MCP_EXEC_WORKSPACES=%s%s\n", store,
-			!c->workspaces.is_default		      ? ""
-			: c->workspaces.type == MCPX_STORE_OFF ? " (default: no state directory)"
-								      : " (default)");
-	}
-	fprintf(out, "MCP_EXEC_WORKSPACES_PASSWORD_FILE=%s\n",
-		c->workspaces_password_file[0] ? c->workspaces_password_file : "<unset>");
-	fprintf(out, "MCP_EXEC_WORKSPACE_MAX_MB=%u\n", c->workspace_max_mb);
-	fprintf(out, "MCP_EXEC_WORKSPACE_TTL_S=%u\n", c->workspace_ttl_s);
-	fprintf(out, "MCP_EXEC_WORKSPACES_PER_CALLER=%u\n", c->workspaces_per_caller);
-	fprintf(out, "MCP_EXEC_LOG_FORMAT=%s\n", c->log_format == MCPX_LOG_JSON ? "json" : "text");
-	fprintf(out, "MCP_EXEC_LOG_LEVEL=%s\n", lvl[c->log_level]);
 }
 
 void mcpx_config_usage(FILE *out)

@@ -21,9 +21,12 @@
  *
  * Lifetimes: a fetch's state (struct req) is freed when it is answered
  * (the run channel keeps the op until the answer is written) or when its
- * run ends before that (the handler's cancel).
+ * run ends before that (the handler's cancel). A fetch's state, its
+ * audit line and its answers are broker_req.c's; this file decides and
+ * drives it.
  */
 #include "broker.h"
+#include "broker_req.h"
 
 #include "curl_lib.h"
 #include "curl_loop.h"
@@ -36,7 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
 #include "config.h"
 #include "crypto.h"
 #include "egress_check.h"
@@ -53,188 +55,7 @@
 #define RESP_HEADERS_COUNT 200
 #define REQ_HEADERS_MAX 64
 
-struct mcpx_broker {
-	struct mcpx_policy_store *store;
-	struct mcpx_curl_loop *http; /* the shared transport (app.c's) */
-	char *proxy;                 /* NULL: none */
-	char *ca_file;               /* NULL: the system's CAs */
-};
-
-struct req;
-
-/* What a run's fetches share: refusals past its cap, not audited one by
- * one, are counted for one warning at its end (the run channel's run data
- * for the fetch handler). */
-struct egress_run {
-	unsigned unaudited;
-};
-
-/* A fetch, from its frame to its answer (its op's data). */
-struct req {
-	struct mcpx_egress_handle h; /* this hop's transfer; h.x.easy NULL between */
-	struct mcpx_broker *b;
-	struct mcpx_run_op *op;
-	const struct mcpx_run_who *who; /* the run channel's, valid while op is */
-	const struct mcpx_egress_rule *rule;
-	struct mcpx_url url;
-	bool have_url, cross_origin;
-	char method[17];
-	cJSON *headers; /* the run's own, [[name, value], ...] */
-	char *body;
-	size_t body_len;
-	struct mcpx_buf resp;
-	cJSON *resp_headers;
-	size_t resp_hdr_bytes;
-	unsigned resp_hdr_count, hop;
-	long status;
-	uint64_t bytes_out, hop_started_us, deadline_us;
-	enum mcpx_addr_class refused;
-	char refused_addr[64];
-	bool too_large, hdr_too_large;
-};
-
 static void start_transfer(struct req *q);
-static void req_hold(struct req *q);
-
-/* ---- requests: bookkeeping, audit, replies -------------------------------- */
-
-/* Ends this hop's transfer (its header list, with the credential, is
- * wiped). */
-static void detach_easy(struct req *q)
-{
-	mcpx_egress_handle_close(&q->h, q->b->http);
-}
-
-/* Frees the fetch's own state: after its answer (the op is the run
- * channel's again) or when it was cancelled. */
-static void req_free(struct req *q)
-{
-	detach_easy(q);
-	if (q->have_url)
-		mcpx_url_release(&q->url);
-	cJSON_Delete(q->headers);
-	cJSON_Delete(q->resp_headers);
-	free(q->body);
-	mcpx_buf_free(&q->resp);
-	free(q);
-}
-
-static uint64_t hop_ms(const struct req *q)
-{
-	return (mcpx_now_us() - q->hop_started_us) / 1000u;
-}
-
-/* One audit line and one count for this request (this hop). */
-static void account(struct req *q, const char *reason, const char *result)
-{
-	const struct mcpx_run_who *w = q->who;
-	char origin[MCPX_HOST_MAX + 32];
-	struct mcpx_audit_egress a = {0};
-
-	mcpx_metrics_egress(q->rule ? q->rule->name : NULL, reason ? "denied" : result, reason);
-	/* Past the run's cap, refusals are counted, not audited one by one:
-	 * a loop of requests must not flood the log. */
-	if (reason && mcpx_run_op_count(q->op) > w->grant->max_requests + 1) {
-		struct egress_run **er = (struct egress_run **)mcpx_run_op_run_data(q->op);
-
-		if (*er || (*er = calloc(1, sizeof(**er))))
-			(*er)->unaudited++;
-		return;
-	}
-	if (q->have_url)
-		snprintf(origin, sizeof(origin), "%s://%s:%u", q->url.scheme, q->url.host,
-		         q->url.port);
-	a.run_id = w->run_id;
-	a.request_id = w->request_id;
-	a.caller = w->caller;
-	a.profile = w->profile && w->profile[0] ? w->profile : NULL;
-	a.rule = q->rule ? q->rule->name : NULL;
-	a.method = q->method[0] ? q->method : NULL;
-	a.origin = q->have_url ? origin : NULL;
-	a.path = q->have_url ? q->url.path : NULL;
-	a.hop = q->hop;
-	a.status = (int)q->status;
-	a.bytes_out = q->bytes_out;
-	a.bytes_in = q->resp.len;
-	a.ms = hop_ms(q);
-	a.allowed = reason == NULL;
-	a.reason = reason;
-	a.result = reason ? NULL : result;
-	mcpx_audit_egress_log(&a);
-}
-
-/* What the server holds for q (a URL is a few KiB): its body and the
- * response collected so far, charged to the run by the run channel. */
-static void req_hold(struct req *q)
-{
-	mcpx_run_op_hold(q->op, sizeof(*q) + q->body_len + q->resp.alloc + q->resp_hdr_bytes);
-}
-
-/* Answers q (its last use: q is freed before this returns). body is taken
- * over. */
-static void reply(struct req *q, cJSON *msg, char *body, size_t body_len)
-{
-	mcpx_run_op_answer(q->op, msg, body, body_len);
-	req_free(q);
-}
-
-/* Messages carry pieces of the run's URL and curl's words, cut to size:
- * kept valid UTF-8, as the run's JSON decoder needs. */
-__attribute__((format(printf, 2, 0))) static void add_message(cJSON *m, const char *fmt, va_list ap)
-{
-	char msg[512], *clean;
-	size_t n;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	clean = mcpx_utf8_sanitize(msg, strlen(msg), &n);
-	cJSON_AddStringToObject(m, "message", clean ? clean : "(out of memory)");
-	free(clean);
-}
-
-/* Refuses q: audit, metrics, and {"error": "denied"} to the run. */
-__attribute__((format(printf, 3, 4))) static void deny(struct req *q, const char *reason,
-                                                       const char *fmt, ...)
-{
-	cJSON *m = cJSON_CreateObject();
-	va_list ap;
-
-	account(q, reason, NULL);
-	cJSON_AddStringToObject(m, "error", "denied");
-	cJSON_AddStringToObject(m, "reason", reason);
-	va_start(ap, fmt);
-	add_message(m, fmt, ap);
-	va_end(ap);
-	reply(q, m, NULL, 0);
-}
-
-/* q was allowed but did not get a response: {"error": "fetch"}. */
-__attribute__((format(printf, 2, 3))) static void fail_fetch(struct req *q, const char *fmt, ...)
-{
-	cJSON *m = cJSON_CreateObject();
-	va_list ap;
-
-	account(q, NULL, "failed");
-	cJSON_AddStringToObject(m, "error", "fetch");
-	va_start(ap, fmt);
-	add_message(m, fmt, ap);
-	va_end(ap);
-	reply(q, m, NULL, 0);
-}
-
-static void reply_response(struct req *q)
-{
-	cJSON *m = cJSON_CreateObject();
-	size_t len = 0;
-	char *body;
-
-	account(q, NULL, "ok");
-	cJSON_AddNumberToObject(m, "status", (double)q->status);
-	cJSON_AddItemToObject(m, "headers", q->resp_headers);
-	q->resp_headers = NULL;
-	cJSON_AddStringToObject(m, "url", q->url.full);
-	body = mcpx_buf_take(&q->resp, &len);
-	reply(q, m, body, len);
-}
 
 /* ---- transfers ------------------------------------------------------------ */
 
@@ -247,7 +68,7 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 	if (rc == -E2BIG)
 		q->too_large = true;
 	if (q->resp.alloc != had)
-		req_hold(q);
+		mcpx_brk_req_hold(q);
 	return rc < 0 ? 0 : size * n;
 }
 
@@ -399,7 +220,7 @@ static int open_transfer(struct req *q, long timeout_ms)
 		return -ENOMEM;
 	q->h.x.done = xfer_done;
 	if (set_method(q) != CURLE_OK || mcpx_curl_loop_add(q->b->http, &q->h.x) < 0) {
-		detach_easy(q);
+		mcpx_brk_detach_easy(q);
 		return -ENOMEM;
 	}
 	return 0;
@@ -419,11 +240,11 @@ static void start_transfer(struct req *q)
 	cJSON_Delete(q->resp_headers);
 	q->resp_headers = cJSON_CreateArray();
 	if (timeout_ms <= 0) {
-		fail_fetch(q, "timed out before the request could be sent");
+		mcpx_brk_fail_fetch(q, "timed out before the request could be sent");
 		return;
 	}
 	if (!q->resp_headers || open_transfer(q, timeout_ms) < 0) {
-		fail_fetch(q, "the server could not start the request (out of memory)");
+		mcpx_brk_fail_fetch(q, "the server could not start the request (out of memory)");
 		return;
 	}
 	q->bytes_out = q->body_len;
@@ -470,11 +291,12 @@ static bool literal_refused(struct req *q)
 
 static void deny_address(struct req *q)
 {
-	deny(q, "address",
-	     "%s://%s:%u is at %s, a %s address that rule %s may not reach (it is not in the "
-	     "rule's allow_cidrs)",
-	     q->url.scheme, q->url.host, q->url.port, q->refused_addr,
-	     mcpx_addr_class_name(q->refused), q->rule->name);
+	mcpx_brk_deny(
+	    q, "address",
+	    "%s://%s:%u is at %s, a %s address that rule %s may not reach (it is not in the "
+	    "rule's allow_cidrs)",
+	    q->url.scheme, q->url.host, q->url.port, q->refused_addr,
+	    mcpx_addr_class_name(q->refused), q->rule->name);
 }
 
 static void fail_curl(struct req *q, CURLcode rc)
@@ -482,8 +304,9 @@ static void fail_curl(struct req *q, CURLcode rc)
 	const char *what =
 	    rc == CURLE_OPERATION_TIMEDOUT ? "timed out" : mcpx_curl_easy_strerror(rc);
 
-	fail_fetch(q, "%s %s://%s:%u%s failed: %s%s%s", q->method, q->url.scheme, q->url.host,
-	           q->url.port, q->url.path, what, q->h.errbuf[0] ? ": " : "", q->h.errbuf);
+	mcpx_brk_fail_fetch(q, "%s %s://%s:%u%s failed: %s%s%s", q->method, q->url.scheme,
+	                    q->url.host, q->url.port, q->url.path, what, q->h.errbuf[0] ? ": " : "",
+	                    q->h.errbuf);
 }
 
 /* The method of the next hop (RFC 9110 15.4: 303 turns into GET, and so
@@ -504,18 +327,18 @@ static void follow(struct req *q, const char *location)
 	struct mcpx_url next;
 	char why[160];
 
-	account(q, NULL, "ok"); /* this hop got its answer */
+	mcpx_brk_account(q, NULL, "ok"); /* this hop got its answer */
 	q->hop++;
 	q->hop_started_us = mcpx_now_us();
 	q->status = 0;
 	q->bytes_out = 0;
 	mcpx_buf_free(&q->resp);
 	if (q->hop > MCPX_BROKER_MAX_REDIRECTS) {
-		deny(q, "redirect", "more than %d redirects", MCPX_BROKER_MAX_REDIRECTS);
+		mcpx_brk_deny(q, "redirect", "more than %d redirects", MCPX_BROKER_MAX_REDIRECTS);
 		return;
 	}
 	if (mcpx_url_parse(location, strlen(location), NULL, &next, why, sizeof(why)) < 0) {
-		deny(q, "redirect", "redirected to a URL the broker refuses: %s", why);
+		mcpx_brk_deny(q, "redirect", "redirected to a URL the broker refuses: %s", why);
 		return;
 	}
 	q->cross_origin |= strcmp(next.scheme, q->url.scheme) != 0 ||
@@ -530,10 +353,11 @@ static void follow(struct req *q, const char *location)
 	}
 	q->rule = mcpx_egress_grant_match(q->who->grant, &q->url, q->method, &reason);
 	if (!q->rule) {
-		deny(q, "redirect", "redirected to %s://%s:%u%s, which %s", q->url.scheme,
-		     q->url.host, q->url.port, q->url.path,
-		     strcmp(reason, "method") == 0 ? "no egress rule allows with this method"
-		                                   : "no egress rule of this run allows");
+		mcpx_brk_deny(q, "redirect", "redirected to %s://%s:%u%s, which %s", q->url.scheme,
+		              q->url.host, q->url.port, q->url.path,
+		              strcmp(reason, "method") == 0
+		                  ? "no egress rule allows with this method"
+		                  : "no egress rule of this run allows");
 		return;
 	}
 	if (literal_refused(q)) {
@@ -563,23 +387,23 @@ static void transfer_done(struct req *q, CURLcode rc)
 		q->refused = q->h.refused;
 		snprintf(q->refused_addr, sizeof(q->refused_addr), "%s", q->h.refused_addr);
 	}
-	detach_easy(q);
+	mcpx_brk_detach_easy(q);
 	if (q->too_large || rc == CURLE_FILESIZE_EXCEEDED)
-		deny(q, "too_large",
-		     "the response is larger than %zu bytes (max_response_bytes of "
-		     "rule %s)",
-		     q->rule->max_response_bytes, q->rule->name);
+		mcpx_brk_deny(q, "too_large",
+		              "the response is larger than %zu bytes (max_response_bytes of "
+		              "rule %s)",
+		              q->rule->max_response_bytes, q->rule->name);
 	else if (refused)
 		deny_address(q);
 	else if (q->hdr_too_large)
-		fail_fetch(q, "the response's headers exceed %u bytes or %u lines",
-		           RESP_HEADERS_MAX, RESP_HEADERS_COUNT);
+		mcpx_brk_fail_fetch(q, "the response's headers exceed %u bytes or %u lines",
+		                    RESP_HEADERS_MAX, RESP_HEADERS_COUNT);
 	else if (rc != CURLE_OK)
 		fail_curl(q, rc);
 	else if (location)
 		follow(q, location);
 	else
-		reply_response(q);
+		mcpx_brk_reply_response(q);
 	free(location);
 }
 
@@ -594,20 +418,20 @@ static bool read_fields(struct req *q, cJSON *msg, double *timeout)
 
 	if (method && (!cJSON_IsString(method) ||
 	               !mcpx_method_valid(method->valuestring, strlen(method->valuestring)))) {
-		deny(q, "bad_request", "the method must be 1..16 upper-case letters");
+		mcpx_brk_deny(q, "bad_request", "the method must be 1..16 upper-case letters");
 		return false;
 	}
 	snprintf(q->method, sizeof(q->method), "%s", method ? method->valuestring : "GET");
 	if (t && (!cJSON_IsNumber(t) || !(t->valuedouble > 0))) {
-		deny(q, "bad_request", "timeout must be a positive number of seconds");
+		mcpx_brk_deny(q, "bad_request", "timeout must be a positive number of seconds");
 		return false;
 	}
 	*timeout = t ? t->valuedouble : 0;
 	q->headers = cJSON_DetachItemFromObjectCaseSensitive(msg, "headers");
 	if (q->headers &&
 	    (!cJSON_IsArray(q->headers) || cJSON_GetArraySize(q->headers) > REQ_HEADERS_MAX)) {
-		deny(q, "bad_request", "headers must be at most %d [name, value] pairs",
-		     REQ_HEADERS_MAX);
+		mcpx_brk_deny(q, "bad_request", "headers must be at most %d [name, value] pairs",
+		              REQ_HEADERS_MAX);
 		return false;
 	}
 	cJSON_ArrayForEach(h, q->headers)
@@ -615,8 +439,8 @@ static bool read_fields(struct req *q, cJSON *msg, double *timeout)
 		if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) != 2 ||
 		    !cJSON_IsString(cJSON_GetArrayItem(h, 0)) ||
 		    !cJSON_IsString(cJSON_GetArrayItem(h, 1))) {
-			deny(q, "bad_request",
-			     "each header must be a [name, value] pair of strings");
+			mcpx_brk_deny(q, "bad_request",
+			              "each header must be a [name, value] pair of strings");
 			return false;
 		}
 	}
@@ -636,7 +460,8 @@ static bool headers_refused(struct req *q)
 		    mcpx_header_refusal(name, strlen(name), value, strlen(value), cred);
 
 		if (why) {
-			deny(q, "header", "header %s refused: %s", mcpx_shown_name(name, 64), why);
+			mcpx_brk_deny(q, "header", "header %s refused: %s",
+			              mcpx_shown_name(name, 64), why);
 			return true;
 		}
 	}
@@ -654,32 +479,32 @@ static bool allowed(struct req *q, cJSON *msg, const cJSON *url, bool oversize, 
 	if (!read_fields(q, msg, timeout))
 		return false;
 	if (!cJSON_IsString(url)) {
-		deny(q, "bad_request", "url must be a string");
+		mcpx_brk_deny(q, "bad_request", "url must be a string");
 		return false;
 	}
 	if (mcpx_url_parse(url->valuestring, strlen(url->valuestring), NULL, &q->url, why,
 	                   sizeof(why)) < 0) {
-		deny(q, "bad_url", "%s", why);
+		mcpx_brk_deny(q, "bad_url", "%s", why);
 		return false;
 	}
 	q->have_url = true;
 	if (mcpx_run_op_count(q->op) > g->max_requests)
-		deny(q, "run_limit", "this run made its %u requests (max_requests)",
-		     g->max_requests);
+		mcpx_brk_deny(q, "run_limit", "this run made its %u requests (max_requests)",
+		              g->max_requests);
 	else if (mcpx_run_op_in_flight(q->op) > g->max_in_flight)
-		deny(q, "in_flight",
-		     "%u requests of this run are already in flight (max_in_flight)",
-		     g->max_in_flight);
+		mcpx_brk_deny(q, "in_flight",
+		              "%u requests of this run are already in flight (max_in_flight)",
+		              g->max_in_flight);
 	else if (!g->n_rules)
-		deny(q, "not_configured", "no egress is configured for this run");
+		mcpx_brk_deny(q, "not_configured", "no egress is configured for this run");
 	else if (oversize)
-		deny(q, "request_too_large", "the request body is larger than %u bytes",
-		     MCPX_RUN_CHANNEL_MAX_BODY);
+		mcpx_brk_deny(q, "request_too_large", "the request body is larger than %u bytes",
+		              MCPX_RUN_CHANNEL_MAX_BODY);
 	else if (!(q->rule = mcpx_egress_grant_match(g, &q->url, q->method, &reason)))
-		deny(q, reason, "no egress rule of this run allows %s%s%s://%s:%u%s",
-		     strcmp(reason, "method") == 0 ? q->method : "",
-		     strcmp(reason, "method") == 0 ? " on " : "", q->url.scheme, q->url.host,
-		     q->url.port, q->url.path);
+		mcpx_brk_deny(q, reason, "no egress rule of this run allows %s%s%s://%s:%u%s",
+		              strcmp(reason, "method") == 0 ? q->method : "",
+		              strcmp(reason, "method") == 0 ? " on " : "", q->url.scheme,
+		              q->url.host, q->url.port, q->url.path);
 	else if (headers_refused(q))
 		return false;
 	else if (literal_refused(q))
@@ -716,13 +541,13 @@ static void on_fetch(void *arg, struct mcpx_run_op *op, const char *name, const 
 		limit = timeout;
 	q->deadline_us = mcpx_now_us() + (uint64_t)(limit * 1e6);
 	if (len && !(q->body = malloc(len))) {
-		fail_fetch(q, "the server could not start the request (out of memory)");
+		mcpx_brk_fail_fetch(q, "the server could not start the request (out of memory)");
 		return;
 	}
 	if (len)
 		memcpy(q->body, body, len);
 	q->body_len = len;
-	req_hold(q);
+	mcpx_brk_req_hold(q);
 	start_transfer(q);
 }
 
@@ -735,8 +560,8 @@ static void on_fetch_cancel(void *arg, struct mcpx_run_op *op)
 	if (!q)
 		return;
 	if (q->h.x.easy)
-		account(q, NULL, "cancelled");
-	req_free(q);
+		mcpx_brk_account(q, NULL, "cancelled");
+	mcpx_brk_req_free(q);
 }
 
 static void on_fetch_run_end(void *arg, const struct mcpx_run_who *who, void *run_data)

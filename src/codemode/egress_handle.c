@@ -8,8 +8,9 @@
  * that guard it (test_egress_handle) guard both.
  *
  * What it does not do: decide whether a request may go (egress_check.c,
- * the broker's rules, the upstream's checks), choose a method or read the
- * answer (the owners), or run the transfer (curl_loop.c).
+ * egress_addr.c, the broker's rules, the upstream's checks), choose a
+ * method or read the answer (the owners), or run the transfer
+ * (curl_loop.c).
  */
 #include "egress_handle.h"
 

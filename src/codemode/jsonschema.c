@@ -9,7 +9,9 @@
  * `$ref`s that loops without descending into the instance) is refused with
  * the JSON pointer of the offending keyword. Validation (jsonschema_validate.c)
  * can then trust the tree completely. Nothing is resolved outside the
- * document: there is no `$id`-based or remote resolution.
+ * document: there is no `$id`-based or remote resolution; a `$ref`'s name
+ * is decoded, and every `$ref` resolved and checked for loops, by
+ * jsonschema_ref.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hex.h"
 #include "jsonschema_internal.h"
+#include "jsonschema_ref.h"
 #include "utf8.h"
 
 /* The only dialect accepted in `$schema` (with or without the final '#'). */
@@ -45,42 +47,6 @@ struct keyword {
 	unsigned has;   /* for numeric keywords: the SCHEMA_HAS_ bit */
 };
 
-/* "<where>: <message>" into err, cut at a character boundary; -EINVAL. */
-static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-static int vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
-{
-	char what[sizeof(err->msg)], msg[sizeof(err->msg)], ptr[sizeof(err->msg)];
-	size_t wlen, room;
-	int n;
-
-	/* The pointer is given whole whenever it fits beside the reason; a
-	 * pointer too long for the buffer is cut (with "...") so that at
-	 * least the first half of the buffer's worth of reason stays. */
-	room =
-	    strlen(where) + 2 < sizeof(msg) / 2 ? sizeof(msg) - strlen(where) - 2 : sizeof(msg) / 2;
-	n = vsnprintf(what, sizeof(what), fmt, ap);
-	wlen = mcpx_schema_text_fit(what, n < 0 ? 0 : (size_t)n, room);
-	room = sizeof(msg) - wlen - 2;
-	n = snprintf(ptr, sizeof(ptr), "%s", where);
-	mcpx_schema_text_fit(ptr, n < 0 ? 0 : (size_t)n, room);
-	n = snprintf(msg, sizeof(msg), "%s: %s", ptr, what);
-	mcpx_schema_text_fit(msg, n < 0 ? 0 : (size_t)n, sizeof(msg));
-	return mcpx_err_set(err, EINVAL, "%s", msg);
-}
-
-__attribute__((format(printf, 3, 4))) static int fail_at(struct mcpx_err *err, const char *where,
-                                                         const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vfail_at(err, where, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* Refuses the schema at the current keyword's pointer; returns -EINVAL. */
 __attribute__((format(printf, 2, 3))) static int fail(struct cctx *c, const char *fmt, ...)
 {
@@ -90,7 +56,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct cctx *c, const char
 
 	mcpx_schema_path_format(&c->path, where, sizeof(where));
 	va_start(ap, fmt);
-	rc = vfail_at(c->err, where, fmt, ap);
+	rc = mcpx_schema_vfail_at(c->err, where, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -301,52 +267,6 @@ static int kw_unique(struct cctx *c, struct schema_node *n, const cJSON *v, cons
 	return 0;
 }
 
-/* Decodes the URI fragment's %XX escapes in place; false on a bad escape
- * (or %00, which no C string can hold). */
-static bool percent_decode(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		int hi, lo;
-
-		if (*s != '%') {
-			*w++ = *s;
-			continue;
-		}
-		hi = mcpx_hex_value((unsigned char)s[1]);
-		lo = hi < 0 ? -1 : mcpx_hex_value((unsigned char)s[2]);
-		if (lo < 0 || (hi == 0 && lo == 0))
-			return false;
-		*w++ = (char)(hi * 16 + lo);
-		s += 2;
-	}
-	*w = '\0';
-	return true;
-}
-
-/* Undoes RFC 6901 escaping in place; false when the token has a '/' (it
- * points inside a definition) or a bad '~' escape. */
-static bool unescape_token(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		if (*s == '/')
-			return false;
-		if (*s == '~') {
-			if (s[1] != '0' && s[1] != '1')
-				return false;
-			*w++ = s[1] == '0' ? '~' : '/';
-			s++;
-			continue;
-		}
-		*w++ = *s;
-	}
-	*w = '\0';
-	return true;
-}
-
 static int kw_ref(struct cctx *c, struct schema_node *n, const cJSON *v, const struct keyword *k)
 {
 	char where[sizeof(c->err->msg)];
@@ -363,7 +283,8 @@ static int kw_ref(struct cctx *c, struct schema_node *n, const cJSON *v, const s
 		return no_memory(c);
 	/* Decoded, the name must still be text: "%db" alone is not UTF-8,
 	 * and no definition name (a JSON string) could match it. */
-	if (!percent_decode(n->ref_name) || !unescape_token(n->ref_name) ||
+	if (!mcpx_schema_ref_percent_decode(n->ref_name) ||
+	    !mcpx_schema_ref_unescape(n->ref_name) ||
 	    !mcpx_utf8_valid(n->ref_name, strlen(n->ref_name)))
 		return fail(c, "only references of the form \"#/$defs/<name>\" are supported");
 	return 0;
@@ -505,47 +426,6 @@ static int compile_schema(struct cctx *c, const cJSON *js, struct schema_node **
 	return rc;
 }
 
-/* Points every `$ref` at its definition. */
-static int resolve_refs(struct cctx *c)
-{
-	for (struct schema_node *n = c->s->nodes; n; n = n->next_alloc) {
-		if (!n->ref_name)
-			continue;
-		for (size_t i = 0; i < c->s->ndefs && !n->ref; i++)
-			if (strcmp(c->s->defs[i].name, n->ref_name) == 0)
-				n->ref = c->s->defs[i].node;
-		if (!n->ref)
-			return fail_at(c->err, n->ref_where, "no definition \"%s\" in $defs",
-			               n->ref_name);
-	}
-	return 0;
-}
-
-/*
- * A `$ref` applies its target at the same instance location, so a chain of
- * definitions that refer to each other without any keyword descending into
- * the instance (a -> b -> a) would recurse forever. Recursion through
- * properties or items is fine: the instance is finite. Walks each chain once,
- * marking nodes on the current chain (1) and finished (2).
- */
-static int check_ref_cycles(struct cctx *c)
-{
-	for (size_t i = 0; i < c->s->ndefs; i++) {
-		struct schema_node *n = c->s->defs[i].node, *m;
-
-		for (m = n; m && m->mark == 0; m = m->ref)
-			m->mark = 1;
-		if (m && m->mark == 1)
-			return fail_at(c->err, m->ref_where,
-			               "$ref cycle through \"#/$defs/%s\" never descends into the "
-			               "instance",
-			               m->ref_name);
-		for (m = n; m && m->mark == 1; m = m->ref)
-			m->mark = 2;
-	}
-	return 0;
-}
-
 int mcpx_schema_compile(const cJSON *schema, struct mcpx_schema **out, struct mcpx_err *err)
 {
 	struct cctx c = {.err = err};
@@ -556,9 +436,9 @@ int mcpx_schema_compile(const cJSON *schema, struct mcpx_schema **out, struct mc
 		return mcpx_err_set(err, ENOMEM, "out of memory compiling a schema");
 	rc = schema ? compile_schema(&c, schema, &c.s->root) : fail(&c, "no schema");
 	if (rc == 0)
-		rc = resolve_refs(&c);
+		rc = mcpx_schema_ref_resolve(c.s, c.err);
 	if (rc == 0)
-		rc = check_ref_cycles(&c);
+		rc = mcpx_schema_ref_cycles(c.s, c.err);
 	if (rc < 0) {
 		mcpx_schema_free(c.s);
 		return rc;

@@ -8,6 +8,7 @@
 #define MCPX_JSONSCHEMA_INTERNAL_H
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -112,6 +113,12 @@ size_t mcpx_schema_utf8_cut(char *s, size_t len, size_t max);
  * Each byte of an ill-formed UTF-8 sequence becomes '?' (the parser's
  * U+0000 mark excepted, jsonrpc.h). Returns the final length. */
 size_t mcpx_schema_text_fit(char *s, size_t len, size_t size);
+/* "<where>: <message>" into err, cut at a character boundary (the pointer
+ * whole when it fits beside the reason); returns -EINVAL. */
+int mcpx_schema_vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+int mcpx_schema_fail_at(struct mcpx_err *err, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Deep JSON equality (numbers by value, objects regardless of member
  * order). Returns 1 equal, 0 not equal, -ENOMEM. Objects with a repeated

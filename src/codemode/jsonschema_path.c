@@ -9,8 +9,11 @@
  * used in a URI. The walkers bound their depth, so the stack never fills;
  * a push on a full stack is ignored rather than written out of bounds.
  * Every message passes mcpx_schema_text_fit, which leaves it valid UTF-8
- * whatever bytes the schema or the instance's keys hold.
+ * whatever bytes the schema or the instance's keys hold; a refusal of a
+ * schema is "<pointer>: <reason>" (mcpx_schema_fail_at).
  */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,4 +144,37 @@ size_t mcpx_schema_path_format(const struct schema_path *p, char *out, size_t si
 	}
 	out[len] = '\0';
 	return len;
+}
+
+/* "<where>: <message>" into err, cut at a character boundary; -EINVAL. */
+int mcpx_schema_vfail_at(struct mcpx_err *err, const char *where, const char *fmt, va_list ap)
+{
+	char what[sizeof(err->msg)], msg[sizeof(err->msg)], ptr[sizeof(err->msg)];
+	size_t wlen, room;
+	int n;
+
+	/* The pointer is given whole whenever it fits beside the reason; a
+	 * pointer too long for the buffer is cut (with "...") so that at
+	 * least the first half of the buffer's worth of reason stays. */
+	room =
+	    strlen(where) + 2 < sizeof(msg) / 2 ? sizeof(msg) - strlen(where) - 2 : sizeof(msg) / 2;
+	n = vsnprintf(what, sizeof(what), fmt, ap);
+	wlen = mcpx_schema_text_fit(what, n < 0 ? 0 : (size_t)n, room);
+	room = sizeof(msg) - wlen - 2;
+	n = snprintf(ptr, sizeof(ptr), "%s", where);
+	mcpx_schema_text_fit(ptr, n < 0 ? 0 : (size_t)n, room);
+	n = snprintf(msg, sizeof(msg), "%s: %s", ptr, what);
+	mcpx_schema_text_fit(msg, n < 0 ? 0 : (size_t)n, sizeof(msg));
+	return mcpx_err_set(err, EINVAL, "%s", msg);
+}
+
+int mcpx_schema_fail_at(struct mcpx_err *err, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = mcpx_schema_vfail_at(err, where, fmt, ap);
+	va_end(ap);
+	return rc;
 }

@@ -5,7 +5,7 @@
  * "functions" name "egress" rules and "upstreams"); and a snapshot's end,
  * when its last reference goes (secrets wiped).
  *
- * It sits above every section's parser (policy.c's "egress", policy_grant.c,
+ * It sits above every section's parser (policy_egress.c, policy_grant.c,
  * policy_upstreams.c, policy_functions.c, policy_profiles.c); reading the
  * file and watching it is policy_store.c's.
  */

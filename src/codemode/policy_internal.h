@@ -3,8 +3,9 @@
  * context (the JSON pointer of the value in hand, the policy being built,
  * the files read so far), the strict-parsing helpers, the rules about files
  * (where runs could read them, how they are read and watched) and the
- * parser of a list of egress rule names. policy.c holds them and the
- * "egress" and "exec" sections; policy_functions.c the "functions" section.
+ * parser of a list of egress rule names. policy.c holds the helpers and
+ * the files; policy_egress.c the "egress" section, credentials and a
+ * grant's rule names; policy_functions.c the "functions" section.
  * Not for use outside src/codemode/policy*.c.
  */
 #ifndef MCPX_POLICY_INTERNAL_H

@@ -16,7 +16,7 @@
  * it in capitals; allow is exact; a matcher error denies.
  *
  * What it does not do: talk to an upstream (upstream.c) or decide per
- * address (egress_check.c: the upstream client checks every address it
+ * address (egress_addr.c: the upstream client checks every address it
  * connects to against the entry's allow_cidrs).
  */
 #include "policy.h"

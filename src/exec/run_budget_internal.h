@@ -1,9 +1,13 @@
 /*
- * run_budget_internal.h - what the budget's two files share: run_budget.c
- * (the method, memory, CPU, the readings' timer, joining and finishing)
- * and run_disk.c (the disk: walks of the run's files, the write watch that
- * wakes them, RLIMIT_FSIZE kept at what remains, the last reading at the
- * end). Private to them.
+ * run_budget_internal.h - what the budget's files share: the process-wide
+ * budget and one run's budget as structs, the readings' pacing, and the
+ * helpers every reading rests on (run_budget.c: the joined budgets, the
+ * memory outside the run's processes, the verdict). Its users are
+ * run_budget.c (the method and the verdict), run_budget_life.c (a run's
+ * budget started, joined and finished), run_readings.c (memory and CPU on
+ * the timer) and run_disk.c (the disk: walks of the run's files, the write
+ * watch that wakes them, RLIMIT_FSIZE kept at what remains, the last
+ * reading at the end). Private to them.
  */
 #ifndef MCPX_RUN_BUDGET_INTERNAL_H
 #define MCPX_RUN_BUDGET_INTERNAL_H
@@ -136,21 +140,11 @@ struct mcpx_disk_watcher;
 /* The budgets that joined top's, one after another (*at NULL: the first). */
 struct mcpx_run_budget *mcpx_rb_next_joined(const struct mcpx_run_budget *top,
                                             const struct mcpx_run_link **at);
+/* Memory of the run no process maps: what the server holds for it and
+ * every run that joined its budget, and its socket buffers. */
+uint64_t mcpx_rb_outside_kb(const struct mcpx_run_budget *rb);
 /* The first budget passed: the run and every joined run end, told why. */
 void mcpx_rb_exceed(struct mcpx_run_budget *rb, const char *limit, uint64_t used, uint64_t budget,
                     const char *unit);
-
-/* run_disk.c */
-/* A run's disk accounting starts: the write watch on its workdir and
- * /dev/shm (nothing without a disk budget). */
-void mcpx_rb_disk_begin(struct mcpx_run_budget *rb);
-/* A joined run's workdir is watched with its caller's (top). */
-void mcpx_rb_disk_joined(struct mcpx_run_budget *top, const struct mcpx_run_budget *j);
-/* The timer's disk reading: the unlinked files every UNLINKED_EVERY
- * readings, a walk when none is under way and its pace allows. */
-void mcpx_rb_disk_read(struct mcpx_run_budget *rb);
-/* Ends what the disk accounting holds: the watch, its timer, a walk under
- * way (it finds no run when it ends). */
-void mcpx_rb_disk_end(struct mcpx_run_budget *rb);
 
 #endif

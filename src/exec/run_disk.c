@@ -31,9 +31,11 @@
  * budget and exited before any reading still says limit "disk"; a run that
  * wrote nothing (most) waits for nothing.
  *
- * What it does not do: memory and CPU, the timer, joining and finishing
- * (run_budget.c); parsing /proc (run_usage.c).
+ * What it does not do: memory and CPU and the timer (run_readings.c),
+ * joining and finishing (run_budget.c); parsing /proc (run_usage.c).
  */
+#include "run_disk.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -207,6 +207,21 @@ static int start_seccomp(struct mcpx_sandbox *sb, struct mcpx_err *err)
 	return 0;
 }
 
+/* The layers that confine a run's files: Landlock as the kernel offers
+ * it, and without it (gVisor) a filesystem view of each run's own, which
+ * stands in for its file rules where the kernel lets one be made. */
+static void set_file_layers(struct mcpx_sandbox *sb)
+{
+	sb->layers.landlock_abi = mcpx_landlock_abi();
+	sb->layers.landlock = sb->layers.landlock_abi > 0;
+	sb->layers.landlock_net = sb->layers.landlock_abi >= 4;
+	sb->layers.landlock_scope = sb->layers.landlock_abi >= 6;
+	if (!sb->layers.landlock)
+		sb->layers.fs_view =
+		    mcpx_fs_view_probe(sb->workdir_base, sb->layers.uid_drop, sb->run_uid,
+		                       sb->run_gid, sb->fs_view_why, sizeof(sb->fs_view_why)) == 0;
+}
+
 int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *workdir_base,
                       struct mcpx_err *err)
 {
@@ -249,16 +264,7 @@ int mcpx_sandbox_init(struct mcpx_sandbox *sb, const char *python, const char *w
 		return rc;
 	}
 
-	sb->layers.landlock_abi = mcpx_landlock_abi();
-	sb->layers.landlock = sb->layers.landlock_abi > 0;
-	sb->layers.landlock_net = sb->layers.landlock_abi >= 4;
-	sb->layers.landlock_scope = sb->layers.landlock_abi >= 6;
-	/* Without Landlock (gVisor), a filesystem view of each run's own
-	 * stands in for its file rules where the kernel lets one be made. */
-	if (!sb->layers.landlock)
-		sb->layers.fs_view =
-		    mcpx_fs_view_probe(sb->workdir_base, sb->layers.uid_drop, sb->run_uid,
-		                       sb->run_gid, sb->fs_view_why, sizeof(sb->fs_view_why)) == 0;
+	set_file_layers(sb);
 
 	rc = start_seccomp(sb, err);
 	if (rc) {

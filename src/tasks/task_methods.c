@@ -23,6 +23,11 @@
  *                  mark its runner polls for.
  *   tasks/update   2026-07-28: acknowledged (this server never asks a task's
  *                  client for input, so no response is ever outstanding).
+ *
+ * This file is the entry: which method a request is, and whether its task
+ * runs on this replica (a cancel then reaches the run itself), and
+ * tasks/list; the answers, the store reads and the waits are
+ * task_waits.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,408 +36,11 @@
 
 #include "jsonrpc.h"
 #include "log.h"
-#include "tasks_internal.h"
+#include "task_common.h"
 
 #define LIST_PAGE 50
-/* How long a 2025-11-25 tasks/cancel waits for another replica's runner to
- * confirm (it looks for the mark every second). */
-#define CANCEL_WAIT_US (10u * 1000000u)
-
-static void wait_free(struct task_wait *w);
-static void proceed(struct task_wait *w);
-static void reload(struct task_wait *w);
-
-/* ---- answers ------------------------------------------------------------ */
-
-static void answer(struct task_wait *w, cJSON *result)
-{
-	struct mcpx_call *req = w->req;
-
-	w->req = NULL;
-	if (req)
-		mcpx_call_finish(req, result);
-	else
-		cJSON_Delete(result);
-	wait_free(w);
-}
-
-static void answer_error(struct task_wait *w, int code, const char *msg)
-{
-	struct mcpx_call *req = w->req;
-
-	w->req = NULL;
-	if (req)
-		mcpx_call_error_data(req, code, msg, NULL);
-	wait_free(w);
-}
-
-static void not_found(struct task_wait *w)
-{
-	answer_error(w, MCPX_RPC_INVALID_PARAMS, "Failed to retrieve task: Task not found");
-}
-
-static void store_error(struct task_wait *w, int rc)
-{
-	char msg[160];
-
-	snprintf(msg, sizeof(msg), "Internal error: the task store failed (%s)", strerror(-rc));
-	answer_error(w, MCPX_RPC_INTERNAL_ERROR, msg);
-}
-
-static cJSON *ack(void)
-{
-	return cJSON_CreateObject(); /* the core adds resultType "complete" */
-}
-
-void mcpx_task_answer_result(struct mcpx_call *req, const struct mcpx_task_rec *r,
-                             const cJSON *outcome)
-{
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(outcome, "result");
-	const cJSON *err = cJSON_GetObjectItemCaseSensitive(outcome, "error");
-	cJSON *out, *meta;
-	char msg[600];
-
-	if (r->status == MCPX_TASK_COMPLETED && res) {
-		out = cJSON_Duplicate(res, true);
-		meta = cJSON_GetObjectItemCaseSensitive(out, "_meta");
-		if (!meta)
-			meta = cJSON_AddObjectToObject(out, "_meta");
-		if (!cJSON_IsObject(meta) || !mcpx_json_add_owned(meta, MCPX_TASK_RELATED_META,
-		                                                  mcpx_task_wire_related(r->id))) {
-			cJSON_Delete(out);
-			out = NULL;
-		}
-		mcpx_call_finish(req, out);
-	} else if (r->status == MCPX_TASK_CANCELLED) {
-		snprintf(msg, sizeof(msg), "Task cancelled: %s", r->message);
-		mcpx_call_error_data(req, MCPX_RPC_TASK_ENDED, msg, NULL);
-	} else {
-		/* "If the underlying request resulted in a JSON-RPC error,
-		 * tasks/result MUST return that same JSON-RPC error." */
-		cJSON *e = mcpx_task_wire_error(r, err);
-		const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-
-		mcpx_call_error_data(req,
-		                cJSON_IsNumber(code) ? code->valueint : MCPX_RPC_INTERNAL_ERROR,
-		                cJSON_IsString(m) ? m->valuestring : "Task failed",
-		                cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "data"), true));
-		cJSON_Delete(e);
-	}
-}
-
-/* The 2026-07-28 tasks/get answer; outcome may be NULL. */
-static cJSON *detailed(const struct mcpx_task_rec *r, const cJSON *outcome)
-{
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(outcome, "result");
-	cJSON *copy = NULL, *d;
-
-	/* The inlined result is what the call would have returned: under
-	 * 2026-07-28 every result carries resultType. */
-	if (res && (copy = cJSON_Duplicate(res, true)) &&
-	    !cJSON_GetObjectItemCaseSensitive(copy, "resultType"))
-		cJSON_AddStringToObject(copy, "resultType", "complete");
-	if (r->status == MCPX_TASK_COMPLETED && !copy) {
-		/* Its outcome is gone (expired first, or unreadable). */
-		struct mcpx_task_rec gone = *r;
-
-		gone.status = MCPX_TASK_FAILED;
-		gone.error_code = MCPX_RPC_INTERNAL_ERROR;
-		mcpx_task_set_message(&gone,
-		                      "Internal error: the task's result is no longer stored");
-		return mcpx_task_wire_detailed(&gone, NULL, NULL);
-	}
-	d = mcpx_task_wire_detailed(r, copy, cJSON_GetObjectItemCaseSensitive(outcome, "error"));
-	cJSON_Delete(copy);
-	return d;
-}
-
-/* ---- the wait objects --------------------------------------------------- */
-
-static struct task_wait *wait_new(struct mcpx_tasks *t, struct mcpx_call *req, const char *method,
-                                  const char *id)
-{
-	struct task_wait *w = calloc(1, sizeof(*w));
-
-	if (!w)
-		return NULL;
-	w->t = t;
-	w->req = req;
-	w->gen = mcpx_task_gen_of(req);
-	mcpx_utf8_copy_trunc(w->method, sizeof(w->method), method);
-	mcpx_utf8_copy_trunc(w->id, sizeof(w->id), id ? id : "");
-	mcpx_utf8_copy_trunc(w->owner, sizeof(w->owner), mcpx_call_caller(req));
-	w->poll.arg = w;
-	w->next = t->waits;
-	if (w->next)
-		w->next->prev = w;
-	t->waits = w;
-	return w;
-}
-
-static void wait_free(struct task_wait *w)
-{
-	struct mcpx_tasks *t = w->t;
-
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		t->waits = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
-	mcpx_timer_cancel(&w->poll);
-	mcpx_task_op_cancel(w->op);
-	free(w);
-}
-
-static void poll_cb(struct mcpx_timer *tm)
-{
-	reload(tm->arg);
-}
-
-/* Reads the store again in a second. */
-static void wait_later(struct task_wait *w)
-{
-	w->poll.fn = poll_cb;
-	mcpx_timer_start(w->t->o.loop, &w->poll, MCPX_TASK_WAIT_POLL_MS * 1000u);
-}
-
-/* ---- the lease check ---------------------------------------------------- */
-
-static void failed_saved_cb(void *arg, int rc, const struct mcpx_task_rec *written)
-{
-	struct task_wait *w = arg;
-
-	w->op = NULL;
-	if (rc == -ESTALE) {
-		/* Its runner wrote the record meanwhile: read what it says. */
-		reload(w);
-		return;
-	}
-	if (rc < 0)
-		mcpx_task_store_failed("fail", &w->rec, rc);
-	else
-		w->rec = *written;
-	proceed(w);
-}
-
-/* Nobody holds the lease of a task whose record says "working": the replica
- * that ran it is gone. The record is failed, if it is still the one read
- * (compare-and-set: a runner that finished meanwhile wins). */
-static void held_cb(void *arg, int rc)
-{
-	struct task_wait *w = arg;
-
-	w->op = NULL;
-	if (rc != -ENOENT) {
-		/* 0: its runner is alive. A store error: judge nothing. */
-		proceed(w);
-		return;
-	}
-	mcpx_warn("task %s: nobody holds its lease (the replica running it stopped); failing it",
-	          w->rec.id);
-	w->rec.status = MCPX_TASK_FAILED;
-	w->rec.error_code = MCPX_RPC_INTERNAL_ERROR;
-	w->rec.updated_ms = mcpx_task_now_ms();
-	mcpx_task_set_message(&w->rec,
-	                      "The server running this task stopped before it finished (its lease "
-	                      "in the task store lapsed); the run's result is lost. Start the task "
-	                      "again.");
-	w->op = mcpx_task_save(w->t->ts, &w->rec, mcpx_task_keep_for(w->t, &w->rec),
-	                       failed_saved_cb, w);
-	if (!w->op)
-		failed_saved_cb(w, -ENOMEM, NULL);
-}
-
-static void loaded_cb(void *arg, int rc, const struct mcpx_task_rec *r)
-{
-	struct task_wait *w = arg;
-
-	w->op = NULL;
-	if (rc < 0) {
-		rc == -ENOENT ? not_found(w) : store_error(w, rc);
-		return;
-	}
-	w->rec = *r;
-	if (mcpx_task_terminal(r->status)) {
-		proceed(w);
-		return;
-	}
-	w->op = mcpx_task_lease_held(w->t->ts, &w->rec, held_cb, w);
-	if (!w->op)
-		proceed(w);
-}
-
-static void reload(struct task_wait *w)
-{
-	w->op = mcpx_task_load(w->t->ts, w->owner, w->id, loaded_cb, w);
-	if (!w->op)
-		store_error(w, -ENOMEM);
-}
-
-/* ---- the methods once the record is known ------------------------------- */
-
-static void outcome_cb(void *arg, int rc, const char *data, size_t len)
-{
-	struct task_wait *w = arg;
-	cJSON *outcome = NULL;
-	const char *why;
-
-	w->op = NULL;
-	if (rc == 0)
-		outcome = mcpx_jsonrpc_parse(data, len, &why);
-	if (strcmp(w->method, "result") == 0) {
-		struct mcpx_call *req = w->req;
-
-		w->req = NULL;
-		if (req)
-			mcpx_task_answer_result(req, &w->rec, outcome);
-		cJSON_Delete(outcome);
-		wait_free(w);
-		return;
-	}
-	answer(w, detailed(&w->rec, outcome));
-	cJSON_Delete(outcome);
-}
-
-/* Reads the outcome of a finished task, then answers. */
-static void with_outcome(struct task_wait *w)
-{
-	if (w->rec.status == MCPX_TASK_CANCELLED || !w->rec.result_bytes) {
-		outcome_cb(w, -ENOENT, NULL, 0);
-		return;
-	}
-	w->op = mcpx_task_get_outcome(w->t->ts, &w->rec, outcome_cb, w);
-	if (!w->op)
-		outcome_cb(w, -ENOMEM, NULL, 0);
-}
-
-static void marked_cb(void *arg, int rc)
-{
-	struct task_wait *w = arg;
-
-	w->op = NULL;
-	if (rc < 0) {
-		store_error(w, rc);
-		return;
-	}
-	w->cancel_marked = true;
-	if (w->gen == MCPX_TASK_V2) {
-		/* Eventually consistent: the runner sees the mark within a
-		 * second. */
-		answer(w, ack());
-		return;
-	}
-	w->deadline_us = mcpx_now_us() + CANCEL_WAIT_US;
-	wait_later(w);
-}
-
-static void proceed_cancel(struct task_wait *w)
-{
-	char msg[160];
-
-	if (mcpx_task_terminal(w->rec.status)) {
-		if (w->gen == MCPX_TASK_V2) {
-			answer(w, ack()); /* idempotent */
-		} else if (w->cancel_marked && w->rec.status == MCPX_TASK_CANCELLED) {
-			answer(w, mcpx_task_wire_task(&w->rec, MCPX_TASK_V1));
-		} else {
-			snprintf(msg, sizeof(msg),
-			         "Cannot cancel task: already in terminal status '%s'",
-			         mcpx_task_wire_status(&w->rec, MCPX_TASK_V1));
-			answer_error(w, MCPX_RPC_INVALID_PARAMS, msg);
-		}
-		return;
-	}
-	if (!w->cancel_marked) {
-		w->op = mcpx_task_mark_cancel(w->t->ts, &w->rec, marked_cb, w);
-		if (!w->op)
-			store_error(w, -ENOMEM);
-		return;
-	}
-	if (mcpx_now_us() > w->deadline_us) {
-		answer_error(w, MCPX_RPC_INTERNAL_ERROR,
-		             "Internal error: the server running the task has not confirmed the "
-		             "cancellation yet; tasks/get shows when it does");
-		return;
-	}
-	wait_later(w);
-}
-
-/* The record is known (and judged against its lease). */
-static void proceed(struct task_wait *w)
-{
-	const char *m = w->method;
-
-	if (strcmp(m, "get") == 0) {
-		if (w->gen == MCPX_TASK_V1)
-			answer(w, mcpx_task_wire_task(&w->rec, MCPX_TASK_V1));
-		else if (mcpx_task_terminal(w->rec.status))
-			with_outcome(w);
-		else
-			answer(w, detailed(&w->rec, NULL));
-	} else if (strcmp(m, "result") == 0) {
-		if (mcpx_task_terminal(w->rec.status))
-			with_outcome(w);
-		else if (w->t->draining)
-			answer_error(w, MCPX_RPC_INTERNAL_ERROR,
-			             "Internal error: this server is shutting down; ask again (any "
-			             "server of the deployment can answer for the task)");
-		else
-			wait_later(w);
-	} else if (strcmp(m, "cancel") == 0) {
-		proceed_cancel(w);
-	} else {
-		answer(w, ack()); /* update: the task exists and is the caller's */
-	}
-}
 
 /* ---- tasks this replica runs -------------------------------------------- */
-
-/* Answers w from its run's final record and outcome. */
-static void from_run(struct task_wait *w, const struct task_run *run)
-{
-	w->rec = run->rec;
-	w->run = NULL;
-	if (strcmp(w->method, "result") == 0) {
-		struct mcpx_call *req = w->req;
-
-		w->req = NULL;
-		if (req)
-			mcpx_task_answer_result(req, &w->rec, run->outcome);
-		wait_free(w);
-		return;
-	}
-	if (strcmp(w->method, "get") == 0) {
-		answer(w, w->gen == MCPX_TASK_V1 ? mcpx_task_wire_task(&w->rec, MCPX_TASK_V1)
-		                                 : detailed(&w->rec, run->outcome));
-		return;
-	}
-	proceed(w); /* cancel: cancel_marked is set, so a cancelled record is the answer */
-}
-
-void mcpx_task_waiters_done(struct task_run *run)
-{
-	struct task_wait *w = run->t->waits, *next;
-
-	for (; w; w = next) {
-		next = w->next;
-		if (w->run == run)
-			from_run(w, run);
-	}
-}
-
-void mcpx_task_waiters_orphan(struct task_run *run)
-{
-	for (struct task_wait *w = run->t->waits; w; w = w->next) {
-		if (w->run != run)
-			continue;
-		w->run = NULL;
-		w->rec = run->rec;
-		w->deadline_us = mcpx_now_us() + CANCEL_WAIT_US;
-		wait_later(w);
-	}
-}
 
 /* A method on a task this replica runs (its record is the run's). */
 static void local(struct task_wait *w, struct task_run *run)
@@ -449,7 +57,7 @@ static void local(struct task_wait *w, struct task_run *run)
 		w->cancel_marked = true;
 		mcpx_task_run_cancel(run);
 		if (w->gen == MCPX_TASK_V2) {
-			answer(w, ack());
+			mcpx_task_wait_answer(w, mcpx_task_ack());
 			return;
 		}
 		/* Answered when its record is written (the run may also have
@@ -457,7 +65,7 @@ static void local(struct task_wait *w, struct task_run *run)
 		w->run = run;
 		return;
 	}
-	proceed(w); /* get (a running task), update */
+	mcpx_task_wait_proceed(w); /* get (a running task), update */
 }
 
 /* ---- tasks/list --------------------------------------------------------- */
@@ -503,7 +111,7 @@ static void listed_cb(void *arg, int rc, const struct mcpx_task_rec *recs, size_
 	w->op = NULL;
 	if (rc < 0 || (n && !sorted)) {
 		free(sorted);
-		store_error(w, rc < 0 ? rc : -ENOMEM);
+		mcpx_task_wait_store_error(w, rc < 0 ? rc : -ENOMEM);
 		return;
 	}
 	if (n) {
@@ -513,7 +121,7 @@ static void listed_cb(void *arg, int rc, const struct mcpx_task_rec *recs, size_
 	start = page_start(sorted, n, w->cursor);
 	if (start < 0) {
 		free(sorted);
-		answer_error(w, MCPX_RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
+		mcpx_task_wait_error(w, MCPX_RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
 		return;
 	}
 	res = cJSON_CreateObject();
@@ -534,7 +142,7 @@ static void listed_cb(void *arg, int rc, const struct mcpx_task_rec *recs, size_
 		cJSON_Delete(res);
 		res = NULL;
 	}
-	answer(w, res);
+	mcpx_task_wait_answer(w, res);
 }
 
 static void do_list(struct task_wait *w, const cJSON *params)
@@ -543,14 +151,15 @@ static void do_list(struct task_wait *w, const cJSON *params)
 
 	if (cursor && !cJSON_IsNull(cursor)) {
 		if (!cJSON_IsString(cursor) || strlen(cursor->valuestring) >= sizeof(w->cursor)) {
-			answer_error(w, MCPX_RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
+			mcpx_task_wait_error(w, MCPX_RPC_INVALID_PARAMS,
+			                     "Invalid params: unknown cursor");
 			return;
 		}
 		memcpy(w->cursor, cursor->valuestring, strlen(cursor->valuestring) + 1);
 	}
 	w->op = mcpx_task_list(w->t->ts, w->owner, listed_cb, w);
 	if (!w->op)
-		store_error(w, -ENOMEM);
+		mcpx_task_wait_store_error(w, -ENOMEM);
 }
 
 /* ---- entry -------------------------------------------------------------- */
@@ -563,10 +172,10 @@ void mcpx_task_method(struct mcpx_tasks *t, struct mcpx_call *req, const char *m
 	struct task_wait *w;
 	struct task_run *run;
 
-	w = wait_new(t, req, short_name, cJSON_IsString(id) ? id->valuestring : NULL);
+	w = mcpx_task_wait_new(t, req, short_name, cJSON_IsString(id) ? id->valuestring : NULL);
 	if (!w) {
 		mcpx_call_error_data(req, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-		                NULL);
+		                     NULL);
 		return;
 	}
 	if (strcmp(short_name, "list") == 0) {
@@ -577,53 +186,18 @@ void mcpx_task_method(struct mcpx_tasks *t, struct mcpx_call *req, const char *m
 	 * taskId parameter in the request MUST be used as the source of truth";
 	 * an id that is not one of ours is not found, like any other. */
 	if (!cJSON_IsString(id) || !mcpx_task_id_valid(id->valuestring)) {
-		not_found(w);
+		mcpx_task_wait_not_found(w);
 		return;
 	}
 	if (strcmp(short_name, "update") == 0 &&
 	    !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(params, "inputResponses"))) {
-		answer_error(w, MCPX_RPC_INVALID_PARAMS,
-		             "Invalid params: tasks/update needs an inputResponses object");
+		mcpx_task_wait_error(w, MCPX_RPC_INVALID_PARAMS,
+		                     "Invalid params: tasks/update needs an inputResponses object");
 		return;
 	}
 	run = mcpx_task_run_find(t, w->id);
 	if (run && strcmp(run->rec.owner, w->owner) == 0)
 		local(w, run);
 	else
-		reload(w);
-}
-
-bool mcpx_task_wait_abandon(struct mcpx_tasks *t, struct mcpx_call *req)
-{
-	for (struct task_wait *w = t->waits; w; w = w->next) {
-		if (w->req == req) {
-			w->req = NULL;
-			wait_free(w);
-			return true;
-		}
-	}
-	return false;
-}
-
-void mcpx_task_waits_drain(struct mcpx_tasks *t)
-{
-	struct task_wait *w = t->waits, *next;
-
-	/* Waits for another replica's task end now; those for a local run
-	 * end with it (the run finishes under the drain rules). */
-	for (; w; w = next) {
-		next = w->next;
-		if (!w->run && !w->op && strcmp(w->method, "result") == 0)
-			answer_error(w, MCPX_RPC_INTERNAL_ERROR,
-			             "Internal error: this server is shutting down; ask again (any "
-			             "server of the deployment can answer for the task)");
-	}
-}
-
-void mcpx_task_waits_free(struct mcpx_tasks *t)
-{
-	while (t->waits) {
-		t->waits->req = NULL; /* the core, freed first, dropped its requests */
-		wait_free(t->waits);
-	}
+		mcpx_task_wait_reload(w);
 }

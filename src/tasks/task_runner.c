@@ -21,7 +21,7 @@
  *   5. when the call answers: checks the owner's byte cap, writes the
  *      outcome, then the final record (unless another replica already ended
  *      the task: terminal states never change), gives the lease back, and
- *      answers the local tasks/result waiters.
+ *      answers the local tasks/result waiters (task_finish.c).
  * Steps that follow the core's sink callback run from a zero timer: the
  * sink must not call back into the core.
  */
@@ -32,10 +32,8 @@
 
 #include "jsonrpc.h"
 #include "log.h"
-#include "tasks_internal.h"
+#include "task_common.h"
 
-static void run_free(struct task_run *run);
-static void run_finish(struct task_run *run);
 static void run_create(struct task_run *run);
 static void run_started(struct task_run *run);
 
@@ -94,7 +92,7 @@ static void answer_direct(struct mcpx_call *req, const cJSON *outcome)
 		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(err, "data"), true));
 	} else {
 		mcpx_call_error_data(req, MCPX_RPC_INTERNAL_ERROR,
-		                "Internal error: the tool's answer could not be read", NULL);
+		                     "Internal error: the tool's answer could not be read", NULL);
 	}
 }
 
@@ -158,7 +156,7 @@ void mcpx_task_run_start(struct mcpx_tasks *t, struct mcpx_call *req, enum mcpx_
 
 	if (!run) {
 		mcpx_call_error_data(req, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-		                NULL);
+		                     NULL);
 		return;
 	}
 	if (gen == MCPX_TASK_V1) {
@@ -166,7 +164,7 @@ void mcpx_task_run_start(struct mcpx_tasks *t, struct mcpx_call *req, enum mcpx_
 		run->args = args ? cJSON_Duplicate(args, true) : NULL;
 		if (args && !run->args) {
 			answer_error(run, MCPX_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-			run_free(run);
+			mcpx_task_run_free(run);
 			return;
 		}
 		mcpx_task_caps_check(run);
@@ -177,7 +175,7 @@ void mcpx_task_run_start(struct mcpx_tasks *t, struct mcpx_call *req, enum mcpx_
 	if (!run_call(run, tool, args)) {
 		answer_error(run, MCPX_RPC_INTERNAL_ERROR,
 		             "Internal error: the call could not start");
-		run_free(run);
+		mcpx_task_run_free(run);
 		return;
 	}
 	if (!run->answered) {
@@ -186,6 +184,48 @@ void mcpx_task_run_start(struct mcpx_tasks *t, struct mcpx_call *req, enum mcpx_
 		mcpx_timer_start(t->o.loop, &run->window, (uint64_t)sync_ms * 1000u);
 	}
 }
+
+/* ---- step 1: the owner's count cap -------------------------------------- */
+
+static void counted_cb(void *arg, int rc, const struct mcpx_task_rec *recs, size_t n)
+{
+	struct task_run *run = arg;
+	struct mcpx_tasks *t = run->t;
+	struct mcpx_task_rec *sorted;
+	size_t finished = 0, excess;
+
+	run->op = NULL;
+	/* A store that cannot list cannot keep the task either: the create
+	 * that follows reports it. */
+	if (rc < 0 || n < t->o.per_caller) {
+		mcpx_task_run_room(run, true);
+		return;
+	}
+	sorted = malloc(n * sizeof(*sorted));
+	if (!sorted) {
+		mcpx_task_run_room(run, true);
+		return;
+	}
+	memcpy(sorted, recs, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), mcpx_task_by_age);
+	while (finished < n && mcpx_task_terminal(sorted[finished].status))
+		finished++;
+	excess = n - t->o.per_caller + 1;
+	if (finished >= excess)
+		mcpx_task_drop_oldest(t, sorted, excess);
+	free(sorted);
+	mcpx_task_run_room(run, finished >= excess);
+}
+
+void mcpx_task_caps_check(struct task_run *run)
+{
+	run->state = RUN_CHECKING;
+	run->op = mcpx_task_list(run->t->ts, run->rec.owner, counted_cb, run);
+	if (!run->op)
+		mcpx_task_run_room(run, true);
+}
+
+/* ---- step 2: the lease, then the record --------------------------------- */
 
 /* After the caps check: a task is made (room was found). */
 void mcpx_task_run_room(struct task_run *run, bool room)
@@ -211,7 +251,7 @@ void mcpx_task_run_room(struct task_run *run, bool room)
 		         run->t->o.per_caller);
 		answer_error(run, MCPX_RPC_TASK_ENDED, msg);
 	}
-	run_free(run);
+	mcpx_task_run_free(run);
 }
 
 /* The record could not be written: 2025-11-25 gets an error (and the run,
@@ -235,7 +275,7 @@ static void create_failed(struct task_run *run, int rc)
 	answer_error(run, MCPX_RPC_INTERNAL_ERROR, msg);
 	if (run->call)
 		mcpx_core_sink_gone(run->t->core, &run->sink);
-	run_free(run);
+	mcpx_task_run_free(run);
 }
 
 static void created_cb(void *arg, int rc, const struct mcpx_task_rec *written)
@@ -307,20 +347,6 @@ static void heartbeat_arm(struct task_run *run)
 	mcpx_timer_start(run->t->o.loop, &run->heartbeat, MCPX_TASK_CANCEL_POLL_MS * 1000u);
 }
 
-/* The lease was lost: another replica may have failed the task already.
- * The run stops and writes nothing; waiters go back to reading the store. */
-static void lease_lost(struct task_run *run)
-{
-	mcpx_warn("task %s: its lease in the task store was lost (renewals failed or another "
-	          "replica took it); the run is stopped and its result dropped",
-	          run->rec.id);
-	if (run->call)
-		mcpx_core_sink_gone(run->t->core, &run->sink);
-	run->call = NULL;
-	mcpx_task_waiters_orphan(run);
-	run_free(run);
-}
-
 static void marked_cb(void *arg, int rc)
 {
 	struct task_run *run = arg;
@@ -357,7 +383,7 @@ static void run_started(struct task_run *run)
 		return;
 	}
 	if (run->answered) {
-		run_finish(run);
+		mcpx_task_run_finish(run);
 		return;
 	}
 	run->heartbeat.fn = heartbeat_cb;
@@ -378,159 +404,7 @@ void mcpx_task_run_cancel(struct task_run *run)
 		mcpx_core_sink_gone(run->t->core, &run->sink);
 	run->call = NULL;
 	run->answered = true;
-	run_finish(run);
-}
-
-/* ---- finishing ---------------------------------------------------------- */
-
-/* The record's final state from the outcome. */
-static void final_status(struct task_run *run)
-{
-	struct mcpx_task_rec *r = &run->rec;
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(run->outcome, "result");
-	const cJSON *err = cJSON_GetObjectItemCaseSensitive(run->outcome, "error");
-
-	r->updated_ms = mcpx_task_now_ms();
-	if (run->cancelled) {
-		r->status = MCPX_TASK_CANCELLED;
-		mcpx_task_set_message(r, "The task was cancelled by request.");
-	} else if (res) {
-		r->status = MCPX_TASK_COMPLETED;
-		r->is_error = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError"));
-		mcpx_task_set_message(r, r->is_error ? mcpx_task_error_text(res) : "");
-	} else {
-		const cJSON *code = cJSON_GetObjectItemCaseSensitive(err, "code");
-		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(err, "message");
-
-		r->status = MCPX_TASK_FAILED;
-		r->error_code = cJSON_IsNumber(code) ? code->valueint : MCPX_RPC_INTERNAL_ERROR;
-		mcpx_task_set_message(
-		    r, cJSON_IsString(msg) ? msg->valuestring
-		                           : "Internal error: the tool's answer could not be read");
-	}
-}
-
-/* The run is over: waiters answered, status told, lease given back. */
-static void run_done(struct task_run *run)
-{
-	run->state = RUN_DONE;
-	mcpx_debug("task %s: %s", run->rec.id, mcpx_task_status_name(run->rec.status));
-	mcpx_task_lease_end(run->lease);
-	run->lease = NULL;
-	mcpx_task_waiters_done(run);
-	mcpx_task_notify_status(run->t, run);
-	run_free(run);
-}
-
-static void save_final(struct task_run *run);
-
-/* The record changed since this run wrote it: another replica ended the
- * task (it judged this one dead). Terminal states never change: its record
- * stays, this run's outcome is dropped. */
-static void reread_cb(void *arg, int rc, const struct mcpx_task_rec *now)
-{
-	struct task_run *run = arg;
-
-	run->op = NULL;
-	if (rc == 0 && mcpx_task_terminal(now->status)) {
-		mcpx_warn(
-		    "task %s was already %s by another replica; this run's outcome is dropped",
-		    run->rec.id, mcpx_task_status_name(now->status));
-		run->rec = *now;
-		cJSON_Delete(run->outcome);
-		run->outcome = NULL;
-		run_done(run);
-		return;
-	}
-	if (rc == 0 && !run->saved_again) {
-		run->saved_again = true;
-		run->rec.version = now->version;
-		save_final(run);
-		return;
-	}
-	mcpx_task_store_failed("write the final record of", &run->rec, rc < 0 ? rc : -ESTALE);
-	run_done(run);
-}
-
-static void saved_cb(void *arg, int rc, const struct mcpx_task_rec *written)
-{
-	struct task_run *run = arg;
-
-	run->op = NULL;
-	if (rc == -ESTALE) {
-		run->op = mcpx_task_load(run->t->ts, run->rec.owner, run->rec.id, reread_cb, run);
-		if (run->op)
-			return;
-	}
-	if (rc < 0)
-		mcpx_task_store_failed("write the final record of", &run->rec, rc);
-	else
-		run->rec.version = written->version;
-	run_done(run);
-}
-
-static void save_final(struct task_run *run)
-{
-	run->op = mcpx_task_save(run->t->ts, &run->rec, mcpx_task_keep_for(run->t, &run->rec),
-	                         saved_cb, run);
-	if (!run->op)
-		saved_cb(run, -ENOMEM, NULL);
-}
-
-static void outcome_saved_cb(void *arg, int rc)
-{
-	struct task_run *run = arg;
-
-	run->op = NULL;
-	if (rc == -ENOLCK) {
-		/* The lease lapsed before the result was written: the task is
-		 * not this replica's to end any more. */
-		lease_lost(run);
-		return;
-	}
-	if (rc < 0) {
-		mcpx_task_store_failed("write the result of", &run->rec, rc);
-		run->rec.status = MCPX_TASK_FAILED;
-		run->rec.is_error = false;
-		run->rec.error_code = MCPX_RPC_INTERNAL_ERROR;
-		run->rec.result_bytes = 0;
-		mcpx_task_set_message(&run->rec,
-		                      "Internal error: the task's result could not be stored");
-		cJSON_Delete(run->outcome);
-		run->outcome = NULL;
-	}
-	save_final(run);
-}
-
-/* Step 5, after the byte cap: the outcome, then the record. */
-void mcpx_task_run_store(struct task_run *run, const char *blob, size_t len)
-{
-	if (!blob) {
-		outcome_saved_cb(run, 0);
-		return;
-	}
-	run->rec.result_bytes = len;
-	run->op = mcpx_task_put_outcome(run->t->ts, &run->rec, blob, len,
-	                                mcpx_task_keep_for(run->t, &run->rec),
-	                                mcpx_task_lease_owner(run->lease), outcome_saved_cb, run);
-	if (!run->op)
-		outcome_saved_cb(run, -ENOMEM);
-}
-
-static void run_finish(struct task_run *run)
-{
-	run->state = RUN_FINISHING;
-	mcpx_timer_cancel(&run->heartbeat);
-	mcpx_task_op_cancel(run->op_watch);
-	run->op_watch = NULL;
-	final_status(run);
-	if (!run->outcome || run->cancelled) {
-		cJSON_Delete(run->outcome);
-		run->outcome = NULL;
-		mcpx_task_run_store(run, NULL, 0);
-		return;
-	}
-	mcpx_task_bytes_check(run);
+	mcpx_task_run_finish(run);
 }
 
 /* ---- the zero-timer step after the call answered ------------------------ */
@@ -540,7 +414,7 @@ static void step_cb(struct mcpx_timer *tm)
 	struct task_run *run = tm->arg;
 
 	if (run->lease_lost && run->state == RUN_DETACHED) {
-		lease_lost(run);
+		mcpx_task_run_lease_lost(run);
 		return;
 	}
 	if (run->state == RUN_PENDING || run->state == RUN_CHECKING) {
@@ -554,11 +428,11 @@ static void step_cb(struct mcpx_timer *tm)
 			answer_direct(req, run->outcome);
 		else if (req)
 			mcpx_call_error_data(req, MCPX_RPC_INTERNAL_ERROR,
-			                "Internal error: the tool's answer could not be read",
-			                NULL);
-		run_free(run);
+			                     "Internal error: the tool's answer could not be read",
+			                     NULL);
+		mcpx_task_run_free(run);
 	} else if (run->state == RUN_DETACHED) {
-		run_finish(run);
+		mcpx_task_run_finish(run);
 	}
 	/* RUN_CREATING: created_cb finishes it once the record exists. */
 }
@@ -604,29 +478,6 @@ struct task_run *mcpx_task_run_new(struct mcpx_tasks *t, struct mcpx_call *req,
 	return run;
 }
 
-static void run_free(struct task_run *run)
-{
-	struct mcpx_tasks *t = run->t;
-
-	if (run->prev)
-		run->prev->next = run->next;
-	else
-		t->runs = run->next;
-	if (run->next)
-		run->next->prev = run->prev;
-	t->nruns--;
-	mcpx_timer_cancel(&run->step);
-	mcpx_timer_cancel(&run->window);
-	mcpx_timer_cancel(&run->heartbeat);
-	mcpx_task_op_cancel(run->op);
-	mcpx_task_op_cancel(run->op_watch);
-	mcpx_task_lease_end(run->lease);
-	cJSON_Delete(run->outcome);
-	cJSON_Delete(run->args);
-	free(run->blob);
-	free(run);
-}
-
 struct task_run *mcpx_task_run_find(struct mcpx_tasks *t, const char *id)
 {
 	for (struct task_run *run = t->runs; run; run = run->next)
@@ -646,7 +497,7 @@ void mcpx_task_run_abandon(struct mcpx_tasks *t, struct mcpx_call *req)
 			if (run->call)
 				mcpx_core_sink_gone(t->core, &run->sink);
 			run->call = NULL;
-			run_free(run);
+			mcpx_task_run_free(run);
 		}
 		return;
 	}
@@ -661,6 +512,6 @@ void mcpx_task_runs_free(struct mcpx_tasks *t)
 		 * lapses, and the next replica to read the task fails it. */
 		run->call = NULL;
 		run->req = NULL;
-		run_free(run);
+		mcpx_task_run_free(run);
 	}
 }

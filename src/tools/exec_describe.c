@@ -138,7 +138,7 @@ static char *with_share_sentence(char *d, const struct mcpx_profile_limits *lim)
 
 /* Whether v's caller's code may call function i with mcpx.call: it must
  * be callable from exec and, with profiles, one the caller's profile
- * allows (functions.c refuses the others). */
+ * allows (functions_ops.c refuses the others). */
 static bool callable(const struct exec_view *v, size_t i)
 {
 	const struct mcpx_function *f = &v->p->functions[i];

@@ -5,7 +5,7 @@
  * files returned from out/ as image or embedded-resource blocks, and the
  * tool error of a job that did not run.
  *
- * It does not read out/ (runfiles.c does, into the job's result) nor decide
+ * It does not read out/ (runfiles_output.c does, into the job's result) nor decide
  * a run's outcome (the executor does): it only writes down what it is given.
  */
 #include "exec_result.h"

@@ -1,8 +1,10 @@
 /*
- * http_conn.h - the HTTP server's connection record, shared by the three
+ * http_conn.h - the HTTP server's connection record, shared by the five
  * files of the server: server_http.c (the lws context and request intake),
- * http_conn.c (a connection's life: cap, deadlines, the head gate, the peer
- * watch) and http_response.c (writing responses). Private to them.
+ * http_dispatch.c (a complete request handed on by its route),
+ * http_revoke.c (what a removed token opened, ended), http_conn.c (a
+ * connection's life: cap, deadlines, the head gate, the peer watch) and
+ * http_response.c (writing responses). Private to them.
  *
  * One connection carries one request: every response ends with the
  * connection closed (see http_conn.c for why libwebsockets 4.1.6 leaves no
@@ -56,7 +58,7 @@ struct mcpx_http_server {
 	size_t out_cap;                         /* cap on one response's queued bytes */
 	int port;
 	/* Re-reads the token files every second, so a removed token ends
-	 * what it opened (server_http.c, revoke_sweep) without a request. */
+	 * what it opened (http_revoke.c, revoke_sweep) without a request. */
 	struct mcpx_timer auth_timer;
 	unsigned long revocations; /* mcpx_auth_revocations() last swept for */
 };
@@ -103,7 +105,7 @@ struct mcpx_http_conn {
 	struct mcpx_review *review;
 	/* An admitted ServiceAccount token, kept (and wiped at the end) while
 	 * the request or stream lives, to review it again once its cached
-	 * verdict runs out (server_http.c, rereview_sweep). */
+	 * verdict runs out (http_revoke.c, rereview_sweep). */
 	char *sa_authz;
 	size_t sa_authz_len;
 	time_t sa_next_check; /* not before: a re-review just confirmed it */
@@ -137,8 +139,23 @@ void mcpx_conn_rx(struct mcpx_http_conn *c, bool on);
 
 /* http_response.c */
 int mcpx_conn_writeable(struct mcpx_http_conn *c);
+/* A text/plain; charset=utf-8 response: body, and extra header lines. */
+void mcpx_http_text(struct mcpx_http_conn *c, int status, const char *body, const char *extra);
 /* Called when the request body has been read (or discarded) whole: a
  * connection whose response already went out may close now. */
 bool mcpx_conn_response_done(const struct mcpx_http_conn *c);
+
+/* http_dispatch.c */
+/* /healthz, /readyz or /metrics, by c->route. */
+void mcpx_http_serve_ops(struct mcpx_http_conn *c);
+/* Hands the complete request to its transport (after its TokenReview, if
+ * the gate asked for one); consumed is the bytes of head and body, to tell
+ * whether the client sent more behind them. Returns 0. */
+int mcpx_http_dispatch(struct mcpx_http_conn *c, size_t consumed);
+
+/* http_revoke.c */
+/* Starts the auth timer (token files re-read, revoked tokens' requests
+ * ended, ServiceAccount tokens re-reviewed) unless it runs already. */
+void mcpx_http_auth_timer_arm(struct mcpx_http_server *s);
 
 #endif

@@ -63,6 +63,11 @@ void mcpx_http_respond(struct mcpx_http_conn *c, int status, const char *content
 	start(c, status, content_type, (long long)len, extra_headers, false);
 }
 
+void mcpx_http_text(struct mcpx_http_conn *c, int status, const char *body, const char *extra)
+{
+	mcpx_http_respond(c, status, "text/plain; charset=utf-8", body, strlen(body), extra);
+}
+
 void mcpx_http_sse_begin(struct mcpx_http_conn *c, const char *extra_headers)
 {
 	if (!c || c->resp.started)

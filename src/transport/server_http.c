@@ -6,13 +6,13 @@
  * One vhost, one protocol callback, no mounts: every request head arrives
  * at LWS_CALLBACK_HTTP, where it is copied out of lws and put to the one
  * admission gate (http_admit.h) before any body byte is read. Admitted
- * requests collect their body in a capped buffer, then go to the transport
- * for their route; the operations endpoints (/healthz, /readyz, /metrics)
- * are answered here. A connection's life (cap, deadlines, head gate,
+ * requests collect their body in a capped buffer, then go on by their
+ * route (http_dispatch.c: the operations endpoints, a TokenReview's wait,
+ * the transports). A connection's life (cap, deadlines, head gate,
  * pipelining, client gone) is http_conn.c's; writing responses is
- * http_response.c's. Revocation is here too: each request keeps which
- * token let it in, and a timer ends what a removed token opened
- * (revoke_sweep) and re-reviews ServiceAccount tokens (rereview_sweep).
+ * http_response.c's. Each request keeps which token let it in, and the
+ * auth timer armed here ends what a removed token opened and re-reviews
+ * ServiceAccount tokens (http_revoke.c).
  *
  * lws 4.1.6 facts this relies on (see the research notes): custom headers
  * are readable only on HTTP/1 (so h2c and WebSocket upgrades are refused),
@@ -45,7 +45,6 @@
 #include "loop_guard.h"
 #include "loop_lws.h"
 #include "metrics.h"
-#include "tokenreview.h"
 
 /* Descriptors beyond two per connection (the socket and the duplicate the
  * server watches): listener, loop, signals, and each run's pipes. */
@@ -161,309 +160,6 @@ static void fill_request(struct mcpx_http_conn *c, const struct head_copy *hc)
 	lws_get_peer_simple(c->wsi, r->remote, sizeof(r->remote));
 }
 
-static void simple(struct mcpx_http_conn *c, int status, const char *body, const char *extra)
-{
-	mcpx_http_respond(c, status, "text/plain; charset=utf-8", body, strlen(body), extra);
-}
-
-static void serve_ops(struct mcpx_http_conn *c)
-{
-	struct mcpx_http_server *s = c->srv;
-	char reason[200], body[300];
-	size_t len = 0;
-	char *text;
-
-	if (c->route == MCPX_ROUTE_HEALTHZ) {
-		mcpx_http_respond(c, 200, "application/json", "{\"status\":\"ok\"}", 15, NULL);
-	} else if (c->route == MCPX_ROUTE_READYZ) {
-		bool ok =
-		    !s->draining && (!s->h.ready || s->h.ready(s->h.arg, reason, sizeof(reason)));
-		if (s->draining)
-			snprintf(reason, sizeof(reason), "draining");
-		snprintf(body, sizeof(body),
-		         ok ? "{\"status\":\"ready\"}"
-		            : "{\"status\":\"not ready\",\"reason\":\"%s\"}",
-		         reason);
-		mcpx_http_respond(c, ok ? 200 : 503, "application/json", body, strlen(body), NULL);
-	} else {
-		text = s->h.metrics ? s->h.metrics(s->h.arg, &len) : NULL;
-		if (!text) {
-			simple(c, 500, "metrics unavailable\n", NULL);
-			return;
-		}
-		mcpx_http_respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len,
-		                  NULL);
-		free(text);
-	}
-}
-
-static void review_forget(struct mcpx_http_conn *c)
-{
-	if (c->review_authz) {
-		mcpx_wipe(c->review_authz, c->review_authz_len);
-		free(c->review_authz);
-		c->review_authz = NULL;
-	}
-}
-
-static int dispatch(struct mcpx_http_conn *c, size_t consumed);
-
-/* The client left while its token was being reviewed. */
-static void review_closed(void *arg)
-{
-	struct mcpx_http_conn *c = arg;
-
-	mcpx_review_cancel(c->review);
-	c->review = NULL;
-	review_forget(c);
-}
-
-static void auth_timer_arm(struct mcpx_http_server *s);
-
-/* The TokenReview's verdict: dispatch as that ServiceAccount, or answer
- * as for any wrong token (401, the same body), or 503 when the API server
- * could not say: an unanswered review never admits. */
-static void review_done(void *arg, int verdict, const char *caller)
-{
-	struct mcpx_http_conn *c = arg;
-
-	c->review = NULL;
-	if (verdict == 0) {
-		/* Kept to be reviewed again while the request lives. */
-		c->sa_authz = c->review_authz;
-		c->sa_authz_len = c->review_authz_len;
-		c->review_authz = NULL;
-		auth_timer_arm(c->srv);
-	}
-	review_forget(c);
-	mcpx_http_forget(c);
-	if (verdict == 0) {
-		snprintf(c->req.caller, sizeof(c->req.caller), "%s", caller);
-		(void)dispatch(c, c->review_consumed);
-	} else if (verdict == -EACCES) {
-		simple(c, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
-	} else if (verdict == -ECANCELED) {
-		simple(c, 503, "server is shutting down\n", NULL);
-	} else {
-		mcpx_warn("a request with a ServiceAccount token was refused (503): the API server "
-		          "could not review it");
-		simple(c, 503, "authentication unavailable: try again later\n",
-		       "Retry-After: 5\r\n");
-	}
-}
-
-/* The answer to a request whose review could not start (auth.h,
- * mcpx_auth_review): past a limit, 429 saying which, so a client knows to
- * slow down; otherwise the server could not ask (503). */
-static void review_refused(struct mcpx_http_conn *c, int rc)
-{
-	if (rc == -EAGAIN)
-		simple(c, 429, "too many token reviews from this address: try again later\n",
-		       "Retry-After: 1\r\n");
-	else if (rc == -EBUSY)
-		simple(c, 429, "too many token reviews: try again later\n", "Retry-After: 1\r\n");
-	else if (rc == -ENOBUFS)
-		simple(c, 429, "too many token reviews in progress: try again later\n",
-		       "Retry-After: 1\r\n");
-	else
-		simple(c, 503, "authentication unavailable: try again later\n",
-		       "Retry-After: 5\r\n");
-}
-
-/* Starts the review the gate asked for; the request waits, in flight, for
- * review_done. */
-static int start_review(struct mcpx_http_conn *c, size_t consumed)
-{
-	int rc;
-
-	if (mcpx_conn_in_flight(c) < 0) {
-		review_forget(c);
-		simple(c, 503, "server is out of descriptors\n", "Retry-After: 1\r\n");
-		return 0;
-	}
-	c->review_consumed = consumed;
-	/* Busy from here, so a drain waits for the verdict (at most the
-	 * review's timeout) and answers it instead of dropping it. */
-	c->counted_busy = true;
-	c->srv->busy++;
-	rc = mcpx_auth_review(c->srv->auth, c->review_authz, c->review_authz_len, c->req.remote,
-	                      review_done, c, &c->review);
-	if (rc < 0) {
-		review_forget(c);
-		review_refused(c, rc);
-		return 0;
-	}
-	mcpx_http_on_close(c, review_closed, c);
-	return 0;
-}
-
-/* ---- revocation: a removed token ends what it opened ---- */
-
-/* c came with a token that has been removed. Its transport lets go first
- * (the on_close hook, as if the client had left: its queued and running
- * calls are cancelled, their runs killed, and its stream is forgotten);
- * then the client learns it: a request still waiting for its answer gets
- * the 401 every failed authentication gets, a stream ends. */
-static void end_revoked(struct mcpx_http_conn *c)
-{
-	void (*fn)(void *) = c->on_close;
-	void *arg = c->close_arg;
-
-	mcpx_http_forget(c);
-	if (fn)
-		fn(arg);
-	if (!c->resp.started)
-		simple(c, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
-	else if (c->resp.sse)
-		mcpx_http_sse_end(c);
-}
-
-/* Ends every dispatched request and stream whose token a reload took
- * away. Requests still reading their body are refused at dispatch. */
-static void revoke_sweep(struct mcpx_http_server *s)
-{
-	struct mcpx_http_conn *next;
-	size_t n = 0;
-
-	s->revocations = mcpx_auth_revocations(s->auth);
-	for (struct mcpx_http_conn *c = s->oldest; c; c = next) {
-		next = c->newer;
-		if (!c->cred || c->phase != PH_DISPATCHED || c->closing || c->destroying ||
-		    c->resp.ended || mcpx_auth_cred_live(s->auth, c->cred))
-			continue;
-		end_revoked(c);
-		n++;
-	}
-	if (n)
-		mcpx_warn("auth: ended %zu requests and streams whose token was removed", n);
-}
-
-/* After a re-review confirmed a token, or could not decide, the next one
- * waits this long at least: an API server that admits a token past its
- * exp claim (clock skew) must not be asked twice a second. */
-#define REREVIEW_MIN_S 10
-
-/* The verdict on a token admitted before: a refusal, or another
- * ServiceAccount's name, ends what it opened, like a removed named token;
- * an API server that cannot say leaves it for the next try. */
-static void rereview_done(void *arg, int verdict, const char *caller)
-{
-	struct mcpx_http_conn *c = arg;
-
-	c->review = NULL;
-	c->sa_next_check = time(NULL) + REREVIEW_MIN_S;
-	if (verdict == -EACCES || (verdict == 0 && strcmp(caller, c->req.caller) != 0)) {
-		mcpx_warn("auth: the token of ServiceAccount %s no longer passes its review: its "
-		          "request or stream in flight ends",
-		          c->req.caller);
-		end_revoked(c);
-	}
-}
-
-/* While a cached admission lasts, a token is looked up again this often
- * (a hash and a walk of the cache, not a review). */
-#define CACHED_RECHECK_S 2
-
-/* ServiceAccount tokens are checked again once their cached verdict runs
- * out (at most 60 s, never past the token's exp claim), for as long as a
- * request or stream they opened lives. A cached verdict answers without
- * asking the API server. */
-static void rereview_sweep(struct mcpx_http_server *s, time_t now)
-{
-	struct mcpx_http_conn *next;
-	char caller[MCPX_CALLER_MAX];
-
-	for (struct mcpx_http_conn *c = s->oldest; c; c = next) {
-		int rc;
-
-		next = c->newer;
-		if (!c->sa_authz || c->review || c->phase != PH_DISPATCHED || c->closing ||
-		    c->destroying || c->resp.ended || now < c->sa_next_check)
-			continue;
-		rc = mcpx_auth_identify(s->auth, NULL, 0, c->sa_authz, c->sa_authz_len, now, caller,
-		                        NULL);
-		if (rc == -EINPROGRESS) {
-			/* Past the limits the next sweep tries again: a token
-			 * admitted before is not cut off because strangers
-			 * flood the door. */
-			if (mcpx_auth_review(s->auth, c->sa_authz, c->sa_authz_len, NULL,
-			                     rereview_done, c, &c->review) < 0)
-				c->sa_next_check = now + 1;
-		} else if (rc < 0 || strcmp(caller, c->req.caller) != 0)
-			rereview_done(c, -EACCES, "");
-		else
-			c->sa_next_check = now + CACHED_RECHECK_S;
-	}
-}
-
-#define AUTH_POLL_US 500000u
-
-static void auth_timer_cb(struct mcpx_timer *t)
-{
-	struct mcpx_http_server *s = t->arg;
-	time_t now = time(NULL);
-
-	mcpx_auth_poll(s->auth, now);
-	if (mcpx_auth_revocations(s->auth) != s->revocations)
-		revoke_sweep(s);
-	rereview_sweep(s, now);
-	mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
-}
-
-/* The timer runs from the start with token files, from the first admitted
- * ServiceAccount token otherwise. */
-static void auth_timer_arm(struct mcpx_http_server *s)
-{
-	if (s->auth_timer.armed)
-		return;
-	s->revocations = mcpx_auth_revocations(s->auth);
-	s->auth_timer.fn = auth_timer_cb;
-	s->auth_timer.arg = s;
-	mcpx_timer_start(s->loop, &s->auth_timer, AUTH_POLL_US);
-}
-
-/* Hands the complete request to its transport; consumed is the bytes of
- * head and body, to tell whether the client sent more behind them. */
-static int dispatch(struct mcpx_http_conn *c, size_t consumed)
-{
-	struct mcpx_http_server *s = c->srv;
-
-	if (mcpx_conn_overread(c, consumed)) {
-		/* Pipelining: answer this request, drop the rest. Running it
-		 * would keep lws spinning on the bytes behind it. */
-		mcpx_metrics_http_conn_closed("pipelined");
-		simple(c, 400,
-		       "pipelined requests are not supported: send one request per "
-		       "connection\n",
-		       NULL);
-		return 0;
-	}
-	if (c->review_authz)
-		return start_review(c, consumed);
-	/* Its token was removed while the body was on its way. */
-	if (!mcpx_auth_cred_live(s->auth, c->cred)) {
-		simple(c, 401, MCPX_HTTP_UNAUTHORIZED, NULL);
-		return 0;
-	}
-	if (c->phase != PH_DISPATCHED && mcpx_conn_in_flight(c) < 0) {
-		simple(c, 503, "server is out of descriptors\n", "Retry-After: 1\r\n");
-		return 0;
-	}
-	if (!c->counted_busy) {
-		c->counted_busy = true;
-		s->busy++;
-	}
-	c->req.body = mcpx_buf_str(&c->body);
-	c->req.body_len = c->body.len;
-	if (c->route == MCPX_ROUTE_MCP)
-		s->h.mcp(s->h.arg, c, &c->req);
-	else if (c->route == MCPX_ROUTE_SSE_OPEN)
-		s->h.sse_open(s->h.arg, c, &c->req);
-	else
-		s->h.sse_post(s->h.arg, c, &c->req);
-	return 0;
-}
-
 static int continue_100(struct mcpx_http_conn *c, const struct mcpx_http_field *expect)
 {
 	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -559,12 +255,12 @@ static int on_head(struct mcpx_http_conn *c, const char *path)
 		mcpx_http_respond(c, v.status, v.content_type, v.body, v.body_len, v.extra_headers);
 	} else if (v.route == MCPX_ROUTE_HEALTHZ || v.route == MCPX_ROUTE_READYZ ||
 	           v.route == MCPX_ROUTE_METRICS) {
-		serve_ops(c);
+		mcpx_http_serve_ops(c);
 	} else {
 		c->admitted = true;
 		if (c->req.method != MCPX_HTTP_POST) {
 			free(hc);
-			return dispatch(c, c->head_len);
+			return mcpx_http_dispatch(c, c->head_len);
 		}
 		/* A POST is dispatched at BODY_COMPLETION, which lws also
 		 * delivers for an empty body. */
@@ -586,7 +282,7 @@ static int on_body(struct mcpx_http_conn *c, const char *in, size_t len)
 	if (c->phase != PH_BODY || c->resp.started)
 		return 0; /* refused, or already answered: the bytes are dropped */
 	if (mcpx_buf_add(&c->body, in, len) < 0)
-		simple(c, 500, "out of memory\n", NULL);
+		mcpx_http_text(c, 500, "out of memory\n", NULL);
 	return 0;
 }
 
@@ -612,10 +308,10 @@ static int on_body_done(struct mcpx_http_conn *c)
 	if (c->phase == PH_BODY && !c->resp.started) {
 		mcpx_conn_stop_deadline(c);
 		if (c->body.len != c->body_expected) {
-			simple(c, 400, "incomplete request body\n", NULL);
+			mcpx_http_text(c, 400, "incomplete request body\n", NULL);
 			return 0;
 		}
-		return dispatch(c, c->head_len + c->body_expected);
+		return mcpx_http_dispatch(c, c->head_len + c->body_expected);
 	}
 	/* Refused earlier and now read whole: close once answered. */
 	mcpx_conn_stop_deadline(c);
@@ -838,7 +534,7 @@ int mcpx_http_server_new(struct mcpx_http_server **out, const struct mcpx_config
 	if (rc == 0 && !(s->loop = mcpx_loop_wrap(s->ctx)))
 		rc = mcpx_err_set(err, ENOMEM, "out of memory");
 	if (rc == 0 && mcpx_auth_enabled(auth))
-		auth_timer_arm(s);
+		mcpx_http_auth_timer_arm(s);
 	if (rc < 0) {
 		if (s->ctx)
 			lws_context_destroy(s->ctx);

@@ -588,7 +588,10 @@ static void test_catastrophic_pattern(void)
 		cJSON_AddItemToArray(inst, cJSON_CreateString(str));
 	CHECK_INT(mcpx_schema_validate(s, inst, &errs), -EINVAL);
 	CHECK(errs.count < 20000);
-	CHECK_INT(errs.kept, MCPX_SCHEMA_MAX_ERRORS + 1);
+	/* Each failed match costs its backtracking limit: about 20 fit in the
+	 * budget, fewer on a slow or loaded machine (sanitizers). The stop is
+	 * the last message kept, whether or not the others filled their cap. */
+	CHECK(errs.kept >= 2 && errs.kept <= MCPX_SCHEMA_MAX_ERRORS + 1);
 	CHECK(strstr(errs.text, ": validation stopped: it used more than 250 ms of CPU time\n"));
 	cJSON_Delete(inst);
 	free(str);

@@ -1,13 +1,27 @@
 /*
- * tasks_internal.h - the tasks module's parts, shared by its files:
- *   tasks.c        the module, its hooks, task creation and caller caps;
- *   task_runner.c  a task this replica runs (task_run below);
- *   task_methods.c tasks/get, tasks/result, tasks/list, tasks/cancel,
- *                  tasks/update, and the waits they need.
- * Nothing outside src/tasks includes it.
+ * task_common.h - the tasks module's parts, shared by its files. They call
+ * one another one way only, top to bottom:
+ *   tasks.c        the module, its hooks into the core, the ttl of a new
+ *                  task;
+ *   task_methods.c tasks/get, tasks/result, tasks/list, tasks/cancel and
+ *                  tasks/update: where each is answered (a local run or
+ *                  the store), and tasks/list;
+ *   task_runner.c  a task this replica runs (task_run below), from its
+ *                  request until its call answers: the count cap, the
+ *                  lease and record, the cancel-mark poll, a cancel;
+ *   task_finish.c  the end of a run: its final status, the byte cap, the
+ *                  outcome then the final record, its waiters told;
+ *   task_waits.c   a tasks method request being answered (task_wait
+ *                  below): the store reads, the lease check, the waits of
+ *                  tasks/result and tasks/cancel;
+ *   task_common.c  what they all use: a request's generation, a record's
+ *                  keep time, store failures logged, the caps' order.
+ * A run's end answers the waits that a method left on it, and a method may
+ * cancel a run: so the waits sit below the runner and the methods' entry
+ * above it. Nothing outside src/tasks includes it.
  */
-#ifndef MCPX_TASKS_INTERNAL_H
-#define MCPX_TASKS_INTERNAL_H
+#ifndef MCPX_TASK_COMMON_H
+#define MCPX_TASK_COMMON_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -15,10 +29,10 @@
 #include "loop.h"
 #include "mcp.h"
 #include "task_hooks.h"
+#include "task_opts.h"
 #include "task_record.h"
 #include "task_store.h"
 #include "task_wire.h"
-#include "tasks.h"
 
 /* The JSON-RPC code of a task that ended without the call's own answer
  * (cancelled, or its replica gone), as tasks/result (2025-11-25) reports it:
@@ -29,6 +43,10 @@
  * or tasks/cancel for another replica's task reads the store again. */
 #define MCPX_TASK_CANCEL_POLL_MS 1000u
 #define MCPX_TASK_WAIT_POLL_MS 1000u
+
+/* The shortest ttl kept: a client that asks for less still gets a minute
+ * to read what its task did. */
+#define MCPX_TASK_TTL_MIN_MS 60000
 
 struct task_run;
 struct task_wait;
@@ -110,17 +128,21 @@ struct task_wait {
 	struct mcpx_task_rec rec; /* the last record read */
 };
 
+/* ---- task_methods.c ---- */
+
+void mcpx_task_method(struct mcpx_tasks *t, struct mcpx_call *req, const char *method,
+                      const cJSON *params);
+
 /* ---- task_runner.c ---- */
 
 /* A new run for req (linked, state RUN_CHECKING), or NULL when out of
  * memory or randomness. */
 struct task_run *mcpx_task_run_new(struct mcpx_tasks *t, struct mcpx_call *req,
                                    enum mcpx_task_gen gen, const char *name, int64_t ttl_ms);
-/* After the caps check (tasks.c): room says whether a task may be made. */
+/* Step 1 of a run: the owner's count cap (calls mcpx_task_run_room). */
+void mcpx_task_caps_check(struct task_run *run);
+/* After the caps check: room says whether a task may be made. */
 void mcpx_task_run_room(struct task_run *run, bool room);
-/* After the byte cap (tasks.c): writes blob (NULL: no outcome to keep),
- * then the final record. */
-void mcpx_task_run_store(struct task_run *run, const char *blob, size_t len);
 
 /* Starts a run for request req of gen (tool by name, args). sync_ms:
  * 2026-07-28 only, how long it may answer req itself (0: a task at once).
@@ -139,13 +161,47 @@ void mcpx_task_run_abandon(struct mcpx_tasks *t, struct mcpx_call *req);
 /* Every run is abandoned without writing (teardown). */
 void mcpx_task_runs_free(struct mcpx_tasks *t);
 
-/* ---- task_methods.c ---- */
+/* ---- task_finish.c ---- */
+
+/* Step 5: the call answered (or the run was cancelled): the final status,
+ * the byte cap, then the outcome and the final record. */
+void mcpx_task_run_finish(struct task_run *run);
+/* Step 5's byte cap, for run's outcome (calls mcpx_task_run_store). */
+void mcpx_task_bytes_check(struct task_run *run);
+/* After the byte cap: writes blob (NULL: no outcome to keep), then the
+ * final record. */
+void mcpx_task_run_store(struct task_run *run, const char *blob, size_t len);
+/* The lease was lost: the run stops and writes nothing. */
+void mcpx_task_run_lease_lost(struct task_run *run);
+/* Unlinks and frees run with whatever it still holds. */
+void mcpx_task_run_free(struct task_run *run);
+/* The first text of a tool error result, as a status message. */
+const char *mcpx_task_error_text(const cJSON *result);
+/* notifications/tasks/status for run's final record, to its session's
+ * streams on this replica (2025-11-25 tasks only). */
+void mcpx_task_notify_status(struct mcpx_tasks *t, const struct task_run *run);
+
+/* ---- task_waits.c ---- */
+
+/* A wait for req's method (its short name) on task id (NULL: none),
+ * linked on t's list; NULL when out of memory. */
+struct task_wait *mcpx_task_wait_new(struct mcpx_tasks *t, struct mcpx_call *req,
+                                     const char *method, const char *id);
+/* Each of these answers w's request (if it is still there) and frees w. */
+void mcpx_task_wait_answer(struct task_wait *w, cJSON *result);
+void mcpx_task_wait_error(struct task_wait *w, int code, const char *msg);
+void mcpx_task_wait_not_found(struct task_wait *w);
+void mcpx_task_wait_store_error(struct task_wait *w, int rc);
+/* An empty result: an acknowledgement. */
+cJSON *mcpx_task_ack(void);
+/* Reads w's task from the store (and judges it against its lease), then
+ * goes on with mcpx_task_wait_proceed. */
+void mcpx_task_wait_reload(struct task_wait *w);
+/* The record is known (and judged against its lease): w's method goes on. */
+void mcpx_task_wait_proceed(struct task_wait *w);
 
 /* run lost its lease: its local waiters go back to reading the store. */
 void mcpx_task_waiters_orphan(struct task_run *run);
-
-void mcpx_task_method(struct mcpx_tasks *t, struct mcpx_call *req, const char *method,
-                      const cJSON *params);
 /* A run ended (rec final; outcome may be NULL): its waiters are answered. */
 void mcpx_task_waiters_done(struct task_run *run);
 /* req went away: its wait (if any) ends without an answer. */
@@ -157,23 +213,18 @@ void mcpx_task_waits_free(struct mcpx_tasks *t);
 void mcpx_task_answer_result(struct mcpx_call *req, const struct mcpx_task_rec *r,
                              const cJSON *outcome);
 
-/* ---- tasks.c ---- */
-
-/* Step 1 of a run: the owner's count cap (calls mcpx_task_run_room). */
-void mcpx_task_caps_check(struct task_run *run);
-/* Step 5's byte cap, for run's outcome (calls mcpx_task_run_store). */
-void mcpx_task_bytes_check(struct task_run *run);
-/* The first text of a tool error result, as a status message. */
-const char *mcpx_task_error_text(const cJSON *result);
+/* ---- task_common.c ---- */
 
 /* The generation of a request: 2026-07-28 (stateless) or 2025-11-25. */
 enum mcpx_task_gen mcpx_task_gen_of(const struct mcpx_call *req);
-/* notifications/tasks/status for run's final record, to its session's
- * streams on this replica (2025-11-25 tasks only). */
-void mcpx_task_notify_status(struct mcpx_tasks *t, const struct task_run *run);
 /* Logs a store failure about a task once, with what was being done. */
 void mcpx_task_store_failed(const char *what, const struct mcpx_task_rec *r, int rc);
 /* The store record of a run that lasts: its ttl, but at least the lease. */
 int64_t mcpx_task_keep_for(const struct mcpx_tasks *t, const struct mcpx_task_rec *r);
+/* Orders finished records oldest first; working ones last (qsort). */
+int mcpx_task_by_age(const void *a, const void *b);
+/* Drops recs[0..n) (finished ones, oldest first) to make room in the
+ * owner's caps. */
+void mcpx_task_drop_oldest(struct mcpx_tasks *t, const struct mcpx_task_rec *recs, size_t n);
 
 #endif
