@@ -8,6 +8,8 @@
  * whose holder died is not removed: it is simply past its time, and the
  * next acquirer replaces it. Peeking reads without the lock.
  */
+#include "dir_lease.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,6 @@
 #include <unistd.h>
 
 #include "dir_file.h"
-#include "dir_ops.h"
 
 struct lease_ctx {
 	int cdir, sub, lock, fd;

@@ -13,6 +13,8 @@
  * What it does not do: touch the loop or anything of the front's but the
  * op it was handed (its result and message).
  */
+#include "dir_ops.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +25,7 @@
 #include <unistd.h>
 
 #include "dir_file.h"
-#include "dir_ops.h"
+#include "dir_lease.h"
 
 /* A fresh record's version: the wall clock in microseconds, so a record
  * deleted and made again does not reuse a version a writer still holds. */

@@ -1,6 +1,6 @@
 /*
  * dir_sweep.c - the directory store's expiry: a walk over every caller's
- * objects that removes what is past its time (dir_ops.h).
+ * objects that removes what is past its time (dir_sweep.h).
  *
  * Reads already treat an expired object as absent; the sweep only gives
  * the space back. It stats first without the lock and, for a caller with
@@ -11,6 +11,8 @@
  * takes seconds. It also counts what is stored,
  * for the metrics.
  */
+#include "dir_sweep.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +22,7 @@
 #include <unistd.h>
 
 #include "dir_file.h"
-#include "dir_ops.h"
+#include "store_backend.h"
 
 #define TMP_MAX_AGE_MS (3600 * 1000)
 /* A caller whose lock is busy is swept next time. */

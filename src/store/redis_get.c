@@ -1,5 +1,5 @@
 /*
- * redis_get.c - the Redis store's get (redis_ops.h): a blob read in pieces
+ * redis_get.c - the Redis store's get (redis_get.h): a blob read in pieces
  * of at most r->piece bytes, so that no reply hiredis parses and copies on
  * the loop is larger than one piece (hiredis 0.14 copies a finished reply
  * in one piece: a 64 MiB GET held the loop for 0.4 s).
@@ -25,12 +25,12 @@
  * caller did not hold the name's lease), or keep the old version for the
  * reader (Redis keeps one value per key).
  */
+#include "redis_get.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "redis_ops.h"
 
 /* The first read and the restarts a read may make before it gives up. */
 #define MAX_READS 4

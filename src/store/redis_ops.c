@@ -1,128 +1,32 @@
 /*
  * redis_ops.c - the Redis store's puts, deletes and lists (redis_ops.h):
- * the commands each one sends and what its replies mean, and the helpers
- * the gets (redis_get.c) and records (redis_records.c) share.
+ * the commands each one sends and what its replies mean; gets
+ * (redis_get.c) and records and leases (redis_records.c) are handed on.
  *
- * Every check-then-change is one EVAL (redis_scripts.c). Replies that are
- * errors become -EIO with the error's first word, never the rest of what
- * the server said.
+ * Every check-then-change is one EVAL (redis_scripts.c).
  */
 #include "redis_ops.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crypto.h"
+#include "redis_get.h"
+#include "redis_records.h"
 #include "redis_scripts.h"
 
 #define UPLOAD_TTL_MS "600000"
 #define INLINE_MAX (64u << 10)
 
-void mcpx_redis_arg(struct mcpx_redis_cmd *c, const char *s, size_t len)
-{
-	c->argv[c->argc] = s;
-	c->lens[c->argc++] = len;
-}
-
+/* Short names for the command builders (redis_rop.h) in the commands
+ * below. */
 #define arg mcpx_redis_arg
-
-static void args(struct mcpx_redis_cmd *c, const char *s)
-{
-	arg(c, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void argf(struct mcpx_redis_cmd *c, const char *fmt,
-                                                       ...)
-{
-	char *b = c->bufs[c->nb++];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(b, sizeof(c->bufs[0]), fmt, ap);
-	va_end(ap);
-	args(c, b);
-}
-
-/* The key of part ("b:", "bi", ...) of op's caller and kind, with name. */
-static void argk(struct mcpx_redis_cmd *c, const struct mcpx_store_op *op, const char *part,
-                 const char *name)
-{
-	argf(c, "mcpx:v1:{%s:%s}:%s%s", op->key.kind, op->key.caller, part, name);
-}
-
-static void eval(struct mcpx_redis_cmd *c, const char *script, int nkeys)
-{
-	args(c, "EVAL");
-	args(c, script);
-	argf(c, "%d", nkeys);
-}
-
-void mcpx_redis_eval(struct mcpx_redis_cmd *c, const struct mcpx_store_op *op, const char *script,
-                     const char *const *parts, int nkeys)
-{
-	eval(c, script, nkeys);
-	for (int i = 0; i < nkeys; i++) {
-		size_t n = strlen(parts[i]);
-
-		argk(c, op, parts[i], n && parts[i][n - 1] == ':' ? op->key.name : "");
-	}
-}
-
-int mcpx_redis_cmd_send(struct mcpx_redis_rop *r, struct mcpx_redis_cmd *c)
-{
-	int rc = mcpx_redis_send(r, c->argc, c->argv, c->lens);
-
-	if (rc < 0) {
-		r->failed = true;
-		r->done_sending = true;
-		mcpx_store_op_fail(r->op, -ENOTCONN, "the store is unreachable");
-	}
-	return rc;
-}
-
-/* An error reply, or a reply of another type than expected. */
-void mcpx_redis_fail_reply(struct mcpx_redis_rop *r, const redisReply *rep)
-{
-	size_t n;
-
-	r->failed = true;
-	if (rep->type != REDIS_REPLY_ERROR || !rep->str) {
-		mcpx_store_op_fail(r->op, -EIO, "the store answered something unexpected");
-		return;
-	}
-	n = strcspn(rep->str, " ");
-	if (n > 32)
-		n = 32;
-	if (strncmp(rep->str, "LOADING", 7) == 0)
-		mcpx_store_op_fail(r->op, -ENOTCONN, "the store is starting (LOADING)");
-	else if (strncmp(rep->str, "OOM", 3) == 0)
-		mcpx_store_op_fail(r->op, -EIO, "the store is out of memory (OOM)");
-	else
-		mcpx_store_op_fail(r->op, -EIO, "the store refused the operation (%.*s)", (int)n,
-		                   rep->str);
-}
-
-int64_t mcpx_redis_elem_int(const redisReply *rep, size_t i)
-{
-	if (rep->type != REDIS_REPLY_ARRAY || i >= rep->elements)
-		return 0;
-	if (rep->element[i]->type == REDIS_REPLY_INTEGER)
-		return rep->element[i]->integer;
-	if (rep->element[i]->type == REDIS_REPLY_STRING)
-		return (int64_t)strtoll(rep->element[i]->str, NULL, 10);
-	return 0;
-}
-
-const redisReply *mcpx_redis_elem_str(const redisReply *rep, size_t i)
-{
-	if (rep->type != REDIS_REPLY_ARRAY || i >= rep->elements ||
-	    rep->element[i]->type != REDIS_REPLY_STRING)
-		return NULL;
-	return rep->element[i];
-}
+#define args mcpx_redis_args
+#define argf mcpx_redis_argf
+#define argk mcpx_redis_argk
+#define eval mcpx_redis_eval_head
 
 /* The trailer of r's blob: its TTL and its version. */
 static void trailer(const struct mcpx_redis_rop *r, char out[MCPX_REDIS_TRAILER + 1])

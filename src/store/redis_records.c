@@ -1,5 +1,5 @@
 /*
- * redis_records.c - the Redis store's records and leases (redis_ops.h):
+ * redis_records.c - the Redis store's records and leases (redis_records.h):
  * one EVAL each (redis_scripts.c), so the version check and the write, or
  * the owner check and the change, are one step for Redis.
  *
@@ -7,12 +7,13 @@
  * MCPX_STORE_ANY_VERSION and create-only mean); a lease is a key holding
  * its owner with Redis's own expiry, so a lapsed lease is simply gone.
  */
+#include "redis_records.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "redis_ops.h"
 #include "redis_scripts.h"
 
 static const char *const rec_keys[] = {"r:", "ri"};

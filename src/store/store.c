@@ -1,52 +1,27 @@
 /*
- * store.c - the store's front (store.h): keys checked and hashed, one op per
- * operation with a deadline, callbacks always later and on the loop.
+ * store.c - the store's front (store.h): keys checked and hashed, arguments
+ * checked, one op per operation (store_backend.c gives it its deadline and
+ * tells its caller later, on the loop), the backend chosen at open.
  *
- * Every operation becomes a struct mcpx_store_op handed to the backend
- * (store_backend.h). The op lives until both the backend has finished with
- * it and the caller has been told (or cancelled); whichever comes last
- * frees it. A deadline that passes first tells the caller -ETIMEDOUT from
- * a result of its own, because the backend may still be writing the op's
- * (the directory store writes it on a worker thread). A lease acquired by
- * an op whose caller is gone is released here.
+ * The caller's identity is hashed here, so no caller's bytes reach a path
+ * or a Redis key. A lease hold is an op of its own that store_lease.c
+ * drives; cancelling it ends the hold there.
  *
- * What it does not do: touch the store itself (the backends), or keep
- * leases (store_lease.c).
+ * What it does not do: run an op's life (store_backend.c), touch the store
+ * itself (the backends), or keep leases (store_lease.c).
  */
+#include "store.h"
+
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "crypto.h"
-#include "log.h"
-#include "metrics.h"
 #include "store_internal.h"
 
-#define DEFAULT_OP_TIMEOUT_MS 30000u
 #define CALLER_INPUT_MAX 4096
-
-int64_t mcpx_store_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int mcpx_store_op_fail(struct mcpx_store_op *op, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(op->err.msg, sizeof(op->err.msg), fmt, ap);
-	va_end(ap);
-	op->res.rc = rc;
-	return rc;
-}
 
 static bool is_alnum(char c)
 {
@@ -116,223 +91,12 @@ static int skey_make(const struct mcpx_store_key *key, bool want_name, struct mc
 	return 0;
 }
 
-static void op_link(struct mcpx_store *s, struct mcpx_store_op *op)
-{
-	op->next = s->ops;
-	if (s->ops)
-		s->ops->prev = op;
-	s->ops = op;
-}
-
-static void op_unlink(struct mcpx_store_op *op)
-{
-	struct mcpx_store *s = op->s;
-
-	if (op->prev)
-		op->prev->next = op->next;
-	else
-		s->ops = op->next;
-	if (op->next)
-		op->next->prev = op->prev;
-	op->prev = op->next = NULL;
-}
-
-static void op_timer_cb(struct mcpx_timer *t);
-
-static struct mcpx_store_op *op_new(struct mcpx_store *s, enum mcpx_store_opcode code)
-{
-	struct mcpx_store_op *op = calloc(1, sizeof(*op));
-
-	if (!op)
-		return NULL;
-	op->s = s;
-	op->code = code;
-	op->max_blob_bytes = s->cfg.max_blob_bytes;
-	op->timer.fn = op_timer_cb;
-	op->timer.arg = op;
-	op_link(s, op);
-	return op;
-}
-
-/* Frees op once the backend is done with it and the caller was told. */
-static void op_maybe_free(struct mcpx_store_op *op)
-{
-	struct mcpx_store *s = op->s;
-
-	if (!op->delivered || !op->backend_done)
-		return;
-	mcpx_timer_cancel(&op->timer);
-	/* The caller is gone (deadline, cancel) but the store gave the lease:
-	 * nobody would release it before it lapses, so release it now. */
-	if (op->code == MCPX_OP_LEASE_ACQUIRE && op->res.rc == 0 && op->dropped && !s->freeing)
-		mcpx_store_lease_release_bg(s, &op->key, op->owner);
-	op_unlink(op);
-	free(op->res.data);
-	free(op->res.entries);
-	if (op->res.lease)
-		mcpx_store_lease_end(op->res.lease);
-	free(op->data);
-	free(op);
-}
-
-static const char *default_message(int rc)
-{
-	switch (rc) {
-	case -ETIMEDOUT:
-		return "the store did not answer in time";
-	case -ENOTCONN:
-		return "the store is unreachable";
-	case -ESHUTDOWN:
-		return "the store is shutting down";
-	case -ENOMEM:
-		return "out of memory";
-	case -ENOENT:
-		return "not found";
-	default:
-		return "the store failed";
-	}
-}
-
-static const char *const op_names[MCPX_OP_COUNT] = {
-    "get",           "put",           "delete",      "list",          "record_get", "record_put",
-    "record_delete", "lease_acquire", "lease_renew", "lease_release", "lease_peek"};
-
-static const char *outcome_of(int rc)
-{
-	switch (rc) {
-	case 0:
-		return "ok";
-	case -ENOENT:
-		return "not_found";
-	case -EEXIST:
-	case -ESTALE:
-	case -EBUSY:
-	case -ENOLCK:
-		return "conflict";
-	case -EFBIG:
-	case -E2BIG:
-		return "too_large";
-	case -EDQUOT:
-		return "quota";
-	case -ETIMEDOUT:
-		return "timeout";
-	case -ENOTCONN:
-		return "unavailable";
-	case -ESHUTDOWN:
-		return "shutdown";
-	default:
-		return "error";
-	}
-}
-
-/* Counts op's outcome rc; a get's or put's bytes when it succeeded. */
-static void op_metrics(const struct mcpx_store_op *op, int rc, size_t got)
-{
-	double secs = (double)(mcpx_now_us() - op->started_us) / 1e6;
-	uint64_t bytes = 0;
-
-	if (op->code >= MCPX_OP_COUNT || !op->started_us)
-		return;
-	if (rc == 0)
-		bytes = op->code == MCPX_OP_GET ? got : op->code == MCPX_OP_PUT ? op->len : 0;
-	mcpx_metrics_store_op(op->s->backend->ops->type, op_names[op->code], outcome_of(rc), secs,
-	                      bytes);
-}
-
-/* Tells the caller op's own result. */
-static void deliver(struct mcpx_store_op *op)
-{
-	op->delivered = true;
-	if (op->res.rc < 0)
-		op->res.error = op->err.msg[0] ? op->err.msg : default_message(op->res.rc);
-	op_metrics(op, op->res.rc, op->res.len);
-	if (op->internal)
-		op->internal(op, &op->res);
-	else if (op->cb)
-		op->cb(op->arg, &op->res);
-	op_maybe_free(op);
-}
-
-/* Tells the caller rc without touching op->res, which the backend may be
- * writing still. */
-static void deliver_other(struct mcpx_store_op *op, int rc, const char *msg)
-{
-	struct mcpx_store_result r;
-
-	memset(&r, 0, sizeof(r));
-	r.rc = rc;
-	r.error = msg;
-	op->delivered = true;
-	op->dropped = true;
-	op_metrics(op, rc, 0);
-	if (op->internal)
-		op->internal(op, &r);
-	else if (op->cb)
-		op->cb(op->arg, &r);
-	op_maybe_free(op);
-}
-
-static void op_timer_cb(struct mcpx_timer *t)
-{
-	struct mcpx_store_op *op = t->arg;
-
-	if (op->delivered)
-		return;
-	if (op->backend_done)
-		deliver(op);
-	else
-		deliver_other(op, -ETIMEDOUT, "the store did not answer in time");
-}
-
-void mcpx_store_op_done(struct mcpx_store_op *op)
-{
-	op->backend_done = true;
-	if (op->delivered) {
-		op_maybe_free(op);
-		return;
-	}
-	mcpx_timer_cancel(&op->timer);
-	if (op->in_submit && !op->s->freeing) {
-		/* Callbacks never run inside the call that started them. */
-		mcpx_timer_start(op->s->loop, &op->timer, 0);
-		return;
-	}
-	deliver(op);
-}
-
-void mcpx_store_op_start(struct mcpx_store_op *op)
-{
-	struct mcpx_store *s = op->s;
-	uint32_t ms = s->cfg.op_timeout_ms ? s->cfg.op_timeout_ms : DEFAULT_OP_TIMEOUT_MS;
-
-	op->started_us = mcpx_now_us();
-	op->timeout_ms = ms;
-	mcpx_timer_start(s->loop, &op->timer, (uint64_t)ms * 1000u);
-	op->in_submit = true;
-	s->backend->ops->submit(s->backend, op);
-	op->in_submit = false;
-}
-
 /* An op refused before reaching the backend, told later like any other. */
 static void op_refuse(struct mcpx_store_op *op, int rc, const char *msg)
 {
 	mcpx_store_op_fail(op, rc, "%s", msg);
 	op->backend_done = true;
 	mcpx_timer_start(op->s->loop, &op->timer, 0);
-}
-
-struct mcpx_store_op *mcpx_store_op_internal(
-    struct mcpx_store *s, enum mcpx_store_opcode code, const struct mcpx_store_skey *key,
-    void (*fn)(struct mcpx_store_op *op, struct mcpx_store_result *res), void *arg)
-{
-	struct mcpx_store_op *op = op_new(s, code);
-
-	if (!op)
-		return NULL;
-	op->key = *key;
-	op->internal = fn;
-	op->internal_arg = arg;
-	return op;
 }
 
 /* The common start of every caller-facing operation. */
@@ -352,7 +116,7 @@ static int begin(struct mcpx_store *s, enum mcpx_store_opcode code,
 		return -ESHUTDOWN;
 	if ((rc = skey_make(key, want_name, &k)) < 0)
 		return rc;
-	if (!(op = op_new(s, code)))
+	if (!(op = mcpx_store_op_new(s, code)))
 		return -ENOMEM;
 	op->key = k;
 	op->cb = cb;
@@ -521,20 +285,9 @@ int mcpx_store_lease_hold(struct mcpx_store *s, const struct mcpx_store_key *key
 		if (opp)
 			*opp = NULL;
 		op->delivered = op->backend_done = true;
-		op_maybe_free(op);
+		mcpx_store_op_maybe_free(op);
 	}
 	return rc;
-}
-
-void mcpx_store_hold_deliver(struct mcpx_store_op *op, struct mcpx_store_result *res)
-{
-	op->delivered = true;
-	op->backend_done = true;
-	op->res = *res;
-	if (op->res.rc < 0 && !op->res.error)
-		op->res.error = default_message(op->res.rc);
-	op->cb(op->arg, &op->res);
-	op_maybe_free(op);
 }
 
 void mcpx_store_cancel(struct mcpx_store_op *op)
@@ -544,13 +297,10 @@ void mcpx_store_cancel(struct mcpx_store_op *op)
 	if (op->code == MCPX_OP_HOLD) {
 		mcpx_store_hold_cancel(op);
 		op->delivered = op->backend_done = true;
-		op_maybe_free(op);
+		mcpx_store_op_maybe_free(op);
 		return;
 	}
-	op->delivered = true;
-	op->dropped = true;
-	mcpx_timer_cancel(&op->timer);
-	op_maybe_free(op);
+	mcpx_store_op_cancel(op);
 }
 
 const char *mcpx_store_type(const struct mcpx_store *s)
@@ -593,6 +343,8 @@ int mcpx_store_open(struct mcpx_loop *loop, const struct mcpx_store_config *cfg,
 		return mcpx_err_set(err, ENOMEM, "out of memory");
 	s->loop = loop;
 	s->cfg = *cfg;
+	s->lease_end = mcpx_store_lease_end;
+	s->lease_release_bg = mcpx_store_lease_release_bg;
 	make_instance_id(s);
 	if (cfg->spec.type == MCPX_STORE_DIR)
 		rc = mcpx_store_dir_open(loop, cfg, &s->backend, err);
@@ -614,19 +366,6 @@ void mcpx_store_free(struct mcpx_store *s)
 	mcpx_store_leases_shutdown(s);
 	s->backend->ops->free(s->backend);
 	/* What the backend finished but whose callback was still deferred. */
-	while (s->ops) {
-		struct mcpx_store_op *op = s->ops;
-
-		if (!op->backend_done) {
-			/* A backend must finish every op in free(); one that did
-			 * not is a bug, but the caller is told all the same. */
-			mcpx_store_op_fail(op, -ESHUTDOWN, "the store is shutting down");
-			op->backend_done = true;
-		}
-		if (op->delivered)
-			op_maybe_free(op);
-		else
-			deliver(op);
-	}
+	mcpx_store_ops_shutdown(s);
 	free(s);
 }

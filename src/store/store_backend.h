@@ -1,6 +1,7 @@
 /*
- * store_backend.h - what the store's front (store.c) and its backends
- * (store_dir.c, store_redis.c) say to each other.
+ * store_backend.h - what the store's front (store.c; an op's life in
+ * store_backend.c) and its backends (store_dir.c, store_redis.c) say to
+ * each other.
  *
  * The front validates and hashes keys, makes one struct mcpx_store_op per
  * operation, keeps its deadline and its caller's callback, and hands it to

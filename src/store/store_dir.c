@@ -1,6 +1,6 @@
 /*
  * store_dir.c - the directory store's backend (store_backend.h): two worker
- * threads and a sweep timer around dir_ops.h.
+ * threads and a sweep timer around dir_ops.h and dir_sweep.h.
  *
  * Blob reads, writes and listings go to one worker ("bulk") and records and
  * leases to another ("small"), so a lease renewal or a task's status never
@@ -28,6 +28,7 @@
 
 #include "dir_file.h"
 #include "dir_ops.h"
+#include "dir_sweep.h"
 #include "log.h"
 #include "metrics.h"
 #include "offload.h"

@@ -1,6 +1,7 @@
 /*
- * store_internal.h - the store's own state, shared by its front (store.c)
- * and its leases (store_lease.c); no backend sees it.
+ * store_internal.h - the store's own state, shared by its front (store.c),
+ * its ops' life (store_backend.c) and its leases (store_lease.c); no
+ * backend sees it.
  */
 #ifndef MCPX_STORE_INTERNAL_H
 #define MCPX_STORE_INTERNAL_H
@@ -19,11 +20,33 @@ struct mcpx_store {
 	struct mcpx_store_lease *leases; /* held */
 	struct mcpx_store_hold *holds;   /* waiting for a lease */
 	bool freeing;
+	/* The leases' (store_lease.c), set by mcpx_store_open: the ops
+	 * (store_backend.c) sit below the leases, which make ops of their own, so
+	 * an op freed with a lease in its result, or an acquire that got a
+	 * lease its caller no longer wants, reaches them through these. */
+	void (*lease_end)(struct mcpx_store_lease *l);
+	void (*lease_release_bg)(struct mcpx_store *s, const struct mcpx_store_skey *key,
+	                         const char *owner);
 };
 
 /* A pseudo-opcode: a lease hold is an op the caller can cancel, never
  * submitted to a backend (store_lease.c drives it). */
 #define MCPX_OP_HOLD MCPX_OP_COUNT
+
+/* store_backend.c */
+
+/* A new op of code on s, linked into s's live ops; NULL when out of
+ * memory. */
+struct mcpx_store_op *mcpx_store_op_new(struct mcpx_store *s, enum mcpx_store_opcode code);
+/* Frees op once the backend is done with it and the caller was told. */
+void mcpx_store_op_maybe_free(struct mcpx_store_op *op);
+/* Drops op (not a hold): its caller is never told, its result is dropped
+ * when the backend finishes it. */
+void mcpx_store_op_cancel(struct mcpx_store_op *op);
+/* Tells the caller of every op still live and frees it (the store is being
+ * freed and its backend is gone: an op it did not finish fails with
+ * -ESHUTDOWN). */
+void mcpx_store_ops_shutdown(struct mcpx_store *s);
 
 /* An op of the front's own (lease renewals, releases, attempts): fn(op,
  * res) is called instead of a caller's callback (res is the op's result,

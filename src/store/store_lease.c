@@ -99,7 +99,7 @@ static void lease_tell_lost(struct mcpx_store_lease *l, int reason)
 	l->is_lost = true;
 	mcpx_timer_cancel(&l->timer);
 	if (l->renewing) {
-		mcpx_store_cancel(l->renewing);
+		mcpx_store_op_cancel(l->renewing);
 		l->renewing = NULL;
 	}
 	mcpx_warn("store: a lease of kind %s was lost (%s)", l->key.kind,
@@ -203,7 +203,7 @@ void mcpx_store_lease_end(struct mcpx_store_lease *l)
 	lease_unlink(l);
 	mcpx_timer_cancel(&l->timer);
 	if (l->renewing)
-		mcpx_store_cancel(l->renewing);
+		mcpx_store_op_cancel(l->renewing);
 	if (!s->freeing)
 		mcpx_store_lease_release_bg(s, &l->key, l->owner);
 	free(l);
@@ -356,7 +356,7 @@ void mcpx_store_hold_cancel(struct mcpx_store_op *op)
 		return;
 	/* An acquire in flight that succeeds is released by the front. */
 	if (h->attempt)
-		mcpx_store_cancel(h->attempt);
+		mcpx_store_op_cancel(h->attempt);
 	mcpx_timer_cancel(&h->retry);
 	hold_unlink(h);
 	free(h);
@@ -381,7 +381,7 @@ void mcpx_store_leases_shutdown(struct mcpx_store *s)
 		struct mcpx_store_hold *h = s->holds;
 
 		if (h->attempt)
-			mcpx_store_cancel(h->attempt);
+			mcpx_store_op_cancel(h->attempt);
 		h->attempt = NULL;
 		hold_finish(h, &r);
 	}
@@ -391,7 +391,7 @@ void mcpx_store_leases_shutdown(struct mcpx_store *s)
 		lease_unlink(l);
 		mcpx_timer_cancel(&l->timer);
 		if (l->renewing)
-			mcpx_store_cancel(l->renewing);
+			mcpx_store_op_cancel(l->renewing);
 		free(l);
 	}
 }

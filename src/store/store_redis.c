@@ -17,8 +17,9 @@
  * callback (which may start or free anything) ever runs inside hiredis.
  *
  * Every 10 s the connection is asked for INFO memory and DBSIZE, for
- * /metrics' bytes stored and as a liveness check. A worker thread frees
- * blobs' large buffers, which the loop would take milliseconds to unmap.
+ * /metrics' bytes stored and as a liveness check. A worker thread of its
+ * own frees blobs' large buffers (redis_rop.c hands them over), which the
+ * loop would take milliseconds to unmap.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,8 +46,7 @@ struct rop_list {
 
 struct mcpx_redis_backend {
 	struct mcpx_store_backend base;
-	struct mcpx_redis_conn *conn;
-	struct mcpx_offload *freer; /* NULL: buffers are freed on the loop */
+	struct mcpx_redis_io io; /* the connection and the freeing worker the ops use */
 	uint32_t op_timeout_ms;
 	size_t piece;
 	struct rop_list waiting, inflight, done;
@@ -111,6 +111,7 @@ static void finish(struct mcpx_redis_rop *r, struct rop_list *from)
 static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
 {
 	struct mcpx_redis_rop *r = privdata;
+	struct mcpx_redis_backend *b = r->b;
 
 	(void)ac;
 	r->got++;
@@ -118,65 +119,16 @@ static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
 	if (!reply) {
 		/* The connection went (or the store is being freed). */
 		if (!r->failed)
-			mcpx_store_op_fail(r->op, r->b->freeing ? -ESHUTDOWN : -ENOTCONN,
-			                   r->b->freeing ? "the store is shutting down"
-			                                 : "the connection to the store was lost");
+			mcpx_store_op_fail(r->op, b->freeing ? -ESHUTDOWN : -ENOTCONN,
+			                   b->freeing ? "the store is shutting down"
+			                              : "the connection to the store was lost");
 		r->failed = true;
 		r->done_sending = true;
 	} else if (!r->failed) {
 		mcpx_redis_rop_reply(r, reply);
 	}
 	if (mcpx_redis_rop_over(r))
-		finish(r, &r->b->inflight);
-}
-
-struct free_task {
-	struct mcpx_offload_task t;
-	void *p;
-};
-
-static void free_work(struct mcpx_offload_task *t)
-{
-	free(((struct free_task *)t)->p);
-}
-
-static void free_done(struct mcpx_offload_task *t)
-{
-	if (t->cancelled)
-		free(((struct free_task *)t)->p);
-	free(t);
-}
-
-void mcpx_redis_free_blob(struct mcpx_redis_rop *r, void *p, size_t len)
-{
-	struct free_task *f;
-
-	if (!p)
-		return;
-	if (len <= r->piece || !r->b->freer || !(f = calloc(1, sizeof(*f)))) {
-		free(p);
-		return;
-	}
-	f->t.work = free_work;
-	f->t.done = free_done;
-	f->p = p;
-	mcpx_offload_submit(r->b->freer, &f->t);
-}
-
-void mcpx_redis_drop(struct mcpx_redis_rop *r, const char *why)
-{
-	mcpx_redis_conn_drop(r->b->conn, why);
-}
-
-int mcpx_redis_send(struct mcpx_redis_rop *r, int argc, const char **argv, const size_t *lens)
-{
-	int rc = mcpx_redis_conn_command(r->b->conn, reply_cb, r, argc, argv, lens);
-
-	if (rc == 0) {
-		r->sent++;
-		r->last_us = mcpx_now_us();
-	}
-	return rc;
+		finish(r, &b->inflight);
 }
 
 static void watchdog_cb(struct mcpx_timer *t)
@@ -186,7 +138,7 @@ static void watchdog_cb(struct mcpx_timer *t)
 
 	for (struct mcpx_redis_rop *r = b->inflight.head; r; r = r->next)
 		if (now - r->last_us > limit) {
-			mcpx_redis_conn_drop(b->conn, "redis did not answer in time");
+			mcpx_redis_conn_drop(b->io.conn, "redis did not answer in time");
 			break;
 		}
 	if (b->inflight.head)
@@ -218,20 +170,21 @@ static void redis_submit(struct mcpx_store_backend *base, struct mcpx_store_op *
 	}
 	r->op = op;
 	r->b = b;
+	r->io = &b->io;
 	r->piece = b->piece;
-	if (mcpx_redis_conn_ready(b->conn)) {
+	if (mcpx_redis_conn_ready(b->io.conn)) {
 		dispatch(b, r);
 		return;
 	}
 	list_add(&b->waiting, r);
-	mcpx_redis_conn_kick(b->conn);
+	mcpx_redis_conn_kick(b->io.conn);
 }
 
 static void on_ready(void *arg)
 {
 	struct mcpx_redis_backend *b = arg;
 
-	while (b->waiting.head && mcpx_redis_conn_ready(b->conn)) {
+	while (b->waiting.head && mcpx_redis_conn_ready(b->io.conn)) {
 		struct mcpx_redis_rop *r = b->waiting.head;
 
 		list_del(&b->waiting, r);
@@ -278,9 +231,9 @@ static void health_cb(struct mcpx_timer *t)
 	const char *info[] = {"INFO", "memory"}, *dbsize[] = {"DBSIZE"};
 	size_t info_len[] = {4, 6}, dbsize_len[] = {6};
 
-	if (!b->health_pending && mcpx_redis_conn_ready(b->conn) &&
-	    mcpx_redis_conn_command(b->conn, health_reply, b, 2, info, info_len) == 0 &&
-	    mcpx_redis_conn_command(b->conn, health_reply, b, 1, dbsize, dbsize_len) == 0)
+	if (!b->health_pending && mcpx_redis_conn_ready(b->io.conn) &&
+	    mcpx_redis_conn_command(b->io.conn, health_reply, b, 2, info, info_len) == 0 &&
+	    mcpx_redis_conn_command(b->io.conn, health_reply, b, 1, dbsize, dbsize_len) == 0)
 		b->health_pending = true;
 	mcpx_timer_start(b->base.loop, &b->health, HEALTH_MS * 1000u);
 }
@@ -294,7 +247,7 @@ static void redis_free(struct mcpx_store_backend *base)
 	mcpx_timer_cancel(&b->health);
 	mcpx_timer_cancel(&b->done_timer);
 	/* In-flight ops get NULL replies in here. */
-	mcpx_redis_conn_free(b->conn);
+	mcpx_redis_conn_free(b->io.conn);
 	while (b->waiting.head) {
 		struct mcpx_redis_rop *r = b->waiting.head;
 
@@ -309,7 +262,7 @@ static void redis_free(struct mcpx_store_backend *base)
 		finish(r, &b->inflight);
 	}
 	flush_done(b);
-	mcpx_offload_free(b->freer);
+	mcpx_offload_free(b->io.freer);
 	free(b);
 }
 
@@ -340,6 +293,7 @@ int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config
 	b->base.ops = &redis_ops;
 	b->base.loop = loop;
 	b->op_timeout_ms = cfg->op_timeout_ms ? cfg->op_timeout_ms : 30000u;
+	b->io.on_reply = reply_cb;
 	b->done_timer.fn = done_cb;
 	b->watchdog.fn = watchdog_cb;
 	b->health.fn = health_cb;
@@ -351,13 +305,13 @@ int mcpx_store_redis_open(struct mcpx_loop *loop, const struct mcpx_store_config
 	    loop, &cfg->spec,
 	    cfg->connect_timeout_ms ? cfg->connect_timeout_ms : DEFAULT_CONNECT_MS,
 	    (b->piece > MCPX_STORE_RECORD_MAX ? b->piece : MCPX_STORE_RECORD_MAX) + REPLY_SLACK,
-	    &cbs, b, &b->conn, err);
+	    &cbs, b, &b->io.conn, err);
 	if (rc < 0) {
 		free(b);
 		return rc;
 	}
-	if (mcpx_offload_new(loop, &b->freer) < 0)
-		b->freer = NULL; /* then the loop frees them, slower */
+	if (mcpx_offload_new(loop, &b->io.freer) < 0)
+		b->io.freer = NULL; /* then the loop frees them, slower */
 	mcpx_timer_start(loop, &b->health, 1000u * 1000u);
 	*out = &b->base;
 	return 0;
