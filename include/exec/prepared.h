@@ -43,8 +43,9 @@ struct mcpx_prepared_call {
 	const struct mcpx_workdir_fill *fill; /* its input files */
 	bool allowed;                         /* the warm path is on (a process may be prepared) */
 	/* The code alone says what the run needs (not a function's run,
-	 * whose source comes on stdin): a runtime may pick a lighter process
-	 * for it (Python: the plain zygote's child, code_scan.h). */
+	 * whose source comes on stdin, nor a workspace call, whose restore
+	 * imports its variables' modules): a runtime may pick a lighter
+	 * process for it (Python: the plain zygote's child, code_scan.h). */
 	bool scan;
 };
 

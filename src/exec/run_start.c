@@ -71,12 +71,21 @@ static void end_beside(struct mcpx_executor *ex, enum mcpx_lang lang)
 			ex->prepared[l].ops->discard(ex->prepared[l].rt);
 }
 
+/* Whether the code alone says what the run imports: not a function's run
+ * (its source comes on stdin), and not a workspace call, whose restore
+ * imports the modules its saved variables came from (a plt kept from the
+ * last call) although the code names none of them. */
+static bool code_says_all(const struct mcpx_job *job)
+{
+	return !job->has_bind && !job->has_ws;
+}
+
 bool mcpx_ex_prepared_wait(struct mcpx_executor *ex, const struct mcpx_job *job,
                            void (*wake)(void *arg))
 {
 	const struct mcpx_prepared_ops *ops = ex->prepared[job->lang].ops;
 	struct mcpx_prepared_call call = {
-	    .code = job->code, .code_len = job->code_len, .scan = !job->has_bind};
+	    .code = job->code, .code_len = job->code_len, .scan = code_says_all(job)};
 
 	return ops && ops->wait && ops->wait(ex->prepared[job->lang].rt, &call, wake, ex);
 }
@@ -168,7 +177,7 @@ int mcpx_ex_spawn(struct mcpx_executor *ex, struct mcpx_job *job, struct mcpx_er
 		                                  .stdin_len = job->stdin_len,
 		                                  .fill = &fill,
 		                                  .allowed = allowed(ex),
-		                                  .scan = !job->has_bind};
+		                                  .scan = code_says_all(job)};
 
 		rc = ops->take(ex->prepared[job->lang].rt, ex->loop, &call, &run, err);
 		if (rc < 0)

@@ -61,10 +61,14 @@ os.rmdir('data')
 print(len(df), df['visits'].sum())
 `;
 
+// A cold interpreter (the server's first call, before its zygote is ready)
+// builds matplotlib's font cache where MPLCONFIGDIR and HOME point: the
+// workdir (fontlist-v*.json, .cache/fontconfig). Those are left out of the
+// listing; the CSV and its directory must not be there.
 const PLOT = `import os
 import matplotlib.pyplot as plt
 # Nothing to read again: the CSV is gone, df is here.
-print(sorted(os.listdir('.')))
+print(sorted(n for n in os.listdir('.') if n != '.cache' and not n.startswith('fontlist-')))
 ax = df.plot(x='day', y='visits', title='visits per day')
 plt.show()
 print(df.shape, int(df['visits'].max()))
@@ -121,9 +125,12 @@ async function main() {
   } catch {
     // judged below
   }
+  const dataFiles = Array.isArray(listing.files)
+    ? listing.files.filter((f) => !f.path.startsWith('.cache/') && !f.path.startsWith('fontlist-'))
+    : null;
   check(Array.isArray(listing.variables) && listing.variables.includes('df') &&
-        Array.isArray(listing.files) && listing.files.length === 0,
-        'resources/read on server A: the listing names df and no file', listing);
+        Array.isArray(dataFiles) && dataFiles.length === 0,
+        'resources/read on server A: the listing names df and no data file (matplotlib\'s cache aside)', listing);
   await a.close();
   await b.close();
   finish();
