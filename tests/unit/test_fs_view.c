@@ -113,11 +113,11 @@ static void attack_files(void)
 	fd = open("/proc/self/oom_score_adj", O_WRONLY);
 	expect("write into /proc", fd < 0);
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)getppid(), token);
-	expect("/proc/<parent>/root/<token>", open(path, O_RDONLY) < 0);
+	expect("the token through the parent's root in proc", open(path, O_RDONLY) < 0);
 	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)getppid());
-	expect("/proc/<parent>/cwd", opendir(path) == NULL);
+	expect("the parent's cwd in proc", opendir(path) == NULL);
 	snprintf(path, sizeof(path), "/proc/1/root%s", token);
-	expect("/proc/1/root/<token>", open(path, O_RDONLY) < 0);
+	expect("the token through pid 1's root in proc", open(path, O_RDONLY) < 0);
 }
 
 static void attack_mounts(void)
