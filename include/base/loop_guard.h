@@ -20,7 +20,9 @@
  * offload workers), at start-up before the loop runs, at teardown after
  * it, and in unit tests that call a module's synchronous API outside the
  * loop's callbacks. loop_lws.c and the HTTP server mark their callbacks
- * with mcpx_loop_guard_begin/_end.
+ * with mcpx_loop_guard_begin/_end, and loop_lws.c marks its service, so a
+ * callback that teardown runs synchronously (a watch's close, a context's
+ * destruction) is off the loop, as its caller is.
  *
  * Not every wait in the tree goes through here yet: docs/architecture.md
  * ("One thread, one loop") lists the ones that remain on the loop.
@@ -31,6 +33,12 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* The calling thread enters (or leaves) the loop's service (loop_lws.c
+ * around lws_service). Outside it no callback counts as serving the loop:
+ * teardown closes watches and connections through the same callbacks. */
+void mcpx_loop_guard_service_begin(void);
+void mcpx_loop_guard_service_end(void);
 
 /* A callback of the loop starts (or ends) on the calling thread. They
  * nest: only the outermost is timed. */

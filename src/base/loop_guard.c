@@ -21,6 +21,7 @@
 
 #include "log.h"
 
+static _Thread_local unsigned servicing;
 static _Thread_local unsigned depth;
 static _Thread_local uint64_t began_us;
 static _Atomic uint64_t stall_max_us;
@@ -38,8 +39,25 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+void mcpx_loop_guard_service_begin(void)
+{
+	servicing++;
+}
+
+void mcpx_loop_guard_service_end(void)
+{
+	if (servicing)
+		servicing--;
+}
+
+/* A callback counts only inside the loop's service: the same callbacks run
+ * synchronously at teardown (a watch closed by an unwatch off the loop, a
+ * context destroyed), where waiting costs nobody. servicing does not change
+ * while a callback runs, so begin and end agree on whether it counted. */
 void mcpx_loop_guard_begin(void)
 {
+	if (!servicing)
+		return;
 	if (depth++ == 0)
 		began_us = now_us();
 }
@@ -48,7 +66,7 @@ void mcpx_loop_guard_end(void)
 {
 	uint64_t took, max;
 
-	if (!depth || --depth)
+	if (!servicing || !depth || --depth)
 		return;
 	took = now_us() - began_us;
 	max = atomic_load(&stall_max_us);

@@ -157,10 +157,21 @@ void mcpx_loop_free(struct mcpx_loop *loop)
 	free(loop);
 }
 
+/* One lws_service call, marked as the loop's service (loop_guard.h). */
+static int service(struct mcpx_loop *loop, int timeout_ms)
+{
+	int r;
+
+	mcpx_loop_guard_service_begin();
+	r = lws_service(loop->ctx, timeout_ms);
+	mcpx_loop_guard_service_end();
+	return r;
+}
+
 int mcpx_loop_run(struct mcpx_loop *loop)
 {
 	while (!loop->stop)
-		if (lws_service(loop->ctx, 0) < 0)
+		if (service(loop, 0) < 0)
 			return -EIO;
 	return 0;
 }
@@ -168,7 +179,7 @@ int mcpx_loop_run(struct mcpx_loop *loop)
 int mcpx_loop_turn(struct mcpx_loop *loop)
 {
 	/* lws_service with a negative timeout polls without waiting. */
-	return lws_service(loop->ctx, -1) < 0 ? -EIO : 0;
+	return service(loop, -1) < 0 ? -EIO : 0;
 }
 
 void mcpx_loop_stop(struct mcpx_loop *loop)

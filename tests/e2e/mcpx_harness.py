@@ -513,13 +513,25 @@ class HttpServer:
         return out
 
     def stop(self, sig=signal.SIGTERM, timeout=60):
+        """Signals the server and waits for its exit status, reading its
+        stderr meanwhile (a sanitizer's report must not fill the pipe), so a
+        check on the status can show self.err's tail."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        deadline = time.time() + timeout
+        while self.proc.poll() is None and time.time() < deadline:
+            self.drain_stderr()
+            time.sleep(0.05)
+        self.drain_stderr()
+        if self.proc.poll() is None:
             self.proc.kill()
+            self.proc.wait()
             return None
+        return self.proc.returncode
+
+    def tail(self, n=4000):
+        """The last n characters the server wrote to stderr."""
+        return self.drain_stderr()[-n:]
 
 
 def write_policy(path, policy):

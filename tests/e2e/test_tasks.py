@@ -316,7 +316,8 @@ r = old.call(task={"ttl": 1000}, code="print(5)")
 t.check(structured(r).get("stdout") == "5\n", "2025-06-18: a task member is ignored", r)
 t.check(old.get(tid).get("error", {}).get("code") == -32601, "2025-06-18: tasks/get -32601")
 for name, x in (("the server", srv), ("the caps server", caps_srv)):
-    t.check(x.stop() == 0, f"{name} exits 0 on SIGTERM (nothing left behind)")
+    rc = x.stop()
+    t.check(rc == 0, f"{name} exits 0 on SIGTERM (nothing left behind)", f"exit {rc}: {x.tail()}")
 
 # ---- stdio: status notifications; MCP_EXEC_TASKS=off ----------------------------------------
 s = StdioServer(env=base_env(MCP_EXEC_WORKSPACES="dir:" + store, MCP_EXEC_WORKDIR_BASE=work))
