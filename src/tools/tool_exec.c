@@ -343,14 +343,21 @@ static void exec_cancel(const struct mcpx_tool *tool, struct mcpx_call *call)
 
 /* Compiles the inputSchema exec publishes now into t->schema: it is
  * compiled like a function's, so a keyword the validator does not know is
- * a bug here, and no start. */
+ * a bug here, and no start. Except the workspace name's pattern: take_args
+ * checks that very pattern by hand (check_workspace, whose words a client
+ * gets either way), so the compiled copy leaves it out and the server
+ * does not load a regex compiler at start for it (~130 KiB of resident
+ * memory, docs/benchmarks.md). */
 static int compile_schema(struct exec_tool *t, const struct mcpx_config *cfg,
                           const struct mcpx_languages *langs)
 {
 	cJSON *schema = mcpx_exec_input_schema(cfg, langs, t->ws != NULL);
+	cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties");
 	struct mcpx_schema *compiled = NULL;
 	struct mcpx_err err = {{0}};
 
+	cJSON_DeleteItemFromObjectCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(props, "workspace"), "pattern");
 	if (!schema || mcpx_schema_compile(schema, &compiled, &err) < 0) {
 		if (err.msg[0])
 			mcpx_error("exec's own inputSchema: %s", err.msg);
