@@ -29,13 +29,11 @@ struct mcpx_offload_task {
 	void (*work)(struct mcpx_offload_task *t); /* on the worker thread */
 	void (*done)(struct mcpx_offload_task *t); /* on the loop */
 	uint64_t cpu_us;                /* the worker's CPU time in work(), set before done() */
-	bool cancelled;                 /* work() did not run: the offloader is going away,
-	                                   or its thread could not start */
+	bool cancelled;                 /* work() did not run: the offloader is going away */
 	struct mcpx_offload_task *next; /* private */
 };
 
-/* An offloader; its worker thread starts with the first task. Returns 0
- * or -errno. */
+/* Starts the worker. Returns 0 or -errno. */
 int mcpx_offload_new(struct mcpx_loop *loop, struct mcpx_offload **out);
 /* Stops the worker (see above). NULL is fine. */
 void mcpx_offload_free(struct mcpx_offload *o);

@@ -6,13 +6,6 @@
  * some. The loop drains that list in its own thread and calls each done().
  * The worker measures each work() with CLOCK_THREAD_CPUTIME_ID, its own
  * CPU time only, and blocks every signal.
- *
- * The thread starts with the first task, not with the offloader: most
- * offloaders of a server (the directory store's, the cgroup remover) wait
- * for a feature a deployment may never use, and each idle thread costs
- * memory and a line in every sweep of the server's children
- * (/proc/self/task/<tid>/children). A start that fails (out of threads)
- * comes back as that task cancelled, and the next task tries again.
  */
 #include "offload.h"
 
@@ -35,8 +28,7 @@ struct mcpx_offload {
 	struct mcpx_offload_task *in_head, *in_tail; /* queued */
 	struct mcpx_offload_task *out;               /* done, newest first */
 	bool stop;
-	bool started; /* the thread runs (from the first task on) */
-	int efd;      /* the worker's copy of the eventfd, for writing */
+	int efd; /* the worker's copy of the eventfd, for writing */
 };
 
 static uint64_t thread_cpu_us(void)
@@ -121,26 +113,10 @@ static void wake_cb(struct mcpx_watch *w, int events)
 	run_done(take_done(o));
 }
 
-/* Starts the worker thread. 0 or -errno. */
-static int start(struct mcpx_offload *o)
-{
-	sigset_t all, old;
-	int rc;
-
-	/* The worker takes no signal: the loop reads them (signalfd), and a
-	 * SIGTERM delivered to a thread that had it unblocked would end the
-	 * server at once. The thread inherits the mask it is created with. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&o->thread, NULL, worker, o);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	o->started = rc == 0;
-	return rc;
-}
-
 int mcpx_offload_new(struct mcpx_loop *loop, struct mcpx_offload **out)
 {
 	struct mcpx_offload *o = calloc(1, sizeof(*o));
+	sigset_t all, old;
 	int rc;
 
 	*out = NULL;
@@ -160,6 +136,18 @@ int mcpx_offload_new(struct mcpx_loop *loop, struct mcpx_offload **out)
 	if (rc < 0)
 		goto fail;
 	o->watching = true;
+	/* The worker takes no signal: the loop reads them (signalfd), and a
+	 * SIGTERM delivered to a thread that had it unblocked would end the
+	 * server at once. The thread inherits the mask it is created with. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&o->thread, NULL, worker, o);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		mcpx_loop_unwatch(&o->w);
+		o->w.fd = -1;
+		goto fail;
+	}
 	*out = o;
 	return 0;
 fail:
@@ -183,8 +171,7 @@ void mcpx_offload_free(struct mcpx_offload *o)
 	o->stop = true;
 	pthread_cond_signal(&o->cv);
 	pthread_mutex_unlock(&o->mu);
-	if (o->started)
-		pthread_join(o->thread, NULL);
+	pthread_join(o->thread, NULL);
 	/* What finished, then what never started. */
 	run_done(take_done(o));
 	q = o->in_head;
@@ -202,21 +189,9 @@ void mcpx_offload_free(struct mcpx_offload *o)
 
 void mcpx_offload_submit(struct mcpx_offload *o, struct mcpx_offload_task *t)
 {
-	uint64_t one = 1;
-
 	t->next = NULL;
 	t->cancelled = false;
 	t->cpu_us = 0;
-	if (!o->started && start(o) < 0) {
-		/* Told on the loop, as every done() is, never from here. */
-		t->cancelled = true;
-		pthread_mutex_lock(&o->mu);
-		t->next = o->out;
-		o->out = t;
-		pthread_mutex_unlock(&o->mu);
-		(void)!write(o->efd, &one, sizeof(one));
-		return;
-	}
 	pthread_mutex_lock(&o->mu);
 	if (o->in_tail)
 		o->in_tail->next = t;
