@@ -8,7 +8,9 @@
  * thread takes tasks in order; each task's work() runs there and must touch
  * nothing the loop touches meanwhile (the task's own data only); its done()
  * runs on the loop afterwards, told the CPU time work() used, which the
- * caller may charge to whoever caused it.
+ * caller may charge to whoever caused it. work() never forks (the worker
+ * is listed in worker_threads.h, whose children the reaper does not look
+ * for).
  *
  * Ownership: the caller owns each task (usually embedded in its own struct)
  * from mcpx_offload_submit until done() is called, and must not free it

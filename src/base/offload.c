@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "loop.h"
+#include "worker_threads.h"
 
 struct mcpx_offload {
 	struct mcpx_watch w; /* the eventfd */
@@ -43,6 +44,8 @@ static void *worker(void *arg)
 {
 	struct mcpx_offload *o = arg;
 
+	/* No work() forks: the reaper need not look for children here. */
+	mcpx_worker_thread_enter();
 	pthread_mutex_lock(&o->mu);
 	for (;;) {
 		struct mcpx_offload_task *t;
@@ -67,6 +70,7 @@ static void *worker(void *arg)
 		(void)!write(o->efd, &one, sizeof(one));
 	}
 	pthread_mutex_unlock(&o->mu);
+	mcpx_worker_thread_leave();
 	return NULL;
 }
 

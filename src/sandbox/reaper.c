@@ -35,6 +35,7 @@
 #include "loop_guard.h"
 #include "procstat.h"
 #include "sandbox.h"
+#include "worker_threads.h"
 
 /* Concurrent runs (and warm interpreters) the registry can track. */
 #define MAX_LIVE_RUNS 256
@@ -254,8 +255,11 @@ static size_t sweep(pid_t pgid, struct rusage *acc)
  * process of the run still alive has an ancestor among the server's own
  * children. If the server has no child besides registered run leaders (and
  * warm interpreters), the run left nothing behind, and the /proc scans below
- * are not needed. /proc/self/task/<tid>/children is read for each thread.
- * Caller holds registry_lock. Errs towards "yes" when it cannot tell. */
+ * are not needed. /proc/self/task/<tid>/children is read for each thread
+ * but the workers that never fork (worker_threads.h): a run's leader is
+ * forked by the loop's thread, and an orphan the server adopts becomes the
+ * thread group leader's child. Caller holds registry_lock. Errs towards
+ * "yes" when it cannot tell. */
 static bool has_unregistered_children(void)
 {
 	char path[300], buf[4096];
@@ -270,6 +274,8 @@ static bool has_unregistered_children(void)
 		int fd;
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		if (mcpx_worker_thread_is((pid_t)strtol(de->d_name, NULL, 10)))
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
