@@ -4,14 +4,18 @@
 # server per build and round, default settings, MCP_EXEC_PYTHON=/usr/bin/python3.
 # For a measure whose rounds scatter more than the difference bench/ab.sh
 # looks for (spaced numpy: +-6 % between rounds of one build); prints every
-# round, the medians and B/A.
+# round (the client's p50, and the medians of the run's own wall_ms and
+# cpu_ms from the server's audit lines: what the run took, apart from the
+# server), the medians and B/A.
 #
 #   bash bench/ab_one.sh BUILD_A BUILD_B [ROUNDS] [ARGS_JSON] [THINK_MS] [CALLS]
 #   bash bench/ab_one.sh /tmp/mcpx-ab/8d4bc99/build-release build-release 8
 #
 # ARGS_JSON defaults to the numpy call of bench/ab.sh, THINK_MS to 300,
 # CALLS to 40 (3 unmeasured first), ROUNDS to 8. Build A's directory first
-# with `bash bench/ab.sh <commit> 1` (or scripts/build.sh).
+# with `bash bench/ab.sh <commit> 1` (or scripts/build.sh). AB_PRE=N makes
+# N back-to-back `print(1)` calls before the measured ones, as bench/ab.sh
+# does before its numpy calls.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,14 +40,26 @@ one() { # build label round
   port=$(server_port "$log" "$2") || exit 1
   for _ in $(seq 1 100); do grep -q 'fork server ready\|warm: after-reap\|warm: off' "$log" && break; sleep 0.1; done
   sleep 1
+  if [ "${AB_PRE:-0}" -gt 0 ]; then
+    "$CL" bench --url "http://127.0.0.1:$port/mcp" --clients 1 --calls "$AB_PRE" --tool exec \
+      --args '{"code":"print(1)"}' >/dev/null 2>&1 || true
+  fi
   p50=$("$CL" bench --url "http://127.0.0.1:$port/mcp" --clients 1 --calls "$CALLS" --warmup 3 \
     --think-ms "$THINK" --tool exec --args "$ARGS" 2>&1 | grep -o 'p50_ms=[0-9.]*' | cut -d= -f2)
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   pid=""
-  printf '%s\t%s\t%s\n' "$2" "$3" "${p50:-nan}" | tee -a "$OUT/rows.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$2" "$3" "${p50:-nan}" "$(audit_median "$log" wall_ms)" \
+    "$(audit_median "$log" cpu_ms)" | tee -a "$OUT/rows.tsv"
 }
 
+# The median of one field over the last CALLS audit lines of a log.
+audit_median() { # log field
+  grep '"audit"' "$1" | tail -n "$CALLS" | grep -o "\"$2\":[0-9]*" | cut -d: -f2 | sort -n |
+    awk '{a[NR] = $1} END {print NR ? a[int((NR + 1) / 2)] : "nan"}'
+}
+
+echo "columns: build, round, p50 ms, the run's wall_ms and cpu_ms (medians)"
 echo "A = $A, B = $B, $ROUNDS rounds of $CALLS calls every $THINK ms: $ARGS; $(date -u '+%F %H:%M UTC')"
 echo "load before: $(uptime)"
 for r in $(seq 1 "$ROUNDS"); do
@@ -54,6 +70,8 @@ echo "load after:  $(uptime)"
 python3 - "$OUT/rows.tsv" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-med = {k: statistics.median(float(r[2]) for r in rows if r[0] == k) for k in "AB"}
-print("p50 ms, median of rounds: A %.2f, B %.2f, B/A %.3f" % (med["A"], med["B"], med["B"] / med["A"]))
+for i, what in ((2, "p50 ms"), (3, "run wall_ms"), (4, "run cpu_ms")):
+    med = {k: statistics.median(float(r[i]) for r in rows if r[0] == k) for k in "AB"}
+    print("%s, median of rounds: A %.2f, B %.2f, B/A %.3f" % (what, med["A"], med["B"],
+                                                            med["B"] / med["A"]))
 EOF
