@@ -46,7 +46,7 @@ if [ "${MCPX_SKIP_LOADED:-0}" != 1 ] && [ $# -eq 0 ]; then
     spinners+=($!)
   done
   rc=0
-  (cd build && ctest --output-on-failure -R 'e2e\.test_(budget|stdio)') || rc=$?
+  (cd build && MCPX_TEST_LOADED=1 ctest --output-on-failure -R 'e2e\.test_(budget|stdio)') || rc=$?
   kill "${spinners[@]}" 2>/dev/null || true
   wait "${spinners[@]}" 2>/dev/null || true
   [ "$rc" -eq 0 ] || exit "$rc"

@@ -303,9 +303,19 @@ print('wrote', n)
             wrote = int(counts[-1]) if counts else 0
             print(f"   [{mode}] {what}, run {attempt}: stopped after {wrote} MiB, "
                   f"exit {sc['exit_code']}")
-            t.check(sc["limit"] == "disk" and wrote < 40 and "wrote 40" not in sc["stdout"],
-                    f"[{mode}] {what}, run {attempt}: 40 x 1 MiB under 20 MiB, exiting at "
-                    f"once: limit disk, stopped before the 40th ({wrote} written)", brief(sc))
+            # Many files pass RLIMIT_FSIZE one by one: what stops them is
+            # the server's reaction to the watch's events, so how far they
+            # got depends on the CPU the server gets. Beside CPU spinners
+            # (scripts/test.sh sets MCPX_TEST_LOADED) a run may finish all
+            # 40 first; the limit it reports must not change.
+            if os.environ.get("MCPX_TEST_LOADED") == "1":
+                t.check(sc["limit"] == "disk" and sc["exit_code"] == -1,
+                        f"[{mode}] {what}, run {attempt}: 40 x 1 MiB under 20 MiB, exiting at "
+                        f"once, beside CPU spinners: limit disk ({wrote} written)", brief(sc))
+            else:
+                t.check(sc["limit"] == "disk" and wrote < 40 and "wrote 40" not in sc["stdout"],
+                        f"[{mode}] {what}, run {attempt}: 40 x 1 MiB under 20 MiB, exiting at "
+                        f"once: limit disk, stopped before the 40th ({wrote} written)", brief(sc))
     # One file: RLIMIT_FSIZE (at most the budget, lowered to what remains
     # plus a block as the run writes) fails the write that would cross it,
     # whether or not a reading got there first; the file never grows past
