@@ -83,6 +83,14 @@ static int probe_start(struct probe *p, struct mcpx_loop *loop)
 	return mcpx_loop_watch(loop, &p->w);
 }
 
+/* A probe whose timer (what it does there set by the caller) fires once on
+ * the loop and stops it: returns what mcpx_loop_run returns. */
+static int probe_run(struct probe *p)
+{
+	mcpx_timer_start(p->loop, &p->t, 1000);
+	return mcpx_loop_run(p->loop);
+}
+
 /* A watch closed by an unwatch after the loop has stopped: its close
  * callback is off the loop and may wait. */
 static void test_unwatch_off_the_loop(void)
@@ -93,8 +101,7 @@ static void test_unwatch_off_the_loop(void)
 
 	CHECK(loop != NULL);
 	CHECK_INT(probe_start(&p, loop), 0);
-	mcpx_timer_start(loop, &p.t, 1000);
-	CHECK_INT(mcpx_loop_run(loop), 0);
+	CHECK_INT(probe_run(&p), 0);
 	CHECK(!mcpx_loop_guard_serving());
 	mcpx_loop_unwatch(&p.w);
 	CHECK_INT(p.closed, 1);
@@ -113,8 +120,7 @@ static void test_free_with_a_watch_open(void)
 
 	CHECK(loop != NULL);
 	CHECK_INT(probe_start(&p, loop), 0);
-	mcpx_timer_start(loop, &p.t, 1000);
-	CHECK_INT(mcpx_loop_run(loop), 0);
+	CHECK_INT(probe_run(&p), 0);
 	mcpx_loop_free(loop);
 	CHECK_INT(p.closed, 1);
 	CHECK(!p.serving_at_close);
@@ -131,8 +137,7 @@ static void test_unwatch_on_the_loop(void)
 	CHECK(loop != NULL);
 	CHECK_INT(probe_start(&p, loop), 0);
 	p.unwatch_in_timer = true;
-	mcpx_timer_start(loop, &p.t, 1000);
-	CHECK_INT(mcpx_loop_run(loop), 0);
+	CHECK_INT(probe_run(&p), 0);
 	CHECK_INT(p.closed, 1);
 	CHECK(p.serving_at_close);
 	mcpx_loop_free(loop);
@@ -154,8 +159,7 @@ static void test_wait_on_the_loop(void)
 		if (!loop || probe_start(&p, loop) < 0)
 			_exit(2);
 		p.wait_in_timer = true;
-		mcpx_timer_start(loop, &p.t, 1000);
-		(void)mcpx_loop_run(loop);
+		(void)probe_run(&p);
 		_exit(mcpx_loop_blocking_waits() == before + 1 ? 0 : 3);
 	}
 	CHECK_INT(waitpid(pid, &st, 0), pid);
