@@ -20,12 +20,12 @@
 # extra (the broker channel's, for a run with egress), fresh random state,
 # and the paths every run takes touched once while it waits.
 #
-# _mcpx_run(src, path) runs the code as the real __main__ module, so pickling
+# _mcpx_run(src, path, ws) runs the code as the real __main__ module, so pickling
 # and multiprocessing behave as in `python main.py`; tracebacks skip the
 # runner's frame; then it exits the way Python would (threads joined, atexit
 # run, streams flushed) but without tearing down the interpreter's modules,
-# which would cost more than most programs. In a workspace call (the server
-# wrote .mcpx/vars.in) it defines the saved variables before the code runs
+# which would cost more than most programs. In a workspace call (ws: the
+# server wrote .mcpx/vars.in; the caller looked) it defines the saved variables before the code runs
 # and saves them after it, whatever way the code ended short of a kill
 # (mcpx_workspace.py; _mcpx_ws_restore and _mcpx_ws_save).
 
@@ -96,11 +96,13 @@ def _mcpx_fresh(old, new, extra):
         s.flush()
 
 
-def _mcpx_run(src, path):
-    # Locals only: the loop below empties this module's globals.
+def _mcpx_run(src, path, ws):
+    # Locals only: in a cold run the runner is __main__, whose globals the
+    # loop below empties.
     import __main__, importlib.machinery, os as _os, sys as _sys
 
-    ws_restore, ws_save = _mcpx_ws_restore, _mcpx_ws_save
+    if ws:
+        ws_restore, ws_save = _mcpx_ws_restore, _mcpx_ws_save
 
     # The pyplot hook saves figures into this run's out/ (a zygote
     # installed it before any run existed).
@@ -114,7 +116,7 @@ def _mcpx_run(src, path):
     g["__cached__"] = None
     g["__loader__"] = importlib.machinery.SourceFileLoader("__main__", path)
     _sys.argv[:] = ["main.py"]
-    ws = ws_restore(path, g)
+    ws = ws_restore(path, g) if ws else None
     rc = 0
     try:
         code = compile(src, path, "exec", dont_inherit=True)
@@ -158,14 +160,12 @@ def _mcpx_run(src, path):
 
 def _mcpx_ws_restore(path, g):
     # A workspace call: the server wrote .mcpx/vars.in (mcpx_workspace.py).
-    # Any other run pays this one failed stat. The workspace's directory
-    # goes last on sys.path, so modules kept in it import by name (their
-    # objects too) and none shadows an installed one.
+    # The workspace's directory goes last on sys.path, so modules kept in
+    # it import by name (their objects too) and none shadows an installed
+    # one.
     import os, sys
 
     wd = os.path.dirname(path)
-    if not os.path.exists(os.path.join(wd, ".mcpx", "vars.in")):
-        return None
     sys.path.append(wd)
     try:
         import mcpx_workspace

@@ -21,7 +21,8 @@ const char *mcpx_runner_cold(void);
 
 /* Appends the runner's definitions and the installation of the support
  * modules to b; a warm interpreter (src/zygote/interp.c) then calls
- * _mcpx_run(src, path) itself.
+ * _mcpx_run(src, path, ws) itself (ws: a workspace call, .mcpx/vars.in
+ * in the workdir).
  * Returns 0 or -ENOMEM / -E2BIG. */
 int mcpx_runner_append(struct mcpx_buf *b);
 

@@ -65,7 +65,8 @@ const char *mcpx_runner_cold(void)
 	                           "    path = os.path.join(os.getcwd(), 'main.py')\n"
 	                           "    with open(path, 'rb') as f:\n"
 	                           "        src = f.read()\n"
-	                           "    _mcpx_run(src, path)\n"
+	                           "    ws = os.path.exists('.mcpx/vars.in')\n"
+	                           "    _mcpx_run(src, path, ws)\n"
 	                           "_mcpx_cold()\n";
 
 	if (prog.len)

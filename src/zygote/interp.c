@@ -29,8 +29,7 @@
 #include "runner.h"
 #include "warm.h"
 
-/* The runner's entry points, kept referenced: _mcpx_run empties __main__'s
- * globals before the code runs. */
+/* The runner's entry points, and the namespace its definitions live in. */
 static PyObject *runner_fresh;
 static PyObject *runner_run;
 
@@ -81,13 +80,17 @@ static int init_python(const char *python)
 	return PyStatus_Exception(st) ? fail_status(st, "initialising Python") : 0;
 }
 
-/* Runs the runner's source (runner.h) in __main__ and keeps its entry
- * points. Installed before the preload, so a support module can be
- * preloaded too. */
+/* Runs the runner's source (runner.h) in a namespace of its own and keeps
+ * its entry points. Not in __main__, as a cold run's -c has it: _mcpx_run
+ * empties __main__'s globals before the code runs, and every definition
+ * freed there (functions, their code, its constants) writes to the
+ * zygote's memory, a copy-on-write fault per page on each run's path.
+ * Installed before the preload, so a support module can be preloaded
+ * too. */
 static int install_runner(void)
 {
 	struct mcpx_buf src;
-	PyObject *code = NULL, *res = NULL, *g;
+	PyObject *code = NULL, *res = NULL, *g = NULL, *name = NULL;
 	int rc = -1;
 
 	mcpx_buf_init(&src, (size_t)16 << 20);
@@ -95,8 +98,11 @@ static int install_runner(void)
 		fprintf(stderr, "mcp-exec-zygote: cannot assemble the runner\n");
 		goto out;
 	}
-	g = PyModule_GetDict(PyImport_AddModule("__main__"));
-	code = Py_CompileString(mcpx_buf_str(&src), "<mcp-exec runner>", Py_file_input);
+	g = PyDict_New();
+	name = PyUnicode_FromString("__mcpx_runner__");
+	if (g && name && PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins()) == 0 &&
+	    PyDict_SetItemString(g, "__name__", name) == 0)
+		code = Py_CompileString(mcpx_buf_str(&src), "<mcp-exec runner>", Py_file_input);
 	if (code)
 		res = PyEval_EvalCode(code, g, g);
 	if (res) {
@@ -112,6 +118,10 @@ static int install_runner(void)
 	Py_INCREF(runner_run);
 	rc = 0;
 out:
+	/* The entry points hold their globals: g lives on without this
+	 * reference. */
+	Py_XDECREF(name);
+	Py_XDECREF(g);
 	Py_XDECREF(res);
 	Py_XDECREF(code);
 	mcpx_buf_free(&src);
@@ -268,7 +278,7 @@ static void rebase_memory(void)
 void mcpx_interp_run(const char *workdir, const cpu_set_t *cpus)
 {
 	char hdr[MCPX_WARM_HEADER_LEN], path[4200];
-	PyObject *src;
+	PyObject *src, *ws;
 	size_t len;
 	unsigned cpu_s;
 
@@ -295,9 +305,16 @@ void mcpx_interp_run(const char *workdir, const cpu_set_t *cpus)
 	 * start): no same-uid process could open /proc/<pid>/fd/0 or read this
 	 * memory. A cold run is dumpable; so is this one from here on. */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	/* A workspace call: the server wrote .mcpx/vars.in. Asked here in C,
+	 * not by the runner: a Python stat that fails raises and formats an
+	 * OSError, writing to a dozen pages of the zygote's memory, each a
+	 * copy-on-write fault on every run's path (runs without a workspace
+	 * are most). */
+	snprintf(path, sizeof(path), "%s/.mcpx/vars.in", workdir);
+	ws = access(path, F_OK) == 0 ? Py_True : Py_False;
 	snprintf(path, sizeof(path), "%s/main.py", workdir);
 	/* _mcpx_run ends the process itself (os._exit). */
-	if (!PyObject_CallFunction(runner_run, "Os", src, path))
+	if (!PyObject_CallFunction(runner_run, "OsO", src, path, ws))
 		PyErr_Print();
 	_exit(1);
 }
