@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "crypto.h"
+#include "hiredis_lib.h"
 #include "log.h"
 #include "metrics.h"
 #include "offload.h"
@@ -168,14 +169,14 @@ static void watch_cb(struct mcpx_watch *w, int events)
 	if (!c || rw->detached || !c->ac || c->dropper.armed)
 		return;
 	if (events & MCPX_EV_WRITE)
-		redisAsyncHandleWrite(c->ac);
+		mcpx_redisAsyncHandleWrite(c->ac);
 	for (int i = 0; i < READ_TURNS && (events & MCPX_EV_READ); i++) {
 		const redisReader *rd;
 		int avail = 0;
 
 		if (rw->detached || !c->ac)
 			break;
-		redisAsyncHandleRead(c->ac);
+		mcpx_redisAsyncHandleRead(c->ac);
 		if (rw->detached || !c->ac)
 			break;
 		rd = c->ac->c.reader;
@@ -284,7 +285,7 @@ static void send_login(struct mcpx_redis_conn *c)
 		}
 		argv[argc] = c->password;
 		lens[argc++] = strlen(c->password);
-		if (redisAsyncCommandArgv(c->ac, auth_cb, c, argc, argv, lens) == REDIS_OK)
+		if (mcpx_redisAsyncCommandArgv(c->ac, auth_cb, c, argc, argv, lens) == REDIS_OK)
 			c->auth_pending++;
 	}
 	if (c->spec.db) {
@@ -293,41 +294,41 @@ static void send_login(struct mcpx_redis_conn *c)
 		lens[0] = 6;
 		argv[1] = db;
 		lens[1] = strlen(db);
-		if (redisAsyncCommandArgv(c->ac, auth_cb, c, 2, argv, lens) == REDIS_OK)
+		if (mcpx_redisAsyncCommandArgv(c->ac, auth_cb, c, 2, argv, lens) == REDIS_OK)
 			c->auth_pending++;
 	}
 	/* Nothing to log in with: PING, so "ready" still means "answers". */
 	if (!c->auth_pending) {
 		argv[0] = "PING";
 		lens[0] = 4;
-		if (redisAsyncCommandArgv(c->ac, auth_cb, c, 1, argv, lens) == REDIS_OK)
+		if (mcpx_redisAsyncCommandArgv(c->ac, auth_cb, c, 1, argv, lens) == REDIS_OK)
 			c->auth_pending++;
 	}
 }
 
 static void connect_addr(struct mcpx_redis_conn *c, const char *addr)
 {
-	c->ac = redisAsyncConnect(addr, c->spec.port);
+	c->ac = mcpx_redisAsyncConnect(addr, c->spec.port);
 	if (!c->ac || c->ac->err) {
 		char why[96];
 
 		snprintf(why, sizeof(why), "cannot connect to redis (%s)",
 		         c->ac ? c->ac->errstr : "out of memory");
 		if (c->ac)
-			redisAsyncFree(c->ac);
+			mcpx_redisAsyncFree(c->ac);
 		c->ac = NULL;
 		attempt_failed(c, why);
 		return;
 	}
 	if (attach(c) < 0) {
-		redisAsyncFree(c->ac);
+		mcpx_redisAsyncFree(c->ac);
 		c->ac = NULL;
 		attempt_failed(c, "cannot watch the connection to redis");
 		return;
 	}
 	c->state = C_CONNECTING;
 	c->auth_pending = 0;
-	redisAsyncSetConnectCallback(c->ac, on_connect);
+	mcpx_redisAsyncSetConnectCallback(c->ac, on_connect);
 	send_login(c);
 }
 
@@ -406,7 +407,7 @@ static void attempt_failed(struct mcpx_redis_conn *c, const char *why)
 	mcpx_timer_cancel(&c->deadline);
 	if (ac) {
 		/* Forget the watch first: the cleanup hook ends it. */
-		redisAsyncFree(ac);
+		mcpx_redisAsyncFree(ac);
 	}
 	if (c->freeing)
 		return;
@@ -462,7 +463,7 @@ int mcpx_redis_conn_command(struct mcpx_redis_conn *c, redisCallbackFn *fn, void
 {
 	if (!mcpx_redis_conn_ready(c))
 		return -ENOTCONN;
-	if (redisAsyncCommandArgv(c->ac, fn, privdata, argc, argv, lens) != REDIS_OK)
+	if (mcpx_redisAsyncCommandArgv(c->ac, fn, privdata, argc, argv, lens) != REDIS_OK)
 		return -ENOTCONN;
 	return 0;
 }
@@ -513,6 +514,11 @@ int mcpx_redis_conn_new(struct mcpx_loop *loop, const struct mcpx_store_spec *sp
 	*out = NULL;
 	if (!c)
 		return mcpx_err_set(err, ENOMEM, "out of memory");
+	if (!mcpx_hiredis_available()) {
+		free(c);
+		return mcpx_err_set(err, ELIBACC, "store: libhiredis cannot be loaded (see the "
+		                                  "warning above); install libhiredis0.14");
+	}
 	c->loop = loop;
 	c->spec = *spec;
 	c->connect_timeout_ms = connect_timeout_ms;
@@ -555,7 +561,7 @@ void mcpx_redis_conn_free(struct mcpx_redis_conn *c)
 	c->ac = NULL;
 	c->state = C_DOWN;
 	if (ac)
-		redisAsyncFree(ac);
+		mcpx_redisAsyncFree(ac);
 	mcpx_offload_free(c->resolver);
 	if (c->password) {
 		mcpx_wipe(c->password, strlen(c->password));
