@@ -15,7 +15,7 @@
 # CALLS to 40 (3 unmeasured first), ROUNDS to 8. Build A's directory first
 # with `bash bench/ab.sh <commit> 1` (or scripts/build.sh). AB_PRE=N makes
 # N back-to-back `print(1)` calls before the measured ones, as bench/ab.sh
-# does before its numpy calls.
+# does before its numpy calls; AB_PRE_ARGS replaces their arguments (JSON).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +25,7 @@ ROUNDS=${3:-8}
 ARGS=${4:-'{"code":"import numpy; print(numpy.zeros(3).sum())"}'}
 THINK=${5:-300}
 CALLS=${6:-40}
+PRE_ARGS=${AB_PRE_ARGS:-'{"code":"print(1)"}'}
 CL=$ROOT/build-release/mcp-exec-client
 [ -x "$CL" ] || CL=$B/mcp-exec-client
 OUT=$(mktemp -d)
@@ -42,7 +43,7 @@ one() { # build label round
   sleep 1
   if [ "${AB_PRE:-0}" -gt 0 ]; then
     "$CL" bench --url "http://127.0.0.1:$port/mcp" --clients 1 --calls "$AB_PRE" --tool exec \
-      --args '{"code":"print(1)"}' >/dev/null 2>&1 || true
+      --args "$PRE_ARGS" >/dev/null 2>&1 || true
   fi
   p50=$("$CL" bench --url "http://127.0.0.1:$port/mcp" --clients 1 --calls "$CALLS" --warmup 3 \
     --think-ms "$THINK" --tool exec --args "$ARGS" 2>&1 | grep -o 'p50_ms=[0-9.]*' | cut -d= -f2)
