@@ -535,8 +535,11 @@ PYCODE
 }
 for lim in 1536m 1g; do
   BN=$NAME-burst
-  if ! "${PODMAN[@]}" run -d --name "$BN" "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" \
-    --memory "$lim" --memory-swap "$lim" "$IMAGE" >"$WORK/out" 2>&1 || ! xready "$BN"; then
+  # Started from $WORK: conmon stays in the directory podman ran in and
+  # writes an empty file named oom there when the container's memory
+  # cgroup reports an OOM (it landed in the repository's root before).
+  if ! (cd "$WORK" && exec "${PODMAN[@]}" run -d --name "$BN" "${HARD[@]}" --network none "${TOKMOUNT[@]}" "${CHART_ENV[@]}" \
+    --memory "$lim" --memory-swap "$lim" "$IMAGE") >"$WORK/out" 2>&1 || ! xready "$BN"; then
     fail "start the server under a $lim memory limit"
     indent <"$WORK/out"
     "${PODMAN[@]}" logs "$BN" 2>&1 | tail -n 20 | indent
