@@ -76,9 +76,9 @@ ARG BASH_PACKAGES="bash coreutils grep sed gawk findutils jq sqlite3 file"
 ARG NODE_PACKAGES="nodejs"
 # Runtime libraries of the binaries, python3 and the modules runs may import.
 # ca-certificates lets mcp-exec-client (and libcurl) verify https peers.
-# libcurl4 is named here because mcp-exec loads it with dlopen on first use
-# (src/base/curl_lib.c), so no NEEDED entry of the server pulls it in; the
-# --check of mcp-exec-client below, which links it, proves it is there.
+# libcurl4 and libhiredis0.14 are named here because mcp-exec loads them
+# with dlopen on first use (src/base/curl_lib.c, src/store/hiredis_lib.c), so
+# no NEEDED entry of the server pulls them in; image-check.py loads both.
 # python3-munkres satisfies python3-fonttools' "python3-scipy | python3-munkres"
 # dependency; without it apt picks scipy, whose python3-pythran dependency
 # drags gcc, g++ and the Boost headers (~500 MB) in.

@@ -6,7 +6,8 @@ scripts/container-test.sh inside the built image.
 It exercises the paths user code takes, not just the imports: BLAS/LAPACK
 under numpy, pandas' CSV parser and groupby, matplotlib's Agg backend saving
 PNG, PDF and SVG (PDF embeds fonts through fontTools), Pillow decoding and
-encoding PNG and JPEG, YAML, Jinja2, time zones and the CA bundle.
+encoding PNG and JPEG, YAML, Jinja2, time zones, the CA bundle and the
+libraries the server loads on first use (libcurl, libhiredis).
 With arguments (the languages beside Python the image offers: bash,
 javascript) it also runs what a bash or JavaScript run relies on: bash with
 coreutils, grep, sed, gawk, findutils, jq, sqlite3 and file in a pipeline,
@@ -16,6 +17,7 @@ EXTRA_PACKAGES and wheels, named by EXTRA_IMPORTS), in a fresh interpreter
 each, so one that is missing or lacks a library is named.
 Prints "image-check: ok" and exits 0, or raises.
 """
+import ctypes
 import io
 import os
 import re
@@ -68,6 +70,11 @@ assert str(zoneinfo.ZoneInfo("Europe/Paris")) == "Europe/Paris"
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 ctx.load_verify_locations("/etc/ssl/certs/ca-certificates.crt")
 assert ctx.cert_store_stats()["x509_ca"] > 100, "the CA bundle is missing or empty"
+# The libraries mcp-exec loads with dlopen on first use, which no NEEDED
+# entry of its binaries pulls in: libcurl (egress, upstream servers) and
+# libhiredis (a redis:// store). Missing, those features fail only when used.
+for lib in ("libcurl.so.4", "libhiredis.so.0.14"):
+    ctypes.CDLL(lib)
 ENV = {"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir(), "LANG": "C.UTF-8"}
 if "bash" in sys.argv[1:]:
     with tempfile.TemporaryDirectory() as d:
