@@ -2,9 +2,9 @@
  * curl_lib.c - libcurl loaded on first use, and the server's only door to
  * it (curl_lib.h).
  *
- * One pthread_once loads libcurl.so.4 with RTLD_NOW | RTLD_LOCAL, looks up
- * every function the server uses into one table (all or none: a libcurl
- * missing one of them counts as absent) and calls curl_global_init once.
+ * One pthread_once loads libcurl.so.4 and every function the server uses
+ * into one table (dl_table.c: all or none, a libcurl missing one of them
+ * counts as absent) and calls curl_global_init once.
  * Each wrapper then calls through the table, or returns libcurl's own
  * failure value when the library is absent.
  *
@@ -19,11 +19,11 @@
  */
 #include "curl_lib.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "dl_table.h"
 #include "log.h"
 
 /* The library's soname: the ABI the headers the server was built with
@@ -67,36 +67,17 @@ static bool loaded;
 
 static void load(void)
 {
-	void *h = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-	const char *missing = NULL;
+#define NAME(name, ret, params) #name,
+#define SLOT(name, ret, params) (void **)&fn.f_##name,
+	static const char *const names[] = {CURL_FUNCTIONS(NAME)};
+	void **const slots[] = {CURL_FUNCTIONS(SLOT)};
+#undef NAME
+#undef SLOT
 
-	if (!h) {
-		const char *why = dlerror();
-
-		mcpx_warn("libcurl cannot be loaded (%s): outgoing HTTP requests (egress, upstream "
-		          "servers, TokenReview) fail",
-		          why ? why : CURL_SONAME);
+	if (!mcpx_dl_table_load(CURL_SONAME, names, slots, sizeof(names) / sizeof(names[0]),
+	                        "outgoing HTTP requests (egress, upstream servers, TokenReview) "
+	                        "fail"))
 		return;
-	}
-	/* POSIX guarantees that dlsym's void * converts to the function
-	 * pointer; storing through void ** says so without a cast ISO C
-	 * would warn about. */
-#define LOOKUP(name, ret, params)                                                                  \
-	if (!missing) {                                                                            \
-		void *p = dlsym(h, #name);                                                         \
-		if (p)                                                                             \
-			*(void **)&fn.f_##name = p;                                                \
-		else                                                                               \
-			missing = #name;                                                           \
-	}
-	CURL_FUNCTIONS(LOOKUP)
-#undef LOOKUP
-	if (missing) {
-		mcpx_warn("libcurl (%s) has no %s: outgoing HTTP requests fail", CURL_SONAME,
-		          missing);
-		dlclose(h);
-		return;
-	}
 	if (fn.f_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		mcpx_warn("libcurl did not initialise: outgoing HTTP requests fail");
 		return; /* the library stays mapped: its own state says it failed */

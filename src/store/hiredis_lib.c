@@ -1,9 +1,9 @@
 /*
  * hiredis_lib.c - libhiredis loaded on first use (hiredis_lib.h).
  *
- * One pthread_once loads libhiredis.so.0.14 with RTLD_NOW | RTLD_LOCAL and
- * looks up every function the store uses into one table, all or none (a
- * library missing one counts as absent). The wrappers call through the
+ * One pthread_once loads libhiredis.so.0.14 and every function the store
+ * uses into one table (dl_table.c: all or none, a library missing one
+ * counts as absent). The wrappers call through the
  * table. As curl_lib.c does for libcurl: linked, the library and its
  * relocations were resident in every replica, most of which keep their
  * state in a directory.
@@ -13,10 +13,9 @@
  */
 #include "hiredis_lib.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 
-#include "log.h"
+#include "dl_table.h"
 
 /* The library's soname: the ABI of the headers the server was built with
  * (hiredis.h's HIREDIS_SONAME, 0.14 for Debian's libhiredis0.14). */
@@ -45,35 +44,16 @@ static bool loaded;
 
 static void load(void)
 {
-	void *h = dlopen(MCPX_HIREDIS_SONAME, RTLD_NOW | RTLD_LOCAL);
-	const char *missing = NULL;
+#define NAME(name, ret, params) #name,
+#define SLOT(name, ret, params) (void **)&fn.f_##name,
+	static const char *const names[] = {HIREDIS_FUNCTIONS(NAME)};
+	void **const slots[] = {HIREDIS_FUNCTIONS(SLOT)};
+#undef NAME
+#undef SLOT
 
-	if (!h) {
-		const char *why = dlerror();
-
-		mcpx_warn("libhiredis cannot be loaded (%s): a redis:// store cannot work",
-		          why ? why : MCPX_HIREDIS_SONAME);
-		return;
-	}
-	/* dlsym's void * converts to the function pointer (POSIX); stored
-	 * through void ** to say so without a cast ISO C warns about. */
-#define LOOKUP(name, ret, params)                                                                  \
-	if (!missing) {                                                                            \
-		void *p = dlsym(h, #name);                                                         \
-		if (p)                                                                             \
-			*(void **)&fn.f_##name = p;                                                \
-		else                                                                               \
-			missing = #name;                                                           \
-	}
-	HIREDIS_FUNCTIONS(LOOKUP)
-#undef LOOKUP
-	if (missing) {
-		mcpx_warn("libhiredis (%s) has no %s: a redis:// store cannot work",
-		          MCPX_HIREDIS_SONAME, missing);
-		dlclose(h);
-		return;
-	}
-	loaded = true;
+	loaded = mcpx_dl_table_load(MCPX_HIREDIS_SONAME, names, slots,
+	                            sizeof(names) / sizeof(names[0]),
+	                            "a redis:// store cannot work");
 }
 
 bool mcpx_hiredis_available(void)

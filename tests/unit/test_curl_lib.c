@@ -6,22 +6,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "maps.h"
 #include "curl_lib.h"
-
-/* Whether a library whose file name contains name is mapped here. */
-static int mapped(const char *name)
-{
-	char line[512];
-	int found = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, name) != NULL;
-	fclose(f);
-	return found;
-}
 
 static size_t sink(char *p, size_t size, size_t n, void *arg)
 {
